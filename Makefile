@@ -1,0 +1,103 @@
+# memtrack build. Out of tree in $(BUILD); `make SANITIZE=1 BUILD=build-san check` runs the tests
+# under AddressSanitizer and UBSan.
+
+VERSION := 0.1.0
+BUILD ?= build
+PREFIX ?= /usr/local
+SANITIZE ?= 0
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+LIBS_PC := libbpf libelf json-c capstone libunwind-ptrace
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DMT_VERSION='"$(VERSION)"' \
+	  -I$(BUILD) -Isrc $(shell $(PKG_CONFIG) --cflags $(LIBS_PC))
+LDLIBS += $(shell $(PKG_CONFIG) --libs $(LIBS_PC)) -lz -lpthread
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+
+SRCS := $(wildcard src/*.c)
+OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
+LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+
+# Unit tests link the modules; integration tests (it_*) drive the built binary.
+TEST_SRCS := $(wildcard tests/unit_*.c tests/it_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
+
+.PHONY: all check unit integration bench fuzz format format-check clean install fixtures
+all: $(BUILD)/memtrack fixtures
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/memtrack.h $(BUILD)/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror \
+		-c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: src/%.c $(SKELS) | $(BUILD)/obj
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj:
+	@mkdir -p $@
+
+$(BUILD)/memtrack: $(OBJS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/libmemtrack.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tests/%: tests/%.c $(TEST_LIB_SRCS) $(BUILD)/libmemtrack.a | $(BUILD)/memtrack
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests -DMT_BUILD_DIR='"$(abspath $(BUILD))"' \
+		-DMT_SOURCE_DIR='"$(abspath .)"' $< $(TEST_LIB_SRCS) -o $@ \
+		$(LDFLAGS) $(BUILD)/libmemtrack.a $(CHECK_LIBS) $(LDLIBS)
+
+include fixtures/fixtures.mk
+
+unit: $(filter $(BUILD)/tests/unit_%,$(TEST_BINS))
+	@tools/run-tests $^
+
+integration: $(BUILD)/memtrack fixtures $(filter $(BUILD)/tests/it_%,$(TEST_BINS))
+	@tools/run-tests $(filter $(BUILD)/tests/it_%,$^)
+
+check: all $(TEST_BINS)
+	@tools/run-tests $(TEST_BINS)
+
+bench: all
+	tools/bench $(BUILD)
+
+fuzz: $(BUILD)/memtrack
+	tools/fuzz $(BUILD)
+
+format:
+	clang-format -i $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h tests/*.c tests/lib/*.[ch] fixtures/*.c)
+
+format-check:
+	clang-format --dry-run -Werror $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h tests/*.c tests/lib/*.[ch] fixtures/*.c)
+
+install: $(BUILD)/memtrack
+	install -D -m 0755 $(BUILD)/memtrack $(DESTDIR)$(PREFIX)/bin/memtrack
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(OBJS:.o=.d)

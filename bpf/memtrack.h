@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Records shared by the BPF programs and user space. Every struct here crosses a ring buffer or
+ * a map, so its layout is part of the contract: fixed-width fields, explicit padding.
+ */
+#ifndef MEMTRACK_H
+#define MEMTRACK_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Values of the known_inodes map. Absence means "never seen". */
+#define MT_INODE_PENDING 1
+#define MT_INODE_DONE	 2
+
+/* Keys of the control array map. */
+enum mt_control {
+	MT_CTL_ENABLED = 0, /* non-zero: tracking is on; a never-initialised map means off */
+	MT_CTL_MAX,
+};
+
+/* Indices of the per-CPU counters map: everything the BPF side could not deliver, and more. */
+enum mt_counter {
+	MT_CNT_REQ_DROPPED = 0, /* attach request not reserved in attach_requests */
+	MT_CNT_EV_DROPPED,	/* event not reserved in events */
+	MT_CNT_ARGS_LOST,	/* return probe without its entry (scratch full or missing) */
+	MT_CNT_WATCHER_STOPS,	/* SIGSTOPs sent by the watcher */
+	MT_CNT_MAX,
+};
+
+/*
+ * Semantic kind of an allocator function. Family-specific functions with the semantics of a
+ * standard one use the standard kind (mi_malloc and tc_malloc are MT_MALLOC); the BPF side
+ * decodes arguments by kind, user space counts by kind. Never renumber: stored in artifacts.
+ */
+enum mt_kind {
+	MT_K_NONE = 0,
+	MT_K_MALLOC,		 /* (size) -> ptr */
+	MT_K_CALLOC,		 /* (n, size) -> ptr */
+	MT_K_REALLOC,		 /* (ptr, size) -> ptr */
+	MT_K_REALLOCARRAY,	 /* (ptr, n, size) -> ptr */
+	MT_K_FREE,		 /* (ptr) */
+	MT_K_ALIGNED_ALLOC,	 /* (align, size) -> ptr */
+	MT_K_MEMALIGN,		 /* (align, size) -> ptr */
+	MT_K_POSIX_MEMALIGN,	 /* (ptr *, align, size) -> int */
+	MT_K_VALLOC,		 /* (size) -> ptr */
+	MT_K_PVALLOC,		 /* (size) -> ptr */
+	MT_K_FREE_SIZED,	 /* (ptr, size) */
+	MT_K_FREE_ALIGNED_SIZED, /* (ptr, align, size) */
+	MT_K_MALLOCX,		 /* jemalloc (size, flags) -> ptr */
+	MT_K_RALLOCX,		 /* jemalloc (ptr, size, flags) -> ptr */
+	MT_K_XALLOCX,		 /* jemalloc (ptr, size, extra, flags) -> usable size, in place */
+	MT_K_SDALLOCX,		 /* jemalloc (ptr, size, flags) */
+	MT_K_DALLOCX,		 /* jemalloc (ptr, flags) */
+	MT_K_NEW,		 /* operator new (size) -> ptr */
+	MT_K_NEW_ALIGNED,	 /* operator new (size, align) -> ptr */
+	MT_K_DELETE,		 /* operator delete (ptr, ...) */
+	MT_K_MALLOC_ALIGNED,	 /* (size, align) -> ptr: mi_malloc_aligned and friends */
+	MT_K_REALLOC_ALIGNED,	 /* (ptr, size, align) -> ptr: mi_realloc_aligned */
+	MT_K_CALLOC_ALIGNED,	 /* (n, size, align) -> ptr: mi_calloc_aligned */
+	MT_K_MAX,
+};
+
+/* Event flags. */
+#define MT_EV_FAILED 0x1 /* the call returned no block (NULL, or an error for posix_memalign) */
+
+/*
+ * The attach cookie of an allocator probe: the file it belongs to and the kind of the function,
+ * so one pair of BPF programs serves every function of every file.
+ */
+#define MT_COOKIE(file_id, kind) (((__u64)(file_id) << 8) | (__u64)(kind))
+#define MT_COOKIE_KIND(c)	 ((__u32)((c) & 0xff))
+#define MT_COOKIE_FILE(c)	 ((__u32)((c) >> 8))
+
+struct mt_inode_key {
+	__u64 dev; /* kernel encoding: major << 20 | minor */
+	__u64 ino;
+};
+
+/* Submitted by the watcher before it stops the mapping thread. */
+struct mt_attach_req {
+	__u32 pid;
+	__u32 tid;
+	struct mt_inode_key key;
+	__s32 fd; /* the mmap fd (tracepoint back end) or -1 */
+	__u32 pad;
+};
+
+/* One completed allocator call. 48 bytes; written to the artifact as is. */
+struct mt_event {
+	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u32 pid;
+	__u32 tid;
+	__u64 addr;	/* the block returned, or the block released */
+	__u64 size;	/* requested size (n * size for calloc); 0 for a free */
+	__u64 old_addr; /* realloc family: the block passed in */
+	__u32 align;	/* alignment asked for, or 0 */
+	__u16 file_id;	/* index of the attached file, see the artifact's file records */
+	__u8 kind;	/* enum mt_kind */
+	__u8 flags;	/* MT_EV_* */
+};
+
+#endif /* MEMTRACK_H */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The artifact: a versioned, self-delimiting binary record stream (docs/FORMAT.md), written while
+ * the command runs and readable even when the run was cut short.
+ */
+#ifndef MT_ARTIFACT_H
+#define MT_ARTIFACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../bpf/memtrack.h"
+
+struct mt_artifact_header {
+	uint64_t start_time_ns; /* CLOCK_REALTIME at start */
+	uint64_t start_mono_ns; /* CLOCK_MONOTONIC at start: event times are on this clock */
+	const char *watcher;	/* "fentry" or "tracepoint" */
+	int argc;
+	char *const *argv;
+};
+
+struct mt_artifact_process {
+	uint32_t pid;
+	uint32_t parent; /* 0 for the root */
+	int32_t exit_status; /* raw wait status; meaningful when exited */
+	bool exited;
+	char exe[4096];
+};
+
+struct mt_artifact_file {
+	uint16_t file_id; /* the id carried by events */
+	uint8_t family;	  /* enum mt_family */
+	uint16_t probes;
+	char build_id[41];
+	char path[4096];
+};
+
+struct mt_artifact_footer {
+	uint64_t events;
+	uint64_t requests_dropped;
+	uint64_t events_dropped;
+	uint64_t args_lost;
+	uint64_t end_mono_ns;
+};
+
+struct mt_artifact_writer;
+
+/* All return 0 or a negative errno. The writer is safe to call from two threads. */
+int mt_artifact_create(struct mt_artifact_writer **w, const char *path,
+		       const struct mt_artifact_header *h);
+int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event *ev, size_t n);
+int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_artifact_process *p);
+int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f);
+/* Writes the footer, flushes and closes; frees w even on error. */
+int mt_artifact_finish(struct mt_artifact_writer *w, const struct mt_artifact_footer *f);
+
+#endif

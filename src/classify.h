@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Classification of an executable file by the allocator functions it defines, and the probe
+ * points (with their placement) that memtrack attaches to it. One table in classify.c drives
+ * both what a file is and what gets probed.
+ */
+#ifndef MT_CLASSIFY_H
+#define MT_CLASSIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/memtrack.h"
+
+enum mt_family {
+	MT_FAM_NONE = 0, /* no allocator defined: marked DONE, nothing attached */
+	MT_FAM_GLIBC,
+	MT_FAM_MUSL,
+	MT_FAM_LIBC, /* a malloc family that is neither recognisably glibc nor musl */
+	MT_FAM_JEMALLOC,
+	MT_FAM_MIMALLOC,
+	MT_FAM_TCMALLOC,
+	MT_FAM_CXX, /* only operator new/delete implemented in the file itself */
+	MT_FAM_MAX,
+};
+
+enum mt_placement_mode {
+	MT_PLACE_SMART = 0, /* first instruction the kernel emulates, when it is safe (default) */
+	MT_PLACE_ENTRY,	    /* the function's first instruction */
+};
+
+struct mt_probe_point {
+	char symbol[64];       /* the name the table matched (first alias when several) */
+	uint64_t func_offset;  /* file offset of the function's entry (what uprobes attach to) */
+	uint64_t probe_offset; /* file offset chosen by placement (== func_offset for entry) */
+	enum mt_kind kind;
+	bool ret;	     /* needs a return probe (the result matters) */
+	char reason[96];     /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
+};
+
+struct mt_classification {
+	enum mt_family family;
+	char build_id[41]; /* hex, "" when the file has no NT_GNU_BUILD_ID */
+	bool has_symbols;  /* false: neither .dynsym nor .symtab: reported, not silently skipped */
+	size_t n_points;
+	struct mt_probe_point *points;
+};
+
+/* Classify an open ELF file. Returns 0 or a negative errno (-ENOEXEC: not ELF). */
+int mt_classify_fd(int fd, enum mt_placement_mode mode, struct mt_classification *out);
+int mt_classify_path(const char *path, enum mt_placement_mode mode,
+		     struct mt_classification *out);
+void mt_classification_free(struct mt_classification *c);
+
+const char *mt_family_name(enum mt_family f);
+const char *mt_kind_name(enum mt_kind k);
+
+#endif
