@@ -39,6 +39,7 @@ TEST_SRCS := $(wildcard tests/unit_*.c tests/it_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
 
+.SECONDARY:
 .PHONY: all check unit integration bench fuzz format format-check clean install fixtures
 all: $(BUILD)/memtrack fixtures
 
