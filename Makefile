@@ -52,7 +52,7 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/memtrack.h $(BUILD)/vmlinux.h
 		-c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
-	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: src/%.c $(SKELS) | $(BUILD)/obj
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@

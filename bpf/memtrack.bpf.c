@@ -1,6 +1,355 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack's BPF side: the process lifecycle (which tgids are tracked), the exec-mapping watcher
+ * that stops a thread at the first executable mapping of an unknown file, and the allocator
+ * probes that turn calls into events.
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "memtrack.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+#define SIGSTOP	  19
+#define PROT_EXEC 0x4
+
+/* Tracking is off until user space turns it on: a never-initialised switch means off. */
+volatile __u32 tracking_enabled;
+/* Events are only built when an artifact will receive them. */
+volatile __u32 events_enabled;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} tracked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct mt_inode_key);
+	__type(value, __u32); /* MT_INODE_PENDING or MT_INODE_DONE */
+} known_inodes SEC(".maps");
+
+/* tid -> the inode it was stopped for: proves that a SIGSTOP came from the watcher. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct mt_inode_key);
+} stop_marks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} attach_requests SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 * 1024 * 1024); /* resized by user space before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MT_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* The outermost allocator call in progress on a thread, and how deep it has nested. */
+struct inflight {
+	__u64 args[4];
+	__u64 cookie;
+	__u32 depth;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, struct inflight);
+} inflight SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool current_is_tracked(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return tracking_enabled && bpf_map_lookup_elem(&tracked, &tgid);
+}
+
+/* ---- process lifecycle ---------------------------------------------------------------- */
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	/* A new thread joins a tgid that is already tracked (or not). */
+	if (ctgid == ptgid || !tracking_enabled)
+		return 0;
+	if (bpf_map_lookup_elem(&tracked, &ptgid))
+		bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *task)
+{
+	__u32 tid = BPF_CORE_READ(task, pid);
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	bpf_map_delete_elem(&inflight, &tid);
+	bpf_map_delete_elem(&stop_marks, &tid);
+	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		bpf_map_delete_elem(&tracked, &tgid);
+	return 0;
+}
+
+/* ---- the exec-mapping watcher --------------------------------------------------------- */
+
+static __always_inline int watch_mapping(struct file *file, __s32 fd)
+{
+	struct mt_inode_key key = {};
+	struct mt_attach_req *req;
+	__u32 pending = MT_INODE_PENDING;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	__u32 *state;
+
+	if (!file || !current_is_tracked())
+		return 0;
+	key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+
+	state = bpf_map_lookup_elem(&known_inodes, &key);
+	if (state && *state == MT_INODE_DONE)
+		return 0;
+	/* Only the first mapper asks; later mappers of a PENDING inode just wait with it. */
+	if (!state && bpf_map_update_elem(&known_inodes, &key, &pending, BPF_NOEXIST) == 0) {
+		req = bpf_ringbuf_reserve(&attach_requests, sizeof(*req), 0);
+		if (req) {
+			req->pid = id >> 32;
+			req->tid = tid;
+			req->key = key;
+			req->fd = fd;
+			req->pad = 0;
+			bpf_ringbuf_submit(req, 0);
+		} else {
+			count(MT_CNT_REQ_DROPPED);
+		}
+	}
+	/* The request is committed before the signal: the drain at the stop cannot miss it. */
+	bpf_map_update_elem(&stop_marks, &tid, &key, BPF_ANY);
+	bpf_send_signal_thread(SIGSTOP);
+	count(MT_CNT_WATCHER_STOPS);
+	return 0;
+}
+
+SEC("fentry/security_mmap_file")
+int BPF_PROG(watch_mmap_fentry, struct file *file, unsigned long prot, unsigned long flags)
+{
+	if (!(prot & PROT_EXEC))
+		return 0;
+	return watch_mapping(file, -1);
+}
+
+static __always_inline struct file *fd_to_file(__s32 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *file = NULL;
+
+	if (fd < 0 || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	return file;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int watch_mmap_tp(struct trace_event_raw_sys_enter *ctx)
+{
+	__s32 fd = (__s32)ctx->args[4];
+
+	if (!(ctx->args[2] & PROT_EXEC) || fd < 0 || !current_is_tracked())
+		return 0;
+	return watch_mapping(fd_to_file(fd), fd);
+}
+
+/* ---- allocator probes ----------------------------------------------------------------- */
+
+static __always_inline bool is_free_kind(__u32 kind)
+{
+	return kind == MT_K_FREE || kind == MT_K_FREE_SIZED || kind == MT_K_FREE_ALIGNED_SIZED ||
+	       kind == MT_K_SDALLOCX || kind == MT_K_DALLOCX || kind == MT_K_DELETE;
+}
+
+static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old, __u64 align,
+				 __u8 flags)
+{
+	struct mt_event *ev;
+	__u64 id;
+
+	if (!events_enabled)
+		return;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(MT_CNT_EV_DROPPED);
+		return;
+	}
+	id = bpf_get_current_pid_tgid();
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->pid = id >> 32;
+	ev->tid = (__u32)id;
+	ev->addr = addr;
+	ev->size = size;
+	ev->old_addr = old;
+	ev->align = (__u32)align;
+	ev->file_id = (__u16)MT_COOKIE_FILE(cookie);
+	ev->kind = (__u8)MT_COOKIE_KIND(cookie);
+	ev->flags = flags;
+	/* Wake the consumer only when a batch is worth it; it also polls on a short timeout. */
+	bpf_ringbuf_submit(ev, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 256 * 1024
+				       ? BPF_RB_FORCE_WAKEUP
+				       : BPF_RB_NO_WAKEUP);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 kind = MT_COOKIE_KIND(cookie);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct inflight *cur, fresh = {};
+
+	if (!current_is_tracked())
+		return 0;
+	cur = bpf_map_lookup_elem(&inflight, &tid);
+	if (is_free_kind(kind)) {
+		/* Inside another allocator call (realloc -> free) the outer call is the record. */
+		if (!cur && a0)
+			emit(cookie, a0, 0, 0, 0, 0);
+		return 0;
+	}
+	if (cur) {
+		cur->depth++;
+		return 0;
+	}
+	fresh.args[0] = a0;
+	fresh.args[1] = a1;
+	fresh.args[2] = a2;
+	fresh.args[3] = a3;
+	fresh.cookie = cookie;
+	fresh.depth = 1;
+	if (bpf_map_update_elem(&inflight, &tid, &fresh, BPF_ANY))
+		count(MT_CNT_ARGS_LOST);
+	return 0;
+}
+
+/* Size, old block and alignment of a completed call, decoded by kind from its arguments. */
+static __always_inline void decode_and_emit(struct inflight *f, __u64 ret)
+{
+	__u64 *a = f->args, size = 0, old = 0, align = 0, addr = ret;
+	__u32 kind = MT_COOKIE_KIND(f->cookie);
+	__u8 flags = 0;
+
+	switch (kind) {
+	case MT_K_CALLOC:
+		size = a[0] * a[1];
+		break;
+	case MT_K_REALLOC:
+		old = a[0];
+		size = a[1];
+		break;
+	case MT_K_REALLOCARRAY:
+		old = a[0];
+		size = a[1] * a[2];
+		break;
+	case MT_K_ALIGNED_ALLOC:
+	case MT_K_MEMALIGN:
+		align = a[0];
+		size = a[1];
+		break;
+	case MT_K_POSIX_MEMALIGN:
+		align = a[1];
+		size = a[2];
+		addr = 0;
+		if ((int)ret == 0)
+			bpf_probe_read_user(&addr, sizeof(addr), (void *)a[0]);
+		break;
+	case MT_K_MALLOCX:
+		size = a[0];
+		align = (a[1] & 0x3f) ? 1ULL << (a[1] & 0x3f) : 0;
+		break;
+	case MT_K_RALLOCX:
+		old = a[0];
+		size = a[1];
+		align = (a[2] & 0x3f) ? 1ULL << (a[2] & 0x3f) : 0;
+		break;
+	case MT_K_XALLOCX:
+		/* Resizes in place and returns the usable size: the block stays where it was. */
+		old = a[0];
+		addr = a[0];
+		size = a[1];
+		break;
+	case MT_K_NEW_ALIGNED:
+	case MT_K_MALLOC_ALIGNED:
+		size = a[0];
+		align = a[1];
+		break;
+	case MT_K_REALLOC_ALIGNED:
+		old = a[0];
+		size = a[1];
+		align = a[2];
+		break;
+	case MT_K_CALLOC_ALIGNED:
+		size = a[0] * a[1];
+		align = a[2];
+		break;
+	default: /* malloc, valloc, pvalloc, operator new */
+		size = a[0];
+		break;
+	}
+	/* realloc(p, 0) may return NULL having freed p: that is not a failure. */
+	if (!addr && size)
+		flags |= MT_EV_FAILED;
+	emit(f->cookie, addr, size, old, align, flags);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_exit, __u64 ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct inflight *cur;
+
+	if (!current_is_tracked())
+		return 0;
+	cur = bpf_map_lookup_elem(&inflight, &tid);
+	if (!cur) {
+		count(MT_CNT_ARGS_LOST);
+		return 0;
+	}
+	if (cur->depth > 1) {
+		cur->depth--;
+		return 0;
+	}
+	decode_and_emit(cur, ret);
+	bpf_map_delete_elem(&inflight, &tid);
+	return 0;
+}

@@ -41,6 +41,7 @@ struct mt_run_result {
 	uint64_t end_ns;	/* CLOCK_MONOTONIC when the last process of the tree was reaped */
 	pid_t stopped_pid;	/* --stop-at: the process left stopped, else 0 */
 	char watcher[16];	/* back end that ran: "fentry", "tracepoint", or "" */
+	int exec_errno;		/* the command could not be executed: why (then the return is -it) */
 };
 
 /*
@@ -52,5 +53,8 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res);
 
 /* 127 when the command was not found, 126 when it could not be executed. */
 int mt_exec_failure_code(int neg_errno);
+
+/* CLOCK_MONOTONIC in nanoseconds, the clock of rounds and events. */
+uint64_t mt_now_ns(void);
 
 #endif

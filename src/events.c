@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The event pipeline. The BPF side wakes the consumer only once a batch has built up, so the
+ * consumer also polls on a short timeout; events are batched into the artifact writer, which
+ * buffers them into large writes.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "artifact.h"
+#include "events.h"
+
+#define POLL_MS 10
+#define BATCH	4096
+
+struct mt_events {
+	struct ring_buffer *rb;
+	struct mt_artifact_writer *w;
+	pthread_t thread;
+	atomic_bool stop;
+	int err;
+	uint64_t count;
+	size_t n;
+	struct mt_event batch[BATCH];
+};
+
+static int flush_batch(struct mt_events *e)
+{
+	int err = 0;
+
+	if (e->n)
+		err = mt_artifact_write_events(e->w, e->batch, e->n);
+	e->count += e->n;
+	e->n = 0;
+	return err;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct mt_events *e = ctx;
+
+	if (size < sizeof(struct mt_event))
+		return 0;
+	memcpy(&e->batch[e->n++], data, sizeof(struct mt_event));
+	if (e->n == BATCH)
+		return flush_batch(e);
+	return 0;
+}
+
+static void *consume(void *arg)
+{
+	struct mt_events *e = arg;
+	int n;
+
+	while (!atomic_load(&e->stop)) {
+		n = ring_buffer__poll(e->rb, POLL_MS);
+		if (n < 0 && n != -EINTR) {
+			e->err = n;
+			break;
+		}
+		if (flush_batch(e) < 0) {
+			e->err = -EIO;
+			break;
+		}
+	}
+	return NULL;
+}
+
+int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writer *w)
+{
+	struct mt_events *e;
+	int err;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->w = w;
+	e->rb = ring_buffer__new(ring_fd, on_event, e, NULL);
+	if (!e->rb) {
+		err = -errno;
+		free(e);
+		return err;
+	}
+	err = -pthread_create(&e->thread, NULL, consume, e);
+	if (err) {
+		ring_buffer__free(e->rb);
+		free(e);
+		return err;
+	}
+	*out = e;
+	return 0;
+}
+
+int mt_events_stop(struct mt_events *e, uint64_t *count)
+{
+	int err, n;
+
+	atomic_store(&e->stop, true);
+	pthread_join(e->thread, NULL);
+	err = e->err;
+	/* Every producer is gone: one full consume takes what is left. */
+	n = ring_buffer__consume(e->rb);
+	if (n < 0 && !err)
+		err = n;
+	if (flush_batch(e) < 0 && !err)
+		err = -EIO;
+	if (err)
+		fprintf(stderr, "memtrack: the event pipeline failed: %s\n", strerror(-err));
+	*count = e->count;
+	ring_buffer__free(e->rb);
+	free(e);
+	return err;
+}

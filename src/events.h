@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The event pipeline: a consumer thread drains the events ring buffer into the artifact, and a
+ * final drain after the last tracee is gone.
+ */
+#ifndef MT_EVENTS_H
+#define MT_EVENTS_H
+
+#include <stdint.h>
+
+struct mt_artifact_writer;
+struct mt_events;
+
+int mt_events_start(struct mt_events **e, int ring_fd, struct mt_artifact_writer *w);
+/* Stop the consumer after a last full drain; *count receives the events written. */
+int mt_events_stop(struct mt_events *e, uint64_t *count);
+
+#endif

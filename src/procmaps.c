@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Reading /proc/PID/maps. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "procmaps.h"
+
+uint64_t mt_kdev(dev_t dev)
+{
+	return ((uint64_t)major(dev) << 20) | minor(dev);
+}
+
+int mt_maps_parse_line(char *line, struct mt_map_entry *e)
+{
+	unsigned int maj, min;
+	char perms[5];
+	uint64_t ino;
+	int consumed = 0;
+	char *nl;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n", &e->start,
+		   &e->end, perms, &e->offset, &maj, &min, &ino, &consumed) != 7 ||
+	    consumed == 0 || strlen(perms) != 4)
+		return -EINVAL;
+	nl = strchr(line, '\n');
+	if (nl)
+		*nl = '\0';
+	e->exec = perms[2] == 'x';
+	e->key.dev = ((uint64_t)maj << 20) | min;
+	e->key.ino = ino;
+	e->path = line + consumed;
+	return 0;
+}
+
+int mt_maps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg),
+			  void *arg)
+{
+	char path[64], *line = NULL;
+	struct mt_map_entry e;
+	size_t cap = 0;
+	int ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		if (mt_maps_parse_line(line, &e) < 0) {
+			ret = -EINVAL;
+			break;
+		}
+		/* Anonymous and special mappings ([vdso], [stack]) have no file to classify. */
+		if (!e.exec || e.key.ino == 0 || e.path[0] != '/')
+			continue;
+		ret = fn(&e, arg);
+		if (ret)
+			break;
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/* memtrack run: parse the options, supervise the command, print the summary. */
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "run.h"
+#include "supervisor.h"
+
+enum {
+	OPT_TRACE_STOPS = 256,
+	OPT_STOP_AT,
+	OPT_WATCHER,
+	OPT_PLACEMENT,
+	OPT_NO_TRACK,
+	OPT_USER,
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: memtrack run [OPTIONS] [--] CMD [ARGS...]\n"
+		"\n"
+		"Run CMD under the supervisor, record every allocation of its process tree into an\n"
+		"artifact, print a summary on stderr and exit with CMD's status (128+N when it died\n"
+		"of signal N).\n"
+		"\n"
+		"  -o, --output FILE          artifact path (default: memtrack-DATE-PID.mtk here)\n"
+		"      --no-track             trace the tree only: no BPF, no artifact\n"
+		"      --trace-stops FILE     write every handled stop as JSON lines\n"
+		"      --stop-at POINT        leave the process stopped for gdb at POINT:\n"
+		"                             'exec' (the command's exec) or 'map:GLOB' (right\n"
+		"                             after the first mapping of a file matching GLOB)\n"
+		"      --watcher MODE         auto (default), fentry or tracepoint\n"
+		"      --probe-placement M    smart (default: an emulated instruction) or entry\n"
+		"      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
+		"  -q, --quiet                no summary\n"
+		"  -v, --verbose              say what is attached where, and why\n"
+		"  -h, --help                 this help\n");
+}
+
+struct run_opts {
+	struct mt_run_config cfg;
+	const char *output;
+	bool quiet;
+	bool no_track;
+	const char *user;
+	char default_path[128];
+};
+
+static int parse_enum(const char *opt, const char *val, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(val, names[i]) == 0)
+			return i;
+	fprintf(stderr, "memtrack run: invalid %s '%s'\n", opt, val);
+	return -1;
+}
+
+/* The command never inherits root: under sudo it runs as the user who invoked sudo. */
+static int choose_user(struct run_opts *o)
+{
+	const char *sudo_uid = getenv("SUDO_UID"), *sudo_gid = getenv("SUDO_GID");
+	struct passwd *pw;
+
+	if (o->user) {
+		pw = getpwnam(o->user);
+		if (!pw) {
+			fprintf(stderr, "memtrack run: no such user '%s'\n", o->user);
+			return -1;
+		}
+		o->cfg.uid = pw->pw_uid;
+		o->cfg.gid = pw->pw_gid;
+		o->cfg.drop_privileges = true;
+	} else if (geteuid() == 0 && sudo_uid && sudo_gid) {
+		o->cfg.uid = (uid_t)strtoul(sudo_uid, NULL, 10);
+		o->cfg.gid = (gid_t)strtoul(sudo_gid, NULL, 10);
+		o->cfg.drop_privileges = o->cfg.uid != 0;
+	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct run_opts *o)
+{
+	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
+	static const char *const placements[] = {"smart", "entry"};
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"no-track", no_argument, NULL, OPT_NO_TRACK},
+		{"trace-stops", required_argument, NULL, OPT_TRACE_STOPS},
+		{"stop-at", required_argument, NULL, OPT_STOP_AT},
+		{"watcher", required_argument, NULL, OPT_WATCHER},
+		{"probe-placement", required_argument, NULL, OPT_PLACEMENT},
+		{"user", required_argument, NULL, OPT_USER},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c, v;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:qvh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_NO_TRACK:
+			o->no_track = true;
+			break;
+		case OPT_TRACE_STOPS:
+			o->cfg.trace_stops_path = optarg;
+			break;
+		case OPT_STOP_AT:
+			if (strcmp(optarg, "exec") != 0 &&
+			    (strncmp(optarg, "map:", 4) != 0 || !optarg[4])) {
+				fprintf(stderr, "memtrack run: invalid --stop-at '%s' (exec or "
+						"map:GLOB)\n",
+					optarg);
+				return 2;
+			}
+			o->cfg.stop_at = optarg;
+			break;
+		case OPT_WATCHER:
+			v = parse_enum("--watcher", optarg, watchers, 3);
+			if (v < 0)
+				return 2;
+			o->cfg.watcher = v;
+			break;
+		case OPT_PLACEMENT:
+			v = parse_enum("--probe-placement", optarg, placements, 2);
+			if (v < 0)
+				return 2;
+			o->cfg.placement = v;
+			break;
+		case OPT_USER:
+			o->user = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->cfg.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "memtrack run: no command given (memtrack run -- CMD [ARGS...])\n");
+		return 2;
+	}
+	if (o->no_track && (o->output || (o->cfg.stop_at && o->cfg.stop_at[0] == 'm'))) {
+		fprintf(stderr, "memtrack run: --no-track excludes -o and --stop-at map:GLOB\n");
+		return 2;
+	}
+	o->cfg.argv = argv + optind;
+	return -1;
+}
+
+/* A name that does not clobber an earlier run: date, time and memtrack's pid. */
+static const char *default_artifact(struct run_opts *o)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char stamp[32];
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(o->default_path, sizeof(o->default_path), "memtrack-%s-%d.mtk", stamp, getpid());
+	return o->default_path;
+}
+
+static void print_summary(const struct run_opts *o, const struct mt_run_result *res)
+{
+	const char *cmd = o->cfg.argv[0];
+
+	if (res->stopped_pid)
+		return;
+	if (WIFSIGNALED(res->wait_status))
+		fprintf(stderr, "memtrack: %s killed by SIG%s", cmd,
+			sigabbrev_np(WTERMSIG(res->wait_status)) ?: "?");
+	else
+		fprintf(stderr, "memtrack: %s exited with %d", cmd, res->exit_code);
+	fprintf(stderr, "; %u process%s, %u thread%s", res->processes,
+		res->processes == 1 ? "" : "es", res->threads, res->threads == 1 ? "" : "s");
+	if (res->watcher[0])
+		fprintf(stderr, "; watcher: %s", res->watcher);
+	fputc('\n', stderr);
+	if (o->cfg.artifact_path) {
+		mt_report_summary(o->cfg.artifact_path, stderr);
+		fprintf(stderr, "memtrack: artifact: %s\n", o->cfg.artifact_path);
+	}
+}
+
+int mt_run_main(int argc, char **argv)
+{
+	struct run_opts o = {0};
+	struct mt_run_result res;
+	int rc, err;
+
+	rc = parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (choose_user(&o) < 0)
+		return 2;
+	o.cfg.track = !o.no_track;
+	if (o.cfg.track)
+		o.cfg.artifact_path = o.output ? o.output : default_artifact(&o);
+	err = mt_supervise(&o.cfg, &res);
+	if (err)
+		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
+	if (!o.quiet)
+		print_summary(&o, &res);
+	return res.stopped_pid ? 0 : res.exit_code;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The stop log behind --trace-stops: every stop the supervisor handled, named by positions in the
+ * process tree instead of pids, written in tree order so that two runs of a deterministic program
+ * give the same bytes even when its processes run concurrently.
+ */
+#ifndef MT_STOPLOG_H
+#define MT_STOPLOG_H
+
+#include <json-c/json.h>
+
+struct mt_stoplog;
+
+/* A thread as the log names it. proc is filled in when the thread's creator reports it. */
+struct mt_log_thread {
+	char *proc;	    /* "0", "0.1", "0.1.0": the root, its 2nd child, that child's 1st */
+	unsigned int index; /* 0 for a process's first thread, then in creation order */
+	unsigned int seq;   /* stops logged for this thread so far */
+};
+
+struct mt_stoplog *mt_stoplog_new(void);
+void mt_stoplog_free(struct mt_stoplog *log);
+
+/* A thread whose position is not known yet; owned by the log. NULL on ENOMEM. */
+struct mt_log_thread *mt_stoplog_thread(struct mt_stoplog *log);
+/* Give t its position: proc is copied. Returns 0 or -ENOMEM. */
+int mt_stoplog_place(struct mt_log_thread *t, const char *proc, unsigned int index);
+
+/* Log a stop of t; detail (may be NULL) is an object whose keys are added, and is consumed. */
+int mt_stoplog_add(struct mt_stoplog *log, struct mt_log_thread *t, const char *kind,
+		   struct json_object *detail);
+
+/* Write the log as JSON lines to path. Returns 0 or a negative errno. */
+int mt_stoplog_write(struct mt_stoplog *log, const char *path);
+
+/* Compare two positions component by component as numbers ("0.9" < "0.10"). */
+int mt_stoplog_cmp_pos(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracker: BPF lifecycle, on-demand classification and attach.
+ *
+ * Files are resolved through /proc/PID/map_files/ of a process that maps them, so deleted and
+ * overlay files work; a request whose mapping does not exist yet (the watcher fires before the
+ * mapping is made) waits in `deferred` until its own thread stops, which it always does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memtrack.skel.h"
+
+#include "artifact.h"
+#include "procmaps.h"
+#include "tracker.h"
+
+#define DEFAULT_RING_SIZE (16u << 20)
+#define MAX_FILES	  65535 /* file ids are 16 bits in events */
+
+struct mt_tracker {
+	struct memtrack_bpf *skel;
+	struct ring_buffer *requests;
+	struct bpf_link *lifecycle[3];
+	const char *watcher;
+	struct mt_tracker_config cfg;
+	struct mt_artifact_writer *artifact;
+
+	struct mt_tracked_file *files;
+	size_t n_files, cap_files;
+
+	struct mt_attach_req *deferred;
+	size_t n_deferred, cap_deferred;
+	int consume_err;
+
+	uint64_t req_drops_seen;
+	int ncpus;
+};
+
+static bool verbose_print;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || (!verbose_print && level == LIBBPF_INFO))
+		return 0;
+	if (!verbose_print)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+const char *mt_tracker_watcher(const struct mt_tracker *t)
+{
+	return t->watcher;
+}
+
+int mt_tracker_events_fd(const struct mt_tracker *t)
+{
+	return bpf_map__fd(t->skel->maps.events);
+}
+
+void mt_tracker_set_artifact(struct mt_tracker *t, struct mt_artifact_writer *w)
+{
+	t->artifact = w;
+}
+
+size_t mt_tracker_file_count(const struct mt_tracker *t)
+{
+	return t->n_files;
+}
+
+const struct mt_tracked_file *mt_tracker_file(const struct mt_tracker *t, size_t i)
+{
+	return i < t->n_files ? &t->files[i] : NULL;
+}
+
+const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,
+					      const struct mt_inode_key *key)
+{
+	for (size_t i = 0; i < t->n_files; i++)
+		if (t->files[i].key.dev == key->dev && t->files[i].key.ino == key->ino)
+			return &t->files[i];
+	return NULL;
+}
+
+/* The tracepoint back end needs tracefs for the tracepoint's id; mount it where it is missing. */
+static int ensure_tracefs(void)
+{
+	if (access("/sys/kernel/tracing/events/syscalls", F_OK) == 0 ||
+	    access("/sys/kernel/debug/tracing/events/syscalls", F_OK) == 0)
+		return 0;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
+	    access("/sys/kernel/tracing/events/syscalls", F_OK) == 0)
+		return 0;
+	fprintf(stderr, "memtrack: tracefs is not mounted and cannot be mounted at "
+			"/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)\n");
+	return -ENOENT;
+}
+
+static void explain_load_error(int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		fprintf(stderr, "memtrack: loading BPF programs was refused (%s): run as root or "
+				"grant CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE\n",
+			strerror(-err));
+	else
+		fprintf(stderr, "memtrack: cannot load the BPF programs: %s\n", strerror(-err));
+}
+
+static int attach_lifecycle(struct mt_tracker *t, bool fentry)
+{
+	struct memtrack_bpf *s = t->skel;
+	struct bpf_program *progs[3] = {
+		s->progs.handle_fork,
+		s->progs.handle_exit,
+		fentry ? s->progs.watch_mmap_fentry : s->progs.watch_mmap_tp,
+	};
+
+	for (int i = 0; i < 3; i++) {
+		t->lifecycle[i] = bpf_program__attach(progs[i]);
+		if (!t->lifecycle[i])
+			return -errno;
+	}
+	return 0;
+}
+
+static void destroy_skel(struct mt_tracker *t)
+{
+	for (int i = 0; i < 3; i++) {
+		bpf_link__destroy(t->lifecycle[i]);
+		t->lifecycle[i] = NULL;
+	}
+	memtrack_bpf__destroy(t->skel);
+	t->skel = NULL;
+}
+
+/* Open, load and attach with one watcher back end. */
+static int load_with(struct mt_tracker *t, bool fentry)
+{
+	size_t ring = t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE)
+				    : 4096;
+	int err;
+
+	t->skel = memtrack_bpf__open();
+	if (!t->skel)
+		return -errno;
+	bpf_program__set_autoload(t->skel->progs.watch_mmap_fentry, fentry);
+	bpf_program__set_autoload(t->skel->progs.watch_mmap_tp, !fentry);
+	bpf_map__set_max_entries(t->skel->maps.events, ring);
+	err = memtrack_bpf__load(t->skel);
+	if (!err)
+		err = attach_lifecycle(t, fentry);
+	if (err) {
+		destroy_skel(t);
+		return err;
+	}
+	t->watcher = fentry ? "fentry" : "tracepoint";
+	return 0;
+}
+
+static int load_bpf(struct mt_tracker *t)
+{
+	int err;
+
+	if (t->cfg.watcher != MT_WATCHER_TRACEPOINT) {
+		err = load_with(t, true);
+		if (!err)
+			return 0;
+		if (t->cfg.watcher == MT_WATCHER_FENTRY) {
+			fprintf(stderr, "memtrack: the fentry watcher is not available on this kernel "
+					"(%s); use --watcher=tracepoint or --watcher=auto\n",
+				strerror(-err));
+			return err;
+		}
+		if (t->cfg.verbose)
+			fprintf(stderr, "memtrack: fentry watcher refused (%s), using the tracepoint\n",
+				strerror(-err));
+	}
+	err = ensure_tracefs();
+	if (err)
+		return err;
+	err = load_with(t, false);
+	if (err)
+		explain_load_error(err);
+	return err;
+}
+
+static int on_request(void *ctx, void *data, size_t size)
+{
+	struct mt_tracker *t = ctx;
+	struct mt_attach_req *grown;
+
+	if (size < sizeof(struct mt_attach_req))
+		return 0;
+	if (t->n_deferred == t->cap_deferred) {
+		size_t cap = t->cap_deferred ? 2 * t->cap_deferred : 16;
+
+		grown = realloc(t->deferred, cap * sizeof(*grown));
+		if (!grown) {
+			t->consume_err = -ENOMEM;
+			return -ENOMEM;
+		}
+		t->deferred = grown;
+		t->cap_deferred = cap;
+	}
+	memcpy(&t->deferred[t->n_deferred++], data, sizeof(struct mt_attach_req));
+	return 0;
+}
+
+int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg)
+{
+	struct mt_tracker *t;
+	int err;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->cfg = *cfg;
+	verbose_print = cfg->verbose;
+	libbpf_set_print(libbpf_print);
+	t->ncpus = libbpf_num_possible_cpus();
+	if (t->ncpus <= 0) {
+		err = t->ncpus ? t->ncpus : -EINVAL;
+		goto fail;
+	}
+	err = load_bpf(t);
+	if (err)
+		goto fail;
+	t->requests = ring_buffer__new(bpf_map__fd(t->skel->maps.attach_requests), on_request, t,
+				       NULL);
+	if (!t->requests) {
+		err = -errno;
+		goto fail;
+	}
+	t->skel->bss->events_enabled = cfg->events;
+	t->skel->bss->tracking_enabled = 1;
+	*out = t;
+	return 0;
+fail:
+	mt_tracker_close(t);
+	return err;
+}
+
+void mt_tracker_close(struct mt_tracker *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_files; i++) {
+		for (size_t j = 0; j < t->files[i].n_links; j++)
+			bpf_link__destroy(t->files[i].links[j]);
+		free(t->files[i].links);
+		free(t->files[i].path);
+	}
+	free(t->files);
+	free(t->deferred);
+	ring_buffer__free(t->requests);
+	if (t->skel)
+		destroy_skel(t);
+	free(t);
+}
+
+int mt_tracker_arm(struct mt_tracker *t, pid_t pid)
+{
+	__u32 tgid = pid;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tracked), &tgid, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int mt_tracker_disarm(struct mt_tracker *t, pid_t pid)
+{
+	__u32 tgid = pid;
+
+	if (bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tracked), &tgid) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int mt_tracker_take_stop_mark(struct mt_tracker *t, pid_t tid, struct mt_inode_key *key)
+{
+	int fd = bpf_map__fd(t->skel->maps.stop_marks);
+	__u32 k = tid;
+
+	if (bpf_map_lookup_and_delete_elem(fd, &k, key))
+		return errno == ENOENT ? 0 : -errno;
+	return 1;
+}
+
+int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c)
+{
+	int fd = bpf_map__fd(t->skel->maps.counters);
+	uint64_t sums[MT_CNT_MAX] = {0};
+	__u64 *vals;
+
+	vals = calloc(t->ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 k = 0; k < MT_CNT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
+			free(vals);
+			return -errno;
+		}
+		for (int cpu = 0; cpu < t->ncpus; cpu++)
+			sums[k] += vals[cpu];
+	}
+	free(vals);
+	c->requests_dropped = sums[MT_CNT_REQ_DROPPED];
+	c->events_dropped = sums[MT_CNT_EV_DROPPED];
+	c->args_lost = sums[MT_CNT_ARGS_LOST];
+	c->watcher_stops = sums[MT_CNT_WATCHER_STOPS];
+	return 0;
+}
+
+static int mark_done(struct mt_tracker *t, const struct mt_inode_key *key)
+{
+	__u32 done = MT_INODE_DONE;
+
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.known_inodes), key, &done, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int attach_point(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
+			const struct mt_probe_point *p, bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
+		    .bpf_cookie = MT_COOKIE(f->file_id, p->kind));
+	struct bpf_program *prog = retprobe ? t->skel->progs.alloc_exit : t->skel->progs.alloc_enter;
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, p->probe_offset, &opts);
+	if (!link)
+		return -errno;
+	f->links[f->n_links++] = link;
+	return 0;
+}
+
+static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
+		       const struct mt_classification *c)
+{
+	char path[64];
+	int err;
+
+	f->links = calloc(2 * c->n_points + 1, sizeof(*f->links));
+	if (!f->links)
+		return -ENOMEM;
+	/* The kernel resolves the path to the inode at attach time: our fd names the very file. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	for (size_t i = 0; i < c->n_points; i++) {
+		const struct mt_probe_point *p = &c->points[i];
+
+		if (t->cfg.verbose)
+			fprintf(stderr, "memtrack: %s: %s at +%#" PRIx64 " (%s)\n", f->path,
+				p->symbol, p->probe_offset - p->func_offset, p->reason);
+		err = attach_point(t, f, path, p, false);
+		if (!err && p->ret)
+			err = attach_point(t, f, path, p, true);
+		if (err) {
+			fprintf(stderr, "memtrack: cannot attach a uprobe to %s in %s: %s\n",
+				p->symbol, f->path, strerror(-err));
+			return err;
+		}
+		f->probes++;
+	}
+	return 0;
+}
+
+static struct mt_tracked_file *new_file(struct mt_tracker *t, const struct mt_inode_key *key,
+					const char *path)
+{
+	struct mt_tracked_file *f;
+
+	if (t->n_files == MAX_FILES)
+		return NULL;
+	if (t->n_files == t->cap_files) {
+		size_t cap = t->cap_files ? 2 * t->cap_files : 32;
+
+		f = realloc(t->files, cap * sizeof(*f));
+		if (!f)
+			return NULL;
+		t->files = f;
+		t->cap_files = cap;
+	}
+	f = &t->files[t->n_files];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	if (!f->path)
+		return NULL;
+	f->key = *key;
+	f->file_id = t->n_files;
+	t->n_files++;
+	return f;
+}
+
+static void strip_deleted(char *path)
+{
+	size_t n = strlen(path), s = strlen(" (deleted)");
+
+	if (n > s && strcmp(path + n - s, " (deleted)") == 0)
+		path[n - s] = '\0';
+}
+
+static int record_file(struct mt_tracker *t, const struct mt_tracked_file *f)
+{
+	struct mt_artifact_file rec = {
+		.file_id = f->file_id,
+		.family = f->family,
+		.probes = f->probes,
+	};
+
+	if (!t->artifact)
+		return 0;
+	snprintf(rec.build_id, sizeof(rec.build_id), "%s", f->build_id);
+	snprintf(rec.path, sizeof(rec.path), "%s", f->path);
+	return mt_artifact_write_file(t->artifact, &rec);
+}
+
+/* Classify the file open at fd (the inode key) and attach its probes; then mark it DONE. */
+static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int fd,
+		       const char *display_path)
+{
+	struct mt_classification c = {0};
+	struct mt_tracked_file *f;
+	char path[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s", display_path);
+	strip_deleted(path);
+	f = new_file(t, key, path);
+	if (!f)
+		return -ENOMEM;
+	err = mt_classify_fd(fd, t->cfg.placement, &c);
+	if (err == -ENOEXEC) {
+		/* Executable mappings of non-ELF files (JIT caches, ...) have nothing to probe. */
+		err = 0;
+	} else if (err) {
+		fprintf(stderr, "memtrack: cannot classify %s: %s\n", path, strerror(-err));
+		goto out;
+	} else {
+		f->family = c.family;
+		f->no_symbols = !c.has_symbols;
+		snprintf(f->build_id, sizeof(f->build_id), "%s", c.build_id);
+		if (!c.has_symbols)
+			fprintf(stderr, "memtrack: %s has no symbol table (neither .dynsym nor "
+					".symtab): its allocations, if any, cannot be tracked\n",
+				path);
+		if (c.family != MT_FAM_NONE)
+			err = attach_file(t, f, fd, &c);
+		if (err)
+			goto out;
+	}
+	err = record_file(t, f);
+	if (!err)
+		err = mark_done(t, key);
+out:
+	mt_classification_free(&c);
+	return err;
+}
+
+struct resolve_ctx {
+	struct mt_tracker *t;
+	pid_t pid;
+	const struct mt_inode_key *want; /* NULL: every unknown file (scan) */
+	int handled;
+	int err;
+};
+
+static int open_map_file(pid_t pid, const struct mt_map_entry *e)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start,
+		 e->end);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static int resolve_entry(const struct mt_map_entry *e, void *arg)
+{
+	struct resolve_ctx *r = arg;
+	int fd;
+
+	if (r->want && (e->key.dev != r->want->dev || e->key.ino != r->want->ino))
+		return 0;
+	if (mt_tracker_find(r->t, &e->key))
+		return r->want ? 1 : 0;
+	fd = open_map_file(r->pid, e);
+	if (fd < 0) {
+		r->err = -errno;
+		fprintf(stderr, "memtrack: cannot open the mapping of %s in process %d: %s\n",
+			e->path, r->pid, strerror(errno));
+		return 1;
+	}
+	r->err = handle_file(r->t, &e->key, fd, e->path);
+	close(fd);
+	r->handled++;
+	return r->err ? 1 : (r->want ? 1 : 0);
+}
+
+int mt_tracker_scan(struct mt_tracker *t, pid_t pid)
+{
+	struct resolve_ctx r = {.t = t, .pid = pid};
+	int err = mt_maps_for_each_exec(pid, resolve_entry, &r);
+
+	return err < 0 ? err : r.err;
+}
+
+/* Resolve key through pid's mappings; 1 when found and handled, 0 when pid does not map it. */
+static int resolve_in(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key)
+{
+	struct resolve_ctx r = {.t = t, .pid = pid, .want = key};
+	int err = mt_maps_for_each_exec(pid, resolve_entry, &r);
+
+	if (err < 0)
+		return err == -ENOENT || err == -ESRCH ? 0 : err;
+	if (r.err)
+		return r.err;
+	return err == 1;
+}
+
+/* The fd of a request still in its mmap: the mapping may not exist yet, the fd does. */
+static int resolve_fd(struct mt_tracker *t, const struct mt_attach_req *q)
+{
+	char path[64], target[4096];
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	if (q->fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", q->pid, q->fd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || mt_kdev(st.st_dev) != q->key.dev || st.st_ino != q->key.ino) {
+		close(fd);
+		return 0;
+	}
+	n = readlink(path, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	err = handle_file(t, &q->key, fd, target);
+	close(fd);
+	return err ? err : 1;
+}
+
+static int handle_deferred(struct mt_tracker *t)
+{
+	size_t kept = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < t->n_deferred; i++) {
+		struct mt_attach_req *q = &t->deferred[i];
+		int r = 0;
+
+		if (!mt_tracker_find(t, &q->key)) {
+			r = resolve_in(t, q->pid, &q->key);
+			if (r == 0)
+				r = resolve_fd(t, q);
+		}
+		if (r < 0 && !err)
+			err = r;
+		if (r == 0)
+			t->deferred[kept++] = *q;
+	}
+	t->n_deferred = kept;
+	return err;
+}
+
+static int scan_after_drops(struct mt_tracker *t, pid_t pid)
+{
+	struct mt_drop_counts c;
+	int err = mt_tracker_counters(t, &c);
+
+	if (err || c.requests_dropped == t->req_drops_seen)
+		return err;
+	t->req_drops_seen = c.requests_dropped;
+	return mt_tracker_scan(t, pid);
+}
+
+int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key)
+{
+	int n, err;
+
+	t->consume_err = 0;
+	n = ring_buffer__consume(t->requests);
+	if (n < 0 || t->consume_err) {
+		err = t->consume_err ? t->consume_err : n;
+		fprintf(stderr, "memtrack: draining the attach requests failed: %s\n",
+			strerror(-err));
+		return err;
+	}
+	err = handle_deferred(t);
+	if (err)
+		return err;
+	if (!mt_tracker_find(t, key)) {
+		/* The stopped thread has mapped the file: its own mappings must resolve it. */
+		err = resolve_in(t, pid, key);
+		if (err == 0) {
+			fprintf(stderr, "memtrack: process %d stopped for a file it does not map "
+					"(inode %" PRIu64 ")\n",
+				pid, (uint64_t)key->ino);
+			err = mark_done(t, key);
+		}
+		if (err < 0)
+			return err;
+	}
+	return scan_after_drops(t, pid);
+}

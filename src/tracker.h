@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The tracker owns the BPF lifecycle: loading the object with the watcher back end that works on
+ * this kernel, arming pids, draining attach requests at watcher stops, classifying and attaching
+ * allocator probes, and the events ring buffer that the pipeline consumes.
+ */
+#ifndef MT_TRACKER_H
+#define MT_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "classify.h"
+#include "supervisor.h"
+
+struct mt_artifact_writer;
+struct mt_tracker;
+
+/* A file the tracker has handled (attached, or found to have no allocator). */
+struct mt_tracked_file {
+	struct mt_inode_key key;
+	uint16_t file_id;
+	enum mt_family family;
+	unsigned int probes; /* probe points attached */
+	bool no_symbols;     /* neither .dynsym nor .symtab: reported */
+	char build_id[41];
+	char *path;
+	size_t n_links;
+	struct bpf_link **links;
+};
+
+struct mt_tracker_config {
+	enum mt_watcher_mode watcher;
+	enum mt_placement_mode placement;
+	bool events;	/* record allocation events (an artifact receives them) */
+	size_t ring_size; /* events ring buffer bytes, 0 for the default */
+	bool verbose;
+};
+
+int mt_tracker_open(struct mt_tracker **t, const struct mt_tracker_config *cfg);
+void mt_tracker_close(struct mt_tracker *t);
+
+/* The back end that runs: "fentry" or "tracepoint". */
+const char *mt_tracker_watcher(const struct mt_tracker *t);
+int mt_tracker_events_fd(const struct mt_tracker *t);
+/* Attached-file records go to the artifact as files are handled. */
+void mt_tracker_set_artifact(struct mt_tracker *t, struct mt_artifact_writer *w);
+
+int mt_tracker_arm(struct mt_tracker *t, pid_t pid);
+int mt_tracker_disarm(struct mt_tracker *t, pid_t pid);
+
+/*
+ * Classify and attach every executable file mapping of pid that is not known yet: exec stops
+ * (the program and its interpreter), and the fallback after dropped requests.
+ */
+int mt_tracker_scan(struct mt_tracker *t, pid_t pid);
+
+/*
+ * If tid was stopped by the watcher, forget the mark, store the inode it stopped for in *key and
+ * return 1; return 0 when the SIGSTOP came from elsewhere.
+ */
+int mt_tracker_take_stop_mark(struct mt_tracker *t, pid_t tid, struct mt_inode_key *key);
+
+/*
+ * The watcher stop of a thread of pid for inode key: drain every attach request, handle each,
+ * and make sure key is DONE before the thread continues. A negative errno is fatal.
+ */
+int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key);
+
+size_t mt_tracker_file_count(const struct mt_tracker *t);
+const struct mt_tracked_file *mt_tracker_file(const struct mt_tracker *t, size_t i);
+const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,
+					      const struct mt_inode_key *key);
+
+struct mt_drop_counts {
+	uint64_t requests_dropped;
+	uint64_t events_dropped;
+	uint64_t args_lost;
+	uint64_t watcher_stops;
+};
+int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c);
+
+#endif
