@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Integration tests of `memtrack exec-harness`: run the built binary, then read what it wrote
+ * (the results file, its exit status, its stderr) the way a CI benchmark runner would.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MEMTRACK MT_BUILD_DIR "/memtrack"
+#define MS	 1e6
+
+struct run {
+	pid_t pid; /* memtrack's pid, which names its results file */
+	int status;
+	char err[16384]; /* stderr */
+};
+
+struct run_env {
+	const char *input;   /* stdin text, NULL for /dev/null */
+	const char *cwd;     /* NULL: unchanged */
+	const char *profile; /* CODSPEED_PROFILE_FOLDER, NULL: unset */
+};
+
+static char tmpdir[] = "/tmp/mt-it-harness-XXXXXX";
+
+static void setup(void)
+{
+	strcpy(tmpdir, "/tmp/mt-it-harness-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void teardown(void)
+{
+	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void child(const char **argv, const struct run_env *env, int in, int err)
+{
+	dup2(in, STDIN_FILENO);
+	dup2(err, STDERR_FILENO);
+	if (env->cwd && chdir(env->cwd))
+		_exit(121);
+	unsetenv("CODSPEED_PROFILE_FOLDER");
+	if (env->profile)
+		setenv("CODSPEED_PROFILE_FOLDER", env->profile, 1);
+	execv(MEMTRACK, (char **)argv);
+	_exit(120);
+}
+
+static void read_all(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while ((r = read(fd, buf + n, cap - 1 - n)) > 0 || (r < 0 && errno == EINTR)) {
+		if (r > 0)
+			n += (size_t)r;
+		if (n == cap - 1)
+			break;
+	}
+	buf[n] = '\0';
+}
+
+/* Runs memtrack with argv (argv[0] is "memtrack"), feeding env->input on stdin. */
+static void run_env(const char **argv, const struct run_env *env, struct run *r)
+{
+	int in[2], err[2];
+
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(err), 0);
+	r->pid = fork();
+	ck_assert_int_ge(r->pid, 0);
+	if (r->pid == 0) {
+		close(in[1]);
+		close(err[0]);
+		child(argv, env, in[0], err[1]);
+	}
+	close(in[0]);
+	close(err[1]);
+	/* The inputs are far below a pipe's capacity: writing first cannot deadlock. */
+	if (env->input)
+		ck_assert_int_eq(write(in[1], env->input, strlen(env->input)),
+				 (ssize_t)strlen(env->input));
+	close(in[1]);
+	read_all(err[0], r->err, sizeof(r->err));
+	close(err[0]);
+	ck_assert_int_eq(waitpid(r->pid, &r->status, 0), r->pid);
+	ck_assert_msg(WIFEXITED(r->status), "memtrack died: status 0x%x, stderr:\n%s", r->status,
+		      r->err);
+}
+
+static void run(const char **argv, const char *input, struct run *r)
+{
+	struct run_env env = {.input = input};
+
+	run_env(argv, &env, r);
+}
+
+#define ARGS(...) ((const char *[]){"memtrack", "exec-harness", __VA_ARGS__, NULL})
+
+static int exit_code(const struct run *r)
+{
+	return WEXITSTATUS(r->status);
+}
+
+static void results_path(const char *dir, pid_t pid, char *path, size_t len)
+{
+	snprintf(path, len, "%s/results/%d.json", dir, (int)pid);
+}
+
+static struct json_object *load_results(const char *dir, const struct run *r)
+{
+	char path[PATH_MAX];
+	struct json_object *root;
+
+	results_path(dir, r->pid, path, sizeof(path));
+	ck_assert_msg(access(path, F_OK) == 0, "no results file %s; stderr:\n%s", path, r->err);
+	root = json_object_from_file(path);
+	ck_assert_msg(root != NULL, "%s is not JSON: %s", path, json_util_get_last_err());
+	return root;
+}
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key \"%s\" in %s", key,
+		      json_object_to_json_string(o));
+	return v;
+}
+
+static double num(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+
+	ck_assert_msg(json_object_is_type(v, json_type_double) ||
+			  json_object_is_type(v, json_type_int),
+		      "\"%s\" is not a number", key);
+	return json_object_get_double(v);
+}
+
+static struct json_object *benchmark(struct json_object *root, size_t i)
+{
+	struct json_object *b = get(root, "benchmarks");
+
+	ck_assert(json_object_is_type(b, json_type_array));
+	ck_assert_uint_gt(json_object_array_length(b), i);
+	return json_object_array_get_idx(b, i);
+}
+
+/* The invariants of any benchmark's statistics. */
+static void check_stats(struct json_object *s)
+{
+	double min = num(s, "min_ns"), q1 = num(s, "q1_ns"), med = num(s, "median_ns");
+	double q3 = num(s, "q3_ns"), max = num(s, "max_ns"), mean = num(s, "mean_ns");
+	double rounds = num(s, "rounds"), total = num(s, "total_time");
+
+	ck_assert_msg(min <= q1 && q1 <= med && med <= q3 && q3 <= max,
+		      "quartiles out of order: %g %g %g %g %g", min, q1, med, q3, max);
+	ck_assert(min <= mean && mean <= max);
+	ck_assert(num(s, "stdev_ns") >= 0);
+	ck_assert(rounds >= 1);
+	/* total_time is in seconds: the sum of the rounds. */
+	ck_assert_msg(total >= rounds * min / 1e9 * 0.999 && total <= rounds * max / 1e9 * 1.001,
+		      "total_time %g s does not fit %g rounds of %g..%g ns", total, rounds, min,
+		      max);
+	ck_assert(num(s, "iqr_outlier_rounds") <= rounds);
+	ck_assert(num(s, "stdev_outlier_rounds") <= rounds);
+	ck_assert(num(s, "iter_per_round") == 1);
+}
+
+static bool one_line(const char *s)
+{
+	const char *nl = strchr(s, '\n');
+
+	return nl && nl[1] == '\0';
+}
+
+START_TEST(test_sleep_twenty_rounds)
+{
+	struct json_object *root, *b, *s, *creator, *config;
+	struct run r;
+
+	run(ARGS("--output", tmpdir, "--max-rounds", "20", "--", "sleep", "0.01"), NULL, &r);
+	ck_assert_msg(exit_code(&r) == 0, "exit %d:\n%s", exit_code(&r), r.err);
+	root = load_results(tmpdir, &r);
+	creator = get(root, "creator");
+	ck_assert_str_eq(json_object_get_string(get(creator, "name")), "memtrack");
+	ck_assert_int_eq(json_object_get_int(get(creator, "pid")), r.pid);
+	ck_assert_str_eq(json_object_get_string(get(get(root, "instrument"), "type")), "walltime");
+	ck_assert_uint_eq(json_object_array_length(get(root, "benchmarks")), 1);
+	b = benchmark(root, 0);
+	ck_assert_str_eq(json_object_get_string(get(b, "name")), "sleep 0.01");
+	ck_assert_str_eq(json_object_get_string(get(b, "uri")), "exec_harness::sleep 0.01");
+	config = get(b, "config");
+	ck_assert(num(config, "max_rounds") == 20);
+	ck_assert(num(config, "warmup_time_ns") == 1e9);
+	ck_assert_ptr_null(get(config, "max_time_ns")); /* rounds given: no default max_time */
+	s = get(b, "stats");
+	check_stats(s);
+	ck_assert(num(s, "rounds") == 20);
+	ck_assert(num(s, "warmup_iters") >= 1);
+	ck_assert_msg(num(s, "median_ns") >= 5 * MS && num(s, "median_ns") <= 200 * MS,
+		      "median %g ns for sleep 0.01", num(s, "median_ns"));
+	ck_assert_msg(strstr(r.err, "median") && strstr(r.err, "sleep 0.01"), "no table:\n%s",
+		      r.err);
+	json_object_put(root);
+}
+END_TEST
+
+START_TEST(test_max_time_bounds_rounds)
+{
+	struct json_object *root, *s;
+	struct run r;
+
+	run(ARGS("-o", tmpdir, "--warmup-time", "100ms", "--max-time", "300ms", "-q", "--", "sleep",
+		 "0.01"),
+	    NULL, &r);
+	ck_assert_msg(exit_code(&r) == 0, "exit %d:\n%s", exit_code(&r), r.err);
+	root = load_results(tmpdir, &r);
+	s = get(benchmark(root, 0), "stats");
+	check_stats(s);
+	/* At least 10 ms a round: (300 ms + avg) / avg is at most 31. */
+	ck_assert_msg(num(s, "rounds") >= 2 && num(s, "rounds") <= 31, "%g rounds",
+		      num(s, "rounds"));
+	ck_assert_msg(r.err[0] == '\0', "--quiet printed:\n%s", r.err);
+	json_object_put(root);
+}
+END_TEST
+
+START_TEST(test_stdin_benchmarks)
+{
+	const char *input =
+	    "[{\"command\": [\"true\"], \"name\": \"noop\"},\n"
+	    " {\"command\": [\"sleep\", \"0.005\"], \"walltime_args\": {\"warmup_time\": \"50ms\", "
+	    "\"max_time\": null, \"min_time\": null, \"max_rounds\": 3, \"min_rounds\": null}},\n"
+	    " {\"command\": [\"sh\", \"-c\", \"exit 0\"], \"name\": \"shell\", \"walltime_args\": "
+	    "{\"warmup_time\": \"0\", \"min_rounds\": 2, \"max_rounds\": 2}}]\n";
+	struct json_object *root, *b;
+	struct run r;
+
+	run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--max-time", "200ms", "-"), input, &r);
+	ck_assert_msg(exit_code(&r) == 0, "exit %d:\n%s", exit_code(&r), r.err);
+	root = load_results(tmpdir, &r);
+	ck_assert_uint_eq(json_object_array_length(get(root, "benchmarks")), 3);
+	b = benchmark(root, 0);
+	ck_assert_str_eq(json_object_get_string(get(b, "name")), "noop");
+	ck_assert_str_eq(json_object_get_string(get(b, "uri")), "exec_harness::noop");
+	check_stats(get(b, "stats"));
+	b = benchmark(root, 1);
+	ck_assert_str_eq(json_object_get_string(get(b, "name")), "sleep 0.005");
+	check_stats(get(b, "stats"));
+	ck_assert(num(get(b, "stats"), "rounds") == 3);
+	b = benchmark(root, 2);
+	ck_assert_str_eq(json_object_get_string(get(b, "name")), "shell");
+	ck_assert(num(get(b, "stats"), "rounds") == 2);
+	ck_assert(num(get(b, "stats"), "warmup_iters") == 0);
+	json_object_put(root);
+}
+END_TEST
+
+START_TEST(test_failing_command)
+{
+	char path[PATH_MAX];
+	struct run r;
+
+	run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--", "false"), NULL, &r);
+	ck_assert_int_eq(exit_code(&r), 1);
+	ck_assert_msg(strstr(r.err, "benchmark 'false' failed: the command exited with status 1"),
+		      "%s", r.err);
+	/* No results for an aborted run: a runner must not upload half a benchmark. */
+	results_path(tmpdir, r.pid, path, sizeof(path));
+	ck_assert_int_ne(access(path, F_OK), 0);
+
+	run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--", "sh", "-c", "exit 3"), NULL, &r);
+	ck_assert_int_eq(exit_code(&r), 3);
+}
+END_TEST
+
+START_TEST(test_missing_command)
+{
+	struct run r;
+
+	run(ARGS("-o", tmpdir, "--", "/nonexistent/mt-no-such-command"), NULL, &r);
+	ck_assert_int_eq(exit_code(&r), 127);
+	ck_assert_msg(strstr(r.err, "memtrack: cannot run '/nonexistent/mt-no-such-command': "),
+		      "%s", r.err);
+	/* Found but not executable: 126, the shell convention. */
+	run(ARGS("-o", tmpdir, "--", "/etc/passwd"), NULL, &r);
+	ck_assert_int_eq(exit_code(&r), 126);
+	ck_assert_msg(strstr(r.err, "memtrack: cannot run '/etc/passwd': "), "%s", r.err);
+}
+END_TEST
+
+START_TEST(test_bad_json)
+{
+	static const char *const inputs[] = {"[{\"command\": [\"true\"]", "not json",
+					     "{\"command\": [\"true\"]}", "[]",
+					     "[{\"command\": [\"true\"], \"walltime_args\": "
+					     "{\"max_time\": \"3 parsecs\"}}]"};
+	struct run r;
+	size_t i;
+
+	for (i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
+		run(ARGS("-o", tmpdir, "-"), inputs[i], &r);
+		ck_assert_msg(exit_code(&r) == 2, "'%s': exit %d", inputs[i], exit_code(&r));
+		ck_assert_msg(one_line(r.err) && !strncmp(r.err, "memtrack exec-harness: ", 23),
+			      "'%s': not one sentence:\n%s", inputs[i], r.err);
+	}
+}
+END_TEST
+
+START_TEST(test_bad_duration)
+{
+	struct run r;
+
+	run(ARGS("-o", tmpdir, "--max-time", "3 parsecs", "--", "true"), NULL, &r);
+	ck_assert_int_eq(exit_code(&r), 2);
+	ck_assert_msg(one_line(r.err) && strstr(r.err, "--max-time: invalid duration '3 parsecs'"),
+		      "%s", r.err);
+	run(ARGS("-o", tmpdir, "--warmup-time", "soon", "--", "true"), NULL, &r);
+	ck_assert_int_eq(exit_code(&r), 2);
+	ck_assert(one_line(r.err));
+}
+END_TEST
+
+START_TEST(test_usage_errors)
+{
+	struct run r;
+
+	run(ARGS("-o", tmpdir, "--min-rounds", "9", "--max-rounds", "3", "--", "true"), NULL, &r);
+	ck_assert_int_eq(exit_code(&r), 2);
+	ck_assert_msg(one_line(r.err) && strstr(r.err, "min_rounds (9) cannot be greater"), "%s",
+		      r.err);
+	run(ARGS("--frobnicate", "--", "true"), NULL, &r);
+	ck_assert_int_eq(exit_code(&r), 2);
+	ck_assert(one_line(r.err));
+}
+END_TEST
+
+static void check_folder(const char *dir, const struct run *r)
+{
+	struct json_object *root;
+
+	ck_assert_msg(exit_code(r) == 0, "exit %d:\n%s", exit_code(r), r->err);
+	root = load_results(dir, r);
+	check_stats(get(benchmark(root, 0), "stats"));
+	json_object_put(root);
+}
+
+START_TEST(test_output_folders)
+{
+	struct run_env env = {.profile = tmpdir};
+	char dot[PATH_MAX];
+	struct run r;
+
+	run_env(ARGS("-q", "--warmup-time", "0", "--max-rounds", "2", "--", "true"), &env, &r);
+	check_folder(tmpdir, &r);
+	/* Neither --output nor the variable: ./.codspeed. */
+	env.profile = NULL;
+	env.cwd = tmpdir;
+	run_env(ARGS("-q", "--warmup-time", "0", "--max-rounds", "2", "--", "true"), &env, &r);
+	snprintf(dot, sizeof(dot), "%s/.codspeed", tmpdir);
+	check_folder(dot, &r);
+}
+END_TEST
+
+START_TEST(test_memory)
+{
+	struct json_object *root, *mem;
+	struct run r;
+
+	run(ARGS("-o", tmpdir, "--warmup-time", "0", "--max-rounds", "3", "--memory", "--", "sh",
+		 "-c", "true"),
+	    NULL, &r);
+	ck_assert_msg(exit_code(&r) == 0, "exit %d:\n%s", exit_code(&r), r.err);
+	root = load_results(tmpdir, &r);
+	ck_assert(num(get(benchmark(root, 0), "stats"), "rounds") == 3);
+	mem = get(benchmark(root, 0), "memory");
+	/* Runners read every file of results/: the artifact lives beside it, not in it. */
+	ck_assert_msg(strstr(json_object_get_string(get(mem, "artifact")), "/memtrack/"), "%s",
+		      json_object_get_string(get(mem, "artifact")));
+	ck_assert_msg(access(json_object_get_string(get(mem, "artifact")), F_OK) == 0,
+		      "no artifact %s", json_object_get_string(get(mem, "artifact")));
+	/* sh allocates: its totals cannot be zero, and nothing may have been dropped. */
+	ck_assert(num(mem, "peak_bytes") > 0);
+	ck_assert(num(mem, "allocations") > 0);
+	ck_assert(num(mem, "allocated_bytes") >= num(mem, "peak_bytes"));
+	ck_assert(num(mem, "live_bytes_at_exit") <= num(mem, "allocated_bytes"));
+	ck_assert(num(mem, "dropped") == 0);
+	ck_assert_msg(strstr(r.err, "allocations") && strstr(r.err, "live at exit"),
+		      "no memory line:\n%s", r.err);
+	json_object_put(root);
+}
+END_TEST
+
+static Suite *harness_suite(void)
+{
+	Suite *s = suite_create("exec-harness");
+	TCase *tc = tcase_create("binary");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	/* Each run includes a warm-up and a supervisor start: far above Check's 4 s default. */
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_sleep_twenty_rounds);
+	tcase_add_test(tc, test_max_time_bounds_rounds);
+	tcase_add_test(tc, test_stdin_benchmarks);
+	tcase_add_test(tc, test_failing_command);
+	tcase_add_test(tc, test_missing_command);
+	tcase_add_test(tc, test_bad_json);
+	tcase_add_test(tc, test_bad_duration);
+	tcase_add_test(tc, test_usage_errors);
+	tcase_add_test(tc, test_output_folders);
+	tcase_add_test(tc, test_memory);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(harness_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
