@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of probe placement: hand-written instruction sequences for each rule, then the real
+ * allocator libraries, where every moved probe is re-decoded to prove that nothing it skips
+ * writes an argument register, moves rsp under a return probe, or transfers control.
+ *
+ * `unit_placement --table` prints the placement of every point of the installed allocators as
+ * the Markdown table docs/PLACEMENT.md carries.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <capstone/capstone.h>
+
+#include "classify.h"
+#include "placement.h"
+
+#define LIBDIR "/usr/lib/x86_64-linux-gnu/"
+
+static const char *const libs[] = {
+    "/lib/x86_64-linux-gnu/libc.so.6", LIBDIR "libjemalloc.so.2",
+    LIBDIR "libmimalloc.so.2",	       LIBDIR "libtcmalloc.so.4",
+    LIBDIR "libtcmalloc_minimal.so.4", "/lib/x86_64-linux-musl/libc.so",
+};
+
+#define N_LIBS (sizeof(libs) / sizeof(libs[0]))
+
+/* ---- hand-written sequences ---- */
+
+struct seq {
+	const char *what;
+	uint8_t code[48];
+	size_t len;
+	bool ret;
+	bool push; /* the kernel emulates push */
+	uint32_t want;
+	const char *reason; /* substring of the reason */
+};
+
+static const struct seq seqs[] = {
+    {"mov %rdi,%rbx then push", {0x48, 0x89, 0xfb, 0x53}, 4, true, true, 3, "+3: pushq"},
+    {"mov %rbx,%rdi writes an argument", {0x48, 0x89, 0xdf, 0x53}, 4, true, true, 0, "writes %rdi"},
+    {"mov to %esi writes an argument", {0x89, 0xc6, 0x53}, 3, false, true, 0, "writes %esi"},
+    {"mov to %dl writes an argument", {0x88, 0xc2, 0x53}, 3, false, true, 0, "writes %dl"},
+    {"xor %ecx writes an argument", {0x31, 0xc9, 0x53}, 3, false, true, 0, "writes %ecx"},
+    {"test %rdi; je: probe on the je", {0x48, 0x85, 0xff, 0x74, 0x05}, 5, false, true, 3, "+3: je"},
+    {"test %rdi; je for a return probe",
+     {0x48, 0x85, 0xff, 0x74, 0x05},
+     5,
+     true,
+     true,
+     3,
+     "+3: je"},
+    {"sub rsp stops a return probe",
+     {0x48, 0x83, 0xec, 0x08, 0x53},
+     5,
+     true,
+     true,
+     0,
+     "moves %rsp"},
+    {"sub rsp is fine without one", {0x48, 0x83, 0xec, 0x08, 0x53}, 5, false, true, 4, "+4: pushq"},
+    {"lea rsp stops a return probe",
+     {0x48, 0x8d, 0x64, 0x24, 0xf8, 0xeb, 0x00},
+     7,
+     true,
+     true,
+     0,
+     "moves %rsp"},
+    {"pop stops a return probe", {0x5b, 0xeb, 0x00}, 3, true, true, 0, "moves %rsp"},
+    {"push %rbp at entry", {0x55, 0x48, 0x89, 0xe5}, 4, true, true, 0, "entry: pushq %rbp"},
+    {"push %r12 at entry", {0x41, 0x54, 0x55}, 3, true, true, 0, "entry: pushq %r12"},
+    {"push without push emulation",
+     {0x55, 0x48, 0x89, 0xe5, 0xeb, 0x00},
+     6,
+     false,
+     false,
+     0,
+     "writes memory"},
+    {"rex.W push is single-stepped", {0x48, 0x55, 0xeb, 0x00}, 4, false, true, 0, "writes memory"},
+    {"endbr64 is skipped", {0xf3, 0x0f, 0x1e, 0xfa, 0x55}, 5, true, true, 4, "skipped endbr64"},
+    {"nop5 at entry", {0x0f, 0x1f, 0x44, 0x00, 0x00, 0x55}, 6, true, true, 0, "entry: nopl"},
+    {"nop1 at entry", {0x90, 0x55}, 2, true, true, 0, "entry: nop"},
+    {"nop9 is not in the kernel's table",
+     {0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, 0xe9, 0x00, 0x00, 0x00, 0x00},
+     14,
+     true,
+     true,
+     9,
+     "+9: jmp"},
+    {"cs-prefixed nop is skipped, never probed",
+     {0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, 0xeb, 0x00},
+     12,
+     true,
+     true,
+     10,
+     "+10: jmp"},
+    {"ds-prefixed je is refused", {0x3e, 0x74, 0x02, 0x55}, 4, false, true, 0, "refuses"},
+    {"66-prefixed jmp is refused", {0x66, 0xeb, 0x00, 0x55}, 4, false, true, 0, "refuses"},
+    {"xchg %eax,%r8d is no nop", {0x41, 0x90, 0x90}, 3, false, true, 2, "+2: nop"},
+    {"call at entry", {0xe8, 0x00, 0x00, 0x00, 0x00}, 5, true, true, 0, "entry: call"},
+    {"jmp32 at entry", {0xe9, 0x10, 0x00, 0x00, 0x00}, 5, true, true, 0, "entry: jmp"},
+    {"jcc32 after cmp",
+     {0x48, 0x81, 0xff, 0x00, 0x10, 0x00, 0x00, 0x0f, 0x87, 0, 0, 0, 0},
+     13,
+     true,
+     true,
+     7,
+     "+7: ja"},
+    {"memory read is skipped", {0x48, 0x8b, 0x07, 0x74, 0x02}, 5, true, true, 3, "+3: je"},
+    {"memory write stops", {0x48, 0x89, 0x07, 0x74, 0x02}, 5, false, true, 0, "writes memory"},
+    {"rip-relative read is skipped",
+     {0x80, 0x3d, 0x10, 0x00, 0x00, 0x00, 0x00, 0x74, 0x02},
+     9,
+     true,
+     true,
+     7,
+     "+7: je"},
+    {"rbp write stops", {0x48, 0x89, 0xc5, 0x74, 0x02}, 5, false, true, 0, "writes %rbp"},
+    {"rep stos stops", {0xf3, 0x48, 0xab, 0x74, 0x02}, 5, false, true, 0, "stos"},
+    {"cpuid writes rcx and rdx", {0x0f, 0xa2, 0x74, 0x02}, 4, false, true, 0, "cpuid"},
+    {"syscall transfers control", {0x0f, 0x05, 0x74, 0x02}, 4, false, true, 0, "transfers control"},
+    {"ret is never skipped", {0xc3, 0x90}, 2, false, true, 0, "transfers control"},
+    {"indirect jmp is never skipped", {0xff, 0xe0, 0x90}, 3, false, true, 0, "transfers control"},
+    {"nothing emulated in 8",
+     {0x48, 0x89, 0xc0, 0x48, 0x89, 0xc0, 0x48, 0x89, 0xc0, 0x48, 0x89, 0xc0, 0x48,
+      0x89, 0xc0, 0x48, 0x89, 0xc0, 0x48, 0x89, 0xc0, 0x48, 0x89, 0xc0, 0x90},
+     25,
+     false,
+     true,
+     0,
+     "first 8"},
+    {"a branch back into the skipped prologue",
+     {0x48, 0x85, 0xc0, 0x74, 0x02, 0xeb, 0xfc},
+     7,
+     false,
+     true,
+     0,
+     "lands in +1..+3"},
+    {"a branch to the entry is no obstacle",
+     {0x48, 0x85, 0xc0, 0x74, 0x02, 0xeb, 0xf9},
+     7,
+     false,
+     true,
+     3,
+     "+3: je"},
+    {"undecodable entry", {0x0f, 0x0b}, 1, false, true, 0, "cannot decode"},
+};
+
+START_TEST(sequence)
+{
+	const struct seq *s = &seqs[_i];
+	struct mt_uprobe_caps caps = {.push = s->push};
+	struct mt_placement pl;
+
+	ck_assert_int_eq(mt_place_code(s->code, s->len, s->ret, &caps, &pl), 0);
+	ck_assert_msg(pl.offset == s->want, "%s: +%u, want +%u (%s)", s->what, pl.offset, s->want,
+		      pl.reason);
+	ck_assert_msg(strstr(pl.reason, s->reason), "%s: reason \"%s\" lacks \"%s\"", s->what,
+		      pl.reason, s->reason);
+}
+END_TEST
+
+START_TEST(running_kernel_emulates_push)
+{
+	struct mt_uprobe_caps caps;
+
+	/* 4.17 added push emulation; this project's machines run 6.x */
+	mt_uprobe_caps_detect(&caps);
+	ck_assert(caps.push);
+}
+END_TEST
+
+/* ---- the installed libraries ---- */
+
+static const struct mt_probe_point *point(const struct mt_classification *c, const char *sym)
+{
+	for (size_t i = 0; i < c->n_points; i++)
+		if (!strcmp(c->points[i].symbol, sym))
+			return &c->points[i];
+	ck_abort_msg("no point %s", sym);
+	return NULL;
+}
+
+static void expect(const char *lib, const char *sym, uint64_t off, const char *reason)
+{
+	struct mt_classification c;
+	const struct mt_probe_point *p;
+
+	ck_assert_int_eq(mt_classify_path(lib, MT_PLACE_SMART, &c), 0);
+	p = point(&c, sym);
+	ck_assert_msg(p->probe_offset == p->func_offset + off, "%s: +%lu (%s), want +%lu", sym,
+		      (unsigned long)(p->probe_offset - p->func_offset), p->reason,
+		      (unsigned long)off);
+	ck_assert_msg(strstr(p->reason, reason), "%s: \"%s\" lacks \"%s\"", sym, p->reason, reason);
+	mt_classification_free(&c);
+}
+
+START_TEST(glibc_malloc_stays_on_push)
+{
+	expect(libs[0], "malloc", 0, "entry: pushq %r12 is emulated");
+}
+END_TEST
+
+START_TEST(glibc_free_moves_past_test)
+{
+	expect(libs[0], "free", 3, "+3: je emulated; skipped testq");
+}
+END_TEST
+
+START_TEST(jemalloc_malloc_moves_to_ja)
+{
+	expect(libs[1], "malloc", 7, "+7: ja emulated; skipped cmpq");
+}
+END_TEST
+
+START_TEST(entry_mode_keeps_entries)
+{
+	struct mt_classification c;
+
+	ck_assert_int_eq(mt_classify_path(libs[_i], MT_PLACE_ENTRY, &c), 0);
+	ck_assert_uint_gt(c.n_points, 0);
+	for (size_t i = 0; i < c.n_points; i++)
+		ck_assert_msg(c.points[i].probe_offset == c.points[i].func_offset, "%s: %s moved",
+			      libs[_i], c.points[i].symbol);
+	mt_classification_free(&c);
+}
+END_TEST
+
+/* An instruction the kernel emulates, judged from capstone's decoding rather than raw bytes. */
+static bool emulated(csh h, const cs_insn *in)
+{
+	static const char *const nops[] = {
+	    "90",	  "6690",	  "0f1f00",	    "0f1f4000",
+	    "0f1f440000", "660f1f440000", "0f1f8000000000", "0f1f840000000000"};
+	char hexb[40] = "";
+
+	for (int i = 0; i < in->size && i < 16; i++)
+		sprintf(hexb + 2 * i, "%02x", in->bytes[i]);
+	if (in->id == X86_INS_NOP)
+		for (size_t i = 0; i < sizeof(nops) / sizeof(nops[0]); i++)
+			if (!strcmp(hexb, nops[i]))
+				return true;
+	if (in->id == X86_INS_PUSH && in->detail->x86.operands[0].type == X86_OP_REG)
+		return in->size == 1 || (in->size == 2 && in->bytes[0] == 0x41);
+	return cs_insn_group(h, in, CS_GRP_BRANCH_RELATIVE) && in->bytes[0] != 0x66;
+}
+
+static bool writes(csh h, const cs_insn *in, const uint16_t *regs, size_t n)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+
+	ck_assert_int_eq(cs_regs_access(h, in, rd, &nrd, wr, &nwr), CS_ERR_OK);
+	for (int i = 0; i < nwr; i++)
+		for (size_t j = 0; j < n; j++)
+			if (wr[i] == regs[j])
+				return true;
+	return false;
+}
+
+static const uint16_t args[] = {
+    X86_REG_RDI, X86_REG_EDI, X86_REG_DI,  X86_REG_DIL, X86_REG_RSI, X86_REG_ESI,
+    X86_REG_SI,	 X86_REG_SIL, X86_REG_RDX, X86_REG_EDX, X86_REG_DX,  X86_REG_DL,
+    X86_REG_DH,	 X86_REG_RCX, X86_REG_ECX, X86_REG_CX,	X86_REG_CL,  X86_REG_CH,
+};
+static const uint16_t sp[] = {X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL};
+
+/* Re-decode what a moved probe skips and check every rule on it, independently. */
+static void check_skipped(csh h, const char *lib, int fd, const struct mt_probe_point *p)
+{
+	uint8_t code[MT_PLACE_MAX_BYTES + 16];
+	size_t skip = p->probe_offset - p->func_offset, n;
+	cs_insn *ins;
+	size_t at = 0;
+
+	ck_assert_uint_le(skip, MT_PLACE_MAX_BYTES);
+	ck_assert_int_eq(pread(fd, code, sizeof(code), (off_t)p->func_offset),
+			 (ssize_t)sizeof(code));
+	n = cs_disasm(h, code, sizeof(code), 0, MT_PLACE_MAX_INSNS + 1, &ins);
+	ck_assert_uint_gt(n, 0);
+	for (size_t i = 0; i < n && at < skip; i++) {
+		ck_assert_msg(!emulated(h, &ins[i]), "%s %s: skipped an emulated +%lu", lib,
+			      p->symbol, (unsigned long)at);
+		ck_assert_msg(!cs_insn_group(h, &ins[i], CS_GRP_JUMP) &&
+				  !cs_insn_group(h, &ins[i], CS_GRP_CALL) &&
+				  !cs_insn_group(h, &ins[i], CS_GRP_RET),
+			      "%s %s: skipped a branch", lib, p->symbol);
+		ck_assert_msg(!writes(h, &ins[i], args, sizeof(args) / sizeof(args[0])),
+			      "%s %s: skipped %s writes an argument", lib, p->symbol,
+			      ins[i].mnemonic);
+		ck_assert_msg(!p->ret || !writes(h, &ins[i], sp, sizeof(sp) / sizeof(sp[0])),
+			      "%s %s: skipped %s moves rsp before a return probe", lib, p->symbol,
+			      ins[i].mnemonic);
+		at += ins[i].size;
+		if (at == skip) {
+			ck_assert_msg(i + 1 < n && emulated(h, &ins[i + 1]),
+				      "%s %s: +%lu is not emulated", lib, p->symbol,
+				      (unsigned long)skip);
+		}
+	}
+	ck_assert_msg(at == skip, "%s %s: +%lu is not an instruction boundary", lib, p->symbol,
+		      (unsigned long)skip);
+	if (!skip)
+		ck_assert_msg(emulated(h, &ins[0]) || !strncmp(p->reason, "entry: ", 7),
+			      "%s %s: odd reason %s", lib, p->symbol, p->reason);
+	cs_free(ins, n);
+}
+
+START_TEST(moved_probes_skip_nothing_that_matters)
+{
+	struct mt_classification c;
+	int fd = open(libs[_i], O_RDONLY);
+	size_t moved = 0;
+	csh h;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(cs_open(CS_ARCH_X86, CS_MODE_64, &h), CS_ERR_OK);
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	ck_assert_int_eq(mt_classify_fd(fd, MT_PLACE_SMART, &c), 0);
+	ck_assert_uint_gt(c.n_points, 0);
+	for (size_t i = 0; i < c.n_points; i++) {
+		check_skipped(h, libs[_i], fd, &c.points[i]);
+		moved += c.points[i].probe_offset != c.points[i].func_offset;
+	}
+	mt_classification_free(&c);
+	cs_close(&h);
+	close(fd);
+}
+END_TEST
+
+START_TEST(point_reads_the_file)
+{
+	/* mt_place_point on a file descriptor that cannot be read falls back to the entry */
+	struct mt_probe_point p = {.func_offset = 0x1000, .kind = MT_K_MALLOC, .ret = true};
+	struct mt_uprobe_caps caps = {.push = true};
+
+	ck_assert_int_eq(mt_place_point(-1, &p, 64, 64, MT_PLACE_SMART, &caps), 0);
+	ck_assert_uint_eq(p.probe_offset, p.func_offset);
+	ck_assert_ptr_nonnull(strstr(p.reason, "unreadable"));
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("placement");
+	TCase *seq = tcase_create("sequences");
+	TCase *lib = tcase_create("installed");
+
+	tcase_add_loop_test(seq, sequence, 0, sizeof(seqs) / sizeof(seqs[0]));
+	tcase_add_test(seq, running_kernel_emulates_push);
+	tcase_add_test(seq, point_reads_the_file);
+	suite_add_tcase(s, seq);
+
+	tcase_set_timeout(lib, 60);
+	tcase_add_test(lib, glibc_malloc_stays_on_push);
+	tcase_add_test(lib, glibc_free_moves_past_test);
+	tcase_add_test(lib, jemalloc_malloc_moves_to_ja);
+	tcase_add_loop_test(lib, entry_mode_keeps_entries, 0, N_LIBS);
+	tcase_add_loop_test(lib, moved_probes_skip_nothing_that_matters, 0, N_LIBS);
+	suite_add_tcase(s, lib);
+	return s;
+}
+
+/* The tables of docs/PLACEMENT.md: one per installed allocator. */
+static int print_table(void)
+{
+	for (size_t i = 0; i < N_LIBS; i++) {
+		struct mt_classification c;
+		int err = mt_classify_path(libs[i], MT_PLACE_SMART, &c);
+
+		if (err) {
+			fprintf(stderr, "%s: %s\n", libs[i], strerror(-err));
+			return 1;
+		}
+		printf("### %s (%s, build id %s)\n\n", libs[i], mt_family_name(c.family),
+		       c.build_id);
+		printf("| symbol | kind | entry | probe | reason |\n| --- | --- | --- | --- | --- "
+		       "|\n");
+		for (size_t j = 0; j < c.n_points; j++) {
+			const struct mt_probe_point *p = &c.points[j];
+
+			printf("| `%s` | %s | %#lx | +%lu | %s |\n", p->symbol,
+			       mt_kind_name(p->kind), (unsigned long)p->func_offset,
+			       (unsigned long)(p->probe_offset - p->func_offset), p->reason);
+		}
+		printf("\n");
+		mt_classification_free(&c);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed;
+
+	if (argc > 1 && !strcmp(argv[1], "--table"))
+		return print_table();
+	sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
