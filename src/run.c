@@ -108,6 +108,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	int c, v;
 
 	optind = 1;
+	argv[0] = "memtrack run"; /* getopt names the command in its messages */
 	while ((c = getopt_long(argc, argv, "+o:qvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -154,7 +155,6 @@ static int parse(int argc, char **argv, struct run_opts *o)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
 			return 2;
 		}
 	}

@@ -60,6 +60,9 @@ struct sup {
 	size_t n_procs, cap_procs;
 	struct tracee *tracees;
 	size_t n_tracees, cap_tracees;
+	/* Tracees that ended before their creator reported them: placed when it does. */
+	struct tracee *unplaced;
+	size_t n_unplaced, cap_unplaced;
 	size_t files_logged; /* tracker files already named in the log */
 };
 
@@ -119,25 +122,48 @@ static struct tracee *find_tracee(struct sup *s, pid_t tid)
 	return NULL;
 }
 
+static struct tracee *push_tracee(struct tracee **arr, size_t *n, size_t *cap,
+				   const struct tracee *t)
+{
+	struct tracee *grown;
+
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 32;
+
+		grown = realloc(*arr, c * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		*arr = grown;
+		*cap = c;
+	}
+	(*arr)[*n] = *t;
+	return &(*arr)[(*n)++];
+}
+
 static struct tracee *add_tracee(struct sup *s, pid_t tid)
 {
-	struct tracee *t;
+	struct tracee t = {.tid = tid, .proc = -1, .log = mt_stoplog_thread(s->log)};
 
-	if (s->n_tracees == s->cap_tracees) {
-		size_t cap = s->cap_tracees ? 2 * s->cap_tracees : 32;
-
-		t = realloc(s->tracees, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		s->tracees = t;
-		s->cap_tracees = cap;
-	}
-	t = &s->tracees[s->n_tracees];
-	*t = (struct tracee){.tid = tid, .proc = -1, .log = mt_stoplog_thread(s->log)};
-	if (!t->log)
+	if (!t.log)
 		return NULL;
-	s->n_tracees++;
-	return t;
+	return push_tracee(&s->tracees, &s->n_tracees, &s->cap_tracees, &t);
+}
+
+/* The tracee a creator reports: live, or already ended and waiting for its place. */
+static struct tracee *reported_child(struct sup *s, pid_t tid, struct tracee *slot)
+{
+	struct tracee *t = find_tracee(s, tid);
+
+	if (t)
+		return t;
+	for (size_t i = 0; i < s->n_unplaced; i++) {
+		if (s->unplaced[i].tid == tid) {
+			*slot = s->unplaced[i];
+			s->unplaced[i] = s->unplaced[--s->n_unplaced];
+			return slot;
+		}
+	}
+	return add_tracee(s, tid);
 }
 
 static void remove_tracee(struct sup *s, struct tracee *t)
@@ -341,17 +367,15 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 		[PTRACE_EVENT_CLONE] = "clone",
 	};
 	struct json_object *d = detail_new();
+	struct tracee *child, ended;
 	unsigned long msg = 0;
-	struct tracee *child;
 	struct proc *parent;
 	pid_t tgid;
 	int idx, err;
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0)
 		return -errno;
-	child = find_tracee(s, (pid_t)msg);
-	if (!child)
-		child = add_tracee(s, (pid_t)msg);
+	child = reported_child(s, (pid_t)msg, &ended);
 	t = find_tracee(s, t->tid); /* add_tracee may have moved the array */
 	if (!child || !t)
 		return -ENOMEM;
@@ -526,6 +550,8 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 							: WEXITSTATUS(status);
 	}
 	s->res->end_ns = mt_now_ns();
+	if (t->proc < 0 && !push_tracee(&s->unplaced, &s->n_unplaced, &s->cap_unplaced, t))
+		fprintf(stderr, "memtrack: out of memory: a stop will not be placed in the tree\n");
 	remove_tracee(s, t);
 }
 
@@ -535,7 +561,8 @@ static int event_loop(struct sup *s)
 	int status, err;
 	pid_t tid;
 
-	for (;;) {
+	/* A process left stopped by --stop-at is still our child: wait for tracees only. */
+	while (s->n_tracees > 0) {
 		tid = waitpid(-1, &status, __WALL);
 		if (tid < 0) {
 			if (errno == EINTR)
@@ -560,6 +587,7 @@ static int event_loop(struct sup *s)
 		if (err)
 			return err;
 	}
+	return 0;
 }
 
 /* ---- spawning ------------------------------------------------------------------------ */
@@ -708,6 +736,7 @@ static void sup_free(struct sup *s)
 	}
 	free(s->procs);
 	free(s->tracees);
+	free(s->unplaced);
 	mt_stoplog_free(s->log);
 	mt_tracker_close(s->tracker);
 }

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Integration tests of the supervisor: memtrack run on the fixtures, asserting exit codes, the
+ * summary's process and thread counts, the exact stop sequence, signal forwarding, exec failures,
+ * stop points and that no tracee outlives memtrack.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/mtrun.h"
+
+static struct mt_out run_quiet(const char *const *argv)
+{
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	return o;
+}
+
+START_TEST(exit_code_is_the_commands)
+{
+	const char *argv[] = {MEMTRACK, "run", "--no-track", "--", FIXTURE("exit_code"), "3", NULL};
+	struct mt_out o = run_quiet(argv);
+
+	ck_assert_int_eq(o.code, 3);
+	ck_assert_ptr_nonnull(strstr(o.err, "exited with 3; 1 process, 1 thread"));
+	mt_out_free(&o);
+}
+END_TEST
+
+START_TEST(signal_death_is_128_plus_n)
+{
+	const char *argv[] = {MEMTRACK, "run", "--no-track", "--", FIXTURE("die_signal"), "11", NULL};
+	struct mt_out o = run_quiet(argv);
+
+	ck_assert_int_eq(o.code, 128 + SIGSEGV);
+	ck_assert_ptr_nonnull(strstr(o.err, "killed by SIGSEGV"));
+	mt_out_free(&o);
+}
+END_TEST
+
+START_TEST(missing_command_is_127)
+{
+	const char *argv[] = {MEMTRACK, "run", "--", "/nonexistent/cmd", NULL};
+	struct mt_out o = run_quiet(argv);
+
+	ck_assert_int_eq(o.code, 127);
+	ck_assert_str_eq(o.err,
+			 "memtrack: cannot run '/nonexistent/cmd': No such file or directory\n");
+	mt_out_free(&o);
+}
+END_TEST
+
+START_TEST(non_executable_is_126)
+{
+	const char *argv[] = {MEMTRACK, "run", "--no-track", "--", "/etc/passwd", NULL};
+	struct mt_out o = run_quiet(argv);
+
+	ck_assert_int_eq(o.code, 126);
+	ck_assert_str_eq(o.err, "memtrack: cannot run '/etc/passwd': Permission denied\n");
+	mt_out_free(&o);
+}
+END_TEST
+
+START_TEST(usage_errors_are_2)
+{
+	const char *none[] = {MEMTRACK, NULL};
+	const char *nocmd[] = {MEMTRACK, "run", NULL};
+	const char *badopt[] = {MEMTRACK, "run", "--bogus", "--", "true", NULL};
+	const char *badwatch[] = {MEMTRACK, "run", "--watcher=x", "--", "true", NULL};
+	const char *badstop[] = {MEMTRACK, "run", "--stop-at", "nowhere", "--", "true", NULL};
+	const char *unknown[] = {MEMTRACK, "frobnicate", NULL};
+	const char *const *cases[] = {none, nocmd, badopt, badwatch, badstop, unknown};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mt_out o = run_quiet(cases[i]);
+
+		ck_assert_msg(o.code == 2, "case %zu exited %d", i, o.code);
+		ck_assert_msg(strncmp(o.err, "memtrack", 8) == 0, "case %zu: %s", i, o.err);
+		mt_out_free(&o);
+	}
+}
+END_TEST
+
+START_TEST(help_and_version)
+{
+	const char *help[] = {MEMTRACK, "--help", NULL};
+	const char *runhelp[] = {MEMTRACK, "run", "--help", NULL};
+	const char *version[] = {MEMTRACK, "--version", NULL};
+	struct mt_out o;
+
+	o = run_quiet(help);
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_ptr_nonnull(strstr(o.out, "memtrack run"));
+	mt_out_free(&o);
+	o = run_quiet(runhelp);
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_ptr_nonnull(strstr(o.out, "--trace-stops"));
+	mt_out_free(&o);
+	o = run_quiet(version);
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_int_eq(strncmp(o.out, "memtrack ", 9), 0);
+	mt_out_free(&o);
+}
+END_TEST
+
+START_TEST(output_is_the_commands)
+{
+	const char *bare[] = {"sh", "-c", "ls / | wc -l", NULL};
+	const char *traced[] = {MEMTRACK, "run", "-q", "-o", "/dev/null", "--",
+				"sh", "-c", "ls / | wc -l", NULL};
+	struct mt_out a = run_quiet(bare), b = run_quiet(traced);
+
+	ck_assert_int_eq(b.code, a.code);
+	ck_assert_str_eq(b.out, a.out);
+	ck_assert_str_eq(b.err, "");
+	mt_out_free(&a);
+	mt_out_free(&b);
+}
+END_TEST
+
+START_TEST(fork_tree_counts)
+{
+	const char *argv[] = {MEMTRACK, "run", "--no-track", "--", FIXTURE("fork_tree"), NULL};
+	struct mt_out o = run_quiet(argv);
+
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_ptr_nonnull(strstr(o.err, "exited with 0; 20 processes, 20 threads"));
+	mt_out_free(&o);
+}
+END_TEST
+
+START_TEST(thread_counts)
+{
+	const char *argv[] = {MEMTRACK, "run", "--no-track", "--", FIXTURE("threads"), "7", NULL};
+	struct mt_out o = run_quiet(argv);
+
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_ptr_nonnull(strstr(o.err, "exited with 0; 1 process, 8 threads"));
+	mt_out_free(&o);
+}
+END_TEST
+
+static char *trace(const char *const *cmd, bool track, int *code)
+{
+	char dir[64], path[128], *text;
+	const char *argv[32] = {MEMTRACK, "run", "-q", "--trace-stops", path};
+	struct mt_out o;
+	int n = 5, i;
+
+	mt_tmpdir(dir);
+	snprintf(path, sizeof(path), "%s/stops.json", dir);
+	if (track) {
+		argv[n++] = "-o";
+		argv[n++] = "/dev/null";
+	} else {
+		argv[n++] = "--no-track";
+	}
+	argv[n++] = "--";
+	for (i = 0; cmd[i]; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	*code = o.code;
+	mt_out_free(&o);
+	text = mt_slurp(path);
+	ck_assert_ptr_nonnull(text);
+	unlink(path);
+	rmdir(dir);
+	return text;
+}
+
+START_TEST(exec_chain_stop_sequence)
+{
+	const char *cmd[] = {FIXTURE("exec_chain"), "2", NULL};
+	const char *expected =
+		"{\"proc\":\"0\",\"thread\":0,\"seq\":0,\"kind\":\"exec\",\"path\":\"" FIXTURE(
+			"exec_chain") "\"}\n"
+		"{\"proc\":\"0\",\"thread\":0,\"seq\":1,\"kind\":\"exec\",\"path\":\"" FIXTURE(
+			"exec_chain") "\"}\n"
+		"{\"proc\":\"0\",\"thread\":0,\"seq\":2,\"kind\":\"exec\",\"path\":\"" FIXTURE(
+			"exec_chain") "\"}\n"
+		"{\"proc\":\"0\",\"thread\":0,\"seq\":3,\"kind\":\"exit\",\"code\":0}\n"
+		"{\"proc\":\"0\",\"thread\":0,\"seq\":4,\"kind\":\"gone\",\"code\":0}\n";
+	int code;
+	char *a = trace(cmd, false, &code);
+
+	ck_assert_int_eq(code, 0);
+	ck_assert_str_eq(a, expected);
+	free(a);
+}
+END_TEST
+
+START_TEST(vfork_exec_stop_sequence)
+{
+	const char *cmd[] = {FIXTURE("vfork_exec"), FIXTURE("exit_code"), "5", NULL};
+	const char *expected =
+		"{\"proc\":\"0\",\"thread\":0,\"seq\":0,\"kind\":\"exec\",\"path\":\"" FIXTURE(
+			"vfork_exec") "\"}\n"
+		"{\"proc\":\"0\",\"thread\":0,\"seq\":1,\"kind\":\"vfork\",\"child\":\"0.0\"}\n"
+		"{\"proc\":\"0\",\"thread\":0,\"seq\":2,\"kind\":\"exit\",\"code\":5}\n"
+		"{\"proc\":\"0\",\"thread\":0,\"seq\":3,\"kind\":\"gone\",\"code\":5}\n"
+		"{\"proc\":\"0.0\",\"thread\":0,\"seq\":0,\"kind\":\"start\"}\n"
+		"{\"proc\":\"0.0\",\"thread\":0,\"seq\":1,\"kind\":\"exec\",\"path\":\"" FIXTURE(
+			"exit_code") "\"}\n"
+		"{\"proc\":\"0.0\",\"thread\":0,\"seq\":2,\"kind\":\"exit\",\"code\":5}\n"
+		"{\"proc\":\"0.0\",\"thread\":0,\"seq\":3,\"kind\":\"gone\",\"code\":5}\n";
+	int code;
+	char *a = trace(cmd, false, &code);
+
+	ck_assert_int_eq(code, 5);
+	ck_assert_str_eq(a, expected);
+	free(a);
+}
+END_TEST
+
+/* A tree whose processes run concurrently still logs the same bytes twice. */
+START_TEST(fork_tree_trace_is_reproducible)
+{
+	const char *cmd[] = {FIXTURE("fork_tree"), NULL};
+	int code;
+	char *a = trace(cmd, true, &code), *b;
+
+	ck_assert_int_eq(code, 0);
+	b = trace(cmd, true, &code);
+	ck_assert_str_eq(a, b);
+	ck_assert_int_eq(mt_count_lines(a, "\"kind\":\"fork\""), 19);
+	ck_assert_int_eq(mt_count_lines(a, "\"kind\":\"start\""), 19);
+	ck_assert_int_eq(mt_count_lines(a, "\"kind\":\"gone\""), 20);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(multithreaded_exec)
+{
+	const char *cmd[] = {FIXTURE("mt_exec"), FIXTURE("exit_code"), "4", NULL};
+	int code;
+	char *a = trace(cmd, false, &code);
+
+	ck_assert_int_eq(code, 4);
+	ck_assert_int_eq(mt_count_lines(a, "\"kind\":\"clone\""), 3);
+	ck_assert_int_eq(mt_count_lines(a, "\"kind\":\"exec\""), 2);
+	/* The exec'ing thread (thread 3) carries on as the process: its exec and its end. */
+	ck_assert_ptr_nonnull(strstr(a, "\"thread\":3,\"seq\":1,\"kind\":\"exec\",\"path\":\"" FIXTURE(
+						"exit_code") "\""));
+	ck_assert_ptr_nonnull(strstr(a, "\"thread\":3,\"seq\":3,\"kind\":\"gone\",\"code\":4}"));
+	free(a);
+}
+END_TEST
+
+/* A SIGSTOP from user space is no watcher stop: it is delivered, never swallowed. */
+START_TEST(user_sigstop_is_reinjected)
+{
+	const char *cmd[] = {FIXTURE("raise_stop"), NULL};
+	int code;
+	char *a = trace(cmd, true, &code);
+
+	ck_assert_int_eq(code, 0);
+	ck_assert_int_eq(mt_count_lines(a, "\"kind\":\"signal\",\"signal\":\"SIGSTOP\""), 1);
+	ck_assert_int_eq(mt_count_lines(a, "\"kind\":\"group-stop\",\"signal\":\"SIGSTOP\""), 1);
+	free(a);
+}
+END_TEST
+
+static char *read_line_fd(int fd)
+{
+	static char line[256];
+	size_t n = 0;
+
+	while (n + 1 < sizeof(line) && read(fd, &line[n], 1) == 1 && line[n] != '\n')
+		n++;
+	line[n] = '\0';
+	return line;
+}
+
+START_TEST(sigterm_is_forwarded_and_sigint_ends)
+{
+	const char *argv[] = {MEMTRACK, "run", "-q", "--no-track", "--", FIXTURE("ignore_term"),
+			      "20", NULL};
+	int fd, status;
+	pid_t pid = mt_spawn_piped(argv, &fd);
+
+	ck_assert_int_gt(pid, 0);
+	ck_assert_str_eq(read_line_fd(fd), "ready");
+	/* Forwarded, and ignored by the command: memtrack must still be running. */
+	kill(pid, SIGTERM);
+	usleep(200 * 1000);
+	ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+	/* Forwarded SIGINT: the command exits 0 from its handler. */
+	kill(pid, SIGINT);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	close(fd);
+}
+END_TEST
+
+/* The grandchild of daemonize outlives its parent: memtrack waits for it and leaves nothing. */
+START_TEST(no_tracee_is_left_behind)
+{
+	const char *argv[] = {MEMTRACK, "run", "--no-track", "--", FIXTURE("daemonize"), NULL};
+	struct mt_out o = run_quiet(argv);
+	char cmd[128];
+
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_ptr_nonnull(strstr(o.err, "exited with 0; 3 processes, 3 threads"));
+	mt_out_free(&o);
+	/* Nothing that runs a fixture binary is left, stopped or not. */
+	snprintf(cmd, sizeof(cmd), "pgrep -f '^%s' >/dev/null", FIXTURE("daemonize"));
+	ck_assert_int_ne(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(stop_at_exec_attachable_by_gdb)
+{
+	const char *argv[] = {MEMTRACK, "run", "--no-track", "--stop-at", "exec", "--",
+			      FIXTURE("exit_code"), "0", NULL};
+	struct mt_out o = run_quiet(argv), g;
+	char pidbuf[16], *p;
+	pid_t pid;
+
+	ck_assert_int_eq(o.code, 0);
+	p = strstr(o.err, "attach with: gdb -p ");
+	ck_assert_ptr_nonnull(p);
+	pid = atoi(p + strlen("attach with: gdb -p "));
+	ck_assert_int_gt(pid, 0);
+	ck_assert(mt_pid_alive(pid));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
+	{
+		const char *gdb[] = {"gdb", "-batch", "-nx", "-p", pidbuf, "-ex", "info registers rip",
+				     NULL};
+
+		ck_assert_int_eq(mt_run(gdb, NULL, NULL, 60, &g), 0);
+	}
+	ck_assert_msg(strstr(g.out, "rip") != NULL, "gdb said: %s %s", g.out, g.err);
+	mt_out_free(&g);
+	mt_out_free(&o);
+	kill(pid, SIGKILL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("supervisor");
+	TCase *tc = tcase_create("run");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, exit_code_is_the_commands);
+	tcase_add_test(tc, signal_death_is_128_plus_n);
+	tcase_add_test(tc, missing_command_is_127);
+	tcase_add_test(tc, non_executable_is_126);
+	tcase_add_test(tc, usage_errors_are_2);
+	tcase_add_test(tc, help_and_version);
+	tcase_add_test(tc, output_is_the_commands);
+	tcase_add_test(tc, fork_tree_counts);
+	tcase_add_test(tc, thread_counts);
+	tcase_add_test(tc, exec_chain_stop_sequence);
+	tcase_add_test(tc, vfork_exec_stop_sequence);
+	tcase_add_test(tc, fork_tree_trace_is_reproducible);
+	tcase_add_test(tc, multithreaded_exec);
+	tcase_add_test(tc, user_sigstop_is_reinjected);
+	tcase_add_test(tc, sigterm_is_forwarded_and_sigint_ends);
+	tcase_add_test(tc, no_tracee_is_left_behind);
+	tcase_add_test(tc, stop_at_exec_attachable_by_gdb);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

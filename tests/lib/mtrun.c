@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Integration-test helpers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mtrun.h"
+
+extern char **environ;
+
+struct buf {
+	char *p;
+	size_t n, cap;
+};
+
+static void buf_add(struct buf *b, const char *data, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		b->cap = (b->n + n + 1) * 2;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+	memcpy(b->p + b->n, data, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void child(const char *const *argv, const char *const *env_extra, const char *cwd,
+		  int out, int err)
+{
+	dup2(out, 1);
+	dup2(err, 2);
+	for (size_t i = 0; env_extra && env_extra[i]; i++)
+		putenv((char *)env_extra[i]);
+	if (cwd && chdir(cwd) < 0)
+		_exit(125);
+	execvp(argv[0], (char *const *)argv);
+	_exit(127);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Output goes to unlinked temporary files, not pipes: a process the command leaves behind (a
+ * daemon, or one left stopped on purpose) may hold them open, and must not hang the test.
+ */
+static int tmpfile_fd(void)
+{
+	char path[] = "/tmp/memtrack-out-XXXXXX";
+	int fd = mkostemp(path, O_CLOEXEC);
+
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+static char *read_all(int fd)
+{
+	struct buf b = {0};
+	char chunk[65536];
+	ssize_t n;
+
+	buf_add(&b, "", 0);
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_add(&b, chunk, n);
+	close(fd);
+	return b.p;
+}
+
+int mt_run(const char *const *argv, const char *const *env_extra, const char *cwd,
+	   int timeout_s, struct mt_out *o)
+{
+	uint64_t deadline = now_ms() + timeout_s * 1000ull;
+	int fo = tmpfile_fd(), fe = tmpfile_fd();
+	pid_t pid, r;
+
+	memset(o, 0, sizeof(*o));
+	if (fo < 0 || fe < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		child(argv, env_extra, cwd, fo, fe);
+	while ((r = waitpid(pid, &o->status, WNOHANG)) == 0) {
+		if (now_ms() > deadline)
+			kill(pid, SIGKILL);
+		usleep(2000);
+	}
+	o->code = WIFSIGNALED(o->status) ? 128 + WTERMSIG(o->status) : WEXITSTATUS(o->status);
+	o->out = read_all(fo);
+	o->err = read_all(fe);
+	return r == pid ? 0 : -1;
+}
+
+void mt_out_free(struct mt_out *o)
+{
+	free(o->out);
+	free(o->err);
+	memset(o, 0, sizeof(*o));
+}
+
+pid_t mt_spawn_piped(const char *const *argv, int *out_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	*out_fd = p[0];
+	return pid;
+}
+
+char *mt_slurp(const char *path)
+{
+	struct buf b = {0};
+	char chunk[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	buf_add(&b, "", 0);
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_add(&b, chunk, n);
+	close(fd);
+	return b.p;
+}
+
+void mt_tmpdir(char *path)
+{
+	strcpy(path, "/tmp/memtrack-test-XXXXXX");
+	if (!mkdtemp(path))
+		abort();
+}
+
+int mt_count_lines(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while (s && *s) {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) : strlen(s);
+		char *line = strndup(s, len);
+
+		if (strstr(line, needle))
+			n++;
+		free(line);
+		s = nl ? nl + 1 : s + len;
+	}
+	return n;
+}
+
+bool mt_pid_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+long long mt_json_int(const char *s, const char *key)
+{
+	char pat[128];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = s ? strstr(s, pat) : NULL;
+	if (!p)
+		return -1;
+	p += strlen(pat);
+	while (*p == ' ')
+		p++;
+	return strtoll(p, NULL, 10);
+}

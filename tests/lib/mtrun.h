@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Integration-test helpers: run the built memtrack (or any program) and capture what it did. */
+#ifndef MT_TEST_RUN_H
+#define MT_TEST_RUN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define MEMTRACK MT_BUILD_DIR "/memtrack"
+#define FIXTURE(name) MT_BUILD_DIR "/fixtures/" name
+
+struct mt_out {
+	int status;	/* raw wait status */
+	int code;	/* exit code, or 128 + signal */
+	char *out;	/* stdout, NUL-terminated */
+	char *err;	/* stderr, NUL-terminated */
+};
+
+/*
+ * Run argv (NULL-terminated) with env_extra ("K=V" strings, NULL-terminated, may be NULL) added
+ * to the environment, in directory cwd (NULL: unchanged). Killed after timeout_s seconds.
+ * Returns 0, or -1 when it could not be started.
+ */
+int mt_run(const char *const *argv, const char *const *env_extra, const char *cwd,
+	   int timeout_s, struct mt_out *o);
+void mt_out_free(struct mt_out *o);
+
+/* Start argv with stdout on a pipe; returns its pid and sets *out_fd. */
+pid_t mt_spawn_piped(const char *const *argv, int *out_fd);
+
+/* The whole file, NUL-terminated (NULL on error). */
+char *mt_slurp(const char *path);
+/* A fresh directory under /tmp; path must hold 64 bytes. */
+void mt_tmpdir(char *path);
+/* Number of lines of s that contain needle. */
+int mt_count_lines(const char *s, const char *needle);
+/* true when pid exists (as any state but a reaped one). */
+bool mt_pid_alive(pid_t pid);
+/* The value of "key": N in a JSON line or text, first occurrence after `after` (NULL: start). */
+long long mt_json_int(const char *s, const char *key);
+
+#endif
