@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The artifact writer (format in docs/FORMAT.md). Records are assembled in one large buffer and
+ * reach the file in big write(2) calls: the event consumer writes hundreds of thousands of events
+ * a second and must not pay a system call per batch. A mutex serialises the event thread and the
+ * supervisor thread, which writes process and file records. A record is never split across two
+ * flushes, so a run killed mid-way leaves a file whose last record is at worst cut short, which
+ * the reader reports as truncated.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "artifact.h"
+#include "artifact_read.h"
+
+/* Events are copied to the file as they come out of the ring buffer: the format is theirs. */
+_Static_assert(sizeof(struct mt_event) == MT_ARTIFACT_EVENT_SIZE, "struct mt_event is 48 bytes");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "events are stored in host order");
+
+#define WRITER_BUF_SIZE (1u << 20)
+#define REC_HDR_SIZE	8u
+
+struct mt_artifact_writer {
+	pthread_mutex_t lock;
+	int fd;
+	int err; /* first write error: every later call returns it */
+	uint64_t events;
+	size_t len;
+	uint8_t *buf;
+};
+
+static void put_u8(uint8_t **p, uint8_t v)
+{
+	*(*p)++ = v;
+}
+
+static void put_u16(uint8_t **p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(*p, &v, sizeof(v));
+	*p += sizeof(v);
+}
+
+static void put_u32(uint8_t **p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(*p, &v, sizeof(v));
+	*p += sizeof(v);
+}
+
+static void put_u64(uint8_t **p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(*p, &v, sizeof(v));
+	*p += sizeof(v);
+}
+
+static void put_bytes(uint8_t **p, const void *s, size_t n)
+{
+	memcpy(*p, s, n);
+	*p += n;
+}
+
+static void put_str(uint8_t **p, const char *s, size_t len)
+{
+	put_u32(p, (uint32_t)len);
+	put_bytes(p, s, len);
+}
+
+/* Length of a string field clamped to what the format allows. */
+static size_t field_len(const char *s, size_t max)
+{
+	return s ? strnlen(s, max) : 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int flush_locked(struct mt_artifact_writer *w)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	err = write_all(w->fd, w->buf, w->len);
+	w->len = 0;
+	if (err)
+		w->err = err;
+	return err;
+}
+
+/* Room for need bytes at the end of the buffer, flushing first when they do not fit. */
+static uint8_t *reserve_locked(struct mt_artifact_writer *w, size_t need)
+{
+	if (w->err)
+		return NULL;
+	if (WRITER_BUF_SIZE - w->len < need && flush_locked(w))
+		return NULL;
+	return w->buf + w->len;
+}
+
+static void begin_record(uint8_t **p, uint32_t type, size_t payload)
+{
+	put_u32(p, type);
+	put_u32(p, (uint32_t)payload);
+}
+
+/* Bytes of header body for argv[0..argc), dropping arguments that would overflow the limit. */
+static size_t header_body_len(const struct mt_artifact_header *h, size_t wlen, int *argc)
+{
+	size_t len = 8 + 8 + 4 + wlen + 4;
+	int i;
+
+	for (i = 0; i < h->argc && h->argv && h->argv[i]; i++) {
+		size_t a = 4 + field_len(h->argv[i], MT_ARTIFACT_ARG_MAX);
+
+		if (len + a > MT_ARTIFACT_HEADER_MAX)
+			break;
+		len += a;
+	}
+	*argc = i;
+	return len;
+}
+
+static int write_header(struct mt_artifact_writer *w, const struct mt_artifact_header *h)
+{
+	size_t wlen = field_len(h->watcher, MT_ARTIFACT_WATCHER_MAX);
+	int argc, i;
+	size_t body = header_body_len(h, wlen, &argc);
+	uint8_t *hdr, *p;
+	int err;
+
+	/* The header can exceed the buffer (a huge command line): give it its own allocation. */
+	hdr = malloc(16 + body);
+	if (!hdr)
+		return -ENOMEM;
+	p = hdr;
+	put_bytes(&p, MT_ARTIFACT_MAGIC, MT_ARTIFACT_MAGIC_LEN);
+	put_u32(&p, MT_ARTIFACT_VERSION);
+	put_u32(&p, (uint32_t)body);
+	put_u64(&p, h->start_time_ns);
+	put_u64(&p, h->start_mono_ns);
+	put_str(&p, h->watcher ? h->watcher : "", wlen);
+	put_u32(&p, (uint32_t)argc);
+	for (i = 0; i < argc; i++)
+		put_str(&p, h->argv[i], field_len(h->argv[i], MT_ARTIFACT_ARG_MAX));
+	/* Straight to the file: a run killed at once still leaves a readable header. */
+	err = write_all(w->fd, hdr, (size_t)(p - hdr));
+	free(hdr);
+	return err;
+}
+
+int mt_artifact_create(struct mt_artifact_writer **wp, const char *path,
+		       const struct mt_artifact_header *h)
+{
+	struct mt_artifact_writer *w;
+	int err;
+
+	*wp = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->buf = malloc(WRITER_BUF_SIZE);
+	if (!w->buf) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	err = write_header(w, h);
+	if (err)
+		goto err_close;
+	err = pthread_mutex_init(&w->lock, NULL);
+	if (err) {
+		err = -err;
+		goto err_close;
+	}
+	*wp = w;
+	return 0;
+
+err_close:
+	/* Not unlinked: the path may name something that existed before (a device, a FIFO). */
+	close(w->fd);
+err_free:
+	free(w->buf);
+	free(w);
+	return err;
+}
+
+int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event *ev, size_t n)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&w->lock);
+	while (n && !err) {
+		size_t room, k;
+		uint8_t *p = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_EVENT_SIZE);
+
+		if (!p) {
+			err = w->err;
+			break;
+		}
+		room = (WRITER_BUF_SIZE - w->len - REC_HDR_SIZE) / MT_ARTIFACT_EVENT_SIZE;
+		k = n < room ? n : room;
+		begin_record(&p, MT_REC_EVENTS, k * MT_ARTIFACT_EVENT_SIZE);
+		put_bytes(&p, ev, k * MT_ARTIFACT_EVENT_SIZE);
+		w->len = (size_t)(p - w->buf);
+		w->events += k;
+		ev += k;
+		n -= k;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_artifact_process *pr)
+{
+	size_t elen = field_len(pr->exe, sizeof(pr->exe) - 1);
+	size_t payload = MT_ARTIFACT_PROCESS_FIXED + 4 + elen;
+	uint8_t *p;
+	int err = 0;
+
+	pthread_mutex_lock(&w->lock);
+	p = reserve_locked(w, REC_HDR_SIZE + payload);
+	if (!p) {
+		err = w->err;
+		goto out;
+	}
+	begin_record(&p, MT_REC_PROCESS, payload);
+	put_u32(&p, pr->pid);
+	put_u32(&p, pr->parent);
+	put_u32(&p, (uint32_t)pr->exit_status);
+	put_u8(&p, pr->exited ? 1 : 0);
+	put_bytes(&p, "\0\0\0", 3);
+	put_str(&p, pr->exe, elen);
+	w->len = (size_t)(p - w->buf);
+out:
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f)
+{
+	size_t blen = field_len(f->build_id, sizeof(f->build_id) - 1);
+	size_t plen = field_len(f->path, sizeof(f->path) - 1);
+	size_t payload = MT_ARTIFACT_FILE_FIXED + 4 + blen + 4 + plen;
+	uint8_t *p;
+	int err = 0;
+
+	pthread_mutex_lock(&w->lock);
+	p = reserve_locked(w, REC_HDR_SIZE + payload);
+	if (!p) {
+		err = w->err;
+		goto out;
+	}
+	begin_record(&p, MT_REC_FILE, payload);
+	put_u16(&p, f->file_id);
+	put_u16(&p, f->probes);
+	put_u8(&p, f->family);
+	put_bytes(&p, "\0\0\0", 3);
+	put_str(&p, f->build_id, blen);
+	put_str(&p, f->path, plen);
+	w->len = (size_t)(p - w->buf);
+out:
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+static int write_footer_locked(struct mt_artifact_writer *w, const struct mt_artifact_footer *f)
+{
+	uint8_t *p = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_FOOTER_SIZE);
+
+	if (!p)
+		return w->err;
+	begin_record(&p, MT_REC_FOOTER, MT_ARTIFACT_FOOTER_SIZE);
+	/*
+	 * The count of events actually written, not the caller's: the reader checks it against the
+	 * batches, and only the writer knows what reached the file.
+	 */
+	put_u64(&p, w->events);
+	put_u64(&p, f->requests_dropped);
+	put_u64(&p, f->events_dropped);
+	put_u64(&p, f->args_lost);
+	put_u64(&p, f->end_mono_ns);
+	w->len = (size_t)(p - w->buf);
+	return flush_locked(w);
+}
+
+int mt_artifact_finish(struct mt_artifact_writer *w, const struct mt_artifact_footer *f)
+{
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->lock);
+	err = write_footer_locked(w, f);
+	pthread_mutex_unlock(&w->lock);
+	/* close(2) can report a delayed write error (NFS, quota): it must not be lost. */
+	if (close(w->fd) && !err)
+		err = -errno;
+	pthread_mutex_destroy(&w->lock);
+	free(w->buf);
+	free(w);
+	return err;
+}

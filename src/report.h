@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a run allocated: aggregation of an artifact into totals per tree, process, attached file and
+ * allocator family, a size histogram, and the outputs built on it (`memtrack report`, the
+ * end-of-run summary of `memtrack run`, the --memory figures of `memtrack exec-harness`).
+ *
+ * Counting rules (exact, tested):
+ * - allocations: successful calls of the kinds that return a new block (malloc, calloc,
+ *   aligned_alloc, memalign, posix_memalign, valloc, pvalloc, mallocx, operator new, the *_aligned
+ *   ones); a realloc-kind call (realloc, reallocarray, rallocx, xallocx, realloc_aligned) counts
+ *   in reallocs only, realloc(NULL, n) included.
+ * - frees: release-kind calls (free, free_sized, free_aligned_sized, sdallocx, dallocx, operator
+ *   delete) of a non-NULL block, known to the tracker or not.
+ * - failed: calls flagged MT_EV_FAILED; they count nowhere else and change nothing.
+ * - bytes_allocated: requested sizes of the allocations plus the new sizes of the reallocs.
+ * - live: blocks keyed by (pid, address). A realloc removes its old block and adds its new one;
+ *   realloc(p, 0) returning NULL frees p. Releasing an unknown block changes nothing live.
+ * - peak: the largest live byte count reached, in artifact order, for the tree and per process.
+ */
+#ifndef MT_REPORT_H
+#define MT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "artifact.h"
+#include "artifact_read.h"
+#include "classify.h"
+
+struct mt_report_totals {
+	uint64_t allocations;
+	uint64_t frees;
+	uint64_t reallocs;
+	uint64_t failed;
+	uint64_t bytes_allocated;
+	uint64_t peak_bytes;  /* not kept per file or family */
+	uint64_t live_blocks; /* at the end of the artifact; not kept per file or family */
+	uint64_t live_bytes;
+	uint64_t dropped; /* tree only: requests + events dropped + args lost, 0 when no footer */
+};
+
+/*
+ * Bucket b of the size histogram holds requested sizes in [2^(b-1), 2^b): bucket 0 is size 0,
+ * bucket 1 size 1, bucket 2 sizes 2-3, ..., bucket 64 sizes from 2^63.
+ */
+#define MT_REPORT_HIST_BUCKETS 65
+
+struct mt_report_process {
+	uint32_t pid;
+	uint32_t parent;
+	int32_t exit_status; /* raw wait status, when exited */
+	bool exited;
+	bool recorded; /* a process record names it; else it is known from its events only */
+	char *exe;     /* never NULL */
+	struct mt_report_totals t;
+};
+
+struct mt_report_file {
+	uint16_t file_id;
+	uint8_t family; /* as recorded: may be out of range in a foreign artifact */
+	uint16_t probes;
+	bool recorded; /* a file record names it; else events carry an id never described */
+	char build_id[41];
+	char *path; /* never NULL */
+	struct mt_report_totals t;
+};
+
+struct mt_report {
+	uint32_t version;
+	char watcher[MT_ARTIFACT_WATCHER_MAX + 1];
+	int argc;
+	char **argv;
+	uint64_t start_time_ns;
+	uint64_t start_mono_ns;
+	bool truncated;
+	bool has_footer;
+	struct mt_artifact_footer footer; /* zero without a footer */
+	uint64_t events;
+	uint64_t unknown_events; /* kinds this version does not know: passed over */
+	struct mt_report_totals totals;
+	size_t n_processes; /* in order of first appearance */
+	struct mt_report_process *processes;
+	size_t n_files; /* in order of first appearance */
+	struct mt_report_file *files;
+	/* Per family; index MT_FAM_MAX collects events of undescribed files or unknown families. */
+	struct mt_report_totals families[MT_FAM_MAX + 1];
+	uint64_t histogram[MT_REPORT_HIST_BUCKETS];
+	struct mt_report_index *index; /* lookup tables while aggregating */
+};
+
+/*
+ * Aggregate a whole artifact. Returns 0 and *rep, or a negative errno with a sentence in err
+ * (see mt_artifact_open). A truncated artifact is not an error: rep->truncated says so.
+ */
+int mt_report_load(const char *path, struct mt_report **rep, char *err, size_t errlen);
+int mt_report_load_mem(const void *buf, size_t len, struct mt_report **rep, char *err,
+		       size_t errlen);
+/* Aggregate what remains of an open reader. */
+int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **rep, char *err,
+			  size_t errlen);
+void mt_report_free(struct mt_report *rep);
+
+/* Just the tree totals of an artifact (exec-harness --memory). Same returns as mt_report_load. */
+int mt_report_totals_of(const char *path, struct mt_report_totals *t, char *err, size_t errlen);
+
+unsigned int mt_report_bucket(uint64_t size);
+/* Lowest size of a bucket; the highest is mt_report_bucket_min(b + 1) - 1 (b < 64). */
+uint64_t mt_report_bucket_min(unsigned int b);
+/* Name of a recorded family number, "unknown" when out of range. */
+const char *mt_report_family_name(unsigned int family);
+
+/* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
+int mt_report_print(const struct mt_report *rep, FILE *out, size_t top);
+/* One JSON document (json-c). Returns 0, -ENOMEM or -EIO. */
+int mt_report_print_json(const struct mt_report *rep, FILE *out);
+
+/*
+ * The few lines `memtrack run` prints when the command is done. Returns 0, or a negative errno
+ * after printing "memtrack: PATH: REASON" on stderr.
+ */
+int mt_report_summary(const char *artifact_path, FILE *out);
+
+/* `memtrack report [--json] [--top N] FILE`; argv[0] is "report". Returns the exit code. */
+int mt_report_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the artifact reader and the report over arbitrary bytes. Each input is read
+ * twice, from memory and through a file descriptor (the two sources of the reader), and the two
+ * readings must agree; the aggregates must be consistent with each other; both outputs are
+ * rendered. Built and run by tools/fuzz.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "report.h"
+
+static FILE *devnull;
+
+static void check(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "fuzz_artifact: invariant broken: %s\n", what);
+		abort();
+	}
+}
+
+/* Sums that hold whatever the input: each event is counted once at every level. */
+static void check_sums(const struct mt_report *rep)
+{
+	uint64_t pa = 0, fa = 0, ff = 0, hist = 0, fam = 0;
+	size_t i;
+
+	for (i = 0; i < rep->n_processes; i++)
+		pa += rep->processes[i].t.allocations;
+	for (i = 0; i < rep->n_files; i++) {
+		fa += rep->files[i].t.allocations;
+		ff += rep->files[i].t.frees;
+	}
+	for (i = 0; i < MT_REPORT_HIST_BUCKETS; i++)
+		hist += rep->histogram[i];
+	for (i = 0; i <= MT_FAM_MAX; i++)
+		fam += rep->families[i].allocations;
+	check(pa == rep->totals.allocations, "process allocations sum to the total");
+	check(fa == rep->totals.allocations && fam == fa, "file and family allocations");
+	check(ff == rep->totals.frees, "file frees sum to the total");
+	check(hist == rep->totals.allocations + rep->totals.reallocs, "histogram total");
+	/* free(NULL) is the only event that counts nowhere. */
+	check(rep->totals.allocations + rep->totals.frees + rep->totals.reallocs +
+		      rep->totals.failed + rep->unknown_events <=
+		  rep->events,
+	      "events counted at most once");
+	check(rep->totals.live_blocks <= rep->totals.allocations + rep->totals.reallocs,
+	      "live blocks bounded by blocks handed out");
+}
+
+/* The same bytes through a file descriptor: must give the same result as from memory. */
+static void check_fd_path(const uint8_t *data, size_t size, int mem_ret,
+			  const struct mt_report *mem)
+{
+	char path[64], err[MT_ARTIFACT_ERRLEN];
+	struct mt_report *rep;
+	int fd = memfd_create("fuzz_artifact", MFD_CLOEXEC), ret;
+
+	if (fd < 0)
+		return;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ret = mt_report_load(path, &rep, err, sizeof(err));
+	close(fd);
+	check(ret == mem_ret, "memory and fd readings return the same");
+	if (ret)
+		return;
+	check(!memcmp(&rep->totals, &mem->totals, sizeof(rep->totals)), "same totals");
+	check(rep->truncated == mem->truncated && rep->events == mem->events, "same shape");
+	mt_report_free(rep);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[MT_ARTIFACT_ERRLEN] = "";
+	struct mt_report *rep;
+	int ret;
+
+	if (!devnull)
+		devnull = fopen("/dev/null", "w");
+	ret = mt_report_load_mem(data, size, &rep, err, sizeof(err));
+	if (ret) {
+		check(ret < 0 && err[0], "an error comes with a message");
+		check_fd_path(data, size, ret, NULL);
+		return 0;
+	}
+	check_sums(rep);
+	check_fd_path(data, size, 0, rep);
+	mt_report_print(rep, devnull, 3);
+	mt_report_print_json(rep, devnull);
+	mt_report_free(rep);
+	return 0;
+}

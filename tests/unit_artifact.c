@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The artifact writer and reader: what is written comes back byte for byte, a file cut at any
+ * byte either fails cleanly (inside the header) or reads as a truncated prefix, and corrupt or
+ * foreign files are refused with a message instead of being believed.
+ */
+#include <check.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "artifact.h"
+#include "artifact_read.h"
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+static char *tmp_path(void)
+{
+	char *p = strdup("/tmp/memtrack-unit-artifact-XXXXXX");
+	int fd;
+
+	ck_assert_ptr_nonnull(p);
+	fd = mkstemp(p);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	return p;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n ? (size_t)n : 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void spit(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static struct mt_event mkev(uint64_t i)
+{
+	struct mt_event e = {
+	    .ts_ns = 1000 + i,
+	    .pid = 100 + (uint32_t)(i % 3),
+	    .tid = 200 + (uint32_t)i,
+	    .addr = 0x10000 + i * 64,
+	    .size = i * 7,
+	    .old_addr = i & 1 ? 0x20000 + i : 0,
+	    .align = (uint32_t)(i % 5) * 16,
+	    .file_id = (uint16_t)(i % 4),
+	    .kind = (uint8_t)(1 + i % (MT_K_MAX - 1)),
+	    .flags = (uint8_t)(i % 7 == 0),
+	};
+	return e;
+}
+
+static char *const test_argv[] = {"prog", "--flag", "arg with spaces", "", NULL};
+
+static const struct mt_artifact_header test_header = {
+    .start_time_ns = 1700000000123456789ULL,
+    .start_mono_ns = 555000,
+    .watcher = "tracepoint",
+    .argc = 4,
+    .argv = test_argv,
+};
+
+/*
+ * A small artifact: process, file, 5 events, process again (exited), footer. Returns its
+ * offsets: the end of the header, and the total length.
+ */
+static uint8_t *small_artifact(size_t *len, size_t *hdr_len)
+{
+	struct mt_artifact_writer *w;
+	struct mt_artifact_process p = {.pid = 42, .parent = 0};
+	struct mt_artifact_file f = {.file_id = 1, .family = 1, .probes = 12};
+	struct mt_artifact_footer foot = {.events = 5, .events_dropped = 2, .end_mono_ns = 999000};
+	struct mt_event ev[5];
+	char *path = tmp_path();
+	uint8_t *buf;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		ev[i] = mkev((uint64_t)i);
+	strcpy(p.exe, "/usr/bin/prog");
+	strcpy(f.path, "/lib/libc.so.6");
+	strcpy(f.build_id, "0123456789abcdef0123456789abcdef01234567");
+	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+	ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
+	ck_assert_int_eq(mt_artifact_write_file(w, &f), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, ev, 3), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, ev + 3, 2), 0);
+	p.exited = true;
+	p.exit_status = 3 << 8;
+	ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	buf = slurp(path, len);
+	unlink(path);
+	free(path);
+	/* magic, version, header_len, then header_len bytes */
+	*hdr_len = 16 + le32toh(*(uint32_t *)(buf + 12));
+	return buf;
+}
+
+struct counts {
+	int processes, files, footers;
+	uint64_t events;
+	int err;
+	bool truncated;
+	char msg[MT_ARTIFACT_ERRLEN];
+};
+
+/* Read a whole artifact from memory; opening must succeed. */
+static struct counts read_all(const uint8_t *buf, size_t len)
+{
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	struct counts c = {0};
+	char err[MT_ARTIFACT_ERRLEN];
+	int ret;
+
+	ret = mt_artifact_open_mem(&r, buf, len, err, sizeof(err));
+	ck_assert_msg(ret == 0, "open failed: %s", err);
+	while ((ret = mt_artifact_next(r, &it)) > 0) {
+		c.processes += it.type == MT_ITEM_PROCESS;
+		c.files += it.type == MT_ITEM_FILE;
+		c.footers += it.type == MT_ITEM_FOOTER;
+		if (it.type == MT_ITEM_EVENTS)
+			c.events += it.n_events;
+	}
+	c.err = ret;
+	snprintf(c.msg, sizeof(c.msg), "%s", mt_artifact_error(r));
+	c.truncated = mt_artifact_truncated(r);
+	/* An error sticks. */
+	if (ret < 0)
+		ck_assert_int_eq(mt_artifact_next(r, &it), ret);
+	else
+		ck_assert_int_eq(mt_artifact_next(r, &it), 0);
+	mt_artifact_close(r);
+	return c;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, 4);
+}
+
+/* ---- round trip ----------------------------------------------------------------------------- */
+
+START_TEST(roundtrip)
+{
+	size_t len, hdr;
+	uint8_t *buf = small_artifact(&len, &hdr);
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	const struct mt_artifact_info *in;
+	char err[MT_ARTIFACT_ERRLEN];
+	uint64_t nev = 0;
+	int procs = 0, ret;
+
+	ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, err, sizeof(err)), 0);
+	in = mt_artifact_info(r);
+	ck_assert_uint_eq(in->version, 1);
+	ck_assert_uint_eq(in->start_time_ns, 1700000000123456789ULL);
+	ck_assert_uint_eq(in->start_mono_ns, 555000);
+	ck_assert_str_eq(in->watcher, "tracepoint");
+	ck_assert_int_eq(in->argc, 4);
+	ck_assert_str_eq(in->argv[0], "prog");
+	ck_assert_str_eq(in->argv[2], "arg with spaces");
+	ck_assert_str_eq(in->argv[3], "");
+	ck_assert_ptr_null(in->argv[4]);
+	while ((ret = mt_artifact_next(r, &it)) > 0) {
+		switch (it.type) {
+		case MT_ITEM_PROCESS:
+			ck_assert_uint_eq(it.process->pid, 42);
+			ck_assert_str_eq(it.process->exe, "/usr/bin/prog");
+			ck_assert_int_eq(it.process->exited, procs == 1);
+			ck_assert_int_eq(it.process->exit_status, procs == 1 ? 3 << 8 : 0);
+			procs++;
+			break;
+		case MT_ITEM_FILE:
+			ck_assert_uint_eq(it.file->file_id, 1);
+			ck_assert_uint_eq(it.file->family, 1);
+			ck_assert_uint_eq(it.file->probes, 12);
+			ck_assert_str_eq(it.file->path, "/lib/libc.so.6");
+			ck_assert_str_eq(it.file->build_id,
+					 "0123456789abcdef0123456789abcdef01234567");
+			break;
+		case MT_ITEM_EVENTS:
+			for (size_t i = 0; i < it.n_events; i++) {
+				struct mt_event want = mkev(nev + i);
+
+				ck_assert_mem_eq(&it.events[i], &want, sizeof(want));
+			}
+			nev += it.n_events;
+			break;
+		case MT_ITEM_FOOTER:
+			ck_assert_uint_eq(it.footer->events, 5);
+			ck_assert_uint_eq(it.footer->events_dropped, 2);
+			ck_assert_uint_eq(it.footer->requests_dropped, 0);
+			ck_assert_uint_eq(it.footer->end_mono_ns, 999000);
+			break;
+		}
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_int_eq(procs, 2);
+	ck_assert_uint_eq(nev, 5);
+	ck_assert(!mt_artifact_truncated(r));
+	mt_artifact_close(r);
+	free(buf);
+}
+END_TEST
+
+/* The footer counts what reached the file, whatever the caller believed. */
+START_TEST(footer_counts_written_events)
+{
+	struct mt_artifact_writer *w;
+	struct mt_artifact_footer foot = {.events = 12345};
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	struct mt_event e = mkev(1);
+	char *path = tmp_path();
+
+	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	ck_assert_int_eq(mt_artifact_open(&r, path, NULL, 0), 0);
+	while (mt_artifact_next(r, &it) > 0)
+		if (it.type == MT_ITEM_FOOTER)
+			ck_assert_uint_eq(it.footer->events, 1);
+	ck_assert_str_eq(mt_artifact_error(r), "");
+	mt_artifact_close(r);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/* Many events in uneven calls: several buffer flushes, records split, reader chunks. */
+START_TEST(many_events_through_the_file)
+{
+	enum { N = 100000 };
+	struct mt_artifact_writer *w;
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	struct mt_event *ev = malloc(N * sizeof(*ev));
+	char *path = tmp_path();
+	size_t i, done = 0, step = 1;
+	uint64_t nev = 0;
+	int ret;
+
+	ck_assert_ptr_nonnull(ev);
+	for (i = 0; i < N; i++)
+		ev[i] = mkev(i);
+	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+	while (done < N) {
+		size_t k = step < N - done ? step : N - done;
+
+		ck_assert_int_eq(mt_artifact_write_events(w, ev + done, k), 0);
+		done += k;
+		step = step * 3 + 1;
+	}
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	ck_assert_int_eq(mt_artifact_open(&r, path, NULL, 0), 0);
+	while ((ret = mt_artifact_next(r, &it)) > 0) {
+		if (it.type != MT_ITEM_EVENTS)
+			continue;
+		ck_assert_uint_le(it.n_events, 4096);
+		ck_assert_mem_eq(it.events, ev + nev, it.n_events * sizeof(*ev));
+		nev += it.n_events;
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(nev, N);
+	ck_assert_uint_eq(mt_artifact_events_read(r), N);
+	ck_assert(!mt_artifact_truncated(r));
+	mt_artifact_close(r);
+	unlink(path);
+	free(path);
+	free(ev);
+}
+END_TEST
+
+struct thread_arg {
+	struct mt_artifact_writer *w;
+	int n;
+};
+
+static void *event_thread(void *p)
+{
+	struct thread_arg *a = p;
+	int i;
+
+	for (i = 0; i < a->n; i++) {
+		struct mt_event e[7];
+
+		for (int j = 0; j < 7; j++)
+			e[j] = mkev((uint64_t)(i * 7 + j));
+		if (mt_artifact_write_events(a->w, e, 7))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+/* One thread writes events while another writes process and file records. */
+START_TEST(two_writer_threads)
+{
+	struct mt_artifact_writer *w;
+	struct mt_artifact_footer foot = {0};
+	struct thread_arg a;
+	pthread_t t;
+	char *path = tmp_path();
+	size_t len;
+	uint8_t *buf;
+	struct counts c;
+	void *tret;
+	int i;
+
+	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+	a.w = w;
+	a.n = 20000;
+	ck_assert_int_eq(pthread_create(&t, NULL, event_thread, &a), 0);
+	for (i = 0; i < 5000; i++) {
+		struct mt_artifact_process p = {.pid = (uint32_t)i};
+		struct mt_artifact_file f = {.file_id = (uint16_t)i};
+
+		snprintf(p.exe, sizeof(p.exe), "/bin/p%d", i);
+		snprintf(f.path, sizeof(f.path), "/lib/f%d.so", i);
+		ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
+		ck_assert_int_eq(mt_artifact_write_file(w, &f), 0);
+	}
+	pthread_join(t, &tret);
+	ck_assert_ptr_null(tret);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	buf = slurp(path, &len);
+	c = read_all(buf, len);
+	ck_assert_int_eq(c.err, 0);
+	ck_assert_int_eq(c.processes, 5000);
+	ck_assert_int_eq(c.files, 5000);
+	ck_assert_uint_eq(c.events, 20000 * 7);
+	ck_assert_int_eq(c.footers, 1);
+	unlink(path);
+	free(path);
+	free(buf);
+}
+END_TEST
+
+/* Strings at their limits are kept whole; longer ones are clamped by the writer. */
+START_TEST(long_strings)
+{
+	struct mt_artifact_writer *w;
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_process p = {.pid = 1};
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	struct mt_artifact_header h = test_header;
+	char *path = tmp_path();
+	char *big = malloc(100000);
+	char *argv[] = {big, "x", NULL};
+
+	memset(big, 'a', 99999);
+	big[99999] = '\0';
+	memset(p.exe, 'e', sizeof(p.exe)); /* no NUL at all: the writer must stop at 4095 */
+	h.argc = 2;
+	h.argv = argv;
+	h.watcher = "a-watcher-name-longer-than-thirty-one-bytes";
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	ck_assert_int_eq(mt_artifact_open(&r, path, NULL, 0), 0);
+	ck_assert_int_eq(mt_artifact_info(r)->argc, 2);
+	ck_assert_uint_eq(strlen(mt_artifact_info(r)->argv[0]), MT_ARTIFACT_ARG_MAX);
+	ck_assert_str_eq(mt_artifact_info(r)->argv[1], "x");
+	ck_assert_uint_eq(strlen(mt_artifact_info(r)->watcher), MT_ARTIFACT_WATCHER_MAX);
+	ck_assert_int_eq(mt_artifact_next(r, &it), 1);
+	ck_assert_int_eq(it.type, MT_ITEM_PROCESS);
+	ck_assert_uint_eq(strlen(it.process->exe), 4095);
+	mt_artifact_close(r);
+	unlink(path);
+	free(path);
+	free(big);
+}
+END_TEST
+
+/* A command line larger than the header limit keeps the arguments that fit. */
+START_TEST(huge_command_line)
+{
+	enum { N = 200 };
+	struct mt_artifact_writer *w;
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_reader *r;
+	struct mt_artifact_header h = test_header;
+	char *path = tmp_path();
+	char *arg = malloc(MT_ARTIFACT_ARG_MAX + 1);
+	char *argv[N + 1];
+	int i;
+
+	memset(arg, 'z', MT_ARTIFACT_ARG_MAX);
+	arg[MT_ARTIFACT_ARG_MAX] = '\0';
+	for (i = 0; i < N; i++)
+		argv[i] = arg;
+	argv[N] = NULL;
+	h.argc = N;
+	h.argv = argv;
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	ck_assert_int_eq(mt_artifact_open(&r, path, NULL, 0), 0);
+	/* 4 MiB / (65535 + 4) */
+	ck_assert_int_eq(mt_artifact_info(r)->argc, 63);
+	mt_artifact_close(r);
+	unlink(path);
+	free(path);
+	free(arg);
+}
+END_TEST
+
+START_TEST(writer_errors)
+{
+	struct mt_artifact_writer *w = (void *)1;
+
+	ck_assert_int_eq(mt_artifact_create(&w, "/nonexistent-dir/x.mtk", &test_header), -ENOENT);
+	ck_assert_ptr_null(w);
+	/* The header goes straight to the file: a full disk is seen at once. */
+	if (access("/dev/full", W_OK) == 0)
+		ck_assert_int_eq(mt_artifact_create(&w, "/dev/full", &test_header), -ENOSPC);
+	ck_assert_int_eq(mt_artifact_finish(NULL, NULL), -EINVAL);
+}
+END_TEST
+
+/* ---- truncation ----------------------------------------------------------------------------- */
+
+/* Cut a small artifact at every byte: nothing crashes, and every cut past the header reads. */
+START_TEST(cut_at_every_byte)
+{
+	size_t len, hdr, cut;
+	uint8_t *buf = small_artifact(&len, &hdr);
+	uint64_t last_events = 0;
+
+	for (cut = 0; cut <= len; cut++) {
+		struct mt_artifact_reader *r;
+		char err[MT_ARTIFACT_ERRLEN] = "";
+		/* A private copy, so reading past the cut is caught by the sanitizers. */
+		uint8_t *copy = malloc(cut ? cut : 1);
+		int ret;
+
+		memcpy(copy, buf, cut);
+		ret = mt_artifact_open_mem(&r, copy, cut, err, sizeof(err));
+		if (cut < hdr) {
+			ck_assert_int_eq(ret, -EBADMSG);
+			ck_assert_msg(strstr(err, cut ? "truncated" : "empty"), "cut %zu: %s", cut,
+				      err);
+			ck_assert_ptr_null(r);
+		} else {
+			struct counts c;
+
+			ck_assert_int_eq(ret, 0);
+			mt_artifact_close(r);
+			c = read_all(copy, cut);
+			ck_assert_msg(c.err == 0, "cut %zu: %s", cut, c.msg);
+			ck_assert_int_eq(c.truncated, cut < len);
+			ck_assert_int_eq(c.footers, cut == len);
+			/* A longer prefix never holds fewer events. */
+			ck_assert_uint_ge(c.events, last_events);
+			last_events = c.events;
+		}
+		free(copy);
+	}
+	ck_assert_uint_eq(last_events, 5);
+	free(buf);
+}
+END_TEST
+
+/* Through a file, as `memtrack report` reads it, cut inside the event batch. */
+START_TEST(cut_file_keeps_complete_events)
+{
+	size_t len, hdr;
+	uint8_t *buf = small_artifact(&len, &hdr);
+	char *path = tmp_path();
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	/* header, process (8 + 20 + 13), file (8 + 8 + 44 + 18), batch header, 2.5 events */
+	size_t cut = hdr + 41 + 78 + 8 + 48 * 2 + 24;
+	uint64_t nev = 0;
+	int ret;
+
+	spit(path, buf, cut);
+	ck_assert_int_eq(mt_artifact_open(&r, path, NULL, 0), 0);
+	while ((ret = mt_artifact_next(r, &it)) > 0)
+		if (it.type == MT_ITEM_EVENTS)
+			nev += it.n_events;
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(nev, 2);
+	ck_assert(mt_artifact_truncated(r));
+	mt_artifact_close(r);
+	unlink(path);
+	free(path);
+	free(buf);
+}
+END_TEST
+
+/* ---- corrupt and foreign files -------------------------------------------------------------- */
+
+static void expect_error(const uint8_t *buf, size_t len, int err, const char *needle)
+{
+	struct counts c = read_all(buf, len);
+
+	ck_assert_msg(c.err == err, "got %d (%s), want %d", c.err, c.msg, err);
+	ck_assert_msg(strstr(c.msg, needle), "message '%s' lacks '%s'", c.msg, needle);
+}
+
+START_TEST(corrupt_lengths)
+{
+	size_t len, hdr;
+	uint8_t *buf = small_artifact(&len, &hdr);
+	uint8_t *copy = malloc(len);
+	/* Record offsets in the small artifact. */
+	size_t proc = hdr, file = proc + 41, batch = file + 78;
+	static const uint32_t bad[] = {0xffffffffu, 0x7fffffffu, MT_ARTIFACT_META_MAX + 1,
+				       0,	    1,		 19};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(copy, buf, len);
+		put32(copy + proc + 4, bad[i]);
+		expect_error(copy, len, -EBADMSG, "record length out of bounds");
+	}
+	/* An event batch that is not a whole number of events, or is empty, or is huge. */
+	static const uint32_t badev[] = {47, 49, 0, 48 * 1000000};
+
+	for (size_t i = 0; i < sizeof(badev) / sizeof(badev[0]); i++) {
+		memcpy(copy, buf, len);
+		put32(copy + batch + 4, badev[i]);
+		expect_error(copy, len, -EBADMSG, "corrupt");
+	}
+	/* A string longer than its record. */
+	memcpy(copy, buf, len);
+	put32(copy + proc + 8 + 16, 1000);
+	expect_error(copy, len, -EBADMSG, "bad process record");
+	/* A path longer than any path, and than its record. */
+	memcpy(copy, buf, len);
+	put32(copy + file + 8 + 8 + 4 + 40, 5000);
+	expect_error(copy, len, -EBADMSG, "bad file record");
+	/* An unknown record type of sane length is skipped... */
+	memcpy(copy, buf, len);
+	put32(copy + file, 77);
+	{
+		struct counts c = read_all(copy, len);
+
+		ck_assert_int_eq(c.err, 0);
+		ck_assert_int_eq(c.files, 0);
+		ck_assert_uint_eq(c.events, 5);
+	}
+	/* ...one of absurd length is not. */
+	put32(copy + file + 4, 0x80000000u);
+	expect_error(copy, len, -EBADMSG, "offset");
+	free(copy);
+	free(buf);
+}
+END_TEST
+
+START_TEST(footer_checks)
+{
+	size_t len, hdr;
+	uint8_t *buf = small_artifact(&len, &hdr);
+	uint8_t *copy = malloc(len + 1);
+
+	/* The footer's event count disagrees with the batches. */
+	memcpy(copy, buf, len);
+	copy[len - 40] ^= 1;
+	expect_error(copy, len, -EBADMSG, "footer counts");
+	/* Anything after the footer. */
+	memcpy(copy, buf, len);
+	copy[len] = 0;
+	expect_error(copy, len + 1, -EBADMSG, "after the footer");
+	free(copy);
+	free(buf);
+}
+END_TEST
+
+START_TEST(header_checks)
+{
+	size_t len, hdr;
+	uint8_t *buf = small_artifact(&len, &hdr);
+	uint8_t *copy = malloc(len);
+	struct mt_artifact_reader *r;
+	char err[MT_ARTIFACT_ERRLEN];
+
+	memcpy(copy, buf, len);
+	copy[0] = 'X';
+	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EBADMSG);
+	ck_assert_str_eq(err, "not a memtrack artifact (bad magic)");
+	ck_assert_int_eq(mt_artifact_open_mem(&r, "hello", 5, err, sizeof(err)), -EBADMSG);
+	ck_assert_str_eq(err, "not a memtrack artifact (bad magic)");
+	ck_assert_int_eq(mt_artifact_open_mem(&r, NULL, 0, err, sizeof(err)), -EBADMSG);
+	ck_assert_str_eq(err, "not a memtrack artifact (empty file)");
+
+	memcpy(copy, buf, len);
+	put32(copy + 8, 2);
+	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EPROTONOSUPPORT);
+	ck_assert_str_eq(err,
+			 "unsupported artifact format version 2 (this memtrack reads version 1)");
+
+	memcpy(copy, buf, len);
+	put32(copy + 12, MT_ARTIFACT_HEADER_MAX + 1);
+	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(err, "header length"));
+
+	/* argc claiming more arguments than the header could hold. */
+	memcpy(copy, buf, len);
+	put32(copy + 16 + 8 + 8 + 4 + 10, 1000000);
+	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(err, "argument count"));
+
+	/* An argument longer than the header. */
+	memcpy(copy, buf, len);
+	put32(copy + 16 + 8 + 8 + 4 + 10 + 4, 1000000);
+	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(err, "argument"));
+
+	/* A watcher name longer than any. */
+	memcpy(copy, buf, len);
+	put32(copy + 16 + 8 + 8, 32);
+	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EBADMSG);
+
+	ck_assert_int_eq(mt_artifact_open(&r, "/nonexistent/x.mtk", err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "cannot open: No such file or directory");
+	/* A directory opens but cannot be read. */
+	ck_assert_int_eq(mt_artifact_open(&r, "/", err, sizeof(err)), -EISDIR);
+	ck_assert_ptr_nonnull(strstr(err, "read error"));
+	free(copy);
+	free(buf);
+}
+END_TEST
+
+static Suite *artifact_suite(void)
+{
+	Suite *s = suite_create("artifact");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, roundtrip);
+	tcase_add_test(tc, footer_counts_written_events);
+	tcase_add_test(tc, many_events_through_the_file);
+	tcase_add_test(tc, two_writer_threads);
+	tcase_add_test(tc, long_strings);
+	tcase_add_test(tc, huge_command_line);
+	tcase_add_test(tc, writer_errors);
+	tcase_add_test(tc, cut_at_every_byte);
+	tcase_add_test(tc, cut_file_keeps_complete_events);
+	tcase_add_test(tc, corrupt_lengths);
+	tcase_add_test(tc, footer_checks);
+	tcase_add_test(tc, header_checks);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(artifact_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,990 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Aggregation over artifacts written from synthetic event sequences whose truth is known: every
+ * total is asserted exactly, then the outputs (human, JSON parsed back, summary, the command).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "artifact.h"
+#include "report.h"
+
+/* ---- building artifacts --------------------------------------------------------------------- */
+
+#define MAXEV 4096
+
+struct script {
+	struct mt_event ev[MAXEV];
+	size_t n;
+	uint64_t t;
+	struct mt_artifact_footer footer;
+	bool no_footer;
+};
+
+static struct script *S;
+
+static void setup(void)
+{
+	S = calloc(1, sizeof(*S));
+	ck_assert_ptr_nonnull(S);
+}
+
+static void teardown(void)
+{
+	free(S);
+}
+
+static void ev(uint32_t pid, uint8_t kind, uint64_t addr, uint64_t size, uint64_t old,
+	       uint8_t flags, uint16_t file)
+{
+	ck_assert_uint_lt(S->n, MAXEV);
+	S->ev[S->n++] = (struct mt_event){
+	    .ts_ns = ++S->t,
+	    .pid = pid,
+	    .tid = pid,
+	    .addr = addr,
+	    .size = size,
+	    .old_addr = old,
+	    .file_id = file,
+	    .kind = kind,
+	    .flags = flags,
+	};
+}
+
+static void alloc(uint32_t pid, uint8_t kind, uint64_t addr, uint64_t size)
+{
+	ev(pid, kind, addr, size, 0, 0, 1);
+}
+
+static void mfree(uint32_t pid, uint64_t addr)
+{
+	ev(pid, MT_K_FREE, addr, 0, 0, 0, 1);
+}
+
+static void re(uint32_t pid, uint64_t old, uint64_t addr, uint64_t size)
+{
+	ev(pid, MT_K_REALLOC, addr, size, old, 0, 1);
+}
+
+static char *tmp_path(void)
+{
+	char *p = strdup("/tmp/memtrack-unit-report-XXXXXX");
+	int fd;
+
+	ck_assert_ptr_nonnull(p);
+	fd = mkstemp(p);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	return p;
+}
+
+static char *const argv_ls[] = {"ls", "-l", "it's here", NULL};
+
+/* Write S with two processes (100, root; 200, its child) and two files (1 glibc, 2 jemalloc). */
+static char *write_script(void)
+{
+	struct mt_artifact_header h = {
+	    .start_time_ns = 1700000000ULL * 1000000000ULL,
+	    .start_mono_ns = 1000,
+	    .watcher = "tracepoint",
+	    .argc = 3,
+	    .argv = argv_ls,
+	};
+	struct mt_artifact_process root = {.pid = 100, .parent = 0};
+	struct mt_artifact_process child = {.pid = 200, .parent = 100};
+	struct mt_artifact_file libc = {.file_id = 1, .family = MT_FAM_GLIBC, .probes = 11};
+	struct mt_artifact_file je = {.file_id = 2, .family = MT_FAM_JEMALLOC, .probes = 7};
+	struct mt_artifact_writer *w;
+	char *path = tmp_path();
+
+	strcpy(root.exe, "/usr/bin/ls");
+	strcpy(child.exe, "/usr/bin/child");
+	strcpy(libc.path, "/lib/x86_64-linux-gnu/libc.so.6");
+	strcpy(je.path, "/usr/lib/libjemalloc.so.2");
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	ck_assert_int_eq(mt_artifact_write_process(w, &root), 0);
+	ck_assert_int_eq(mt_artifact_write_file(w, &libc), 0);
+	ck_assert_int_eq(mt_artifact_write_file(w, &je), 0);
+	if (S->no_footer) {
+		struct stat st;
+
+		/* A killed run: the events end the file, the last one cut in half, no footer. */
+		ck_assert_int_eq(mt_artifact_write_events(w, S->ev, S->n), 0);
+		ck_assert_int_eq(mt_artifact_finish(w, &S->footer), 0);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(truncate(path, st.st_size - 8 - 40 - 24), 0);
+		return path;
+	}
+	ck_assert_int_eq(mt_artifact_write_events(w, S->ev, S->n / 2), 0);
+	ck_assert_int_eq(mt_artifact_write_process(w, &child), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, S->ev + S->n / 2, S->n - S->n / 2), 0);
+	child.exited = true;
+	child.exit_status = 9; /* killed by SIGKILL */
+	root.exited = true;
+	root.exit_status = 1 << 8;
+	ck_assert_int_eq(mt_artifact_write_process(w, &child), 0);
+	ck_assert_int_eq(mt_artifact_write_process(w, &root), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &S->footer), 0);
+	return path;
+}
+
+static struct mt_report *load(void)
+{
+	char *path = write_script();
+	char err[MT_ARTIFACT_ERRLEN];
+	struct mt_report *rep;
+	int ret = mt_report_load(path, &rep, err, sizeof(err));
+
+	ck_assert_msg(ret == 0, "load: %s", err);
+	unlink(path);
+	free(path);
+	return rep;
+}
+
+static const struct mt_report_process *proc(const struct mt_report *rep, uint32_t pid)
+{
+	for (size_t i = 0; i < rep->n_processes; i++)
+		if (rep->processes[i].pid == pid)
+			return &rep->processes[i];
+	ck_abort_msg("no process %u", pid);
+	return NULL;
+}
+
+static const struct mt_report_file *file(const struct mt_report *rep, uint16_t id)
+{
+	for (size_t i = 0; i < rep->n_files; i++)
+		if (rep->files[i].file_id == id)
+			return &rep->files[i];
+	ck_abort_msg("no file %u", id);
+	return NULL;
+}
+
+#define T_EQ(t, a, f, r, b, pk, lb, ly)                                                            \
+	do {                                                                                       \
+		ck_assert_uint_eq((t)->allocations, a);                                            \
+		ck_assert_uint_eq((t)->frees, f);                                                  \
+		ck_assert_uint_eq((t)->reallocs, r);                                               \
+		ck_assert_uint_eq((t)->bytes_allocated, b);                                        \
+		ck_assert_uint_eq((t)->peak_bytes, pk);                                            \
+		ck_assert_uint_eq((t)->live_blocks, lb);                                           \
+		ck_assert_uint_eq((t)->live_bytes, ly);                                            \
+	} while (0)
+
+/* ---- counting ------------------------------------------------------------------------------- */
+
+START_TEST(malloc_free_pairs)
+{
+	struct mt_report *rep;
+	int i;
+
+	for (i = 0; i < 10; i++)
+		alloc(100, MT_K_MALLOC, 0x1000 + (uint64_t)i * 0x100, 100);
+	for (i = 0; i < 10; i++)
+		mfree(100, 0x1000 + (uint64_t)i * 0x100);
+	rep = load();
+	T_EQ(&rep->totals, 10, 10, 0, 1000, 1000, 0, 0);
+	ck_assert_uint_eq(rep->totals.failed, 0);
+	ck_assert_uint_eq(rep->events, 20);
+	ck_assert(!rep->truncated);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(calloc_and_aligned_kinds)
+{
+	static const uint8_t kinds[] = {
+	    MT_K_MALLOC,      MT_K_CALLOC,	   MT_K_ALIGNED_ALLOC,
+	    MT_K_MEMALIGN,    MT_K_POSIX_MEMALIGN, MT_K_VALLOC,
+	    MT_K_PVALLOC,     MT_K_MALLOCX,	   MT_K_NEW,
+	    MT_K_NEW_ALIGNED, MT_K_MALLOC_ALIGNED, MT_K_CALLOC_ALIGNED,
+	};
+	struct mt_report *rep;
+	uint64_t i, bytes = 0;
+
+	/* calloc(3, 40) arrives as size 120: the BPF side multiplies. */
+	for (i = 0; i < sizeof(kinds); i++) {
+		alloc(100, kinds[i], 0x10000 + i * 0x1000, 120 + i);
+		bytes += 120 + i;
+	}
+	rep = load();
+	T_EQ(&rep->totals, 12, 0, 0, bytes, bytes, 12, bytes);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(realloc_chain)
+{
+	struct mt_report *rep;
+
+	alloc(100, MT_K_MALLOC, 0xa0, 10); /* live 10 */
+	re(100, 0xa0, 0xb0, 20);	   /* 20 */
+	re(100, 0xb0, 0xc0, 30);	   /* 30 */
+	re(100, 0, 0xd0, 50);		   /* realloc(NULL, 50): 80, a realloc, not an allocation */
+	re(100, 0xc0, 0, 0);		   /* realloc(p, 0) -> NULL frees p: 50 */
+	re(100, 0xd0, 0xd0, 70);	   /* grows in place: 70 */
+	ev(100, MT_K_REALLOCARRAY, 0xe0, 12, 0xd0, 0, 1); /* 12 */
+	mfree(100, 0xe0);				  /* 0 */
+	rep = load();
+	T_EQ(&rep->totals, 1, 1, 6, 10 + 20 + 30 + 50 + 0 + 70 + 12, 80, 0, 0);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(jemalloc_kinds)
+{
+	struct mt_report *rep;
+
+	ev(100, MT_K_MALLOCX, 0x100, 64, 0, 0, 2);
+	ev(100, MT_K_RALLOCX, 0x200, 128, 0x100, 0, 2); /* 128 */
+	ev(100, MT_K_XALLOCX, 0x200, 256, 0x200, 0, 2); /* in place: 256 */
+	ev(100, MT_K_MALLOCX, 0x300, 8, 0, 0, 2);	/* 264 */
+	ev(100, MT_K_SDALLOCX, 0x200, 0, 0, 0, 2);	/* 8 */
+	ev(100, MT_K_DALLOCX, 0x300, 0, 0, 0, 2);	/* 0 */
+	rep = load();
+	T_EQ(&rep->totals, 2, 2, 2, 64 + 128 + 256 + 8, 264, 0, 0);
+	T_EQ(&file(rep, 2)->t, 2, 2, 2, 64 + 128 + 256 + 8, 0, 0, 0);
+	ck_assert_uint_eq(rep->families[MT_FAM_JEMALLOC].allocations, 2);
+	ck_assert_uint_eq(rep->families[MT_FAM_GLIBC].allocations, 0);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(every_free_kind)
+{
+	static const uint8_t kinds[] = {MT_K_FREE,     MT_K_FREE_SIZED, MT_K_FREE_ALIGNED_SIZED,
+					MT_K_SDALLOCX, MT_K_DALLOCX,	MT_K_DELETE};
+	struct mt_report *rep;
+	uint64_t i;
+
+	for (i = 0; i < sizeof(kinds); i++) {
+		alloc(100, MT_K_MALLOC, 0x1000 + i, 10);
+		ev(100, kinds[i], 0x1000 + i, 0, 0, 0, 1);
+	}
+	rep = load();
+	T_EQ(&rep->totals, 6, 6, 0, 60, 10, 0, 0);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* 100 allocated, 60 freed: 40 live, with exact bytes. */
+START_TEST(leaks)
+{
+	struct mt_report *rep;
+	uint64_t i, live = 0;
+
+	for (i = 1; i <= 100; i++)
+		alloc(100, MT_K_MALLOC, 0x100000 + i * 0x1000, i);
+	for (i = 1; i <= 60; i++)
+		mfree(100, 0x100000 + i * 0x1000);
+	for (i = 61; i <= 100; i++)
+		live += i;
+	rep = load();
+	ck_assert_uint_eq(live, 5050 - 1830);
+	T_EQ(&rep->totals, 100, 60, 0, 5050, 5050, 40, live);
+	T_EQ(&proc(rep, 100)->t, 100, 60, 0, 5050, 5050, 40, live);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* A fork shares addresses: the same address is two blocks in two processes. */
+START_TEST(two_processes_same_addresses)
+{
+	struct mt_report *rep;
+
+	alloc(100, MT_K_MALLOC, 0xabc0, 10);
+	alloc(200, MT_K_MALLOC, 0xabc0, 20);
+	mfree(100, 0xabc0);
+	alloc(200, MT_K_MALLOC, 0xdef0, 5);
+	mfree(200, 0xdef0);
+	rep = load();
+	T_EQ(&rep->totals, 3, 2, 0, 35, 30, 1, 20);
+	T_EQ(&proc(rep, 100)->t, 1, 1, 0, 10, 10, 0, 0);
+	T_EQ(&proc(rep, 200)->t, 2, 1, 0, 25, 25, 1, 20);
+	ck_assert_uint_eq(proc(rep, 200)->parent, 100);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(failed_calls)
+{
+	struct mt_report *rep;
+
+	ev(100, MT_K_MALLOC, 0, 1ULL << 40, 0, MT_EV_FAILED, 1);
+	ev(100, MT_K_POSIX_MEMALIGN, 0, 64, 0, MT_EV_FAILED, 1);
+	alloc(100, MT_K_MALLOC, 0x500, 100);
+	/* realloc that fails leaves the old block live */
+	ev(100, MT_K_REALLOC, 0, 1ULL << 40, 0x500, MT_EV_FAILED, 1);
+	rep = load();
+	T_EQ(&rep->totals, 1, 0, 0, 100, 100, 1, 100);
+	ck_assert_uint_eq(rep->totals.failed, 3);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(free_null_and_unknown)
+{
+	struct mt_report *rep;
+
+	mfree(100, 0);			     /* free(NULL): not a free */
+	ev(100, MT_K_DELETE, 0, 0, 0, 0, 1); /* delete nullptr: neither */
+	mfree(100, 0x7777);		     /* allocated before tracking: a free, live stays 0 */
+	alloc(100, MT_K_MALLOC, 0x100, 8);
+	mfree(200, 0x100); /* another process's address: not this block */
+	rep = load();
+	T_EQ(&rep->totals, 1, 2, 0, 8, 8, 1, 8);
+	T_EQ(&proc(rep, 200)->t, 0, 1, 0, 0, 0, 0, 0);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* malloc(0) may legitimately return NULL: counted, nothing live. */
+START_TEST(zero_sized)
+{
+	struct mt_report *rep;
+
+	alloc(100, MT_K_MALLOC, 0, 0);
+	alloc(100, MT_K_MALLOC, 0x10, 0);
+	rep = load();
+	T_EQ(&rep->totals, 2, 0, 0, 0, 0, 1, 0);
+	ck_assert_uint_eq(rep->histogram[0], 2);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* The same address handed out twice without a free we saw: the later block replaces it. */
+START_TEST(double_allocation)
+{
+	struct mt_report *rep;
+
+	alloc(100, MT_K_MALLOC, 0x100, 50);
+	alloc(100, MT_K_MALLOC, 0x100, 30);
+	rep = load();
+	T_EQ(&rep->totals, 2, 0, 0, 80, 50, 1, 30);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(peak)
+{
+	struct mt_report *rep;
+
+	alloc(100, MT_K_MALLOC, 1 << 12, 100); /* 100 */
+	alloc(100, MT_K_MALLOC, 2 << 12, 200); /* 300 */
+	mfree(100, 1 << 12);		       /* 200 */
+	alloc(100, MT_K_MALLOC, 3 << 12, 50);  /* 250 */
+	alloc(200, MT_K_MALLOC, 4 << 12, 300); /* 550: tree peak, 200's peak 300 */
+	mfree(200, 4 << 12);		       /* 250 */
+	alloc(100, MT_K_MALLOC, 5 << 12, 260); /* 510: 100's peak 510 */
+	mfree(100, 2 << 12);
+	mfree(100, 3 << 12);
+	mfree(100, 5 << 12);
+	rep = load();
+	T_EQ(&rep->totals, 5, 5, 0, 910, 550, 0, 0);
+	ck_assert_uint_eq(proc(rep, 100)->t.peak_bytes, 510);
+	ck_assert_uint_eq(proc(rep, 200)->t.peak_bytes, 300);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(histogram)
+{
+	static const uint64_t sizes[] = {0, 1, 2, 3, 4, 7, 8, 1023, 1024, 1ULL << 63, UINT64_MAX};
+	static const unsigned int buckets[] = {0, 1, 2, 2, 3, 3, 4, 10, 11, 64, 64};
+	uint64_t want[MT_REPORT_HIST_BUCKETS] = {0};
+	struct mt_report *rep;
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		ck_assert_uint_eq(mt_report_bucket(sizes[i]), buckets[i]);
+		alloc(100, MT_K_MALLOC, 0x1000 + i * 16, sizes[i]);
+		want[buckets[i]]++;
+	}
+	re(100, 0x1000, 0x9000, 5000); /* a realloc's new size is counted too: bucket 13 */
+	want[13]++;
+	rep = load();
+	ck_assert_mem_eq(rep->histogram, want, sizeof(want));
+	ck_assert_uint_eq(mt_report_bucket_min(0), 0);
+	ck_assert_uint_eq(mt_report_bucket_min(1), 1);
+	ck_assert_uint_eq(mt_report_bucket_min(11), 1024);
+	ck_assert_uint_eq(mt_report_bucket_min(64), 1ULL << 63);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(files_families_processes)
+{
+	struct mt_report *rep;
+
+	ev(100, MT_K_MALLOC, 0x10, 10, 0, 0, 1);
+	ev(100, MT_K_MALLOCX, 0x20, 20, 0, 0, 2);
+	ev(200, MT_K_MALLOC, 0x30, 30, 0, 0, 1);
+	ev(200, MT_K_MALLOC, 0x40, 40, 0, 0, 9); /* a file never described */
+	rep = load();
+	ck_assert_uint_eq(rep->n_files, 3);
+	T_EQ(&file(rep, 1)->t, 2, 0, 0, 40, 0, 0, 0);
+	T_EQ(&file(rep, 2)->t, 1, 0, 0, 20, 0, 0, 0);
+	ck_assert_str_eq(file(rep, 1)->path, "/lib/x86_64-linux-gnu/libc.so.6");
+	ck_assert_uint_eq(file(rep, 1)->probes, 11);
+	ck_assert(!file(rep, 9)->recorded);
+	ck_assert_uint_eq(rep->families[MT_FAM_GLIBC].bytes_allocated, 40);
+	ck_assert_uint_eq(rep->families[MT_FAM_JEMALLOC].bytes_allocated, 20);
+	ck_assert_uint_eq(rep->families[MT_FAM_MAX].bytes_allocated, 40);
+	/* The last process record wins. */
+	ck_assert(proc(rep, 200)->exited);
+	ck_assert_int_eq(proc(rep, 200)->exit_status, 9);
+	ck_assert_str_eq(proc(rep, 200)->exe, "/usr/bin/child");
+	ck_assert_int_eq(proc(rep, 100)->exit_status, 1 << 8);
+	ck_assert_str_eq(rep->watcher, "tracepoint");
+	ck_assert_int_eq(rep->argc, 3);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(unknown_kinds_passed_over)
+{
+	struct mt_report *rep;
+
+	ev(100, MT_K_NONE, 0x10, 10, 0, 0, 1);
+	ev(100, MT_K_MAX, 0x10, 10, 0, 0, 1);
+	ev(100, 200, 0x10, 10, 0, 0, 1);
+	alloc(100, MT_K_MALLOC, 0x10, 10);
+	rep = load();
+	T_EQ(&rep->totals, 1, 0, 0, 10, 10, 1, 10);
+	ck_assert_uint_eq(rep->unknown_events, 3);
+	ck_assert_uint_eq(rep->events, 4);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* Enough live blocks to grow the table many times, freed in an order that shifts chains. */
+START_TEST(many_live_blocks)
+{
+	enum { N = 200000 };
+	struct mt_artifact_header h = {.watcher = "x"};
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_writer *w;
+	struct mt_report *rep;
+	char *path = tmp_path();
+	uint64_t i;
+
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	for (i = 0; i < N; i++) {
+		struct mt_event e = {.pid = (uint32_t)(i % 7),
+				     .kind = MT_K_MALLOC,
+				     .addr = 0x10 + i * 16,
+				     .size = 1};
+
+		ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
+	}
+	for (i = 0; i < N; i += 2) {
+		uint64_t k = (i * 7919) % N; /* a permutation of the even... and odd indices */
+		struct mt_event e = {
+		    .pid = (uint32_t)(k % 7), .kind = MT_K_FREE, .addr = 0x10 + k * 16};
+
+		ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
+	}
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	ck_assert_int_eq(mt_report_load(path, &rep, NULL, 0), 0);
+	ck_assert_uint_eq(rep->totals.allocations, N);
+	ck_assert_uint_eq(rep->totals.frees, N / 2);
+	ck_assert_uint_eq(rep->totals.live_blocks, N / 2);
+	ck_assert_uint_eq(rep->totals.live_bytes, N / 2);
+	ck_assert_uint_eq(rep->totals.peak_bytes, N);
+	mt_report_free(rep);
+	/* Then free everything: every block must be found again after the shifts. */
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	for (i = 0; i < N; i++) {
+		struct mt_event e = {.pid = (uint32_t)(i % 7),
+				     .kind = MT_K_MALLOC,
+				     .addr = 0x10 + i * 16,
+				     .size = 1};
+
+		ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
+	}
+	for (i = 0; i < N; i++) {
+		uint64_t k = (i * 7919) % N;
+		struct mt_event e = {
+		    .pid = (uint32_t)(k % 7), .kind = MT_K_FREE, .addr = 0x10 + k * 16};
+
+		ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
+	}
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	ck_assert_int_eq(mt_report_load(path, &rep, NULL, 0), 0);
+	ck_assert_uint_eq(rep->totals.frees, N);
+	ck_assert_uint_eq(rep->totals.live_blocks, 0);
+	ck_assert_uint_eq(rep->totals.live_bytes, 0);
+	mt_report_free(rep);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(dropped_counts)
+{
+	struct mt_report *rep;
+
+	alloc(100, MT_K_MALLOC, 0x10, 10);
+	S->footer.events_dropped = 5;
+	S->footer.args_lost = 2;
+	S->footer.requests_dropped = 1;
+	S->footer.end_mono_ns = 2000001000;
+	rep = load();
+	ck_assert(rep->has_footer);
+	ck_assert_uint_eq(rep->totals.dropped, 8);
+	ck_assert_uint_eq(rep->footer.events_dropped, 5);
+	mt_report_free(rep);
+}
+END_TEST
+
+START_TEST(truncated_artifact)
+{
+	struct mt_report *rep;
+	int i;
+
+	for (i = 0; i < 10; i++)
+		alloc(100, MT_K_MALLOC, 0x100 + (uint64_t)i * 16, 10);
+	S->no_footer = true;
+	S->footer.events_dropped = 5;
+	rep = load();
+	ck_assert(rep->truncated);
+	ck_assert(!rep->has_footer);
+	/* Cut in the middle of the 10th event: 9 survive. */
+	ck_assert_uint_eq(rep->totals.allocations, 9);
+	ck_assert_uint_eq(rep->totals.dropped, 0);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* ---- outputs -------------------------------------------------------------------------------- */
+
+/* Run fn with stdout and stderr sent to files; return what each got. */
+struct captured {
+	int ret;
+	char *out;
+	char *err;
+};
+
+static char *slurp_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s = calloc(1, 1 << 20);
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(s, 1, (1 << 20) - 1, f);
+	s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
+static struct captured run_main(char **argv)
+{
+	char *po = tmp_path(), *pe = tmp_path();
+	int so = dup(1), se = dup(2), fo = open(po, O_WRONLY), fe = open(pe, O_WRONLY), argc = 0;
+	struct captured c;
+
+	while (argv[argc])
+		argc++;
+	fflush(stdout);
+	fflush(stderr);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	c.ret = mt_report_main(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(fo);
+	close(fe);
+	c.out = slurp_text(po);
+	c.err = slurp_text(pe);
+	unlink(po);
+	unlink(pe);
+	free(po);
+	free(pe);
+	return c;
+}
+
+static void captured_free(struct captured *c)
+{
+	free(c->out);
+	free(c->err);
+}
+
+static void typical_script(void)
+{
+	alloc(100, MT_K_MALLOC, 0x10, 100);
+	alloc(100, MT_K_CALLOC, 0x20, 4096);
+	re(100, 0x10, 0x30, 200);
+	mfree(100, 0x20);
+	alloc(200, MT_K_MALLOC, 0x10, 3000);
+	ev(200, MT_K_MALLOCX, 0x40, 64, 0, 0, 2);
+}
+
+static uint64_t jget(struct json_object *o, const char *path)
+{
+	struct json_object *v = o;
+	char buf[128], *tok, *save;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
+		if (*tok >= '0' && *tok <= '9')
+			v = json_object_array_get_idx(v, (size_t)atoi(tok));
+		else
+			ck_assert_msg(json_object_object_get_ex(v, tok, &v), "no %s", path);
+		ck_assert_msg(v != NULL, "no %s", path);
+	}
+	return json_object_get_uint64(v);
+}
+
+static const char *jstr(struct json_object *o, const char *k1, size_t idx, const char *k2)
+{
+	struct json_object *a, *v;
+
+	ck_assert(json_object_object_get_ex(o, k1, &a));
+	v = json_object_array_get_idx(a, idx);
+	ck_assert_ptr_nonnull(v);
+	ck_assert(json_object_object_get_ex(v, k2, &v));
+	return json_object_get_string(v);
+}
+
+START_TEST(json_output)
+{
+	char *path;
+	char *argv[] = {"report", "--json", NULL, NULL};
+	struct json_object *o, *v;
+	struct captured c;
+
+	typical_script();
+	S->footer.events_dropped = 3;
+	path = write_script();
+	argv[2] = path;
+	c = run_main(argv);
+	ck_assert_int_eq(c.ret, 0);
+	ck_assert_str_eq(c.err, "");
+	o = json_tokener_parse(c.out);
+	ck_assert_msg(o != NULL, "not JSON: %s", c.out);
+	ck_assert_uint_eq(jget(o, "totals.allocations"), 4);
+	ck_assert_uint_eq(jget(o, "totals.frees"), 1);
+	ck_assert_uint_eq(jget(o, "totals.reallocs"), 1);
+	ck_assert_uint_eq(jget(o, "totals.bytes_allocated"), 100 + 4096 + 200 + 3000 + 64);
+	/* 100, 4196, realloc 100 -> 200: 4296, free 4096: 200, then 3200, 3264 */
+	ck_assert_uint_eq(jget(o, "totals.peak_bytes"), 4296);
+	ck_assert_uint_eq(jget(o, "totals.live_blocks"), 3);
+	ck_assert_uint_eq(jget(o, "totals.live_bytes"), 200 + 3000 + 64);
+	ck_assert_uint_eq(jget(o, "totals.dropped"), 3);
+	ck_assert_uint_eq(jget(o, "dropped.events"), 3);
+	ck_assert_uint_eq(jget(o, "events"), 6);
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(o, "processes")), 2);
+	ck_assert_uint_eq(jget(o, "processes.0.pid"), 100);
+	ck_assert_uint_eq(jget(o, "processes.0.exit_code"), 1);
+	ck_assert_uint_eq(jget(o, "processes.0.bytes_allocated"), 100 + 4096 + 200);
+	ck_assert_uint_eq(jget(o, "processes.1.parent"), 100);
+	ck_assert_uint_eq(jget(o, "processes.1.exit_code"), 137);
+	ck_assert_uint_eq(jget(o, "processes.1.signal"), 9);
+	ck_assert_uint_eq(jget(o, "processes.1.live_bytes"), 3064);
+	ck_assert_str_eq(jstr(o, "processes", 1, "exe"), "/usr/bin/child");
+	ck_assert_str_eq(jstr(o, "files", 0, "path"), "/lib/x86_64-linux-gnu/libc.so.6");
+	ck_assert_str_eq(jstr(o, "files", 0, "family"), "glibc");
+	ck_assert_uint_eq(jget(o, "files.0.probes"), 11);
+	ck_assert_str_eq(jstr(o, "files", 1, "family"), "jemalloc");
+	ck_assert_str_eq(jstr(o, "families", 1, "family"), "jemalloc");
+	ck_assert(json_object_object_get_ex(o, "watcher", &v));
+	ck_assert_str_eq(json_object_get_string(v), "tracepoint");
+	ck_assert(json_object_object_get_ex(o, "truncated", &v));
+	ck_assert(!json_object_get_boolean(v));
+	ck_assert(json_object_object_get_ex(o, "command", &v));
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(v, 2)), "it's here");
+	/* 64 -> bucket [64, 128); 100 -> [64, 128); 200 -> [128, 256); 3000; 4096 */
+	ck_assert_uint_eq(jget(o, "histogram.0.min"), 64);
+	ck_assert_uint_eq(jget(o, "histogram.0.max"), 127);
+	ck_assert_uint_eq(jget(o, "histogram.0.count"), 2);
+	ck_assert_uint_eq(jget(o, "histogram.3.min"), 4096);
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(o, "histogram")), 4);
+	json_object_put(o);
+	captured_free(&c);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(json_truncated_has_null_drops)
+{
+	char *path;
+	char *argv[] = {"report", NULL, "--json", NULL};
+	struct json_object *o, *v;
+	struct captured c;
+
+	typical_script();
+	S->no_footer = true;
+	path = write_script();
+	argv[1] = path;
+	c = run_main(argv);
+	ck_assert_int_eq(c.ret, 0);
+	o = json_tokener_parse(c.out);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(json_object_object_get_ex(o, "truncated", &v));
+	ck_assert(json_object_get_boolean(v));
+	ck_assert(json_object_object_get_ex(json_object_object_get(o, "totals"), "dropped", &v));
+	ck_assert_ptr_null(v);
+	json_object_put(o);
+	captured_free(&c);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(human_output)
+{
+	char *path;
+	char *argv[] = {"report", NULL, NULL};
+	struct captured c;
+
+	typical_script();
+	S->footer.events_dropped = 3;
+	path = write_script();
+	argv[1] = path;
+	c = run_main(argv);
+	ck_assert_int_eq(c.ret, 0);
+	ck_assert_str_eq(c.err, "");
+	ck_assert_ptr_nonnull(strstr(c.out, "command:   ls -l 'it'\\''s here'\n"));
+	ck_assert_ptr_nonnull(strstr(c.out, "watcher:   tracepoint\n"));
+	ck_assert_ptr_nonnull(strstr(c.out, "allocations       4\n"));
+	ck_assert_ptr_nonnull(strstr(c.out, "bytes allocated   7460 bytes (7.3 KiB)\n"));
+	ck_assert_ptr_nonnull(strstr(c.out, "live at exit      3 blocks, 3264 bytes (3.2 KiB)\n"));
+	ck_assert_ptr_nonnull(strstr(c.out, "WARNING: 3 allocator calls were lost"));
+	ck_assert_ptr_nonnull(strstr(c.out, "/usr/lib/libjemalloc.so.2"));
+	ck_assert_ptr_nonnull(strstr(c.out, "SIGKILL"));
+	ck_assert_ptr_nonnull(strstr(c.out, "exit 1"));
+	ck_assert_ptr_nonnull(strstr(c.out, "[   2 KiB,    4 KiB)            1 "));
+	ck_assert_ptr_null(strstr(c.out, "TRUNCATED"));
+	captured_free(&c);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(human_truncated_and_top)
+{
+	char *path;
+	char *argv[] = {"report", "--top", "1", NULL, NULL};
+	struct captured c;
+
+	typical_script();
+	S->no_footer = true;
+	path = write_script();
+	argv[3] = path;
+	c = run_main(argv);
+	ck_assert_int_eq(c.ret, 0);
+	ck_assert_ptr_nonnull(strstr(c.out, "TRUNCATED"));
+	ck_assert_ptr_nonnull(strstr(c.out, "dropped           unknown"));
+	/* --top 1: one row of each table, the rest announced */
+	ck_assert_int_eq(strstr(c.out, "... 1 more") != NULL, 1);
+	captured_free(&c);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/* A hostile artifact cannot reach the terminal with escape sequences. */
+START_TEST(control_characters_neutralised)
+{
+	char *evil_argv[] = {"a\033]0;x\007", "b\nc", NULL};
+	struct mt_artifact_header h = {.watcher = "t\033[1m", .argc = 2, .argv = evil_argv};
+	struct mt_artifact_process p = {.pid = 1};
+	struct mt_artifact_file f = {.file_id = 1, .family = MT_FAM_GLIBC, .probes = 1};
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_writer *w;
+	char *path = tmp_path(), *argv[] = {"report", path, NULL};
+	struct captured c;
+
+	strcpy(p.exe, "/bin/\033[2Jx");
+	strcpy(f.path, "/lib/\033[31mred");
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
+	ck_assert_int_eq(mt_artifact_write_file(w, &f), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	c = run_main(argv);
+	ck_assert_int_eq(c.ret, 0);
+	ck_assert_ptr_null(strchr(c.out, '\033'));
+	ck_assert_ptr_null(strchr(c.out, '\007'));
+	ck_assert_ptr_nonnull(strstr(c.out, "/bin/?[2Jx"));
+	ck_assert_ptr_nonnull(strstr(c.out, "/lib/?[31mred"));
+	ck_assert_ptr_nonnull(strstr(c.out, "command:   'a?]0;x?' 'b?c'\n"));
+	ck_assert_ptr_nonnull(strstr(c.out, "watcher:   t?[1m\n"));
+	captured_free(&c);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(usage_errors)
+{
+	char *a1[] = {"report", NULL};
+	char *a2[] = {"report", "--bogus", "x", NULL};
+	char *a3[] = {"report", "--top", "ten", "x", NULL};
+	char *a4[] = {"report", "a", "b", NULL};
+	char *a5[] = {"report", "--top", NULL};
+	char *a6[] = {"report", "--help", NULL};
+	struct captured c;
+
+	c = run_main(a1);
+	ck_assert_int_eq(c.ret, 2);
+	ck_assert_ptr_nonnull(strstr(c.err, "no artifact given"));
+	captured_free(&c);
+	c = run_main(a2);
+	ck_assert_int_eq(c.ret, 2);
+	ck_assert_ptr_nonnull(strstr(c.err, "unknown option '--bogus'"));
+	captured_free(&c);
+	c = run_main(a3);
+	ck_assert_int_eq(c.ret, 2);
+	captured_free(&c);
+	c = run_main(a4);
+	ck_assert_int_eq(c.ret, 2);
+	captured_free(&c);
+	c = run_main(a5);
+	ck_assert_int_eq(c.ret, 2);
+	ck_assert_ptr_nonnull(strstr(c.err, "needs an argument"));
+	captured_free(&c);
+	c = run_main(a6);
+	ck_assert_int_eq(c.ret, 0);
+	ck_assert_ptr_nonnull(strstr(c.out, "usage: memtrack report"));
+	captured_free(&c);
+}
+END_TEST
+
+START_TEST(artifact_errors)
+{
+	char *path = tmp_path();
+	char *argv[] = {"report", path, NULL};
+	char want[256];
+	struct captured c;
+	FILE *f = fopen(path, "w");
+
+	fputs("this is not an artifact\n", f);
+	fclose(f);
+	c = run_main(argv);
+	ck_assert_int_eq(c.ret, 1);
+	snprintf(want, sizeof(want), "memtrack: %s: not a memtrack artifact (bad magic)\n", path);
+	ck_assert_str_eq(c.err, want);
+	ck_assert_str_eq(c.out, "");
+	captured_free(&c);
+	unlink(path);
+	c = run_main(argv);
+	ck_assert_int_eq(c.ret, 1);
+	snprintf(want, sizeof(want), "memtrack: %s: cannot open: No such file or directory\n",
+		 path);
+	ck_assert_str_eq(c.err, want);
+	captured_free(&c);
+	free(path);
+}
+END_TEST
+
+START_TEST(summary)
+{
+	char *path, *out = tmp_path();
+	FILE *f;
+	char *s;
+
+	typical_script();
+	S->footer.events_dropped = 4;
+	path = write_script();
+	f = fopen(out, "w");
+	ck_assert_int_eq(mt_report_summary(path, f), 0);
+	fclose(f);
+	s = slurp_text(out);
+	ck_assert_ptr_nonnull(
+	    strstr(s, "memtrack: 4 allocations, 1 frees, 1 reallocs, 7460 bytes (7.3 KiB) "
+		      "allocated\n"));
+	ck_assert_ptr_nonnull(strstr(s, "peak heap 4296 bytes (4.2 KiB); live at exit: 3 blocks"));
+	ck_assert_ptr_nonnull(strstr(s, "/lib/x86_64-linux-gnu/libc.so.6 (glibc, 11 probes)"));
+	ck_assert_ptr_nonnull(strstr(s, "/usr/lib/libjemalloc.so.2 (jemalloc, 7 probes)"));
+	ck_assert_ptr_nonnull(strstr(s, "memtrack: dropped: 4 (see below)\n"));
+	ck_assert_ptr_nonnull(strstr(s, "WARNING: 4 allocator events dropped"));
+	free(s);
+	ck_assert_int_eq(mt_report_summary("/nonexistent.mtk", stdout), -ENOENT);
+	unlink(out);
+	unlink(path);
+	free(out);
+	free(path);
+}
+END_TEST
+
+START_TEST(totals_of)
+{
+	struct mt_report_totals t;
+	char err[MT_ARTIFACT_ERRLEN];
+	char *path;
+
+	typical_script();
+	path = write_script();
+	ck_assert_int_eq(mt_report_totals_of(path, &t, err, sizeof(err)), 0);
+	T_EQ(&t, 4, 1, 1, 7460, 4296, 3, 3264);
+	ck_assert_int_eq(mt_report_totals_of("/nonexistent.mtk", &t, err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "cannot open: No such file or directory");
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("counting");
+	TCase *to = tcase_create("outputs");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(to, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, malloc_free_pairs);
+	tcase_add_test(tc, calloc_and_aligned_kinds);
+	tcase_add_test(tc, realloc_chain);
+	tcase_add_test(tc, jemalloc_kinds);
+	tcase_add_test(tc, every_free_kind);
+	tcase_add_test(tc, leaks);
+	tcase_add_test(tc, two_processes_same_addresses);
+	tcase_add_test(tc, failed_calls);
+	tcase_add_test(tc, free_null_and_unknown);
+	tcase_add_test(tc, zero_sized);
+	tcase_add_test(tc, double_allocation);
+	tcase_add_test(tc, peak);
+	tcase_add_test(tc, histogram);
+	tcase_add_test(tc, files_families_processes);
+	tcase_add_test(tc, unknown_kinds_passed_over);
+	tcase_add_test(tc, many_live_blocks);
+	tcase_add_test(tc, dropped_counts);
+	tcase_add_test(tc, truncated_artifact);
+	tcase_add_test(to, json_output);
+	tcase_add_test(to, json_truncated_has_null_drops);
+	tcase_add_test(to, human_output);
+	tcase_add_test(to, human_truncated_and_top);
+	tcase_add_test(to, control_characters_neutralised);
+	tcase_add_test(to, usage_errors);
+	tcase_add_test(to, artifact_errors);
+	tcase_add_test(to, summary);
+	tcase_add_test(to, totals_of);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, to);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(report_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
