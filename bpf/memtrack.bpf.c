@@ -59,20 +59,25 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* The outermost allocator call in progress on a thread, and how deep it has nested. */
-struct inflight {
+/*
+ * Per-thread allocator state, in task storage (no hashing, freed with the task): the arguments
+ * of the outermost allocator call in progress and how deep it has nested, and the last block
+ * released, so that a release forwarding to another (operator delete -> free) counts once.
+ */
+struct thread_state {
 	__u64 args[4];
 	__u64 cookie;
+	__u64 last_release;
 	__u32 depth;
 	__u32 pad;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32); /* tid */
-	__type(value, struct inflight);
-} inflight SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} thread_states SEC(".maps");
 
 static __always_inline void count(__u32 idx)
 {
@@ -112,7 +117,6 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	__u32 tid = BPF_CORE_READ(task, pid);
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
-	bpf_map_delete_elem(&inflight, &tid);
 	bpf_map_delete_elem(&stop_marks, &tid);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0)
@@ -230,40 +234,48 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 				       : BPF_RB_NO_WAKEUP);
 }
 
-SEC("uprobe")
-int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+static __always_inline struct thread_state *thread_state(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return bpf_task_storage_get(&thread_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+static __always_inline int on_enter(void *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 kind = MT_COOKIE_KIND(cookie);
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct inflight *cur, fresh = {};
+	struct thread_state *st;
 
 	if (!current_is_tracked())
 		return 0;
-	cur = bpf_map_lookup_elem(&inflight, &tid);
-	if (is_free_kind(kind)) {
-		/* Inside another allocator call (realloc -> free) the outer call is the record. */
-		if (!cur && a0)
-			emit(cookie, a0, 0, 0, 0, 0);
-		return 0;
-	}
-	if (cur) {
-		cur->depth++;
-		return 0;
-	}
-	fresh.args[0] = a0;
-	fresh.args[1] = a1;
-	fresh.args[2] = a2;
-	fresh.args[3] = a3;
-	fresh.cookie = cookie;
-	fresh.depth = 1;
-	if (bpf_map_update_elem(&inflight, &tid, &fresh, BPF_ANY))
+	st = thread_state();
+	if (!st) {
 		count(MT_CNT_ARGS_LOST);
+		return 0;
+	}
+	if (is_free_kind(MT_COOKIE_KIND(cookie))) {
+		/*
+		 * Inside another allocator call (realloc -> free) the outer call is the record; a
+		 * release of the block just released is the inner half of a forwarding release.
+		 */
+		if (st->depth || !a0 || st->last_release == a0)
+			return 0;
+		st->last_release = a0;
+		emit(cookie, a0, 0, 0, 0, 0);
+		return 0;
+	}
+	if (st->depth++)
+		return 0;
+	st->args[0] = a0;
+	st->args[1] = a1;
+	st->args[2] = a2;
+	st->args[3] = a3;
+	st->cookie = cookie;
 	return 0;
 }
 
 /* Size, old block and alignment of a completed call, decoded by kind from its arguments. */
-static __always_inline void decode_and_emit(struct inflight *f, __u64 ret)
+static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
 {
 	__u64 *a = f->args, size = 0, old = 0, align = 0, addr = ret;
 	__u32 kind = MT_COOKIE_KIND(f->cookie);
@@ -332,24 +344,49 @@ static __always_inline void decode_and_emit(struct inflight *f, __u64 ret)
 	emit(f->cookie, addr, size, old, align, flags);
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(alloc_exit, __u64 ret)
+static __always_inline int on_exit(__u64 ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct inflight *cur;
+	struct thread_state *st;
 
 	if (!current_is_tracked())
 		return 0;
-	cur = bpf_map_lookup_elem(&inflight, &tid);
-	if (!cur) {
+	st = thread_state();
+	if (!st || !st->depth) {
 		count(MT_CNT_ARGS_LOST);
 		return 0;
 	}
-	if (cur->depth > 1) {
-		cur->depth--;
+	if (--st->depth)
 		return 0;
-	}
-	decode_and_emit(cur, ret);
-	bpf_map_delete_elem(&inflight, &tid);
+	/* A new block may reuse the address just released: it can be released again. */
+	st->last_release = 0;
+	decode_and_emit(st, ret);
 	return 0;
+}
+
+/*
+ * The same programs twice: attached one probe per perf event, or many per uprobe_multi link
+ * (one link per file, and one grace period to detach it instead of one per probe).
+ */
+SEC("uprobe")
+int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+{
+	return on_enter(ctx, a0, a1, a2, a3);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_exit, __u64 ret)
+{
+	return on_exit(ret);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_enter_multi, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+{
+	return on_enter(ctx, a0, a1, a2, a3);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_exit_multi, __u64 ret)
+{
+	return on_exit(ret);
 }

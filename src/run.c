@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,6 +187,7 @@ static const char *default_artifact(struct run_opts *o)
 static void print_summary(const struct run_opts *o, const struct mt_run_result *res)
 {
 	const char *cmd = o->cfg.argv[0];
+	struct stat st;
 
 	if (res->stopped_pid)
 		return;
@@ -199,7 +201,8 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	if (res->watcher[0])
 		fprintf(stderr, "; watcher: %s", res->watcher);
 	fputc('\n', stderr);
-	if (o->cfg.artifact_path) {
+	/* An artifact written to a pipe or /dev/null cannot be read back for a summary. */
+	if (o->cfg.artifact_path && stat(o->cfg.artifact_path, &st) == 0 && S_ISREG(st.st_mode)) {
 		mt_report_summary(o->cfg.artifact_path, stderr);
 		fprintf(stderr, "memtrack: artifact: %s\n", o->cfg.artifact_path);
 	}

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,10 @@
 #define DEFAULT_RING_SIZE (16u << 20)
 #define MAX_FILES	  65535 /* file ids are 16 bits in events */
 
+/* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
+#define MT_BPF_TRACE_UPROBE_MULTI 48
+#define MT_BPF_F_UPROBE_MULTI_RETURN 1
+
 struct mt_tracker {
 	struct memtrack_bpf *skel;
 	struct ring_buffer *requests;
@@ -46,6 +51,7 @@ struct mt_tracker {
 
 	uint64_t req_drops_seen;
 	int ncpus;
+	bool multi; /* uprobe_multi links work: one link per file and direction */
 };
 
 static bool verbose_print;
@@ -144,8 +150,8 @@ static void destroy_skel(struct mt_tracker *t)
 	t->skel = NULL;
 }
 
-/* Open, load and attach with one watcher back end. */
-static int load_with(struct mt_tracker *t, bool fentry)
+/* Open, load and attach with one watcher back end, with or without uprobe_multi programs. */
+static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 {
 	size_t ring = t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE)
 				    : 4096;
@@ -156,6 +162,12 @@ static int load_with(struct mt_tracker *t, bool fentry)
 		return -errno;
 	bpf_program__set_autoload(t->skel->progs.watch_mmap_fentry, fentry);
 	bpf_program__set_autoload(t->skel->progs.watch_mmap_tp, !fentry);
+	bpf_program__set_autoload(t->skel->progs.alloc_enter_multi, multi);
+	bpf_program__set_autoload(t->skel->progs.alloc_exit_multi, multi);
+	bpf_program__set_expected_attach_type(t->skel->progs.alloc_enter_multi,
+					      MT_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(t->skel->progs.alloc_exit_multi,
+					      MT_BPF_TRACE_UPROBE_MULTI);
 	bpf_map__set_max_entries(t->skel->maps.events, ring);
 	err = memtrack_bpf__load(t->skel);
 	if (!err)
@@ -165,7 +177,18 @@ static int load_with(struct mt_tracker *t, bool fentry)
 		return err;
 	}
 	t->watcher = fentry ? "fentry" : "tracepoint";
+	t->multi = multi;
 	return 0;
+}
+
+/* Kernels without uprobe_multi may refuse the programs that expect it: load without them. */
+static int load_either(struct mt_tracker *t, bool fentry)
+{
+	int err = load_with(t, fentry, true);
+
+	if (err == -EINVAL || err == -EOPNOTSUPP)
+		err = load_with(t, fentry, false);
+	return err;
 }
 
 static int load_bpf(struct mt_tracker *t)
@@ -173,7 +196,7 @@ static int load_bpf(struct mt_tracker *t)
 	int err;
 
 	if (t->cfg.watcher != MT_WATCHER_TRACEPOINT) {
-		err = load_with(t, true);
+		err = load_either(t, true);
 		if (!err)
 			return 0;
 		if (t->cfg.watcher == MT_WATCHER_FENTRY) {
@@ -189,7 +212,7 @@ static int load_bpf(struct mt_tracker *t)
 	err = ensure_tracefs();
 	if (err)
 		return err;
-	err = load_with(t, false);
+	err = load_either(t, false);
 	if (err)
 		explain_load_error(err);
 	return err;
@@ -256,10 +279,15 @@ void mt_tracker_close(struct mt_tracker *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->n_files; i++) {
-		for (size_t j = 0; j < t->files[i].n_links; j++)
-			bpf_link__destroy(t->files[i].links[j]);
-		free(t->files[i].links);
-		free(t->files[i].path);
+		struct mt_tracked_file *f = &t->files[i];
+
+		for (size_t j = 0; j < f->n_links; j++)
+			bpf_link__destroy(f->links[j]);
+		for (int j = 0; j < 2; j++)
+			if (f->multi_fd[j] > 0)
+				close(f->multi_fd[j]);
+		free(f->links);
+		free(f->path);
 	}
 	free(t->files);
 	free(t->deferred);
@@ -347,23 +375,17 @@ static int attach_point(struct mt_tracker *t, struct mt_tracked_file *f, const c
 	return 0;
 }
 
-static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
+static int attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
 		       const struct mt_classification *c)
 {
-	char path[64];
 	int err;
 
 	f->links = calloc(2 * c->n_points + 1, sizeof(*f->links));
 	if (!f->links)
 		return -ENOMEM;
-	/* The kernel resolves the path to the inode at attach time: our fd names the very file. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	for (size_t i = 0; i < c->n_points; i++) {
 		const struct mt_probe_point *p = &c->points[i];
 
-		if (t->cfg.verbose)
-			fprintf(stderr, "memtrack: %s: %s at +%#" PRIx64 " (%s)\n", f->path,
-				p->symbol, p->probe_offset - p->func_offset, p->reason);
 		err = attach_point(t, f, path, p, false);
 		if (!err && p->ret)
 			err = attach_point(t, f, path, p, true);
@@ -372,9 +394,120 @@ static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 				p->symbol, f->path, strerror(-err));
 			return err;
 		}
-		f->probes++;
 	}
 	return 0;
+}
+
+/* The link_create attributes of a uprobe_multi link (UAPI layout, kernel 6.6+). */
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+static int link_multi(struct bpf_program *prog, const char *path, const uint64_t *offsets,
+		      const uint64_t *cookies, size_t n, bool ret)
+{
+	struct uprobe_multi_attr attr = {
+		.prog_fd = bpf_program__fd(prog),
+		.attach_type = MT_BPF_TRACE_UPROBE_MULTI,
+		.path = (uintptr_t)path,
+		.offsets = (uintptr_t)offsets,
+		.cookies = (uintptr_t)cookies,
+		.cnt = n,
+		.multi_flags = ret ? MT_BPF_F_UPROBE_MULTI_RETURN : 0,
+	};
+	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int attach_multi(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
+			const struct mt_classification *c)
+{
+	uint64_t *offs = calloc(2 * c->n_points, sizeof(*offs));
+	uint64_t *cookies = calloc(2 * c->n_points, sizeof(*cookies));
+	size_t n_ret = 0, base = c->n_points;
+	int fd, err = 0;
+
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Entries first, return probes after them, in one pair of arrays. */
+	for (size_t i = 0; i < c->n_points; i++) {
+		const struct mt_probe_point *p = &c->points[i];
+
+		offs[i] = p->probe_offset;
+		cookies[i] = MT_COOKIE(f->file_id, p->kind);
+		if (p->ret) {
+			offs[base + n_ret] = p->probe_offset;
+			cookies[base + n_ret++] = cookies[i];
+		}
+	}
+	fd = link_multi(t->skel->progs.alloc_enter_multi, path, offs, cookies, c->n_points, false);
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	f->multi_fd[0] = fd;
+	if (n_ret) {
+		fd = link_multi(t->skel->progs.alloc_exit_multi, path, offs + base, cookies + base,
+				n_ret, true);
+		if (fd < 0) {
+			err = fd;
+			goto out;
+		}
+		f->multi_fd[1] = fd;
+	}
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
+static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
+		       const struct mt_classification *c)
+{
+	char path[64];
+	int err;
+
+	/* The kernel resolves the path to the inode at attach time: our fd names the very file. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (t->cfg.verbose)
+		for (size_t i = 0; i < c->n_points; i++)
+			fprintf(stderr, "memtrack: %s: %s at +%#" PRIx64 " (%s)\n", f->path,
+				c->points[i].symbol,
+				c->points[i].probe_offset - c->points[i].func_offset,
+				c->points[i].reason);
+	if (t->multi) {
+		err = attach_multi(t, f, path, c);
+		if (err != -EINVAL && err != -EOPNOTSUPP)
+			goto out;
+		/* A kernel that loaded the programs but cannot link them: probe one by one. */
+		for (int j = 0; j < 2; j++)
+			if (f->multi_fd[j] > 0)
+				close(f->multi_fd[j]);
+		f->multi_fd[0] = f->multi_fd[1] = 0;
+		t->multi = false;
+	}
+	err = attach_perf(t, f, path, c);
+out:
+	if (err)
+		fprintf(stderr, "memtrack: cannot attach uprobes to %s: %s\n", f->path,
+			strerror(-err));
+	else
+		f->probes = c->n_points;
+	return err;
 }
 
 static struct mt_tracked_file *new_file(struct mt_tracker *t, const struct mt_inode_key *key,

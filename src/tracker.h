@@ -28,7 +28,8 @@ struct mt_tracked_file {
 	char build_id[41];
 	char *path;
 	size_t n_links;
-	struct bpf_link **links;
+	struct bpf_link **links; /* one per probe, where uprobe_multi is not available */
+	int multi_fd[2];	 /* uprobe_multi links: entries, returns (0: none) */
 };
 
 struct mt_tracker_config {
