@@ -447,6 +447,66 @@ START_TEST(writer_errors)
 }
 END_TEST
 
+/* The worked example in docs/FORMAT.md is what the writer produces, byte for byte. */
+START_TEST(documented_example)
+{
+	char *const argv[] = {"true", NULL};
+	const struct mt_artifact_header h = {
+	    .start_time_ns = 1700000000000000000ULL,
+	    .start_mono_ns = 5000000000ULL,
+	    .watcher = "tracepoint",
+	    .argc = 1,
+	    .argv = argv,
+	};
+	struct mt_artifact_process p = {.pid = 1234, .exe = "/t"};
+	struct mt_event e = {.ts_ns = 5000001000ULL,
+			     .pid = 1234,
+			     .tid = 1234,
+			     .addr = 0x5555000010,
+			     .size = 32,
+			     .file_id = 1,
+			     .kind = MT_K_MALLOC};
+	struct mt_artifact_footer f = {.end_mono_ns = 5002000000ULL};
+	struct mt_artifact_writer *w;
+	char *path = tmp_path(), *doc, *line;
+	uint8_t want[512];
+	size_t n = 0, len, doclen;
+	uint8_t *got;
+
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &f), 0);
+	got = slurp(path, &len);
+	doc = (char *)slurp(MT_SOURCE_DIR "/docs/FORMAT.md", &doclen);
+	doc = realloc(doc, doclen + 1);
+	doc[doclen] = '\0';
+	line = strstr(doc, "## Example");
+	ck_assert_ptr_nonnull(line);
+	/* Lines "OFFSET: xx xx ... (16 bytes)  comment" */
+	while ((line = strchr(line, '\n'))) {
+		unsigned int off, b[16];
+
+		line++;
+		if (sscanf(line,
+			   "%8x: %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x",
+			   &off, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8],
+			   &b[9], &b[10], &b[11], &b[12], &b[13], &b[14], &b[15]) != 17)
+			continue;
+		ck_assert_uint_eq(off, n);
+		ck_assert_uint_le(n + 16, sizeof(want));
+		for (int i = 0; i < 16; i++)
+			want[n++] = (uint8_t)b[i];
+	}
+	ck_assert_uint_eq(len, n);
+	ck_assert_mem_eq(got, want, n);
+	free(doc);
+	free(got);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 /* ---- truncation ----------------------------------------------------------------------------- */
 
 /* Cut a small artifact at every byte: nothing crashes, and every cut past the header reads. */
@@ -664,6 +724,7 @@ static Suite *artifact_suite(void)
 	tcase_add_test(tc, long_strings);
 	tcase_add_test(tc, huge_command_line);
 	tcase_add_test(tc, writer_errors);
+	tcase_add_test(tc, documented_example);
 	tcase_add_test(tc, cut_at_every_byte);
 	tcase_add_test(tc, cut_file_keeps_complete_events);
 	tcase_add_test(tc, corrupt_lengths);

@@ -912,7 +912,24 @@ START_TEST(summary)
 	ck_assert_ptr_nonnull(strstr(s, "memtrack: dropped: 4 (see below)\n"));
 	ck_assert_ptr_nonnull(strstr(s, "WARNING: 4 allocator events dropped"));
 	free(s);
-	ck_assert_int_eq(mt_report_summary("/nonexistent.mtk", stdout), -ENOENT);
+	/* The error goes to stderr, in one sentence. */
+	{
+		char *pe = tmp_path();
+		int se = dup(2), fe = open(pe, O_WRONLY);
+		char *e;
+
+		dup2(fe, 2);
+		ck_assert_int_eq(mt_report_summary("/nonexistent.mtk", stdout), -ENOENT);
+		dup2(se, 2);
+		close(se);
+		close(fe);
+		e = slurp_text(pe);
+		ck_assert_str_eq(e, "memtrack: /nonexistent.mtk: cannot open: No such file or "
+				    "directory\n");
+		free(e);
+		unlink(pe);
+		free(pe);
+	}
 	unlink(out);
 	unlink(path);
 	free(out);
