@@ -54,7 +54,7 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/memtrack.h $(BUILD)/vmlinux.h
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/%.o: src/%.c $(SKELS) | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c | $(SKELS) $(BUILD)/obj
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj:
@@ -73,6 +73,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_LIB_SRCS) $(BUILD)/libmemtrack.a | $(BUILD)/m
 		$(LDFLAGS) $(BUILD)/libmemtrack.a $(CHECK_LIBS) $(LDLIBS)
 
 include fixtures/fixtures.mk
+include bench/bench.mk
 
 unit: $(filter $(BUILD)/tests/unit_%,$(TEST_BINS))
 	@tools/run-tests $^

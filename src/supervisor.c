@@ -44,6 +44,7 @@ struct tracee {
 	pid_t tid;
 	int proc; /* index in procs, -1 until its creator reports it */
 	bool started; /* its first (attach) stop has been seen */
+	bool held;    /* stopped at that first stop until its creator reports it */
 	struct mt_log_thread *log;
 };
 
@@ -64,6 +65,8 @@ struct sup {
 	struct tracee *unplaced;
 	size_t n_unplaced, cap_unplaced;
 	size_t files_logged; /* tracker files already named in the log */
+	size_t n_held;
+	unsigned int n_orphans;
 };
 
 static volatile pid_t forward_to;
@@ -185,13 +188,16 @@ static int add_proc(struct sup *s, pid_t pid, int parent)
 		s->procs = p;
 		s->cap_procs = cap;
 	}
-	if (parent < 0)
+	if (parent == -1)
 		snprintf(pos, sizeof(pos), "0");
+	else if (parent < -1)
+		snprintf(pos, sizeof(pos), "x%u", s->n_orphans++);
 	else
 		snprintf(pos, sizeof(pos), "%s.%u", s->procs[parent].pos,
 			 s->procs[parent].children++);
 	p = &s->procs[s->n_procs];
 	*p = (struct proc){.pid = pid, .parent_pid = parent < 0 ? 0 : s->procs[parent].pid};
+	p->exe = strdup("?");
 	p->pos = strdup(pos);
 	if (!p->pos)
 		return -ENOMEM;
@@ -391,12 +397,53 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 		if (idx < 0)
 			return idx;
 		child->proc = idx;
+		free(s->procs[idx].exe);
 		s->procs[idx].exe = strdup(s->procs[t->proc].exe ? s->procs[t->proc].exe : "?");
 		err = mt_stoplog_place(child->log, s->procs[idx].pos, 0);
 		detail_str(d, "child", s->procs[idx].pos);
 	}
 	log_stop(s, t, kinds[event], d);
+	if (!err && child->held) {
+		child->held = false;
+		s->n_held--;
+		err = resume(child->tid, 0);
+	}
 	return err ? err : resume(t->tid, 0);
+}
+
+/*
+ * A tracee whose creator will never report it (the creator was killed at its fork): place it
+ * as an orphan process, so that its stops can be handled.
+ */
+static int place_orphan(struct sup *s, struct tracee *t)
+{
+	int idx = add_proc(s, t->tid, -2);
+
+	if (idx < 0)
+		return idx;
+	t->proc = idx;
+	return mt_stoplog_place(t->log, s->procs[idx].pos, 0);
+}
+
+/* When every live tracee waits for its creator's report, none is coming: release them. */
+static int release_held(struct sup *s)
+{
+	int err;
+
+	for (size_t i = 0; i < s->n_tracees; i++) {
+		struct tracee *t = &s->tracees[i];
+
+		if (!t->held)
+			continue;
+		t->held = false;
+		s->n_held--;
+		err = place_orphan(s, t);
+		if (!err)
+			err = resume(t->tid, 0);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* execve from a non-leader thread: that thread takes the leader's tid, the old leader is gone. */
@@ -446,13 +493,11 @@ static bool matches_stop_at_map(const struct sup *s, const char *path)
 
 static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inode_key *key)
 {
-	pid_t pid = s->procs[t->proc >= 0 ? t->proc : 0].pid;
+	pid_t pid = s->procs[t->proc].pid;
 	const struct mt_tracked_file *f;
 	struct json_object *d = detail_new();
 	int err;
 
-	if (t->proc < 0)
-		pid = t->tid;
 	err = mt_tracker_handle_stop(s->tracker, pid, key);
 	f = mt_tracker_find(s->tracker, key);
 	detail_str(d, "path", f ? f->path : "?");
@@ -509,13 +554,27 @@ static int on_stop(struct sup *s, struct tracee *t, int status)
 {
 	int sig = WSTOPSIG(status), event = (unsigned int)status >> 16;
 
+	int err;
+
 	if (!t->started && sig == SIGSTOP && event == 0) {
-		/* The attach stop of a new tracee; it may come before its creator's report. */
+		/*
+		 * The attach stop of a new tracee. When it comes before its creator's report, the
+		 * tracee waits here until that report places it in the tree.
+		 */
 		t->started = true;
 		log_stop(s, t, "start", NULL);
-		return resume(t->tid, 0);
+		if (t->proc >= 0)
+			return resume(t->tid, 0);
+		t->held = true;
+		s->n_held++;
+		return 0;
 	}
 	t->started = true;
+	if (t->proc < 0) {
+		err = place_orphan(s, t);
+		if (err)
+			return err;
+	}
 	switch (event) {
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
@@ -542,6 +601,8 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	else
 		detail_int(d, "code", WEXITSTATUS(status));
 	log_stop(s, t, "gone", d);
+	if (t->held)
+		s->n_held--;
 	if (t->proc >= 0 && s->procs[t->proc].pid == t->tid)
 		record_process(s, &s->procs[t->proc], status, true);
 	if (t->tid == s->root) {
@@ -563,6 +624,11 @@ static int event_loop(struct sup *s)
 
 	/* A process left stopped by --stop-at is still our child: wait for tracees only. */
 	while (s->n_tracees > 0) {
+		if (s->n_held == s->n_tracees) {
+			err = release_held(s);
+			if (err)
+				return err;
+		}
 		tid = waitpid(-1, &status, __WALL);
 		if (tid < 0) {
 			if (errno == EINTR)
