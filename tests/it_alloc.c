@@ -477,6 +477,54 @@ START_TEST(python_attaches_libc_only)
 }
 END_TEST
 
+static long long valgrind_field(const char *text, const char *after)
+{
+	const char *p = strstr(text, after);
+
+	ck_assert_msg(p != NULL, "valgrind printed no '%s': %s", after, text);
+	p += strlen(after);
+	return strtoll(p, NULL, 10);
+}
+
+/* Valgrind's count with commas removed: "1,234" -> 1234. */
+static long long valgrind_num(const char *text, const char *before_field)
+{
+	char *copy = strdup(text), *w = copy;
+	long long v;
+
+	for (const char *r = text; *r; r++)
+		if (*r != ',')
+			*w++ = *r;
+	*w = '\0';
+	v = valgrind_field(copy, before_field);
+	free(copy);
+	return v;
+}
+
+/*
+ * The oracle on a real program: valgrind counts a realloc as an allocation, so its "allocs" is
+ * memtrack's allocations + reallocs; bytes and what is live at exit agree exactly (glibc's
+ * exit-time freeing, which valgrind adds, is turned off).
+ */
+START_TEST(matches_valgrind_on_ls)
+{
+	const char *cmd[] = {"ls", "-la", "/usr/lib", NULL};
+	const char *vg[] = {"valgrind", "--run-libc-freeres=no", "ls", "-la", "/usr/lib", NULL};
+	struct run r = track(0, NULL, cmd);
+	struct json_object *t = totals(&r);
+	struct mt_out v;
+
+	ck_assert_int_eq(mt_run(vg, NULL, NULL, 120, &v), 0);
+	ck_assert_int_eq(num(t, "allocations") + num(t, "reallocs"),
+			 valgrind_num(v.err, "total heap usage: "));
+	ck_assert_int_eq(num(t, "bytes_allocated"), valgrind_num(v.err, "frees "));
+	ck_assert_int_eq(num(t, "live_bytes"), valgrind_num(v.err, "in use at exit: "));
+	ck_assert_int_eq(num(t, "live_blocks"), valgrind_num(v.err, "bytes in "));
+	mt_out_free(&v);
+	run_free(&r);
+}
+END_TEST
+
 START_TEST(stop_at_map_attachable_by_gdb)
 {
 	const char *argv[] = {MEMTRACK, "run", "-o", "/dev/null", "--stop-at", "map:libmimalloc*",
@@ -568,6 +616,7 @@ static Suite *suite(void)
 	tcase_set_timeout(once, 120);
 	tcase_add_test(once, stop_at_map_attachable_by_gdb);
 	tcase_add_test(once, watcher_choice);
+	tcase_add_test(once, matches_valgrind_on_ls);
 	suite_add_tcase(s, once);
 	return s;
 }
