@@ -20,6 +20,7 @@
 #include "duration.h"
 #include "harness.h"
 #include "harness_stats.h"
+#include "privileges.h"
 #include "report.h"
 #include "supervisor.h"
 
@@ -627,26 +628,6 @@ static int resolve_all(const struct mt_bench_list *list, struct bench_result *re
 
 /* ---- Running ----------------------------------------------------------------------------- */
 
-/* Through sudo the command runs as the invoking user, never as root (DESIGN.md, Security). */
-static void sudo_identity(struct mt_run_config *c)
-{
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-	unsigned long uid, gid;
-	char *end1 = NULL, *end2 = NULL;
-
-	if (geteuid() != 0 || !u || !g || !*u || !*g)
-		return;
-	errno = 0;
-	uid = strtoul(u, &end1, 10);
-	gid = strtoul(g, &end2, 10);
-	if (errno || *end1 || *end2)
-		return;
-	/* Same rule as memtrack run: sudo from root to root changes nothing. */
-	c->drop_privileges = uid != 0;
-	c->uid = (uid_t)uid;
-	c->gid = (gid_t)gid;
-}
-
 static void report_failure(const char *name, const struct mt_run_result *res)
 {
 	if (WIFSIGNALED(res->wait_status))
@@ -1146,7 +1127,11 @@ int mt_harness_main(int argc, char **argv)
 	memset(&h, 0, sizeof(h));
 	h.opts = &o;
 	h.exit_code = 1;
-	sudo_identity(&h.base);
+	mt_choose_user(&h.base, NULL);
+	if (o.memory && mt_check_capabilities(true) < 0) {
+		code = 1;
+		goto cleanup;
+	}
 
 	ret = o.from_stdin ? load_stdin(&o, &list) : load_command(&o, &list);
 	if (ret) {

@@ -2,7 +2,6 @@
 /* memtrack run: parse the options, supervise the command, print the summary. */
 #include <errno.h>
 #include <getopt.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "privileges.h"
 #include "report.h"
 #include "run.h"
 #include "supervisor.h"
@@ -64,29 +64,6 @@ static int parse_enum(const char *opt, const char *val, const char *const *names
 			return i;
 	fprintf(stderr, "memtrack run: invalid %s '%s'\n", opt, val);
 	return -1;
-}
-
-/* The command never inherits root: under sudo it runs as the user who invoked sudo. */
-static int choose_user(struct run_opts *o)
-{
-	const char *sudo_uid = getenv("SUDO_UID"), *sudo_gid = getenv("SUDO_GID");
-	struct passwd *pw;
-
-	if (o->user) {
-		pw = getpwnam(o->user);
-		if (!pw) {
-			fprintf(stderr, "memtrack run: no such user '%s'\n", o->user);
-			return -1;
-		}
-		o->cfg.uid = pw->pw_uid;
-		o->cfg.gid = pw->pw_gid;
-		o->cfg.drop_privileges = true;
-	} else if (geteuid() == 0 && sudo_uid && sudo_gid) {
-		o->cfg.uid = (uid_t)strtoul(sudo_uid, NULL, 10);
-		o->cfg.gid = (gid_t)strtoul(sudo_gid, NULL, 10);
-		o->cfg.drop_privileges = o->cfg.uid != 0;
-	}
-	return 0;
 }
 
 static int parse(int argc, char **argv, struct run_opts *o)
@@ -217,9 +194,11 @@ int mt_run_main(int argc, char **argv)
 	rc = parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	if (choose_user(&o) < 0)
+	if (mt_choose_user(&o.cfg, o.user) < 0)
 		return 2;
 	o.cfg.track = !o.no_track;
+	if (o.cfg.track && mt_check_capabilities(true) < 0)
+		return 1;
 	if (o.cfg.track)
 		o.cfg.artifact_path = o.output ? o.output : default_artifact(&o);
 	err = mt_supervise(&o.cfg, &res);

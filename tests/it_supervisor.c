@@ -345,6 +345,46 @@ START_TEST(stop_at_exec_attachable_by_gdb)
 }
 END_TEST
 
+/* Under sudo the command runs as the invoking user, with no capability at all. */
+START_TEST(command_never_inherits_root)
+{
+	const char *argv[] = {MEMTRACK, "run", "-q", "-o", "/dev/null", "--",
+			      "sh", "-c", "id -u; grep CapEff /proc/self/status", NULL};
+	const char *env[] = {"SUDO_UID=65534", "SUDO_GID=65534", NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, env, "/", 60, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_str_eq(o.out, "65534\nCapEff:\t0000000000000000\n");
+	mt_out_free(&o);
+}
+END_TEST
+
+/* Without privileges: one sentence naming what is missing, and exit 1. */
+START_TEST(missing_capabilities)
+{
+	char dir[64], copy[128], cmd[512];
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(copy, sizeof(copy), "%s/memtrack", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 755 %s %s", MEMTRACK, copy, dir, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	{
+		const char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+				      copy, "run", "-o", "/dev/null", "--", "true", NULL};
+
+		ck_assert_int_eq(mt_run(argv, NULL, "/", 60, &o), 0);
+	}
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_int_eq(mt_count_lines(o.err, ""), 1);
+	ck_assert_ptr_nonnull(strstr(o.err, "memtrack: missing CAP_SYS_PTRACE, CAP_BPF, CAP_PERFMON"));
+	mt_out_free(&o);
+	unlink(copy);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("supervisor");
@@ -368,6 +408,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, sigterm_is_forwarded_and_sigint_ends);
 	tcase_add_test(tc, no_tracee_is_left_behind);
 	tcase_add_test(tc, stop_at_exec_attachable_by_gdb);
+	tcase_add_test(tc, command_never_inherits_root);
+	tcase_add_test(tc, missing_capabilities);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Privileges: what memtrack needs (root, or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and
+ * CAP_CHECKPOINT_RESTORE) and what the traced command must never get (any of them: under sudo it
+ * runs as the invoking user).
+ */
+#ifndef MT_PRIVILEGES_H
+#define MT_PRIVILEGES_H
+
+#include <stdbool.h>
+
+#include "supervisor.h"
+
+/*
+ * The identity the command runs as: user (a name) when given, else under sudo the invoking user
+ * (SUDO_UID/SUDO_GID), else memtrack's own. Returns 0, or -ENOENT after one sentence when user
+ * does not exist.
+ */
+int mt_choose_user(struct mt_run_config *cfg, const char *user);
+
+/*
+ * Check that memtrack holds what it needs (bpf: what allocation tracking needs too). Returns 0, or
+ * -EPERM after one sentence naming what is missing and how to grant it.
+ */
+int mt_check_capabilities(bool bpf);
+
+#endif
