@@ -230,8 +230,8 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 	ev->flags = flags;
 	/* Wake the consumer only when a batch is worth it; it also polls on a short timeout. */
 	bpf_ringbuf_submit(ev, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 256 * 1024
-				       ? BPF_RB_FORCE_WAKEUP
-				       : BPF_RB_NO_WAKEUP);
+				   ? BPF_RB_FORCE_WAKEUP
+				   : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline struct thread_state *thread_state(void)

@@ -70,7 +70,7 @@ enum mt_kind {
  * so one pair of BPF programs serves every function of every file.
  */
 #define MT_COOKIE(file_id, kind) (((__u64)(file_id) << 8) | (__u64)(kind))
-#define MT_COOKIE_KIND(c)	 ((__u32)((c) & 0xff))
+#define MT_COOKIE_KIND(c)	 ((__u32)((c)&0xff))
 #define MT_COOKIE_FILE(c)	 ((__u32)((c) >> 8))
 
 struct mt_inode_key {

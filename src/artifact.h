@@ -23,7 +23,7 @@ struct mt_artifact_header {
 
 struct mt_artifact_process {
 	uint32_t pid;
-	uint32_t parent; /* 0 for the root */
+	uint32_t parent;     /* 0 for the root */
 	int32_t exit_status; /* raw wait status; meaningful when exited */
 	bool exited;
 	char exe[4096];

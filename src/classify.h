@@ -35,8 +35,8 @@ struct mt_probe_point {
 	uint64_t func_offset;  /* file offset of the function's entry (what uprobes attach to) */
 	uint64_t probe_offset; /* file offset chosen by placement (== func_offset for entry) */
 	enum mt_kind kind;
-	bool ret;	     /* needs a return probe (the result matters) */
-	char reason[96];     /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
+	bool ret;	 /* needs a return probe (the result matters) */
+	char reason[96]; /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
 };
 
 struct mt_classification {
@@ -49,8 +49,7 @@ struct mt_classification {
 
 /* Classify an open ELF file. Returns 0 or a negative errno (-ENOEXEC: not ELF). */
 int mt_classify_fd(int fd, enum mt_placement_mode mode, struct mt_classification *out);
-int mt_classify_path(const char *path, enum mt_placement_mode mode,
-		     struct mt_classification *out);
+int mt_classify_path(const char *path, enum mt_placement_mode mode, struct mt_classification *out);
 void mt_classification_free(struct mt_classification *c);
 
 const char *mt_family_name(enum mt_family f);

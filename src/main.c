@@ -10,30 +10,31 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: memtrack run [OPTIONS] -- CMD [ARGS...]\n"
-		"       memtrack exec-harness [OPTIONS] -- CMD [ARGS...]\n"
-		"       memtrack exec-harness -    (a JSON list of benchmarks on stdin)\n"
-		"       memtrack report [--json] FILE\n"
-		"       memtrack --help | --version\n"
-		"\n"
-		"Records every heap allocation of a command and all of its descendants, with ptrace\n"
-		"and BPF uprobes attached on demand; nothing is injected into the command.\n"
-		"\n"
-		"  run           run CMD, write an artifact, print a summary, exit with CMD's status\n"
-		"  exec-harness  benchmark CMD: warm-up and timed rounds, walltime results JSON\n"
-		"  report        read an artifact: summary, per process, per file, histogram, JSON\n"
-		"\n"
-		"'memtrack SUBCOMMAND --help' describes each. Needs root, or CAP_BPF, CAP_PERFMON\n"
-		"and CAP_SYS_PTRACE.\n");
+	fprintf(
+	    out,
+	    "Usage: memtrack run [OPTIONS] -- CMD [ARGS...]\n"
+	    "       memtrack exec-harness [OPTIONS] -- CMD [ARGS...]\n"
+	    "       memtrack exec-harness -    (a JSON list of benchmarks on stdin)\n"
+	    "       memtrack report [--json] FILE\n"
+	    "       memtrack --help | --version\n"
+	    "\n"
+	    "Records every heap allocation of a command and all of its descendants, with ptrace\n"
+	    "and BPF uprobes attached on demand; nothing is injected into the command.\n"
+	    "\n"
+	    "  run           run CMD, write an artifact, print a summary, exit with CMD's status\n"
+	    "  exec-harness  benchmark CMD: warm-up and timed rounds, walltime results JSON\n"
+	    "  report        read an artifact: summary, per process, per file, histogram, JSON\n"
+	    "\n"
+	    "'memtrack SUBCOMMAND --help' describes each. Needs root, or CAP_BPF, CAP_PERFMON\n"
+	    "and CAP_SYS_PTRACE.\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{0},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {0},
 	};
 	int c;
 

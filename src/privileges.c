@@ -72,11 +72,11 @@ int mt_check_capabilities(bool bpf)
 		const char *name;
 		bool bpf;
 	} needed[] = {
-		{CAP_SYS_PTRACE, "CAP_SYS_PTRACE", false},
-		{CAP_BPF, "CAP_BPF", true},
-		{CAP_PERFMON, "CAP_PERFMON", true},
-		/* opening /proc/PID/map_files/ entries, how attached files are resolved */
-		{CAP_CHECKPOINT_RESTORE, "CAP_CHECKPOINT_RESTORE", true},
+	    {CAP_SYS_PTRACE, "CAP_SYS_PTRACE", false},
+	    {CAP_BPF, "CAP_BPF", true},
+	    {CAP_PERFMON, "CAP_PERFMON", true},
+	    /* opening /proc/PID/map_files/ entries, how attached files are resolved */
+	    {CAP_CHECKPOINT_RESTORE, "CAP_CHECKPOINT_RESTORE", true},
 	};
 	char missing[128] = "";
 
@@ -91,8 +91,9 @@ int mt_check_capabilities(bool bpf)
 	}
 	if (!missing[0])
 		return 0;
-	fprintf(stderr, "memtrack: missing %s: run as root, or grant them with 'setcap "
-			"cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore+ep memtrack'\n",
+	fprintf(stderr,
+		"memtrack: missing %s: run as root, or grant them with 'setcap "
+		"cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore+ep memtrack'\n",
 		missing);
 	return -EPERM;
 }

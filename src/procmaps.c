@@ -36,8 +36,7 @@ int mt_maps_parse_line(char *line, struct mt_map_entry *e)
 	return 0;
 }
 
-int mt_maps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg),
-			  void *arg)
+int mt_maps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg), void *arg)
 {
 	char path[64], *line = NULL;
 	struct mt_map_entry e;

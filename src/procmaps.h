@@ -25,8 +25,7 @@ int mt_maps_parse_line(char *line, struct mt_map_entry *e);
  * Call fn for every executable file mapping of pid, in address order, until fn returns non-zero
  * (which is returned). Returns 0, fn's value, or a negative errno.
  */
-int mt_maps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg),
-			  void *arg);
+int mt_maps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg), void *arg);
 
 /* The kernel's dev_t encoding (MAJOR << 20 | MINOR) of a user-space st_dev. */
 uint64_t mt_kdev(dev_t dev);

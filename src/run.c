@@ -27,25 +27,26 @@ enum {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: memtrack run [OPTIONS] [--] CMD [ARGS...]\n"
-		"\n"
-		"Run CMD under the supervisor, record every allocation of its process tree into an\n"
-		"artifact, print a summary on stderr and exit with CMD's status (128+N when it died\n"
-		"of signal N).\n"
-		"\n"
-		"  -o, --output FILE          artifact path (default: memtrack-DATE-PID.mtk here)\n"
-		"      --no-track             trace the tree only: no BPF, no artifact\n"
-		"      --trace-stops FILE     write every handled stop as JSON lines\n"
-		"      --stop-at POINT        leave the process stopped for gdb at POINT:\n"
-		"                             'exec' (the command's exec) or 'map:GLOB' (right\n"
-		"                             after the first mapping of a file matching GLOB)\n"
-		"      --watcher MODE         auto (default), fentry or tracepoint\n"
-		"      --probe-placement M    smart (default: an emulated instruction) or entry\n"
-		"      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
-		"  -q, --quiet                no summary\n"
-		"  -v, --verbose              say what is attached where, and why\n"
-		"  -h, --help                 this help\n");
+	fprintf(
+	    out,
+	    "Usage: memtrack run [OPTIONS] [--] CMD [ARGS...]\n"
+	    "\n"
+	    "Run CMD under the supervisor, record every allocation of its process tree into an\n"
+	    "artifact, print a summary on stderr and exit with CMD's status (128+N when it died\n"
+	    "of signal N).\n"
+	    "\n"
+	    "  -o, --output FILE          artifact path (default: memtrack-DATE-PID.mtk here)\n"
+	    "      --no-track             trace the tree only: no BPF, no artifact\n"
+	    "      --trace-stops FILE     write every handled stop as JSON lines\n"
+	    "      --stop-at POINT        leave the process stopped for gdb at POINT:\n"
+	    "                             'exec' (the command's exec) or 'map:GLOB' (right\n"
+	    "                             after the first mapping of a file matching GLOB)\n"
+	    "      --watcher MODE         auto (default), fentry or tracepoint\n"
+	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
+	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
+	    "  -q, --quiet                no summary\n"
+	    "  -v, --verbose              say what is attached where, and why\n"
+	    "  -h, --help                 this help\n");
 }
 
 struct run_opts {
@@ -71,17 +72,17 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
 	static const char *const placements[] = {"smart", "entry"};
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"no-track", no_argument, NULL, OPT_NO_TRACK},
-		{"trace-stops", required_argument, NULL, OPT_TRACE_STOPS},
-		{"stop-at", required_argument, NULL, OPT_STOP_AT},
-		{"watcher", required_argument, NULL, OPT_WATCHER},
-		{"probe-placement", required_argument, NULL, OPT_PLACEMENT},
-		{"user", required_argument, NULL, OPT_USER},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"output", required_argument, NULL, 'o'},
+	    {"no-track", no_argument, NULL, OPT_NO_TRACK},
+	    {"trace-stops", required_argument, NULL, OPT_TRACE_STOPS},
+	    {"stop-at", required_argument, NULL, OPT_STOP_AT},
+	    {"watcher", required_argument, NULL, OPT_WATCHER},
+	    {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
+	    {"user", required_argument, NULL, OPT_USER},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	int c, v;
 
@@ -101,8 +102,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_STOP_AT:
 			if (strcmp(optarg, "exec") != 0 &&
 			    (strncmp(optarg, "map:", 4) != 0 || !optarg[4])) {
-				fprintf(stderr, "memtrack run: invalid --stop-at '%s' (exec or "
-						"map:GLOB)\n",
+				fprintf(stderr,
+					"memtrack run: invalid --stop-at '%s' (exec or "
+					"map:GLOB)\n",
 					optarg);
 				return 2;
 			}

@@ -133,8 +133,8 @@ static struct json_object *render(const struct stop_rec *r)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "proc", json_object_new_string(r->thread->proc ? r->thread->proc
-										  : "?"));
+	json_object_object_add(o, "proc",
+			       json_object_new_string(r->thread->proc ? r->thread->proc : "?"));
 	json_object_object_add(o, "thread", json_object_new_int(r->thread->index));
 	json_object_object_add(o, "seq", json_object_new_int(r->seq));
 	json_object_object_add(o, "kind", json_object_new_string(r->kind));
@@ -158,7 +158,9 @@ int mt_stoplog_write(struct mt_stoplog *log, const char *path)
 	for (size_t i = 0; i < log->n; i++) {
 		struct json_object *o = render(&log->recs[i]);
 
-		fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		fprintf(f, "%s\n",
+			json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	}
 	if (ferror(f))

@@ -42,7 +42,7 @@ struct proc {
 /* A live traced thread. */
 struct tracee {
 	pid_t tid;
-	int proc; /* index in procs, -1 until its creator reports it */
+	int proc;     /* index in procs, -1 until its creator reports it */
 	bool started; /* its first (attach) stop has been seen */
 	bool held;    /* stopped at that first stop until its creator reports it */
 	struct mt_log_thread *log;
@@ -126,7 +126,7 @@ static struct tracee *find_tracee(struct sup *s, pid_t tid)
 }
 
 static struct tracee *push_tracee(struct tracee **arr, size_t *n, size_t *cap,
-				   const struct tracee *t)
+				  const struct tracee *t)
 {
 	struct tracee *grown;
 
@@ -286,7 +286,8 @@ static int log_stop(struct sup *s, struct tracee *t, const char *kind, struct js
 
 static int resume(pid_t tid, int sig)
 {
-	/* ESRCH: the tracee was killed meanwhile (SIGKILL, exit of its group); its death follows. */
+	/* ESRCH: the tracee was killed meanwhile (SIGKILL, exit of its group); its death follows.
+	 */
 	if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
 		return -errno;
 	return 0;
@@ -295,10 +296,10 @@ static int resume(pid_t tid, int sig)
 static void record_process(struct sup *s, const struct proc *p, int status, bool exited)
 {
 	struct mt_artifact_process rec = {
-		.pid = p->pid,
-		.parent = p->parent_pid,
-		.exit_status = status,
-		.exited = exited,
+	    .pid = p->pid,
+	    .parent = p->parent_pid,
+	    .exit_status = status,
+	    .exited = exited,
 	};
 
 	if (!s->artifact)
@@ -339,7 +340,8 @@ static int on_exec(struct sup *s, struct tracee *t, bool root_first)
 	if (s->tracker) {
 		if (root_first)
 			err = mt_tracker_arm(s->tracker, p->pid);
-		/* The program and its interpreter were mapped by execve itself: classify them now. */
+		/* The program and its interpreter were mapped by execve itself: classify them now.
+		 */
 		if (!err)
 			err = mt_tracker_scan(s->tracker, p->pid);
 	}
@@ -368,9 +370,9 @@ static bool is_thread_of(pid_t tgid, pid_t tid)
 static int on_new_child(struct sup *s, struct tracee *t, int event)
 {
 	static const char *const kinds[] = {
-		[PTRACE_EVENT_FORK] = "fork",
-		[PTRACE_EVENT_VFORK] = "vfork",
-		[PTRACE_EVENT_CLONE] = "clone",
+	    [PTRACE_EVENT_FORK] = "fork",
+	    [PTRACE_EVENT_VFORK] = "vfork",
+	    [PTRACE_EVENT_CLONE] = "clone",
 	};
 	struct json_object *d = detail_new();
 	struct tracee *child, ended;
@@ -607,8 +609,8 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 		record_process(s, &s->procs[t->proc], status, true);
 	if (t->tid == s->root) {
 		s->res->wait_status = status;
-		s->res->exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-							: WEXITSTATUS(status);
+		s->res->exit_code =
+		    WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	}
 	s->res->end_ns = mt_now_ns();
 	if (t->proc < 0 && !push_tracee(&s->unplaced, &s->n_unplaced, &s->cap_unplaced, t))
@@ -727,10 +729,10 @@ static int spawn(struct sup *s)
 static int open_tracking(struct sup *s)
 {
 	struct mt_tracker_config tc = {
-		.watcher = s->cfg->watcher,
-		.placement = s->cfg->placement,
-		.events = s->cfg->artifact_path != NULL,
-		.verbose = s->cfg->verbose,
+	    .watcher = s->cfg->watcher,
+	    .placement = s->cfg->placement,
+	    .events = s->cfg->artifact_path != NULL,
+	    .verbose = s->cfg->verbose,
 	};
 	int err;
 

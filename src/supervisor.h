@@ -19,11 +19,11 @@ enum mt_watcher_mode {
 };
 
 struct mt_run_config {
-	char *const *argv;	       /* the command */
-	const char *trace_stops_path;  /* --trace-stops FILE, or NULL */
-	const char *stop_at;	       /* "exec", "map:GLOB", or NULL */
-	const char *artifact_path;     /* allocation artifact; NULL with track == false */
-	bool track;		       /* load BPF, attach allocators, record events */
+	char *const *argv;	      /* the command */
+	const char *trace_stops_path; /* --trace-stops FILE, or NULL */
+	const char *stop_at;	      /* "exec", "map:GLOB", or NULL */
+	const char *artifact_path;    /* allocation artifact; NULL with track == false */
+	bool track;		      /* load BPF, attach allocators, record events */
 	enum mt_watcher_mode watcher;
 	enum mt_placement_mode placement;
 	bool verbose;
@@ -41,7 +41,7 @@ struct mt_run_result {
 	uint64_t end_ns;	/* CLOCK_MONOTONIC when the last process of the tree was reaped */
 	pid_t stopped_pid;	/* --stop-at: the process left stopped, else 0 */
 	char watcher[16];	/* back end that ran: "fentry", "tracepoint", or "" */
-	int exec_errno;		/* the command could not be executed: why (then the return is -it) */
+	int exec_errno; /* the command could not be executed: why (then the return is -it) */
 };
 
 /*

@@ -31,7 +31,7 @@
 #define MAX_FILES	  65535 /* file ids are 16 bits in events */
 
 /* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
-#define MT_BPF_TRACE_UPROBE_MULTI 48
+#define MT_BPF_TRACE_UPROBE_MULTI    48
 #define MT_BPF_F_UPROBE_MULTI_RETURN 1
 
 struct mt_tracker {
@@ -116,8 +116,9 @@ static int ensure_tracefs(void)
 static void explain_load_error(int err)
 {
 	if (err == -EPERM || err == -EACCES)
-		fprintf(stderr, "memtrack: loading BPF programs was refused (%s): run as root or "
-				"grant CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE\n",
+		fprintf(stderr,
+			"memtrack: loading BPF programs was refused (%s): run as root or "
+			"grant CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE\n",
 			strerror(-err));
 	else
 		fprintf(stderr, "memtrack: cannot load the BPF programs: %s\n", strerror(-err));
@@ -127,9 +128,9 @@ static int attach_lifecycle(struct mt_tracker *t, bool fentry)
 {
 	struct memtrack_bpf *s = t->skel;
 	struct bpf_program *progs[3] = {
-		s->progs.handle_fork,
-		s->progs.handle_exit,
-		fentry ? s->progs.watch_mmap_fentry : s->progs.watch_mmap_tp,
+	    s->progs.handle_fork,
+	    s->progs.handle_exit,
+	    fentry ? s->progs.watch_mmap_fentry : s->progs.watch_mmap_tp,
 	};
 
 	for (int i = 0; i < 3; i++) {
@@ -153,8 +154,8 @@ static void destroy_skel(struct mt_tracker *t)
 /* Open, load and attach with one watcher back end, with or without uprobe_multi programs. */
 static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 {
-	size_t ring = t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE)
-				    : 4096;
+	size_t ring =
+	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
 	int err;
 
 	t->skel = memtrack_bpf__open();
@@ -200,13 +201,15 @@ static int load_bpf(struct mt_tracker *t)
 		if (!err)
 			return 0;
 		if (t->cfg.watcher == MT_WATCHER_FENTRY) {
-			fprintf(stderr, "memtrack: the fentry watcher is not available on this kernel "
-					"(%s); use --watcher=tracepoint or --watcher=auto\n",
+			fprintf(stderr,
+				"memtrack: the fentry watcher is not available on this kernel "
+				"(%s); use --watcher=tracepoint or --watcher=auto\n",
 				strerror(-err));
 			return err;
 		}
 		if (t->cfg.verbose)
-			fprintf(stderr, "memtrack: fentry watcher refused (%s), using the tracepoint\n",
+			fprintf(stderr,
+				"memtrack: fentry watcher refused (%s), using the tracepoint\n",
 				strerror(-err));
 	}
 	err = ensure_tracefs();
@@ -259,8 +262,8 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 	err = load_bpf(t);
 	if (err)
 		goto fail;
-	t->requests = ring_buffer__new(bpf_map__fd(t->skel->maps.attach_requests), on_request, t,
-				       NULL);
+	t->requests =
+	    ring_buffer__new(bpf_map__fd(t->skel->maps.attach_requests), on_request, t, NULL);
 	if (!t->requests) {
 		err = -errno;
 		goto fail;
@@ -365,7 +368,8 @@ static int attach_point(struct mt_tracker *t, struct mt_tracked_file *f, const c
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
 		    .bpf_cookie = MT_COOKIE(f->file_id, p->kind));
-	struct bpf_program *prog = retprobe ? t->skel->progs.alloc_exit : t->skel->progs.alloc_enter;
+	struct bpf_program *prog =
+	    retprobe ? t->skel->progs.alloc_exit : t->skel->progs.alloc_enter;
 	struct bpf_link *link;
 
 	link = bpf_program__attach_uprobe_opts(prog, -1, path, p->probe_offset, &opts);
@@ -418,13 +422,13 @@ static int link_multi(struct bpf_program *prog, const char *path, const uint64_t
 		      const uint64_t *cookies, size_t n, bool ret)
 {
 	struct uprobe_multi_attr attr = {
-		.prog_fd = bpf_program__fd(prog),
-		.attach_type = MT_BPF_TRACE_UPROBE_MULTI,
-		.path = (uintptr_t)path,
-		.offsets = (uintptr_t)offsets,
-		.cookies = (uintptr_t)cookies,
-		.cnt = n,
-		.multi_flags = ret ? MT_BPF_F_UPROBE_MULTI_RETURN : 0,
+	    .prog_fd = bpf_program__fd(prog),
+	    .attach_type = MT_BPF_TRACE_UPROBE_MULTI,
+	    .path = (uintptr_t)path,
+	    .offsets = (uintptr_t)offsets,
+	    .cookies = (uintptr_t)cookies,
+	    .cnt = n,
+	    .multi_flags = ret ? MT_BPF_F_UPROBE_MULTI_RETURN : 0,
 	};
 	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 
@@ -548,9 +552,9 @@ static void strip_deleted(char *path)
 static int record_file(struct mt_tracker *t, const struct mt_tracked_file *f)
 {
 	struct mt_artifact_file rec = {
-		.file_id = f->file_id,
-		.family = f->family,
-		.probes = f->probes,
+	    .file_id = f->file_id,
+	    .family = f->family,
+	    .probes = f->probes,
 	};
 
 	if (!t->artifact)
@@ -586,8 +590,9 @@ static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int
 		f->no_symbols = !c.has_symbols;
 		snprintf(f->build_id, sizeof(f->build_id), "%s", c.build_id);
 		if (!c.has_symbols)
-			fprintf(stderr, "memtrack: %s has no symbol table (neither .dynsym nor "
-					".symtab): its allocations, if any, cannot be tracked\n",
+			fprintf(stderr,
+				"memtrack: %s has no symbol table (neither .dynsym nor "
+				".symtab): its allocations, if any, cannot be tracked\n",
 				path);
 		if (c.family != MT_FAM_NONE)
 			err = attach_file(t, f, fd, &c);
@@ -740,8 +745,9 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 		/* The stopped thread has mapped the file: its own mappings must resolve it. */
 		err = resolve_in(t, pid, key);
 		if (err == 0) {
-			fprintf(stderr, "memtrack: process %d stopped for a file it does not map "
-					"(inode %" PRIu64 ")\n",
+			fprintf(stderr,
+				"memtrack: process %d stopped for a file it does not map "
+				"(inode %" PRIu64 ")\n",
 				pid, (uint64_t)key->ino);
 			err = mark_done(t, key);
 		}

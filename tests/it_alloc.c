@@ -31,7 +31,8 @@ struct run {
 static struct run track(int placement, const char *const *env, const char *const *cmd)
 {
 	char dir[64], art[128], stops[128], opt[64];
-	const char *argv[40] = {MEMTRACK, "run", "-q", "-o", art, "--trace-stops", stops, opt, "--"};
+	const char *argv[40] = {MEMTRACK,	 "run", "-q", "-o", art,
+				"--trace-stops", stops, opt,  "--"};
 	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
 	struct mt_out o, r;
 	struct run res;
@@ -92,11 +93,10 @@ static void assert_totals(struct json_object *t, const char *what, struct truth 
 		      (long long)num(t, "bytes_allocated"), (long long)want.bytes);
 	if (want.live_blocks >= 0) {
 		ck_assert_msg(num(t, "live_blocks") == want.live_blocks, "%s: live %lld != %lld",
-			      what, (long long)num(t, "live_blocks"),
-			      (long long)want.live_blocks);
+			      what, (long long)num(t, "live_blocks"), (long long)want.live_blocks);
 		ck_assert_msg(num(t, "live_bytes") == want.live_bytes,
-			      "%s: live bytes %lld != %lld", what,
-			      (long long)num(t, "live_bytes"), (long long)want.live_bytes);
+			      "%s: live bytes %lld != %lld", what, (long long)num(t, "live_bytes"),
+			      (long long)want.live_bytes);
 	}
 }
 
@@ -288,8 +288,9 @@ START_TEST(no_symbols_is_reported)
 
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_nonnull(strstr(r.err, "nosyms has no symbol table"));
-	ck_assert_ptr_nonnull(strstr(r.stops, "\"path\":\"" FIXTURE("nosyms")
-					      "\",\"family\":\"none\",\"probes\":0,\"no_symbols\":true"));
+	ck_assert_ptr_nonnull(strstr(
+	    r.stops, "\"path\":\"" FIXTURE(
+			 "nosyms") "\",\"family\":\"none\",\"probes\":0,\"no_symbols\":true"));
 	run_free(&r);
 }
 END_TEST
@@ -326,7 +327,8 @@ START_TEST(dlopen_mimalloc_exact)
 	ck_assert_ptr_nonnull(mi);
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(mi, "family")), "mimalloc");
 	assert_totals(mi, "mimalloc", (struct truth){100, 100, 0, 333300, -1, -1});
-	assert_totals(totals(&r), "total", (struct truth){111, 101, 0, 5194 + 3 * p + 333300, -1, -1});
+	assert_totals(totals(&r), "total",
+		      (struct truth){111, 101, 0, 5194 + 3 * p + 333300, -1, -1});
 	ck_assert_ptr_null(file_named(&r, "jemalloc"));
 	run_free(&r);
 }
@@ -351,8 +353,8 @@ START_TEST(dlopen_stop_sequence)
 		ck_assert_msg(strncmp(strstr(line, "\"seq\""), want, strlen(want)) == 0,
 			      "stop %zu: %.120s", i, line);
 		if (i < 4)
-			ck_assert_msg(strstr(line, paths[i]) && strstr(line, paths[i]) <
-								 strchr(line, '\n'),
+			ck_assert_msg(strstr(line, paths[i]) &&
+					  strstr(line, paths[i]) < strchr(line, '\n'),
 				      "stop %zu: %.200s", i, line);
 		line = strchr(line, '\n');
 		line = line ? line + 1 : NULL;
@@ -370,8 +372,8 @@ END_TEST
  */
 START_TEST(preload_jemalloc_exact)
 {
-	const char *cmd[] = {"/usr/bin/env", "LD_PRELOAD=libjemalloc.so.2", FIXTURE("preload_target"),
-			     NULL};
+	const char *cmd[] = {"/usr/bin/env", "LD_PRELOAD=libjemalloc.so.2",
+			     FIXTURE("preload_target"), NULL};
 	struct run r = track(_i, NULL, cmd);
 	struct json_object *je = file_named(&r, "libjemalloc.so.2");
 
@@ -471,7 +473,7 @@ START_TEST(python_attaches_libc_only)
 	ck_assert_int_eq(files_with_probes(&r), 1);
 	ck_assert_ptr_nonnull(file_named(&r, "libssl"));
 	ck_assert_int_eq(mt_count_lines(r.stops, "\"kind\":\"map\""),
-			 mt_count_lines(r.stops, "\"kind\":\"map\",\"path\":") );
+			 mt_count_lines(r.stops, "\"kind\":\"map\",\"path\":"));
 	ck_assert_int_gt(num(totals(&r), "allocations"), 1000);
 	run_free(&r);
 }
@@ -527,8 +529,16 @@ END_TEST
 
 START_TEST(stop_at_map_attachable_by_gdb)
 {
-	const char *argv[] = {MEMTRACK, "run", "-o", "/dev/null", "--stop-at", "map:libmimalloc*",
-			      "--", FIXTURE("dlopen_plugin"), FIXTURE("plugin_mimalloc.so"), "1",
+	const char *argv[] = {MEMTRACK,
+			      "run",
+			      "-o",
+			      "/dev/null",
+			      "--stop-at",
+			      "map:libmimalloc*",
+			      "--",
+			      FIXTURE("dlopen_plugin"),
+			      FIXTURE("plugin_mimalloc.so"),
+			      "1",
 			      NULL};
 	struct mt_out o, g;
 	char pidbuf[16], maps[64], *text, *p;
@@ -538,7 +548,8 @@ START_TEST(stop_at_map_attachable_by_gdb)
 	ck_assert_int_eq(o.code, 0);
 	p = strstr(o.err, "attach with: gdb -p ");
 	ck_assert_msg(p != NULL, "%s", o.err);
-	ck_assert_ptr_nonnull(strstr(o.err, "right after mapping /usr/lib/x86_64-linux-gnu/libmimalloc"));
+	ck_assert_ptr_nonnull(
+	    strstr(o.err, "right after mapping /usr/lib/x86_64-linux-gnu/libmimalloc"));
 	pid = atoi(p + strlen("attach with: gdb -p "));
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
 	text = mt_slurp(maps);
@@ -546,8 +557,8 @@ START_TEST(stop_at_map_attachable_by_gdb)
 	free(text);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
 	{
-		const char *gdb[] = {"gdb", "-batch", "-nx", "-p", pidbuf, "-ex", "info registers rip",
-				     NULL};
+		const char *gdb[] = {
+		    "gdb", "-batch", "-nx", "-p", pidbuf, "-ex", "info registers rip", NULL};
 
 		ck_assert_int_eq(mt_run(gdb, NULL, NULL, 60, &g), 0);
 	}
@@ -561,10 +572,11 @@ END_TEST
 /* fentry is refused on the test machines: one clear sentence; where it works, it is named. */
 START_TEST(watcher_choice)
 {
-	const char *fentry[] = {MEMTRACK, "run", "-o", "/dev/null", "--watcher=fentry", "--",
-				FIXTURE("exit_code"), "0", NULL};
-	const char *autow[] = {MEMTRACK, "run", "-o", "/dev/null", "--", FIXTURE("exit_code"), "0",
-			       NULL};
+	const char *fentry[] = {
+	    MEMTRACK, "run", "-o", "/dev/null", "--watcher=fentry", "--", FIXTURE("exit_code"),
+	    "0",      NULL};
+	const char *autow[] = {MEMTRACK, "run", "-o", "/dev/null", "--", FIXTURE("exit_code"),
+			       "0",	 NULL};
 	struct mt_out o;
 	bool has_fentry;
 
@@ -580,7 +592,8 @@ START_TEST(watcher_choice)
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(autow, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 0);
-	ck_assert_ptr_nonnull(strstr(o.err, has_fentry ? "watcher: fentry" : "watcher: tracepoint"));
+	ck_assert_ptr_nonnull(
+	    strstr(o.err, has_fentry ? "watcher: fentry" : "watcher: tracepoint"));
 	mt_out_free(&o);
 }
 END_TEST

@@ -35,7 +35,8 @@ END_TEST
 
 START_TEST(signal_death_is_128_plus_n)
 {
-	const char *argv[] = {MEMTRACK, "run", "--no-track", "--", FIXTURE("die_signal"), "11", NULL};
+	const char *argv[] = {MEMTRACK, "run", "--no-track", "--", FIXTURE("die_signal"),
+			      "11",	NULL};
 	struct mt_out o = run_quiet(argv);
 
 	ck_assert_int_eq(o.code, 128 + SIGSEGV);
@@ -112,8 +113,8 @@ END_TEST
 START_TEST(output_is_the_commands)
 {
 	const char *bare[] = {"sh", "-c", "ls / | wc -l", NULL};
-	const char *traced[] = {MEMTRACK, "run", "-q", "-o", "/dev/null", "--",
-				"sh", "-c", "ls / | wc -l", NULL};
+	const char *traced[] = {MEMTRACK, "run", "-q", "-o",	       "/dev/null",
+				"--",	  "sh",	 "-c", "ls / | wc -l", NULL};
 	struct mt_out a = run_quiet(bare), b = run_quiet(traced);
 
 	ck_assert_int_eq(b.code, a.code);
@@ -179,14 +180,20 @@ START_TEST(exec_chain_stop_sequence)
 {
 	const char *cmd[] = {FIXTURE("exec_chain"), "2", NULL};
 	const char *expected =
-		"{\"proc\":\"0\",\"thread\":0,\"seq\":0,\"kind\":\"exec\",\"path\":\"" FIXTURE(
-			"exec_chain") "\"}\n"
-		"{\"proc\":\"0\",\"thread\":0,\"seq\":1,\"kind\":\"exec\",\"path\":\"" FIXTURE(
-			"exec_chain") "\"}\n"
-		"{\"proc\":\"0\",\"thread\":0,\"seq\":2,\"kind\":\"exec\",\"path\":\"" FIXTURE(
-			"exec_chain") "\"}\n"
-		"{\"proc\":\"0\",\"thread\":0,\"seq\":3,\"kind\":\"exit\",\"code\":0}\n"
-		"{\"proc\":\"0\",\"thread\":0,\"seq\":4,\"kind\":\"gone\",\"code\":0}\n";
+	    "{\"proc\":\"0\",\"thread\":0,\"seq\":0,\"kind\":\"exec\",\"path\":\"" FIXTURE(
+		"exec_chain") "\"}\n"
+			      "{\"proc\":\"0\",\"thread\":0,\"seq\":1,\"kind\":\"exec\",\"path\":"
+			      "\"" FIXTURE(
+				  "exec_chain") "\"}\n"
+						"{\"proc\":\"0\",\"thread\":0,\"seq\":2,\"kind\":"
+						"\"exec\",\"path\":\"" FIXTURE(
+						    "exec_chain") "\"}\n"
+								  "{\"proc\":\"0\",\"thread\":0,"
+								  "\"seq\":3,\"kind\":\"exit\","
+								  "\"code\":0}\n"
+								  "{\"proc\":\"0\",\"thread\":0,"
+								  "\"seq\":4,\"kind\":\"gone\","
+								  "\"code\":0}\n";
 	int code;
 	char *a = trace(cmd, false, &code);
 
@@ -200,16 +207,21 @@ START_TEST(vfork_exec_stop_sequence)
 {
 	const char *cmd[] = {FIXTURE("vfork_exec"), FIXTURE("exit_code"), "5", NULL};
 	const char *expected =
-		"{\"proc\":\"0\",\"thread\":0,\"seq\":0,\"kind\":\"exec\",\"path\":\"" FIXTURE(
-			"vfork_exec") "\"}\n"
-		"{\"proc\":\"0\",\"thread\":0,\"seq\":1,\"kind\":\"vfork\",\"child\":\"0.0\"}\n"
-		"{\"proc\":\"0\",\"thread\":0,\"seq\":2,\"kind\":\"exit\",\"code\":5}\n"
-		"{\"proc\":\"0\",\"thread\":0,\"seq\":3,\"kind\":\"gone\",\"code\":5}\n"
-		"{\"proc\":\"0.0\",\"thread\":0,\"seq\":0,\"kind\":\"start\"}\n"
-		"{\"proc\":\"0.0\",\"thread\":0,\"seq\":1,\"kind\":\"exec\",\"path\":\"" FIXTURE(
-			"exit_code") "\"}\n"
-		"{\"proc\":\"0.0\",\"thread\":0,\"seq\":2,\"kind\":\"exit\",\"code\":5}\n"
-		"{\"proc\":\"0.0\",\"thread\":0,\"seq\":3,\"kind\":\"gone\",\"code\":5}\n";
+	    "{\"proc\":\"0\",\"thread\":0,\"seq\":0,\"kind\":\"exec\",\"path\":\"" FIXTURE(
+		"vfork_exec") "\"}\n"
+			      "{\"proc\":\"0\",\"thread\":0,\"seq\":1,\"kind\":\"vfork\",\"child\":"
+			      "\"0.0\"}\n"
+			      "{\"proc\":\"0\",\"thread\":0,\"seq\":2,\"kind\":\"exit\",\"code\":5}"
+			      "\n"
+			      "{\"proc\":\"0\",\"thread\":0,\"seq\":3,\"kind\":\"gone\",\"code\":5}"
+			      "\n"
+			      "{\"proc\":\"0.0\",\"thread\":0,\"seq\":0,\"kind\":\"start\"}\n"
+			      "{\"proc\":\"0.0\",\"thread\":0,\"seq\":1,\"kind\":\"exec\",\"path\":"
+			      "\"" FIXTURE("exit_code") "\"}\n"
+							"{\"proc\":\"0.0\",\"thread\":0,\"seq\":2,"
+							"\"kind\":\"exit\",\"code\":5}\n"
+							"{\"proc\":\"0.0\",\"thread\":0,\"seq\":3,"
+							"\"kind\":\"gone\",\"code\":5}\n";
 	int code;
 	char *a = trace(cmd, false, &code);
 
@@ -247,8 +259,8 @@ START_TEST(multithreaded_exec)
 	ck_assert_int_eq(mt_count_lines(a, "\"kind\":\"clone\""), 3);
 	ck_assert_int_eq(mt_count_lines(a, "\"kind\":\"exec\""), 2);
 	/* The exec'ing thread (thread 3) carries on as the process: its exec and its end. */
-	ck_assert_ptr_nonnull(strstr(a, "\"thread\":3,\"seq\":1,\"kind\":\"exec\",\"path\":\"" FIXTURE(
-						"exit_code") "\""));
+	ck_assert_ptr_nonnull(strstr(
+	    a, "\"thread\":3,\"seq\":1,\"kind\":\"exec\",\"path\":\"" FIXTURE("exit_code") "\""));
 	ck_assert_ptr_nonnull(strstr(a, "\"thread\":3,\"seq\":3,\"kind\":\"gone\",\"code\":4}"));
 	free(a);
 }
@@ -282,7 +294,7 @@ static char *read_line_fd(int fd)
 START_TEST(sigterm_is_forwarded_and_sigint_ends)
 {
 	const char *argv[] = {MEMTRACK, "run", "-q", "--no-track", "--", FIXTURE("ignore_term"),
-			      "20", NULL};
+			      "20",	NULL};
 	int fd, status;
 	pid_t pid = mt_spawn_piped(argv, &fd);
 
@@ -319,8 +331,9 @@ END_TEST
 
 START_TEST(stop_at_exec_attachable_by_gdb)
 {
-	const char *argv[] = {MEMTRACK, "run", "--no-track", "--stop-at", "exec", "--",
-			      FIXTURE("exit_code"), "0", NULL};
+	const char *argv[] = {MEMTRACK, "run", "--no-track",	     "--stop-at",
+			      "exec",	"--",  FIXTURE("exit_code"), "0",
+			      NULL};
 	struct mt_out o = run_quiet(argv), g;
 	char pidbuf[16], *p;
 	pid_t pid;
@@ -333,8 +346,8 @@ START_TEST(stop_at_exec_attachable_by_gdb)
 	ck_assert(mt_pid_alive(pid));
 	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
 	{
-		const char *gdb[] = {"gdb", "-batch", "-nx", "-p", pidbuf, "-ex", "info registers rip",
-				     NULL};
+		const char *gdb[] = {
+		    "gdb", "-batch", "-nx", "-p", pidbuf, "-ex", "info registers rip", NULL};
 
 		ck_assert_int_eq(mt_run(gdb, NULL, NULL, 60, &g), 0);
 	}
@@ -348,8 +361,10 @@ END_TEST
 /* Under sudo the command runs as the invoking user, with no capability at all. */
 START_TEST(command_never_inherits_root)
 {
-	const char *argv[] = {MEMTRACK, "run", "-q", "-o", "/dev/null", "--",
-			      "sh", "-c", "id -u; grep CapEff /proc/self/status", NULL};
+	const char *argv[] = {MEMTRACK, "run",	     "-q",
+			      "-o",	"/dev/null", "--",
+			      "sh",	"-c",	     "id -u; grep CapEff /proc/self/status",
+			      NULL};
 	const char *env[] = {"SUDO_UID=65534", "SUDO_GID=65534", NULL};
 	struct mt_out o;
 
@@ -371,14 +386,24 @@ START_TEST(missing_capabilities)
 	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 755 %s %s", MEMTRACK, copy, dir, copy);
 	ck_assert_int_eq(system(cmd), 0);
 	{
-		const char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-				      copy, "run", "-o", "/dev/null", "--", "true", NULL};
+		const char *argv[] = {"setpriv",
+				      "--reuid=65534",
+				      "--regid=65534",
+				      "--clear-groups",
+				      copy,
+				      "run",
+				      "-o",
+				      "/dev/null",
+				      "--",
+				      "true",
+				      NULL};
 
 		ck_assert_int_eq(mt_run(argv, NULL, "/", 60, &o), 0);
 	}
 	ck_assert_int_eq(o.code, 1);
 	ck_assert_int_eq(mt_count_lines(o.err, ""), 1);
-	ck_assert_ptr_nonnull(strstr(o.err, "memtrack: missing CAP_SYS_PTRACE, CAP_BPF, CAP_PERFMON"));
+	ck_assert_ptr_nonnull(
+	    strstr(o.err, "memtrack: missing CAP_SYS_PTRACE, CAP_BPF, CAP_PERFMON"));
 	mt_out_free(&o);
 	unlink(copy);
 	rmdir(dir);

@@ -34,8 +34,8 @@ static void buf_add(struct buf *b, const char *data, size_t n)
 	b->p[b->n] = '\0';
 }
 
-static void child(const char *const *argv, const char *const *env_extra, const char *cwd,
-		  int out, int err)
+static void child(const char *const *argv, const char *const *env_extra, const char *cwd, int out,
+		  int err)
 {
 	dup2(out, 1);
 	dup2(err, 2);
@@ -83,8 +83,8 @@ static char *read_all(int fd)
 	return b.p;
 }
 
-int mt_run(const char *const *argv, const char *const *env_extra, const char *cwd,
-	   int timeout_s, struct mt_out *o)
+int mt_run(const char *const *argv, const char *const *env_extra, const char *cwd, int timeout_s,
+	   struct mt_out *o)
 {
 	uint64_t deadline = now_ms() + timeout_s * 1000ull;
 	int fo = tmpfile_fd(), fe = tmpfile_fd();

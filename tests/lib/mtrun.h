@@ -6,14 +6,14 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define MEMTRACK MT_BUILD_DIR "/memtrack"
+#define MEMTRACK      MT_BUILD_DIR "/memtrack"
 #define FIXTURE(name) MT_BUILD_DIR "/fixtures/" name
 
 struct mt_out {
-	int status;	/* raw wait status */
-	int code;	/* exit code, or 128 + signal */
-	char *out;	/* stdout, NUL-terminated */
-	char *err;	/* stderr, NUL-terminated */
+	int status; /* raw wait status */
+	int code;   /* exit code, or 128 + signal */
+	char *out;  /* stdout, NUL-terminated */
+	char *err;  /* stderr, NUL-terminated */
 };
 
 /*
@@ -21,8 +21,8 @@ struct mt_out {
  * to the environment, in directory cwd (NULL: unchanged). Killed after timeout_s seconds.
  * Returns 0, or -1 when it could not be started.
  */
-int mt_run(const char *const *argv, const char *const *env_extra, const char *cwd,
-	   int timeout_s, struct mt_out *o);
+int mt_run(const char *const *argv, const char *const *env_extra, const char *cwd, int timeout_s,
+	   struct mt_out *o);
 void mt_out_free(struct mt_out *o);
 
 /* Start argv with stdout on a pipe; returns its pid and sets *out_fd. */
