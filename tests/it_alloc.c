@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/mtrun.h"
@@ -479,6 +480,42 @@ START_TEST(python_attaches_libc_only)
 }
 END_TEST
 
+/* memtrack killed: its tree dies with it, and the artifact is a readable, truncated prefix. */
+START_TEST(killed_run_leaves_truncated_artifact)
+{
+	char dir[64], art[128], line[16] = "";
+	const char *argv[] = {MEMTRACK, "run", "-q", "-o", art, "--", FIXTURE("ignore_term"),
+			      "20",	NULL};
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct json_object *doc;
+	struct mt_out r;
+	int fd, status, tries = 0;
+	pid_t pid;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	pid = mt_spawn_piped(argv, &fd);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(read(fd, line, 6), 6);
+	ck_assert_str_eq(line, "ready\n");
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	/* PTRACE_O_EXITKILL: the command is killed with its tracer (its pipe end closes). */
+	while (read(fd, line, 1) > 0 && tries++ < 100)
+		;
+	close(fd);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
+	ck_assert_int_eq(r.code, 0);
+	doc = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert(json_object_get_boolean(json_object_object_get(doc, "truncated")));
+	json_object_put(doc);
+	mt_out_free(&r);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
 static long long valgrind_field(const char *text, const char *after)
 {
 	const char *p = strstr(text, after);
@@ -630,6 +667,7 @@ static Suite *suite(void)
 	tcase_add_test(once, stop_at_map_attachable_by_gdb);
 	tcase_add_test(once, watcher_choice);
 	tcase_add_test(once, matches_valgrind_on_ls);
+	tcase_add_test(once, killed_run_leaves_truncated_artifact);
 	suite_add_tcase(s, once);
 	return s;
 }
