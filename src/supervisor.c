@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "artifact.h"
+#include "backtrace.h"
 #include "events.h"
 #include "stoplog.h"
 #include "supervisor.h"
@@ -516,6 +517,25 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 	return resume(t->tid, 0);
 }
 
+/* A signal about to kill a process: say where it struck, while the thread can still be read. */
+static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct json_object *d)
+{
+	struct json_object *frames = mt_backtrace(t->tid, 32);
+	char buf[16];
+	size_t n;
+
+	if (!frames)
+		return;
+	n = json_object_array_length(frames);
+	fprintf(stderr, "memtrack: process %d (%s) got %s at", s->procs[t->proc].pid,
+		s->procs[t->proc].exe, signame(sig, buf, sizeof(buf)));
+	for (size_t i = 0; i < n && i < 8; i++)
+		fprintf(stderr, "%s %s", i ? " <-" : "",
+			json_object_get_string(json_object_array_get_idx(frames, i)));
+	fputc('\n', stderr);
+	json_object_object_add(d, "backtrace", frames);
+}
+
 static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 {
 	struct mt_inode_key key;
@@ -547,6 +567,8 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 	if (sig != SIGCHLD) {
 		d = detail_new();
 		detail_str(d, "signal", signame(sig, buf, sizeof(buf)));
+		if (mt_signal_is_fatal(s->procs[t->proc].pid, sig))
+			record_backtrace(s, t, sig, d);
 		log_stop(s, t, "signal", d);
 	}
 	return resume(t->tid, sig);

@@ -41,6 +41,9 @@ START_TEST(signal_death_is_128_plus_n)
 
 	ck_assert_int_eq(o.code, 128 + SIGSEGV);
 	ck_assert_ptr_nonnull(strstr(o.err, "killed by SIGSEGV"));
+	/* Where the fatal signal struck, read with libunwind before it was delivered. */
+	ck_assert_ptr_nonnull(strstr(o.err, "got SIGSEGV at kill+"));
+	ck_assert_ptr_nonnull(strstr(o.err, " <- main+"));
 	mt_out_free(&o);
 }
 END_TEST
