@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "duration.h"
 
 #define NSEC_PER_SEC	1000000000ULL
@@ -26,19 +27,6 @@ static const struct duration_unit units[] = {
     {"m", 60ULL * NSEC_PER_SEC},
     {"h", 3600ULL * NSEC_PER_SEC},
 };
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 /* The unit spelled by [s, end), or NULL. No unit at all means seconds. */
 static const struct duration_unit *find_unit(const char *s, const char *end)
@@ -100,17 +88,18 @@ int mt_parse_duration(const char *s, uint64_t *ns, char *err, size_t errlen)
 	while (end > p && isspace((unsigned char)end[-1]))
 		end--;
 	if (p == end)
-		return fail(err, errlen, "empty duration");
+		return mt_errbuf(err, errlen, "empty duration");
 
 	read_decimal(&p, &d);
 	if (d.digits == 0)
-		return fail(err, errlen,
-			    "invalid duration '%s': expected seconds (0.5) or a number with a unit "
-			    "ns, us, ms, s, m or h (500ms)",
-			    s);
+		return mt_errbuf(
+		    err, errlen,
+		    "invalid duration '%s': expected seconds (0.5) or a number with a unit "
+		    "ns, us, ms, s, m or h (500ms)",
+		    s);
 	u = find_unit(p, end);
 	if (!u)
-		return fail(
+		return mt_errbuf(
 		    err, errlen,
 		    "invalid duration '%s': unknown unit '%.*s' (use ns, us, ms, s, m or h)", s,
 		    (int)(end - p), p);
@@ -119,7 +108,7 @@ int mt_parse_duration(const char *s, uint64_t *ns, char *err, size_t errlen)
 	frac_ns = (uint64_t)((unsigned __int128)d.frac * u->ns / d.frac_div);
 	if (d.overflow || __builtin_mul_overflow(d.whole, u->ns, &whole_ns) ||
 	    __builtin_add_overflow(whole_ns, frac_ns, ns)) {
-		fail(err, errlen, "duration '%s' is too large", s);
+		mt_errbuf(err, errlen, "duration '%s' is too large", s);
 		return -ERANGE;
 	}
 	return 0;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "duration.h"
 #include "harness.h"
 #include "harness_stats.h"
@@ -60,19 +61,6 @@ struct bench_result {
 	struct mt_report_totals mem; /* of the tracked run's artifact */
 	char artifact[PATH_MAX];
 };
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 /* A usage error: one sentence, and memtrack exits 2. */
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
@@ -125,7 +113,7 @@ static int parse_limit(struct json_object *v, const struct limit_field *f, size_
 		return 0;
 	if (f->rounds) {
 		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 1)
-			return fail(
+			return mt_errbuf(
 			    err, errlen,
 			    "benchmark %zu: walltime_args.%s must be a positive integer or null",
 			    idx, f->key);
@@ -135,14 +123,14 @@ static int parse_limit(struct json_object *v, const struct limit_field *f, size_
 		if (!json_object_is_type(v, json_type_string) &&
 		    !json_object_is_type(v, json_type_int) &&
 		    !json_object_is_type(v, json_type_double))
-			return fail(
+			return mt_errbuf(
 			    err, errlen,
 			    "benchmark %zu: walltime_args.%s must be a duration such as \"1s\", "
 			    "or null",
 			    idx, f->key);
 		if (mt_parse_duration(json_object_get_string(v), val, derr, sizeof(derr)))
-			return fail(err, errlen, "benchmark %zu: walltime_args.%s: %s", idx, f->key,
-				    derr);
+			return mt_errbuf(err, errlen, "benchmark %zu: walltime_args.%s: %s", idx,
+					 f->key, derr);
 	}
 	*has = true;
 	return 0;
@@ -157,8 +145,8 @@ static int parse_walltime_args(struct json_object *o, size_t idx, struct mt_benc
 	if (!o)
 		return 0;
 	if (!json_object_is_type(o, json_type_object))
-		return fail(err, errlen,
-			    "benchmark %zu: \"walltime_args\" must be an object or null", idx);
+		return mt_errbuf(err, errlen,
+				 "benchmark %zu: \"walltime_args\" must be an object or null", idx);
 	json_object_object_foreach(o, key, val)
 	{
 		for (i = 0; i < sizeof(limit_fields) / sizeof(limit_fields[0]); i++) {
@@ -167,8 +155,9 @@ static int parse_walltime_args(struct json_object *o, size_t idx, struct mt_benc
 		}
 		/* A misspelt limit silently ignored would run a different benchmark than asked. */
 		if (i == sizeof(limit_fields) / sizeof(limit_fields[0]))
-			return fail(err, errlen, "benchmark %zu: unknown walltime_args key \"%s\"",
-				    idx, key);
+			return mt_errbuf(err, errlen,
+					 "benchmark %zu: unknown walltime_args key \"%s\"", idx,
+					 key);
 		ret = parse_limit(val, &limit_fields[i], idx, l, err, errlen);
 		if (ret)
 			return ret;
@@ -195,8 +184,9 @@ static int parse_command(struct json_object *o, size_t idx, struct mt_bench *b, 
 	if (o && json_object_is_type(o, json_type_array))
 		n = json_object_array_length(o);
 	if (!n)
-		return fail(err, errlen,
-			    "benchmark %zu: \"command\" must be a non-empty array of strings", idx);
+		return mt_errbuf(err, errlen,
+				 "benchmark %zu: \"command\" must be a non-empty array of strings",
+				 idx);
 	free(b->argv);
 	b->argv = calloc(n + 1, sizeof(*b->argv));
 	if (!b->argv)
@@ -205,7 +195,7 @@ static int parse_command(struct json_object *o, size_t idx, struct mt_bench *b, 
 		const char *s = json_cstring(json_object_array_get_idx(o, i));
 
 		if (!s)
-			return fail(
+			return mt_errbuf(
 			    err, errlen,
 			    "benchmark %zu: \"command\" must be an array of strings without "
 			    "NUL bytes",
@@ -215,7 +205,8 @@ static int parse_command(struct json_object *o, size_t idx, struct mt_bench *b, 
 			return -ENOMEM;
 	}
 	if (!b->argv[0][0])
-		return fail(err, errlen, "benchmark %zu: the program in \"command\" is empty", idx);
+		return mt_errbuf(err, errlen, "benchmark %zu: the program in \"command\" is empty",
+				 idx);
 	return 0;
 }
 
@@ -228,8 +219,8 @@ static int parse_name(struct json_object *o, size_t idx, struct mt_bench *b, cha
 		return 0;
 	s = json_cstring(o);
 	if (!s || !*s)
-		return fail(err, errlen,
-			    "benchmark %zu: \"name\" must be a non-empty string or null", idx);
+		return mt_errbuf(err, errlen,
+				 "benchmark %zu: \"name\" must be a non-empty string or null", idx);
 	free(b->name);
 	b->name = strdup(s);
 	return b->name ? 0 : -ENOMEM;
@@ -241,7 +232,7 @@ static int parse_bench(struct json_object *o, size_t idx, struct mt_bench *b, ch
 	int ret = 0;
 
 	if (!json_object_is_type(o, json_type_object))
-		return fail(err, errlen, "benchmark %zu is not a JSON object", idx);
+		return mt_errbuf(err, errlen, "benchmark %zu is not a JSON object", idx);
 	json_object_object_foreach(o, key, val)
 	{
 		if (!strcmp(key, "command"))
@@ -251,12 +242,12 @@ static int parse_bench(struct json_object *o, size_t idx, struct mt_bench *b, ch
 		else if (!strcmp(key, "walltime_args"))
 			ret = parse_walltime_args(val, idx, &b->limits, err, errlen);
 		else
-			ret = fail(err, errlen, "benchmark %zu: unknown key \"%s\"", idx, key);
+			ret = mt_errbuf(err, errlen, "benchmark %zu: unknown key \"%s\"", idx, key);
 		if (ret)
 			return ret;
 	}
 	if (!b->argv)
-		return fail(err, errlen, "benchmark %zu has no \"command\"", idx);
+		return mt_errbuf(err, errlen, "benchmark %zu has no \"command\"", idx);
 	return 0;
 }
 
@@ -278,22 +269,23 @@ static int parse_root(const char *text, size_t len, struct json_tokener *tok,
 	size_t end;
 
 	if (only_blanks(text, len))
-		return fail(err, errlen, "no input: expected a JSON array of benchmarks");
+		return mt_errbuf(err, errlen, "no input: expected a JSON array of benchmarks");
 	*root = json_tokener_parse_ex(tok, text, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
 	if (jerr == json_tokener_continue)
-		return fail(err, errlen, "invalid JSON: the input ends before the array is closed");
+		return mt_errbuf(err, errlen,
+				 "invalid JSON: the input ends before the array is closed");
 	if (jerr != json_tokener_success)
-		return fail(err, errlen, "invalid JSON at byte %zu: %s", end,
-			    json_tokener_error_desc(jerr));
+		return mt_errbuf(err, errlen, "invalid JSON at byte %zu: %s", end,
+				 json_tokener_error_desc(jerr));
 	if (!only_blanks(text + end, len - end))
-		return fail(err, errlen, "invalid JSON at byte %zu: text after the benchmark array",
-			    end);
+		return mt_errbuf(err, errlen,
+				 "invalid JSON at byte %zu: text after the benchmark array", end);
 	if (!json_object_is_type(*root, json_type_array))
-		return fail(err, errlen, "expected a JSON array of benchmarks");
+		return mt_errbuf(err, errlen, "expected a JSON array of benchmarks");
 	if (!json_object_array_length(*root))
-		return fail(err, errlen, "the JSON array holds no benchmark");
+		return mt_errbuf(err, errlen, "the JSON array holds no benchmark");
 	return 0;
 }
 
@@ -312,7 +304,7 @@ int mt_harness_parse_json(const char *text, size_t len, const struct mt_bench_li
 	 */
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	if (len > INT_MAX) {
-		ret = fail(err, errlen, "the JSON input is larger than 2 GiB");
+		ret = mt_errbuf(err, errlen, "the JSON input is larger than 2 GiB");
 		goto cleanup;
 	}
 	ret = parse_root(text, len, tok, &root, err, errlen);

@@ -6,23 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "harness_stats.h"
 
 #define IQR_FACTOR   1.5
 #define STDEV_FACTOR 2.0
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 static double secs(uint64_t ns)
 {
@@ -32,18 +20,19 @@ static double secs(uint64_t ns)
 static int check_limits(const struct mt_bench_limits *in, char *err, size_t errlen)
 {
 	if (in->has_max_rounds && in->max_rounds == 0)
-		return fail(err, errlen, "max_rounds must be at least 1");
+		return mt_errbuf(err, errlen, "max_rounds must be at least 1");
 	if (in->has_min_rounds && in->min_rounds == 0)
-		return fail(err, errlen, "min_rounds must be at least 1");
+		return mt_errbuf(err, errlen, "min_rounds must be at least 1");
 	if (in->has_min_rounds && in->has_max_rounds && in->min_rounds > in->max_rounds)
-		return fail(err, errlen,
-			    "min_rounds (%llu) cannot be greater than max_rounds (%llu)",
-			    (unsigned long long)in->min_rounds, (unsigned long long)in->max_rounds);
+		return mt_errbuf(
+		    err, errlen, "min_rounds (%llu) cannot be greater than max_rounds (%llu)",
+		    (unsigned long long)in->min_rounds, (unsigned long long)in->max_rounds);
 	/* max_time 0 means "no limit", so it cannot be below a minimum. */
 	if (in->has_min_time && in->has_max_time && in->max_time_ns &&
 	    in->min_time_ns > in->max_time_ns)
-		return fail(err, errlen, "min_time (%gs) cannot be greater than max_time (%gs)",
-			    secs(in->min_time_ns), secs(in->max_time_ns));
+		return mt_errbuf(err, errlen,
+				 "min_time (%gs) cannot be greater than max_time (%gs)",
+				 secs(in->min_time_ns), secs(in->max_time_ns));
 	return 0;
 }
 
@@ -69,11 +58,12 @@ int mt_bench_config_resolve(const struct mt_bench_limits *in, struct mt_bench_co
 	/* Without a warm-up the default max_time would be a guess nobody asked for. */
 	if (!out->warmup_ns && !(in->has_max_time && in->max_time_ns) && !out->min_time_ns &&
 	    !out->max_rounds && !out->min_rounds)
-		return fail(err, errlen,
-			    "without warm-up, give at least one of max_time, min_time, max_rounds "
-			    "or min_rounds");
+		return mt_errbuf(
+		    err, errlen,
+		    "without warm-up, give at least one of max_time, min_time, max_rounds "
+		    "or min_rounds");
 	if (!out->max_time_ns && !out->min_time_ns && !out->max_rounds && !out->min_rounds)
-		return fail(
+		return mt_errbuf(
 		    err, errlen,
 		    "nothing bounds the benchmark: max_time 0 needs min_time, max_rounds or "
 		    "min_rounds");
