@@ -19,6 +19,8 @@ char LICENSE[] SEC("license") = "GPL";
 volatile __u32 tracking_enabled;
 /* Events are only built when an artifact will receive them. */
 volatile __u32 events_enabled;
+/* Unread event bytes that wake the consumer; below it, the consumer's poll timeout drains. */
+const volatile __u64 wakeup_bytes = 256 * 1024;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -229,7 +231,7 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 	ev->kind = (__u8)MT_COOKIE_KIND(cookie);
 	ev->flags = flags;
 	/* Wake the consumer only when a batch is worth it; it also polls on a short timeout. */
-	bpf_ringbuf_submit(ev, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 256 * 1024
+	bpf_ringbuf_submit(ev, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
 				   ? BPF_RB_FORCE_WAKEUP
 				   : BPF_RB_NO_WAKEUP);
 }

@@ -23,6 +23,7 @@ enum {
 	OPT_PLACEMENT,
 	OPT_NO_TRACK,
 	OPT_USER,
+	OPT_RING_SIZE,
 };
 
 static void usage(FILE *out)
@@ -67,6 +68,31 @@ static int parse_enum(const char *opt, const char *val, const char *const *names
 	return -1;
 }
 
+/* The kernel takes a ring buffer of a power-of-two number of pages. */
+static int parse_ring_size(const char *arg, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		v <<= 30, end++;
+	if (errno || end == arg || *end || v < 4096 || v > (1ull << 30) || (v & (v - 1))) {
+		fprintf(stderr,
+			"memtrack run: invalid --ring-size '%s' (a power of two from 4096 "
+			"to 1G)\n",
+			arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct run_opts *o)
 {
 	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
@@ -79,6 +105,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	    {"watcher", required_argument, NULL, OPT_WATCHER},
 	    {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
 	    {"user", required_argument, NULL, OPT_USER},
+	    {"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
@@ -124,6 +151,10 @@ static int parse(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_USER:
 			o->user = optarg;
+			break;
+		case OPT_RING_SIZE:
+			if (parse_ring_size(optarg, &o->cfg.ring_size) < 0)
+				return 2;
 			break;
 		case 'q':
 			o->quiet = true;

@@ -754,6 +754,7 @@ static int open_tracking(struct sup *s)
 	    .watcher = s->cfg->watcher,
 	    .placement = s->cfg->placement,
 	    .events = s->cfg->artifact_path != NULL,
+	    .ring_size = s->cfg->ring_size,
 	    .verbose = s->cfg->verbose,
 	};
 	int err;
