@@ -236,11 +236,25 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 				   : BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline struct thread_state *thread_state(void)
+/*
+ * The state of the current thread when its process is tracked, else NULL. A thread has state only
+ * once its process was found tracked, and a tracked process stays tracked for the life of its
+ * tasks (exec keeps the task), so the state itself answers "tracked?" without the hash lookup.
+ */
+static __always_inline struct thread_state *tracked_thread_state(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_state *st;
 
-	return bpf_task_storage_get(&thread_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tracking_enabled)
+		return NULL;
+	st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	if (st || !current_is_tracked())
+		return st;
+	st = bpf_task_storage_get(&thread_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		count(MT_CNT_ARGS_LOST);
+	return st;
 }
 
 static __always_inline int on_enter(void *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
@@ -248,13 +262,9 @@ static __always_inline int on_enter(void *ctx, __u64 a0, __u64 a1, __u64 a2, __u
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	struct thread_state *st;
 
-	if (!current_is_tracked())
+	st = tracked_thread_state();
+	if (!st)
 		return 0;
-	st = thread_state();
-	if (!st) {
-		count(MT_CNT_ARGS_LOST);
-		return 0;
-	}
 	if (is_free_kind(MT_COOKIE_KIND(cookie))) {
 		/*
 		 * Inside another allocator call (realloc -> free) the outer call is the record; a
@@ -350,10 +360,10 @@ static __always_inline int on_exit(__u64 ret)
 {
 	struct thread_state *st;
 
-	if (!current_is_tracked())
+	st = tracked_thread_state();
+	if (!st)
 		return 0;
-	st = thread_state();
-	if (!st || !st->depth) {
+	if (!st->depth) {
 		count(MT_CNT_ARGS_LOST);
 		return 0;
 	}

@@ -279,8 +279,11 @@ static void check_matches_loaded_libc(const struct mt_probe_point *p, const char
 	fn = dlsym(h, sym);
 	ck_assert_ptr_nonnull(fn);
 	file_bytes(LIBC, p->func_offset, disk, sizeof(disk));
-	ck_assert_msg(!memcmp(fn, disk, sizeof(disk)), "%s: file offset %#lx is not its code", sym,
-		      (unsigned long)p->func_offset);
+	/* A uprobe someone has on libc (another memtrack) shows as int3 (0xcc) in memory. */
+	for (size_t i = 0; i < sizeof(disk); i++)
+		ck_assert_msg(((uint8_t *)fn)[i] == disk[i] || ((uint8_t *)fn)[i] == 0xcc,
+			      "%s: file offset %#lx is not its code", sym,
+			      (unsigned long)p->func_offset);
 	dlclose(h);
 }
 
