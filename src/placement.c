@@ -131,29 +131,71 @@ static enum emu kernel_emulates(const uint8_t *b, size_t len, const struct mt_up
 	return EMU_NO;
 }
 
+unsigned int mt_kind_args(enum mt_kind kind)
+{
+	switch (kind) {
+	case MT_K_CALLOC:
+	case MT_K_REALLOC:
+	case MT_K_ALIGNED_ALLOC:
+	case MT_K_MEMALIGN:
+	case MT_K_MALLOCX:
+	case MT_K_XALLOCX:
+	case MT_K_NEW_ALIGNED:
+	case MT_K_MALLOC_ALIGNED:
+		return MT_ARG_RDI | MT_ARG_RSI;
+	case MT_K_REALLOCARRAY:
+	case MT_K_POSIX_MEMALIGN:
+	case MT_K_RALLOCX:
+	case MT_K_REALLOC_ALIGNED:
+	case MT_K_CALLOC_ALIGNED:
+		return MT_ARG_RDI | MT_ARG_RSI | MT_ARG_RDX;
+	case MT_K_MALLOC:
+	case MT_K_VALLOC:
+	case MT_K_PVALLOC:
+	case MT_K_NEW:
+	case MT_K_FREE: /* the releases record the block only, whatever else they take */
+	case MT_K_FREE_SIZED:
+	case MT_K_FREE_ALIGNED_SIZED:
+	case MT_K_SDALLOCX:
+	case MT_K_DALLOCX:
+	case MT_K_DELETE:
+		return MT_ARG_RDI;
+	default:
+		return MT_ARGS_ALL;
+	}
+}
+
 enum reg_class { REG_OTHER, REG_ARG, REG_SP, REG_BP };
 
-static enum reg_class reg_class(uint16_t r)
+/* The class of a register; for an argument register, *arg is its MT_ARG_* bit. */
+static enum reg_class reg_class(uint16_t r, unsigned int *arg)
 {
 	switch (r) {
 	case X86_REG_RDI:
 	case X86_REG_EDI:
 	case X86_REG_DI:
 	case X86_REG_DIL:
+		*arg = MT_ARG_RDI;
+		return REG_ARG;
 	case X86_REG_RSI:
 	case X86_REG_ESI:
 	case X86_REG_SI:
 	case X86_REG_SIL:
+		*arg = MT_ARG_RSI;
+		return REG_ARG;
 	case X86_REG_RDX:
 	case X86_REG_EDX:
 	case X86_REG_DX:
 	case X86_REG_DL:
 	case X86_REG_DH:
+		*arg = MT_ARG_RDX;
+		return REG_ARG;
 	case X86_REG_RCX:
 	case X86_REG_ECX:
 	case X86_REG_CX:
 	case X86_REG_CL:
 	case X86_REG_CH:
+		*arg = MT_ARG_RCX;
 		return REG_ARG;
 	case X86_REG_RSP:
 	case X86_REG_ESP:
@@ -221,12 +263,13 @@ static bool writes_memory(const cs_insn *in)
 
 /*
  * Why the instruction may not be skipped, or NULL when it may: it must be straight-line, leave
- * the argument registers (all four, whatever the kind reads) and rbp (where frame-pointer stack
- * walks start) alone, write no memory, and for a return probe leave rsp alone, since the
- * return address must still be at [rsp] when the probe fires. String instructions need no
- * case of their own: they write rdi (and rcx under rep).
+ * the argument registers the probe reads (args) and rbp (where frame-pointer stack walks start)
+ * alone, write no memory, and for a return probe leave rsp alone, since the return address must
+ * still be at [rsp] when the probe fires. String instructions need no case of their own: they
+ * write rdi (and rcx under rep).
  */
-static const char *skip_veto(csh h, const cs_insn *in, bool ret, char *buf, size_t n)
+static const char *skip_veto(csh h, const cs_insn *in, bool ret, unsigned int args, char *buf,
+			     size_t n)
 {
 	cs_regs rd, wr;
 	uint8_t nrd = 0, nwr = 0;
@@ -236,9 +279,10 @@ static const char *skip_veto(csh h, const cs_insn *in, bool ret, char *buf, size
 	if (cs_regs_access(h, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 		return "has unknown effects";
 	for (int i = 0; i < nwr; i++) {
-		enum reg_class c = reg_class(wr[i]);
+		unsigned int arg = 0;
+		enum reg_class c = reg_class(wr[i], &arg);
 
-		if (c == REG_ARG || c == REG_BP || (c == REG_SP && ret)) {
+		if ((c == REG_ARG && (arg & args)) || c == REG_BP || (c == REG_SP && ret)) {
 			snprintf(buf, n, "%s %%%s", c == REG_SP ? "moves" : "writes",
 				 cs_reg_name(h, wr[i]));
 			return buf;
@@ -318,7 +362,7 @@ static void set_emulated_reason(csh h, const cs_insn *in, const char *skipped, c
 }
 
 /* Walk the prologue; returns the index of the chosen instruction, or -1 with out->reason set. */
-static int walk_prologue(csh h, const cs_insn *ins, size_t n, bool ret,
+static int walk_prologue(csh h, const cs_insn *ins, size_t n, bool ret, unsigned int args,
 			 const struct mt_uprobe_caps *caps, struct mt_placement *out)
 {
 	char skipped[48] = "", why[40];
@@ -334,7 +378,7 @@ static int walk_prologue(csh h, const cs_insn *ins, size_t n, bool ret,
 			return (int)i;
 		}
 		/* A refused instruction may still be skipped; only probing on it fails. */
-		veto = skip_veto(h, in, ret, why, sizeof(why));
+		veto = skip_veto(h, in, ret, args, why, sizeof(why));
 		if (veto && e == EMU_REFUSE)
 			veto = "the kernel refuses a probe there";
 		if (veto) {
@@ -348,8 +392,8 @@ static int walk_prologue(csh h, const cs_insn *ins, size_t n, bool ret,
 	return -1;
 }
 
-int mt_place_code(const uint8_t *code, size_t len, bool ret, const struct mt_uprobe_caps *caps,
-		  struct mt_placement *out)
+int mt_place_code(const uint8_t *code, size_t len, bool ret, unsigned int args,
+		  const struct mt_uprobe_caps *caps, struct mt_placement *out)
 {
 	size_t window = len < MT_PLACE_MAX_BYTES + 16 ? len : MT_PLACE_MAX_BYTES + 16;
 	cs_insn *ins = NULL;
@@ -367,7 +411,7 @@ int mt_place_code(const uint8_t *code, size_t len, bool ret, const struct mt_upr
 		set_reason(out->reason, "entry: cannot decode the entry");
 		goto out;
 	}
-	i = walk_prologue(h, ins, n, ret, caps, out);
+	i = walk_prologue(h, ins, n, ret, args, caps, out);
 	if (i <= 0)
 		goto out;
 	if (lands_in_prologue(h, code, len, ins[i].address)) {
@@ -424,7 +468,7 @@ int mt_place_point(int fd, struct mt_probe_point *pt, uint64_t size, uint64_t av
 		set_reason(pt->reason, "entry: code unreadable (%s)", strerror(-err));
 		return 0;
 	}
-	err = mt_place_code(body, got, pt->ret, caps, &pl);
+	err = mt_place_code(body, got, pt->ret, mt_kind_args(pt->kind), caps, &pl);
 	free(body);
 	if (err)
 		return err;

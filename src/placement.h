@@ -16,7 +16,7 @@
 #include "classify.h"
 
 /* Look at most this many instructions and bytes from the entry for an emulated instruction. */
-#define MT_PLACE_MAX_INSNS 8
+#define MT_PLACE_MAX_INSNS 16
 #define MT_PLACE_MAX_BYTES 64
 /* Largest function body scanned for branches back into the skipped prologue. */
 #define MT_PLACE_MAX_BODY  (64 * 1024)
@@ -35,13 +35,24 @@ struct mt_placement {
 };
 
 /*
- * Decide where to probe a function of the given kind from its code: code[0..len) starts at the
+ * Decide where to probe a function from its code; args: the argument registers its probe reads
+ * (skipped instructions must leave them alone): code[0..len) starts at the
  * entry and should be the whole body (st_size) so branches back into a skipped prologue are
  * seen; with less, only the bytes given are scanned for them. Returns 0, or -ENOMEM when the
  * disassembler cannot be set up (out->offset is then 0).
  */
-int mt_place_code(const uint8_t *code, size_t len, bool ret, const struct mt_uprobe_caps *caps,
-		  struct mt_placement *out);
+int mt_place_code(const uint8_t *code, size_t len, bool ret, unsigned int args,
+		  const struct mt_uprobe_caps *caps, struct mt_placement *out);
+
+/* Argument registers a probe reads, as a mask for mt_place_code's args. */
+#define MT_ARG_RDI  0x1
+#define MT_ARG_RSI  0x2
+#define MT_ARG_RDX  0x4
+#define MT_ARG_RCX  0x8
+#define MT_ARGS_ALL 0xf
+
+/* The argument registers the BPF side reads for a function of this kind (bpf/memtrack.bpf.c). */
+unsigned int mt_kind_args(enum mt_kind kind);
 
 /*
  * Fill pt->probe_offset and pt->reason for a point whose func_offset, kind and ret are set,
