@@ -1,0 +1,52 @@
+# Benchmark helpers for `make bench` (tools/bench runs them; docs/PERFORMANCE.md has the results).
+# Tools that link memtrack's modules (uprobe_floor reuses the classifier and placement) use the
+# project's CFLAGS like the tests; workloads use the fixtures' flags, so that a bench workload and
+# a fixture compile alike. Everything lands in $(BUILD)/bench/.
+BENCH_DIR := $(BUILD)/bench
+BENCH_WL_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
+# Distinct plugins per set for the watcher-stop benchmark: more stops, smaller relative noise.
+BENCH_PLUGIN_COUNT ?= 48
+BENCH_PLUGIN_IDS := $(shell seq 0 $$(($(BENCH_PLUGIN_COUNT) - 1)))
+
+BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec
+BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc
+BENCH_PLUGINS := $(foreach k,$(BENCH_PLUGIN_IDS),$(BENCH_DIR)/plugins/empty_$(k).so \
+	$(BENCH_DIR)/plugins/alloc_$(k).so)
+BENCH_BINS := $(BENCH_TOOLS) $(BENCH_WORKLOADS) $(BENCH_PLUGINS)
+
+.PHONY: bench-bins
+bench-bins: $(BENCH_BINS)
+# The Makefile's `bench: all` runs tools/bench; these are what it needs besides.
+bench: $(BENCH_BINS)
+
+$(BENCH_DIR)/uprobe_floor: bench/uprobe_floor.c bench/spawn.c bench/spawn.h $(BUILD)/floor.skel.h \
+		$(BUILD)/libmemtrack.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench bench/uprobe_floor.c bench/spawn.c -o $@ \
+		$(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)
+
+$(BENCH_DIR)/forkexec: bench/forkexec.c bench/spawn.c bench/spawn.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench bench/forkexec.c bench/spawn.c -o $@ $(LDFLAGS)
+
+$(BENCH_DIR)/mtchurn: bench/mtchurn.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_WL_CFLAGS) $< -o $@
+
+$(BENCH_DIR)/dlopen_k: bench/dlopen_k.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_WL_CFLAGS) $< -o $@ -ldl
+
+# The churn fixture itself, linked with jemalloc: its malloc/free bind to libjemalloc's without
+# LD_PRELOAD, which would also have loaded jemalloc into the benchmark's own tools.
+$(BENCH_DIR)/churn_jemalloc: fixtures/churn.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_WL_CFLAGS) $< -o $@ -ljemalloc
+
+$(BENCH_DIR)/plugins/empty_%.so: bench/plugin_empty.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_WL_CFLAGS) -fPIC -shared -DPLUGIN_ID=$* $< -o $@
+
+$(BENCH_DIR)/plugins/alloc_%.so: bench/plugin_alloc.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_WL_CFLAGS) -fPIC -shared -DPLUGIN_ID=$* $< -o $@
