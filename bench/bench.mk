@@ -9,7 +9,8 @@ BENCH_PLUGIN_COUNT ?= 48
 BENCH_PLUGIN_IDS := $(shell seq 0 $$(($(BENCH_PLUGIN_COUNT) - 1)))
 
 BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec
-BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc
+BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc \
+	$(BENCH_DIR)/noalloc
 BENCH_PLUGINS := $(foreach k,$(BENCH_PLUGIN_IDS),$(BENCH_DIR)/plugins/empty_$(k).so \
 	$(BENCH_DIR)/plugins/alloc_$(k).so)
 BENCH_BINS := $(BENCH_TOOLS) $(BENCH_WORKLOADS) $(BENCH_PLUGINS)
@@ -42,6 +43,12 @@ $(BENCH_DIR)/dlopen_k: bench/dlopen_k.c
 $(BENCH_DIR)/churn_jemalloc: fixtures/churn.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_WL_CFLAGS) $< -o $@ -ljemalloc
+
+# No C library at all: no allocator for memtrack to attach (-fno-stack-protector: no canary
+# without libc's TLS set-up).
+$(BENCH_DIR)/noalloc: bench/noalloc.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_WL_CFLAGS) -static -nostdlib -fno-stack-protector $< -o $@
 
 $(BENCH_DIR)/plugins/empty_%.so: bench/plugin_empty.c
 	@mkdir -p $(@D)
