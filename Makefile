@@ -91,10 +91,10 @@ fuzz: $(BUILD)/memtrack
 	tools/fuzz $(BUILD)
 
 format:
-	clang-format -i $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h tests/*.c tests/lib/*.[ch] fixtures/*.c)
+	clang-format -i $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h tests/*.c tests/lib/*.[ch] fixtures/*.c fixtures/*/*.c bench/*.[ch])
 
 format-check:
-	clang-format --dry-run -Werror $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h tests/*.c tests/lib/*.[ch] fixtures/*.c)
+	clang-format --dry-run -Werror $(wildcard src/*.c src/*.h bpf/*.c bpf/*.h tests/*.c tests/lib/*.[ch] fixtures/*.c fixtures/*/*.c bench/*.[ch])
 
 install: $(BUILD)/memtrack
 	install -D -m 0755 $(BUILD)/memtrack $(DESTDIR)$(PREFIX)/bin/memtrack

@@ -661,7 +661,8 @@ static int event_loop(struct sup *s)
 				return 0;
 			return -errno;
 		}
-		/* The process left stopped for a debugger is still our child, no longer a tracee. */
+		/* The process left stopped for a debugger is still our child, no longer a tracee.
+		 */
 		if (tid == s->res->stopped_pid)
 			continue;
 		t = find_tracee(s, tid);
