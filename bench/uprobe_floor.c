@@ -18,35 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "classify.h"
+#include "tracker.h"
 #include "floor.skel.h"
 #include "spawn.h"
-
-/* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
-#define FLOOR_BPF_TRACE_UPROBE_MULTI	48
-#define FLOOR_BPF_F_UPROBE_MULTI_RETURN 1
-
-/* The link_create attributes of a uprobe_multi link (UAPI layout, kernel 6.6+). */
-struct floor_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-	__u32 pad;
-};
 
 struct floor {
 	struct floor_bpf *skel;
@@ -82,9 +62,8 @@ static int load(struct floor *f, bool multi)
 	bpf_program__set_autoload(s->progs.floor_enter_multi, multi);
 	bpf_program__set_autoload(s->progs.floor_exit_multi, multi);
 	bpf_program__set_expected_attach_type(s->progs.floor_enter_multi,
-					      FLOOR_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(s->progs.floor_exit_multi,
-					      FLOOR_BPF_TRACE_UPROBE_MULTI);
+					      MT_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(s->progs.floor_exit_multi, MT_BPF_TRACE_UPROBE_MULTI);
 	err = floor_bpf__load(s);
 	if (err) {
 		floor_bpf__destroy(s);
@@ -92,23 +71,6 @@ static int load(struct floor *f, bool multi)
 	}
 	f->skel = s;
 	return 0;
-}
-
-static int link_multi(struct bpf_program *prog, const char *path, const uint64_t *offsets,
-		      const uint64_t *cookies, size_t n, bool ret)
-{
-	struct floor_multi_attr attr = {
-	    .prog_fd = bpf_program__fd(prog),
-	    .attach_type = FLOOR_BPF_TRACE_UPROBE_MULTI,
-	    .path = (uintptr_t)path,
-	    .offsets = (uintptr_t)offsets,
-	    .cookies = (uintptr_t)cookies,
-	    .cnt = n,
-	    .multi_flags = ret ? FLOOR_BPF_F_UPROBE_MULTI_RETURN : 0,
-	};
-	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-
-	return fd < 0 ? -errno : fd;
 }
 
 /*
@@ -136,7 +98,7 @@ static int attach_multi(struct floor *f, const char *path, const struct mt_class
 			cookies[n + f->n_ret++] = cookies[i];
 		}
 	}
-	fd = link_multi(f->skel->progs.floor_enter_multi, path, offs, cookies, n, false);
+	fd = mt_uprobe_multi_link(f->skel->progs.floor_enter_multi, path, offs, cookies, n, false);
 	if (fd < 0) {
 		err = fd;
 		goto out;
@@ -144,8 +106,8 @@ static int attach_multi(struct floor *f, const char *path, const struct mt_class
 	f->multi_fd[0] = fd;
 	f->n_entry = n;
 	if (f->n_ret) {
-		fd = link_multi(f->skel->progs.floor_exit_multi, path, offs + n, cookies + n,
-				f->n_ret, true);
+		fd = mt_uprobe_multi_link(f->skel->progs.floor_exit_multi, path, offs + n,
+					  cookies + n, f->n_ret, true);
 		if (fd < 0) {
 			err = fd;
 			goto out;

@@ -500,8 +500,8 @@ struct uprobe_multi_attr {
 	__u32 pad;
 };
 
-static int link_multi(struct bpf_program *prog, const char *path, const uint64_t *offsets,
-		      const uint64_t *cookies, size_t n, bool ret)
+int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t n, bool ret)
 {
 	struct uprobe_multi_attr attr = {
 	    .prog_fd = bpf_program__fd(prog),
@@ -540,15 +540,16 @@ static int attach_multi(struct mt_tracker *t, struct mt_tracked_file *f, const c
 			cookies[base + n_ret++] = cookies[i];
 		}
 	}
-	fd = link_multi(t->skel->progs.alloc_enter_multi, path, offs, cookies, c->n_points, false);
+	fd = mt_uprobe_multi_link(t->skel->progs.alloc_enter_multi, path, offs, cookies,
+				  c->n_points, false);
 	if (fd < 0) {
 		err = fd;
 		goto out;
 	}
 	f->multi_fd[0] = fd;
 	if (n_ret) {
-		fd = link_multi(t->skel->progs.alloc_exit_multi, path, offs + base, cookies + base,
-				n_ret, true);
+		fd = mt_uprobe_multi_link(t->skel->progs.alloc_exit_multi, path, offs + base,
+					  cookies + base, n_ret, true);
 		if (fd < 0) {
 			err = fd;
 			goto out;

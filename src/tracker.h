@@ -70,6 +70,19 @@ int mt_tracker_take_stop_mark(struct mt_tracker *t, pid_t tid, struct mt_inode_k
  */
 int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key);
 
+/* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
+#define MT_BPF_TRACE_UPROBE_MULTI 48
+
+struct bpf_program;
+
+/*
+ * Attach prog (loaded with expected attach type MT_BPF_TRACE_UPROBE_MULTI) to n offsets of the
+ * file at path in every process, as one uprobe_multi link, return probes when ret. Returns the
+ * link's fd, or a negative errno (-EINVAL where the kernel has no uprobe_multi).
+ */
+int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t n, bool ret);
+
 size_t mt_tracker_file_count(const struct mt_tracker *t);
 const struct mt_tracked_file *mt_tracker_file(const struct mt_tracker *t, size_t i);
 const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,
