@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lib/mtrun.h"
+#include "lib/suite.h"
 
 #define JE_TLS "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=65536"
 
@@ -711,11 +712,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return mt_run_suite(suite());
 }

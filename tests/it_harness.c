@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "lib/suite.h"
 
 #define MEMTRACK MT_BUILD_DIR "/memtrack"
 #define MS	 1e6
@@ -437,11 +438,5 @@ static Suite *harness_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(harness_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return mt_run_suite(harness_suite());
 }

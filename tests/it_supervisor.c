@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/mtrun.h"
+#include "lib/suite.h"
 
 static struct mt_out run_quiet(const char *const *argv)
 {
@@ -444,11 +445,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return mt_run_suite(suite());
 }

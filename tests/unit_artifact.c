@@ -16,6 +16,7 @@
 
 #include "artifact.h"
 #include "artifact_read.h"
+#include "lib/suite.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
@@ -736,11 +737,5 @@ static Suite *artifact_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(artifact_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return mt_run_suite(artifact_suite());
 }

@@ -16,6 +16,7 @@
 
 #include "classify.h"
 #include "lib/mtrun.h"
+#include "lib/suite.h"
 
 #define LIBDIR	 "/usr/lib/x86_64-linux-gnu/"
 #define LIBC	 "/lib/x86_64-linux-gnu/libc.so.6"
@@ -702,11 +703,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return mt_run_suite(suite());
 }

@@ -14,6 +14,7 @@
 #include "duration.h"
 #include "harness.h"
 #include "harness_stats.h"
+#include "lib/suite.h"
 
 #define MS  1000000ULL
 #define SEC 1000000000ULL
@@ -682,11 +683,5 @@ static Suite *harness_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(harness_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return mt_run_suite(harness_suite());
 }

@@ -19,6 +19,7 @@
 
 #include "classify.h"
 #include "placement.h"
+#include "lib/suite.h"
 
 #define LIBDIR "/usr/lib/x86_64-linux-gnu/"
 
@@ -441,14 +442,7 @@ static int print_table(void)
 
 int main(int argc, char **argv)
 {
-	SRunner *sr;
-	int failed;
-
 	if (argc > 1 && !strcmp(argv[1], "--table"))
 		return print_table();
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return mt_run_suite(suite());
 }

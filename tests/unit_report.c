@@ -16,6 +16,7 @@
 
 #include "artifact.h"
 #include "report.h"
+#include "lib/suite.h"
 
 /* ---- building artifacts --------------------------------------------------------------------- */
 
@@ -997,11 +998,5 @@ static Suite *report_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(report_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return mt_run_suite(report_suite());
 }
