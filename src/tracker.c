@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
 #include "artifact.h"
@@ -197,12 +198,24 @@ static int load_either(struct mt_tracker *t, bool fentry)
 	return err;
 }
 
+/* Where the kernel refuses fentry (EPERM here), find out before loading the whole object. */
+static int fentry_loads(void)
+{
+	struct fentry_probe_bpf *p = fentry_probe_bpf__open_and_load();
+	int err = p ? 0 : -errno;
+
+	fentry_probe_bpf__destroy(p);
+	return err;
+}
+
 static int load_bpf(struct mt_tracker *t)
 {
 	int err;
 
 	if (t->cfg.watcher != MT_WATCHER_TRACEPOINT) {
-		err = load_either(t, true);
+		err = fentry_loads();
+		if (!err)
+			err = load_either(t, true);
 		if (!err)
 			return 0;
 		if (t->cfg.watcher == MT_WATCHER_FENTRY) {
