@@ -375,8 +375,8 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 	    [PTRACE_EVENT_VFORK] = "vfork",
 	    [PTRACE_EVENT_CLONE] = "clone",
 	};
-	struct json_object *d = detail_new();
 	struct tracee *child, ended;
+	struct json_object *d;
 	unsigned long msg = 0;
 	struct proc *parent;
 	pid_t tgid;
@@ -388,6 +388,7 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 	t = find_tracee(s, t->tid); /* add_tracee may have moved the array */
 	if (!child || !t)
 		return -ENOMEM;
+	d = detail_new();
 	parent = &s->procs[t->proc];
 	tgid = parent->pid;
 	if (event == PTRACE_EVENT_CLONE && is_thread_of(tgid, child->tid)) {
@@ -397,8 +398,10 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 		detail_int(d, "thread", parent->threads);
 	} else {
 		idx = add_proc(s, child->tid, t->proc);
-		if (idx < 0)
+		if (idx < 0) {
+			json_object_put(d);
 			return idx;
+		}
 		child->proc = idx;
 		free(s->procs[idx].exe);
 		s->procs[idx].exe = strdup(s->procs[t->proc].exe ? s->procs[t->proc].exe : "?");
@@ -574,7 +577,7 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 	return resume(t->tid, sig);
 }
 
-static int on_stop(struct sup *s, struct tracee *t, int status)
+static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 {
 	int sig = WSTOPSIG(status), event = (unsigned int)status >> 16;
 
@@ -613,6 +616,17 @@ static int on_stop(struct sup *s, struct tracee *t, int status)
 	default:
 		return resume(t->tid, 0);
 	}
+}
+
+/*
+ * A tracee can be killed (SIGKILL, its group's exit) between its stop and our ptrace requests:
+ * ESRCH then only means its death report is on its way, not that supervision failed.
+ */
+static int on_stop(struct sup *s, struct tracee *t, int status)
+{
+	int err = dispatch_stop(s, t, status);
+
+	return err == -ESRCH ? 0 : err;
 }
 
 static void on_gone(struct sup *s, struct tracee *t, int status)
