@@ -193,3 +193,23 @@ long long mt_json_int(const char *s, const char *key)
 		p++;
 	return strtoll(p, NULL, 10);
 }
+
+bool mt_gdb_attaches(pid_t pid, char **said)
+{
+	char pidbuf[16];
+	const char *gdb[] = {"gdb", "-batch", "-nx", "-p", pidbuf, "-ex", "info registers rip",
+			     NULL};
+	struct mt_out g;
+	bool ok;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", pid);
+	if (mt_run(gdb, NULL, NULL, 60, &g) < 0) {
+		*said = strdup("gdb could not be started");
+		return false;
+	}
+	ok = g.code == 0 && strstr(g.out, "rip") != NULL;
+	if (asprintf(said, "%s%s", g.out, g.err) < 0)
+		*said = NULL;
+	mt_out_free(&g);
+	return ok;
+}

@@ -36,6 +36,12 @@ void mt_tmpdir(char *path);
 int mt_count_lines(const char *s, const char *needle);
 /* true when pid exists (as any state but a reaped one). */
 bool mt_pid_alive(pid_t pid);
+/*
+ * Attach gdb -batch to pid and read a register, as a user would at a stop point. Returns true
+ * when gdb could; *said (to free) holds what gdb printed.
+ */
+bool mt_gdb_attaches(pid_t pid, char **said);
+
 /* The value of "key": N in a JSON line or text, first occurrence after `after` (NULL: start). */
 long long mt_json_int(const char *s, const char *key);
 
