@@ -31,6 +31,7 @@ struct mt_artifact_writer {
 	int err; /* first write error: every later call returns it */
 	uint64_t events;
 	size_t len;
+	off_t offset; /* bytes written to the file so far */
 	uint8_t *buf;
 };
 
@@ -103,6 +104,14 @@ static int flush_locked(struct mt_artifact_writer *w)
 	if (w->err)
 		return w->err;
 	err = write_all(w->fd, w->buf, w->len);
+	/*
+	 * Start writeback of what was just written from this thread, while it is fresh: left to
+	 * the flusher threads, hundreds of MB of dirty pages are written back later on whatever
+	 * CPU, often the one running the traced program. Files that cannot (pipes) just do not.
+	 */
+	if (!err)
+		sync_file_range(w->fd, w->offset, w->len, SYNC_FILE_RANGE_WRITE);
+	w->offset += w->len;
 	w->len = 0;
 	if (err)
 		w->err = err;
@@ -166,6 +175,7 @@ static int write_header(struct mt_artifact_writer *w, const struct mt_artifact_h
 		put_str(&p, h->argv[i], field_len(h->argv[i], MT_ARTIFACT_ARG_MAX));
 	/* Straight to the file: a run killed at once still leaves a readable header. */
 	err = write_all(w->fd, hdr, (size_t)(p - hdr));
+	w->offset = p - hdr;
 	free(hdr);
 	return err;
 }
