@@ -19,11 +19,10 @@ char LICENSE[] SEC("license") = "GPL";
 volatile __u32 tracking_enabled;
 /* Events are only built when an artifact will receive them. */
 volatile __u32 events_enabled;
-/* Unread event bytes that wake the consumer; below it, the consumer's poll timeout drains. */
-const volatile __u64 wakeup_bytes = 256 * 1024;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
 	__uint(max_entries, 65536);
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
@@ -31,6 +30,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
 	__uint(max_entries, 16384);
 	__type(key, struct mt_inode_key);
 	__type(value, __u32); /* MT_INODE_PENDING or MT_INODE_DONE */
@@ -39,6 +39,7 @@ struct {
 /* tid -> the inode it was stopped for: proves that a SIGSTOP came from the watcher. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, struct mt_inode_key);
@@ -200,10 +201,13 @@ int watch_mmap_tp(struct trace_event_raw_sys_enter *ctx)
 
 /* ---- allocator probes ----------------------------------------------------------------- */
 
+#define FREE_KINDS                                                                                 \
+	((1u << MT_K_FREE) | (1u << MT_K_FREE_SIZED) | (1u << MT_K_FREE_ALIGNED_SIZED) |           \
+	 (1u << MT_K_SDALLOCX) | (1u << MT_K_DALLOCX) | (1u << MT_K_DELETE))
+
 static __always_inline bool is_free_kind(__u32 kind)
 {
-	return kind == MT_K_FREE || kind == MT_K_FREE_SIZED || kind == MT_K_FREE_ALIGNED_SIZED ||
-	       kind == MT_K_SDALLOCX || kind == MT_K_DALLOCX || kind == MT_K_DELETE;
+	return kind < 32 && ((1u << kind) & FREE_KINDS);
 }
 
 static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old, __u64 align,
@@ -230,10 +234,11 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 	ev->file_id = (__u16)MT_COOKIE_FILE(cookie);
 	ev->kind = (__u8)MT_COOKIE_KIND(cookie);
 	ev->flags = flags;
-	/* Wake the consumer only when a batch is worth it; it also polls on a short timeout. */
-	bpf_ringbuf_submit(ev, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
-				   ? BPF_RB_FORCE_WAKEUP
-				   : BPF_RB_NO_WAKEUP);
+	/*
+	 * No wakeup: the consumer drains on a short poll timeout, which even the fastest producer
+	 * cannot outrun with the default ring, and a wakeup per event costs the producer.
+	 */
+	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
 }
 
 /*

@@ -174,8 +174,6 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	bpf_program__set_expected_attach_type(t->skel->progs.alloc_exit_multi,
 					      MT_BPF_TRACE_UPROBE_MULTI);
 	bpf_map__set_max_entries(t->skel->maps.events, ring);
-	/* A quarter full wakes the consumer: room for the producers while it drains. */
-	t->skel->rodata->wakeup_bytes = ring / 4;
 	err = memtrack_bpf__load(t->skel);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
