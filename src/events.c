@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The event pipeline. The BPF side wakes the consumer only once a batch has built up, so the
- * consumer also polls on a short timeout; events are batched into the artifact writer, which
- * buffers them into large writes.
+ * The event pipeline. The BPF side never wakes the consumer, which drains the ring every
+ * POLL_MS; events are batched into the artifact writer, which buffers them into large writes.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -59,7 +58,13 @@ static void *consume(void *arg)
 	int n;
 
 	while (!atomic_load(&e->stop)) {
+		/*
+		 * Producers never wake us (a wakeup per event costs them), so the poll is a timed
+		 * wait and the drain is the consume after it, whether or not anything woke us.
+		 */
 		n = ring_buffer__poll(e->rb, POLL_MS);
+		if (n >= 0 || n == -EINTR)
+			n = ring_buffer__consume(e->rb);
 		if (n < 0 && n != -EINTR) {
 			e->err = n;
 			break;

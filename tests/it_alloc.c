@@ -517,6 +517,22 @@ START_TEST(full_ring_buffer_loses_nothing_silently)
 }
 END_TEST
 
+/*
+ * The default ring keeps up with the fastest producer here: a churn whose events (48 MB) are three
+ * times the ring's 16 MiB loses none of them.
+ */
+START_TEST(default_ring_keeps_up)
+{
+	const char *cmd[] = {FIXTURE("churn"), "500000", NULL};
+	struct run r = track(0, NULL, cmd);
+	struct json_object *t = totals(&r);
+
+	assert_totals(t, "churn", (struct truth){500000, 500000, 0, 1027942656, 0, 0});
+	ck_assert_int_eq(num(t, "dropped"), 0);
+	run_free(&r);
+}
+END_TEST
+
 /* memtrack killed: its tree dies with it, and the artifact is a readable, truncated prefix. */
 START_TEST(killed_run_leaves_truncated_artifact)
 {
@@ -699,6 +715,7 @@ static Suite *suite(void)
 	tcase_add_test(once, matches_valgrind_on_ls);
 	tcase_add_test(once, killed_run_leaves_truncated_artifact);
 	tcase_add_test(once, full_ring_buffer_loses_nothing_silently);
+	tcase_add_test(once, default_ring_keeps_up);
 	suite_add_tcase(s, once);
 	return s;
 }
