@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <grp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -861,8 +862,16 @@ static void kill_tree(struct sup *s)
 		;
 }
 
+static void *detach_tracker(void *tracker)
+{
+	mt_tracker_detach(tracker);
+	return NULL;
+}
+
 int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 {
+	bool detaching;
+	pthread_t detacher;
 	struct sup s = {.cfg = cfg, .res = res};
 	struct sigaction old[4];
 	struct tracee *t;
@@ -903,12 +912,16 @@ fatal:
 	}
 	restore_signals(old);
 out:
+	/* Detaching waits for grace periods: let it run while the artifact is finished. */
+	detaching = s.tracker && !pthread_create(&detacher, NULL, detach_tracker, s.tracker);
 	if (s.artifact || s.events) {
 		int e = finish_artifact(&s);
 
 		if (!err)
 			err = e;
 	}
+	if (detaching)
+		pthread_join(detacher, NULL);
 	if (cfg->trace_stops_path) {
 		int e = mt_stoplog_write(s.log, cfg->trace_stops_path);
 

@@ -364,16 +364,23 @@ static void detach_all(struct mt_tracker *t)
 			else
 				bpf_link__destroy(f->links[j]);
 		}
+		f->n_links = 0;
 		for (int j = 0; j < 2; j++) {
 			if (f->multi_fd[j] > 0 && d)
 				d[k++].fd = f->multi_fd[j];
 			else if (f->multi_fd[j] > 0)
 				close(f->multi_fd[j]);
+			f->multi_fd[j] = 0;
 		}
 	}
 	if (d)
 		detach_in_parallel(d, k);
 	free(d);
+}
+
+void mt_tracker_detach(struct mt_tracker *t)
+{
+	detach_all(t);
 }
 
 void mt_tracker_close(struct mt_tracker *t)

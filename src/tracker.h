@@ -42,6 +42,11 @@ struct mt_tracker_config {
 
 int mt_tracker_open(struct mt_tracker **t, const struct mt_tracker_config *cfg);
 void mt_tracker_close(struct mt_tracker *t);
+/*
+ * Detach every program (the maps and the rings stay readable): once the tree is gone nothing needs
+ * them, and detaching waits for grace periods that other work can overlap. Idempotent.
+ */
+void mt_tracker_detach(struct mt_tracker *t);
 
 /* The back end that runs: "fentry" or "tracepoint". */
 const char *mt_tracker_watcher(const struct mt_tracker *t);
