@@ -73,51 +73,19 @@ static int load(struct floor *f, bool multi)
 	return 0;
 }
 
-/*
- * Entries first, return probes after them, with memtrack's cookies (file 0): the programs ignore
- * them, but the kernel stores them per probe all the same.
- */
+/* The same two uprobe_multi links memtrack makes (cookies of file 0: the programs ignore them). */
 static int attach_multi(struct floor *f, const char *path, const struct mt_classification *c)
 {
-	size_t n = c->n_points;
-	uint64_t *offs = calloc(2 * n, sizeof(*offs));
-	uint64_t *cookies = calloc(2 * n, sizeof(*cookies));
-	int fd, err = 0;
+	int err =
+	    mt_uprobe_multi_attach_points(f->skel->progs.floor_enter_multi,
+					  f->skel->progs.floor_exit_multi, path, c, 0, f->multi_fd);
 
-	if (!offs || !cookies) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct mt_probe_point *p = &c->points[i];
-
-		offs[i] = p->probe_offset;
-		cookies[i] = MT_COOKIE(0, p->kind);
-		if (p->ret) {
-			offs[n + f->n_ret] = p->probe_offset;
-			cookies[n + f->n_ret++] = cookies[i];
-		}
-	}
-	fd = mt_uprobe_multi_link(f->skel->progs.floor_enter_multi, path, offs, cookies, n, false);
-	if (fd < 0) {
-		err = fd;
-		goto out;
-	}
-	f->multi_fd[0] = fd;
-	f->n_entry = n;
-	if (f->n_ret) {
-		fd = mt_uprobe_multi_link(f->skel->progs.floor_exit_multi, path, offs + n,
-					  cookies + n, f->n_ret, true);
-		if (fd < 0) {
-			err = fd;
-			goto out;
-		}
-		f->multi_fd[1] = fd;
-	}
-out:
-	free(offs);
-	free(cookies);
-	return err;
+	if (err)
+		return err;
+	f->n_entry = c->n_points;
+	for (size_t i = 0; i < c->n_points; i++)
+		f->n_ret += c->points[i].ret;
+	return 0;
 }
 
 static int attach_one(struct floor *f, const char *path, const struct mt_probe_point *p, bool ret)

@@ -535,14 +535,16 @@ int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint6
 	return fd < 0 ? -errno : fd;
 }
 
-static int attach_multi(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
-			const struct mt_classification *c)
+int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program *exit,
+				  const char *path, const struct mt_classification *c,
+				  uint16_t file_id, int fds[2])
 {
 	uint64_t *offs = calloc(2 * c->n_points, sizeof(*offs));
 	uint64_t *cookies = calloc(2 * c->n_points, sizeof(*cookies));
 	size_t n_ret = 0, base = c->n_points;
 	int fd, err = 0;
 
+	fds[0] = fds[1] = 0;
 	if (!offs || !cookies) {
 		err = -ENOMEM;
 		goto out;
@@ -552,27 +554,27 @@ static int attach_multi(struct mt_tracker *t, struct mt_tracked_file *f, const c
 		const struct mt_probe_point *p = &c->points[i];
 
 		offs[i] = p->probe_offset;
-		cookies[i] = MT_COOKIE(f->file_id, p->kind);
+		cookies[i] = MT_COOKIE(file_id, p->kind);
 		if (p->ret) {
 			offs[base + n_ret] = p->probe_offset;
 			cookies[base + n_ret++] = cookies[i];
 		}
 	}
-	fd = mt_uprobe_multi_link(t->skel->progs.alloc_enter_multi, path, offs, cookies,
-				  c->n_points, false);
+	fd = mt_uprobe_multi_link(enter, path, offs, cookies, c->n_points, false);
 	if (fd < 0) {
 		err = fd;
 		goto out;
 	}
-	f->multi_fd[0] = fd;
+	fds[0] = fd;
 	if (n_ret) {
-		fd = mt_uprobe_multi_link(t->skel->progs.alloc_exit_multi, path, offs + base,
-					  cookies + base, n_ret, true);
+		fd = mt_uprobe_multi_link(exit, path, offs + base, cookies + base, n_ret, true);
 		if (fd < 0) {
+			close(fds[0]);
+			fds[0] = 0;
 			err = fd;
 			goto out;
 		}
-		f->multi_fd[1] = fd;
+		fds[1] = fd;
 	}
 out:
 	free(offs);
@@ -595,14 +597,12 @@ static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 				c->points[i].probe_offset - c->points[i].func_offset,
 				c->points[i].reason);
 	if (t->multi) {
-		err = attach_multi(t, f, path, c);
+		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
+						    t->skel->progs.alloc_exit_multi, path, c,
+						    f->file_id, f->multi_fd);
 		if (err != -EINVAL && err != -EOPNOTSUPP)
 			goto out;
 		/* A kernel that loaded the programs but cannot link them: probe one by one. */
-		for (int j = 0; j < 2; j++)
-			if (f->multi_fd[j] > 0)
-				close(f->multi_fd[j]);
-		f->multi_fd[0] = f->multi_fd[1] = 0;
 		t->multi = false;
 	}
 	err = attach_perf(t, f, path, c);

@@ -88,6 +88,15 @@ struct bpf_program;
 int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
 			 const uint64_t *cookies, size_t n, bool ret);
 
+/*
+ * Attach the points of a classified file as one uprobe_multi link of entries (enter) and one of
+ * returns (exit, for the points that need one), with memtrack's cookies for file_id. On success
+ * fds holds the two link fds (0 where there is no return point); on error, nothing is attached.
+ */
+int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program *exit,
+				  const char *path, const struct mt_classification *c,
+				  uint16_t file_id, int fds[2]);
+
 size_t mt_tracker_file_count(const struct mt_tracker *t);
 const struct mt_tracked_file *mt_tracker_file(const struct mt_tracker *t, size_t i);
 const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,
