@@ -17,20 +17,9 @@
 #include "artifact.h"
 #include "artifact_read.h"
 #include "lib/suite.h"
+#include "lib/mtrun.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
-
-static char *tmp_path(void)
-{
-	char *p = strdup("/tmp/memtrack-unit-artifact-XXXXXX");
-	int fd;
-
-	ck_assert_ptr_nonnull(p);
-	fd = mkstemp(p);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	return p;
-}
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
@@ -97,7 +86,7 @@ static uint8_t *small_artifact(size_t *len, size_t *hdr_len)
 	struct mt_artifact_file f = {.file_id = 1, .family = 1, .probes = 12};
 	struct mt_artifact_footer foot = {.events = 5, .events_dropped = 2, .end_mono_ns = 999000};
 	struct mt_event ev[5];
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 	uint8_t *buf;
 	int i;
 
@@ -241,7 +230,7 @@ START_TEST(footer_counts_written_events)
 	struct mt_artifact_reader *r;
 	struct mt_artifact_item it;
 	struct mt_event e = mkev(1);
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 
 	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
 	ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
@@ -266,7 +255,7 @@ START_TEST(many_events_through_the_file)
 	struct mt_artifact_reader *r;
 	struct mt_artifact_item it;
 	struct mt_event *ev = malloc(N * sizeof(*ev));
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 	size_t i, done = 0, step = 1;
 	uint64_t nev = 0;
 	int ret;
@@ -330,7 +319,7 @@ START_TEST(two_writer_threads)
 	struct mt_artifact_footer foot = {0};
 	struct thread_arg a;
 	pthread_t t;
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 	size_t len;
 	uint8_t *buf;
 	struct counts c;
@@ -375,7 +364,7 @@ START_TEST(long_strings)
 	struct mt_artifact_reader *r;
 	struct mt_artifact_item it;
 	struct mt_artifact_header h = test_header;
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 	char *big = malloc(100000);
 	char *argv[] = {big, "x", NULL};
 
@@ -411,7 +400,7 @@ START_TEST(huge_command_line)
 	struct mt_artifact_footer foot = {0};
 	struct mt_artifact_reader *r;
 	struct mt_artifact_header h = test_header;
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 	char *arg = malloc(MT_ARTIFACT_ARG_MAX + 1);
 	char *argv[N + 1];
 	int i;
@@ -469,7 +458,7 @@ START_TEST(documented_example)
 			     .kind = MT_K_MALLOC};
 	struct mt_artifact_footer f = {.end_mono_ns = 5002000000ULL};
 	struct mt_artifact_writer *w;
-	char *path = tmp_path(), *doc, *line;
+	char *path = mt_tmpfile(), *doc, *line;
 	uint8_t want[512];
 	size_t n = 0, len, doclen;
 	uint8_t *got;
@@ -556,7 +545,7 @@ START_TEST(cut_file_keeps_complete_events)
 {
 	size_t len, hdr;
 	uint8_t *buf = small_artifact(&len, &hdr);
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 	struct mt_artifact_reader *r;
 	struct mt_artifact_item it;
 	/* header, process (8 + 20 + 13), file (8 + 8 + 44 + 18), batch header, 2.5 events */

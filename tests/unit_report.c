@@ -17,6 +17,7 @@
 #include "artifact.h"
 #include "report.h"
 #include "lib/suite.h"
+#include "lib/mtrun.h"
 
 /* ---- building artifacts --------------------------------------------------------------------- */
 
@@ -75,18 +76,6 @@ static void re(uint32_t pid, uint64_t old, uint64_t addr, uint64_t size)
 	ev(pid, MT_K_REALLOC, addr, size, old, 0, 1);
 }
 
-static char *tmp_path(void)
-{
-	char *p = strdup("/tmp/memtrack-unit-report-XXXXXX");
-	int fd;
-
-	ck_assert_ptr_nonnull(p);
-	fd = mkstemp(p);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	return p;
-}
-
 static char *const argv_ls[] = {"ls", "-l", "it's here", NULL};
 
 /* Write S with two processes (100, root; 200, its child) and two files (1 glibc, 2 jemalloc). */
@@ -104,7 +93,7 @@ static char *write_script(void)
 	struct mt_artifact_file libc = {.file_id = 1, .family = MT_FAM_GLIBC, .probes = 11};
 	struct mt_artifact_file je = {.file_id = 2, .family = MT_FAM_JEMALLOC, .probes = 7};
 	struct mt_artifact_writer *w;
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 
 	strcpy(root.exe, "/usr/bin/ls");
 	strcpy(child.exe, "/usr/bin/child");
@@ -473,7 +462,7 @@ START_TEST(many_live_blocks)
 	struct mt_artifact_footer foot = {0};
 	struct mt_artifact_writer *w;
 	struct mt_report *rep;
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 	uint64_t i;
 
 	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
@@ -588,7 +577,7 @@ static char *slurp_text(const char *path)
 
 static struct captured run_main(char **argv)
 {
-	char *po = tmp_path(), *pe = tmp_path();
+	char *po = mt_tmpfile(), *pe = mt_tmpfile();
 	int so = dup(1), se = dup(2), fo = open(po, O_WRONLY), fe = open(pe, O_WRONLY), argc = 0;
 	struct captured c;
 
@@ -806,7 +795,7 @@ START_TEST(control_characters_neutralised)
 	struct mt_artifact_file f = {.file_id = 1, .family = MT_FAM_GLIBC, .probes = 1};
 	struct mt_artifact_footer foot = {0};
 	struct mt_artifact_writer *w;
-	char *path = tmp_path(), *argv[] = {"report", path, NULL};
+	char *path = mt_tmpfile(), *argv[] = {"report", path, NULL};
 	struct captured c;
 
 	strcpy(p.exe, "/bin/\033[2Jx");
@@ -866,7 +855,7 @@ END_TEST
 
 START_TEST(artifact_errors)
 {
-	char *path = tmp_path();
+	char *path = mt_tmpfile();
 	char *argv[] = {"report", path, NULL};
 	char want[256];
 	struct captured c;
@@ -893,7 +882,7 @@ END_TEST
 
 START_TEST(summary)
 {
-	char *path, *out = tmp_path();
+	char *path, *out = mt_tmpfile();
 	FILE *f;
 	char *s;
 
@@ -915,7 +904,7 @@ START_TEST(summary)
 	free(s);
 	/* The error goes to stderr, in one sentence. */
 	{
-		char *pe = tmp_path();
+		char *pe = mt_tmpfile();
 		int se = dup(2), fe = open(pe, O_WRONLY);
 		char *e;
 

@@ -150,6 +150,17 @@ char *mt_slurp(const char *path)
 	return b.p;
 }
 
+char *mt_tmpfile(void)
+{
+	char *p = strdup("/tmp/memtrack-test-XXXXXX");
+	int fd = p ? mkstemp(p) : -1;
+
+	if (fd < 0)
+		abort();
+	close(fd);
+	return p;
+}
+
 void mt_tmpdir(char *path)
 {
 	strcpy(path, "/tmp/memtrack-test-XXXXXX");

@@ -30,6 +30,8 @@ pid_t mt_spawn_piped(const char *const *argv, int *out_fd);
 
 /* The whole file, NUL-terminated (NULL on error). */
 char *mt_slurp(const char *path);
+/* A fresh empty file under /tmp; the path is to free. */
+char *mt_tmpfile(void);
 /* A fresh directory under /tmp; path must hold 64 bytes. */
 void mt_tmpdir(char *path);
 /* Number of lines of s that contain needle. */
