@@ -14,12 +14,6 @@
 #define MT_INODE_PENDING 1
 #define MT_INODE_DONE	 2
 
-/* Keys of the control array map. */
-enum mt_control {
-	MT_CTL_ENABLED = 0, /* non-zero: tracking is on; a never-initialised map means off */
-	MT_CTL_MAX,
-};
-
 /* Indices of the per-CPU counters map: everything the BPF side could not deliver, and more. */
 enum mt_counter {
 	MT_CNT_REQ_DROPPED = 0, /* attach request not reserved in attach_requests */

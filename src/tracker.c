@@ -55,16 +55,16 @@ struct mt_tracker {
 
 	uint64_t req_drops_seen;
 	int ncpus;
-	bool multi; /* uprobe_multi links work: one link per file and direction */
+	__u64 *percpu; /* ncpus values: one read of a per-CPU counter */
+	bool multi;    /* uprobe_multi links work: one link per file and direction */
 };
 
 static bool verbose_print;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG || (!verbose_print && level == LIBBPF_INFO))
-		return 0;
-	if (!verbose_print)
+	/* libbpf's own messages only with --verbose: memtrack says what failed in one sentence. */
+	if (!verbose_print || level == LIBBPF_DEBUG)
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
@@ -275,6 +275,11 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 		err = t->ncpus ? t->ncpus : -EINVAL;
 		goto fail;
 	}
+	t->percpu = calloc(t->ncpus, sizeof(*t->percpu));
+	if (!t->percpu) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	err = load_bpf(t);
 	if (err)
 		goto fail;
@@ -394,6 +399,7 @@ void mt_tracker_close(struct mt_tracker *t)
 	}
 	free(t->files);
 	free(t->deferred);
+	free(t->percpu);
 	ring_buffer__free(t->requests);
 	if (t->skel)
 		destroy_skel(t);
@@ -429,29 +435,28 @@ int mt_tracker_take_stop_mark(struct mt_tracker *t, pid_t tid, struct mt_inode_k
 	return 1;
 }
 
+/* A per-CPU counter summed over the CPUs, read into the tracker's per-CPU buffer. */
+static int read_counter(const struct mt_tracker *t, __u32 idx, uint64_t *sum)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &idx, t->percpu))
+		return -errno;
+	*sum = 0;
+	for (int cpu = 0; cpu < t->ncpus; cpu++)
+		*sum += t->percpu[cpu];
+	return 0;
+}
+
 int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c)
 {
-	int fd = bpf_map__fd(t->skel->maps.counters);
-	uint64_t sums[MT_CNT_MAX] = {0};
-	__u64 *vals;
+	int err = read_counter(t, MT_CNT_REQ_DROPPED, &c->requests_dropped);
 
-	vals = calloc(t->ncpus, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 k = 0; k < MT_CNT_MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals)) {
-			free(vals);
-			return -errno;
-		}
-		for (int cpu = 0; cpu < t->ncpus; cpu++)
-			sums[k] += vals[cpu];
-	}
-	free(vals);
-	c->requests_dropped = sums[MT_CNT_REQ_DROPPED];
-	c->events_dropped = sums[MT_CNT_EV_DROPPED];
-	c->args_lost = sums[MT_CNT_ARGS_LOST];
-	c->watcher_stops = sums[MT_CNT_WATCHER_STOPS];
-	return 0;
+	if (!err)
+		err = read_counter(t, MT_CNT_EV_DROPPED, &c->events_dropped);
+	if (!err)
+		err = read_counter(t, MT_CNT_ARGS_LOST, &c->args_lost);
+	if (!err)
+		err = read_counter(t, MT_CNT_WATCHER_STOPS, &c->watcher_stops);
+	return err;
 }
 
 static int mark_done(struct mt_tracker *t, const struct mt_inode_key *key)
@@ -816,14 +821,15 @@ static int handle_deferred(struct mt_tracker *t)
 	return err;
 }
 
+/* On the path to the resume: one map read, of the one counter that matters here. */
 static int scan_after_drops(struct mt_tracker *t, pid_t pid)
 {
-	struct mt_drop_counts c;
-	int err = mt_tracker_counters(t, &c);
+	uint64_t dropped;
+	int err = read_counter(t, MT_CNT_REQ_DROPPED, &dropped);
 
-	if (err || c.requests_dropped == t->req_drops_seen)
+	if (err || dropped == t->req_drops_seen)
 		return err;
-	t->req_drops_seen = c.requests_dropped;
+	t->req_drops_seen = dropped;
 	return mt_tracker_scan(t, pid);
 }
 
