@@ -41,13 +41,24 @@ struct proc {
 	unsigned int threads;
 };
 
-/* A live traced thread. */
+/*
+ * A traced thread. Each is allocated on its own and never moves: a stop handler may hold one
+ * across the creation of others (a fork report creates the child's).
+ */
 struct tracee {
 	pid_t tid;
-	int proc;     /* index in procs, -1 until its creator reports it */
-	bool started; /* its first (attach) stop has been seen */
-	bool held;    /* stopped at that first stop until its creator reports it */
+	int proc;	/* index in procs, -1 until its creator reports it */
+	bool started;	/* its first (attach) stop has been seen */
+	bool held;	/* stopped at that first stop until its creator reports it */
+	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
+	int end_status; /* how it ended, when it ended before its creator reported it */
 	struct mt_log_thread *log;
+};
+
+/* A set of tracees, in no order: removing swaps the last one in. */
+struct tracee_set {
+	struct tracee **v;
+	size_t n, cap;
 };
 
 struct sup {
@@ -61,11 +72,9 @@ struct sup {
 
 	struct proc *procs;
 	size_t n_procs, cap_procs;
-	struct tracee *tracees;
-	size_t n_tracees, cap_tracees;
+	struct tracee_set live;
 	/* Tracees that ended before their creator reported them: placed when it does. */
-	struct tracee *unplaced;
-	size_t n_unplaced, cap_unplaced;
+	struct tracee_set unplaced;
 	size_t files_logged; /* tracker files already named in the log */
 	size_t n_held;
 	unsigned int n_orphans;
@@ -119,61 +128,92 @@ static void restore_signals(const struct sigaction *old)
 
 /* ---- the tree ------------------------------------------------------------------------ */
 
-static struct tracee *find_tracee(struct sup *s, pid_t tid)
+static struct tracee *tset_find(const struct tracee_set *set, pid_t tid)
 {
-	for (size_t i = 0; i < s->n_tracees; i++)
-		if (s->tracees[i].tid == tid)
-			return &s->tracees[i];
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i]->tid == tid)
+			return set->v[i];
 	return NULL;
 }
 
-static struct tracee *push_tracee(struct tracee **arr, size_t *n, size_t *cap,
-				  const struct tracee *t)
+static int tset_put(struct tracee_set *set, struct tracee *t)
 {
-	struct tracee *grown;
+	struct tracee **grown;
 
-	if (*n == *cap) {
-		size_t c = *cap ? 2 * *cap : 32;
+	if (set->n == set->cap) {
+		size_t c = set->cap ? 2 * set->cap : 32;
 
-		grown = realloc(*arr, c * sizeof(*grown));
+		grown = realloc(set->v, c * sizeof(*grown));
 		if (!grown)
-			return NULL;
-		*arr = grown;
-		*cap = c;
+			return -ENOMEM;
+		set->v = grown;
+		set->cap = c;
 	}
-	(*arr)[*n] = *t;
-	return &(*arr)[(*n)++];
+	set->v[set->n++] = t;
+	return 0;
+}
+
+/* Take t out of the set; the caller owns it then. */
+static void tset_take(struct tracee_set *set, struct tracee *t)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		if (set->v[i] == t) {
+			set->v[i] = set->v[--set->n];
+			return;
+		}
+	}
+}
+
+static void tset_free(struct tracee_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		free(set->v[i]);
+	free(set->v);
+}
+
+static struct tracee *find_tracee(struct sup *s, pid_t tid)
+{
+	return tset_find(&s->live, tid);
 }
 
 static struct tracee *add_tracee(struct sup *s, pid_t tid)
 {
-	struct tracee t = {.tid = tid, .proc = -1, .log = mt_stoplog_thread(s->log)};
+	struct tracee *t = calloc(1, sizeof(*t));
 
-	if (!t.log)
+	if (!t)
 		return NULL;
-	return push_tracee(&s->tracees, &s->n_tracees, &s->cap_tracees, &t);
+	*t = (struct tracee){.tid = tid, .proc = -1, .log = mt_stoplog_thread(s->log)};
+	if (!t->log || tset_put(&s->live, t) < 0) {
+		free(t);
+		return NULL;
+	}
+	return t;
 }
 
-/* The tracee a creator reports: live, or already ended and waiting for its place. */
-static struct tracee *reported_child(struct sup *s, pid_t tid, struct tracee *slot)
+/*
+ * The tracee a creator reports: live, or already ended and waiting for its place (*ended is set
+ * and the caller owns it), or not seen yet (its first stop is on its way).
+ */
+static struct tracee *reported_child(struct sup *s, pid_t tid, bool *ended)
 {
 	struct tracee *t = find_tracee(s, tid);
 
+	*ended = false;
 	if (t)
 		return t;
-	for (size_t i = 0; i < s->n_unplaced; i++) {
-		if (s->unplaced[i].tid == tid) {
-			*slot = s->unplaced[i];
-			s->unplaced[i] = s->unplaced[--s->n_unplaced];
-			return slot;
-		}
+	t = tset_find(&s->unplaced, tid);
+	if (t) {
+		tset_take(&s->unplaced, t);
+		*ended = true;
+		return t;
 	}
 	return add_tracee(s, tid);
 }
 
 static void remove_tracee(struct sup *s, struct tracee *t)
 {
-	*t = s->tracees[--s->n_tracees];
+	tset_take(&s->live, t);
+	free(t);
 }
 
 static int add_proc(struct sup *s, pid_t pid, int parent)
@@ -360,6 +400,24 @@ static int on_exec(struct sup *s, struct tracee *t, bool root_first)
 	return resume(t->tid, 0);
 }
 
+/* The thread group of a stopped tracee, from /proc/TID/status; 0 when it cannot be read. */
+static pid_t read_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 static bool is_thread_of(pid_t tgid, pid_t tid)
 {
 	char path[64];
@@ -376,8 +434,9 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 	    [PTRACE_EVENT_VFORK] = "vfork",
 	    [PTRACE_EVENT_CLONE] = "clone",
 	};
-	struct tracee *child, ended;
+	struct tracee *child;
 	struct json_object *d;
+	bool ended;
 	unsigned long msg = 0;
 	struct proc *parent;
 	pid_t tgid;
@@ -386,13 +445,13 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0)
 		return -errno;
 	child = reported_child(s, (pid_t)msg, &ended);
-	t = find_tracee(s, t->tid); /* add_tracee may have moved the array */
-	if (!child || !t)
+	if (!child)
 		return -ENOMEM;
 	d = detail_new();
 	parent = &s->procs[t->proc];
 	tgid = parent->pid;
-	if (event == PTRACE_EVENT_CLONE && is_thread_of(tgid, child->tid)) {
+	if (event == PTRACE_EVENT_CLONE &&
+	    (child->tgid ? child->tgid != child->tid : is_thread_of(tgid, child->tid))) {
 		child->proc = t->proc;
 		err = mt_stoplog_place(child->log, parent->pos, ++parent->threads);
 		s->res->threads++;
@@ -401,6 +460,8 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 		idx = add_proc(s, child->tid, t->proc);
 		if (idx < 0) {
 			json_object_put(d);
+			if (ended)
+				free(child);
 			return idx;
 		}
 		child->proc = idx;
@@ -408,9 +469,13 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 		s->procs[idx].exe = strdup(s->procs[t->proc].exe ? s->procs[t->proc].exe : "?");
 		err = mt_stoplog_place(child->log, s->procs[idx].pos, 0);
 		detail_str(d, "child", s->procs[idx].pos);
+		if (ended)
+			record_process(s, &s->procs[idx], child->end_status, true);
 	}
 	log_stop(s, t, kinds[event], d);
-	if (!err && child->held) {
+	if (ended)
+		free(child);
+	else if (!err && child->held) {
 		child->held = false;
 		s->n_held--;
 		err = resume(child->tid, 0);
@@ -437,8 +502,8 @@ static int release_held(struct sup *s)
 {
 	int err;
 
-	for (size_t i = 0; i < s->n_tracees; i++) {
-		struct tracee *t = &s->tracees[i];
+	for (size_t i = 0; i < s->live.n; i++) {
+		struct tracee *t = s->live.v[i];
 
 		if (!t->held)
 			continue;
@@ -464,7 +529,6 @@ static int on_exec_event(struct sup *s, struct tracee *t)
 		if (old) {
 			t->log = old->log;
 			remove_tracee(s, old);
-			t = find_tracee(s, t->tid);
 		}
 	}
 	return on_exec(s, t, false);
@@ -590,6 +654,7 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		 * tracee waits here until that report places it in the tree.
 		 */
 		t->started = true;
+		t->tgid = read_tgid(t->tid);
 		log_stop(s, t, "start", NULL);
 		if (t->proc >= 0)
 			return resume(t->tid, 0);
@@ -642,6 +707,7 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	log_stop(s, t, "gone", d);
 	if (t->held)
 		s->n_held--;
+	t->held = false;
 	if (t->proc >= 0 && s->procs[t->proc].pid == t->tid)
 		record_process(s, &s->procs[t->proc], status, true);
 	if (t->tid == s->root) {
@@ -650,8 +716,13 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 		    WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	}
 	s->res->end_ns = mt_now_ns();
-	if (t->proc < 0 && !push_tracee(&s->unplaced, &s->n_unplaced, &s->cap_unplaced, t))
+	if (t->proc < 0) {
+		t->end_status = status;
+		tset_take(&s->live, t);
+		if (!tset_put(&s->unplaced, t))
+			return;
 		fprintf(stderr, "memtrack: out of memory: a stop will not be placed in the tree\n");
+	}
 	remove_tracee(s, t);
 }
 
@@ -662,8 +733,8 @@ static int event_loop(struct sup *s)
 	pid_t tid;
 
 	/* A process left stopped by --stop-at is still our child: wait for tracees only. */
-	while (s->n_tracees > 0) {
-		if (s->n_held == s->n_tracees) {
+	while (s->live.n > 0) {
+		if (s->n_held == s->live.n) {
 			err = release_held(s);
 			if (err)
 				return err;
@@ -845,8 +916,8 @@ static void sup_free(struct sup *s)
 		free(s->procs[i].exe);
 	}
 	free(s->procs);
-	free(s->tracees);
-	free(s->unplaced);
+	tset_free(&s->live);
+	tset_free(&s->unplaced);
 	mt_stoplog_free(s->log);
 	mt_tracker_close(s->tracker);
 }
@@ -856,8 +927,8 @@ static void kill_tree(struct sup *s)
 {
 	int status;
 
-	for (size_t i = 0; i < s->n_tracees; i++)
-		kill(s->tracees[i].tid, SIGKILL);
+	for (size_t i = 0; i < s->live.n; i++)
+		kill(s->live.v[i]->tid, SIGKILL);
 	while (waitpid(-1, &status, __WALL) > 0 || errno == EINTR)
 		;
 }

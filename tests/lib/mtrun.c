@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "mtrun.h"
 
 extern char **environ;
@@ -223,4 +225,32 @@ bool mt_gdb_attaches(pid_t pid, char **said)
 		*said = NULL;
 	mt_out_free(&g);
 	return ok;
+}
+
+struct json_object *mt_run_report(const char *const *opts, const char *const *cmd, int timeout_s,
+				  struct mt_out *o)
+{
+	char dir[64], art[128];
+	const char *argv[64] = {MEMTRACK, "run", "-q", "-o", art};
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct json_object *report = NULL;
+	struct mt_out r;
+	size_t n = 5;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	for (size_t i = 0; opts && opts[i] && n < 40; i++)
+		argv[n++] = opts[i];
+	argv[n++] = "--";
+	for (size_t i = 0; cmd[i] && n < 63; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	if (mt_run(argv, NULL, NULL, timeout_s, o) == 0 && mt_run(rep, NULL, NULL, 60, &r) == 0) {
+		if (r.code == 0)
+			report = json_tokener_parse(r.out);
+		mt_out_free(&r);
+	}
+	unlink(art);
+	rmdir(dir);
+	return report;
 }

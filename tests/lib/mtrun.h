@@ -44,6 +44,14 @@ bool mt_pid_alive(pid_t pid);
  */
 bool mt_gdb_attaches(pid_t pid, char **said);
 
+/*
+ * memtrack run -q -o ARTIFACT [opts...] -- cmd..., then memtrack report --json ARTIFACT.
+ * opts and cmd are NULL-terminated (opts may be NULL). Fills *o with the run's output and returns
+ * the report (a json_object *, to put), or NULL when the run left no readable artifact.
+ */
+struct json_object *mt_run_report(const char *const *opts, const char *const *cmd, int timeout_s,
+				  struct mt_out *o);
+
 /* The value of "key": N in a JSON line or text, first occurrence after `after` (NULL: start). */
 long long mt_json_int(const char *s, const char *key);
 
