@@ -72,6 +72,17 @@ $(BUILD)/tests/%: tests/%.c $(TEST_LIB_SRCS) $(BUILD)/libmemtrack.a | $(BUILD)/m
 		-DMT_SOURCE_DIR='"$(abspath .)"' $< $(TEST_LIB_SRCS) -o $@ \
 		$(LDFLAGS) $(BUILD)/libmemtrack.a $(CHECK_LIBS) $(LDLIBS)
 
+# The fatal path's tests need a fault that no release binary can produce: a test build of memtrack
+# whose supervisor has the fault injection hook (MT_FAULT_INJECTION, see src/supervisor.c).
+$(BUILD)/obj/supervisor-faults.o: src/supervisor.c | $(SKELS) $(BUILD)/obj
+	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -c $< -o $@
+
+$(BUILD)/tests/memtrack-faults: $(filter-out $(BUILD)/obj/supervisor.o,$(OBJS)) $(BUILD)/obj/supervisor-faults.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/it_supervisor: | $(BUILD)/tests/memtrack-faults
+
 include fixtures/fixtures.mk
 include bench/bench.mk
 

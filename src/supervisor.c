@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -684,13 +685,33 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 	}
 }
 
+#ifdef MT_FAULT_INJECTION
+/*
+ * Test builds only (build/tests/memtrack-faults; the memtrack binary has none of this): with
+ * MT_FAULT_AT_STOP=N in its environment, the Nth stop fails as a refused ptrace request would,
+ * leaving its tracee stopped, so that the tests can drive the fatal path on a live tree.
+ */
+static int injected_fault(void)
+{
+	static long stops;
+	const char *at = getenv("MT_FAULT_AT_STOP");
+
+	return at && ++stops == atol(at) ? -EPERM : 0;
+}
+#else
+static int injected_fault(void)
+{
+	return 0;
+}
+#endif
+
 /*
  * A tracee can be killed (SIGKILL, its group's exit) between its stop and our ptrace requests:
  * ESRCH then only means its death report is on its way, not that supervision failed.
  */
 static int on_stop(struct sup *s, struct tracee *t, int status)
 {
-	int err = dispatch_stop(s, t, status);
+	int err = injected_fault() ?: dispatch_stop(s, t, status);
 
 	return err == -ESRCH ? 0 : err;
 }
@@ -826,12 +847,14 @@ static int spawn(struct sup *s)
 	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP) {
 		fprintf(stderr, "memtrack: '%s' did not stop at its exec\n", s->cfg->argv[0]);
 		kill(pid, SIGKILL);
+		waitpid(pid, &status, __WALL);
 		return -ECHILD;
 	}
 	if (ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)(long)PTRACE_OPTIONS) < 0) {
 		int err = -errno;
 
 		kill(pid, SIGKILL);
+		waitpid(pid, &status, __WALL);
 		return err;
 	}
 	s->root = pid;
@@ -922,15 +945,41 @@ static void sup_free(struct sup *s)
 	mt_tracker_close(s->tracker);
 }
 
-/* Kill what is left of the tree after a fatal error and reap it, so no tracee stays stopped. */
-static void kill_tree(struct sup *s)
-{
-	int status;
+/* How long a fatal error waits for the killed tree before leaving the rest to EXITKILL. */
+#define RELEASE_NS (500 * 1000000ull)
 
+/*
+ * Release the tree after a fatal error, as strace does. Every known tracee is killed (the tree
+ * cannot be recorded any further, and PTRACE_O_EXITKILL would kill it at memtrack's exit anyway);
+ * every stop reported meanwhile, of a known tracee or of one never seen (a new child at its first
+ * stop, a thread at its exit stop), gets the kill too and is resumed so that it takes effect; the
+ * dead are reaped, orphans included. Bounded: whatever is still there after RELEASE_NS dies with
+ * memtrack's exit.
+ */
+static void release_tree(struct sup *s)
+{
+	uint64_t deadline = mt_now_ns() + RELEASE_NS;
+	const struct timespec tick = {0, 1000000};
+	int status;
+	pid_t tid;
+
+	/* The children of the processes killed here come to memtrack, to be reaped, not to init. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	for (size_t i = 0; i < s->live.n; i++)
 		kill(s->live.v[i]->tid, SIGKILL);
-	while (waitpid(-1, &status, __WALL) > 0 || errno == EINTR)
-		;
+	while (mt_now_ns() < deadline) {
+		tid = waitpid(-1, &status, __WALL | WNOHANG);
+		if (tid < 0 && errno == ECHILD)
+			return;
+		if (tid <= 0) {
+			nanosleep(&tick, NULL);
+			continue;
+		}
+		if (WIFSTOPPED(status) && tid != s->res->stopped_pid) {
+			kill(tid, SIGKILL);
+			ptrace(PTRACE_CONT, tid, 0, 0);
+		}
+	}
 }
 
 static void *detach_tracker(void *tracker)
@@ -979,7 +1028,7 @@ fatal:
 	if (err) {
 		fprintf(stderr, "memtrack: supervising '%s' failed: %s\n", cfg->argv[0],
 			strerror(-err));
-		kill_tree(&s);
+		release_tree(&s);
 	}
 	restore_signals(old);
 out:

@@ -15,6 +15,9 @@
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
+/* memtrack with the supervisor's fault injection hook, a test build (see the Makefile). */
+#define MEMTRACK_FAULTS MT_BUILD_DIR "/tests/memtrack-faults"
+
 static struct mt_out run_quiet(const char *const *argv)
 {
 	struct mt_out o;
@@ -407,6 +410,64 @@ START_TEST(missing_capabilities)
 }
 END_TEST
 
+/* Processes named like the fixture, in any state (zombies too): pgrep's count. */
+static int count_named(const char *comm)
+{
+	char cmd[128], line[64];
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "pgrep -x %s", comm);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		n++;
+	pclose(p);
+	return n;
+}
+
+/*
+ * A fatal supervision error (a refused ptrace request, injected at the Nth stop) in the middle of
+ * a large tree: memtrack says so, exits 1 instead of hanging, leaves no process of the tree
+ * (stopped, running or zombie), and the artifact is finished and readable.
+ */
+START_TEST(fatal_error_releases_the_tree)
+{
+	static const char *const at[] = {"5", "40", "150"};
+	static const char *const mode[][2] = {{"children", "50"}, {"threads", "100"}};
+	char dir[64], art[128], env_at[64];
+	const char *env[] = {env_at, NULL};
+	const char *argv[] = {MEMTRACK_FAULTS,	 "run",	     "-q",	 "-o", art, "--",
+			      FIXTURE("stress"), mode[0][0], mode[0][1], NULL};
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct mt_out o, r;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	for (size_t i = 0; i < 3; i++) {
+		for (size_t m = 0; m < 2; m++) {
+			snprintf(env_at, sizeof(env_at), "MT_FAULT_AT_STOP=%s", at[i]);
+			argv[7] = mode[m][0];
+			argv[8] = mode[m][1];
+			ck_assert_int_eq(mt_run(argv, env, NULL, 60, &o), 0);
+			ck_assert_msg(o.code == 1, "stop %s, %s: exit %d: %s", at[i], mode[m][0],
+				      o.code, o.err);
+			ck_assert_str_eq(o.err,
+					 "memtrack: supervising '" FIXTURE(
+					     "stress") "' failed: Operation not permitted\n");
+			ck_assert_int_eq(count_named("stress"), 0);
+			ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
+			ck_assert_msg(r.code == 0, "report: %s", r.err);
+			ck_assert_ptr_nonnull(strstr(r.out, "\"truncated\":false"));
+			mt_out_free(&r);
+			mt_out_free(&o);
+		}
+	}
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("supervisor");
@@ -432,6 +493,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, stop_at_exec_attachable_by_gdb);
 	tcase_add_test(tc, command_never_inherits_root);
 	tcase_add_test(tc, missing_capabilities);
+	tcase_add_test(tc, fatal_error_releases_the_tree);
 	suite_add_tcase(s, tc);
 	return s;
 }
