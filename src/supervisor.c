@@ -79,9 +79,31 @@ struct sup {
 	size_t files_logged; /* tracker files already named in the log */
 	size_t n_held;
 	unsigned int n_orphans;
+	bool root_gone; /* the root ended, or was left stopped for a debugger */
+	bool told_left; /* "waiting for N process(es) left by CMD" was said */
+
+	/* Termination signals the root received, not yet matched with one sent to memtrack. */
+	struct delivery {
+		int sig, code;
+		pid_t pid;
+	} root_got[8];
+	unsigned int n_root_got;
+	unsigned int expected[NSIG]; /* deliveries to the root already matched with a request */
+	/* Ending the tree on a termination request: see end_tree(). */
+	int end_sig;
+	int end_phase;
+	uint64_t end_deadline;
 };
 
-static volatile pid_t forward_to;
+/* The signals memtrack takes as requests to end the run; SIGCHLD wakes the loop. */
+static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define N_TERM_SIGS (sizeof(term_sigs) / sizeof(term_sigs[0]))
+
+/* The grace the command gets to end its tree, then the rest gets it, before SIGKILL. */
+#define END_GRACE_NS (2000 * 1000000ull)
+
+/* memtrack's signal mask before mt_supervise: what the command gets back. */
+static sigset_t caller_mask;
 
 uint64_t mt_now_ns(void)
 {
@@ -94,37 +116,6 @@ uint64_t mt_now_ns(void)
 int mt_exec_failure_code(int neg_errno)
 {
 	return neg_errno == -ENOENT || neg_errno == -ENOTDIR ? 127 : 126;
-}
-
-/*
- * A signal sent to memtrack by another process goes to the command. One from the terminal
- * (SI_KERNEL) already reached the command's process group, so it is not sent twice.
- */
-static void forward_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	if (forward_to > 0 && si->si_code != SI_KERNEL)
-		kill(forward_to, sig);
-}
-
-static void install_forwarding(pid_t root, struct sigaction *old)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
-
-	forward_to = root;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < 4; i++)
-		sigaction(sigs[i], &sa, &old[i]);
-}
-
-static void restore_signals(const struct sigaction *old)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-
-	forward_to = 0;
-	for (size_t i = 0; i < 4; i++)
-		sigaction(sigs[i], &old[i], NULL);
 }
 
 /* ---- the tree ------------------------------------------------------------------------ */
@@ -364,9 +355,258 @@ static int stop_here(struct sup *s, struct tracee *t, const char *where)
 	if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)SIGSTOP) < 0)
 		return -errno;
 	s->res->stopped_pid = pid;
+	if (pid == s->root)
+		s->root_gone = true;
 	fprintf(stderr, "memtrack: process %d is stopped %s; attach with: gdb -p %d\n", pid, where,
 		pid);
 	remove_tracee(s, t);
+	return 0;
+}
+
+/* ---- termination requests ------------------------------------------------------------ */
+
+/*
+ * memtrack blocks the termination signals and SIGCHLD in all its threads and takes them with
+ * sigtimedwait in the loop, with their siginfo, so that a request is handled between two stops.
+ *
+ * The forwarding rule: a termination signal sent to memtrack reaches the command exactly once.
+ * memtrack forwards it to the root only when the root will not get it otherwise. A signal sent to
+ * the process group (Ctrl-C on a terminal, kill -- -PGID, timeout, systemd) reached the root too:
+ * memtrack, as its tracer, sees the root's signal-delivery-stop (a delivery with the same signal,
+ * si_code and sender not matched with a request yet), or the signal pending for the root
+ * (SigPnd/ShdPnd in /proc/ROOT/status), or the root stopped at its delivery. Then the command got
+ * it by itself and decides alone what to do with it (a REPL survives Ctrl-C). Otherwise (a kill
+ * of memtrack's pid) memtrack forwards it and ends the tree: see end_tree().
+ */
+static bool is_term_sig(int sig)
+{
+	for (size_t i = 0; i < N_TERM_SIGS; i++)
+		if (term_sigs[i] == sig)
+			return true;
+	return false;
+}
+
+static void wake_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (size_t i = 0; i < N_TERM_SIGS; i++)
+		sigaddset(set, term_sigs[i]);
+}
+
+/* Before any thread exists: every thread memtrack starts inherits the mask. */
+static void block_requests(void)
+{
+	sigset_t set;
+
+	wake_set(&set);
+	pthread_sigmask(SIG_BLOCK, &set, &caller_mask);
+}
+
+/* After the run: requests that came too late to matter are dropped, the mask is restored. */
+static void unblock_requests(void)
+{
+	const struct timespec zero = {0, 0};
+	sigset_t set;
+
+	wake_set(&set);
+	sigdelset(&set, SIGCHLD);
+	while (sigtimedwait(&set, NULL, &zero) > 0)
+		;
+	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
+}
+
+/* A delivery of a termination signal to the root, seen at its signal-delivery-stop. */
+static void note_root_delivery(struct sup *s, int sig, const siginfo_t *si)
+{
+	struct delivery d = {.sig = sig, .code = si->si_code, .pid = si->si_pid};
+	const size_t cap = sizeof(s->root_got) / sizeof(s->root_got[0]);
+
+	if (s->expected[sig] > 0) {
+		s->expected[sig]--;
+		return;
+	}
+	if (s->n_root_got == cap) {
+		memmove(s->root_got, s->root_got + 1, (cap - 1) * sizeof(d));
+		s->n_root_got--;
+	}
+	s->root_got[s->n_root_got++] = d;
+}
+
+/* Whether sig is pending for pid, thread (SigPnd) or process-wide (ShdPnd). */
+static bool sig_pending(pid_t pid, int sig)
+{
+	char path[64], line[128];
+	unsigned long long mask;
+	bool pending = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+		     sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    (mask & (1ull << (sig - 1))))
+			pending = true;
+	fclose(f);
+	return pending;
+}
+
+/* pid is running (state R in /proc/PID/stat), not sleeping or stopped. */
+static bool is_running(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'R';
+}
+
+/* The root got (or is getting) the signal of request r by itself. */
+static bool root_got_it(struct sup *s, const siginfo_t *r)
+{
+	siginfo_t si;
+
+	for (unsigned int i = 0; i < s->n_root_got; i++) {
+		struct delivery *d = &s->root_got[i];
+
+		if (d->sig == r->si_signo && d->code == r->si_code && d->pid == r->si_pid) {
+			*d = s->root_got[--s->n_root_got];
+			return true;
+		}
+	}
+	/*
+	 * A root running between taking the signal and its delivery-stop shows neither: look again
+	 * shortly while it runs (a group's signal is queued to the root before memtrack).
+	 */
+	for (int tries = 0; tries < 4; tries++) {
+		if (sig_pending(s->root, r->si_signo) ||
+		    (ptrace(PTRACE_GETSIGINFO, s->root, 0, &si) == 0 &&
+		     si.si_signo == r->si_signo)) {
+			s->expected[r->si_signo]++; /* its delivery-stop is matched already */
+			return true;
+		}
+		if (!is_running(s->root))
+			break;
+		nanosleep(&(struct timespec){0, 500000}, NULL);
+	}
+	return false;
+}
+
+/* Send sig to every process of the tree but the root, once per process. */
+static void signal_the_rest(struct sup *s, int sig)
+{
+	for (size_t i = 0; i < s->live.n; i++) {
+		struct tracee *t = s->live.v[i];
+
+		if (t->tid == s->root || (t->proc >= 0 && s->procs[t->proc].pid != t->tid))
+			continue;
+		kill(t->tid, sig);
+	}
+}
+
+/*
+ * Ending the tree after a request the command did not get by itself: phase 1, the root has it
+ * and END_GRACE_NS to end its own tree; phase 2, what is left gets the same signal and
+ * END_GRACE_NS more; phase 3, what is left gets SIGKILL. memtrack becomes a child subreaper, so
+ * the orphans of the tree are reaped by it. Without a root, phase 2 starts at once.
+ */
+static void end_tree(struct sup *s)
+{
+	switch (s->end_phase) {
+	case 1:
+		signal_the_rest(s, s->end_sig);
+		s->end_phase = 2;
+		s->end_deadline = mt_now_ns() + END_GRACE_NS;
+		break;
+	case 2:
+		for (size_t i = 0; i < s->live.n; i++)
+			kill(s->live.v[i]->tid, SIGKILL);
+		s->end_phase = 3;
+		s->end_deadline = 0;
+		break;
+	}
+}
+
+static void on_request(struct sup *s, const siginfo_t *si)
+{
+	int sig = si->si_signo;
+
+	if (!s->root_gone && root_got_it(s, si))
+		return;
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (!s->root_gone) {
+		s->expected[sig]++;
+		kill(s->root, sig);
+	}
+	if (s->end_phase)
+		return;
+	s->end_sig = sig;
+	s->end_phase = 1;
+	s->end_deadline = mt_now_ns() + END_GRACE_NS;
+	if (s->root_gone)
+		end_tree(s);
+}
+
+/*
+ * After ending the tree: a process whose parent died after it is reparented to memtrack (the
+ * subreaper) as a zombie once memtrack, as its tracer, has seen it end. Reap those.
+ */
+static void reap_orphans(void)
+{
+	int status;
+
+	while (waitpid(-1, &status, __WALL | WNOHANG) > 0)
+		;
+}
+
+/* Handle the requests that came, and the phase of ending the tree that is due. */
+static void take_requests(struct sup *s)
+{
+	const struct timespec zero = {0, 0};
+	siginfo_t si;
+	sigset_t set;
+
+	wake_set(&set);
+	sigdelset(&set, SIGCHLD);
+	while (sigtimedwait(&set, &si, &zero) > 0)
+		on_request(s, &si);
+	if (s->end_deadline && mt_now_ns() >= s->end_deadline)
+		end_tree(s);
+}
+
+/* Sleep until a child changes state, a request comes, or the next phase of ending is due. */
+static int wait_for_news(struct sup *s)
+{
+	struct timespec ts, *timeout = NULL;
+	uint64_t now = mt_now_ns(), left;
+	siginfo_t si;
+	sigset_t set;
+	int sig;
+
+	if (s->end_deadline) {
+		left = s->end_deadline > now ? s->end_deadline - now : 0;
+		ts = (struct timespec){left / 1000000000ull, left % 1000000000ull};
+		timeout = &ts;
+	}
+	wake_set(&set);
+	sig = sigtimedwait(&set, &si, timeout);
+	if (sig < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (sig != SIGCHLD)
+		on_request(s, &si);
 	return 0;
 }
 
@@ -632,6 +872,8 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 		if (marked)
 			return on_watcher_stop(s, t, &key);
 	}
+	if (t->tid == s->root && is_term_sig(sig))
+		note_root_delivery(s, sig, &si);
 	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
 	if (sig != SIGCHLD) {
 		d = detail_new();
@@ -716,6 +958,57 @@ static int on_stop(struct sup *s, struct tracee *t, int status)
 	return err == -ESRCH ? 0 : err;
 }
 
+/* The name of a process, printable: /proc/PID/comm with control characters replaced. */
+static void read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	if (n <= 0) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+}
+
+/*
+ * The root ended and other processes of its tree run on (daemons, background jobs): memtrack
+ * waits for them, as a tracker must, and says so once, naming them.
+ */
+static void tell_left(struct sup *s)
+{
+	char list[512] = "", name[32];
+	unsigned int n = 0;
+	size_t used = 0;
+
+	for (size_t i = 0; i < s->live.n; i++) {
+		struct tracee *t = s->live.v[i];
+
+		if (t->proc >= 0 && s->procs[t->proc].pid != t->tid)
+			continue; /* a thread of a process counted by its leader */
+		if (n++ < 8 && used < sizeof(list)) {
+			read_comm(t->tid, name, sizeof(name));
+			used += snprintf(list + used, sizeof(list) - used, " %d %s", t->tid, name);
+		}
+	}
+	if (!n)
+		return;
+	s->told_left = true;
+	fprintf(stderr, "memtrack: waiting for %u process%s left by %s:%s%s\n", n,
+		n == 1 ? "" : "es", s->cfg->argv[0], list, n > 8 ? " ..." : "");
+}
+
 static void on_gone(struct sup *s, struct tracee *t, int status)
 {
 	struct json_object *d = detail_new();
@@ -732,11 +1025,17 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	if (t->proc >= 0 && s->procs[t->proc].pid == t->tid)
 		record_process(s, &s->procs[t->proc], status, true);
 	if (t->tid == s->root) {
+		s->root_gone = true;
 		s->res->wait_status = status;
 		s->res->exit_code =
 		    WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	}
 	s->res->end_ns = mt_now_ns();
+	if (t->tid == s->root && !s->told_left) {
+		remove_tracee(s, t);
+		tell_left(s);
+		return;
+	}
 	if (t->proc < 0) {
 		t->end_status = status;
 		tset_take(&s->live, t);
@@ -760,7 +1059,14 @@ static int event_loop(struct sup *s)
 			if (err)
 				return err;
 		}
-		tid = waitpid(-1, &status, __WALL);
+		take_requests(s);
+		tid = waitpid(-1, &status, __WALL | WNOHANG);
+		if (tid == 0) {
+			err = wait_for_news(s);
+			if (err)
+				return err;
+			continue;
+		}
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
@@ -797,6 +1103,7 @@ static void child_exec(const struct mt_run_config *cfg, int err_fd)
 {
 	int e;
 
+	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
 	if (cfg->drop_privileges &&
 	    (setgroups(0, NULL) < 0 || setgid(cfg->gid) < 0 || setuid(cfg->uid) < 0))
 		goto fail;
@@ -993,7 +1300,6 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	bool detaching;
 	pthread_t detacher;
 	struct sup s = {.cfg = cfg, .res = res};
-	struct sigaction old[4];
 	struct tracee *t;
 	int err, idx;
 
@@ -1001,6 +1307,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	s.log = mt_stoplog_new();
 	if (!s.log)
 		return -ENOMEM;
+	block_requests();
 	if (cfg->track) {
 		err = open_tracking(&s);
 		if (!err && cfg->artifact_path)
@@ -1011,7 +1318,6 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	err = spawn(&s);
 	if (err)
 		goto out;
-	install_forwarding(s.root, old);
 	t = add_tracee(&s, s.root);
 	idx = t ? add_proc(&s, s.root, -1) : -ENOMEM;
 	if (idx < 0) {
@@ -1024,13 +1330,14 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	err = on_exec(&s, t, true);
 	if (!err)
 		err = event_loop(&s);
+	if (!err && s.end_phase)
+		reap_orphans();
 fatal:
 	if (err) {
 		fprintf(stderr, "memtrack: supervising '%s' failed: %s\n", cfg->argv[0],
 			strerror(-err));
 		release_tree(&s);
 	}
-	restore_signals(old);
 out:
 	/* Detaching waits for grace periods: let it run while the artifact is finished. */
 	detaching = s.tracker && !pthread_create(&detacher, NULL, detach_tracker, s.tracker);
@@ -1053,5 +1360,8 @@ out:
 		}
 	}
 	sup_free(&s);
+	if (s.end_phase)
+		prctl(PR_SET_CHILD_SUBREAPER, 0);
+	unblock_requests();
 	return err;
 }

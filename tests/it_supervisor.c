@@ -320,6 +320,85 @@ START_TEST(sigterm_is_forwarded_and_sigint_ends)
 }
 END_TEST
 
+/*
+ * A signal to the process group of memtrack and the command (as timeout, systemd or a shell's
+ * kill -- -PGID send it) reaches the command once, not once directly and once forwarded. Then a
+ * SIGTERM to memtrack alone is forwarded, and the command says how many SIGINTs it got.
+ */
+START_TEST(group_sigint_reaches_the_command_once)
+{
+	const char *argv[] = {
+	    "setsid", MEMTRACK, "run", "-q", "-o", "/dev/null", "--", FIXTURE("sigcount"), NULL};
+	int fd, status;
+
+	for (int i = 0; i < 4; i++) {
+		pid_t pid = mt_spawn_piped(argv, &fd);
+
+		argv[4] = i % 2 ? "-o" : "--no-track";
+		argv[5] = i % 2 ? "/dev/null" : "-q";
+		ck_assert_int_gt(pid, 0);
+		ck_assert_str_eq(read_line_fd(fd), "ready");
+		/* setsid ran memtrack in place: its pid leads the new group. */
+		ck_assert_int_eq(kill(-pid, SIGINT), 0);
+		ck_assert_int_eq(kill(pid, SIGTERM), 0);
+		ck_assert_str_eq(read_line_fd(fd), "SIGINT x1");
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_eq(WEXITSTATUS(status), 0);
+		close(fd);
+	}
+}
+END_TEST
+
+/*
+ * A SIGTERM to memtrack ends a 3-level tree that does not end with its root: the root gets it,
+ * then the rest after the grace period. memtrack exits like the root (128 + 15) and no process of
+ * the tree survives, not even as a zombie.
+ */
+START_TEST(kill_memtrack_ends_a_3_level_tree)
+{
+	const char *argv[] = {MEMTRACK,		"run", "-q", "-o", "/dev/null", "--",
+			      FIXTURE("tree3"), NULL};
+	pid_t pid, tree[3];
+	int fd, status;
+
+	pid = mt_spawn_piped(argv, &fd);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(sscanf(read_line_fd(fd), "%d %d %d", &tree[0], &tree[1], &tree[2]), 3);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 128 + SIGTERM);
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(!mt_pid_alive(tree[i]), "process %d of the tree is left", tree[i]);
+	close(fd);
+}
+END_TEST
+
+/* The root is gone, a process it left runs on: memtrack says once what it waits for. */
+START_TEST(waiting_for_what_the_root_left)
+{
+	const char *daemon[] = {MEMTRACK, "run", "-q", "--no-track", "--", FIXTURE("daemonize"),
+				NULL};
+	const char *tree[] = {MEMTRACK, "run", "-q", "--no-track", "--", FIXTURE("fork_tree"),
+			      NULL};
+	struct mt_out o = run_quiet(daemon);
+
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_int_eq(mt_count_lines(o.err, "waiting for"), 1);
+	ck_assert_msg(
+	    strstr(o.err, "memtrack: waiting for 1 process left by " FIXTURE("daemonize") ": "),
+	    "%s", o.err);
+	ck_assert_ptr_nonnull(strstr(o.err, " daemonize\n"));
+	mt_out_free(&o);
+	/* A root that waits for its children leaves nothing to wait for. */
+	o = run_quiet(tree);
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_str_eq(o.err, "");
+	mt_out_free(&o);
+}
+END_TEST
+
 /* The grandchild of daemonize outlives its parent: memtrack waits for it and leaves nothing. */
 START_TEST(no_tracee_is_left_behind)
 {
@@ -490,6 +569,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, user_sigstop_is_reinjected);
 	tcase_add_test(tc, sigterm_is_forwarded_and_sigint_ends);
 	tcase_add_test(tc, no_tracee_is_left_behind);
+	tcase_add_test(tc, group_sigint_reaches_the_command_once);
+	tcase_add_test(tc, kill_memtrack_ends_a_3_level_tree);
+	tcase_add_test(tc, waiting_for_what_the_root_left);
 	tcase_add_test(tc, stop_at_exec_attachable_by_gdb);
 	tcase_add_test(tc, command_never_inherits_root);
 	tcase_add_test(tc, missing_capabilities);
