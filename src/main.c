@@ -25,8 +25,8 @@ static void usage(FILE *out)
 	    "  exec-harness  benchmark CMD: warm-up and timed rounds, walltime results JSON\n"
 	    "  report        read an artifact: summary, per process, per file, histogram, JSON\n"
 	    "\n"
-	    "'memtrack SUBCOMMAND --help' describes each. Needs root, or CAP_BPF, CAP_PERFMON\n"
-	    "and CAP_SYS_PTRACE.\n");
+	    "'memtrack SUBCOMMAND --help' describes each. Needs root, or CAP_BPF, CAP_PERFMON,\n"
+	    "CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE.\n");
 }
 
 int main(int argc, char **argv)

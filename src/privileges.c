@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Privileges: the capabilities memtrack needs, the identity the command runs as. */
 #include <errno.h>
+#include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -32,6 +33,14 @@ static bool parse_id(const char *s, unsigned long *v)
 	return !errno && !*end;
 }
 
+/* What the command gets of the user's passwd entry: its name for initgroups, HOME and SHELL. */
+static void take_entry(struct mt_run_config *cfg, const struct passwd *pw)
+{
+	snprintf(cfg->user, sizeof(cfg->user), "%s", pw ? pw->pw_name : "");
+	snprintf(cfg->home, sizeof(cfg->home), "%s", pw ? pw->pw_dir : "");
+	snprintf(cfg->shell, sizeof(cfg->shell), "%s", pw ? pw->pw_shell : "");
+}
+
 int mt_choose_user(struct mt_run_config *cfg, const char *user)
 {
 	unsigned long uid, gid;
@@ -46,6 +55,7 @@ int mt_choose_user(struct mt_run_config *cfg, const char *user)
 		cfg->uid = pw->pw_uid;
 		cfg->gid = pw->pw_gid;
 		cfg->drop_privileges = true;
+		take_entry(cfg, pw);
 		return 0;
 	}
 	/* sudo from root to root changes nothing; from a user, the command runs as that user. */
@@ -54,7 +64,26 @@ int mt_choose_user(struct mt_run_config *cfg, const char *user)
 		cfg->uid = (uid_t)uid;
 		cfg->gid = (gid_t)gid;
 		cfg->drop_privileges = true;
+		take_entry(cfg, getpwuid((uid_t)uid));
 	}
+	return 0;
+}
+
+int mt_become_user(const struct mt_run_config *cfg)
+{
+	int err;
+
+	if (cfg->user[0])
+		err = initgroups(cfg->user, cfg->gid);
+	else
+		err = setgroups(1, &cfg->gid);
+	if (err < 0 || setgid(cfg->gid) < 0 || setuid(cfg->uid) < 0)
+		return -errno;
+	if (!cfg->user[0])
+		return 0;
+	if (setenv("USER", cfg->user, 1) < 0 || setenv("LOGNAME", cfg->user, 1) < 0 ||
+	    setenv("HOME", cfg->home, 1) < 0 || setenv("SHELL", cfg->shell, 1) < 0)
+		return -errno;
 	return 0;
 }
 

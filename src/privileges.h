@@ -19,6 +19,12 @@
 int mt_choose_user(struct mt_run_config *cfg, const char *user);
 
 /*
+ * In the command's process, before its exec: become the user chosen above, with its groups
+ * (initgroups) and, as sudo -u does, its USER, LOGNAME, HOME and SHELL. 0 or a negative errno.
+ */
+int mt_become_user(const struct mt_run_config *cfg);
+
+/*
  * Check that memtrack holds what it needs (bpf: what allocation tracking needs too). Returns 0, or
  * -EPERM after one sentence naming what is missing and how to grant it.
  */

@@ -2,6 +2,7 @@
 /* memtrack run: parse the options, supervise the command, print the summary. */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,8 @@ static void usage(FILE *out)
 	    "                             after the first mapping of a file matching GLOB)\n"
 	    "      --watcher MODE         auto (default), fentry or tracepoint\n"
 	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
+	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
+	    "                             K/M/G suffixes (default 16M)\n"
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
 	    "  -q, --quiet                no summary\n"
 	    "  -v, --verbose              say what is attached where, and why\n"
@@ -181,6 +184,36 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	return -1;
 }
 
+/*
+ * An output file memtrack will write at the end (--trace-stops) or once the command runs (-o):
+ * checked before the command starts, so that a bad path is one sentence and no run. Nothing is
+ * created or truncated here.
+ */
+static int check_writable(const char *opt, const char *path)
+{
+	char *copy = strdup(path);
+	struct stat st;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			err = EISDIR;
+		else if (access(path, W_OK) < 0)
+			err = errno;
+	} else if (errno != ENOENT) {
+		err = errno;
+	} else if (access(dirname(copy), W_OK | X_OK) < 0) {
+		err = errno;
+	}
+	free(copy);
+	if (!err)
+		return 0;
+	fprintf(stderr, "memtrack run: cannot write %s %s: %s\n", opt, path, strerror(err));
+	return -err;
+}
+
 /* A name that does not clobber an earlier run: date, time and memtrack's pid. */
 static const char *default_artifact(struct run_opts *o)
 {
@@ -234,6 +267,9 @@ int mt_run_main(int argc, char **argv)
 		return 1;
 	if (o.cfg.track)
 		o.cfg.artifact_path = o.output ? o.output : default_artifact(&o);
+	if ((o.cfg.trace_stops_path && check_writable("--trace-stops", o.cfg.trace_stops_path)) ||
+	    (o.cfg.artifact_path && check_writable("-o", o.cfg.artifact_path)))
+		return 2;
 	err = mt_supervise(&o.cfg, &res);
 	if (err)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;

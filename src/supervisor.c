@@ -25,6 +25,7 @@
 #include "artifact.h"
 #include "backtrace.h"
 #include "events.h"
+#include "privileges.h"
 #include "stoplog.h"
 #include "supervisor.h"
 #include "tracker.h"
@@ -1104,9 +1105,10 @@ static void child_exec(const struct mt_run_config *cfg, int err_fd)
 	int e;
 
 	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
-	if (cfg->drop_privileges &&
-	    (setgroups(0, NULL) < 0 || setgid(cfg->gid) < 0 || setuid(cfg->uid) < 0))
+	if (cfg->drop_privileges && (e = -mt_become_user(cfg)) != 0) {
+		errno = e;
 		goto fail;
+	}
 	if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
 		goto fail;
 	execvp(cfg->argv[0], cfg->argv);
@@ -1115,6 +1117,70 @@ fail:
 	if (write(err_fd, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(127);
+}
+
+/* The file execvp runs for cmd: cmd itself when it has a '/', else the first one in PATH. */
+static bool find_command(const char *cmd, char *path, size_t len)
+{
+	const char *dirs = getenv("PATH") ?: "/bin:/usr/bin";
+
+	if (strchr(cmd, '/')) {
+		snprintf(path, len, "%s", cmd);
+		return true;
+	}
+	while (*dirs) {
+		size_t n = strcspn(dirs, ":");
+
+		snprintf(path, len, "%.*s%s%s", (int)n, dirs, n ? "/" : "", cmd);
+		if (access(path, F_OK) == 0)
+			return true;
+		dirs += n + (dirs[n] == ':');
+	}
+	return false;
+}
+
+/* The interpreter a "#!" line of path names, printable; false when it has none. */
+static bool read_interpreter(const char *path, char *interp, size_t len)
+{
+	char line[256];
+	ssize_t n = -1;
+	size_t start, end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, line, sizeof(line) - 1);
+		close(fd);
+	}
+	if (n < 3 || line[0] != '#' || line[1] != '!')
+		return false;
+	line[n] = '\0';
+	start = 2 + strspn(line + 2, " \t");
+	end = start + strcspn(line + start, " \t\n");
+	if (end == start)
+		return false;
+	line[end] = '\0';
+	snprintf(interp, len, "%s", line + start);
+	for (char *c = interp; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return true;
+}
+
+/*
+ * Say why cmd could not be executed. execve reports a script whose "#!" interpreter is missing as
+ * ENOENT, as if the script were: name the interpreter then.
+ */
+static void say_exec_failure(const char *cmd, int err)
+{
+	char path[4096], interp[256];
+
+	if (err == ENOENT && find_command(cmd, path, sizeof(path)) &&
+	    read_interpreter(path, interp, sizeof(interp)) && access(interp, X_OK) < 0) {
+		fprintf(stderr, "memtrack: cannot run '%s': its interpreter %s: %s\n", cmd, interp,
+			strerror(errno));
+		return;
+	}
+	fprintf(stderr, "memtrack: cannot run '%s': %s\n", cmd, strerror(err));
 }
 
 /* Fork the command; on success it is stopped at its exec with the trace options set. */
@@ -1146,8 +1212,7 @@ static int spawn(struct sup *s)
 		if (errno != EINTR)
 			return -errno;
 	if (n == sizeof(child_errno)) {
-		fprintf(stderr, "memtrack: cannot run '%s': %s\n", s->cfg->argv[0],
-			strerror(child_errno));
+		say_exec_failure(s->cfg->argv[0], child_errno);
 		s->res->exec_errno = child_errno;
 		return -child_errno;
 	}
@@ -1310,14 +1375,26 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	block_requests();
 	if (cfg->track) {
 		err = open_tracking(&s);
-		if (!err && cfg->artifact_path)
-			err = open_artifact(&s);
 		if (err)
 			goto out;
 	}
 	err = spawn(&s);
 	if (err)
 		goto out;
+	/*
+	 * Created once the command is known to run (stopped before its first instruction): a
+	 * command that cannot start neither clobbers an earlier artifact nor leaves an empty one.
+	 */
+	if (cfg->track && cfg->artifact_path) {
+		err = open_artifact(&s);
+		if (err) {
+			int status;
+
+			kill(s.root, SIGKILL);
+			waitpid(s.root, &status, __WALL);
+			goto out;
+		}
+	}
 	t = add_tracee(&s, s.root);
 	idx = t ? add_proc(&s, s.root, -1) : -ENOMEM;
 	if (idx < 0) {

@@ -31,6 +31,10 @@ struct mt_run_config {
 	bool drop_privileges; /* run the command as uid/gid below, without capabilities */
 	uid_t uid;
 	gid_t gid;
+	/* That user's passwd entry ("" when it has none): its groups and environment, as sudo -u */
+	char user[64];
+	char home[256];
+	char shell[256];
 };
 
 struct mt_run_result {

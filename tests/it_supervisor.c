@@ -5,10 +5,12 @@
  * stop points and that no tracee outlives memtrack.
  */
 #include <check.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +111,7 @@ START_TEST(help_and_version)
 	o = run_quiet(runhelp);
 	ck_assert_int_eq(o.code, 0);
 	ck_assert_ptr_nonnull(strstr(o.out, "--trace-stops"));
+	ck_assert_ptr_nonnull(strstr(o.out, "--ring-size BYTES"));
 	mt_out_free(&o);
 	o = run_quiet(version);
 	ck_assert_int_eq(o.code, 0);
@@ -454,6 +457,120 @@ START_TEST(command_never_inherits_root)
 }
 END_TEST
 
+/* As sudo -u gives them: the user's groups (initgroups), USER, LOGNAME, HOME and SHELL. */
+START_TEST(command_gets_the_users_groups_and_environment)
+{
+	const char *script = "id -G; echo $USER $LOGNAME $HOME $SHELL";
+	const char *sudo[] = {MEMTRACK, "run", "-q", "-o",   "/dev/null",
+			      "--",	"sh",  "-c", script, NULL};
+	const char *user[] = {MEMTRACK, "run", "-q", "--no-track", "--user", "nobody",
+			      "--",	"sh",  "-c", script,	   NULL};
+	const char *env[] = {"SUDO_UID=65534", "SUDO_GID=65534", "HOME=/root", "USER=root",
+			     "LOGNAME=root",   "SHELL=/bin/zsh", NULL};
+	const char *id[] = {"id", "-G", "nobody", NULL};
+	struct passwd *pw = getpwnam("nobody");
+	char want[512];
+	struct mt_out o, g;
+
+	ck_assert_ptr_nonnull(pw);
+	ck_assert_int_eq(mt_run(id, NULL, NULL, 60, &g), 0);
+	snprintf(want, sizeof(want), "%snobody nobody %s %s\n", g.out, pw->pw_dir, pw->pw_shell);
+	mt_out_free(&g);
+	ck_assert_int_eq(mt_run(sudo, env, "/", 60, &o), 0);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	ck_assert_str_eq(o.out, want);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(user, env, "/", 60, &o), 0);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	ck_assert_str_eq(o.out, want);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* execve says ENOENT for a script whose interpreter is missing: memtrack names the interpreter. */
+START_TEST(missing_interpreter_is_named)
+{
+	char dir[64], script[128], want[256];
+	const char *argv[] = {MEMTRACK, "run", "--no-track", "--", script, NULL};
+	struct mt_out o;
+	FILE *f;
+
+	mt_tmpdir(dir);
+	snprintf(script, sizeof(script), "%s/script", dir);
+	f = fopen(script, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("#!/nonexistent/interp -x\necho ran\n", f);
+	fclose(f);
+	chmod(script, 0755);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 127);
+	snprintf(want, sizeof(want),
+		 "memtrack: cannot run '%s': its interpreter /nonexistent/interp: No such file or "
+		 "directory\n",
+		 script);
+	ck_assert_str_eq(o.err, want);
+	mt_out_free(&o);
+	unlink(script);
+	rmdir(dir);
+}
+END_TEST
+
+/* A command that cannot start leaves -o FILE as it was, and creates no empty artifact. */
+START_TEST(failed_start_leaves_the_output_alone)
+{
+	char dir[64], old[128], fresh[128];
+	const char *keep[] = {MEMTRACK, "run", "-o", old, "--", "/nonexistent/cmd", NULL};
+	const char *none[] = {MEMTRACK, "run", "-o", fresh, "--", "/nonexistent/cmd", NULL};
+	struct mt_out o;
+	char *text;
+	FILE *f;
+
+	mt_tmpdir(dir);
+	snprintf(old, sizeof(old), "%s/old.mtk", dir);
+	snprintf(fresh, sizeof(fresh), "%s/fresh.mtk", dir);
+	f = fopen(old, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("an earlier run\n", f);
+	fclose(f);
+	ck_assert_int_eq(mt_run(keep, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 127);
+	mt_out_free(&o);
+	text = mt_slurp(old);
+	ck_assert_str_eq(text, "an earlier run\n");
+	free(text);
+	ck_assert_int_eq(mt_run(none, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 127);
+	mt_out_free(&o);
+	ck_assert_int_ne(access(fresh, F_OK), 0);
+	unlink(old);
+	rmdir(dir);
+}
+END_TEST
+
+/* An output path that cannot be written is one sentence before the command runs, not after. */
+START_TEST(bad_output_paths_before_the_run)
+{
+	const char *stops[] = {
+	    MEMTRACK, "run", "--no-track", "--trace-stops", "/nonexistent/s.json",
+	    "--",     "sh",  "-c",	   "echo ran",	    NULL};
+	const char *art[] = {MEMTRACK, "run",	   "-o", "/nonexistent/a.mtk", "--", "sh",
+			     "-c",     "echo ran", NULL};
+	struct mt_out o = run_quiet(stops);
+
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_str_eq(o.err, "memtrack run: cannot write --trace-stops /nonexistent/s.json: No "
+				"such file or directory\n");
+	mt_out_free(&o);
+	o = run_quiet(art);
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_str_eq(
+	    o.err, "memtrack run: cannot write -o /nonexistent/a.mtk: No such file or directory\n");
+	mt_out_free(&o);
+}
+END_TEST
+
 /* Without privileges: one sentence naming what is missing, and exit 1. */
 START_TEST(missing_capabilities)
 {
@@ -575,6 +692,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, stop_at_exec_attachable_by_gdb);
 	tcase_add_test(tc, command_never_inherits_root);
 	tcase_add_test(tc, missing_capabilities);
+	tcase_add_test(tc, command_gets_the_users_groups_and_environment);
+	tcase_add_test(tc, missing_interpreter_is_named);
+	tcase_add_test(tc, failed_start_leaves_the_output_alone);
+	tcase_add_test(tc, bad_output_paths_before_the_run);
 	tcase_add_test(tc, fatal_error_releases_the_tree);
 	suite_add_tcase(s, tc);
 	return s;
