@@ -1337,8 +1337,14 @@ static void release_tree(struct sup *s)
 
 	/* The children of the processes killed here come to memtrack, to be reaped, not to init. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	for (size_t i = 0; i < s->live.n; i++)
+	/*
+	 * A tracee already exiting ignores SIGKILL: one whose stop the loop took but did not resume
+	 * (where the error struck, held ones, one at its exit stop) must be resumed too.
+	 */
+	for (size_t i = 0; i < s->live.n; i++) {
 		kill(s->live.v[i]->tid, SIGKILL);
+		ptrace(PTRACE_CONT, s->live.v[i]->tid, 0, 0);
+	}
 	while (mt_now_ns() < deadline) {
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid < 0 && errno == ECHILD)
