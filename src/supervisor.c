@@ -83,14 +83,16 @@ struct sup {
 	bool root_gone; /* the root ended, or was left stopped for a debugger */
 	bool told_left; /* "waiting for N process(es) left by CMD" was said */
 
-	/* Termination signals the root received, not yet matched with one sent to memtrack. */
-	struct delivery {
+	/* Recent termination signals, one per sender: see on_request(). */
+	struct sent {
 		int sig, code;
 		pid_t pid;
-	} root_got[8];
-	unsigned int n_root_got;
-	unsigned int expected[NSIG]; /* deliveries to the root already matched with a request */
+		uint64_t first_ns;
+		bool forwarded;		/* memtrack sent it on to the root */
+		unsigned int delivered; /* deliveries to the root from the sender itself */
+	} sent[8];
 	/* Ending the tree on a termination request: see end_tree(). */
+	const struct sent *end_send; /* the send that started it */
 	int end_sig;
 	int end_phase;
 	uint64_t end_deadline;
@@ -99,6 +101,9 @@ struct sup {
 /* The signals memtrack takes as requests to end the run; SIGCHLD wakes the loop. */
 static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define N_TERM_SIGS (sizeof(term_sigs) / sizeof(term_sigs[0]))
+
+/* How long signals of one sender count as one send (timeout sends to memtrack, then the group). */
+#define SEND_WINDOW_NS (1000 * 1000000ull)
 
 /* The grace the command gets to end its tree, then the rest gets it, before SIGKILL. */
 #define END_GRACE_NS (2000 * 1000000ull)
@@ -417,21 +422,25 @@ static void unblock_requests(void)
 	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
 }
 
-/* A delivery of a termination signal to the root, seen at its signal-delivery-stop. */
-static void note_root_delivery(struct sup *s, int sig, const siginfo_t *si)
+/* The recent send of this signal by this sender, made if needed (the oldest slot is reused). */
+static struct sent *find_sent(struct sup *s, const siginfo_t *si)
 {
-	struct delivery d = {.sig = sig, .code = si->si_code, .pid = si->si_pid};
-	const size_t cap = sizeof(s->root_got) / sizeof(s->root_got[0]);
+	uint64_t now = mt_now_ns();
+	struct sent *oldest = &s->sent[0];
+	const size_t n = sizeof(s->sent) / sizeof(s->sent[0]);
 
-	if (s->expected[sig] > 0) {
-		s->expected[sig]--;
-		return;
+	for (size_t i = 0; i < n; i++) {
+		struct sent *e = &s->sent[i];
+
+		if (e->sig == si->si_signo && e->code == si->si_code && e->pid == si->si_pid &&
+		    now - e->first_ns < SEND_WINDOW_NS)
+			return e;
+		if (e->first_ns < oldest->first_ns)
+			oldest = e;
 	}
-	if (s->n_root_got == cap) {
-		memmove(s->root_got, s->root_got + 1, (cap - 1) * sizeof(d));
-		s->n_root_got--;
-	}
-	s->root_got[s->n_root_got++] = d;
+	*oldest = (struct sent){
+	    .sig = si->si_signo, .code = si->si_code, .pid = si->si_pid, .first_ns = now};
+	return oldest;
 }
 
 /* Whether sig is pending for pid, thread (SigPnd) or process-wide (ShdPnd). */
@@ -455,55 +464,38 @@ static bool sig_pending(pid_t pid, int sig)
 	return pending;
 }
 
-/* pid is running (state R in /proc/PID/stat), not sleeping or stopped. */
-static bool is_running(pid_t pid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n = -1;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'R';
-}
-
-/* The root got (or is getting) the signal of request r by itself. */
-static bool root_got_it(struct sup *s, const siginfo_t *r)
+/* The root has the signal pending, or is stopped at its delivery. */
+static bool root_getting(struct sup *s, int sig)
 {
 	siginfo_t si;
 
-	for (unsigned int i = 0; i < s->n_root_got; i++) {
-		struct delivery *d = &s->root_got[i];
+	return sig_pending(s->root, sig) ||
+	       (ptrace(PTRACE_GETSIGINFO, s->root, 0, &si) == 0 && si.si_signo == sig);
+}
 
-		if (d->sig == r->si_signo && d->code == r->si_code && d->pid == r->si_pid) {
-			*d = s->root_got[--s->n_root_got];
-			return true;
+/*
+ * A termination signal at the root's signal-delivery-stop: whether to deliver it. memtrack's own
+ * forward is. One from a sender whose send memtrack already forwarded is the same send reaching
+ * the root a second way (sent to memtrack and to the group): dropped, once.
+ */
+static bool root_delivery_wanted(struct sup *s, const siginfo_t *si)
+{
+	struct sent *e;
+
+	if (si->si_code == SI_USER && si->si_pid == getpid())
+		return true;
+	e = find_sent(s, si);
+	if (e->forwarded && e->delivered++ == 0) {
+		/* Not memtrack's alone to end the tree, then: the command decides. */
+		if (s->end_phase == 1 && s->end_send == e) {
+			s->end_phase = 0;
+			s->end_deadline = 0;
 		}
+		return false;
 	}
-	/*
-	 * A root running between taking the signal and its delivery-stop shows neither: look again
-	 * shortly while it runs (a group's signal is queued to the root before memtrack).
-	 */
-	for (int tries = 0; tries < 4; tries++) {
-		if (sig_pending(s->root, r->si_signo) ||
-		    (ptrace(PTRACE_GETSIGINFO, s->root, 0, &si) == 0 &&
-		     si.si_signo == r->si_signo)) {
-			s->expected[r->si_signo]++; /* its delivery-stop is matched already */
-			return true;
-		}
-		if (!is_running(s->root))
-			break;
-		nanosleep(&(struct timespec){0, 500000}, NULL);
-	}
-	return false;
+	if (!e->forwarded)
+		e->delivered++;
+	return true;
 }
 
 /* Send sig to every process of the tree but the root, once per process. */
@@ -541,19 +533,28 @@ static void end_tree(struct sup *s)
 	}
 }
 
+/*
+ * A termination signal sent to memtrack. Forwarded to the root unless the root got the same
+ * sender's signal by itself (delivered, pending, or stopped at its delivery); then the command
+ * handles it alone. A forwarded one ends the tree: see end_tree().
+ */
 static void on_request(struct sup *s, const siginfo_t *si)
 {
 	int sig = si->si_signo;
+	struct sent *e;
 
-	if (!s->root_gone && root_got_it(s, si))
-		return;
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	e = find_sent(s, si);
 	if (!s->root_gone) {
-		s->expected[sig]++;
-		kill(s->root, sig);
+		if (e->delivered || e->forwarded || root_getting(s, sig))
+			return;
+		e->forwarded = true;
 	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (!s->root_gone)
+		kill(s->root, sig);
 	if (s->end_phase)
 		return;
+	s->end_send = e;
 	s->end_sig = sig;
 	s->end_phase = 1;
 	s->end_deadline = mt_now_ns() + END_GRACE_NS;
@@ -873,8 +874,12 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 		if (marked)
 			return on_watcher_stop(s, t, &key);
 	}
-	if (t->tid == s->root && is_term_sig(sig))
-		note_root_delivery(s, sig, &si);
+	if (t->tid == s->root && is_term_sig(sig) && !root_delivery_wanted(s, &si)) {
+		d = detail_new();
+		detail_str(d, "signal", signame(sig, buf, sizeof(buf)));
+		log_stop(s, t, "signal-dropped", d);
+		return resume(t->tid, 0);
+	}
 	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
 	if (sig != SIGCHLD) {
 		d = detail_new();

@@ -324,9 +324,10 @@ START_TEST(sigterm_is_forwarded_and_sigint_ends)
 END_TEST
 
 /*
- * A signal to the process group of memtrack and the command (as timeout, systemd or a shell's
- * kill -- -PGID send it) reaches the command once, not once directly and once forwarded. Then a
- * SIGTERM to memtrack alone is forwarded, and the command says how many SIGINTs it got.
+ * A signal to the process group of memtrack and the command (as systemd or a shell's
+ * kill -- -PGID send it) reaches the command once, not once directly and once forwarded; so does
+ * one sent the way timeout sends it: to memtrack, then to the group. Then a SIGTERM to memtrack
+ * alone is forwarded, and the command says how many SIGINTs it got.
  */
 START_TEST(group_sigint_reaches_the_command_once)
 {
@@ -334,17 +335,21 @@ START_TEST(group_sigint_reaches_the_command_once)
 	    "setsid", MEMTRACK, "run", "-q", "-o", "/dev/null", "--", FIXTURE("sigcount"), NULL};
 	int fd, status;
 
-	for (int i = 0; i < 4; i++) {
-		pid_t pid = mt_spawn_piped(argv, &fd);
+	for (int i = 0; i < 8; i++) {
+		bool like_timeout = i >= 4;
+		pid_t pid;
 
 		argv[4] = i % 2 ? "-o" : "--no-track";
 		argv[5] = i % 2 ? "/dev/null" : "-q";
+		pid = mt_spawn_piped(argv, &fd);
 		ck_assert_int_gt(pid, 0);
 		ck_assert_str_eq(read_line_fd(fd), "ready");
 		/* setsid ran memtrack in place: its pid leads the new group. */
+		if (like_timeout)
+			ck_assert_int_eq(kill(pid, SIGINT), 0);
 		ck_assert_int_eq(kill(-pid, SIGINT), 0);
 		ck_assert_int_eq(kill(pid, SIGTERM), 0);
-		ck_assert_str_eq(read_line_fd(fd), "SIGINT x1");
+		ck_assert_msg(strcmp(read_line_fd(fd), "SIGINT x1") == 0, "run %d", i);
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 		ck_assert(WIFEXITED(status));
 		ck_assert_int_eq(WEXITSTATUS(status), 0);
