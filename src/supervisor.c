@@ -988,31 +988,43 @@ static void read_comm(pid_t pid, char *buf, size_t len)
 			*c = '?';
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /*
  * The root ended and other processes of its tree run on (daemons, background jobs): memtrack
- * waits for them, as a tracker must, and says so once, naming them.
+ * waits for them, as a tracker must, and says so once, naming the first 8 by pid.
  */
 static void tell_left(struct sup *s)
 {
 	char list[512] = "", name[32];
-	unsigned int n = 0;
-	size_t used = 0;
+	size_t n = 0, used = 0;
+	pid_t *pids;
 
+	s->told_left = true;
+	pids = calloc(s->live.n + 1, sizeof(*pids));
+	if (!pids)
+		return;
 	for (size_t i = 0; i < s->live.n; i++) {
 		struct tracee *t = s->live.v[i];
 
-		if (t->proc >= 0 && s->procs[t->proc].pid != t->tid)
-			continue; /* a thread of a process counted by its leader */
-		if (n++ < 8 && used < sizeof(list)) {
-			read_comm(t->tid, name, sizeof(name));
-			used += snprintf(list + used, sizeof(list) - used, " %d %s", t->tid, name);
-		}
+		/* A thread is counted with its process, by its leader. */
+		if (t->proc < 0 || s->procs[t->proc].pid == t->tid)
+			pids[n++] = t->tid;
 	}
-	if (!n)
-		return;
-	s->told_left = true;
-	fprintf(stderr, "memtrack: waiting for %u process%s left by %s:%s%s\n", n,
-		n == 1 ? "" : "es", s->cfg->argv[0], list, n > 8 ? " ..." : "");
+	qsort(pids, n, sizeof(*pids), cmp_pid);
+	for (size_t i = 0; i < n && i < 8; i++) {
+		read_comm(pids[i], name, sizeof(name));
+		used += snprintf(list + used, sizeof(list) - used, " %d %s", pids[i], name);
+	}
+	if (n)
+		fprintf(stderr, "memtrack: waiting for %zu process%s left by %s:%s%s\n", n,
+			n == 1 ? "" : "es", s->cfg->argv[0], list, n > 8 ? " ..." : "");
+	free(pids);
 }
 
 static void on_gone(struct sup *s, struct tracee *t, int status)
