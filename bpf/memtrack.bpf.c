@@ -20,6 +20,17 @@ volatile __u32 tracking_enabled;
 /* Events are only built when an artifact will receive them. */
 volatile __u32 events_enabled;
 
+/*
+ * memtrack's own pid namespace, set before load. Every pid the BPF side stores or emits is a pid
+ * in it, the pids memtrack's waitpid and /proc see. In the initial namespace (pidns_nested false)
+ * the verifier drops every translation, so the common case runs the code it always ran.
+ */
+const volatile bool pidns_nested;
+const volatile __u64 pidns_dev; /* the nsfs device, kernel encoding */
+const volatile __u64 pidns_ino; /* the namespace's inode number (ns_common.inum) */
+
+#define MAX_PID_NS_LEVEL 32 /* the kernel's limit on pid namespace nesting */
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
@@ -90,9 +101,58 @@ static __always_inline void count(__u32 idx)
 		*v += 1;
 }
 
+/*
+ * The number of pid in memtrack's namespace, found among pid's numbers (one per namespace level,
+ * from the initial one down); 0 when pid is not visible there.
+ */
+static __always_inline __u32 pid_nr_in_ns(struct pid *pid)
+{
+	struct upid *up;
+	__u32 level;
+
+	if (!pid)
+		return 0;
+	level = BPF_CORE_READ(pid, level);
+	up = (void *)pid + bpf_core_field_offset(struct pid, numbers);
+	for (__u32 i = 0; i < MAX_PID_NS_LEVEL; i++, up++) {
+		if (i > level)
+			break;
+		if (BPF_CORE_READ(up, ns, ns.inum) == pidns_ino)
+			return BPF_CORE_READ(up, nr);
+	}
+	return 0;
+}
+
+/* task's (tgid << 32 | tid), both in memtrack's namespace; 0 when it is not visible there. */
+static __always_inline __u64 task_pid_tgid(struct task_struct *task)
+{
+	__u32 tid, tgid;
+
+	if (!pidns_nested)
+		return (__u64)BPF_CORE_READ(task, tgid) << 32 | (__u32)BPF_CORE_READ(task, pid);
+	tid = pid_nr_in_ns(BPF_CORE_READ(task, thread_pid));
+	tgid = pid_nr_in_ns(BPF_CORE_READ(task, group_leader, thread_pid));
+	return tid && tgid ? (__u64)tgid << 32 | tid : 0;
+}
+
+/*
+ * The current thread's (tgid << 32 | tid) in memtrack's namespace. One helper call where the
+ * thread lives in that very namespace; the walk for a thread in a namespace nested deeper.
+ */
+static __always_inline __u64 current_pid_tgid(void)
+{
+	struct bpf_pidns_info ns;
+
+	if (!pidns_nested)
+		return bpf_get_current_pid_tgid();
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) == 0)
+		return (__u64)ns.tgid << 32 | ns.pid;
+	return task_pid_tgid(bpf_get_current_task_btf());
+}
+
 static __always_inline bool current_is_tracked(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = current_pid_tgid() >> 32;
 
 	return tracking_enabled && bpf_map_lookup_elem(&tracked, &tgid);
 }
@@ -102,12 +162,15 @@ static __always_inline bool current_is_tracked(void)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid);
-	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid, ctgid;
 	__u8 one = 1;
 
+	if (!tracking_enabled)
+		return 0;
+	ptgid = task_pid_tgid(parent) >> 32;
+	ctgid = task_pid_tgid(child) >> 32;
 	/* A new thread joins a tgid that is already tracked (or not). */
-	if (ctgid == ptgid || !tracking_enabled)
+	if (ctgid == ptgid || !ptgid || !ctgid)
 		return 0;
 	if (bpf_map_lookup_elem(&tracked, &ptgid))
 		bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY);
@@ -117,9 +180,11 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task)
 {
-	__u32 tid = BPF_CORE_READ(task, pid);
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u64 id = task_pid_tgid(task);
+	__u32 tid = (__u32)id, tgid = id >> 32;
 
+	if (!id)
+		return 0;
 	bpf_map_delete_elem(&stop_marks, &tid);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0)
@@ -134,7 +199,7 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 	struct mt_inode_key key = {};
 	struct mt_attach_req *req;
 	__u32 pending = MT_INODE_PENDING;
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = current_pid_tgid();
 	__u32 tid = (__u32)id;
 	__u32 *state;
 
@@ -223,7 +288,7 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 		count(MT_CNT_EV_DROPPED);
 		return;
 	}
-	id = bpf_get_current_pid_tgid();
+	id = current_pid_tgid();
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->pid = id >> 32;
 	ev->tid = (__u32)id;

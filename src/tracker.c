@@ -35,6 +35,9 @@
 /* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
 #define MAX_CLOSERS 32
 
+/* The inode of the initial pid namespace (the kernel's PROC_PID_INIT_INO). */
+#define MT_PROC_PID_INIT_INO 0xEFFFFFFCu
+
 #define MT_BPF_TRACE_UPROBE_MULTI    48
 #define MT_BPF_F_UPROBE_MULTI_RETURN 1
 
@@ -55,8 +58,9 @@ struct mt_tracker {
 
 	uint64_t req_drops_seen;
 	int ncpus;
-	__u64 *percpu; /* ncpus values: one read of a per-CPU counter */
-	bool multi;    /* uprobe_multi links work: one link per file and direction */
+	__u64 *percpu;	   /* ncpus values: one read of a per-CPU counter */
+	bool multi;	   /* uprobe_multi links work: one link per file and direction */
+	struct stat pidns; /* memtrack's own pid namespace (/proc/self/ns/pid) */
 };
 
 static bool verbose_print;
@@ -174,6 +178,10 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	bpf_program__set_expected_attach_type(t->skel->progs.alloc_exit_multi,
 					      MT_BPF_TRACE_UPROBE_MULTI);
 	bpf_map__set_max_entries(t->skel->maps.events, ring);
+	/* waitpid and /proc give pids in memtrack's namespace: the BPF side must use the same. */
+	t->skel->rodata->pidns_nested = t->pidns.st_ino != MT_PROC_PID_INIT_INO;
+	t->skel->rodata->pidns_dev = mt_kdev(t->pidns.st_dev);
+	t->skel->rodata->pidns_ino = t->pidns.st_ino;
 	err = memtrack_bpf__load(t->skel);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
@@ -259,6 +267,30 @@ static int on_request(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * memtrack's pid namespace, whose pids the BPF side will use. /proc must be of the same
+ * namespace, or every /proc/PID memtrack reads would be another process's.
+ */
+static int identify_pidns(struct mt_tracker *t)
+{
+	char self[32];
+	ssize_t n;
+
+	if (stat("/proc/self/ns/pid", &t->pidns)) {
+		fprintf(stderr, "memtrack: cannot find its pid namespace (/proc/self/ns/pid): %s\n",
+			strerror(errno));
+		return -ENOENT;
+	}
+	n = readlink("/proc/self", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	if (n <= 0 || strtol(self, NULL, 10) != getpid()) {
+		fprintf(stderr, "memtrack: /proc belongs to another pid namespace than memtrack's; "
+				"mount a /proc for this one (unshare --pid --fork --mount-proc)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg)
 {
 	struct mt_tracker *t;
@@ -280,6 +312,9 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 		err = -ENOMEM;
 		goto fail;
 	}
+	err = identify_pidns(t);
+	if (err)
+		goto fail;
 	err = load_bpf(t);
 	if (err)
 		goto fail;
