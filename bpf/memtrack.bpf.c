@@ -194,6 +194,37 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 
 /* ---- the exec-mapping watcher --------------------------------------------------------- */
 
+/* Where struct inode kept its ctime before 6.11: __i_ctime (6.6 to 6.10), i_ctime (older). */
+struct inode___ctime_v66 {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+
+struct inode___ctime_old {
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+
+/* Since 6.13 the top bit of i_ctime_nsec says whether the ctime was queried (multigrain). */
+#define MT_CTIME_NSEC_MASK 0x3fffffffu
+
+static __always_inline void read_inode_key(struct inode *inode, struct mt_inode_key *key)
+{
+	struct inode___ctime_v66 *v66 = (void *)inode;
+	struct inode___ctime_old *old = (void *)inode;
+
+	key->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key->ino = BPF_CORE_READ(inode, i_ino);
+	if (bpf_core_field_exists(inode->i_ctime_sec)) {
+		key->ctime_sec = BPF_CORE_READ(inode, i_ctime_sec);
+		key->ctime_nsec = BPF_CORE_READ(inode, i_ctime_nsec) & MT_CTIME_NSEC_MASK;
+	} else if (bpf_core_field_exists(v66->__i_ctime)) {
+		key->ctime_sec = BPF_CORE_READ(v66, __i_ctime.tv_sec);
+		key->ctime_nsec = BPF_CORE_READ(v66, __i_ctime.tv_nsec);
+	} else {
+		key->ctime_sec = BPF_CORE_READ(old, i_ctime.tv_sec);
+		key->ctime_nsec = BPF_CORE_READ(old, i_ctime.tv_nsec);
+	}
+}
+
 static __always_inline int watch_mapping(struct file *file, __s32 fd)
 {
 	struct mt_inode_key key = {};
@@ -205,8 +236,7 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 
 	if (!file || !current_is_tracked())
 		return 0;
-	key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
-	key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	read_inode_key(BPF_CORE_READ(file, f_inode), &key);
 
 	state = bpf_map_lookup_elem(&known_inodes, &key);
 	if (state && *state == MT_INODE_DONE)

@@ -67,9 +67,17 @@ enum mt_kind {
 #define MT_COOKIE_KIND(c)	 ((__u32)((c)&0xff))
 #define MT_COOKIE_FILE(c)	 ((__u32)((c) >> 8))
 
+/*
+ * A file as the BPF side and user space both name it. An inode number alone is reused once its
+ * file is deleted (ext4 hands it to the next file at once), so the inode's ctime is part of the
+ * key: a new file at a reused number has a newer one. user space reads it with fstat.
+ */
 struct mt_inode_key {
 	__u64 dev; /* kernel encoding: major << 20 | minor */
 	__u64 ino;
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 pad;
 };
 
 /* Submitted by the watcher before it stops the mapping thread. */

@@ -240,10 +240,135 @@ START_TEST(pidns_foreign_proc_refused)
 }
 END_TEST
 
+/* ---- item: a file replaced under the same inode number ---------------------------------- */
+
+/* The process records whose exe is path, and the one file record of that path. */
+static int procs_of(struct run *r, const char *path, struct json_object **out, int max)
+{
+	struct json_object *procs, *p, *exe;
+	int n = 0;
+
+	ck_assert(json_object_object_get_ex(r->report, "processes", &procs));
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		p = json_object_array_get_idx(procs, i);
+		if (json_object_object_get_ex(p, "exe", &exe) &&
+		    !strcmp(json_object_get_string(exe), path) && n < max)
+			out[n++] = p;
+	}
+	return n;
+}
+
+static int files_named(struct run *r, const char *path, struct json_object **last)
+{
+	struct json_object *files, *f, *fp;
+	int n = 0;
+
+	ck_assert(json_object_object_get_ex(r->report, "files", &files));
+	for (size_t i = 0; i < json_object_array_length(files); i++) {
+		f = json_object_array_get_idx(files, i);
+		if (json_object_object_get_ex(f, "path", &fp) &&
+		    !strcmp(json_object_get_string(fp), path)) {
+			*last = f;
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * A dynamic program (nothing to probe in it) runs from DIR/p and is deleted; the static one
+ * copied there next takes the same inode number (ext4 hands a freed number out again at once;
+ * the script copies until it does, and prints both numbers), and is a new file to probe.
+ */
+START_TEST(reused_inode_is_a_new_file)
+{
+	const char *script =
+	    "d=$1; cp \"$2\" $d/p; i=$(stat -c %i $d/p); $d/p || exit 2; rm $d/p; n=0; "
+	    "until cp \"$3\" $d/q$n && [ $(stat -c %i $d/q$n) = $i ]; do "
+	    "n=$((n+1)); [ $n -lt 64 ] || exit 3; done; "
+	    "mv $d/q$n $d/p; rm -f $d/q*; echo $i $(stat -c %i $d/p); LD_LIBRARY_PATH= $d/p";
+	char dir[64], exe[96];
+	const char *cmd[] = {
+	    "sh", "-c", script, "sh", dir, FIXTURE("stripped"), FIXTURE("static_alloc"), NULL};
+	struct json_object *f;
+	unsigned long i1 = 0, i2 = 1;
+	int64_t d;
+	struct run r;
+
+	mt_tmpdir(dir);
+	snprintf(exe, sizeof(exe), "%s/p", dir);
+	d = strlen(dir);
+	r = track(NULL, NULL, cmd);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	ck_assert_int_eq(sscanf(r.out, "%lu %lu", &i1, &i2), 2);
+	ck_assert_msg(i1 == i2, "the inode number did not repeat: %lu, %lu", i1, i2);
+	/* Two files at that path: the dynamic one with nothing to probe, the static one probed. */
+	ck_assert_int_eq(files_named(&r, exe, &f), 2);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(f, "family")), "glibc");
+	ck_assert_int_eq(num(f, "allocations"), 15);
+	ck_assert_int_eq(num(f, "frees"), 10);
+	ck_assert_int_eq(num(f, "bytes_allocated"), 1747 + d + 10045);
+	unlink(exe);
+	rmdir(dir);
+	run_free(&r);
+}
+END_TEST
+
+/*
+ * A probed file whose ctime changes (touch) between two uses is the same file: probed once, so
+ * each use counts once. Both ways a file is met: exec (static), and mmap (a library dlopen'd).
+ */
+START_TEST(touched_file_is_the_same_file)
+{
+	const char *script =
+	    "d=$1; cp \"$2\" $d/p; cp -L \"$3\" $d/libmimalloc.so.2; $d/p || exit 2; "
+	    "LD_LIBRARY_PATH=$d \"$4\" \"$5\" 100 || exit 3; touch $d/p $d/libmimalloc.so.2; "
+	    "$d/p || exit 4; LD_LIBRARY_PATH=$d exec \"$4\" \"$5\" 100";
+	char dir[64], exe[96], lib[96], want[128];
+	const char *cmd[] = {"sh",
+			     "-c",
+			     script,
+			     "sh",
+			     dir,
+			     FIXTURE("static_alloc"),
+			     "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2",
+			     FIXTURE("dlopen_plugin"),
+			     FIXTURE("plugin_mimalloc.so"),
+			     NULL};
+	struct json_object *p[4], *f;
+	struct run r;
+	char c[128];
+
+	mt_tmpdir(dir);
+	snprintf(exe, sizeof(exe), "%s/p", dir);
+	snprintf(lib, sizeof(lib), "%s/libmimalloc.so.2", dir);
+	r = track(NULL, NULL, cmd);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	ck_assert_int_eq(procs_of(&r, exe, p, 4), 2);
+	snprintf(want, sizeof(want), "15 10 0 0 %lld 5", (long long)(1747 + strlen(dir) + 10045));
+	for (int i = 0; i < 2; i++) {
+		counts(p[i], c, sizeof(c));
+		ck_assert_str_eq(c, want);
+	}
+	ck_assert_int_eq(files_named(&r, exe, &f), 1);
+	ck_assert_int_eq(files_named(&r, lib, &f), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(f, "family")), "mimalloc");
+	/* dlopen_plugin plugin_mimalloc.so 100, twice: 100 mi_malloc/mi_free pairs each. */
+	ck_assert_int_eq(num(f, "allocations"), 200);
+	ck_assert_int_eq(num(f, "frees"), 200);
+	ck_assert_int_eq(num(f, "bytes_allocated"), 666600);
+	unlink(exe);
+	unlink(lib);
+	rmdir(dir);
+	run_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bpfside");
 	TCase *ns = tcase_create("pidns");
+	TCase *inode = tcase_create("inode");
 
 	tcase_set_timeout(ns, 300);
 	tcase_add_test(ns, pidns_single_process);
@@ -252,6 +377,10 @@ static Suite *suite(void)
 	tcase_add_test(ns, pidns_command_nests_deeper);
 	tcase_add_test(ns, pidns_foreign_proc_refused);
 	suite_add_tcase(s, ns);
+	tcase_set_timeout(inode, 300);
+	tcase_add_test(inode, reused_inode_is_a_new_file);
+	tcase_add_test(inode, touched_file_is_the_same_file);
+	suite_add_tcase(s, inode);
 	return s;
 }
 
