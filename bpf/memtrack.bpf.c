@@ -386,6 +386,23 @@ static __always_inline int on_enter(void *ctx, __u64 a0, __u64 a1, __u64 a2, __u
 	return 0;
 }
 
+/*
+ * n * size, as calloc and reallocarray compute it; a product that overflows is no size the call
+ * could have succeeded with: it becomes the largest size, so a NULL return reads as a failure
+ * (not as a 0-byte calloc, nor as a reallocarray to 0 that freed its block).
+ */
+static __always_inline __u64 array_size(__u64 n, __u64 size)
+{
+	__u64 max;
+
+	if (!n)
+		return 0;
+	max = ~0ULL / n;
+	/* Else clang turns the test into a 128-bit multiply, which BPF does not have. */
+	barrier_var(max);
+	return size > max ? ~0ULL : n * size;
+}
+
 /* Size, old block and alignment of a completed call, decoded by kind from its arguments. */
 static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
 {
@@ -395,7 +412,7 @@ static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
 
 	switch (kind) {
 	case MT_K_CALLOC:
-		size = a[0] * a[1];
+		size = array_size(a[0], a[1]);
 		break;
 	case MT_K_REALLOC:
 		old = a[0];
@@ -403,7 +420,7 @@ static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
 		break;
 	case MT_K_REALLOCARRAY:
 		old = a[0];
-		size = a[1] * a[2];
+		size = array_size(a[1], a[2]);
 		break;
 	case MT_K_ALIGNED_ALLOC:
 	case MT_K_MEMALIGN:
@@ -443,14 +460,17 @@ static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
 		align = a[2];
 		break;
 	case MT_K_CALLOC_ALIGNED:
-		size = a[0] * a[1];
+		size = array_size(a[0], a[1]);
 		align = a[2];
 		break;
 	default: /* malloc, valloc, pvalloc, operator new */
 		size = a[0];
 		break;
 	}
-	/* realloc(p, 0) may return NULL having freed p: that is not a failure. */
+	/*
+	 * realloc(p, 0) may return NULL having freed p: that is not a failure. A NULL for any other
+	 * size is, and a failed realloc leaves its block where it was.
+	 */
 	if (!addr && size)
 		flags |= MT_EV_FAILED;
 	emit(f->cookie, addr, size, old, align, flags);

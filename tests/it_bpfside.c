@@ -364,11 +364,33 @@ START_TEST(touched_file_is_the_same_file)
 }
 END_TEST
 
+/* ---- item: calls that fail -------------------------------------------------------------- */
+
+/*
+ * calloc and reallocarray whose n * size overflows, and a realloc too large: each fails, and a
+ * failed realloc keeps its block (the peak proves the block stayed live until its free).
+ */
+START_TEST(failed_calls_exact)
+{
+	const char *cmd[] = {FIXTURE("alloc_fail"), NULL};
+	struct run r = track(NULL, NULL, cmd);
+	struct json_object *t = totals(&r);
+	char c[128];
+
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	counts(t, c, sizeof(c));
+	ck_assert_str_eq(c, "2 2 0 3 200 0");
+	ck_assert_int_eq(num(t, "peak_bytes"), 200);
+	run_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bpfside");
 	TCase *ns = tcase_create("pidns");
 	TCase *inode = tcase_create("inode");
+	TCase *fail = tcase_create("fail");
 
 	tcase_set_timeout(ns, 300);
 	tcase_add_test(ns, pidns_single_process);
@@ -381,6 +403,9 @@ static Suite *suite(void)
 	tcase_add_test(inode, reused_inode_is_a_new_file);
 	tcase_add_test(inode, touched_file_is_the_same_file);
 	suite_add_tcase(s, inode);
+	tcase_set_timeout(fail, 120);
+	tcase_add_test(fail, failed_calls_exact);
+	suite_add_tcase(s, fail);
 	return s;
 }
 
