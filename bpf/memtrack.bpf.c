@@ -78,12 +78,16 @@ struct {
  * of the outermost allocator call in progress and how deep it has nested, and the last block
  * released, so that a release forwarding to another (operator delete -> free) counts once.
  */
+#define MT_LEVELS 8 /* nested allocator calls whose stack pointer is kept */
+
 struct thread_state {
 	__u64 args[4];
 	__u64 cookie;
 	__u64 last_release;
 	__u32 depth;
-	__u32 pad;
+	__u32 throws;	     /* bit i: the call at level i may throw (MT_ROLE_ENTRY_THROWS) */
+	__u64 sp[MT_LEVELS]; /* the stack pointer at each level's entry: its return address */
+	__u64 ra[MT_LEVELS]; /* a call that may throw: the return address at sp, at its entry */
 };
 
 struct {
@@ -177,6 +181,17 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+static void settle(struct thread_state *st, __u64 sp, bool at_entry);
+
+/* A thread that ends inside a call that may throw left it by an exception: a failed call. */
+static __always_inline void exit_calls(struct task_struct *task)
+{
+	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+
+	if (st && st->depth)
+		settle(st, ~0ULL, false);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task)
 {
@@ -186,6 +201,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	if (!id)
 		return 0;
 	bpf_map_delete_elem(&stop_marks, &tid);
+	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&tracked, &tgid);
@@ -357,14 +373,111 @@ static __always_inline struct thread_state *tracked_thread_state(void)
 	return st;
 }
 
-static __always_inline int on_enter(void *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+static void decode_and_emit(struct thread_state *f, __u64 ret, bool failed);
+
+/* The stack pointer recorded for level (< MT_LEVELS), in a form the verifier can bound. */
+static __always_inline __u64 level_sp(struct thread_state *st, __u32 level)
+{
+	barrier_var(level);
+	return st->sp[level & (MT_LEVELS - 1)];
+}
+
+/*
+ * Whether the call that may throw at level top is gone, seen from a probe at stack pointer sp
+ * (at_entry: a new call's entry). A live call's callees run below its entry stack pointer, and
+ * its return address stays in place. A new call at or above it, or another return address
+ * there, means an exception unwound past it (the catching frame then called something else).
+ */
+static __always_inline bool call_gone(struct thread_state *st, __u32 top, __u64 sp, bool at_entry)
+{
+	__u64 at = level_sp(st, top), ra = 0;
+
+	if (at < sp || (at_entry && at == sp))
+		return true;
+	barrier_var(top);
+	return bpf_probe_read_user(&ra, sizeof(ra), (void *)at) ||
+	       ra != st->ra[top & (MT_LEVELS - 1)];
+}
+
+/*
+ * Forget the calls that may throw and are gone, from the top. An exception left them without a
+ * return; the outermost one is recorded as the failed call it was.
+ */
+static __always_inline void settle(struct thread_state *st, __u64 sp, bool at_entry)
+{
+	for (int i = 0; i < MT_LEVELS; i++) {
+		__u32 top = st->depth - 1;
+
+		if (!st->depth || top >= MT_LEVELS || !(st->throws & (1u << top)) ||
+		    !call_gone(st, top, sp, at_entry))
+			break;
+		st->depth = top;
+		if (!top) {
+			st->last_release = 0;
+			decode_and_emit(st, 0, true);
+		}
+	}
+}
+
+/* The level on top when it is a call that may throw, entered at stack pointer sp; else -1. */
+static __always_inline int throwing_top_at(struct thread_state *st, __u64 sp)
+{
+	__u32 top = st->depth - 1;
+
+	if (!st->depth || top >= MT_LEVELS || !(st->throws & (1u << top)) ||
+	    level_sp(st, top) != sp)
+		return -1;
+	return top;
+}
+
+/*
+ * A ret instruction of a function that may throw, or of code it jumps to; the probe fires before
+ * it runs, so the stack pointer still points at the return address: the one recorded at the
+ * entry when this returns from the call on top, another when it returns from a helper.
+ */
+static __always_inline int on_return_insn(struct thread_state *st, __u64 sp, __u64 ret)
+{
+	int top;
+
+	settle(st, sp, false);
+	top = throwing_top_at(st, sp);
+	if (top < 0)
+		return 0;
+	st->depth = top;
+	if (top)
+		return 0;
+	st->last_release = 0;
+	decode_and_emit(st, ret, false);
+	return 0;
+}
+
+/* A tail jump into another probed entry: the call on top goes on as that one, which records it. */
+static __always_inline int on_tail_jump(struct thread_state *st, __u64 sp)
+{
+	int top;
+
+	settle(st, sp, false);
+	top = throwing_top_at(st, sp);
+	if (top >= 0)
+		st->depth = top;
+	return 0;
+}
+
+static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 role = MT_COOKIE_ROLE(cookie), level;
+	__u64 sp = PT_REGS_SP(ctx);
 	struct thread_state *st;
 
 	st = tracked_thread_state();
 	if (!st)
 		return 0;
+	if (role == MT_ROLE_RETURN)
+		return on_return_insn(st, sp, PT_REGS_RC(ctx));
+	if (role == MT_ROLE_TAIL)
+		return on_tail_jump(st, sp);
+	settle(st, sp, true);
 	if (is_free_kind(MT_COOKIE_KIND(cookie))) {
 		/*
 		 * Inside another allocator call (realloc -> free) the outer call is the record; a
@@ -376,7 +489,17 @@ static __always_inline int on_enter(void *ctx, __u64 a0, __u64 a1, __u64 a2, __u
 		emit(cookie, a0, 0, 0, 0, 0);
 		return 0;
 	}
-	if (st->depth++)
+	level = st->depth++;
+	if (level < MT_LEVELS) {
+		barrier_var(level);
+		st->sp[level & (MT_LEVELS - 1)] = sp;
+		st->throws &= ~(1u << level);
+		if (role == MT_ROLE_ENTRY_THROWS &&
+		    !bpf_probe_read_user(&st->ra[level & (MT_LEVELS - 1)], sizeof(__u64),
+					 (void *)sp))
+			st->throws |= 1u << level;
+	}
+	if (level)
 		return 0;
 	st->args[0] = a0;
 	st->args[1] = a1;
@@ -403,8 +526,11 @@ static __always_inline __u64 array_size(__u64 n, __u64 size)
 	return size > max ? ~0ULL : n * size;
 }
 
-/* Size, old block and alignment of a completed call, decoded by kind from its arguments. */
-static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
+/*
+ * Size, old block and alignment of a completed call, decoded by kind from its arguments; failed:
+ * the call never returned (an exception).
+ */
+static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret, bool failed)
 {
 	__u64 *a = f->args, size = 0, old = 0, align = 0, addr = ret;
 	__u32 kind = MT_COOKIE_KIND(f->cookie);
@@ -471,18 +597,20 @@ static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
 	 * realloc(p, 0) may return NULL having freed p: that is not a failure. A NULL for any other
 	 * size is, and a failed realloc leaves its block where it was.
 	 */
-	if (!addr && size)
+	if ((!addr && size) || failed)
 		flags |= MT_EV_FAILED;
 	emit(f->cookie, addr, size, old, align, flags);
 }
 
-static __always_inline int on_exit(__u64 ret)
+static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
 {
 	struct thread_state *st;
 
 	st = tracked_thread_state();
 	if (!st)
 		return 0;
+	/* After the ret: the returning call's entry stack pointer is 8 bytes below. */
+	settle(st, PT_REGS_SP(ctx) - 8, false);
 	if (!st->depth) {
 		count(MT_CNT_ARGS_LOST);
 		return 0;
@@ -491,7 +619,7 @@ static __always_inline int on_exit(__u64 ret)
 		return 0;
 	/* A new block may reuse the address just released: it can be released again. */
 	st->last_release = 0;
-	decode_and_emit(st, ret);
+	decode_and_emit(st, ret, false);
 	return 0;
 }
 
@@ -508,7 +636,7 @@ int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_exit, __u64 ret)
 {
-	return on_exit(ret);
+	return on_exit(ctx, ret);
 }
 
 SEC("uprobe")
@@ -520,5 +648,5 @@ int BPF_KPROBE(alloc_enter_multi, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_exit_multi, __u64 ret)
 {
-	return on_exit(ret);
+	return on_exit(ctx, ret);
 }

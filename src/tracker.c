@@ -534,7 +534,7 @@ static int attach_point(struct mt_tracker *t, struct mt_tracked_file *f, const c
 			const struct mt_probe_point *p, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
-		    .bpf_cookie = MT_COOKIE(f->file_id, p->kind));
+		    .bpf_cookie = MT_COOKIE(f->file_id, MT_KIND_ROLE(p->kind, p->role)));
 	struct bpf_program *prog =
 	    retprobe ? t->skel->progs.alloc_exit : t->skel->progs.alloc_enter;
 	struct bpf_link *link;
@@ -621,7 +621,7 @@ int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program 
 		const struct mt_probe_point *p = &c->points[i];
 
 		offs[i] = p->probe_offset;
-		cookies[i] = MT_COOKIE(file_id, p->kind);
+		cookies[i] = MT_COOKIE(file_id, MT_KIND_ROLE(p->kind, p->role));
 		if (p->ret) {
 			offs[base + n_ret] = p->probe_offset;
 			cookies[base + n_ret++] = cookies[i];

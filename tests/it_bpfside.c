@@ -28,7 +28,8 @@ struct run {
  * Run pre (NULL-terminated, may be empty: what memtrack runs under), then memtrack run on cmd,
  * then memtrack report --json on the artifact.
  */
-static struct run track(const char *const *pre, const char *const *env, const char *const *cmd)
+static struct run track_opt(const char *const *pre, const char *opt, const char *const *env,
+			    const char *const *cmd)
 {
 	const char *rep[] = {MEMTRACK, "report", "--json", NULL, NULL};
 	const char *argv[48];
@@ -46,6 +47,8 @@ static struct run track(const char *const *pre, const char *const *env, const ch
 	argv[n++] = "-q";
 	argv[n++] = "-o";
 	argv[n++] = art;
+	if (opt)
+		argv[n++] = opt;
 	argv[n++] = "--";
 	for (int i = 0; cmd[i]; i++)
 		argv[n++] = cmd[i];
@@ -63,6 +66,11 @@ static struct run track(const char *const *pre, const char *const *env, const ch
 	unlink(art);
 	rmdir(dir);
 	return res;
+}
+
+static struct run track(const char *const *pre, const char *const *env, const char *const *cmd)
+{
+	return track_opt(pre, NULL, env, cmd);
 }
 
 static void run_free(struct run *r)
@@ -385,12 +393,76 @@ START_TEST(failed_calls_exact)
 }
 END_TEST
 
+/* ---- item: an exception through a probed operator new ---------------------------------- */
+
+#define JEMALLOC "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
+static struct json_object *file_record(struct run *r, const char *path)
+{
+	struct json_object *f = NULL;
+
+	ck_assert_int_eq(files_named(r, path, &f), 1);
+	return f;
+}
+
+/*
+ * jemalloc implements operator new, which throws std::bad_alloc: the program catches it and
+ * runs on, exactly as without memtrack (a return probe's trampoline on operator new made the
+ * unwinder fail: SIGABRT). Counts: 2N new[]/delete[] and libstdc++'s pool, the failed new as
+ * failed. The exception object is malloc'd inside the failing operator new, so the depth guard
+ * does not count it; its release after the handler is counted (a free of a block not seen).
+ */
+static void bad_alloc_under(const char *placement)
+{
+	const char *cmd[] = {"/usr/bin/env", "LD_PRELOAD=" JEMALLOC, FIXTURE("bad_alloc"), "10",
+			     NULL};
+	struct mt_out plain;
+	struct json_object *je;
+	struct run r;
+	char c[128];
+
+	ck_assert_int_eq(mt_run(cmd, NULL, NULL, 60, &plain), 0);
+	ck_assert_int_eq(plain.code, 0);
+	ck_assert_str_eq(plain.out, "caught bad_alloc\n");
+	r = track_opt(NULL, placement, NULL, cmd);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	ck_assert_str_eq(r.out, plain.out);
+	je = file_record(&r, JEMALLOC);
+	snprintf(c, sizeof(c), "%lld %lld %lld %lld", (long long)num(je, "allocations"),
+		 (long long)num(je, "frees"), (long long)num(je, "failed"),
+		 (long long)num(je, "bytes_allocated"));
+	ck_assert_str_eq(c, "21 21 1 74704");
+	mt_out_free(&plain);
+	run_free(&r);
+}
+
+START_TEST(bad_alloc_caught_with_jemalloc)
+{
+	bad_alloc_under("--probe-placement=smart");
+	bad_alloc_under("--probe-placement=entry");
+}
+END_TEST
+
+/* Without jemalloc, libstdc++'s operator new forwards to malloc: the failed malloc is counted. */
+START_TEST(bad_alloc_caught_with_libstdcxx)
+{
+	const char *cmd[] = {FIXTURE("bad_alloc"), "10", NULL};
+	struct run r = track(NULL, NULL, cmd);
+
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	ck_assert_str_eq(r.out, "caught bad_alloc\n");
+	ck_assert_int_eq(num(totals(&r), "failed"), 1);
+	run_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bpfside");
 	TCase *ns = tcase_create("pidns");
 	TCase *inode = tcase_create("inode");
 	TCase *fail = tcase_create("fail");
+	TCase *exc = tcase_create("exceptions");
 
 	tcase_set_timeout(ns, 300);
 	tcase_add_test(ns, pidns_single_process);
@@ -406,6 +478,10 @@ static Suite *suite(void)
 	tcase_set_timeout(fail, 120);
 	tcase_add_test(fail, failed_calls_exact);
 	suite_add_tcase(s, fail);
+	tcase_set_timeout(exc, 120);
+	tcase_add_test(exc, bad_alloc_caught_with_jemalloc);
+	tcase_add_test(exc, bad_alloc_caught_with_libstdcxx);
+	suite_add_tcase(s, exc);
 	return s;
 }
 
