@@ -628,8 +628,9 @@ static int add_sites(struct mt_classification *c, size_t i, const struct mt_ret_
  * cannot all be found (or one is on a probe point already), it keeps its uretprobe.
  */
 struct ret_walk {
-	uint64_t *entries, *noreturn;
-	size_t n_entries, n_noreturn;
+	uint64_t *entries;
+	size_t n_entries;
+	struct mt_code_targets targets;
 };
 
 static int probe_returns(struct mt_classification *c, int fd, Elf *e, size_t i,
@@ -643,7 +644,7 @@ static int probe_returns(struct mt_classification *c, int fd, Elf *e, size_t i,
 	if (!exec_segment(e, pt->func_offset, &start, &end))
 		return 0;
 	n = mt_find_returns(fd, pt->func_offset, start, end, rw->entries, rw->n_entries,
-			    rw->noreturn, rw->n_noreturn, sites);
+			    &rw->targets, sites);
 	if (n == -ENOMEM)
 		return n;
 	if (n < 0)
@@ -671,7 +672,7 @@ static int probe_returns(struct mt_classification *c, int fd, Elf *e, size_t i,
 static int add_return_points(struct mt_classification *c, int fd, Elf *e)
 {
 	struct ret_walk rw = {.n_entries = c->n_points};
-	int err = 0, n;
+	int err = 0;
 	size_t i;
 
 	for (i = 0; i < c->n_points && !may_throw(&c->points[i]); i++)
@@ -679,12 +680,10 @@ static int add_return_points(struct mt_classification *c, int fd, Elf *e)
 	if (i == c->n_points)
 		return 0;
 	rw.entries = calloc(rw.n_entries, sizeof(*rw.entries));
-	n = mt_noreturn_targets(e, &rw.noreturn);
-	if (!rw.entries || n < 0) {
+	if (!rw.entries || mt_code_targets(e, &rw.targets)) {
 		err = -ENOMEM;
 		goto out;
 	}
-	rw.n_noreturn = n;
 	for (i = 0; i < rw.n_entries; i++)
 		rw.entries[i] = c->points[i].func_offset;
 	for (i = 0; i < rw.n_entries && !err; i++)
@@ -692,7 +691,7 @@ static int add_return_points(struct mt_classification *c, int fd, Elf *e)
 			err = probe_returns(c, fd, e, i, &rw);
 out:
 	free(rw.entries);
-	free(rw.noreturn);
+	mt_code_targets_free(&rw.targets);
 	return err;
 }
 

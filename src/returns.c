@@ -14,8 +14,9 @@ struct walk {
 	csh cs;
 	const uint8_t *code;
 	uint64_t base, end; /* file offsets of code[0] and of its end */
-	const uint64_t *entries, *noreturn;
-	size_t n_entries, n_noreturn;
+	const uint64_t *entries;
+	size_t n_entries;
+	const struct mt_code_targets *t;
 	uint64_t todo[MAX_BLOCKS], seen[MAX_BLOCKS];
 	size_t n_todo, n_seen, insns;
 	struct mt_ret_site *sites;
@@ -53,14 +54,22 @@ static int add_site(struct walk *w, uint64_t off, bool tail)
 	return 0;
 }
 
-/* The target of a direct branch; -ENOTSUP for an indirect one. */
-static int branch_target(const cs_insn *in, uint64_t *target)
+/*
+ * The target of a direct branch, through a PLT stub to the function of this file it stands for;
+ * -ENOTSUP for an indirect branch.
+ */
+static int branch_target(const struct walk *w, const cs_insn *in, uint64_t *target)
 {
 	const cs_x86 *x = &in->detail->x86;
 
 	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
 		return -ENOTSUP;
 	*target = (uint64_t)x->operands[0].imm;
+	for (size_t i = 0; w->t && i < w->t->n_stubs; i++)
+		if (w->t->stub[i] == *target) {
+			*target = w->t->def[i];
+			break;
+		}
 	return 0;
 }
 
@@ -86,7 +95,7 @@ static int step(struct walk *w, const cs_insn *in, uint64_t entry)
 	case X86_INS_SYSENTER:
 		return -ENOTSUP;
 	case X86_INS_JMP:
-		err = branch_target(in, &target);
+		err = branch_target(w, in, &target);
 		if (err)
 			return err;
 		if (target != entry && in_list(w->entries, w->n_entries, target))
@@ -97,11 +106,12 @@ static int step(struct walk *w, const cs_insn *in, uint64_t entry)
 	}
 	if (cs_insn_group(w->cs, in, CS_GRP_CALL)) {
 		/* The code after a call to abort or __cxa_throw is the next function's. */
-		return !branch_target(in, &target) && in_list(w->noreturn, w->n_noreturn, target);
+		return !branch_target(w, in, &target) && w->t &&
+		       in_list(w->t->noreturn, w->t->n_noreturn, target);
 	}
 	if (cs_insn_group(w->cs, in, CS_GRP_JUMP)) {
 		/* A conditional branch (jcc, jrcxz, loop): both ways. */
-		err = branch_target(in, &target);
+		err = branch_target(w, in, &target);
 		return err ? err : follow(w, target);
 	}
 	return 0;
@@ -139,8 +149,8 @@ static int walk_all(struct walk *w, uint64_t entry)
 }
 
 int mt_find_returns(int fd, uint64_t entry, uint64_t seg_start, uint64_t seg_end,
-		    const uint64_t *entries, size_t n_entries, const uint64_t *noreturn,
-		    size_t n_noreturn, struct mt_ret_site *sites)
+		    const uint64_t *entries, size_t n_entries, const struct mt_code_targets *t,
+		    struct mt_ret_site *sites)
 {
 	struct walk *w = calloc(1, sizeof(*w));
 	uint8_t *code = NULL;
@@ -158,8 +168,7 @@ int mt_find_returns(int fd, uint64_t entry, uint64_t seg_start, uint64_t seg_end
 	w->end = seg_end;
 	w->entries = entries;
 	w->n_entries = n_entries;
-	w->noreturn = noreturn;
-	w->n_noreturn = n_noreturn;
+	w->t = t;
 	w->sites = sites;
 	code = malloc(w->end - w->base);
 	err = code ? 0 : -ENOMEM;
@@ -264,8 +273,12 @@ static int defined_noreturn(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct ta
 	return 0;
 }
 
-/* The GOT slots of .rela.plt whose symbol never returns. */
-static int noreturn_slots(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct targets *slots)
+/*
+ * The GOT slots of .rela.plt: those whose symbol never returns, and those of a symbol this file
+ * defines (slot_def: its offset).
+ */
+static int plt_slots(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct targets *noret,
+		     struct targets *slots, struct targets *slot_def)
 {
 	Elf_Scn *dynsym = elf_getscn(e, sh->sh_link);
 	Elf_Data *d = elf_getdata(scn, NULL), *syms;
@@ -274,6 +287,7 @@ static int noreturn_slots(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct targ
 	GElf_Rela r;
 	GElf_Sym sym;
 	const char *name;
+	uint64_t off;
 
 	if (!dynsym || !gelf_getshdr(dynsym, &symsh) || !(syms = elf_getdata(dynsym, NULL)))
 		return 0;
@@ -282,15 +296,34 @@ static int noreturn_slots(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct targ
 		    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
 			continue;
 		name = elf_strptr(e, symsh.sh_link, sym.st_name);
-		if (name && noreturn_name(name) && add_target(slots, r.r_offset))
+		if (name && noreturn_name(name) && add_target(noret, r.r_offset))
+			return -ENOMEM;
+		if (sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+		    exec_offset(e, sym.st_value, &off) &&
+		    (add_target(slots, r.r_offset) || add_target(slot_def, off)))
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-/* PLT stubs (16 bytes: [endbr64] [bnd] jmp *slot(%rip) ...) that jump through those slots. */
-static int plt_stubs(Elf_Scn *scn, const GElf_Shdr *sh, const struct targets *slots,
-		     struct targets *t)
+/* The slot a PLT stub ([endbr64] [bnd] jmp *slot(%rip) ...) jumps through, or 0. */
+static uint64_t stub_slot(const uint8_t *b, const GElf_Shdr *sh, uint64_t at)
+{
+	for (int p = 0; p <= 6; p++) {
+		int32_t disp;
+
+		if (b[at + p] != 0xff || b[at + p + 1] != 0x25)
+			continue;
+		memcpy(&disp, b + at + p + 2, 4);
+		return sh->sh_addr + at + p + 6 + disp;
+	}
+	return 0;
+}
+
+/* The 16-byte stubs of .plt or .plt.sec that jump through those slots. */
+static int plt_stubs(Elf_Scn *scn, const GElf_Shdr *sh, const struct targets *noret,
+		     const struct targets *slots, const struct targets *slot_def,
+		     struct targets *noret_stubs, struct targets *stubs, struct targets *defs)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	const uint8_t *b;
@@ -299,30 +332,38 @@ static int plt_stubs(Elf_Scn *scn, const GElf_Shdr *sh, const struct targets *sl
 		return 0;
 	b = d->d_buf;
 	for (uint64_t at = 0; at + 16 <= sh->sh_size; at += 16) {
-		for (int p = 0; p <= 6; p++) {
-			int32_t disp;
+		uint64_t slot = stub_slot(b, sh, at);
 
-			if (b[at + p] != 0xff || b[at + p + 1] != 0x25)
-				continue;
-			memcpy(&disp, b + at + p + 2, 4);
-			if (in_list(slots->v, slots->n, sh->sh_addr + at + p + 6 + disp) &&
-			    add_target(t, sh->sh_offset + at))
+		if (!slot)
+			continue;
+		if (in_list(noret->v, noret->n, slot) &&
+		    add_target(noret_stubs, sh->sh_offset + at))
+			return -ENOMEM;
+		for (size_t i = 0; i < slots->n; i++)
+			if (slots->v[i] == slot && (add_target(stubs, sh->sh_offset + at) ||
+						    add_target(defs, slot_def->v[i])))
 				return -ENOMEM;
-			break;
-		}
 	}
 	return 0;
 }
 
-int mt_noreturn_targets(Elf *e, uint64_t **out)
+void mt_code_targets_free(struct mt_code_targets *t)
 {
-	struct targets t = {0}, slots = {0};
+	free(t->noreturn);
+	free(t->stub);
+	free(t->def);
+	memset(t, 0, sizeof(*t));
+}
+
+int mt_code_targets(Elf *e, struct mt_code_targets *out)
+{
+	struct targets noret = {0}, slots = {0}, slot_def = {0}, fns = {0}, stubs = {0}, defs = {0};
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	GElf_Shdr sh;
 	int err = 0;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	if (elf_getshdrstrndx(e, &shstrndx))
 		return 0;
 	while (!err && (scn = elf_nextscn(e, scn))) {
@@ -332,24 +373,28 @@ int mt_noreturn_targets(Elf *e, uint64_t **out)
 			continue;
 		name = elf_strptr(e, shstrndx, sh.sh_name);
 		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
-			err = defined_noreturn(e, scn, &sh, &t);
+			err = defined_noreturn(e, scn, &sh, &fns);
 		else if (sh.sh_type == SHT_RELA && name && !strcmp(name, ".rela.plt"))
-			err = noreturn_slots(e, scn, &sh, &slots);
+			err = plt_slots(e, scn, &sh, &noret, &slots, &slot_def);
 	}
-	while (!err && slots.n && (scn = elf_nextscn(e, scn))) {
+	while (!err && (noret.n || slots.n) && (scn = elf_nextscn(e, scn))) {
 		const char *name;
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(e, shstrndx, sh.sh_name);
 		if (name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec")))
-			err = plt_stubs(scn, &sh, &slots, &t);
+			err = plt_stubs(scn, &sh, &noret, &slots, &slot_def, &fns, &stubs, &defs);
 	}
+	free(noret.v);
 	free(slots.v);
-	if (err) {
-		free(t.v);
-		return err;
-	}
-	*out = t.v;
-	return (int)t.n;
+	free(slot_def.v);
+	*out = (struct mt_code_targets){.noreturn = fns.v,
+					.n_noreturn = fns.n,
+					.stub = stubs.v,
+					.def = defs.v,
+					.n_stubs = stubs.n};
+	if (err)
+		mt_code_targets_free(out);
+	return err;
 }

@@ -443,6 +443,52 @@ START_TEST(bad_alloc_caught_with_jemalloc)
 }
 END_TEST
 
+#define TCMALLOC "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4"
+
+/* tcmalloc's bad_alloc, a run of the program under it: exit status, output, tcmalloc's counts. */
+static void tcmalloc_run(const char *n, long long got[4])
+{
+	const char *cmd[] = {"/usr/bin/env", "LD_PRELOAD=" TCMALLOC, FIXTURE("bad_alloc"), n, NULL};
+	struct run r = track(NULL, NULL, cmd);
+	struct json_object *files, *f, *path;
+	int found = 0;
+
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	ck_assert_str_eq(r.out, "caught bad_alloc\n");
+	ck_assert(json_object_object_get_ex(r.report, "files", &files));
+	for (size_t i = 0; i < json_object_array_length(files); i++) {
+		f = json_object_array_get_idx(files, i);
+		if (!json_object_object_get_ex(f, "path", &path) ||
+		    !strstr(json_object_get_string(path), "libtcmalloc"))
+			continue;
+		got[0] = num(f, "allocations");
+		got[1] = num(f, "frees");
+		got[2] = num(f, "failed");
+		got[3] = num(f, "bytes_allocated");
+		found++;
+	}
+	ck_assert_int_eq(found, 1);
+	run_free(&r);
+}
+
+/*
+ * tcmalloc's operator new reaches its slow path through a PLT stub of its own: followed there.
+ * Its start-up allocations are its own business; 10 more new/delete pairs are exactly 10 more.
+ */
+START_TEST(bad_alloc_caught_with_tcmalloc)
+{
+	long long a[4], b[4];
+
+	tcmalloc_run("10", a);
+	tcmalloc_run("20", b);
+	ck_assert_int_eq(a[2], 1);
+	ck_assert_int_eq(b[2], 1);
+	ck_assert_int_eq(b[0] - a[0], 20);
+	ck_assert_int_eq(b[1] - a[1], 20);
+	ck_assert_int_eq(b[3] - a[3], 2000);
+}
+END_TEST
+
 /* Without jemalloc, libstdc++'s operator new forwards to malloc: the failed malloc is counted. */
 START_TEST(bad_alloc_caught_with_libstdcxx)
 {
@@ -480,6 +526,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, fail);
 	tcase_set_timeout(exc, 120);
 	tcase_add_test(exc, bad_alloc_caught_with_jemalloc);
+	tcase_add_test(exc, bad_alloc_caught_with_tcmalloc);
 	tcase_add_test(exc, bad_alloc_caught_with_libstdcxx);
 	suite_add_tcase(s, exc);
 	return s;
