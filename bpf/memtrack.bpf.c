@@ -20,6 +20,17 @@ volatile __u32 tracking_enabled;
 /* Events are only built when an artifact will receive them. */
 volatile __u32 events_enabled;
 
+/*
+ * memtrack's own pid namespace, set before load. Every pid the BPF side stores or emits is a pid
+ * in it, the pids memtrack's waitpid and /proc see. In the initial namespace (pidns_nested false)
+ * the verifier drops every translation, so the common case runs the code it always ran.
+ */
+const volatile bool pidns_nested;
+const volatile __u64 pidns_dev; /* the nsfs device, kernel encoding */
+const volatile __u64 pidns_ino; /* the namespace's inode number (ns_common.inum) */
+
+#define MAX_PID_NS_LEVEL 32 /* the kernel's limit on pid namespace nesting */
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
@@ -67,12 +78,16 @@ struct {
  * of the outermost allocator call in progress and how deep it has nested, and the last block
  * released, so that a release forwarding to another (operator delete -> free) counts once.
  */
+#define MT_LEVELS 8 /* nested allocator calls whose stack pointer is kept */
+
 struct thread_state {
 	__u64 args[4];
 	__u64 cookie;
 	__u64 last_release;
 	__u32 depth;
-	__u32 pad;
+	__u32 throws;	     /* bit i: the call at level i may throw (MT_ROLE_ENTRY_THROWS) */
+	__u64 sp[MT_LEVELS]; /* the stack pointer at each level's entry: its return address */
+	__u64 ra[MT_LEVELS]; /* a call that may throw: the return address at sp, at its entry */
 };
 
 struct {
@@ -90,9 +105,58 @@ static __always_inline void count(__u32 idx)
 		*v += 1;
 }
 
+/*
+ * The number of pid in memtrack's namespace, found among pid's numbers (one per namespace level,
+ * from the initial one down); 0 when pid is not visible there.
+ */
+static __always_inline __u32 pid_nr_in_ns(struct pid *pid)
+{
+	struct upid *up;
+	__u32 level;
+
+	if (!pid)
+		return 0;
+	level = BPF_CORE_READ(pid, level);
+	up = (void *)pid + bpf_core_field_offset(struct pid, numbers);
+	for (__u32 i = 0; i < MAX_PID_NS_LEVEL; i++, up++) {
+		if (i > level)
+			break;
+		if (BPF_CORE_READ(up, ns, ns.inum) == pidns_ino)
+			return BPF_CORE_READ(up, nr);
+	}
+	return 0;
+}
+
+/* task's (tgid << 32 | tid), both in memtrack's namespace; 0 when it is not visible there. */
+static __always_inline __u64 task_pid_tgid(struct task_struct *task)
+{
+	__u32 tid, tgid;
+
+	if (!pidns_nested)
+		return (__u64)BPF_CORE_READ(task, tgid) << 32 | (__u32)BPF_CORE_READ(task, pid);
+	tid = pid_nr_in_ns(BPF_CORE_READ(task, thread_pid));
+	tgid = pid_nr_in_ns(BPF_CORE_READ(task, group_leader, thread_pid));
+	return tid && tgid ? (__u64)tgid << 32 | tid : 0;
+}
+
+/*
+ * The current thread's (tgid << 32 | tid) in memtrack's namespace. One helper call where the
+ * thread lives in that very namespace; the walk for a thread in a namespace nested deeper.
+ */
+static __always_inline __u64 current_pid_tgid(void)
+{
+	struct bpf_pidns_info ns;
+
+	if (!pidns_nested)
+		return bpf_get_current_pid_tgid();
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) == 0)
+		return (__u64)ns.tgid << 32 | ns.pid;
+	return task_pid_tgid(bpf_get_current_task_btf());
+}
+
 static __always_inline bool current_is_tracked(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = current_pid_tgid() >> 32;
 
 	return tracking_enabled && bpf_map_lookup_elem(&tracked, &tgid);
 }
@@ -102,25 +166,42 @@ static __always_inline bool current_is_tracked(void)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid);
-	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid, ctgid;
 	__u8 one = 1;
 
+	if (!tracking_enabled)
+		return 0;
+	ptgid = task_pid_tgid(parent) >> 32;
+	ctgid = task_pid_tgid(child) >> 32;
 	/* A new thread joins a tgid that is already tracked (or not). */
-	if (ctgid == ptgid || !tracking_enabled)
+	if (ctgid == ptgid || !ptgid || !ctgid)
 		return 0;
 	if (bpf_map_lookup_elem(&tracked, &ptgid))
 		bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY);
 	return 0;
 }
 
+static void settle(struct thread_state *st, __u64 sp, bool at_entry);
+
+/* A thread that ends inside a call that may throw left it by an exception: a failed call. */
+static __always_inline void exit_calls(struct task_struct *task)
+{
+	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+
+	if (st && st->depth)
+		settle(st, ~0ULL, false);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task)
 {
-	__u32 tid = BPF_CORE_READ(task, pid);
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u64 id = task_pid_tgid(task);
+	__u32 tid = (__u32)id, tgid = id >> 32;
 
+	if (!id)
+		return 0;
 	bpf_map_delete_elem(&stop_marks, &tid);
+	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&tracked, &tgid);
@@ -129,19 +210,49 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 
 /* ---- the exec-mapping watcher --------------------------------------------------------- */
 
+/* Where struct inode kept its ctime before 6.11: __i_ctime (6.6 to 6.10), i_ctime (older). */
+struct inode___ctime_v66 {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+
+struct inode___ctime_old {
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+
+/* Since 6.13 the top bit of i_ctime_nsec says whether the ctime was queried (multigrain). */
+#define MT_CTIME_NSEC_MASK 0x3fffffffu
+
+static __always_inline void read_inode_key(struct inode *inode, struct mt_inode_key *key)
+{
+	struct inode___ctime_v66 *v66 = (void *)inode;
+	struct inode___ctime_old *old = (void *)inode;
+
+	key->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key->ino = BPF_CORE_READ(inode, i_ino);
+	if (bpf_core_field_exists(inode->i_ctime_sec)) {
+		key->ctime_sec = BPF_CORE_READ(inode, i_ctime_sec);
+		key->ctime_nsec = BPF_CORE_READ(inode, i_ctime_nsec) & MT_CTIME_NSEC_MASK;
+	} else if (bpf_core_field_exists(v66->__i_ctime)) {
+		key->ctime_sec = BPF_CORE_READ(v66, __i_ctime.tv_sec);
+		key->ctime_nsec = BPF_CORE_READ(v66, __i_ctime.tv_nsec);
+	} else {
+		key->ctime_sec = BPF_CORE_READ(old, i_ctime.tv_sec);
+		key->ctime_nsec = BPF_CORE_READ(old, i_ctime.tv_nsec);
+	}
+}
+
 static __always_inline int watch_mapping(struct file *file, __s32 fd)
 {
 	struct mt_inode_key key = {};
 	struct mt_attach_req *req;
 	__u32 pending = MT_INODE_PENDING;
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = current_pid_tgid();
 	__u32 tid = (__u32)id;
 	__u32 *state;
 
 	if (!file || !current_is_tracked())
 		return 0;
-	key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
-	key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	read_inode_key(BPF_CORE_READ(file, f_inode), &key);
 
 	state = bpf_map_lookup_elem(&known_inodes, &key);
 	if (state && *state == MT_INODE_DONE)
@@ -223,7 +334,7 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 		count(MT_CNT_EV_DROPPED);
 		return;
 	}
-	id = bpf_get_current_pid_tgid();
+	id = current_pid_tgid();
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->pid = id >> 32;
 	ev->tid = (__u32)id;
@@ -262,14 +373,111 @@ static __always_inline struct thread_state *tracked_thread_state(void)
 	return st;
 }
 
-static __always_inline int on_enter(void *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+static void decode_and_emit(struct thread_state *f, __u64 ret, bool failed);
+
+/* The stack pointer recorded for level (< MT_LEVELS), in a form the verifier can bound. */
+static __always_inline __u64 level_sp(struct thread_state *st, __u32 level)
+{
+	barrier_var(level);
+	return st->sp[level & (MT_LEVELS - 1)];
+}
+
+/*
+ * Whether the call that may throw at level top is gone, seen from a probe at stack pointer sp
+ * (at_entry: a new call's entry). A live call's callees run below its entry stack pointer, and
+ * its return address stays in place. A new call at or above it, or another return address
+ * there, means an exception unwound past it (the catching frame then called something else).
+ */
+static __always_inline bool call_gone(struct thread_state *st, __u32 top, __u64 sp, bool at_entry)
+{
+	__u64 at = level_sp(st, top), ra = 0;
+
+	if (at < sp || (at_entry && at == sp))
+		return true;
+	barrier_var(top);
+	return bpf_probe_read_user(&ra, sizeof(ra), (void *)at) ||
+	       ra != st->ra[top & (MT_LEVELS - 1)];
+}
+
+/*
+ * Forget the calls that may throw and are gone, from the top. An exception left them without a
+ * return; the outermost one is recorded as the failed call it was.
+ */
+static __always_inline void settle(struct thread_state *st, __u64 sp, bool at_entry)
+{
+	for (int i = 0; i < MT_LEVELS; i++) {
+		__u32 top = st->depth - 1;
+
+		if (!st->depth || top >= MT_LEVELS || !(st->throws & (1u << top)) ||
+		    !call_gone(st, top, sp, at_entry))
+			break;
+		st->depth = top;
+		if (!top) {
+			st->last_release = 0;
+			decode_and_emit(st, 0, true);
+		}
+	}
+}
+
+/* The level on top when it is a call that may throw, entered at stack pointer sp; else -1. */
+static __always_inline int throwing_top_at(struct thread_state *st, __u64 sp)
+{
+	__u32 top = st->depth - 1;
+
+	if (!st->depth || top >= MT_LEVELS || !(st->throws & (1u << top)) ||
+	    level_sp(st, top) != sp)
+		return -1;
+	return top;
+}
+
+/*
+ * A ret instruction of a function that may throw, or of code it jumps to; the probe fires before
+ * it runs, so the stack pointer still points at the return address: the one recorded at the
+ * entry when this returns from the call on top, another when it returns from a helper.
+ */
+static __always_inline int on_return_insn(struct thread_state *st, __u64 sp, __u64 ret)
+{
+	int top;
+
+	settle(st, sp, false);
+	top = throwing_top_at(st, sp);
+	if (top < 0)
+		return 0;
+	st->depth = top;
+	if (top)
+		return 0;
+	st->last_release = 0;
+	decode_and_emit(st, ret, false);
+	return 0;
+}
+
+/* A tail jump into another probed entry: the call on top goes on as that one, which records it. */
+static __always_inline int on_tail_jump(struct thread_state *st, __u64 sp)
+{
+	int top;
+
+	settle(st, sp, false);
+	top = throwing_top_at(st, sp);
+	if (top >= 0)
+		st->depth = top;
+	return 0;
+}
+
+static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 role = MT_COOKIE_ROLE(cookie), level;
+	__u64 sp = PT_REGS_SP(ctx);
 	struct thread_state *st;
 
 	st = tracked_thread_state();
 	if (!st)
 		return 0;
+	if (role == MT_ROLE_RETURN)
+		return on_return_insn(st, sp, PT_REGS_RC(ctx));
+	if (role == MT_ROLE_TAIL)
+		return on_tail_jump(st, sp);
+	settle(st, sp, true);
 	if (is_free_kind(MT_COOKIE_KIND(cookie))) {
 		/*
 		 * Inside another allocator call (realloc -> free) the outer call is the record; a
@@ -281,7 +489,17 @@ static __always_inline int on_enter(void *ctx, __u64 a0, __u64 a1, __u64 a2, __u
 		emit(cookie, a0, 0, 0, 0, 0);
 		return 0;
 	}
-	if (st->depth++)
+	level = st->depth++;
+	if (level < MT_LEVELS) {
+		barrier_var(level);
+		st->sp[level & (MT_LEVELS - 1)] = sp;
+		st->throws &= ~(1u << level);
+		if (role == MT_ROLE_ENTRY_THROWS &&
+		    !bpf_probe_read_user(&st->ra[level & (MT_LEVELS - 1)], sizeof(__u64),
+					 (void *)sp))
+			st->throws |= 1u << level;
+	}
+	if (level)
 		return 0;
 	st->args[0] = a0;
 	st->args[1] = a1;
@@ -291,8 +509,28 @@ static __always_inline int on_enter(void *ctx, __u64 a0, __u64 a1, __u64 a2, __u
 	return 0;
 }
 
-/* Size, old block and alignment of a completed call, decoded by kind from its arguments. */
-static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
+/*
+ * n * size, as calloc and reallocarray compute it; a product that overflows is no size the call
+ * could have succeeded with: it becomes the largest size, so a NULL return reads as a failure
+ * (not as a 0-byte calloc, nor as a reallocarray to 0 that freed its block).
+ */
+static __always_inline __u64 array_size(__u64 n, __u64 size)
+{
+	__u64 max;
+
+	if (!n)
+		return 0;
+	max = ~0ULL / n;
+	/* Else clang turns the test into a 128-bit multiply, which BPF does not have. */
+	barrier_var(max);
+	return size > max ? ~0ULL : n * size;
+}
+
+/*
+ * Size, old block and alignment of a completed call, decoded by kind from its arguments; failed:
+ * the call never returned (an exception).
+ */
+static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret, bool failed)
 {
 	__u64 *a = f->args, size = 0, old = 0, align = 0, addr = ret;
 	__u32 kind = MT_COOKIE_KIND(f->cookie);
@@ -300,7 +538,7 @@ static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
 
 	switch (kind) {
 	case MT_K_CALLOC:
-		size = a[0] * a[1];
+		size = array_size(a[0], a[1]);
 		break;
 	case MT_K_REALLOC:
 		old = a[0];
@@ -308,7 +546,7 @@ static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
 		break;
 	case MT_K_REALLOCARRAY:
 		old = a[0];
-		size = a[1] * a[2];
+		size = array_size(a[1], a[2]);
 		break;
 	case MT_K_ALIGNED_ALLOC:
 	case MT_K_MEMALIGN:
@@ -348,26 +586,31 @@ static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret)
 		align = a[2];
 		break;
 	case MT_K_CALLOC_ALIGNED:
-		size = a[0] * a[1];
+		size = array_size(a[0], a[1]);
 		align = a[2];
 		break;
 	default: /* malloc, valloc, pvalloc, operator new */
 		size = a[0];
 		break;
 	}
-	/* realloc(p, 0) may return NULL having freed p: that is not a failure. */
-	if (!addr && size)
+	/*
+	 * realloc(p, 0) may return NULL having freed p: that is not a failure. A NULL for any other
+	 * size is, and a failed realloc leaves its block where it was.
+	 */
+	if ((!addr && size) || failed)
 		flags |= MT_EV_FAILED;
 	emit(f->cookie, addr, size, old, align, flags);
 }
 
-static __always_inline int on_exit(__u64 ret)
+static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
 {
 	struct thread_state *st;
 
 	st = tracked_thread_state();
 	if (!st)
 		return 0;
+	/* After the ret: the returning call's entry stack pointer is 8 bytes below. */
+	settle(st, PT_REGS_SP(ctx) - 8, false);
 	if (!st->depth) {
 		count(MT_CNT_ARGS_LOST);
 		return 0;
@@ -376,7 +619,7 @@ static __always_inline int on_exit(__u64 ret)
 		return 0;
 	/* A new block may reuse the address just released: it can be released again. */
 	st->last_release = 0;
-	decode_and_emit(st, ret);
+	decode_and_emit(st, ret, false);
 	return 0;
 }
 
@@ -393,7 +636,7 @@ int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_exit, __u64 ret)
 {
-	return on_exit(ret);
+	return on_exit(ctx, ret);
 }
 
 SEC("uprobe")
@@ -405,5 +648,5 @@ int BPF_KPROBE(alloc_enter_multi, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_exit_multi, __u64 ret)
 {
-	return on_exit(ret);
+	return on_exit(ctx, ret);
 }

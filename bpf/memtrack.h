@@ -64,12 +64,36 @@ enum mt_kind {
  * so one pair of BPF programs serves every function of every file.
  */
 #define MT_COOKIE(file_id, kind) (((__u64)(file_id) << 8) | (__u64)(kind))
-#define MT_COOKIE_KIND(c)	 ((__u32)((c)&0xff))
+#define MT_COOKIE_KIND(c)	 ((__u32)((c)&0x1f))
+#define MT_COOKIE_ROLE(c)	 ((__u32)(((c) >> 5) & 0x3))
 #define MT_COOKIE_FILE(c)	 ((__u32)((c) >> 8))
 
+/*
+ * What a probe point is, in bits 5-6 of its cookie's kind byte (kinds stay below 32). A function
+ * that may throw (operator new) has no return probe: its trampoline would replace the return
+ * address that the unwinder needs. Its entry is MT_ROLE_ENTRY_THROWS, and uprobes on its return
+ * instructions (MT_ROLE_RETURN) and on its tail jumps into another probed entry (MT_ROLE_TAIL)
+ * find where it returns; the stack pointer tells its return from any other.
+ */
+enum mt_role {
+	MT_ROLE_ENTRY = 0, /* an entry; the function's return probe, if any, is a uretprobe */
+	MT_ROLE_ENTRY_THROWS = 1, /* the entry of a function that may throw */
+	MT_ROLE_RETURN = 2, /* a ret instruction of such a function (or of code it jumps to) */
+	MT_ROLE_TAIL = 3,   /* a jmp from such a function to another probed entry */
+};
+#define MT_KIND_ROLE(kind, role) ((kind) | ((role) << 5))
+
+/*
+ * A file as the BPF side and user space both name it. An inode number alone is reused once its
+ * file is deleted (ext4 hands it to the next file at once), so the inode's ctime is part of the
+ * key: a new file at a reused number has a newer one. user space reads it with fstat.
+ */
 struct mt_inode_key {
 	__u64 dev; /* kernel encoding: major << 20 | minor */
 	__u64 ino;
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 pad;
 };
 
 /* Submitted by the watcher before it stops the mapping thread. */

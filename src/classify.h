@@ -36,6 +36,7 @@ struct mt_probe_point {
 	uint64_t probe_offset; /* file offset chosen by placement (== func_offset for entry) */
 	enum mt_kind kind;
 	bool ret;	 /* needs a return probe (the result matters) */
+	uint8_t role;	 /* enum mt_role: an entry, or a return site of a function that may throw */
 	char reason[96]; /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
 };
 

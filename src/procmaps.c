@@ -14,6 +14,45 @@ uint64_t mt_kdev(dev_t dev)
 	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
+void mt_map_files_path(pid_t pid, const struct mt_map_entry *e, char *buf, size_t size)
+{
+	snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start, e->end);
+}
+
+void mt_inode_key_from_stat(const struct stat *st, struct mt_inode_key *key)
+{
+	*key = (struct mt_inode_key){
+	    .dev = mt_kdev(st->st_dev),
+	    .ino = st->st_ino,
+	    .ctime_sec = st->st_ctim.tv_sec,
+	    .ctime_nsec = st->st_ctim.tv_nsec,
+	};
+}
+
+int mt_map_entry_key(pid_t pid, const struct mt_map_entry *e, struct mt_inode_key *key)
+{
+	char path[96];
+	struct stat st;
+
+	mt_map_files_path(pid, e, path, sizeof(path));
+	if (stat(path, &st))
+		return -errno;
+	mt_inode_key_from_stat(&st, key);
+	/* A different file now at that address: the mapping changed since maps was read. */
+	return mt_inode_same_number(key, &e->key) ? 0 : -ESTALE;
+}
+
+bool mt_inode_key_eq(const struct mt_inode_key *a, const struct mt_inode_key *b)
+{
+	return mt_inode_same_number(a, b) && a->ctime_sec == b->ctime_sec &&
+	       a->ctime_nsec == b->ctime_nsec;
+}
+
+bool mt_inode_same_number(const struct mt_inode_key *a, const struct mt_inode_key *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
 int mt_maps_parse_line(char *line, struct mt_map_entry *e)
 {
 	unsigned int maj, min;
@@ -30,8 +69,7 @@ int mt_maps_parse_line(char *line, struct mt_map_entry *e)
 	if (nl)
 		*nl = '\0';
 	e->exec = perms[2] == 'x';
-	e->key.dev = ((uint64_t)maj << 20) | min;
-	e->key.ino = ino;
+	e->key = (struct mt_inode_key){.dev = ((uint64_t)maj << 20) | min, .ino = ino};
 	e->path = line + consumed;
 	return 0;
 }

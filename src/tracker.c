@@ -35,6 +35,9 @@
 /* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
 #define MAX_CLOSERS 32
 
+/* The inode of the initial pid namespace (the kernel's PROC_PID_INIT_INO). */
+#define MT_PROC_PID_INIT_INO 0xEFFFFFFCu
+
 #define MT_BPF_TRACE_UPROBE_MULTI    48
 #define MT_BPF_F_UPROBE_MULTI_RETURN 1
 
@@ -55,8 +58,9 @@ struct mt_tracker {
 
 	uint64_t req_drops_seen;
 	int ncpus;
-	__u64 *percpu; /* ncpus values: one read of a per-CPU counter */
-	bool multi;    /* uprobe_multi links work: one link per file and direction */
+	__u64 *percpu;	   /* ncpus values: one read of a per-CPU counter */
+	bool multi;	   /* uprobe_multi links work: one link per file and direction */
+	struct stat pidns; /* memtrack's own pid namespace (/proc/self/ns/pid) */
 };
 
 static bool verbose_print;
@@ -94,13 +98,25 @@ const struct mt_tracked_file *mt_tracker_file(const struct mt_tracker *t, size_t
 	return i < t->n_files ? &t->files[i] : NULL;
 }
 
+/*
+ * The file key names. A key can differ from a known file's by its ctime alone: either a new file
+ * took over a deleted one's inode number (a new file), or the file's metadata changed (chmod,
+ * touch, a link: the same file). A file with probes attached is the second: the probes hold its
+ * inode, so no other file can have its number while memtrack runs. A file without probes holds
+ * nothing, and is classified again: at worst a second record of a file with no allocator.
+ */
 const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,
 					      const struct mt_inode_key *key)
 {
-	for (size_t i = 0; i < t->n_files; i++)
-		if (t->files[i].key.dev == key->dev && t->files[i].key.ino == key->ino)
+	const struct mt_tracked_file *same_number = NULL;
+
+	for (size_t i = 0; i < t->n_files; i++) {
+		if (mt_inode_key_eq(&t->files[i].key, key))
 			return &t->files[i];
-	return NULL;
+		if (t->files[i].probes && mt_inode_same_number(&t->files[i].key, key))
+			same_number = &t->files[i];
+	}
+	return same_number;
 }
 
 /* The tracepoint back end needs tracefs for the tracepoint's id; mount it where it is missing. */
@@ -174,6 +190,10 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	bpf_program__set_expected_attach_type(t->skel->progs.alloc_exit_multi,
 					      MT_BPF_TRACE_UPROBE_MULTI);
 	bpf_map__set_max_entries(t->skel->maps.events, ring);
+	/* waitpid and /proc give pids in memtrack's namespace: the BPF side must use the same. */
+	t->skel->rodata->pidns_nested = t->pidns.st_ino != MT_PROC_PID_INIT_INO;
+	t->skel->rodata->pidns_dev = mt_kdev(t->pidns.st_dev);
+	t->skel->rodata->pidns_ino = t->pidns.st_ino;
 	err = memtrack_bpf__load(t->skel);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
@@ -259,6 +279,30 @@ static int on_request(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * memtrack's pid namespace, whose pids the BPF side will use. /proc must be of the same
+ * namespace, or every /proc/PID memtrack reads would be another process's.
+ */
+static int identify_pidns(struct mt_tracker *t)
+{
+	char self[32];
+	ssize_t n;
+
+	if (stat("/proc/self/ns/pid", &t->pidns)) {
+		fprintf(stderr, "memtrack: cannot find its pid namespace (/proc/self/ns/pid): %s\n",
+			strerror(errno));
+		return -ENOENT;
+	}
+	n = readlink("/proc/self", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	if (n <= 0 || strtol(self, NULL, 10) != getpid()) {
+		fprintf(stderr, "memtrack: /proc belongs to another pid namespace than memtrack's; "
+				"mount a /proc for this one (unshare --pid --fork --mount-proc)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg)
 {
 	struct mt_tracker *t;
@@ -280,6 +324,9 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 		err = -ENOMEM;
 		goto fail;
 	}
+	err = identify_pidns(t);
+	if (err)
+		goto fail;
 	err = load_bpf(t);
 	if (err)
 		goto fail;
@@ -468,11 +515,26 @@ static int mark_done(struct mt_tracker *t, const struct mt_inode_key *key)
 	return 0;
 }
 
+/*
+ * The known file key names, or NULL. When it is known under an older ctime, the BPF side learns
+ * the new key too, or every later mapping of the file would stop its thread again.
+ */
+static const struct mt_tracked_file *known_file(struct mt_tracker *t,
+						const struct mt_inode_key *key, int *err)
+{
+	const struct mt_tracked_file *f = mt_tracker_find(t, key);
+
+	*err = 0;
+	if (f && !mt_inode_key_eq(&f->key, key))
+		*err = mark_done(t, key);
+	return f;
+}
+
 static int attach_point(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
 			const struct mt_probe_point *p, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
-		    .bpf_cookie = MT_COOKIE(f->file_id, p->kind));
+		    .bpf_cookie = MT_COOKIE(f->file_id, MT_KIND_ROLE(p->kind, p->role)));
 	struct bpf_program *prog =
 	    retprobe ? t->skel->progs.alloc_exit : t->skel->progs.alloc_enter;
 	struct bpf_link *link;
@@ -559,7 +621,7 @@ int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program 
 		const struct mt_probe_point *p = &c->points[i];
 
 		offs[i] = p->probe_offset;
-		cookies[i] = MT_COOKIE(file_id, p->kind);
+		cookies[i] = MT_COOKIE(file_id, MT_KIND_ROLE(p->kind, p->role));
 		if (p->ret) {
 			offs[base + n_ret] = p->probe_offset;
 			cookies[base + n_ret++] = cookies[i];
@@ -725,20 +787,43 @@ static int open_map_file(pid_t pid, const struct mt_map_entry *e)
 {
 	char path[96];
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start,
-		 e->end);
+	mt_map_files_path(pid, e, path, sizeof(path));
 	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * The full key of a mapping. A wanted key (from the BPF side) is taken as is: the process maps
+ * an inode of that number, alive and so the only one, even if its ctime changed since.
+ */
+static int entry_key(const struct resolve_ctx *r, const struct mt_map_entry *e,
+		     struct mt_inode_key *key)
+{
+	int err;
+
+	if (r->want) {
+		*key = *r->want;
+		return 0;
+	}
+	err = mt_map_entry_key(r->pid, e, key);
+	if (err)
+		fprintf(stderr, "memtrack: cannot stat the mapping of %s in process %d: %s\n",
+			e->path, r->pid, strerror(-err));
+	return err;
 }
 
 static int resolve_entry(const struct mt_map_entry *e, void *arg)
 {
 	struct resolve_ctx *r = arg;
+	struct mt_inode_key key;
 	int fd;
 
-	if (r->want && (e->key.dev != r->want->dev || e->key.ino != r->want->ino))
+	if (r->want && !mt_inode_same_number(&e->key, r->want))
 		return 0;
-	if (mt_tracker_find(r->t, &e->key))
-		return r->want ? 1 : 0;
+	r->err = entry_key(r, e, &key);
+	if (r->err)
+		return 1;
+	if (known_file(r->t, &key, &r->err))
+		return r->err || r->want ? 1 : 0;
 	fd = open_map_file(r->pid, e);
 	if (fd < 0) {
 		r->err = -errno;
@@ -746,7 +831,7 @@ static int resolve_entry(const struct mt_map_entry *e, void *arg)
 			e->path, r->pid, strerror(errno));
 		return 1;
 	}
-	r->err = handle_file(r->t, &e->key, fd, e->path);
+	r->err = handle_file(r->t, &key, fd, e->path);
 	close(fd);
 	r->handled++;
 	return r->err ? 1 : (r->want ? 1 : 0);
@@ -807,11 +892,12 @@ static int handle_deferred(struct mt_tracker *t)
 		struct mt_attach_req *q = &t->deferred[i];
 		int r = 0;
 
-		if (!mt_tracker_find(t, &q->key)) {
+		if (known_file(t, &q->key, &r))
+			r = r ? r : 1; /* handled already: the request is done */
+		else if (!r)
 			r = resolve_in(t, q->pid, &q->key);
-			if (r == 0)
-				r = resolve_fd(t, q);
-		}
+		if (r == 0)
+			r = resolve_fd(t, q);
 		if (r < 0 && !err)
 			err = r;
 		if (r == 0)
@@ -848,7 +934,7 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 	err = handle_deferred(t);
 	if (err)
 		return err;
-	if (!mt_tracker_find(t, key)) {
+	if (!known_file(t, key, &err) && !err) {
 		/* The stopped thread has mapped the file: its own mappings must resolve it. */
 		err = resolve_in(t, pid, key);
 		if (err == 0) {
@@ -858,8 +944,8 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 				pid, (uint64_t)key->ino);
 			err = mark_done(t, key);
 		}
-		if (err < 0)
-			return err;
 	}
+	if (err < 0)
+		return err;
 	return scan_after_drops(t, pid);
 }

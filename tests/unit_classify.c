@@ -67,10 +67,26 @@ static size_t count_kind(const struct mt_classification *c, enum mt_kind kind)
 	return n;
 }
 
+static size_t count_role(const struct mt_classification *c, const char *sym, enum mt_role role)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n_points; i++)
+		n += !strcmp(c->points[i].symbol, sym) && c->points[i].role == role;
+	return n;
+}
+
 static bool is_free_like(enum mt_kind k)
 {
 	return k == MT_K_FREE || k == MT_K_FREE_SIZED || k == MT_K_FREE_ALIGNED_SIZED ||
 	       k == MT_K_SDALLOCX || k == MT_K_DALLOCX || k == MT_K_DELETE;
+}
+
+/* A probe on a return (or tail jump) of a function that may throw, not on an entry. */
+static bool is_return_site(const struct mt_probe_point *p)
+{
+	return p->role == MT_ROLE_RETURN ||
+	       (p->role == MT_ROLE_TAIL && p->probe_offset != p->func_offset);
 }
 
 /* Invariants every classification must hold, whatever the file. */
@@ -79,14 +95,19 @@ static void check_invariants(const struct mt_classification *c)
 	for (size_t i = 0; i < c->n_points; i++) {
 		const struct mt_probe_point *p = &c->points[i];
 
-		ck_assert_msg(p->ret == !is_free_like(p->kind), "%s: ret=%d for %s", p->symbol,
-			      p->ret, mt_kind_name(p->kind));
+		ck_assert_msg(p->reason[0], "%s: no reason", p->symbol);
+		if (is_return_site(p))
+			continue;
+		/* A result is read by a uretprobe, or (may throw) by probes on the returns. */
+		ck_assert_msg(p->ret == (!is_free_like(p->kind) && p->role == MT_ROLE_ENTRY),
+			      "%s: ret=%d for %s", p->symbol, p->ret, mt_kind_name(p->kind));
 		ck_assert_msg(p->kind > MT_K_NONE && p->kind < MT_K_MAX, "%s: bad kind", p->symbol);
 		ck_assert_msg(p->probe_offset >= p->func_offset, "%s: probe before entry",
 			      p->symbol);
 		ck_assert_msg(p->reason[0], "%s: no reason", p->symbol);
 		for (size_t j = i + 1; j < c->n_points; j++)
-			ck_assert_msg(c->points[j].func_offset != p->func_offset,
+			ck_assert_msg(is_return_site(&c->points[j]) ||
+					  c->points[j].func_offset != p->func_offset,
 				      "%s and %s share an address", p->symbol, c->points[j].symbol);
 	}
 }
@@ -349,8 +370,12 @@ START_TEST(jemalloc_shared)
 	ck_assert(!need(&c, "sdallocx", MT_K_SDALLOCX)->ret);
 	ck_assert(!need(&c, "dallocx", MT_K_DALLOCX)->ret);
 	/* jemalloc implements operator new/delete itself: probed */
-	ck_assert(need(&c, "_Znwm", MT_K_NEW)->ret);
+	/* operator new may throw: probed on its rets, _Znam is a tail jump to _Znwm */
+	ck_assert_int_eq(need(&c, "_Znwm", MT_K_NEW)->role, MT_ROLE_ENTRY_THROWS);
+	ck_assert_int_eq(need(&c, "_Znam", MT_K_NEW)->role, MT_ROLE_TAIL);
+	ck_assert_uint_eq(count_role(&c, "_Znwm", MT_ROLE_RETURN), 3);
 	need(&c, "_ZnwmSt11align_val_t", MT_K_NEW_ALIGNED);
+	ck_assert(need(&c, "_ZnwmRKSt9nothrow_t", MT_K_NEW)->ret);
 	ck_assert(!need(&c, "_ZdlPv", MT_K_DELETE)->ret);
 	need(&c, "_ZdlPvm", MT_K_DELETE);
 	mt_classification_free(&c);
@@ -539,8 +564,10 @@ START_TEST(cxx_implemented_in_file)
 
 	ck_assert_int_eq(c.family, MT_FAM_CXX);
 	check_invariants(&c);
-	ck_assert_uint_eq(c.n_points, 2);
-	ck_assert(need(&c, "_Znwm", MT_K_NEW)->ret);
+	/* the two entries, and the one ret of operator new, which may throw */
+	ck_assert_uint_eq(c.n_points, 3);
+	ck_assert_int_eq(need(&c, "_Znwm", MT_K_NEW)->role, MT_ROLE_ENTRY_THROWS);
+	ck_assert_uint_eq(count_role(&c, "_Znwm", MT_ROLE_RETURN), 1);
 	ck_assert(!need(&c, "_ZdlPv", MT_K_DELETE)->ret);
 	mt_classification_free(&c);
 }

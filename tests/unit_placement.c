@@ -235,8 +235,9 @@ START_TEST(entry_mode_keeps_entries)
 	ck_assert_int_eq(mt_classify_path(libs[_i], MT_PLACE_ENTRY, &c), 0);
 	ck_assert_uint_gt(c.n_points, 0);
 	for (size_t i = 0; i < c.n_points; i++)
-		ck_assert_msg(c.points[i].probe_offset == c.points[i].func_offset, "%s: %s moved",
-			      libs[_i], c.points[i].symbol);
+		ck_assert_msg(c.points[i].role >= MT_ROLE_RETURN ||
+				  c.points[i].probe_offset == c.points[i].func_offset,
+			      "%s: %s moved", libs[_i], c.points[i].symbol);
 	mt_classification_free(&c);
 }
 END_TEST
@@ -369,6 +370,8 @@ START_TEST(moved_probes_skip_nothing_that_matters)
 	ck_assert_int_eq(mt_classify_fd(fd, MT_PLACE_SMART, &c), 0);
 	ck_assert_uint_gt(c.n_points, 0);
 	for (size_t i = 0; i < c.n_points; i++) {
+		if (c.points[i].role >= MT_ROLE_RETURN)
+			continue; /* a return site of a function that may throw, not a placement */
 		check_skipped(h, libs[_i], fd, &c.points[i]);
 		moved += c.points[i].probe_offset != c.points[i].func_offset;
 	}
