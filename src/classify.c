@@ -585,8 +585,10 @@ static int build_points(struct mt_classification *out, int fd, Elf *e, struct sc
 		if (err)
 			return err;
 	}
-	if (!out->n_points)
-		mt_classification_free(out); /* points is NULL whenever there are none */
+	if (!out->n_points) {
+		free(out->points); /* points is NULL whenever there are none */
+		out->points = NULL;
+	}
 	return 0;
 }
 
@@ -654,4 +656,7 @@ void mt_classification_free(struct mt_classification *c)
 	free(c->points);
 	c->points = NULL;
 	c->n_points = 0;
+	free(c->refused);
+	c->refused = NULL;
+	c->n_refused = 0;
 }

@@ -24,7 +24,11 @@ enum {
 	OPT_NO_TRACK,
 	OPT_USER,
 	OPT_RING_SIZE,
+	OPT_STRICT,
 };
+
+/* --strict: the exit status of a run whose recording is incomplete (README, Command line). */
+#define MT_EXIT_INCOMPLETE 125
 
 static void usage(FILE *out)
 {
@@ -45,6 +49,8 @@ static void usage(FILE *out)
 	    "      --watcher MODE         auto (default), fentry or tracepoint\n"
 	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
+	    "      --strict               exit 125 when the recording is incomplete (files not\n"
+	    "                             probed, allocator calls dropped, a write error)\n"
 	    "  -q, --quiet                no summary\n"
 	    "  -v, --verbose              say what is attached where, and why\n"
 	    "  -h, --help                 this help\n");
@@ -55,6 +61,7 @@ struct run_opts {
 	const char *output;
 	bool quiet;
 	bool no_track;
+	bool strict;
 	const char *user;
 	char default_path[128];
 };
@@ -106,6 +113,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	    {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
 	    {"user", required_argument, NULL, OPT_USER},
 	    {"ring-size", required_argument, NULL, OPT_RING_SIZE},
+	    {"strict", no_argument, NULL, OPT_STRICT},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
@@ -155,6 +163,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_RING_SIZE:
 			if (parse_ring_size(optarg, &o->cfg.ring_size) < 0)
 				return 2;
+			break;
+		case OPT_STRICT:
+			o->strict = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -239,5 +250,14 @@ int mt_run_main(int argc, char **argv)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
 	if (!o.quiet)
 		print_summary(&o, &res);
-	return res.stopped_pid ? 0 : res.exit_code;
+	if (res.stopped_pid)
+		return 0;
+	if (o.strict && res.incomplete) {
+		fprintf(stderr,
+			"memtrack: --strict: the recording is incomplete: exit status %d instead "
+			"of %d\n",
+			MT_EXIT_INCOMPLETE, res.exit_code);
+		return MT_EXIT_INCOMPLETE;
+	}
+	return res.exit_code;
 }

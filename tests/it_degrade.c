@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Degrade, never die: files memtrack cannot classify or probe, and an artifact it cannot write,
+ * leave the command running exactly as without memtrack (its output, its exit status), are
+ * reported as not probed, and the rest of the run is still counted exactly (fixtures/README.md,
+ * "Odd files").
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+/* odd_files' own allocations: 4 x malloc(1000 + i), 3 x calloc(1, 500), each freed. */
+#define OWN_ALLOCS	   7
+#define OWN_BYTES	   (4006 + 1500)
+/* What dlopen of an odd_*.so allocates through glibc 2.36: 6 blocks, 1 freed, 3563 + 3 P bytes. */
+#define DLOPEN_ALLOCS	   6
+#define DLOPEN_FREES	   1
+#define DLOPEN_BYTES(path) (3563 + 3 * strlen(path))
+
+struct odd_run {
+	struct mt_out o;
+	struct json_object *report;
+};
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
+	return v;
+}
+
+static int64_t num(struct json_object *o, const char *key)
+{
+	return json_object_get_int64(get(o, key));
+}
+
+/* memtrack run [extra] -- odd_files MODE FILE, then report --json on the artifact. */
+static struct odd_run run_odd(const char *extra, const char *mode, const char *file)
+{
+	char dir[64], art[128];
+	const char *argv[12] = {MEMTRACK, "run", "-o", art};
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct odd_run r;
+	struct mt_out o;
+	int n = 4;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	if (extra)
+		argv[n++] = extra;
+	argv[n++] = "--";
+	argv[n++] = FIXTURE("odd_files");
+	argv[n++] = mode;
+	argv[n++] = file;
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &r.o), 0);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "report failed: %s", o.err);
+	r.report = json_tokener_parse(o.out);
+	ck_assert_ptr_nonnull(r.report);
+	mt_out_free(&o);
+	unlink(art);
+	rmdir(dir);
+	return r;
+}
+
+static void odd_free(struct odd_run *r)
+{
+	mt_out_free(&r->o);
+	json_object_put(r->report);
+}
+
+/* The command ran as without memtrack, and glibc's calls were all counted. */
+static void assert_command_and_counts(const struct odd_run *r, const char *out, bool dlopened,
+				      const char *file)
+{
+	struct json_object *t = get(r->report, "totals");
+
+	ck_assert_msg(r->o.code == 7, "exit %d, stderr: %s", r->o.code, r->o.err);
+	ck_assert_str_eq(r->o.out, out);
+	ck_assert_int_eq(num(t, "allocations"), OWN_ALLOCS + (dlopened ? DLOPEN_ALLOCS : 0));
+	ck_assert_int_eq(num(t, "frees"), OWN_ALLOCS + (dlopened ? DLOPEN_FREES : 0));
+	ck_assert_int_eq(num(t, "bytes_allocated"),
+			 OWN_BYTES + (dlopened ? (int64_t)DLOPEN_BYTES(file) : 0));
+	ck_assert_int_eq(num(t, "dropped"), 0);
+}
+
+/* Exactly one not-probed entry: file (and function, or NULL), reason containing why. */
+static void assert_not_probed(const struct odd_run *r, const char *file, const char *function,
+			      const char *why)
+{
+	struct json_object *np = get(r->report, "not_probed"), *e, *inc;
+	char line[512];
+
+	ck_assert_int_eq(json_object_array_length(np), 1);
+	e = json_object_array_get_idx(np, 0);
+	ck_assert_str_eq(json_object_get_string(get(e, "path")), file);
+	if (function)
+		ck_assert_str_eq(json_object_get_string(get(e, "function")), function);
+	else
+		ck_assert(json_object_is_type(get(e, "function"), json_type_null));
+	ck_assert_msg(strstr(json_object_get_string(get(e, "reason")), why), "reason: %s",
+		      json_object_get_string(get(e, "reason")));
+	ck_assert(!json_object_get_boolean(get(r->report, "complete")));
+	inc = get(r->report, "incomplete");
+	ck_assert_int_eq(json_object_array_length(inc), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(inc, 0)), "not_probed");
+	/* The run's summary names it too. */
+	snprintf(line, sizeof(line), "memtrack: not probed: %s: %s%s", file,
+		 function ? function : "", function ? ": " : "");
+	ck_assert_msg(strstr(r->o.err, line), "no '%s' in: %s", line, r->o.err);
+}
+
+START_TEST(foreign_machine_elf)
+{
+	const char *file = FIXTURE("odd_foreign.so");
+	struct odd_run r = run_odd(NULL, "map", file);
+
+	assert_command_and_counts(&r, "mapped\n", false, file);
+	assert_not_probed(&r, file, NULL, "another machine");
+	odd_free(&r);
+}
+END_TEST
+
+START_TEST(broken_dynsym)
+{
+	const char *file = FIXTURE("odd_baddynsym.so");
+	struct odd_run r = run_odd(NULL, "dlopen", file);
+
+	assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
+	assert_not_probed(&r, file, NULL, "malformed ELF");
+	odd_free(&r);
+}
+END_TEST
+
+START_TEST(lock_prefixed_malloc)
+{
+	const char *file = FIXTURE("odd_lock.so");
+	struct odd_run r = run_odd(NULL, "dlopen", file);
+
+	assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
+	assert_not_probed(&r, file, "malloc", "the kernel refuses");
+	odd_free(&r);
+}
+END_TEST
+
+/* The healthy twin: complete, and --strict changes nothing. */
+START_TEST(plain_library_is_complete)
+{
+	const char *file = FIXTURE("odd_plain.so");
+	struct odd_run r = run_odd("--strict", "dlopen", file);
+
+	assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
+	ck_assert_int_eq(json_object_array_length(get(r.report, "not_probed")), 0);
+	ck_assert(json_object_get_boolean(get(r.report, "complete")));
+	ck_assert_int_eq(json_object_array_length(get(r.report, "incomplete")), 0);
+	odd_free(&r);
+}
+END_TEST
+
+START_TEST(strict_turns_a_loss_into_125)
+{
+	const char *file = FIXTURE("odd_foreign.so");
+	struct odd_run r = run_odd("--strict", "map", file);
+
+	ck_assert_int_eq(r.o.code, 125);
+	ck_assert_str_eq(r.o.out, "mapped\n");
+	ck_assert_ptr_nonnull(strstr(r.o.err, "--strict: the recording is incomplete: exit status "
+					      "125 instead of 7"));
+	odd_free(&r);
+}
+END_TEST
+
+/*
+ * The artifact on a pipe that closes after 1000 bytes: memtrack neither dies of SIGPIPE nor
+ * fails the run; the command (whose own SIGPIPE disposition is the default again) finishes.
+ */
+START_TEST(closed_output_pipe)
+{
+	const char *argv[] = {"bash",
+			      "-c",
+			      "\"$0\" run -o /dev/stdout -- \"$1\" 200000 | head -c 1000 "
+			      ">/dev/null; echo \"status ${PIPESTATUS[0]}\"",
+			      MEMTRACK,
+			      FIXTURE("churn"),
+			      NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_str_eq(o.out, "status 0\n");
+	ck_assert_ptr_nonnull(strstr(o.err, "cannot write the artifact /dev/stdout: Broken pipe; "
+					    "recording stopped there"));
+	ck_assert_ptr_nonnull(strstr(o.err, "churn exited with 0"));
+	mt_out_free(&o);
+}
+END_TEST
+
+/* A full disk: the command completes, the summary reads the truncated artifact. */
+START_TEST(full_disk)
+{
+	char dir[64], cmd[512];
+	const char *argv[] = {"unshare", "--mount", "sh", "-c", cmd, NULL};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mount -t tmpfs -o size=256k none %s && %s run -o %s/a.mtk -- %s 100000; "
+		 "echo status $?",
+		 dir, MEMTRACK, dir, FIXTURE("churn"));
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_str_eq(o.out, "status 0\n");
+	ck_assert_ptr_nonnull(strstr(o.err, "No space left on device; recording stopped there"));
+	ck_assert_ptr_nonnull(strstr(o.err, "the artifact is truncated"));
+	mt_out_free(&o);
+	rmdir(dir);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("it_degrade");
+	TCase *tc = tcase_create("degrade");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, foreign_machine_elf);
+	tcase_add_test(tc, broken_dynsym);
+	tcase_add_test(tc, lock_prefixed_malloc);
+	tcase_add_test(tc, plain_library_is_complete);
+	tcase_add_test(tc, strict_turns_a_loss_into_125);
+	tcase_add_test(tc, closed_output_pipe);
+	tcase_add_test(tc, full_disk);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
