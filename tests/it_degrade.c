@@ -151,6 +151,22 @@ START_TEST(lock_prefixed_malloc)
 }
 END_TEST
 
+/* A probe inside get_magic's mov would make it return 0x112233cc: refused, code intact. */
+START_TEST(mid_instruction_malloc)
+{
+	const char *file = FIXTURE("odd_midinsn.so");
+
+	for (int entry = 0; entry < 2; entry++) {
+		struct odd_run r =
+		    run_odd(entry ? "--probe-placement=entry" : NULL, "dlopen", file);
+
+		assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
+		assert_not_probed(&r, file, "malloc", "not an instruction boundary");
+		odd_free(&r);
+	}
+}
+END_TEST
+
 /* The healthy twin: complete, and --strict changes nothing. */
 START_TEST(plain_library_is_complete)
 {
@@ -232,6 +248,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, foreign_machine_elf);
 	tcase_add_test(tc, broken_dynsym);
 	tcase_add_test(tc, lock_prefixed_malloc);
+	tcase_add_test(tc, mid_instruction_malloc);
 	tcase_add_test(tc, plain_library_is_complete);
 	tcase_add_test(tc, strict_turns_a_loss_into_125);
 	tcase_add_test(tc, closed_output_pipe);
