@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "printable.h"
 #include "privileges.h"
 #include "report.h"
 #include "run.h"
@@ -207,11 +208,12 @@ static const char *default_artifact(struct run_opts *o)
 
 static void print_summary(const struct run_opts *o, const struct mt_run_result *res)
 {
-	const char *cmd = o->cfg.argv[0];
+	char cmd[MT_PRINTABLE_MAX];
 	struct stat st;
 
 	if (res->stopped_pid)
 		return;
+	mt_printable(cmd, sizeof(cmd), o->cfg.argv[0]);
 	if (WIFSIGNALED(res->wait_status))
 		fprintf(stderr, "memtrack: %s killed by SIG%s", cmd,
 			sigabbrev_np(WTERMSIG(res->wait_status)) ?: "?");
@@ -225,7 +227,8 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	/* An artifact written to a pipe or /dev/null cannot be read back for a summary. */
 	if (o->cfg.artifact_path && stat(o->cfg.artifact_path, &st) == 0 && S_ISREG(st.st_mode)) {
 		mt_report_summary(o->cfg.artifact_path, stderr);
-		fprintf(stderr, "memtrack: artifact: %s\n", o->cfg.artifact_path);
+		fprintf(stderr, "memtrack: artifact: %s\n",
+			mt_printable(cmd, sizeof(cmd), o->cfg.artifact_path));
 	}
 }
 

@@ -109,14 +109,29 @@ const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,
 	return NULL;
 }
 
+/* Whether dir exists for memtrack's effective credentials (access(2) would check the real ones). */
+static int tracefs_dir(const char *dir)
+{
+	return faccessat(AT_FDCWD, dir, F_OK, AT_EACCESS) ? -errno : 0;
+}
+
 /* The tracepoint back end needs tracefs for the tracepoint's id; mount it where it is missing. */
 static int ensure_tracefs(void)
 {
-	if (access("/sys/kernel/tracing/events/syscalls", F_OK) == 0 ||
-	    access("/sys/kernel/debug/tracing/events/syscalls", F_OK) == 0)
+	int err = tracefs_dir("/sys/kernel/tracing/events/syscalls");
+
+	if (!err || !tracefs_dir("/sys/kernel/debug/tracing/events/syscalls"))
 		return 0;
+	if (err == -EACCES) {
+		/* Mounted, but root's (mode 700): capabilities for BPF do not open it. */
+		fprintf(stderr,
+			"memtrack: tracefs is mounted at /sys/kernel/tracing but this user cannot "
+			"read it (%s): run as root, or grant CAP_DAC_READ_SEARCH as well\n",
+			strerror(-err));
+		return err;
+	}
 	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
-	    access("/sys/kernel/tracing/events/syscalls", F_OK) == 0)
+	    !tracefs_dir("/sys/kernel/tracing/events/syscalls"))
 		return 0;
 	fprintf(stderr, "memtrack: tracefs is not mounted and cannot be mounted at "
 			"/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)\n");
@@ -128,7 +143,7 @@ static void explain_load_error(int err)
 	if (err == -EPERM || err == -EACCES)
 		fprintf(stderr,
 			"memtrack: loading BPF programs was refused (%s): run as root or "
-			"grant CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE\n",
+			"grant CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE\n",
 			strerror(-err));
 	else
 		fprintf(stderr, "memtrack: cannot load the BPF programs: %s\n", strerror(-err));
@@ -716,15 +731,15 @@ out:
 static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 		       const struct mt_classification *c)
 {
-	char path[64];
+	char path[64], shown[MT_PRINTABLE_MAX];
 	int err;
 
 	/* The kernel resolves the path to the inode at attach time: our fd names the very file. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (t->cfg.verbose)
 		for (size_t i = 0; i < c->n_points; i++)
-			fprintf(stderr, "memtrack: %s: %s at +%#" PRIx64 " (%s)\n", f->path,
-				c->points[i].symbol,
+			fprintf(stderr, "memtrack: %s: %s at +%#" PRIx64 " (%s)\n",
+				mt_printable(shown, sizeof(shown), f->path), c->points[i].symbol,
 				c->points[i].probe_offset - c->points[i].func_offset,
 				c->points[i].reason);
 	if (t->multi) {

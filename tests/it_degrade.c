@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/mtrun.h"
@@ -239,6 +240,129 @@ START_TEST(full_disk)
 }
 END_TEST
 
+/* Strictly valid JSON and UTF-8, or NULL. */
+static struct json_object *parse_strict(const char *s)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *o;
+
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, s, (int)strlen(s) + 1);
+	json_tokener_free(tok);
+	return o;
+}
+
+static bool has_raw_bytes(const char *s)
+{
+	return strchr(s, 0x1b) || strchr(s, '\xff') || strchr(s, '\xfe');
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	const char *argv[] = {"cp", from, to, NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 30, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	mt_out_free(&o);
+}
+
+/*
+ * File names are the traced program's bytes: not UTF-8, with terminal escapes. The summary on
+ * stderr and the text report show them without escapes; report --json stays valid UTF-8 JSON.
+ */
+START_TEST(hostile_file_names)
+{
+	char dir[64], prog[160], lib[160], art[160];
+	const char *run[] = {MEMTRACK, "run", "-o", art, "--", prog, "map", lib, NULL};
+	const char *json[] = {MEMTRACK, "report", "--json", art, NULL};
+	const char *text[] = {MEMTRACK, "report", art, NULL};
+	struct json_object *rep, *np, *cmd;
+	struct mt_out o, j, t;
+
+	mt_tmpdir(dir);
+	snprintf(prog, sizeof(prog),
+		 "%s/odd\xff\x1b]0;title\x07"
+		 "files",
+		 dir);
+	snprintf(lib, sizeof(lib), "%s/foreign\xfe\x1b[2J.so", dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	copy_file(FIXTURE("odd_files"), prog);
+	copy_file(FIXTURE("odd_foreign.so"), lib);
+	ck_assert_int_eq(mt_run(run, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(o.code, 7);
+	ck_assert_msg(!has_raw_bytes(o.err), "raw bytes on stderr: %s", o.err);
+	ck_assert_ptr_nonnull(strstr(o.err, "memtrack: not probed: "));
+	ck_assert_ptr_nonnull(strstr(o.err, "/foreign??[2J.so: an ELF file for another machine"));
+	ck_assert_int_eq(mt_run(json, NULL, NULL, 60, &j), 0);
+	ck_assert_int_eq(j.code, 0);
+	rep = parse_strict(j.out);
+	ck_assert_msg(rep != NULL, "not strict UTF-8 JSON: %s", j.out);
+	cmd = json_object_array_get_idx(get(rep, "command"), 0);
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(cmd), "/odd\xef\xbf\xbd\x1b]0;"));
+	np = json_object_array_get_idx(get(rep, "not_probed"), 0);
+	ck_assert_ptr_nonnull(
+	    strstr(json_object_get_string(get(np, "path")), "/foreign\xef\xbf\xbd\x1b[2J.so"));
+	ck_assert_int_eq(mt_run(text, NULL, NULL, 60, &t), 0);
+	ck_assert_int_eq(t.code, 0);
+	ck_assert(!has_raw_bytes(t.out));
+	json_object_put(rep);
+	mt_out_free(&o);
+	mt_out_free(&j);
+	mt_out_free(&t);
+	unlink(prog);
+	unlink(lib);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
+/*
+ * A user with the BPF capabilities but not root: tracefs is mounted, only unreadable (mode 700).
+ * One sentence says that, and which capability is missing; with it the run works.
+ */
+START_TEST(unprivileged_tracefs_message)
+{
+	static const char caps[] = "+bpf,+perfmon,+sys_ptrace,+checkpoint_restore";
+	static const char more[] = "+bpf,+perfmon,+sys_ptrace,+checkpoint_restore,+dac_read_search";
+	char dir[64], art[128];
+	const char *argv[] = {"setpriv",
+			      "--reuid=nobody",
+			      "--regid=nogroup",
+			      "--clear-groups",
+			      "--inh-caps",
+			      caps,
+			      "--ambient-caps",
+			      caps,
+			      MEMTRACK,
+			      "run",
+			      "--watcher=tracepoint",
+			      "-q",
+			      "-o",
+			      art,
+			      "--",
+			      "/bin/true",
+			      NULL};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	chmod(dir, 0777);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_str_eq(o.err, "memtrack: tracefs is mounted at /sys/kernel/tracing but this user "
+				"cannot read it (Permission denied): run as root, or grant "
+				"CAP_DAC_READ_SEARCH as well\n");
+	mt_out_free(&o);
+	argv[5] = argv[7] = more;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	mt_out_free(&o);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("it_degrade");
@@ -253,6 +377,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, strict_turns_a_loss_into_125);
 	tcase_add_test(tc, closed_output_pipe);
 	tcase_add_test(tc, full_disk);
+	tcase_add_test(tc, hostile_file_names);
+	tcase_add_test(tc, unprivileged_tracefs_message);
 	suite_add_tcase(s, tc);
 	return s;
 }
