@@ -7,6 +7,7 @@
  * mapping is made) waits in `deferred` until its own thread stops, which it always does.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -990,29 +991,63 @@ static int resolve_in(struct mt_tracker *t, pid_t pid, const struct mt_inode_key
 	return err == 1;
 }
 
-/* The fd of a request still in its mmap: the mapping may not exist yet, the fd does. */
-static int resolve_fd(struct mt_tracker *t, const struct mt_attach_req *q)
+/* Handle key through /proc/PID/fd/FD when that fd is the file; 1 when it was, 0 when not. */
+static int resolve_fd_path(struct mt_tracker *t, const struct mt_inode_key *key, const char *path)
 {
-	char path[64], target[4096];
+	char target[4096];
 	struct stat st;
 	ssize_t n;
 	int fd, err;
 
-	if (q->fd < 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%u/fd/%d", q->pid, q->fd);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || mt_kdev(st.st_dev) != q->key.dev || st.st_ino != q->key.ino) {
+	if (fstat(fd, &st) || mt_kdev(st.st_dev) != key->dev || st.st_ino != key->ino) {
 		close(fd);
 		return 0;
 	}
 	n = readlink(path, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
-	err = handle_file(t, &q->key, fd, target);
+	err = handle_file(t, key, fd, target);
 	close(fd);
 	return err ? err : 1;
+}
+
+/* The fd of a request still in its mmap: the mapping may not exist yet, the fd does. */
+static int resolve_fd(struct mt_tracker *t, const struct mt_attach_req *q)
+{
+	char path[64];
+
+	if (q->fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", q->pid, q->fd);
+	return resolve_fd_path(t, &q->key, path);
+}
+
+/*
+ * A stop with no request (known_inodes was full, so the watcher could not queue one) for a file
+ * whose mapping does not exist yet: the stopped mmap holds the file open, so look for it among
+ * the process's open files.
+ */
+static int resolve_open_fds(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key)
+{
+	char dir[64], path[64 + sizeof(((struct dirent *)0)->d_name)];
+	struct dirent *d;
+	int found = 0;
+	DIR *fds;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	fds = opendir(dir);
+	if (!fds)
+		return 0;
+	while (!found && (d = readdir(fds))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		found = resolve_fd_path(t, key, path);
+	}
+	closedir(fds);
+	return found;
 }
 
 static int handle_deferred(struct mt_tracker *t)
@@ -1066,8 +1101,10 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 	if (err)
 		return err;
 	if (!mt_tracker_find(t, key)) {
-		/* The stopped thread has mapped the file: its own mappings must resolve it. */
+		/* The stopped thread maps the file: its mappings or its open files resolve it. */
 		err = resolve_in(t, pid, key);
+		if (err == 0)
+			err = resolve_open_fds(t, pid, key);
 		if (err == 0) {
 			fprintf(stderr,
 				"memtrack: process %d stopped for a file it does not map "

@@ -195,6 +195,66 @@ START_TEST(strict_turns_a_loss_into_125)
 }
 END_TEST
 
+/* The totals of one family in a report. */
+static struct json_object *family(struct json_object *rep, const char *name)
+{
+	struct json_object *fams = get(rep, "families");
+
+	for (size_t i = 0; i < json_object_array_length(fams); i++) {
+		struct json_object *f = json_object_array_get_idx(fams, i);
+
+		if (!strcmp(json_object_get_string(get(f, "family")), name))
+			return f;
+	}
+	ck_abort_msg("no family %s", name);
+	return NULL;
+}
+
+/*
+ * More distinct executable files than the known-inodes map holds (a JIT's memfds): the run goes
+ * on, and an allocator mapped after the map is full (mimalloc, dlopened after an exec) is still
+ * probed and counted exactly.
+ */
+START_TEST(known_inodes_full)
+{
+	char dir[64], art[128];
+	const char *argv[] = {MEMTRACK,
+			      "run",
+			      "-o",
+			      art,
+			      "--",
+			      FIXTURE("jit_memfd"),
+			      "17000",
+			      FIXTURE("dlopen_plugin"),
+			      FIXTURE("plugin_mimalloc.so"),
+			      "10",
+			      NULL};
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct json_object *r;
+	struct mt_out o, j;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 240, &o), 0);
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	ck_assert_int_eq(mt_count_lines(o.err, "more than 16384 distinct executable files"), 1);
+	ck_assert_int_eq(mt_count_lines(o.err, "does not map"), 0);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &j), 0);
+	r = json_tokener_parse(j.out);
+	ck_assert_ptr_nonnull(r);
+	ck_assert(json_object_get_boolean(get(r, "complete")));
+	/* jit_memfd's 10, then dlopen of plugin_mimalloc.so (fixtures/README.md) */
+	ck_assert_int_eq(num(family(r, "glibc"), "allocations"), 10 + 11);
+	ck_assert_int_eq(num(family(r, "mimalloc"), "allocations"), 10);
+	ck_assert_int_eq(num(family(r, "mimalloc"), "bytes_allocated"), 33330);
+	json_object_put(r);
+	mt_out_free(&o);
+	mt_out_free(&j);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
 /*
  * The artifact on a pipe that closes after 1000 bytes: memtrack neither dies of SIGPIPE nor
  * fails the run; the command (whose own SIGPIPE disposition is the default again) finishes.
@@ -377,6 +437,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, strict_turns_a_loss_into_125);
 	tcase_add_test(tc, closed_output_pipe);
 	tcase_add_test(tc, full_disk);
+	tcase_add_test(tc, known_inodes_full);
 	tcase_add_test(tc, hostile_file_names);
 	tcase_add_test(tc, unprivileged_tracefs_message);
 	suite_add_tcase(s, tc);
