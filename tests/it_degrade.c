@@ -119,6 +119,23 @@ static void assert_not_probed(const struct odd_run *r, const char *file, const c
 	ck_assert_msg(strstr(r->o.err, line), "no '%s' in: %s", line, r->o.err);
 }
 
+/* The probe count the report gives a file. */
+static int64_t probes_of(const struct odd_run *r, const char *file)
+{
+	struct json_object *files = get(r->report, "files");
+
+	for (size_t i = 0; i < json_object_array_length(files); i++) {
+		struct json_object *f = json_object_array_get_idx(files, i);
+		struct json_object *p = get(f, "path");
+
+		if (json_object_is_type(p, json_type_string) &&
+		    !strcmp(json_object_get_string(p), file))
+			return num(f, "probes");
+	}
+	ck_abort_msg("no file %s", file);
+	return -1;
+}
+
 START_TEST(foreign_machine_elf)
 {
 	const char *file = FIXTURE("odd_foreign.so");
@@ -148,6 +165,8 @@ START_TEST(lock_prefixed_malloc)
 
 	assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
 	assert_not_probed(&r, file, "malloc", "the kernel refuses");
+	/* The file's other function, free, is probed all the same. */
+	ck_assert_int_eq(probes_of(&r, file), 1);
 	odd_free(&r);
 }
 END_TEST

@@ -685,9 +685,12 @@ START_TEST(lock_malloc_is_left_to_the_kernel)
 
 	ck_assert_int_eq(mt_classify_path(MT_BUILD_DIR "/fixtures/odd_lock.so", MT_PLACE_SMART, &c),
 			 0);
-	ck_assert_uint_eq(c.n_points, 1);
+	/* malloc (lock incl: placement stays on the entry, the kernel will refuse) and free */
+	ck_assert_uint_eq(c.n_points, 2);
 	ck_assert_uint_eq(c.n_refused, 0);
+	ck_assert_str_eq(c.points[0].symbol, "malloc");
 	ck_assert_uint_eq(c.points[0].probe_offset, c.points[0].func_offset);
+	ck_assert_str_eq(c.points[1].symbol, "free");
 	mt_classification_free(&c);
 }
 END_TEST
