@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "artifact.h"
@@ -30,8 +31,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "events are stored in 
 struct mt_artifact_writer {
 	pthread_mutex_t lock;
 	int fd;
-	int err;    /* first write error: every later call returns it */
-	char *path; /* for the message that says where the truncated artifact is */
+	int err;      /* first write error: every later call returns it */
+	char *path;   /* for the message that says where the truncated artifact is */
+	bool regular; /* a regular file, which can be read back */
 	uint64_t events;
 	size_t len;
 	off_t offset; /* bytes written to the file so far */
@@ -205,6 +207,7 @@ int mt_artifact_create(struct mt_artifact_writer **wp, const char *path,
 		       const struct mt_artifact_header *h)
 {
 	struct mt_artifact_writer *w;
+	struct stat st;
 	int err;
 
 	*wp = NULL;
@@ -226,6 +229,7 @@ int mt_artifact_create(struct mt_artifact_writer **wp, const char *path,
 		err = -errno;
 		goto err_free;
 	}
+	w->regular = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
 	err = write_header(w, h);
 	if (err)
 		goto err_close;
@@ -353,6 +357,16 @@ int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_art
 out:
 	pthread_mutex_unlock(&w->lock);
 	return err;
+}
+
+bool mt_artifact_readable_later(struct mt_artifact_writer *w)
+{
+	bool ok;
+
+	pthread_mutex_lock(&w->lock);
+	ok = w->regular && !w->err;
+	pthread_mutex_unlock(&w->lock);
+	return ok;
 }
 
 static int write_footer_locked(struct mt_artifact_writer *w, const struct mt_artifact_footer *f)

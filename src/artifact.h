@@ -67,6 +67,11 @@ int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_arti
 int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f);
 int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u);
 /*
+ * Whether what is written now can be read back after the run (by the end-of-run summary): the
+ * artifact is a regular file and no write has failed. Not for a pipe or a device.
+ */
+bool mt_artifact_readable_later(struct mt_artifact_writer *w);
+/*
  * Writes the footer, flushes and closes; frees w even on error. After a write error it writes
  * nothing more and returns that error: the artifact ends where recording stopped.
  */

@@ -6,8 +6,8 @@
  * overlay files work; a request whose mapping does not exist yet (the watcher fires before the
  * mapping is made) waits in `deferred` until its own thread stops, which it always does.
  */
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -57,7 +57,6 @@ struct mt_tracker {
 
 	size_t n_unprobed; /* files and functions recorded as not probed */
 	bool inodes_full;  /* known_inodes is full: new files are no longer marked DONE */
-	uint64_t unmarked; /* files handled but not marked DONE since */
 	bool files_full;   /* every 16-bit file id is taken */
 
 	uint64_t req_drops_seen;
@@ -501,20 +500,20 @@ static int mark_done(struct mt_tracker *t, const struct mt_inode_key *key)
 		    "of a new one stops its thread (slower, nothing is lost)\n",
 		    bpf_map__max_entries(t->skel->maps.known_inodes));
 	t->inodes_full = true;
-	t->unmarked++;
 	return 0;
 }
 
 /*
  * Record a file, or one function of it (function non-NULL), as not probed: in the artifact, and
- * on stderr where no artifact will carry it to the summary. The run goes on.
+ * on stderr at once where the artifact will not carry it to the summary (none, a pipe, a write
+ * error). The run goes on.
  */
 static __attribute__((format(printf, 5, 6))) void not_probed(struct mt_tracker *t, const char *path,
 							     const char *function, int err,
 							     const char *fmt, ...)
 {
 	static struct mt_artifact_unprobed u; /* 4.6 KB: not on the stack of every stop */
-	char p[MT_PRINTABLE_MAX], r[sizeof(u.reason)];
+	char p[MT_PRINTABLE_MAX], fn[sizeof(u.function)], r[sizeof(u.reason)];
 	va_list ap;
 
 	memset(&u, 0, sizeof(u));
@@ -528,9 +527,9 @@ static __attribute__((format(printf, 5, 6))) void not_probed(struct mt_tracker *
 	/* A write error is the writer's to report: the recording stops, the run does not. */
 	if (t->artifact)
 		mt_artifact_write_unprobed(t->artifact, &u);
-	if (!t->artifact || t->cfg.verbose)
+	if (!t->artifact || t->cfg.verbose || !mt_artifact_readable_later(t->artifact))
 		fprintf(stderr, "memtrack: not probed: %s: %s%s%s\n",
-			mt_printable(p, sizeof(p), path), function ? function : "",
+			mt_printable(p, sizeof(p), path), mt_printable(fn, sizeof(fn), u.function),
 			function ? ": " : "", mt_printable(r, sizeof(r), u.reason));
 }
 

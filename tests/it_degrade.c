@@ -274,6 +274,26 @@ START_TEST(known_inodes_full)
 }
 END_TEST
 
+/* An artifact that cannot be read back for a summary: the file is named on stderr at once. */
+START_TEST(not_probed_said_without_summary)
+{
+	const char *argv[] = {MEMTRACK, "run",
+			      "-o",	"/dev/null",
+			      "--",	FIXTURE("odd_files"),
+			      "map",	FIXTURE("odd_foreign.so"),
+			      NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 7);
+	ck_assert_int_eq(mt_count_lines(o.err, "memtrack: not probed: " MT_BUILD_DIR
+					       "/fixtures/odd_foreign.so: an ELF file for another "
+					       "machine"),
+			 1);
+	mt_out_free(&o);
+}
+END_TEST
+
 /*
  * The artifact on a pipe that closes after 1000 bytes: memtrack neither dies of SIGPIPE nor
  * fails the run; the command (whose own SIGPIPE disposition is the default again) finishes.
@@ -454,6 +474,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, mid_instruction_malloc);
 	tcase_add_test(tc, plain_library_is_complete);
 	tcase_add_test(tc, strict_turns_a_loss_into_125);
+	tcase_add_test(tc, not_probed_said_without_summary);
 	tcase_add_test(tc, closed_output_pipe);
 	tcase_add_test(tc, full_disk);
 	tcase_add_test(tc, known_inodes_full);
