@@ -39,8 +39,7 @@ int main(int argc, char **argv)
 	};
 	int c;
 
-	/* A closed output (-o /dev/stdout | head) is a write error to handle, never memtrack's
-	 * death. */
+	/* A closed output (-o /dev/stdout | head) is a write error, never memtrack's death. */
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "run") == 0)
 		return mt_run_main(argc - 1, argv + 1);
