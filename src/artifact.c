@@ -11,12 +11,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "artifact.h"
 #include "artifact_read.h"
+#include "printable.h"
 
 /* Events are copied to the file as they come out of the ring buffer: the format is theirs. */
 _Static_assert(sizeof(struct mt_event) == MT_ARTIFACT_EVENT_SIZE, "struct mt_event is 48 bytes");
@@ -28,7 +31,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "events are stored in 
 struct mt_artifact_writer {
 	pthread_mutex_t lock;
 	int fd;
-	int err; /* first write error: every later call returns it */
+	int err;      /* first write error: every later call returns it */
+	char *path;   /* for the message that says where the truncated artifact is */
+	bool regular; /* a regular file, which can be read back */
 	uint64_t events;
 	size_t len;
 	off_t offset; /* bytes written to the file so far */
@@ -97,6 +102,23 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/*
+ * A write error ends the recording, not the run: the command goes on untouched, and what reached
+ * the file before the failed write is a readable artifact that the reader reports as truncated.
+ * Said once, here, because only the writer knows where the file ends.
+ */
+static void stop_recording(struct mt_artifact_writer *w, int err)
+{
+	char p[MT_PRINTABLE_MAX];
+
+	w->err = err;
+	fprintf(stderr,
+		"memtrack: cannot write the artifact %s: %s; recording stopped there, the command "
+		"is not affected; the artifact keeps what was written before (readable, "
+		"truncated)\n",
+		mt_printable(p, sizeof(p), w->path), strerror(-err));
+}
+
 static int flush_locked(struct mt_artifact_writer *w)
 {
 	int err;
@@ -111,10 +133,11 @@ static int flush_locked(struct mt_artifact_writer *w)
 	 */
 	if (!err)
 		sync_file_range(w->fd, w->offset, w->len, SYNC_FILE_RANGE_WRITE);
-	w->offset += w->len;
-	w->len = 0;
 	if (err)
-		w->err = err;
+		stop_recording(w, err);
+	else
+		w->offset += w->len;
+	w->len = 0;
 	return err;
 }
 
@@ -184,6 +207,7 @@ int mt_artifact_create(struct mt_artifact_writer **wp, const char *path,
 		       const struct mt_artifact_header *h)
 {
 	struct mt_artifact_writer *w;
+	struct stat st;
 	int err;
 
 	*wp = NULL;
@@ -195,11 +219,17 @@ int mt_artifact_create(struct mt_artifact_writer **wp, const char *path,
 		err = -ENOMEM;
 		goto err_free;
 	}
+	w->path = strdup(path);
+	if (!w->path) {
+		err = -ENOMEM;
+		goto err_free;
+	}
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
 		err = -errno;
 		goto err_free;
 	}
+	w->regular = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
 	err = write_header(w, h);
 	if (err)
 		goto err_close;
@@ -215,6 +245,7 @@ err_close:
 	/* Not unlinked: the path may name something that existed before (a device, a FIFO). */
 	close(w->fd);
 err_free:
+	free(w->path);
 	free(w->buf);
 	free(w);
 	return err;
@@ -276,7 +307,7 @@ int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifac
 {
 	size_t blen = field_len(f->build_id, sizeof(f->build_id) - 1);
 	size_t plen = field_len(f->path, sizeof(f->path) - 1);
-	size_t payload = MT_ARTIFACT_FILE_FIXED + 4 + blen + 4 + plen;
+	size_t payload = MT_ARTIFACT_FILE_FIXED + 4 + blen + 4 + plen + 4;
 	uint8_t *p;
 	int err = 0;
 
@@ -288,15 +319,54 @@ int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifac
 	}
 	begin_record(&p, MT_REC_FILE, payload);
 	put_u16(&p, f->file_id);
-	put_u16(&p, f->probes);
+	/* Version 1's 16-bit count, saturated; the exact count follows the path. */
+	put_u16(&p, f->probes > UINT16_MAX ? UINT16_MAX : (uint16_t)f->probes);
 	put_u8(&p, f->family);
 	put_bytes(&p, "\0\0\0", 3);
 	put_str(&p, f->build_id, blen);
 	put_str(&p, f->path, plen);
+	put_u32(&p, f->probes);
 	w->len = (size_t)(p - w->buf);
 out:
 	pthread_mutex_unlock(&w->lock);
 	return err;
+}
+
+int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u)
+{
+	size_t plen = field_len(u->path, sizeof(u->path) - 1);
+	size_t flen = field_len(u->function, sizeof(u->function) - 1);
+	size_t rlen = field_len(u->reason, sizeof(u->reason) - 1);
+	size_t payload = MT_ARTIFACT_UNPROBED_FIXED + 4 + plen + 4 + flen + 4 + rlen;
+	uint8_t *p;
+	int err = 0;
+
+	pthread_mutex_lock(&w->lock);
+	p = reserve_locked(w, REC_HDR_SIZE + payload);
+	if (!p) {
+		err = w->err;
+		goto out;
+	}
+	begin_record(&p, MT_REC_UNPROBED, payload);
+	put_u32(&p, (uint32_t)u->error);
+	put_u32(&p, 0);
+	put_str(&p, u->path, plen);
+	put_str(&p, u->function, flen);
+	put_str(&p, u->reason, rlen);
+	w->len = (size_t)(p - w->buf);
+out:
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+bool mt_artifact_readable_later(struct mt_artifact_writer *w)
+{
+	bool ok;
+
+	pthread_mutex_lock(&w->lock);
+	ok = w->regular && !w->err;
+	pthread_mutex_unlock(&w->lock);
+	return ok;
 }
 
 static int write_footer_locked(struct mt_artifact_writer *w, const struct mt_artifact_footer *f)
@@ -329,9 +399,12 @@ int mt_artifact_finish(struct mt_artifact_writer *w, const struct mt_artifact_fo
 	err = write_footer_locked(w, f);
 	pthread_mutex_unlock(&w->lock);
 	/* close(2) can report a delayed write error (NFS, quota): it must not be lost. */
-	if (close(w->fd) && !err)
+	if (close(w->fd) && !err) {
 		err = -errno;
+		stop_recording(w, err);
+	}
 	pthread_mutex_destroy(&w->lock);
+	free(w->path);
 	free(w->buf);
 	free(w);
 	return err;

@@ -32,9 +32,17 @@ struct mt_artifact_process {
 struct mt_artifact_file {
 	uint16_t file_id; /* the id carried by events */
 	uint8_t family;	  /* enum mt_family */
-	uint16_t probes;
+	uint32_t probes;
 	char build_id[41];
 	char path[4096];
+};
+
+/* A file, or one function of it, that memtrack could not probe: its allocations are missing. */
+struct mt_artifact_unprobed {
+	int32_t error;	    /* the errno behind it, 0 when none applies */
+	char path[4096];    /* the file */
+	char function[256]; /* the function refused, "" when the whole file is not probed */
+	char reason[256];   /* one sentence: why */
 };
 
 struct mt_artifact_footer {
@@ -47,13 +55,26 @@ struct mt_artifact_footer {
 
 struct mt_artifact_writer;
 
-/* All return 0 or a negative errno. The writer is safe to call from two threads. */
+/*
+ * All return 0 or a negative errno. The writer is safe to call from two threads. After a write
+ * error (disk full, a closed pipe) the writer stops recording: it says once on stderr where the
+ * readable, truncated artifact is, and every later call returns that error without writing.
+ */
 int mt_artifact_create(struct mt_artifact_writer **w, const char *path,
 		       const struct mt_artifact_header *h);
 int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event *ev, size_t n);
 int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_artifact_process *p);
 int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f);
-/* Writes the footer, flushes and closes; frees w even on error. */
+int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u);
+/*
+ * Whether what is written now can be read back after the run (by the end-of-run summary): the
+ * artifact is a regular file and no write has failed. Not for a pipe or a device.
+ */
+bool mt_artifact_readable_later(struct mt_artifact_writer *w);
+/*
+ * Writes the footer, flushes and closes; frees w even on error. After a write error it writes
+ * nothing more and returns that error: the artifact ends where recording stopped.
+ */
 int mt_artifact_finish(struct mt_artifact_writer *w, const struct mt_artifact_footer *f);
 
 #endif

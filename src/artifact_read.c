@@ -43,6 +43,7 @@ struct mt_artifact_reader {
 	struct mt_artifact_process process;
 	struct mt_artifact_file file;
 	struct mt_artifact_footer footer;
+	struct mt_artifact_unprobed unprobed;
 };
 
 /* ---- errors --------------------------------------------------------------------------------- */
@@ -284,11 +285,11 @@ static int read_header(struct mt_artifact_reader *r)
 		return fail(r, -EBADMSG, "truncated artifact: the file ends inside its header");
 	get_u32(&c, &in->version);
 	get_u32(&c, &hlen);
-	if (in->version != MT_ARTIFACT_VERSION)
-		return fail(
-		    r, -EPROTONOSUPPORT,
-		    "unsupported artifact format version %u (this memtrack reads version %u)",
-		    in->version, MT_ARTIFACT_VERSION);
+	if (in->version < MT_ARTIFACT_VERSION_MIN || in->version > MT_ARTIFACT_VERSION)
+		return fail(r, -EPROTONOSUPPORT,
+			    "unsupported artifact format version %u (this memtrack reads versions "
+			    "%u to %u)",
+			    in->version, MT_ARTIFACT_VERSION_MIN, MT_ARTIFACT_VERSION);
 	if (hlen > MT_ARTIFACT_HEADER_MAX)
 		return corrupt(r, 12, "header length out of bounds");
 	k = read_payload(r, hlen);
@@ -324,12 +325,30 @@ static int parse_process(struct mt_artifact_reader *r, struct cursor *c, uint64_
 static int parse_file(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
 {
 	struct mt_artifact_file *f = &r->file;
+	uint16_t probes16;
 	uint8_t pad[3];
 
-	if (!get_u16(c, &f->file_id) || !get_u16(c, &f->probes) || !get_u8(c, &f->family) ||
+	if (!get_u16(c, &f->file_id) || !get_u16(c, &probes16) || !get_u8(c, &f->family) ||
 	    !take(c, pad, sizeof(pad)) || !get_str(c, f->build_id, sizeof(f->build_id) - 1) ||
 	    !get_str(c, f->path, sizeof(f->path) - 1))
 		return corrupt(r, at, "bad file record");
+	/* Version 2 adds the exact count after the path; version 1 has only the 16 bits. */
+	if (!get_u32(c, &f->probes))
+		f->probes = probes16;
+	return 0;
+}
+
+static int parse_unprobed(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
+{
+	struct mt_artifact_unprobed *u = &r->unprobed;
+	uint32_t error, zero;
+
+	if (!get_u32(c, &error) || !get_u32(c, &zero) ||
+	    !get_str(c, u->path, sizeof(u->path) - 1) ||
+	    !get_str(c, u->function, sizeof(u->function) - 1) ||
+	    !get_str(c, u->reason, sizeof(u->reason) - 1))
+		return corrupt(r, at, "bad not-probed record");
+	u->error = (int32_t)error;
 	return 0;
 }
 
@@ -435,6 +454,8 @@ static bool len_ok(uint32_t type, uint32_t len)
 		return len && len % MT_ARTIFACT_EVENT_SIZE == 0 && len <= MT_ARTIFACT_RECORD_MAX;
 	case MT_REC_FOOTER:
 		return len >= MT_ARTIFACT_FOOTER_SIZE && len <= MT_ARTIFACT_META_MAX;
+	case MT_REC_UNPROBED:
+		return len >= MT_ARTIFACT_UNPROBED_FIXED + 12 && len <= MT_ARTIFACT_META_MAX;
 	default:
 		return len <= MT_ARTIFACT_RECORD_MAX;
 	}
@@ -465,6 +486,11 @@ static int parse_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len,
 		err = parse_file(r, &c, at);
 		it->type = MT_ITEM_FILE;
 		it->file = &r->file;
+		break;
+	case MT_REC_UNPROBED:
+		err = parse_unprobed(r, &c, at);
+		it->type = MT_ITEM_UNPROBED;
+		it->unprobed = &r->unprobed;
 		break;
 	default:
 		err = parse_footer(r, &c, at);
@@ -505,6 +531,15 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 	case MT_REC_FILE:
 	case MT_REC_FOOTER:
 		return parse_meta(r, type, len, at, it);
+	case MT_REC_UNPROBED:
+		/* Version 1 had no such record: there it is an unknown type, passed over. */
+		if (r->info.version >= 2)
+			return parse_meta(r, type, len, at, it);
+		if (skip(r, len)) {
+			r->done = true;
+			return 0;
+		}
+		return 2;
 	default:
 		if (skip(r, len)) {
 			r->done = true;

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,9 +204,18 @@ struct cand {
 	char name[64];
 };
 
+/* A defined function with a size: what a probe point may lie inside of. */
+struct func {
+	uint64_t vaddr;
+	uint64_t size;
+	char name[64];
+};
+
 struct scan {
 	struct cand *cands;
 	size_t n, cap;
+	struct func *funcs;
+	size_t n_funcs, cap_funcs;
 	unsigned int markers;
 	bool imports_alloc; /* references an allocator function it does not define */
 	bool has_symbols;
@@ -299,6 +309,26 @@ static int add_cand(struct scan *s, const GElf_Sym *sym, int row, const char *na
 	return 0;
 }
 
+static int add_func(struct scan *s, const GElf_Sym *sym, const char *name)
+{
+	struct func *f;
+
+	if (s->n_funcs == s->cap_funcs) {
+		size_t cap = s->cap_funcs ? s->cap_funcs * 2 : 256;
+		struct func *p = realloc(s->funcs, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->funcs = p;
+		s->cap_funcs = cap;
+	}
+	f = &s->funcs[s->n_funcs++];
+	f->vaddr = sym->st_value;
+	f->size = sym->st_size;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	return 0;
+}
+
 /*
  * Only defined, non-local functions count. An ifunc symbol's address is its resolver, which runs
  * once at relocation and hands out no memory, so probing it would record nothing useful; no
@@ -308,10 +338,16 @@ static int add_cand(struct scan *s, const GElf_Sym *sym, int row, const char *na
 static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name)
 {
 	bool defined = sym->st_shndx != SHN_UNDEF;
-	int row;
+	int row, err;
 
 	if (defined)
 		s->markers |= find_marker(name);
+	/* Every sized function, local ones too: a probe point inside one must be checked. */
+	if (defined && GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_size && name[0]) {
+		err = add_func(s, sym, name);
+		if (err)
+			return err;
+	}
 	if (GELF_ST_BIND(sym->st_info) == STB_LOCAL || !name[0])
 		return 0;
 	row = find_row(name);
@@ -539,15 +575,90 @@ static void read_build_id(Elf *e, char out[41])
 	}
 }
 
-static int add_point(struct mt_classification *out, int fd, Elf *e, const struct cand *c,
-		     enum mt_placement_mode mode, const struct mt_uprobe_caps *caps)
+static void refuse(struct mt_classification *out, const char *name, const char *why)
+{
+	struct mt_refused_point *r = &out->refused[out->n_refused++];
+
+	snprintf(r->symbol, sizeof(r->symbol), "%s", name);
+	snprintf(r->reason, sizeof(r->reason), "%s", why);
+}
+
+/* The sized function that vaddr lies strictly inside of, if any. */
+static const struct func *enclosing(const struct scan *s, uint64_t vaddr)
+{
+	for (size_t i = 0; i < s->n_funcs; i++)
+		if (s->funcs[i].vaddr < vaddr && vaddr - s->funcs[i].vaddr < s->funcs[i].size)
+			return &s->funcs[i];
+	return NULL;
+}
+
+/*
+ * A uprobe writes a breakpoint byte at its address: anywhere but the first byte of an
+ * instruction it corrupts the code. Decode from the start of the function the point lies in
+ * (itself when it lies in none) and refuse the point unless an instruction starts exactly there.
+ * Returns 1 and why when refused, 0 when proven, or a negative errno.
+ */
+static int check_boundary(int fd, Elf *e, const struct scan *s, const struct cand *c, char *why,
+			  size_t n)
+{
+	const struct func *f = enclosing(s, c->vaddr);
+	uint64_t start = f ? f->vaddr : c->vaddr, off, avail, target = c->vaddr - start;
+	size_t len = (size_t)target + 16;
+	uint8_t *code;
+	ssize_t got;
+	bool ok;
+
+	if (f && !vaddr_to_offset(e, start, &off, &avail)) {
+		snprintf(why, n, "inside %s, which is not in an executable segment", f->name);
+		return 1;
+	}
+	if (!f)
+		vaddr_to_offset(e, start, &off, &avail);
+	if (len > avail)
+		len = (size_t)avail;
+	code = malloc(len ? len : 1);
+	if (!code)
+		return -ENOMEM;
+	got = pread(fd, code, len, (off_t)off);
+	ok = got > 0 && mt_insn_boundary(code, (size_t)got, target);
+	free(code);
+	if (ok)
+		return 0;
+	if (f)
+		snprintf(why, n,
+			 "not an instruction boundary: +%" PRIu64
+			 " falls inside an instruction of %s",
+			 target, f->name);
+	else
+		snprintf(why, n, "its first instruction cannot be decoded");
+	return 1;
+}
+
+static int add_point(struct mt_classification *out, int fd, Elf *e, const struct scan *s,
+		     const struct cand *c, enum mt_placement_mode mode,
+		     const struct mt_uprobe_caps *caps)
 {
 	const struct alloc_fn *row = &alloc_fns[c->row];
 	struct mt_probe_point *pt;
 	uint64_t off, avail;
+	char why[128];
+	int err;
 
-	if (!vaddr_to_offset(e, c->vaddr, &off, &avail))
-		return 0; /* not in executable code: nothing to attach to */
+	if (!vaddr_to_offset(e, c->vaddr, &off, &avail)) {
+		refuse(out, c->name, "not in an executable segment");
+		return 0;
+	}
+	if (!c->size) {
+		refuse(out, c->name, "its symbol has size 0: its code cannot be checked");
+		return 0;
+	}
+	err = check_boundary(fd, e, s, c, why, sizeof(why));
+	if (err < 0)
+		return err;
+	if (err) {
+		refuse(out, c->name, why);
+		return 0;
+	}
 	pt = &out->points[out->n_points];
 	memset(pt, 0, sizeof(*pt));
 	snprintf(pt->symbol, sizeof(pt->symbol), "%s", c->name);
@@ -707,7 +818,8 @@ static int build_points(struct mt_classification *out, int fd, Elf *e, struct sc
 	mt_uprobe_caps_detect(&caps);
 	qsort(s->cands, s->n, sizeof(*s->cands), cand_cmp);
 	out->points = calloc(s->n, sizeof(*out->points));
-	if (!out->points)
+	out->refused = calloc(s->n, sizeof(*out->refused));
+	if (!out->points || !out->refused)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++) {
 		struct cand c = s->cands[i];
@@ -719,15 +831,21 @@ static int build_points(struct mt_classification *out, int fd, Elf *e, struct sc
 				c.size = s->cands[j].size;
 		if (!wants_row(out->family, &alloc_fns[c.row]))
 			continue;
-		err = add_point(out, fd, e, &c, mode, &caps);
+		err = add_point(out, fd, e, s, &c, mode, &caps);
 		if (err)
 			return err;
 	}
 	err = add_return_points(out, fd, e);
 	if (err)
 		return err;
-	if (!out->n_points)
-		mt_classification_free(out); /* points is NULL whenever there are none */
+	if (!out->n_points) {
+		free(out->points); /* points is NULL whenever there are none */
+		out->points = NULL;
+	}
+	if (!out->n_refused) {
+		free(out->refused);
+		out->refused = NULL;
+	}
 	return 0;
 }
 
@@ -751,6 +869,7 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 	err = build_points(out, fd, e, &s, mode);
 out:
 	free(s.cands);
+	free(s.funcs);
 	return err;
 }
 
@@ -795,4 +914,7 @@ void mt_classification_free(struct mt_classification *c)
 	free(c->points);
 	c->points = NULL;
 	c->n_points = 0;
+	free(c->refused);
+	c->refused = NULL;
+	c->n_refused = 0;
 }

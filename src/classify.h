@@ -40,12 +40,20 @@ struct mt_probe_point {
 	char reason[96]; /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
 };
 
+/* An allocator function that matched but is not probed, and why (recorded as not probed). */
+struct mt_refused_point {
+	char symbol[64];
+	char reason[128];
+};
+
 struct mt_classification {
 	enum mt_family family;
 	char build_id[41]; /* hex, "" when the file has no NT_GNU_BUILD_ID */
 	bool has_symbols;  /* false: neither .dynsym nor .symtab: reported, not silently skipped */
 	size_t n_points;
 	struct mt_probe_point *points;
+	size_t n_refused;
+	struct mt_refused_point *refused;
 };
 
 /* Classify an open ELF file. Returns 0 or a negative errno (-ENOEXEC: not ELF). */

@@ -23,21 +23,23 @@ struct mt_events {
 	struct mt_artifact_writer *w;
 	pthread_t thread;
 	atomic_bool stop;
-	int err;
+	int err;       /* the ring failed: memtrack's own failure */
+	int write_err; /* the artifact failed: recording stopped */
 	uint64_t count;
 	size_t n;
 	struct mt_event batch[BATCH];
 };
 
-static int flush_batch(struct mt_events *e)
+/*
+ * A write error stops the recording, not the consumer: it keeps draining the ring into nothing,
+ * so that producers never wait for room that would not come. The writer reports the error.
+ */
+static void flush_batch(struct mt_events *e)
 {
-	int err = 0;
-
-	if (e->n)
-		err = mt_artifact_write_events(e->w, e->batch, e->n);
+	if (e->n && !e->write_err)
+		e->write_err = mt_artifact_write_events(e->w, e->batch, e->n);
 	e->count += e->n;
 	e->n = 0;
-	return err;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -48,7 +50,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&e->batch[e->n++], data, sizeof(struct mt_event));
 	if (e->n == BATCH)
-		return flush_batch(e);
+		flush_batch(e);
 	return 0;
 }
 
@@ -69,10 +71,7 @@ static void *consume(void *arg)
 			e->err = n;
 			break;
 		}
-		if (flush_batch(e) < 0) {
-			e->err = -EIO;
-			break;
-		}
+		flush_batch(e);
 	}
 	return NULL;
 }
@@ -113,8 +112,7 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 	n = ring_buffer__consume(e->rb);
 	if (n < 0 && !err)
 		err = n;
-	if (flush_batch(e) < 0 && !err)
-		err = -EIO;
+	flush_batch(e);
 	if (err)
 		fprintf(stderr, "memtrack: the event pipeline failed: %s\n", strerror(-err));
 	*count = e->count;

@@ -12,7 +12,10 @@ struct mt_artifact_writer;
 struct mt_events;
 
 int mt_events_start(struct mt_events **e, int ring_fd, struct mt_artifact_writer *w);
-/* Stop the consumer after a last full drain; *count receives the events written. */
+/*
+ * Stop the consumer after a last full drain; *count receives the events drained. Returns 0 or the
+ * ring's error; an artifact write error is not one (the writer reported it, recording stopped).
+ */
 int mt_events_stop(struct mt_events *e, uint64_t *count);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrack: the command line. Dispatches to the three subcommands. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
 	};
 	int c;
 
+	/* A closed output (-o /dev/stdout | head) is a write error, never memtrack's death. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "run") == 0)
 		return mt_run_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "exec-harness") == 0)

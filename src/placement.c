@@ -426,6 +426,33 @@ out:
 	return 0;
 }
 
+bool mt_insn_boundary(const uint8_t *code, size_t len, uint64_t target)
+{
+	const uint8_t *p = code;
+	uint64_t addr = 0;
+	bool found = false;
+	cs_insn *in;
+	csh h;
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return false;
+	in = cs_malloc(h);
+	while (in && addr <= target) {
+		uint64_t at = addr;
+
+		if (!cs_disasm_iter(h, &p, &len, &addr, in))
+			break;
+		if (at == target) {
+			found = true;
+			break;
+		}
+	}
+	if (in)
+		cs_free(in, 1);
+	cs_close(&h);
+	return found;
+}
+
 static int read_body(int fd, uint64_t off, size_t len, uint8_t **buf, size_t *got)
 {
 	ssize_t r;

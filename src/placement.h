@@ -44,6 +44,13 @@ struct mt_placement {
 int mt_place_code(const uint8_t *code, size_t len, bool ret, unsigned int args,
 		  const struct mt_uprobe_caps *caps, struct mt_placement *out);
 
+/*
+ * Whether decoding code[0..len) instruction by instruction from its start reaches an instruction
+ * that starts exactly at target and decodes. false when target falls inside an instruction, or
+ * when bytes before it (or at it) do not decode: a boundary must be proven, not assumed.
+ */
+bool mt_insn_boundary(const uint8_t *code, size_t len, uint64_t target);
+
 /* Argument registers a probe reads, as a mask for mt_place_code's args. */
 #define MT_ARG_RDI  0x1
 #define MT_ARG_RSI  0x2

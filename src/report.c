@@ -15,6 +15,7 @@
 
 #include <json.h>
 
+#include "printable.h"
 #include "report.h"
 
 /* ---- lookup tables -------------------------------------------------------------------------- */
@@ -241,6 +242,23 @@ static int add_file(struct mt_report *rep, const struct mt_artifact_file *af)
 	return replace_str(&f->path, af->path);
 }
 
+static int add_unprobed(struct mt_report *rep, const struct mt_artifact_unprobed *au)
+{
+	struct mt_report_unprobed *u;
+
+	u = realloc(rep->unprobed, (rep->n_unprobed + 1) * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	rep->unprobed = u;
+	u += rep->n_unprobed;
+	u->error = au->error;
+	u->path = strdup(au->path);
+	u->function = strdup(au->function);
+	u->reason = strdup(au->reason);
+	rep->n_unprobed++; /* counted even when a copy failed: freed with the rest */
+	return u->path && u->function && u->reason ? 0 : -ENOMEM;
+}
+
 /* ---- events --------------------------------------------------------------------------------- */
 
 enum kind_class { KC_NONE, KC_ALLOC, KC_REALLOC, KC_FREE };
@@ -447,6 +465,8 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 		rep->footer = *it->footer;
 		rep->has_footer = true;
 		return 0;
+	case MT_ITEM_UNPROBED:
+		return add_unprobed(rep, it->unprobed);
 	}
 	return 0;
 }
@@ -558,6 +578,12 @@ void mt_report_free(struct mt_report *rep)
 	free(rep->processes);
 	for (i = 0; i < rep->n_files; i++)
 		free(rep->files[i].path);
+	for (i = 0; i < rep->n_unprobed; i++) {
+		free(rep->unprobed[i].path);
+		free(rep->unprobed[i].function);
+		free(rep->unprobed[i].reason);
+	}
+	free(rep->unprobed);
 	free(rep->files);
 	if (rep->index) {
 		free(rep->index->live);
@@ -613,22 +639,6 @@ static const char *pow2_label(char *buf, size_t n, unsigned int k)
 	return buf;
 }
 
-/*
- * Strings from the artifact end up on a terminal: control characters become '?', so that a file
- * someone handed over cannot send escape sequences.
- */
-static const char *printable(char *buf, size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i + 1 < n; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	buf[i] = '\0';
-	return buf;
-}
-
-#define PRINTABLE_MAX 4096 /* exe and path fields are shorter */
-
 /* Exact bytes, with the human form when it says more. */
 static const char *bytes_str(char *buf, size_t n, uint64_t v)
 {
@@ -659,22 +669,24 @@ static const char *status_str(char *buf, size_t n, const struct mt_report_proces
 }
 
 /* One argument, shell-quoted when needed so that the line can be pasted back. */
-static void put_arg(FILE *out, const char *a)
+static void put_arg(FILE *out, const char *arg)
 {
-	bool plain = *a && !a[strcspn(a, " \t\n'\"\\$`;&|<>()*?[]#~")];
+	bool plain = *arg && !arg[strcspn(arg, " \t\n'\"\\$`;&|<>()*?[]#~")];
+	size_t n = strlen(arg) + 1;
+	char *safe = malloc(n);
+	const char *a = safe ? mt_printable(safe, n, arg) : "?";
 
 	if (!plain)
 		fputc('\'', out);
 	for (; *a; a++) {
-		unsigned char c = (unsigned char)*a;
-
-		if (c == '\'')
+		if (*a == '\'')
 			fputs("'\\''", out);
 		else
-			fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+			fputc(*a, out);
 	}
 	if (!plain)
 		fputc('\'', out);
+	free(safe);
 }
 
 static void print_command(const struct mt_report *rep, FILE *out)
@@ -703,7 +715,7 @@ static void print_run(const struct mt_report *rep, FILE *out)
 		fprintf(out, "duration:  %.3f s\n",
 			(double)(rep->footer.end_mono_ns - rep->start_mono_ns) / 1e9);
 	fprintf(out, "watcher:   %s\n",
-		rep->watcher[0] ? printable(w, sizeof(w), rep->watcher) : "unknown");
+		rep->watcher[0] ? mt_printable(w, sizeof(w), rep->watcher) : "unknown");
 	if (rep->truncated)
 		fprintf(out, "TRUNCATED: the run was cut short (no footer); the figures cover what "
 			     "was written before the cut\n");
@@ -802,7 +814,7 @@ static int print_processes(const struct mt_report *rep, FILE *out, size_t top)
 	const void **v =
 	    sorted(rep->processes, rep->n_processes, sizeof(*rep->processes), by_bytes_proc);
 	size_t i, n = shown(rep->n_processes, top);
-	char s[32], b1[32], b2[32], b3[32], sx[PRINTABLE_MAX];
+	char s[32], b1[32], b2[32], b3[32], sx[MT_PRINTABLE_MAX];
 
 	if (!v)
 		return -ENOMEM;
@@ -820,7 +832,7 @@ static int print_processes(const struct mt_report *rep, FILE *out, size_t top)
 			p->t.frees, p->t.reallocs, human(b1, sizeof(b1), p->t.bytes_allocated),
 			human(b2, sizeof(b2), p->t.peak_bytes), p->t.live_blocks,
 			human(b3, sizeof(b3), p->t.live_bytes),
-			p->exe[0] ? printable(sx, sizeof(sx), p->exe) : "?");
+			p->exe[0] ? mt_printable(sx, sizeof(sx), p->exe) : "?");
 	}
 	if (n < rep->n_processes)
 		fprintf(out, "  ... %zu more (--top 0 shows all)\n", rep->n_processes - n);
@@ -832,7 +844,7 @@ static int print_files(const struct mt_report *rep, FILE *out, size_t top)
 {
 	const void **v = sorted(rep->files, rep->n_files, sizeof(*rep->files), by_allocs_file);
 	size_t i, n = shown(rep->n_files, top);
-	char b[32], sx[PRINTABLE_MAX];
+	char b[32], sx[MT_PRINTABLE_MAX];
 
 	if (!v)
 		return -ENOMEM;
@@ -845,7 +857,7 @@ static int print_files(const struct mt_report *rep, FILE *out, size_t top)
 		fprintf(out, "  %5u %-9s %6u %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %11s  %s\n",
 			f->file_id, mt_report_family_name(f->family), f->probes, f->t.allocations,
 			f->t.frees, f->t.reallocs, human(b, sizeof(b), f->t.bytes_allocated),
-			f->recorded ? printable(sx, sizeof(sx), f->path) : "(no file record)");
+			f->recorded ? mt_printable(sx, sizeof(sx), f->path) : "(no file record)");
 	}
 	if (n < rep->n_files)
 		fprintf(out, "  ... %zu more (--top 0 shows all)\n", rep->n_files - n);
@@ -907,10 +919,38 @@ static void print_histogram(const struct mt_report *rep, FILE *out)
 	}
 }
 
+/* One line per file or function not probed: "PATH: REASON" or "PATH: FUNCTION: REASON". */
+static void put_unprobed(FILE *out, const char *prefix, const struct mt_report_unprobed *u)
+{
+	char p[MT_PRINTABLE_MAX], f[256], r[256];
+
+	fprintf(out, "%s%s: ", prefix, mt_printable(p, sizeof(p), u->path));
+	if (u->function[0])
+		fprintf(out, "%s: ", mt_printable(f, sizeof(f), u->function));
+	fprintf(out, "%s\n", mt_printable(r, sizeof(r), u->reason));
+}
+
+static void print_unprobed(const struct mt_report *rep, FILE *out)
+{
+	if (!rep->n_unprobed)
+		return;
+	fprintf(out, "\nNot probed (%zu): their allocations are missing from the figures\n",
+		rep->n_unprobed);
+	for (size_t i = 0; i < rep->n_unprobed; i++)
+		put_unprobed(out, "  ", &rep->unprobed[i]);
+}
+
+bool mt_report_complete(const struct mt_report *rep)
+{
+	return rep->has_footer && !rep->truncated && !rep->footer.events_dropped &&
+	       !rep->footer.args_lost && !rep->n_unprobed;
+}
+
 int mt_report_print(const struct mt_report *rep, FILE *out, size_t top)
 {
 	print_run(rep, out);
 	print_totals(rep, out);
+	print_unprobed(rep, out);
 	if (print_processes(rep, out, top) || print_files(rep, out, top))
 		return -ENOMEM;
 	print_families(rep, out);
@@ -930,9 +970,19 @@ static void jset_u64(struct json_object *o, const char *key, uint64_t v)
 	jset(o, key, json_object_new_uint64(v));
 }
 
+/* Strings come from the traced program and may be any bytes: JSON needs UTF-8. */
+static struct json_object *jstr(const char *s)
+{
+	char *u = mt_utf8_dup(s);
+	struct json_object *o = u ? json_object_new_string(u) : NULL;
+
+	free(u);
+	return o;
+}
+
 static void jset_str(struct json_object *o, const char *key, const char *s)
 {
-	jset(o, key, json_object_new_string(s));
+	jset(o, key, jstr(s));
 }
 
 /* The counts every level has; peak and live where they are kept. */
@@ -998,7 +1048,7 @@ static struct json_object *json_file(const struct mt_report_file *f)
 	struct json_object *o = json_object_new_object();
 
 	jset_u64(o, "file_id", f->file_id);
-	jset(o, "path", f->recorded ? json_object_new_string(f->path) : NULL);
+	jset(o, "path", f->recorded ? jstr(f->path) : NULL);
 	jset_str(o, "build_id", f->build_id);
 	jset_str(o, "family", mt_report_family_name(f->family));
 	jset_u64(o, "probes", f->probes);
@@ -1044,6 +1094,39 @@ static struct json_object *json_histogram(const struct mt_report *rep)
 	return a;
 }
 
+static struct json_object *json_unprobed(const struct mt_report *rep)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < rep->n_unprobed; i++) {
+		const struct mt_report_unprobed *u = &rep->unprobed[i];
+		struct json_object *o = json_object_new_object();
+
+		jset_str(o, "path", u->path);
+		jset(o, "function", u->function[0] ? jstr(u->function) : NULL);
+		jset_str(o, "reason", u->reason);
+		jset(o, "errno", u->error ? json_object_new_int(u->error) : NULL);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* Why the recording is incomplete, as stable words a script can test (README: report --json). */
+static struct json_object *json_incomplete(const struct mt_report *rep)
+{
+	struct json_object *a = json_object_new_array();
+
+	if (rep->truncated || !rep->has_footer)
+		json_object_array_add(a, json_object_new_string("truncated"));
+	if (rep->footer.events_dropped)
+		json_object_array_add(a, json_object_new_string("events_dropped"));
+	if (rep->footer.args_lost)
+		json_object_array_add(a, json_object_new_string("args_lost"));
+	if (rep->n_unprobed)
+		json_object_array_add(a, json_object_new_string("not_probed"));
+	return a;
+}
+
 static struct json_object *json_report(const struct mt_report *rep)
 {
 	struct json_object *o = json_object_new_object(), *a;
@@ -1054,7 +1137,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 	jset_u64(o, "format_version", rep->version);
 	a = json_object_new_array();
 	for (i = 0; i < (size_t)rep->argc; i++)
-		json_object_array_add(a, json_object_new_string(rep->argv[i]));
+		json_object_array_add(a, jstr(rep->argv[i]));
 	jset(o, "command", a);
 	jset_str(o, "watcher", rep->watcher);
 	jset_u64(o, "start_time_ns", rep->start_time_ns);
@@ -1063,6 +1146,8 @@ static struct json_object *json_report(const struct mt_report *rep)
 		 ? json_object_new_uint64(rep->footer.end_mono_ns - rep->start_mono_ns)
 		 : NULL);
 	jset(o, "truncated", json_object_new_boolean(rep->truncated));
+	jset(o, "complete", json_object_new_boolean(mt_report_complete(rep)));
+	jset(o, "incomplete", json_incomplete(rep));
 	jset_u64(o, "events", rep->events);
 	jset_u64(o, "unknown_events", rep->unknown_events);
 	jset(o, "totals", json_totals(rep));
@@ -1075,6 +1160,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 	for (i = 0; i < rep->n_files; i++)
 		json_object_array_add(a, json_file(&rep->files[i]));
 	jset(o, "files", a);
+	jset(o, "not_probed", json_unprobed(rep));
 	jset(o, "families", json_families(rep));
 	jset(o, "histogram", json_histogram(rep));
 	return o;
@@ -1105,7 +1191,7 @@ int mt_report_print_json(const struct mt_report *rep, FILE *out)
 static void summary_files(const struct mt_report *rep, FILE *out)
 {
 	size_t i, n = 0, more = 0;
-	char sx[PRINTABLE_MAX];
+	char sx[MT_PRINTABLE_MAX];
 
 	fprintf(out, "memtrack: allocators:");
 	for (i = 0; i < rep->n_files; i++) {
@@ -1118,12 +1204,29 @@ static void summary_files(const struct mt_report *rep, FILE *out)
 			continue;
 		}
 		fprintf(out, "%s %s (%s, %u probes)", n > 1 ? "," : "",
-			printable(sx, sizeof(sx), f->path), mt_report_family_name(f->family),
+			mt_printable(sx, sizeof(sx), f->path), mt_report_family_name(f->family),
 			f->probes);
 	}
 	if (more)
 		fprintf(out, ", and %zu more", more);
 	fprintf(out, "%s\n", n ? "" : " none attached");
+}
+
+#define SUMMARY_UNPROBED 10
+
+static void summary_unprobed(const struct mt_report *rep, FILE *out, const char *path)
+{
+	size_t i, n = rep->n_unprobed < SUMMARY_UNPROBED ? rep->n_unprobed : SUMMARY_UNPROBED;
+	char p[MT_PRINTABLE_MAX];
+
+	for (i = 0; i < n; i++)
+		put_unprobed(out, "memtrack: not probed: ", &rep->unprobed[i]);
+	if (n < rep->n_unprobed)
+		fprintf(out, "memtrack: not probed: %zu more (memtrack report %s lists them)\n",
+			rep->n_unprobed - n, mt_printable(p, sizeof(p), path));
+	if (n)
+		fprintf(out, "memtrack: WARNING: allocations through what was not probed are "
+			     "missing from the figures above\n");
 }
 
 static void summary_losses(const struct mt_report *rep, FILE *out)
@@ -1159,7 +1262,10 @@ int mt_report_summary(const char *artifact_path, FILE *out)
 	int ret = mt_report_load(artifact_path, &rep, err, sizeof(err));
 
 	if (ret) {
-		fprintf(stderr, "memtrack: %s: %s\n", artifact_path, err);
+		char p[MT_PRINTABLE_MAX];
+
+		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), artifact_path),
+			err);
 		return ret;
 	}
 	t = &rep->totals;
@@ -1179,6 +1285,7 @@ int mt_report_summary(const char *artifact_path, FILE *out)
 	else
 		snprintf(b1, sizeof(b1), "none");
 	fprintf(out, "memtrack: dropped: %s\n", b1);
+	summary_unprobed(rep, out, artifact_path);
 	summary_losses(rep, out);
 	mt_report_free(rep);
 	return ferror(out) ? -EIO : 0;
@@ -1199,8 +1306,10 @@ static void usage(FILE *out)
 
 static int usage_error(const char *fmt, const char *arg)
 {
+	char a[MT_PRINTABLE_MAX];
+
 	fprintf(stderr, "memtrack report: ");
-	fprintf(stderr, fmt, arg);
+	fprintf(stderr, fmt, mt_printable(a, sizeof(a), arg));
 	fprintf(stderr, "\nTry 'memtrack report --help'.\n");
 	return 2;
 }
@@ -1225,9 +1334,10 @@ static int run_report(const char *path, bool json, size_t top)
 	char err[MT_ARTIFACT_ERRLEN];
 	struct mt_report *rep;
 	int ret = mt_report_load(path, &rep, err, sizeof(err));
+	char p[MT_PRINTABLE_MAX];
 
 	if (ret) {
-		fprintf(stderr, "memtrack: %s: %s\n", path, err);
+		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
 		return 1;
 	}
 	ret = json ? mt_report_print_json(rep, stdout) : mt_report_print(rep, stdout, top);

@@ -60,11 +60,19 @@ struct mt_report_process {
 struct mt_report_file {
 	uint16_t file_id;
 	uint8_t family; /* as recorded: may be out of range in a foreign artifact */
-	uint16_t probes;
+	uint32_t probes;
 	bool recorded; /* a file record names it; else events carry an id never described */
 	char build_id[41];
 	char *path; /* never NULL */
 	struct mt_report_totals t;
+};
+
+/* A file, or a function of one, that the run could not probe (never NULL strings). */
+struct mt_report_unprobed {
+	int32_t error;
+	char *path;
+	char *function; /* "" for the whole file */
+	char *reason;
 };
 
 struct mt_report {
@@ -84,6 +92,8 @@ struct mt_report {
 	struct mt_report_process *processes;
 	size_t n_files; /* in order of first appearance */
 	struct mt_report_file *files;
+	size_t n_unprobed; /* in artifact order */
+	struct mt_report_unprobed *unprobed;
 	/* Per family; index MT_FAM_MAX collects events of undescribed files or unknown families. */
 	struct mt_report_totals families[MT_FAM_MAX + 1];
 	uint64_t histogram[MT_REPORT_HIST_BUCKETS];
@@ -110,6 +120,12 @@ unsigned int mt_report_bucket(uint64_t size);
 uint64_t mt_report_bucket_min(unsigned int b);
 /* Name of a recorded family number, "unknown" when out of range. */
 const char *mt_report_family_name(unsigned int family);
+
+/*
+ * Whether the artifact holds every allocator call of the run: it has its footer, nothing was
+ * dropped or lost, and every file was probed. Recovered attach requests are no loss.
+ */
+bool mt_report_complete(const struct mt_report *rep);
 
 /* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
 int mt_report_print(const struct mt_report *rep, FILE *out, size_t top);

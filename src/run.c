@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "printable.h"
 #include "privileges.h"
 #include "report.h"
 #include "run.h"
@@ -25,7 +26,11 @@ enum {
 	OPT_NO_TRACK,
 	OPT_USER,
 	OPT_RING_SIZE,
+	OPT_STRICT,
 };
+
+/* --strict: the exit status of a run whose recording is incomplete (README, Command line). */
+#define MT_EXIT_INCOMPLETE 125
 
 static void usage(FILE *out)
 {
@@ -48,6 +53,8 @@ static void usage(FILE *out)
 	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
 	    "                             K/M/G suffixes (default 16M)\n"
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
+	    "      --strict               exit 125 when the recording is incomplete (files not\n"
+	    "                             probed, allocator calls dropped, a write error)\n"
 	    "  -q, --quiet                no summary\n"
 	    "  -v, --verbose              say what is attached where, and why\n"
 	    "  -h, --help                 this help\n");
@@ -58,6 +65,7 @@ struct run_opts {
 	const char *output;
 	bool quiet;
 	bool no_track;
+	bool strict;
 	const char *user;
 	char default_path[128];
 };
@@ -109,6 +117,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	    {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
 	    {"user", required_argument, NULL, OPT_USER},
 	    {"ring-size", required_argument, NULL, OPT_RING_SIZE},
+	    {"strict", no_argument, NULL, OPT_STRICT},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
@@ -158,6 +167,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_RING_SIZE:
 			if (parse_ring_size(optarg, &o->cfg.ring_size) < 0)
 				return 2;
+			break;
+		case OPT_STRICT:
+			o->strict = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -229,11 +241,12 @@ static const char *default_artifact(struct run_opts *o)
 
 static void print_summary(const struct run_opts *o, const struct mt_run_result *res)
 {
-	const char *cmd = o->cfg.argv[0];
+	char cmd[MT_PRINTABLE_MAX];
 	struct stat st;
 
 	if (res->stopped_pid)
 		return;
+	mt_printable(cmd, sizeof(cmd), o->cfg.argv[0]);
 	if (WIFSIGNALED(res->wait_status))
 		fprintf(stderr, "memtrack: %s killed by SIG%s", cmd,
 			sigabbrev_np(WTERMSIG(res->wait_status)) ?: "?");
@@ -247,7 +260,8 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	/* An artifact written to a pipe or /dev/null cannot be read back for a summary. */
 	if (o->cfg.artifact_path && stat(o->cfg.artifact_path, &st) == 0 && S_ISREG(st.st_mode)) {
 		mt_report_summary(o->cfg.artifact_path, stderr);
-		fprintf(stderr, "memtrack: artifact: %s\n", o->cfg.artifact_path);
+		fprintf(stderr, "memtrack: artifact: %s\n",
+			mt_printable(cmd, sizeof(cmd), o->cfg.artifact_path));
 	}
 }
 
@@ -275,5 +289,14 @@ int mt_run_main(int argc, char **argv)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
 	if (!o.quiet)
 		print_summary(&o, &res);
-	return res.stopped_pid ? 0 : res.exit_code;
+	if (res.stopped_pid)
+		return 0;
+	if (o.strict && res.incomplete) {
+		fprintf(stderr,
+			"memtrack: --strict: the recording is incomplete: exit status %d instead "
+			"of %d\n",
+			MT_EXIT_INCOMPLETE, res.exit_code);
+		return MT_EXIT_INCOMPLETE;
+	}
+	return res.exit_code;
 }

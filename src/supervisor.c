@@ -1128,6 +1128,7 @@ static void child_exec(const struct mt_run_config *cfg, int err_fd)
 	}
 	if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
 		goto fail;
+	signal(SIGPIPE, SIG_DFL); /* memtrack ignores it; an ignored signal survives exec */
 	execvp(cfg->argv[0], cfg->argv);
 fail:
 	e = errno;
@@ -1313,11 +1314,9 @@ static int finish_artifact(struct sup *s)
 	foot.end_mono_ns = mt_now_ns();
 	e = mt_artifact_finish(s->artifact, &foot);
 	s->artifact = NULL;
-	if (e && !err) {
-		fprintf(stderr, "memtrack: cannot write %s: %s\n", s->cfg->artifact_path,
-			strerror(-e));
-		err = e;
-	}
+	/* A write error stopped the recording (the writer said so), not the run. */
+	s->res->incomplete =
+	    e || c.events_dropped || c.args_lost || mt_tracker_unprobed_count(s->tracker);
 	return err;
 }
 

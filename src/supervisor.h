@@ -46,7 +46,8 @@ struct mt_run_result {
 	uint64_t end_ns;	/* CLOCK_MONOTONIC when the last process of the tree was reaped */
 	pid_t stopped_pid;	/* --stop-at: the process left stopped, else 0 */
 	char watcher[16];	/* back end that ran: "fentry", "tracepoint", or "" */
-	int exec_errno; /* the command could not be executed: why (then the return is -it) */
+	int exec_errno;	 /* the command could not be executed: why (then the return is -it) */
+	bool incomplete; /* not every allocation was recorded: see the summary (run --strict) */
 };
 
 /*

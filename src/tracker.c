@@ -6,6 +6,7 @@
  * overlay files work; a request whose mapping does not exist yet (the watcher fires before the
  * mapping is made) waits in `deferred` until its own thread stops, which it always does.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,6 +27,7 @@
 #include "memtrack.skel.h"
 
 #include "artifact.h"
+#include "printable.h"
 #include "procmaps.h"
 #include "tracker.h"
 
@@ -55,6 +57,10 @@ struct mt_tracker {
 	struct mt_attach_req *deferred;
 	size_t n_deferred, cap_deferred;
 	int consume_err;
+
+	size_t n_unprobed; /* files and functions recorded as not probed */
+	bool inodes_full;  /* known_inodes is full: new files are no longer marked DONE */
+	bool files_full;   /* every 16-bit file id is taken */
 
 	uint64_t req_drops_seen;
 	int ncpus;
@@ -119,14 +125,29 @@ const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,
 	return same_number;
 }
 
+/* Whether dir exists for memtrack's effective credentials (access(2) would check the real ones). */
+static int tracefs_dir(const char *dir)
+{
+	return faccessat(AT_FDCWD, dir, F_OK, AT_EACCESS) ? -errno : 0;
+}
+
 /* The tracepoint back end needs tracefs for the tracepoint's id; mount it where it is missing. */
 static int ensure_tracefs(void)
 {
-	if (access("/sys/kernel/tracing/events/syscalls", F_OK) == 0 ||
-	    access("/sys/kernel/debug/tracing/events/syscalls", F_OK) == 0)
+	int err = tracefs_dir("/sys/kernel/tracing/events/syscalls");
+
+	if (!err || !tracefs_dir("/sys/kernel/debug/tracing/events/syscalls"))
 		return 0;
+	if (err == -EACCES) {
+		/* Mounted, but root's (mode 700): capabilities for BPF do not open it. */
+		fprintf(stderr,
+			"memtrack: tracefs is mounted at /sys/kernel/tracing but this user cannot "
+			"read it (%s): run as root, or grant CAP_DAC_READ_SEARCH as well\n",
+			strerror(-err));
+		return err;
+	}
 	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
-	    access("/sys/kernel/tracing/events/syscalls", F_OK) == 0)
+	    !tracefs_dir("/sys/kernel/tracing/events/syscalls"))
 		return 0;
 	fprintf(stderr, "memtrack: tracefs is not mounted and cannot be mounted at "
 			"/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)\n");
@@ -138,7 +159,7 @@ static void explain_load_error(int err)
 	if (err == -EPERM || err == -EACCES)
 		fprintf(stderr,
 			"memtrack: loading BPF programs was refused (%s): run as root or "
-			"grant CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE\n",
+			"grant CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE\n",
 			strerror(-err));
 	else
 		fprintf(stderr, "memtrack: cannot load the BPF programs: %s\n", strerror(-err));
@@ -506,12 +527,26 @@ int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c)
 	return err;
 }
 
+/*
+ * A full known_inodes map (E2BIG; JITs that map thousands of memfds fill it) costs speed, not
+ * coverage: a file that cannot be marked DONE makes each of its mappings stop its thread again,
+ * and the stop finds it handled already. Any other failure is memtrack's own, and fatal.
+ */
 static int mark_done(struct mt_tracker *t, const struct mt_inode_key *key)
 {
 	__u32 done = MT_INODE_DONE;
 
-	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.known_inodes), key, &done, BPF_ANY))
+	if (!bpf_map_update_elem(bpf_map__fd(t->skel->maps.known_inodes), key, &done, BPF_ANY))
+		return 0;
+	if (errno != E2BIG)
 		return -errno;
+	if (!t->inodes_full)
+		fprintf(
+		    stderr,
+		    "memtrack: more than %u distinct executable files: from now on each mapping "
+		    "of a new one stops its thread (slower, nothing is lost)\n",
+		    bpf_map__max_entries(t->skel->maps.known_inodes));
+	t->inodes_full = true;
 	return 0;
 }
 
@@ -530,6 +565,41 @@ static const struct mt_tracked_file *known_file(struct mt_tracker *t,
 	return f;
 }
 
+/*
+ * Record a file, or one function of it (function non-NULL), as not probed: in the artifact, and
+ * on stderr at once where the artifact will not carry it to the summary (none, a pipe, a write
+ * error). The run goes on.
+ */
+static __attribute__((format(printf, 5, 6))) void not_probed(struct mt_tracker *t, const char *path,
+							     const char *function, int err,
+							     const char *fmt, ...)
+{
+	static struct mt_artifact_unprobed u; /* 4.6 KB: not on the stack of every stop */
+	char p[MT_PRINTABLE_MAX], fn[sizeof(u.function)], r[sizeof(u.reason)];
+	va_list ap;
+
+	memset(&u, 0, sizeof(u));
+	u.error = err < 0 ? -err : err;
+	snprintf(u.path, sizeof(u.path), "%s", path);
+	snprintf(u.function, sizeof(u.function), "%s", function ? function : "");
+	va_start(ap, fmt);
+	vsnprintf(u.reason, sizeof(u.reason), fmt, ap);
+	va_end(ap);
+	t->n_unprobed++;
+	/* A write error is the writer's to report: the recording stops, the run does not. */
+	if (t->artifact)
+		mt_artifact_write_unprobed(t->artifact, &u);
+	if (!t->artifact || t->cfg.verbose || !mt_artifact_readable_later(t->artifact))
+		fprintf(stderr, "memtrack: not probed: %s: %s%s%s\n",
+			mt_printable(p, sizeof(p), path), mt_printable(fn, sizeof(fn), u.function),
+			function ? ": " : "", mt_printable(r, sizeof(r), u.reason));
+}
+
+size_t mt_tracker_unprobed_count(const struct mt_tracker *t)
+{
+	return t->n_unprobed;
+}
+
 static int attach_point(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
 			const struct mt_probe_point *p, bool retprobe)
 {
@@ -546,6 +616,16 @@ static int attach_point(struct mt_tracker *t, struct mt_tracked_file *f, const c
 	return 0;
 }
 
+/* Why the kernel would not probe a function, in words. */
+static const char *attach_error(int err)
+{
+	/* 524 is the kernel's internal ENOTSUPP: the instruction there cannot be probed. */
+	if (err == -524)
+		return "the kernel refuses a probe on its instruction (error 524)";
+	return strerror(-err);
+}
+
+/* One point, entry and return probe, both or neither; a refused point is recorded and skipped. */
 static int attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
 		       const struct mt_classification *c)
 {
@@ -556,15 +636,20 @@ static int attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const ch
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n_points; i++) {
 		const struct mt_probe_point *p = &c->points[i];
+		size_t before = f->n_links;
 
 		err = attach_point(t, f, path, p, false);
 		if (!err && p->ret)
 			err = attach_point(t, f, path, p, true);
-		if (err) {
-			fprintf(stderr, "memtrack: cannot attach a uprobe to %s in %s: %s\n",
-				p->symbol, f->path, strerror(-err));
+		if (err == -ENOMEM)
 			return err;
+		if (err) {
+			while (f->n_links > before)
+				bpf_link__destroy(f->links[--f->n_links]);
+			not_probed(t, f->path, p->symbol, err, "%s", attach_error(err));
+			continue;
 		}
+		f->probes++;
 	}
 	return 0;
 }
@@ -649,24 +734,86 @@ out:
 	return err;
 }
 
+/* Can the kernel link this one point (and its return probe)? 0, or why not. */
+static int try_point(struct mt_tracker *t, const char *path, const struct mt_probe_point *p,
+		     uint16_t file_id)
+{
+	uint64_t cookie = MT_COOKIE(file_id, p->kind);
+	int fd = mt_uprobe_multi_link(t->skel->progs.alloc_enter_multi, path, &p->probe_offset,
+				      &cookie, 1, false);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	if (!p->ret)
+		return 0;
+	fd = mt_uprobe_multi_link(t->skel->progs.alloc_exit_multi, path, &p->probe_offset, &cookie,
+				  1, true);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/*
+ * The kernel refused the file's link, which is all or nothing: try each point alone, record the
+ * refused ones as not probed, and link the rest.
+ */
+static int attach_multi_accepted(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
+				 const struct mt_classification *c)
+{
+	struct mt_classification ok = *c;
+	int err;
+
+	ok.points = calloc(c->n_points, sizeof(*ok.points));
+	if (!ok.points)
+		return -ENOMEM;
+	ok.n_points = 0;
+	for (size_t i = 0; i < c->n_points; i++) {
+		err = try_point(t, path, &c->points[i], f->file_id);
+		if (err == -ENOMEM)
+			goto out;
+		if (err)
+			not_probed(t, f->path, c->points[i].symbol, err, "%s", attach_error(err));
+		else
+			ok.points[ok.n_points++] = c->points[i];
+	}
+	err = 0;
+	if (ok.n_points)
+		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
+						    t->skel->progs.alloc_exit_multi, path, &ok,
+						    f->file_id, f->multi_fd);
+	if (!err)
+		f->probes = ok.n_points;
+out:
+	free(ok.points);
+	return err;
+}
+
 static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 		       const struct mt_classification *c)
 {
-	char path[64];
+	char path[64], shown[MT_PRINTABLE_MAX];
 	int err;
 
 	/* The kernel resolves the path to the inode at attach time: our fd names the very file. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (t->cfg.verbose)
 		for (size_t i = 0; i < c->n_points; i++)
-			fprintf(stderr, "memtrack: %s: %s at +%#" PRIx64 " (%s)\n", f->path,
-				c->points[i].symbol,
+			fprintf(stderr, "memtrack: %s: %s at +%#" PRIx64 " (%s)\n",
+				mt_printable(shown, sizeof(shown), f->path), c->points[i].symbol,
 				c->points[i].probe_offset - c->points[i].func_offset,
 				c->points[i].reason);
 	if (t->multi) {
 		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
 						    t->skel->progs.alloc_exit_multi, path, c,
 						    f->file_id, f->multi_fd);
+		if (!err) {
+			f->probes = c->n_points;
+			return 0;
+		}
+		if (err != -EINVAL && err != -EOPNOTSUPP)
+			err = attach_multi_accepted(t, f, path, c);
 		if (err != -EINVAL && err != -EOPNOTSUPP)
 			goto out;
 		/* A kernel that loaded the programs but cannot link them: probe one by one. */
@@ -674,11 +821,12 @@ static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 	}
 	err = attach_perf(t, f, path, c);
 out:
-	if (err)
-		fprintf(stderr, "memtrack: cannot attach uprobes to %s: %s\n", f->path,
-			strerror(-err));
-	else
-		f->probes = c->n_points;
+	/* Only memtrack's own failures end the run; anything else leaves the file unprobed. */
+	if (err && err != -ENOMEM) {
+		not_probed(t, f->path, NULL, err, "cannot attach its probes: %s",
+			   attach_error(err));
+		err = 0;
+	}
 	return err;
 }
 
@@ -732,27 +880,70 @@ static int record_file(struct mt_tracker *t, const struct mt_tracked_file *f)
 	return mt_artifact_write_file(t->artifact, &rec);
 }
 
-/* Classify the file open at fd (the inode key) and attach its probes; then mark it DONE. */
+/* Why a file could not be classified, in words (the errors of mt_classify_fd). */
+static const char *classify_error(int err)
+{
+	switch (err) {
+	case -EOPNOTSUPP:
+		return "an ELF file for another machine or class: only x86-64 code is probed";
+	case -EIO:
+		return "a malformed ELF file: its headers or symbol tables cannot be read";
+	default:
+		return strerror(-err);
+	}
+}
+
+/*
+ * Every 16-bit file id is taken. A file with nothing to probe needs none: it is marked DONE. One
+ * with an allocator cannot be told apart in events: it is recorded as not probed.
+ */
+static int handle_file_without_id(struct mt_tracker *t, const struct mt_inode_key *key, int fd,
+				  const char *path)
+{
+	struct mt_classification c = {0};
+	int err = mt_classify_fd(fd, t->cfg.placement, &c);
+
+	if (err == -ENOMEM)
+		return err;
+	if (!t->files_full)
+		fprintf(stderr,
+			"memtrack: more than %u files handled: files mapped from now on are "
+			"not probed\n",
+			MAX_FILES);
+	t->files_full = true;
+	if (!err && c.family != MT_FAM_NONE)
+		not_probed(t, path, NULL, 0, "no file id left (%u files handled)", MAX_FILES);
+	mt_classification_free(&c);
+	return mark_done(t, key);
+}
+
+/*
+ * Classify the file open at fd (the inode key) and attach its probes; then mark it DONE. What
+ * cannot be classified or probed is recorded as not probed and the run goes on: only memtrack's
+ * own failures (no memory, a BPF map that refuses an update) are returned.
+ */
 static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int fd,
 		       const char *display_path)
 {
 	struct mt_classification c = {0};
 	struct mt_tracked_file *f;
-	char path[4096];
+	char path[4096], p[MT_PRINTABLE_MAX];
 	int err;
 
 	snprintf(path, sizeof(path), "%s", display_path);
 	strip_deleted(path);
+	if (t->n_files == MAX_FILES)
+		return handle_file_without_id(t, key, fd, path);
 	f = new_file(t, key, path);
 	if (!f)
 		return -ENOMEM;
 	err = mt_classify_fd(fd, t->cfg.placement, &c);
+	if (err == -ENOMEM)
+		goto out;
 	if (err == -ENOEXEC) {
 		/* Executable mappings of non-ELF files (JIT caches, ...) have nothing to probe. */
-		err = 0;
 	} else if (err) {
-		fprintf(stderr, "memtrack: cannot classify %s: %s\n", path, strerror(-err));
-		goto out;
+		not_probed(t, path, NULL, err, "%s", classify_error(err));
 	} else {
 		f->family = c.family;
 		f->no_symbols = !c.has_symbols;
@@ -761,15 +952,17 @@ static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int
 			fprintf(stderr,
 				"memtrack: %s has no symbol table (neither .dynsym nor "
 				".symtab): its allocations, if any, cannot be tracked\n",
-				path);
-		if (c.family != MT_FAM_NONE)
+				mt_printable(p, sizeof(p), path));
+		for (size_t i = 0; i < c.n_refused; i++)
+			not_probed(t, path, c.refused[i].symbol, 0, "%s", c.refused[i].reason);
+		if (c.family != MT_FAM_NONE && c.n_points)
 			err = attach_file(t, f, fd, &c);
 		if (err)
 			goto out;
 	}
-	err = record_file(t, f);
-	if (!err)
-		err = mark_done(t, key);
+	/* A write error is the writer's to report: the recording stops, the run does not. */
+	record_file(t, f);
+	err = mark_done(t, key);
 out:
 	mt_classification_free(&c);
 	return err;
@@ -811,6 +1004,29 @@ static int entry_key(const struct resolve_ctx *r, const struct mt_map_entry *e,
 	return err;
 }
 
+/*
+ * A mapping whose file memtrack cannot open (an LSM, a map_files that refuses): remember the file
+ * as handled with nothing attached, so that it stops nobody again, and record it as not probed.
+ */
+static int unopenable_file(struct mt_tracker *t, const struct mt_inode_key *key,
+			   const char *display_path, pid_t pid, int err)
+{
+	struct mt_tracked_file *f;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s", display_path);
+	strip_deleted(path);
+	if (t->n_files < MAX_FILES) {
+		f = new_file(t, key, path);
+		if (!f)
+			return -ENOMEM;
+		record_file(t, f);
+	}
+	not_probed(t, path, NULL, err, "cannot open it through /proc/%d/map_files: %s", pid,
+		   strerror(err));
+	return mark_done(t, key);
+}
+
 static int resolve_entry(const struct mt_map_entry *e, void *arg)
 {
 	struct resolve_ctx *r = arg;
@@ -825,11 +1041,12 @@ static int resolve_entry(const struct mt_map_entry *e, void *arg)
 	if (known_file(r->t, &key, &r->err))
 		return r->err || r->want ? 1 : 0;
 	fd = open_map_file(r->pid, e);
+	if (fd < 0 && (errno == ENOENT || errno == ESRCH))
+		return 0; /* unmapped meanwhile, or the process is gone: nothing maps it here */
 	if (fd < 0) {
-		r->err = -errno;
-		fprintf(stderr, "memtrack: cannot open the mapping of %s in process %d: %s\n",
-			e->path, r->pid, strerror(errno));
-		return 1;
+		r->err = unopenable_file(r->t, &key, e->path, r->pid, errno);
+		r->handled++;
+		return r->err ? 1 : (r->want ? 1 : 0);
 	}
 	r->err = handle_file(r->t, &key, fd, e->path);
 	close(fd);
@@ -858,29 +1075,63 @@ static int resolve_in(struct mt_tracker *t, pid_t pid, const struct mt_inode_key
 	return err == 1;
 }
 
-/* The fd of a request still in its mmap: the mapping may not exist yet, the fd does. */
-static int resolve_fd(struct mt_tracker *t, const struct mt_attach_req *q)
+/* Handle key through /proc/PID/fd/FD when that fd is the file; 1 when it was, 0 when not. */
+static int resolve_fd_path(struct mt_tracker *t, const struct mt_inode_key *key, const char *path)
 {
-	char path[64], target[4096];
+	char target[4096];
 	struct stat st;
 	ssize_t n;
 	int fd, err;
 
-	if (q->fd < 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%u/fd/%d", q->pid, q->fd);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || mt_kdev(st.st_dev) != q->key.dev || st.st_ino != q->key.ino) {
+	if (fstat(fd, &st) || mt_kdev(st.st_dev) != key->dev || st.st_ino != key->ino) {
 		close(fd);
 		return 0;
 	}
 	n = readlink(path, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
-	err = handle_file(t, &q->key, fd, target);
+	err = handle_file(t, key, fd, target);
 	close(fd);
 	return err ? err : 1;
+}
+
+/* The fd of a request still in its mmap: the mapping may not exist yet, the fd does. */
+static int resolve_fd(struct mt_tracker *t, const struct mt_attach_req *q)
+{
+	char path[64];
+
+	if (q->fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", q->pid, q->fd);
+	return resolve_fd_path(t, &q->key, path);
+}
+
+/*
+ * A stop with no request (known_inodes was full, so the watcher could not queue one) for a file
+ * whose mapping does not exist yet: the stopped mmap holds the file open, so look for it among
+ * the process's open files.
+ */
+static int resolve_open_fds(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key)
+{
+	char dir[64], path[64 + sizeof(((struct dirent *)0)->d_name)];
+	struct dirent *d;
+	int found = 0;
+	DIR *fds;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	fds = opendir(dir);
+	if (!fds)
+		return 0;
+	while (!found && (d = readdir(fds))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		found = resolve_fd_path(t, key, path);
+	}
+	closedir(fds);
+	return found;
 }
 
 static int handle_deferred(struct mt_tracker *t)
@@ -935,8 +1186,10 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 	if (err)
 		return err;
 	if (!known_file(t, key, &err) && !err) {
-		/* The stopped thread has mapped the file: its own mappings must resolve it. */
+		/* The stopped thread maps the file: its mappings or its open files resolve it. */
 		err = resolve_in(t, pid, key);
+		if (err == 0)
+			err = resolve_open_fds(t, pid, key);
 		if (err == 0) {
 			fprintf(stderr,
 				"memtrack: process %d stopped for a file it does not map "

@@ -97,6 +97,9 @@ int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program 
 				  const char *path, const struct mt_classification *c,
 				  uint16_t file_id, int fds[2]);
 
+/* Files and functions recorded as not probed so far (their allocations are missing). */
+size_t mt_tracker_unprobed_count(const struct mt_tracker *t);
+
 size_t mt_tracker_file_count(const struct mt_tracker *t);
 const struct mt_tracked_file *mt_tracker_file(const struct mt_tracker *t, size_t i);
 const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,

@@ -171,7 +171,7 @@ START_TEST(roundtrip)
 
 	ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, err, sizeof(err)), 0);
 	in = mt_artifact_info(r);
-	ck_assert_uint_eq(in->version, 1);
+	ck_assert_uint_eq(in->version, 2);
 	ck_assert_uint_eq(in->start_time_ns, 1700000000123456789ULL);
 	ck_assert_uint_eq(in->start_mono_ns, 555000);
 	ck_assert_str_eq(in->watcher, "tracepoint");
@@ -211,6 +211,9 @@ START_TEST(roundtrip)
 			ck_assert_uint_eq(it.footer->requests_dropped, 0);
 			ck_assert_uint_eq(it.footer->end_mono_ns, 999000);
 			break;
+		case MT_ITEM_UNPROBED:
+			ck_abort_msg("no not-probed record was written");
+			break;
 		}
 	}
 	ck_assert_int_eq(ret, 0);
@@ -218,6 +221,61 @@ START_TEST(roundtrip)
 	ck_assert_uint_eq(nev, 5);
 	ck_assert(!mt_artifact_truncated(r));
 	mt_artifact_close(r);
+	free(buf);
+}
+END_TEST
+
+/*
+ * Version 2: a not-probed record, and a probe count beyond 16 bits (the old field saturates, the
+ * exact count follows the path). Read as version 1, the not-probed record is an unknown type.
+ */
+START_TEST(unprobed_and_wide_probe_count)
+{
+	struct mt_artifact_writer *w;
+	struct mt_artifact_file f = {.file_id = 3, .family = 1, .probes = 70000};
+	struct mt_artifact_unprobed u = {.error = 95};
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	char *path = mt_tmpfile();
+	int files = 0, unprobed = 0, ret;
+	size_t len;
+	uint8_t *buf;
+
+	strcpy(f.path, "/lib/big.so");
+	strcpy(u.path, "/lib/odd\x1b.so");
+	strcpy(u.function, "malloc");
+	strcpy(u.reason, "the kernel refuses a probe on its instruction (error 524)");
+	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+	ck_assert_int_eq(mt_artifact_write_file(w, &f), 0);
+	ck_assert_int_eq(mt_artifact_write_unprobed(w, &u), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	buf = slurp(path, &len);
+	for (int version = 2; version >= 1; version--) {
+		put32(buf + 8, (uint32_t)version);
+		ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, NULL, 0), 0);
+		files = unprobed = 0;
+		while ((ret = mt_artifact_next(r, &it)) > 0) {
+			if (it.type == MT_ITEM_FILE) {
+				ck_assert_uint_eq(it.file->probes, 70000);
+				files++;
+			}
+			if (it.type != MT_ITEM_UNPROBED)
+				continue;
+			ck_assert_int_eq(it.unprobed->error, 95);
+			ck_assert_str_eq(it.unprobed->path, u.path);
+			ck_assert_str_eq(it.unprobed->function, "malloc");
+			ck_assert_str_eq(it.unprobed->reason, u.reason);
+			unprobed++;
+		}
+		ck_assert_int_eq(ret, 0);
+		ck_assert_int_eq(files, 1);
+		ck_assert_int_eq(unprobed, version == 2);
+		ck_assert(!mt_artifact_truncated(r));
+		mt_artifact_close(r);
+	}
+	unlink(path);
+	free(path);
 	free(buf);
 }
 END_TEST
@@ -664,10 +722,10 @@ START_TEST(header_checks)
 	ck_assert_str_eq(err, "not a memtrack artifact (empty file)");
 
 	memcpy(copy, buf, len);
-	put32(copy + 8, 2);
+	put32(copy + 8, 3);
 	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EPROTONOSUPPORT);
-	ck_assert_str_eq(err,
-			 "unsupported artifact format version 2 (this memtrack reads version 1)");
+	ck_assert_str_eq(err, "unsupported artifact format version 3 (this memtrack reads "
+			      "versions 1 to 2)");
 
 	memcpy(copy, buf, len);
 	put32(copy + 12, MT_ARTIFACT_HEADER_MAX + 1);
@@ -709,6 +767,7 @@ static Suite *artifact_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, roundtrip);
 	tcase_add_test(tc, footer_counts_written_events);
+	tcase_add_test(tc, unprobed_and_wide_probe_count);
 	tcase_add_test(tc, many_events_through_the_file);
 	tcase_add_test(tc, two_writer_threads);
 	tcase_add_test(tc, long_strings);

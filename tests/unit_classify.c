@@ -690,6 +690,50 @@ START_TEST(names)
 }
 END_TEST
 
+/* The odd-file fixtures (fixtures/README.md, "Odd files"), built by make. */
+START_TEST(midinsn_malloc_is_refused)
+{
+	struct mt_classification c;
+
+	ck_assert_int_eq(
+	    mt_classify_path(MT_BUILD_DIR "/fixtures/odd_midinsn.so", MT_PLACE_SMART, &c), 0);
+	ck_assert_uint_eq(c.n_points, 0);
+	ck_assert_uint_eq(c.n_refused, 1);
+	ck_assert_str_eq(c.refused[0].symbol, "malloc");
+	ck_assert_str_eq(c.refused[0].reason, "not an instruction boundary: +1 falls inside an "
+					      "instruction of get_magic");
+	mt_classification_free(&c);
+}
+END_TEST
+
+START_TEST(lock_malloc_is_left_to_the_kernel)
+{
+	struct mt_classification c;
+
+	ck_assert_int_eq(mt_classify_path(MT_BUILD_DIR "/fixtures/odd_lock.so", MT_PLACE_SMART, &c),
+			 0);
+	/* malloc (lock incl: placement stays on the entry, the kernel will refuse) and free */
+	ck_assert_uint_eq(c.n_points, 2);
+	ck_assert_uint_eq(c.n_refused, 0);
+	ck_assert_str_eq(c.points[0].symbol, "malloc");
+	ck_assert_uint_eq(c.points[0].probe_offset, c.points[0].func_offset);
+	ck_assert_str_eq(c.points[1].symbol, "free");
+	mt_classification_free(&c);
+}
+END_TEST
+
+START_TEST(broken_files_are_errors)
+{
+	struct mt_classification c;
+
+	ck_assert_int_eq(
+	    mt_classify_path(MT_BUILD_DIR "/fixtures/odd_foreign.so", MT_PLACE_SMART, &c),
+	    -EOPNOTSUPP);
+	ck_assert_int_eq(
+	    mt_classify_path(MT_BUILD_DIR "/fixtures/odd_baddynsym.so", MT_PLACE_SMART, &c), -EIO);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("classify");
@@ -724,6 +768,9 @@ static Suite *suite(void)
 	suite_add_tcase(s, built);
 
 	tcase_add_test(err, missing_is_enoent);
+	tcase_add_test(err, midinsn_malloc_is_refused);
+	tcase_add_test(err, lock_malloc_is_left_to_the_kernel);
+	tcase_add_test(err, broken_files_are_errors);
 	suite_add_tcase(s, err);
 	return s;
 }

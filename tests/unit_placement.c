@@ -393,6 +393,22 @@ START_TEST(point_reads_the_file)
 }
 END_TEST
 
+/* movl $0x11223344, %eax; ret: boundaries at +0 and +5 only, and nothing past the end. */
+START_TEST(insn_boundaries)
+{
+	static const uint8_t code[] = {0xb8, 0x44, 0x33, 0x22, 0x11, 0xc3};
+	static const uint8_t invalid[] = {0x06, 0xc3}; /* push %es: no such instruction in 64-bit */
+
+	ck_assert(mt_insn_boundary(code, sizeof(code), 0));
+	for (uint64_t t = 1; t < 5; t++)
+		ck_assert_msg(!mt_insn_boundary(code, sizeof(code), t), "+%u", (unsigned int)t);
+	ck_assert(mt_insn_boundary(code, sizeof(code), 5));
+	ck_assert(!mt_insn_boundary(code, sizeof(code), 6));
+	ck_assert(!mt_insn_boundary(invalid, sizeof(invalid), 0));
+	ck_assert(!mt_insn_boundary(invalid, sizeof(invalid), 1));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("placement");
@@ -400,6 +416,7 @@ static Suite *suite(void)
 	TCase *lib = tcase_create("installed");
 
 	tcase_add_loop_test(seq, sequence, 0, sizeof(seqs) / sizeof(seqs[0]));
+	tcase_add_test(seq, insn_boundaries);
 	tcase_add_test(seq, running_kernel_emulates_push);
 	tcase_add_test(seq, point_reads_the_file);
 	suite_add_tcase(s, seq);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "artifact.h"
+#include "printable.h"
 #include "report.h"
 #include "lib/suite.h"
 #include "lib/mtrun.h"
@@ -944,6 +945,38 @@ START_TEST(totals_of)
 }
 END_TEST
 
+/* The one sanitiser of foreign bytes: terminal form and JSON form. */
+START_TEST(printable_and_utf8)
+{
+	static const struct {
+		const char *in, *term, *json;
+	} cases[] = {
+	    {"plain/path.so", "plain/path.so", "plain/path.so"},
+	    {"a\x1b[31mb", "a?[31mb", "a\x1b[31mb"},	   /* ESC: JSON escapes it itself */
+	    {"caf\xc3\xa9", "caf\xc3\xa9", "caf\xc3\xa9"}, /* valid UTF-8 is kept */
+	    {"x\xc2\x9by", "x?y", "x\xc2\x9by"},	   /* C1 CSI: a control character */
+	    {"x\xffy", "x?y", "x\xef\xbf\xbdy"},
+	    {"\xc0\x80", "??", "\xef\xbf\xbd\xef\xbf\xbd"},		     /* overlong NUL */
+	    {"\xed\xa0\x80", "???", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* surrogate */
+	    {"\xe2\x82", "??", "\xef\xbf\xbd\xef\xbf\xbd"},		     /* cut short */
+	    {"\x7f\t", "??", "\x7f\t"},
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *j = mt_utf8_dup(cases[i].in);
+
+		ck_assert_str_eq(mt_printable(buf, sizeof(buf), cases[i].in), cases[i].term);
+		ck_assert_str_eq(j, cases[i].json);
+		free(j);
+	}
+	/* Cut to fit, never inside a character. */
+	ck_assert_str_eq(mt_printable(buf, 3, "abcdef"), "ab");
+	ck_assert_str_eq(mt_printable(buf, 3, "a\xc3\xa9"), "a");
+	ck_assert_str_eq(mt_printable(buf, 4, "a\xc3\xa9"), "a\xc3\xa9");
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -976,6 +1009,7 @@ static Suite *report_suite(void)
 	tcase_add_test(to, human_output);
 	tcase_add_test(to, human_truncated_and_top);
 	tcase_add_test(to, control_characters_neutralised);
+	tcase_add_test(to, printable_and_utf8);
 	tcase_add_test(to, usage_errors);
 	tcase_add_test(to, artifact_errors);
 	tcase_add_test(to, summary);

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Degrade, never die: files memtrack cannot classify or probe, and an artifact it cannot write,
+ * leave the command running exactly as without memtrack (its output, its exit status), are
+ * reported as not probed, and the rest of the run is still counted exactly (fixtures/README.md,
+ * "Odd files").
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+/* odd_files' own allocations: 4 x malloc(1000 + i), 3 x calloc(1, 500), each freed. */
+#define OWN_ALLOCS	   7
+#define OWN_BYTES	   (4006 + 1500)
+/* What dlopen of an odd_*.so allocates through glibc 2.36: 6 blocks, 1 freed, 3563 + 3 P bytes. */
+#define DLOPEN_ALLOCS	   6
+#define DLOPEN_FREES	   1
+#define DLOPEN_BYTES(path) (3563 + 3 * strlen(path))
+
+struct odd_run {
+	struct mt_out o;
+	struct json_object *report;
+};
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
+	return v;
+}
+
+static int64_t num(struct json_object *o, const char *key)
+{
+	return json_object_get_int64(get(o, key));
+}
+
+/* memtrack run [extra] -- odd_files MODE FILE, then report --json on the artifact. */
+static struct odd_run run_odd(const char *extra, const char *mode, const char *file)
+{
+	char dir[64], art[128];
+	const char *argv[12] = {MEMTRACK, "run", "-o", art};
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct odd_run r;
+	struct mt_out o;
+	int n = 4;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	if (extra)
+		argv[n++] = extra;
+	argv[n++] = "--";
+	argv[n++] = FIXTURE("odd_files");
+	argv[n++] = mode;
+	argv[n++] = file;
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &r.o), 0);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "report failed: %s", o.err);
+	r.report = json_tokener_parse(o.out);
+	ck_assert_ptr_nonnull(r.report);
+	mt_out_free(&o);
+	unlink(art);
+	rmdir(dir);
+	return r;
+}
+
+static void odd_free(struct odd_run *r)
+{
+	mt_out_free(&r->o);
+	json_object_put(r->report);
+}
+
+/* The command ran as without memtrack, and glibc's calls were all counted. */
+static void assert_command_and_counts(const struct odd_run *r, const char *out, bool dlopened,
+				      const char *file)
+{
+	struct json_object *t = get(r->report, "totals");
+
+	ck_assert_msg(r->o.code == 7, "exit %d, stderr: %s", r->o.code, r->o.err);
+	ck_assert_str_eq(r->o.out, out);
+	ck_assert_int_eq(num(t, "allocations"), OWN_ALLOCS + (dlopened ? DLOPEN_ALLOCS : 0));
+	ck_assert_int_eq(num(t, "frees"), OWN_ALLOCS + (dlopened ? DLOPEN_FREES : 0));
+	ck_assert_int_eq(num(t, "bytes_allocated"),
+			 OWN_BYTES + (dlopened ? (int64_t)DLOPEN_BYTES(file) : 0));
+	ck_assert_int_eq(num(t, "dropped"), 0);
+}
+
+/* Exactly one not-probed entry: file (and function, or NULL), reason containing why. */
+static void assert_not_probed(const struct odd_run *r, const char *file, const char *function,
+			      const char *why)
+{
+	struct json_object *np = get(r->report, "not_probed"), *e, *inc;
+	char line[512];
+
+	ck_assert_int_eq(json_object_array_length(np), 1);
+	e = json_object_array_get_idx(np, 0);
+	ck_assert_str_eq(json_object_get_string(get(e, "path")), file);
+	if (function)
+		ck_assert_str_eq(json_object_get_string(get(e, "function")), function);
+	else
+		ck_assert(json_object_is_type(get(e, "function"), json_type_null));
+	ck_assert_msg(strstr(json_object_get_string(get(e, "reason")), why), "reason: %s",
+		      json_object_get_string(get(e, "reason")));
+	ck_assert(!json_object_get_boolean(get(r->report, "complete")));
+	inc = get(r->report, "incomplete");
+	ck_assert_int_eq(json_object_array_length(inc), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(inc, 0)), "not_probed");
+	/* The run's summary names it too. */
+	snprintf(line, sizeof(line), "memtrack: not probed: %s: %s%s", file,
+		 function ? function : "", function ? ": " : "");
+	ck_assert_msg(strstr(r->o.err, line), "no '%s' in: %s", line, r->o.err);
+}
+
+/* The probe count the report gives a file. */
+static int64_t probes_of(const struct odd_run *r, const char *file)
+{
+	struct json_object *files = get(r->report, "files");
+
+	for (size_t i = 0; i < json_object_array_length(files); i++) {
+		struct json_object *f = json_object_array_get_idx(files, i);
+		struct json_object *p = get(f, "path");
+
+		if (json_object_is_type(p, json_type_string) &&
+		    !strcmp(json_object_get_string(p), file))
+			return num(f, "probes");
+	}
+	ck_abort_msg("no file %s", file);
+	return -1;
+}
+
+START_TEST(foreign_machine_elf)
+{
+	const char *file = FIXTURE("odd_foreign.so");
+	struct odd_run r = run_odd(NULL, "map", file);
+
+	assert_command_and_counts(&r, "mapped\n", false, file);
+	assert_not_probed(&r, file, NULL, "another machine");
+	odd_free(&r);
+}
+END_TEST
+
+START_TEST(broken_dynsym)
+{
+	const char *file = FIXTURE("odd_baddynsym.so");
+	struct odd_run r = run_odd(NULL, "dlopen", file);
+
+	assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
+	assert_not_probed(&r, file, NULL, "malformed ELF");
+	odd_free(&r);
+}
+END_TEST
+
+START_TEST(lock_prefixed_malloc)
+{
+	const char *file = FIXTURE("odd_lock.so");
+	struct odd_run r = run_odd(NULL, "dlopen", file);
+
+	assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
+	assert_not_probed(&r, file, "malloc", "the kernel refuses");
+	/* The file's other function, free, is probed all the same. */
+	ck_assert_int_eq(probes_of(&r, file), 1);
+	odd_free(&r);
+}
+END_TEST
+
+/* A probe inside get_magic's mov would make it return 0x112233cc: refused, code intact. */
+START_TEST(mid_instruction_malloc)
+{
+	const char *file = FIXTURE("odd_midinsn.so");
+
+	for (int entry = 0; entry < 2; entry++) {
+		struct odd_run r =
+		    run_odd(entry ? "--probe-placement=entry" : NULL, "dlopen", file);
+
+		assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
+		assert_not_probed(&r, file, "malloc", "not an instruction boundary");
+		odd_free(&r);
+	}
+}
+END_TEST
+
+/* The healthy twin: complete, and --strict changes nothing. */
+START_TEST(plain_library_is_complete)
+{
+	const char *file = FIXTURE("odd_plain.so");
+	struct odd_run r = run_odd("--strict", "dlopen", file);
+
+	assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
+	ck_assert_int_eq(json_object_array_length(get(r.report, "not_probed")), 0);
+	ck_assert(json_object_get_boolean(get(r.report, "complete")));
+	ck_assert_int_eq(json_object_array_length(get(r.report, "incomplete")), 0);
+	odd_free(&r);
+}
+END_TEST
+
+START_TEST(strict_turns_a_loss_into_125)
+{
+	const char *file = FIXTURE("odd_foreign.so");
+	struct odd_run r = run_odd("--strict", "map", file);
+
+	ck_assert_int_eq(r.o.code, 125);
+	ck_assert_str_eq(r.o.out, "mapped\n");
+	ck_assert_ptr_nonnull(strstr(r.o.err, "--strict: the recording is incomplete: exit status "
+					      "125 instead of 7"));
+	odd_free(&r);
+}
+END_TEST
+
+/* The totals of one family in a report. */
+static struct json_object *family(struct json_object *rep, const char *name)
+{
+	struct json_object *fams = get(rep, "families");
+
+	for (size_t i = 0; i < json_object_array_length(fams); i++) {
+		struct json_object *f = json_object_array_get_idx(fams, i);
+
+		if (!strcmp(json_object_get_string(get(f, "family")), name))
+			return f;
+	}
+	ck_abort_msg("no family %s", name);
+	return NULL;
+}
+
+/*
+ * More distinct executable files than the known-inodes map holds (a JIT's memfds): the run goes
+ * on, and an allocator mapped after the map is full (mimalloc, dlopened after an exec) is still
+ * probed and counted exactly.
+ */
+START_TEST(known_inodes_full)
+{
+	char dir[64], art[128];
+	const char *argv[] = {MEMTRACK,
+			      "run",
+			      "-o",
+			      art,
+			      "--",
+			      FIXTURE("jit_memfd"),
+			      "17000",
+			      FIXTURE("dlopen_plugin"),
+			      FIXTURE("plugin_mimalloc.so"),
+			      "10",
+			      NULL};
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct json_object *r;
+	struct mt_out o, j;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 240, &o), 0);
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	ck_assert_int_eq(mt_count_lines(o.err, "more than 16384 distinct executable files"), 1);
+	ck_assert_int_eq(mt_count_lines(o.err, "does not map"), 0);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &j), 0);
+	r = json_tokener_parse(j.out);
+	ck_assert_ptr_nonnull(r);
+	ck_assert(json_object_get_boolean(get(r, "complete")));
+	/* jit_memfd's 10, then dlopen of plugin_mimalloc.so (fixtures/README.md) */
+	ck_assert_int_eq(num(family(r, "glibc"), "allocations"), 10 + 11);
+	ck_assert_int_eq(num(family(r, "mimalloc"), "allocations"), 10);
+	ck_assert_int_eq(num(family(r, "mimalloc"), "bytes_allocated"), 33330);
+	json_object_put(r);
+	mt_out_free(&o);
+	mt_out_free(&j);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
+/* An artifact that cannot be read back for a summary: the file is named on stderr at once. */
+START_TEST(not_probed_said_without_summary)
+{
+	const char *argv[] = {MEMTRACK, "run",
+			      "-o",	"/dev/null",
+			      "--",	FIXTURE("odd_files"),
+			      "map",	FIXTURE("odd_foreign.so"),
+			      NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 7);
+	ck_assert_int_eq(mt_count_lines(o.err, "memtrack: not probed: " MT_BUILD_DIR
+					       "/fixtures/odd_foreign.so: an ELF file for another "
+					       "machine"),
+			 1);
+	mt_out_free(&o);
+}
+END_TEST
+
+/*
+ * The artifact on a pipe that closes after 1000 bytes: memtrack neither dies of SIGPIPE nor
+ * fails the run; the command (whose own SIGPIPE disposition is the default again) finishes.
+ */
+START_TEST(closed_output_pipe)
+{
+	const char *argv[] = {"bash",
+			      "-c",
+			      "\"$0\" run -o /dev/stdout -- \"$1\" 200000 | head -c 1000 "
+			      ">/dev/null; echo \"status ${PIPESTATUS[0]}\"",
+			      MEMTRACK,
+			      FIXTURE("churn"),
+			      NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_str_eq(o.out, "status 0\n");
+	ck_assert_ptr_nonnull(strstr(o.err, "cannot write the artifact /dev/stdout: Broken pipe; "
+					    "recording stopped there"));
+	ck_assert_ptr_nonnull(strstr(o.err, "churn exited with 0"));
+	mt_out_free(&o);
+}
+END_TEST
+
+/* A full disk: the command completes, the summary reads the truncated artifact. */
+START_TEST(full_disk)
+{
+	char dir[64], cmd[512];
+	const char *argv[] = {"unshare", "--mount", "sh", "-c", cmd, NULL};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mount -t tmpfs -o size=256k none %s && %s run -o %s/a.mtk -- %s 100000; "
+		 "echo status $?",
+		 dir, MEMTRACK, dir, FIXTURE("churn"));
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_str_eq(o.out, "status 0\n");
+	ck_assert_ptr_nonnull(strstr(o.err, "No space left on device; recording stopped there"));
+	ck_assert_ptr_nonnull(strstr(o.err, "the artifact is truncated"));
+	mt_out_free(&o);
+	rmdir(dir);
+}
+END_TEST
+
+/* Strictly valid JSON and UTF-8, or NULL. */
+static struct json_object *parse_strict(const char *s)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *o;
+
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, s, (int)strlen(s) + 1);
+	json_tokener_free(tok);
+	return o;
+}
+
+static bool has_raw_bytes(const char *s)
+{
+	return strchr(s, 0x1b) || strchr(s, '\xff') || strchr(s, '\xfe');
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	const char *argv[] = {"cp", from, to, NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 30, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	mt_out_free(&o);
+}
+
+/*
+ * File names are the traced program's bytes: not UTF-8, with terminal escapes. The summary on
+ * stderr and the text report show them without escapes; report --json stays valid UTF-8 JSON.
+ */
+START_TEST(hostile_file_names)
+{
+	char dir[64], prog[160], lib[160], art[160];
+	const char *run[] = {MEMTRACK, "run", "-o", art, "--", prog, "map", lib, NULL};
+	const char *json[] = {MEMTRACK, "report", "--json", art, NULL};
+	const char *text[] = {MEMTRACK, "report", art, NULL};
+	struct json_object *rep, *np, *cmd;
+	struct mt_out o, j, t;
+
+	mt_tmpdir(dir);
+	snprintf(prog, sizeof(prog),
+		 "%s/odd\xff\x1b]0;title\x07"
+		 "files",
+		 dir);
+	snprintf(lib, sizeof(lib), "%s/foreign\xfe\x1b[2J.so", dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	copy_file(FIXTURE("odd_files"), prog);
+	copy_file(FIXTURE("odd_foreign.so"), lib);
+	ck_assert_int_eq(mt_run(run, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(o.code, 7);
+	ck_assert_msg(!has_raw_bytes(o.err), "raw bytes on stderr: %s", o.err);
+	ck_assert_ptr_nonnull(strstr(o.err, "memtrack: not probed: "));
+	ck_assert_ptr_nonnull(strstr(o.err, "/foreign??[2J.so: an ELF file for another machine"));
+	ck_assert_int_eq(mt_run(json, NULL, NULL, 60, &j), 0);
+	ck_assert_int_eq(j.code, 0);
+	rep = parse_strict(j.out);
+	ck_assert_msg(rep != NULL, "not strict UTF-8 JSON: %s", j.out);
+	cmd = json_object_array_get_idx(get(rep, "command"), 0);
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(cmd), "/odd\xef\xbf\xbd\x1b]0;"));
+	np = json_object_array_get_idx(get(rep, "not_probed"), 0);
+	ck_assert_ptr_nonnull(
+	    strstr(json_object_get_string(get(np, "path")), "/foreign\xef\xbf\xbd\x1b[2J.so"));
+	ck_assert_int_eq(mt_run(text, NULL, NULL, 60, &t), 0);
+	ck_assert_int_eq(t.code, 0);
+	ck_assert(!has_raw_bytes(t.out));
+	json_object_put(rep);
+	mt_out_free(&o);
+	mt_out_free(&j);
+	mt_out_free(&t);
+	unlink(prog);
+	unlink(lib);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
+/*
+ * A user with the BPF capabilities but not root: tracefs is mounted, only unreadable (mode 700).
+ * One sentence says that, and which capability is missing; with it the run works.
+ */
+START_TEST(unprivileged_tracefs_message)
+{
+	static const char caps[] = "+bpf,+perfmon,+sys_ptrace,+checkpoint_restore";
+	static const char more[] = "+bpf,+perfmon,+sys_ptrace,+checkpoint_restore,+dac_read_search";
+	char dir[64], art[128];
+	const char *argv[] = {"setpriv",
+			      "--reuid=nobody",
+			      "--regid=nogroup",
+			      "--clear-groups",
+			      "--inh-caps",
+			      caps,
+			      "--ambient-caps",
+			      caps,
+			      MEMTRACK,
+			      "run",
+			      "--watcher=tracepoint",
+			      "-q",
+			      "-o",
+			      art,
+			      "--",
+			      "/bin/true",
+			      NULL};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	chmod(dir, 0777);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_str_eq(o.err, "memtrack: tracefs is mounted at /sys/kernel/tracing but this user "
+				"cannot read it (Permission denied): run as root, or grant "
+				"CAP_DAC_READ_SEARCH as well\n");
+	mt_out_free(&o);
+	argv[5] = argv[7] = more;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	mt_out_free(&o);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("it_degrade");
+	TCase *tc = tcase_create("degrade");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, foreign_machine_elf);
+	tcase_add_test(tc, broken_dynsym);
+	tcase_add_test(tc, lock_prefixed_malloc);
+	tcase_add_test(tc, mid_instruction_malloc);
+	tcase_add_test(tc, plain_library_is_complete);
+	tcase_add_test(tc, strict_turns_a_loss_into_125);
+	tcase_add_test(tc, not_probed_said_without_summary);
+	tcase_add_test(tc, closed_output_pipe);
+	tcase_add_test(tc, full_disk);
+	tcase_add_test(tc, known_inodes_full);
+	tcase_add_test(tc, hostile_file_names);
+	tcase_add_test(tc, unprivileged_tracefs_message);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
