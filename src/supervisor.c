@@ -89,6 +89,7 @@ struct sup {
 		pid_t pid;
 		uint64_t first_ns;
 		bool forwarded;		/* memtrack sent it on to the root */
+		bool forward_delivered; /* the root got memtrack's copy, or one it merged into */
 		unsigned int delivered; /* deliveries to the root from the sender itself */
 	} sent[8];
 	/* Ending the tree on a termination request: see end_tree(). */
@@ -476,14 +477,26 @@ static bool root_getting(struct sup *s, int sig)
 /*
  * A termination signal at the root's signal-delivery-stop: whether to deliver it. memtrack's own
  * forward is. One from a sender whose send memtrack already forwarded is the same send reaching
- * the root a second way (sent to memtrack and to the group): dropped, once.
+ * the root a second way (sent to memtrack and to the group): dropped once, but only while
+ * memtrack's copy is delivered or still to come. A standard signal already pending absorbs a
+ * second one, so when the sender's copy reached the root just before memtrack's, memtrack's
+ * merged into it and this delivery is the only one: it is delivered.
  */
 static bool root_delivery_wanted(struct sup *s, const siginfo_t *si)
 {
+	const size_t n = sizeof(s->sent) / sizeof(s->sent[0]);
 	struct sent *e;
 
-	if (si->si_code == SI_USER && si->si_pid == getpid())
+	if (si->si_code == SI_USER && si->si_pid == getpid()) {
+		for (size_t i = 0; i < n; i++) {
+			e = &s->sent[i];
+			if (e->sig == si->si_signo && e->forwarded && !e->forward_delivered) {
+				e->forward_delivered = true;
+				break;
+			}
+		}
 		return true;
+	}
 	e = find_sent(s, si);
 	if (e->forwarded && e->delivered++ == 0) {
 		/* Not memtrack's alone to end the tree, then: the command decides. */
@@ -491,7 +504,10 @@ static bool root_delivery_wanted(struct sup *s, const siginfo_t *si)
 			s->end_phase = 0;
 			s->end_deadline = 0;
 		}
-		return false;
+		if (e->forward_delivered || sig_pending(s->root, si->si_signo))
+			return false;
+		e->forward_delivered = true;
+		return true;
 	}
 	if (!e->forwarded)
 		e->delivered++;
