@@ -191,9 +191,14 @@ static int load_either(struct mt_tracker *t, bool fentry)
 {
 	int err = load_with(t, fentry, true);
 
-	if (err == -EINVAL || err == -EOPNOTSUPP)
-		err = load_with(t, fentry, false);
-	return err;
+	if (err != -EINVAL && err != -EOPNOTSUPP)
+		return err;
+	/* Before 6.6: the kernel does not know the uprobe_multi attach type. */
+	if (t->cfg.verbose)
+		fprintf(stderr,
+			"memtrack: no uprobe_multi links on this kernel (%s): one link per probe\n",
+			strerror(-err));
+	return load_with(t, fentry, false);
 }
 
 /* Where the kernel refuses fentry (EPERM here), find out before loading the whole object. */
@@ -608,6 +613,10 @@ static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 		if (err != -EINVAL && err != -EOPNOTSUPP)
 			goto out;
 		/* A kernel that loaded the programs but cannot link them: probe one by one. */
+		if (t->cfg.verbose)
+			fprintf(stderr,
+				"memtrack: uprobe_multi links refused (%s): one link per probe\n",
+				strerror(-err));
 		t->multi = false;
 	}
 	err = attach_perf(t, f, path, c);
