@@ -40,7 +40,8 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
 
 .SECONDARY:
-.PHONY: all check unit integration bench fuzz format format-check clean install fixtures
+.PHONY: all check check-kernels unit integration bench fuzz format format-check clean install \
+	fixtures
 all: $(BUILD)/memtrack fixtures
 
 $(BUILD)/vmlinux.h:
@@ -94,6 +95,13 @@ integration: $(BUILD)/memtrack fixtures $(filter $(BUILD)/tests/it_%,$(TEST_BINS
 
 check: all $(TEST_BINS)
 	@tools/run-tests $(TEST_BINS)
+
+# The integration tests that concern the kernel (the supervisor's and the tracker's), in qemu
+# guests booting Debian's kernels with each watcher back end (tools/kernel-matrix,
+# docs/KERNELS.md). exec-harness's tests do not concern the kernel.
+KERNEL_TESTS := it_supervisor it_alloc
+check-kernels: all $(addprefix $(BUILD)/tests/,$(KERNEL_TESTS))
+	@tools/kernel-matrix $(BUILD) $(KERNEL_TESTS)
 
 bench: all
 	tools/bench $(BUILD)

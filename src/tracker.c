@@ -154,13 +154,44 @@ static int ensure_tracefs(void)
 	return -ENOENT;
 }
 
+/*
+ * The first kernel feature the BPF object needs that this kernel lacks, in the order Linux gained
+ * them, or NULL. Asked only once loading failed, to say why in one sentence (on Debian 11's 5.10
+ * it is task storage: the kernel refuses the thread_states map with a bare EINVAL).
+ */
+static const char *missing_kernel_feature(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return "BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_send_signal_thread, NULL) <=
+	    0)
+		return "bpf_send_signal_thread (Linux 5.5)";
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) <= 0)
+		return "BPF ring buffers (Linux 5.8)";
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) <= 0)
+		return "BPF task storage (Linux 5.11)";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) <= 0)
+		return "BPF attach cookies (Linux 5.15)";
+	return NULL;
+}
+
 static void explain_load_error(int err)
 {
-	if (err == -EPERM || err == -EACCES)
+	const char *missing;
+
+	if (err == -EPERM || err == -EACCES) {
 		fprintf(stderr,
 			"memtrack: loading BPF programs was refused (%s): run as root or "
 			"grant CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE\n",
 			strerror(-err));
+		return;
+	}
+	missing = missing_kernel_feature();
+	if (missing)
+		fprintf(stderr,
+			"memtrack: cannot load the BPF programs: this kernel has no %s; memtrack "
+			"needs Linux 5.15 or later with BTF\n",
+			missing);
 	else
 		fprintf(stderr, "memtrack: cannot load the BPF programs: %s\n", strerror(-err));
 }
@@ -232,8 +263,13 @@ static int load_either(struct mt_tracker *t, bool fentry)
 {
 	int err = load_with(t, fentry, true);
 
-	if (err == -EINVAL || err == -EOPNOTSUPP)
-		err = load_with(t, fentry, false);
+	if (err != -EINVAL && err != -EOPNOTSUPP)
+		return err;
+	/* The kernel may not know the uprobe_multi attach type; or it lacks something else. */
+	err = load_with(t, fentry, false);
+	if (!err && t->cfg.verbose)
+		fprintf(stderr,
+			"memtrack: no uprobe_multi programs on this kernel: one link per probe\n");
 	return err;
 }
 
@@ -257,6 +293,12 @@ static int load_bpf(struct mt_tracker *t)
 			err = load_either(t, true);
 		if (!err)
 			return 0;
+		if (t->cfg.watcher == MT_WATCHER_FENTRY && err != -EPERM &&
+		    missing_kernel_feature()) {
+			/* Not fentry's fault: neither watcher can load here. */
+			explain_load_error(err);
+			return err;
+		}
 		if (t->cfg.watcher == MT_WATCHER_FENTRY) {
 			fprintf(stderr,
 				"memtrack: the fentry watcher is not available on this kernel "
@@ -817,6 +859,10 @@ static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 		if (err != -EINVAL && err != -EOPNOTSUPP)
 			goto out;
 		/* A kernel that loaded the programs but cannot link them: probe one by one. */
+		if (t->cfg.verbose)
+			fprintf(stderr,
+				"memtrack: uprobe_multi links refused (%s): one link per probe\n",
+				strerror(-err));
 		t->multi = false;
 	}
 	err = attach_perf(t, f, path, c);

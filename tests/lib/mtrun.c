@@ -36,6 +36,35 @@ static void buf_add(struct buf *b, const char *data, size_t n)
 	b->p[b->n] = '\0';
 }
 
+/*
+ * MT_TEST_WATCHER=X (set by the kernel matrix, tools/kernel-matrix) runs every `memtrack run`
+ * that names no watcher with --watcher=X, so one test suite covers each back end. Called in the
+ * forked child, right before exec: the copy is never freed.
+ */
+static const char *const *with_watcher(const char *const *argv)
+{
+	const char *watcher = getenv("MT_TEST_WATCHER");
+	static char opt[64];
+	const char **v;
+	size_t n = 0;
+
+	if (!watcher || !*watcher || strcmp(argv[0], MEMTRACK) || !argv[1] ||
+	    strcmp(argv[1], "run"))
+		return argv;
+	for (; argv[n]; n++)
+		if (!strncmp(argv[n], "--watcher", 9))
+			return argv;
+	v = calloc(n + 2, sizeof(*v));
+	if (!v)
+		_exit(126);
+	snprintf(opt, sizeof(opt), "--watcher=%s", watcher);
+	v[0] = argv[0];
+	v[1] = argv[1];
+	v[2] = opt;
+	memcpy(v + 3, argv + 2, (n - 2) * sizeof(*v));
+	return v;
+}
+
 static void child(const char *const *argv, const char *const *env_extra, const char *cwd, int out,
 		  int err)
 {
@@ -45,6 +74,7 @@ static void child(const char *const *argv, const char *const *env_extra, const c
 		putenv((char *)env_extra[i]);
 	if (cwd && chdir(cwd) < 0)
 		_exit(125);
+	argv = with_watcher(argv);
 	execvp(argv[0], (char *const *)argv);
 	_exit(127);
 }
@@ -128,6 +158,7 @@ pid_t mt_spawn_piped(const char *const *argv, int *out_fd)
 	pid = fork();
 	if (pid == 0) {
 		dup2(p[1], 1);
+		argv = with_watcher(argv);
 		execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}
