@@ -29,7 +29,11 @@ const volatile bool pidns_nested;
 const volatile __u64 pidns_dev; /* the nsfs device, kernel encoding */
 const volatile __u64 pidns_ino; /* the namespace's inode number (ns_common.inum) */
 
-#define MAX_PID_NS_LEVEL 32 /* the kernel's limit on pid namespace nesting */
+/*
+ * Namespace levels walked to find memtrack's own. The kernel allows 32, but 6.1's verifier refuses
+ * the programs (E2BIG) with a walk that long; memtrack nested deeper than 8 is not tracked.
+ */
+#define MAX_PID_NS_LEVEL 8
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
