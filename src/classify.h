@@ -12,18 +12,7 @@
 #include <stdint.h>
 
 #include "../bpf/memtrack.h"
-
-enum mt_family {
-	MT_FAM_NONE = 0, /* no allocator defined: marked DONE, nothing attached */
-	MT_FAM_GLIBC,
-	MT_FAM_MUSL,
-	MT_FAM_LIBC, /* a malloc family that is neither recognisably glibc nor musl */
-	MT_FAM_JEMALLOC,
-	MT_FAM_MIMALLOC,
-	MT_FAM_TCMALLOC,
-	MT_FAM_CXX, /* only operator new/delete implemented in the file itself */
-	MT_FAM_MAX,
-};
+#include "family.h"
 
 enum mt_placement_mode {
 	MT_PLACE_SMART = 0, /* first instruction the kernel emulates, when it is safe (default) */
@@ -61,7 +50,6 @@ int mt_classify_fd(int fd, enum mt_placement_mode mode, struct mt_classification
 int mt_classify_path(const char *path, enum mt_placement_mode mode, struct mt_classification *out);
 void mt_classification_free(struct mt_classification *c);
 
-const char *mt_family_name(enum mt_family f);
 const char *mt_kind_name(enum mt_kind k);
 
 #endif
