@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "report.h"
+#include "cmd.h"
 #include "run.h"
 
 static void usage(FILE *out)
@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "exec-harness") == 0)
 		return mt_harness_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
-		return mt_report_main(argc - 1, argv + 1);
+		return mt_cmd_report(argc - 1, argv + 1);
 
 	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
 		switch (c) {

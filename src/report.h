@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What a run allocated: aggregation of an artifact into totals per tree, process, attached file and
- * allocator family, a size histogram, and the outputs built on it (`memtrack report`, the
- * end-of-run summary of `memtrack run`, the --memory figures of `memtrack exec-harness`).
+ * allocator family, and a size histogram. Counting only: the outputs built on it are in
+ * output.h; exec-harness --memory reads the totals.
  *
  * Counting rules (exact, tested):
  * - allocations: successful calls of the kinds that return a new block (malloc, calloc,
@@ -23,11 +23,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "artifact.h"
 #include "artifact_read.h"
-#include "classify.h"
+#include "family.h"
 
 struct mt_report_totals {
 	uint64_t allocations;
@@ -126,19 +125,5 @@ const char *mt_report_family_name(unsigned int family);
  * dropped or lost, and every file was probed. Recovered attach requests are no loss.
  */
 bool mt_report_complete(const struct mt_report *rep);
-
-/* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
-int mt_report_print(const struct mt_report *rep, FILE *out, size_t top);
-/* One JSON document (json-c). Returns 0, -ENOMEM or -EIO. */
-int mt_report_print_json(const struct mt_report *rep, FILE *out);
-
-/*
- * The few lines `memtrack run` prints when the command is done. Returns 0, or a negative errno
- * after printing "memtrack: PATH: REASON" on stderr.
- */
-int mt_report_summary(const char *artifact_path, FILE *out);
-
-/* `memtrack report [--json] [--top N] FILE`; argv[0] is "report". Returns the exit code. */
-int mt_report_main(int argc, char **argv);
 
 #endif

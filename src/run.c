@@ -14,7 +14,7 @@
 
 #include "printable.h"
 #include "privileges.h"
-#include "report.h"
+#include "output.h"
 #include "run.h"
 #include "supervisor.h"
 
@@ -259,7 +259,7 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	fputc('\n', stderr);
 	/* An artifact written to a pipe or /dev/null cannot be read back for a summary. */
 	if (o->cfg.artifact_path && stat(o->cfg.artifact_path, &st) == 0 && S_ISREG(st.st_mode)) {
-		mt_report_summary(o->cfg.artifact_path, stderr);
+		mt_output_summary(o->cfg.artifact_path, stderr);
 		fprintf(stderr, "memtrack: artifact: %s\n",
 			mt_printable(cmd, sizeof(cmd), o->cfg.artifact_path));
 	}

@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "output.h"
 
 static FILE *devnull;
 
@@ -94,8 +94,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_sums(rep);
 	check_fd_path(data, size, 0, rep);
-	mt_report_print(rep, devnull, 3);
-	mt_report_print_json(rep, devnull);
+	mt_output_text(rep, devnull, 3);
+	mt_output_json(rep, devnull);
 	mt_report_free(rep);
 	return 0;
 }

@@ -16,6 +16,8 @@
 
 #include "artifact.h"
 #include "printable.h"
+#include "cmd.h"
+#include "output.h"
 #include "report.h"
 #include "lib/suite.h"
 #include "lib/mtrun.h"
@@ -588,7 +590,7 @@ static struct captured run_main(char **argv)
 	fflush(stderr);
 	dup2(fo, 1);
 	dup2(fe, 2);
-	c.ret = mt_report_main(argc, argv);
+	c.ret = mt_cmd_report(argc, argv);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(so, 1);
@@ -891,7 +893,7 @@ START_TEST(summary)
 	S->footer.events_dropped = 4;
 	path = write_script();
 	f = fopen(out, "w");
-	ck_assert_int_eq(mt_report_summary(path, f), 0);
+	ck_assert_int_eq(mt_output_summary(path, f), 0);
 	fclose(f);
 	s = slurp_text(out);
 	ck_assert_ptr_nonnull(
@@ -910,7 +912,7 @@ START_TEST(summary)
 		char *e;
 
 		dup2(fe, 2);
-		ck_assert_int_eq(mt_report_summary("/nonexistent.mtk", stdout), -ENOENT);
+		ck_assert_int_eq(mt_output_summary("/nonexistent.mtk", stdout), -ENOENT);
 		dup2(se, 2);
 		close(se);
 		close(fe);

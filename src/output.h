@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The outputs of an aggregated run (report.h): the text report and the end-of-run summary
+ * (output_text.c), one JSON document (output_json.c). They print what aggregation counted and
+ * count nothing themselves.
+ */
+#ifndef MT_OUTPUT_H
+#define MT_OUTPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "report.h"
+
+/* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
+int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
+/* One JSON document (json-c). Returns 0, -ENOMEM or -EIO. */
+int mt_output_json(const struct mt_report *rep, FILE *out);
+
+/*
+ * The few lines `memtrack run` prints when the command is done. Returns 0, or a negative errno
+ * after printing "memtrack: PATH: REASON" on stderr.
+ */
+int mt_output_summary(const char *artifact_path, FILE *out);
+
+#endif

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The JSON output of an aggregated run (output.h): one document, the shape README describes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <json.h>
+
+#include "output.h"
+#include "printable.h"
+
+static void jset(struct json_object *o, const char *key, struct json_object *v)
+{
+	json_object_object_add(o, key, v);
+}
+
+static void jset_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	jset(o, key, json_object_new_uint64(v));
+}
+
+/* Strings come from the traced program and may be any bytes: JSON needs UTF-8. */
+static struct json_object *jstr(const char *s)
+{
+	char *u = mt_utf8_dup(s);
+	struct json_object *o = u ? json_object_new_string(u) : NULL;
+
+	free(u);
+	return o;
+}
+
+static void jset_str(struct json_object *o, const char *key, const char *s)
+{
+	jset(o, key, jstr(s));
+}
+
+/* The counts every level has; peak and live where they are kept. */
+static void jset_totals(struct json_object *o, const struct mt_report_totals *t, bool live)
+{
+	jset_u64(o, "allocations", t->allocations);
+	jset_u64(o, "frees", t->frees);
+	jset_u64(o, "reallocs", t->reallocs);
+	jset_u64(o, "failed", t->failed);
+	jset_u64(o, "bytes_allocated", t->bytes_allocated);
+	if (!live)
+		return;
+	jset_u64(o, "peak_bytes", t->peak_bytes);
+	jset_u64(o, "live_blocks", t->live_blocks);
+	jset_u64(o, "live_bytes", t->live_bytes);
+}
+
+static struct json_object *json_totals(const struct mt_report *rep)
+{
+	struct json_object *o = json_object_new_object();
+
+	jset_totals(o, &rep->totals, true);
+	/* Without a footer nobody knows what was dropped: null, not a reassuring 0. */
+	jset(o, "dropped", rep->has_footer ? json_object_new_uint64(rep->totals.dropped) : NULL);
+	return o;
+}
+
+static struct json_object *json_dropped(const struct mt_report *rep)
+{
+	struct json_object *o;
+
+	if (!rep->has_footer)
+		return NULL;
+	o = json_object_new_object();
+	jset_u64(o, "events", rep->footer.events_dropped);
+	jset_u64(o, "args_lost", rep->footer.args_lost);
+	jset_u64(o, "attach_requests", rep->footer.requests_dropped);
+	return o;
+}
+
+static struct json_object *json_process(const struct mt_report_process *p)
+{
+	struct json_object *o = json_object_new_object();
+	int st = p->exit_status;
+
+	jset_u64(o, "pid", p->pid);
+	jset_u64(o, "parent", p->parent);
+	jset_str(o, "exe", p->exe);
+	jset(o, "exit_status", p->exited ? json_object_new_int(st) : NULL);
+	/* The shell convention, which is what people compare against. */
+	jset(o, "exit_code",
+	     !p->exited	       ? NULL
+	     : WIFEXITED(st)   ? json_object_new_int(WEXITSTATUS(st))
+	     : WIFSIGNALED(st) ? json_object_new_int(128 + WTERMSIG(st))
+			       : NULL);
+	jset(o, "signal", p->exited && WIFSIGNALED(st) ? json_object_new_int(WTERMSIG(st)) : NULL);
+	jset_totals(o, &p->t, true);
+	return o;
+}
+
+static struct json_object *json_file(const struct mt_report_file *f)
+{
+	struct json_object *o = json_object_new_object();
+
+	jset_u64(o, "file_id", f->file_id);
+	jset(o, "path", f->recorded ? jstr(f->path) : NULL);
+	jset_str(o, "build_id", f->build_id);
+	jset_str(o, "family", mt_report_family_name(f->family));
+	jset_u64(o, "probes", f->probes);
+	jset_totals(o, &f->t, false);
+	return o;
+}
+
+static struct json_object *json_families(const struct mt_report *rep)
+{
+	struct json_object *a = json_object_new_array();
+	unsigned int i;
+
+	for (i = 0; i <= MT_FAM_MAX; i++) {
+		const struct mt_report_totals *t = &rep->families[i];
+		struct json_object *o;
+
+		if (!t->allocations && !t->frees && !t->reallocs && !t->failed)
+			continue;
+		o = json_object_new_object();
+		jset_str(o, "family", mt_report_family_name(i));
+		jset_totals(o, t, false);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static struct json_object *json_histogram(const struct mt_report *rep)
+{
+	struct json_object *a = json_object_new_array();
+	unsigned int b;
+
+	for (b = 0; b < MT_REPORT_HIST_BUCKETS; b++) {
+		struct json_object *o;
+
+		if (!rep->histogram[b])
+			continue;
+		o = json_object_new_object();
+		jset_u64(o, "min", mt_report_bucket_min(b));
+		jset_u64(o, "max", b < 64 ? mt_report_bucket_min(b + 1) - 1 : UINT64_MAX);
+		jset_u64(o, "count", rep->histogram[b]);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static struct json_object *json_unprobed(const struct mt_report *rep)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < rep->n_unprobed; i++) {
+		const struct mt_report_unprobed *u = &rep->unprobed[i];
+		struct json_object *o = json_object_new_object();
+
+		jset_str(o, "path", u->path);
+		jset(o, "function", u->function[0] ? jstr(u->function) : NULL);
+		jset_str(o, "reason", u->reason);
+		jset(o, "errno", u->error ? json_object_new_int(u->error) : NULL);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* Why the recording is incomplete, as stable words a script can test (README: report --json). */
+static struct json_object *json_incomplete(const struct mt_report *rep)
+{
+	struct json_object *a = json_object_new_array();
+
+	if (rep->truncated || !rep->has_footer)
+		json_object_array_add(a, json_object_new_string("truncated"));
+	if (rep->footer.events_dropped)
+		json_object_array_add(a, json_object_new_string("events_dropped"));
+	if (rep->footer.args_lost)
+		json_object_array_add(a, json_object_new_string("args_lost"));
+	if (rep->n_unprobed)
+		json_object_array_add(a, json_object_new_string("not_probed"));
+	return a;
+}
+
+static struct json_object *json_report(const struct mt_report *rep)
+{
+	struct json_object *o = json_object_new_object(), *a;
+	size_t i;
+
+	if (!o)
+		return NULL;
+	jset_u64(o, "format_version", rep->version);
+	a = json_object_new_array();
+	for (i = 0; i < (size_t)rep->argc; i++)
+		json_object_array_add(a, jstr(rep->argv[i]));
+	jset(o, "command", a);
+	jset_str(o, "watcher", rep->watcher);
+	jset_u64(o, "start_time_ns", rep->start_time_ns);
+	jset(o, "duration_ns",
+	     rep->has_footer && rep->footer.end_mono_ns >= rep->start_mono_ns
+		 ? json_object_new_uint64(rep->footer.end_mono_ns - rep->start_mono_ns)
+		 : NULL);
+	jset(o, "truncated", json_object_new_boolean(rep->truncated));
+	jset(o, "complete", json_object_new_boolean(mt_report_complete(rep)));
+	jset(o, "incomplete", json_incomplete(rep));
+	jset_u64(o, "events", rep->events);
+	jset_u64(o, "unknown_events", rep->unknown_events);
+	jset(o, "totals", json_totals(rep));
+	jset(o, "dropped", json_dropped(rep));
+	a = json_object_new_array();
+	for (i = 0; i < rep->n_processes; i++)
+		json_object_array_add(a, json_process(&rep->processes[i]));
+	jset(o, "processes", a);
+	a = json_object_new_array();
+	for (i = 0; i < rep->n_files; i++)
+		json_object_array_add(a, json_file(&rep->files[i]));
+	jset(o, "files", a);
+	jset(o, "not_probed", json_unprobed(rep));
+	jset(o, "families", json_families(rep));
+	jset(o, "histogram", json_histogram(rep));
+	return o;
+}
+
+int mt_output_json(const struct mt_report *rep, FILE *out)
+{
+	struct json_object *o = json_report(rep);
+	const char *s;
+	int ret = 0;
+
+	if (!o)
+		return -ENOMEM;
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						  JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!s)
+		ret = -ENOMEM;
+	else if (fprintf(out, "%s\n", s) < 0 || ferror(out))
+		ret = -EIO;
+	json_object_put(o);
+	return ret;
+}

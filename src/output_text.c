@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The text outputs of an aggregated run (output.h): the report that `memtrack report` prints and
+ * the lines `memtrack run` prints when the command is done.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "output.h"
+#include "printable.h"
+
+/* ---- the report --------------------------------------------------------------------------- */
+
+static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+
+/* "512 B", "1.5 MiB": for tables, where exact byte counts do not fit. */
+static const char *human(char *buf, size_t n, uint64_t v)
+{
+	double d = (double)v;
+	unsigned int u = 0;
+
+	if (v < 1024) {
+		snprintf(buf, n, "%" PRIu64 " B", v);
+		return buf;
+	}
+	while (d >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%.1f %s", d, units[u]);
+	return buf;
+}
+
+/* 2^k written exactly: "512 B", "1 KiB", "16 EiB". */
+static const char *pow2_label(char *buf, size_t n, unsigned int k)
+{
+	snprintf(buf, n, "%u %s", 1u << (k % 10), units[k / 10]);
+	return buf;
+}
+
+/* Exact bytes, with the human form when it says more. */
+static const char *bytes_str(char *buf, size_t n, uint64_t v)
+{
+	char h[32];
+
+	if (v < 1024)
+		snprintf(buf, n, "%" PRIu64 " bytes", v);
+	else
+		snprintf(buf, n, "%" PRIu64 " bytes (%s)", v, human(h, sizeof(h), v));
+	return buf;
+}
+
+static const char *status_str(char *buf, size_t n, const struct mt_report_process *p)
+{
+	const char *sig;
+
+	if (!p->exited)
+		snprintf(buf, n, "-");
+	else if (WIFEXITED(p->exit_status))
+		snprintf(buf, n, "exit %d", WEXITSTATUS(p->exit_status));
+	else if (WIFSIGNALED(p->exit_status) && (sig = sigabbrev_np(WTERMSIG(p->exit_status))))
+		snprintf(buf, n, "SIG%s", sig);
+	else if (WIFSIGNALED(p->exit_status))
+		snprintf(buf, n, "signal %d", WTERMSIG(p->exit_status));
+	else
+		snprintf(buf, n, "0x%x", (unsigned int)p->exit_status);
+	return buf;
+}
+
+/* One argument, shell-quoted when needed so that the line can be pasted back. */
+static void put_arg(FILE *out, const char *arg)
+{
+	bool plain = *arg && !arg[strcspn(arg, " \t\n'\"\\$`;&|<>()*?[]#~")];
+	size_t n = strlen(arg) + 1;
+	char *safe = malloc(n);
+	const char *a = safe ? mt_printable(safe, n, arg) : "?";
+
+	if (!plain)
+		fputc('\'', out);
+	for (; *a; a++) {
+		if (*a == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*a, out);
+	}
+	if (!plain)
+		fputc('\'', out);
+	free(safe);
+}
+
+static void print_command(const struct mt_report *rep, FILE *out)
+{
+	int i;
+
+	fprintf(out, "command:  ");
+	for (i = 0; i < rep->argc; i++) {
+		fputc(' ', out);
+		put_arg(out, rep->argv[i]);
+	}
+	fputc('\n', out);
+}
+
+static void print_run(const struct mt_report *rep, FILE *out)
+{
+	time_t secs = (time_t)(rep->start_time_ns / 1000000000u);
+	struct tm tm;
+	char when[64] = "unknown", w[sizeof(rep->watcher)];
+
+	if (gmtime_r(&secs, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	print_command(rep, out);
+	fprintf(out, "started:   %s\n", when);
+	if (rep->has_footer && rep->footer.end_mono_ns >= rep->start_mono_ns)
+		fprintf(out, "duration:  %.3f s\n",
+			(double)(rep->footer.end_mono_ns - rep->start_mono_ns) / 1e9);
+	fprintf(out, "watcher:   %s\n",
+		rep->watcher[0] ? mt_printable(w, sizeof(w), rep->watcher) : "unknown");
+	if (rep->truncated)
+		fprintf(out, "TRUNCATED: the run was cut short (no footer); the figures cover what "
+			     "was written before the cut\n");
+}
+
+static void print_dropped(const struct mt_report *rep, FILE *out)
+{
+	const struct mt_artifact_footer *f = &rep->footer;
+
+	if (!rep->has_footer) {
+		fprintf(out, "  dropped           unknown (the artifact has no footer)\n");
+		return;
+	}
+	if (!rep->totals.dropped) {
+		fprintf(out, "  dropped           none\n");
+		return;
+	}
+	fprintf(out,
+		"  dropped           %" PRIu64 " events, %" PRIu64
+		" calls without arguments, %" PRIu64 " attach requests\n",
+		f->events_dropped, f->args_lost, f->requests_dropped);
+	if (f->events_dropped || f->args_lost)
+		fprintf(out,
+			"  WARNING: %" PRIu64 " allocator calls were lost: the figures above are "
+			"incomplete\n",
+			f->events_dropped + f->args_lost);
+	if (f->requests_dropped)
+		fprintf(out,
+			"  note: dropped attach requests were recovered by rescanning mappings\n");
+}
+
+static void print_totals(const struct mt_report *rep, FILE *out)
+{
+	const struct mt_report_totals *t = &rep->totals;
+	char b[64];
+
+	fprintf(out, "\nTotals\n");
+	fprintf(out, "  allocations       %" PRIu64 "\n", t->allocations);
+	fprintf(out, "  frees             %" PRIu64 "\n", t->frees);
+	fprintf(out, "  reallocs          %" PRIu64 "\n", t->reallocs);
+	fprintf(out, "  failed calls      %" PRIu64 "\n", t->failed);
+	fprintf(out, "  bytes allocated   %s\n", bytes_str(b, sizeof(b), t->bytes_allocated));
+	fprintf(out, "  peak live heap    %s\n", bytes_str(b, sizeof(b), t->peak_bytes));
+	fprintf(out, "  live at exit      %" PRIu64 " blocks, %s\n", t->live_blocks,
+		bytes_str(b, sizeof(b), t->live_bytes));
+	fprintf(out, "  events            %" PRIu64 "\n", rep->events);
+	if (rep->unknown_events)
+		fprintf(out, "  unknown kinds     %" PRIu64 " events passed over\n",
+			rep->unknown_events);
+	print_dropped(rep, out);
+}
+
+static int by_bytes_proc(const void *a, const void *b)
+{
+	const struct mt_report_process *x = *(const struct mt_report_process *const *)a;
+	const struct mt_report_process *y = *(const struct mt_report_process *const *)b;
+
+	if (x->t.bytes_allocated != y->t.bytes_allocated)
+		return x->t.bytes_allocated < y->t.bytes_allocated ? 1 : -1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int by_allocs_file(const void *a, const void *b)
+{
+	const struct mt_report_file *x = *(const struct mt_report_file *const *)a;
+	const struct mt_report_file *y = *(const struct mt_report_file *const *)b;
+	uint64_t nx = x->t.allocations + x->t.reallocs, ny = y->t.allocations + y->t.reallocs;
+
+	if (nx != ny)
+		return nx < ny ? 1 : -1;
+	return x->file_id < y->file_id ? -1 : x->file_id > y->file_id;
+}
+
+/* Pointers to n elements of size sz, sorted; NULL when out of memory. */
+static const void **sorted(const void *base, size_t n, size_t sz,
+			   int (*cmp)(const void *, const void *))
+{
+	const void **v = malloc((n ? n : 1) * sizeof(*v));
+	size_t i;
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < n; i++)
+		v[i] = (const char *)base + i * sz;
+	qsort(v, n, sizeof(*v), cmp);
+	return v;
+}
+
+static size_t shown(size_t n, size_t top)
+{
+	return top && top < n ? top : n;
+}
+
+static int print_processes(const struct mt_report *rep, FILE *out, size_t top)
+{
+	const void **v =
+	    sorted(rep->processes, rep->n_processes, sizeof(*rep->processes), by_bytes_proc);
+	size_t i, n = shown(rep->n_processes, top);
+	char s[32], b1[32], b2[32], b3[32], sx[MT_PRINTABLE_MAX];
+
+	if (!v)
+		return -ENOMEM;
+	fprintf(out, "\nProcesses (%zu, by bytes allocated)\n", rep->n_processes);
+	fprintf(out, "  %8s %8s %-9s %10s %10s %9s %11s %11s %8s %11s  %s\n", "PID", "PARENT",
+		"STATUS", "ALLOCS", "FREES", "REALLOCS", "BYTES", "PEAK", "LIVE", "LIVE BYTES",
+		"EXE");
+	for (i = 0; i < n; i++) {
+		const struct mt_report_process *p = v[i];
+
+		fprintf(out,
+			"  %8" PRIu32 " %8" PRIu32 " %-9s %10" PRIu64 " %10" PRIu64 " %9" PRIu64
+			" %11s %11s %8" PRIu64 " %11s  %s\n",
+			p->pid, p->parent, status_str(s, sizeof(s), p), p->t.allocations,
+			p->t.frees, p->t.reallocs, human(b1, sizeof(b1), p->t.bytes_allocated),
+			human(b2, sizeof(b2), p->t.peak_bytes), p->t.live_blocks,
+			human(b3, sizeof(b3), p->t.live_bytes),
+			p->exe[0] ? mt_printable(sx, sizeof(sx), p->exe) : "?");
+	}
+	if (n < rep->n_processes)
+		fprintf(out, "  ... %zu more (--top 0 shows all)\n", rep->n_processes - n);
+	free(v);
+	return 0;
+}
+
+static int print_files(const struct mt_report *rep, FILE *out, size_t top)
+{
+	const void **v = sorted(rep->files, rep->n_files, sizeof(*rep->files), by_allocs_file);
+	size_t i, n = shown(rep->n_files, top);
+	char b[32], sx[MT_PRINTABLE_MAX];
+
+	if (!v)
+		return -ENOMEM;
+	fprintf(out, "\nAttached files (%zu)\n", rep->n_files);
+	fprintf(out, "  %5s %-9s %6s %10s %10s %9s %11s  %s\n", "ID", "FAMILY", "PROBES", "ALLOCS",
+		"FREES", "REALLOCS", "BYTES", "PATH");
+	for (i = 0; i < n; i++) {
+		const struct mt_report_file *f = v[i];
+
+		fprintf(out, "  %5u %-9s %6u %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %11s  %s\n",
+			f->file_id, mt_report_family_name(f->family), f->probes, f->t.allocations,
+			f->t.frees, f->t.reallocs, human(b, sizeof(b), f->t.bytes_allocated),
+			f->recorded ? mt_printable(sx, sizeof(sx), f->path) : "(no file record)");
+	}
+	if (n < rep->n_files)
+		fprintf(out, "  ... %zu more (--top 0 shows all)\n", rep->n_files - n);
+	free(v);
+	return 0;
+}
+
+static void print_families(const struct mt_report *rep, FILE *out)
+{
+	unsigned int i, rows = 0;
+	char b[32];
+
+	fprintf(out, "\nAllocator families\n");
+	fprintf(out, "  %-9s %10s %10s %9s %11s\n", "FAMILY", "ALLOCS", "FREES", "REALLOCS",
+		"BYTES");
+	for (i = 0; i <= MT_FAM_MAX; i++) {
+		const struct mt_report_totals *t = &rep->families[i];
+
+		if (!t->allocations && !t->frees && !t->reallocs && !t->failed)
+			continue;
+		rows++;
+		fprintf(out, "  %-9s %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %11s\n",
+			mt_report_family_name(i), t->allocations, t->frees, t->reallocs,
+			human(b, sizeof(b), t->bytes_allocated));
+	}
+	if (!rows)
+		fprintf(out, "  none\n");
+}
+
+static void print_histogram(const struct mt_report *rep, FILE *out)
+{
+	unsigned int b, lo = MT_REPORT_HIST_BUCKETS, hi = 0;
+	uint64_t max = 0;
+	char l1[32], l2[32];
+
+	for (b = 0; b < MT_REPORT_HIST_BUCKETS; b++) {
+		if (!rep->histogram[b])
+			continue;
+		lo = b < lo ? b : lo;
+		hi = b;
+		max = rep->histogram[b] > max ? rep->histogram[b] : max;
+	}
+	fprintf(out, "\nRequested sizes (allocations and reallocs)\n");
+	if (!max) {
+		fprintf(out, "  none\n");
+		return;
+	}
+	for (b = lo; b <= hi; b++) {
+		uint64_t c = rep->histogram[b];
+		int bar = (int)((double)c * 40 / (double)max + 0.999);
+
+		if (b == 0)
+			fprintf(out, "  %20s", "0");
+		else
+			fprintf(out, "  [%8s, %8s)", pow2_label(l1, sizeof(l1), b - 1),
+				pow2_label(l2, sizeof(l2), b));
+		fprintf(out, " %12" PRIu64 " %.*s\n", c, bar,
+			"########################################");
+	}
+}
+
+/* One line per file or function not probed: "PATH: REASON" or "PATH: FUNCTION: REASON". */
+static void put_unprobed(FILE *out, const char *prefix, const struct mt_report_unprobed *u)
+{
+	char p[MT_PRINTABLE_MAX], f[256], r[256];
+
+	fprintf(out, "%s%s: ", prefix, mt_printable(p, sizeof(p), u->path));
+	if (u->function[0])
+		fprintf(out, "%s: ", mt_printable(f, sizeof(f), u->function));
+	fprintf(out, "%s\n", mt_printable(r, sizeof(r), u->reason));
+}
+
+static void print_unprobed(const struct mt_report *rep, FILE *out)
+{
+	if (!rep->n_unprobed)
+		return;
+	fprintf(out, "\nNot probed (%zu): their allocations are missing from the figures\n",
+		rep->n_unprobed);
+	for (size_t i = 0; i < rep->n_unprobed; i++)
+		put_unprobed(out, "  ", &rep->unprobed[i]);
+}
+
+int mt_output_text(const struct mt_report *rep, FILE *out, size_t top)
+{
+	print_run(rep, out);
+	print_totals(rep, out);
+	print_unprobed(rep, out);
+	if (print_processes(rep, out, top) || print_files(rep, out, top))
+		return -ENOMEM;
+	print_families(rep, out);
+	print_histogram(rep, out);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- end-of-run summary --------------------------------------------------------------------- */
+
+#define SUMMARY_FILES 6
+
+static void summary_files(const struct mt_report *rep, FILE *out)
+{
+	size_t i, n = 0, more = 0;
+	char sx[MT_PRINTABLE_MAX];
+
+	fprintf(out, "memtrack: allocators:");
+	for (i = 0; i < rep->n_files; i++) {
+		const struct mt_report_file *f = &rep->files[i];
+
+		if (!f->recorded || f->family == MT_FAM_NONE)
+			continue;
+		if (n++ >= SUMMARY_FILES) {
+			more++;
+			continue;
+		}
+		fprintf(out, "%s %s (%s, %u probes)", n > 1 ? "," : "",
+			mt_printable(sx, sizeof(sx), f->path), mt_report_family_name(f->family),
+			f->probes);
+	}
+	if (more)
+		fprintf(out, ", and %zu more", more);
+	fprintf(out, "%s\n", n ? "" : " none attached");
+}
+
+#define SUMMARY_UNPROBED 10
+
+static void summary_unprobed(const struct mt_report *rep, FILE *out, const char *path)
+{
+	size_t i, n = rep->n_unprobed < SUMMARY_UNPROBED ? rep->n_unprobed : SUMMARY_UNPROBED;
+	char p[MT_PRINTABLE_MAX];
+
+	for (i = 0; i < n; i++)
+		put_unprobed(out, "memtrack: not probed: ", &rep->unprobed[i]);
+	if (n < rep->n_unprobed)
+		fprintf(out, "memtrack: not probed: %zu more (memtrack report %s lists them)\n",
+			rep->n_unprobed - n, mt_printable(p, sizeof(p), path));
+	if (n)
+		fprintf(out, "memtrack: WARNING: allocations through what was not probed are "
+			     "missing from the figures above\n");
+}
+
+static void summary_losses(const struct mt_report *rep, FILE *out)
+{
+	const struct mt_artifact_footer *f = &rep->footer;
+
+	if (rep->truncated)
+		fprintf(out,
+			"memtrack: WARNING: the artifact is truncated (no footer): the figures "
+			"cover what was written and drops are unknown\n");
+	if (f->events_dropped && f->args_lost)
+		fprintf(out,
+			"memtrack: WARNING: %" PRIu64 " allocator events dropped and %" PRIu64
+			" calls lost their arguments: the figures above are incomplete\n",
+			f->events_dropped, f->args_lost);
+	else if (f->events_dropped || f->args_lost)
+		fprintf(
+		    out, "memtrack: WARNING: %" PRIu64 " %s: the figures above are incomplete\n",
+		    f->events_dropped + f->args_lost,
+		    f->events_dropped ? "allocator events dropped" : "calls lost their arguments");
+	if (f->requests_dropped)
+		fprintf(out,
+			"memtrack: %" PRIu64 " attach requests dropped (recovered by rescanning "
+			"mappings)\n",
+			f->requests_dropped);
+}
+
+int mt_output_summary(const char *artifact_path, FILE *out)
+{
+	const struct mt_report_totals *t;
+	char err[MT_ARTIFACT_ERRLEN], b1[64], b2[64], b3[64];
+	struct mt_report *rep;
+	int ret = mt_report_load(artifact_path, &rep, err, sizeof(err));
+
+	if (ret) {
+		char p[MT_PRINTABLE_MAX];
+
+		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), artifact_path),
+			err);
+		return ret;
+	}
+	t = &rep->totals;
+	fprintf(out,
+		"memtrack: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
+		" reallocs, %s allocated\n",
+		t->allocations, t->frees, t->reallocs,
+		bytes_str(b1, sizeof(b1), t->bytes_allocated));
+	fprintf(out, "memtrack: peak heap %s; live at exit: %" PRIu64 " blocks, %s\n",
+		bytes_str(b2, sizeof(b2), t->peak_bytes), t->live_blocks,
+		bytes_str(b3, sizeof(b3), t->live_bytes));
+	summary_files(rep, out);
+	if (!rep->has_footer)
+		snprintf(b1, sizeof(b1), "unknown");
+	else if (t->dropped)
+		snprintf(b1, sizeof(b1), "%" PRIu64 " (see below)", t->dropped);
+	else
+		snprintf(b1, sizeof(b1), "none");
+	fprintf(out, "memtrack: dropped: %s\n", b1);
+	summary_unprobed(rep, out, artifact_path);
+	summary_losses(rep, out);
+	mt_report_free(rep);
+	return ferror(out) ? -EIO : 0;
+}
