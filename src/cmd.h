@@ -1,13 +1,53 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The command line: one entry point per subcommand (cmd_*.c), each parsing its own options and
- * calling the library parts below it. argv[0] is the subcommand's name; each returns memtrack's
- * exit status.
+ * The command line: one entry point per subcommand (cmd_*.c), each parsing its own options with
+ * mt_cmd_options() and calling the parts below it. argv[0] is the subcommand's name; each entry
+ * point returns memtrack's exit status.
  */
 #ifndef MT_CMD_H
 #define MT_CMD_H
 
-/* `memtrack report [--json] [--top N] FILE`. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* A usage error: one sentence on stderr, nothing run. */
+#define MT_EXIT_USAGE 2
+
+int mt_cmd_run(int argc, char **argv);
 int mt_cmd_report(int argc, char **argv);
+int mt_cmd_harness(int argc, char **argv);
+
+/* What mt_cmd_options needs to know of a subcommand. */
+struct mt_cmd {
+	const char *name;	       /* "memtrack run": the start of each of its messages */
+	const char *shortopts;	       /* getopt's, without the leading '+' or ':' */
+	const struct option *longopts; /* "help" must map to 'h' */
+	bool in_order;		       /* options end at the first operand: CMD ARGS follow */
+	void (*help)(FILE *out);
+	/* One option (never 'h'): 0, or the negative errno of mt_cmd_usage_error(). */
+	int (*option)(int c, const char *arg, void *ctx);
+};
+
+/* mt_cmd_options' returns other than the first operand's index. */
+#define MT_CMD_HELP_SHOWN 0
+
+/*
+ * Parse the options of argv with getopt_long, the same way for every subcommand: --help prints
+ * the help on stdout; an unknown option, a missing argument or a value cmd->option refuses is
+ * one sentence on stderr. Returns the index of the first operand, MT_CMD_HELP_SHOWN, or -EINVAL
+ * after a usage error.
+ */
+int mt_cmd_options(const struct mt_cmd *cmd, int argc, char **argv, void *ctx);
+
+/* "NAME: SENTENCE" on stderr, the bytes of arguments made printable by the caller. -EINVAL. */
+__attribute__((format(printf, 2, 3))) int mt_cmd_usage_error(const struct mt_cmd *cmd,
+							     const char *fmt, ...);
+
+/* The exit status of mt_cmd_options' return when it is not an operand's index. */
+static inline int mt_cmd_options_status(int ret)
+{
+	return ret == MT_CMD_HELP_SHOWN ? 0 : MT_EXIT_USAGE;
+}
 
 #endif

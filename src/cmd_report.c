@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrack report: the command line of reading an artifact. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,16 +20,6 @@ static void usage(FILE *out)
 		"  --json      one JSON document instead of the human report\n"
 		"  --top N     rows of the process and file tables (default 20, 0: all)\n"
 		"  -h, --help  this help\n");
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	char a[MT_PRINTABLE_MAX];
-
-	fprintf(stderr, "memtrack report: ");
-	fprintf(stderr, fmt, mt_printable(a, sizeof(a), arg));
-	fprintf(stderr, "\nTry 'memtrack report --help'.\n");
-	return 2;
 }
 
 static bool parse_top(const char *s, size_t *top)
@@ -70,41 +59,62 @@ static int run_report(const char *path, bool json, size_t top)
 	return 0;
 }
 
+struct report_opts {
+	bool json;
+	size_t top;
+};
+
+static const struct mt_cmd report_cmd;
+
+static int report_option(int c, const char *arg, void *ctx)
+{
+	struct report_opts *o = ctx;
+	char a[MT_PRINTABLE_MAX];
+
+	switch (c) {
+	case 'j':
+		o->json = true;
+		return 0;
+	case 't':
+		if (!parse_top(arg, &o->top))
+			return mt_cmd_usage_error(&report_cmd, "--top needs a number, not '%s'",
+						  mt_printable(a, sizeof(a), arg));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static const struct option report_longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    {"top", required_argument, NULL, 't'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct mt_cmd report_cmd = {
+    .name = "memtrack report",
+    .shortopts = "h",
+    .longopts = report_longopts,
+    .help = usage,
+    .option = report_option,
+};
+
 int mt_cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"top", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	bool json = false;
-	size_t top = 20;
-	int c;
+	struct report_opts o = {.top = 20};
+	int first = mt_cmd_options(&report_cmd, argc, argv, &o);
+	char a[MT_PRINTABLE_MAX];
 
-	optind = 0; /* glibc: full re-initialisation, main() may have parsed its own options */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 't':
-			if (!parse_top(optarg, &top))
-				return usage_error("--top needs a number, not '%s'", optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
+	if (first <= 0)
+		return mt_cmd_options_status(first);
+	if (first == argc) {
+		mt_cmd_usage_error(&report_cmd, "no artifact given");
+		return MT_EXIT_USAGE;
 	}
-	if (optind == argc)
-		return usage_error("%s", "no artifact given");
-	if (argc - optind > 1)
-		return usage_error("one artifact at a time, not '%s' too", argv[optind + 1]);
-	return run_report(argv[optind], json, top);
+	if (argc - first > 1) {
+		mt_cmd_usage_error(&report_cmd, "one artifact at a time, not '%s' too",
+				   mt_printable(a, sizeof(a), argv[first + 1]));
+		return MT_EXIT_USAGE;
+	}
+	return run_report(argv[first], o.json, o.top);
 }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrack: the command line. Dispatches to the three subcommands. */
-#include <getopt.h>
+#include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "harness.h"
 #include "cmd.h"
-#include "run.h"
+#include "printable.h"
 
 static void usage(FILE *out)
 {
@@ -16,7 +16,7 @@ static void usage(FILE *out)
 	    "Usage: memtrack run [OPTIONS] -- CMD [ARGS...]\n"
 	    "       memtrack exec-harness [OPTIONS] -- CMD [ARGS...]\n"
 	    "       memtrack exec-harness -    (a JSON list of benchmarks on stdin)\n"
-	    "       memtrack report [--json] FILE\n"
+	    "       memtrack report [--json] [--top N] FILE\n"
 	    "       memtrack --help | --version\n"
 	    "\n"
 	    "Records every heap allocation of a command and all of its descendants, with ptrace\n"
@@ -30,41 +30,55 @@ static void usage(FILE *out)
 	    "CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE.\n");
 }
 
+static int main_option(int c, const char *arg, void *ctx)
+{
+	(void)arg;
+	*(bool *)ctx = c == 'V';
+	return c == 'V' ? 0 : -EINVAL;
+}
+
+static const struct option main_longopts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {0},
+};
+
+static const struct mt_cmd main_cmd = {
+    .name = "memtrack",
+    .shortopts = "hV",
+    .longopts = main_longopts,
+    .in_order = true,
+    .help = usage,
+    .option = main_option,
+};
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {0},
-	};
-	int c;
+	char a[MT_PRINTABLE_MAX];
+	bool version = false;
+	int first;
 
 	/* A closed output (-o /dev/stdout | head) is a write error, never memtrack's death. */
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "run") == 0)
-		return mt_run_main(argc - 1, argv + 1);
+		return mt_cmd_run(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "exec-harness") == 0)
-		return mt_harness_main(argc - 1, argv + 1);
+		return mt_cmd_harness(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return mt_cmd_report(argc - 1, argv + 1);
 
-	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			printf("memtrack %s\n", MT_VERSION);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
+	first = mt_cmd_options(&main_cmd, argc, argv, &version);
+	if (first <= 0)
+		return mt_cmd_options_status(first);
+	if (version) {
+		printf("memtrack %s\n", MT_VERSION);
+		return 0;
 	}
-	if (optind < argc)
-		fprintf(stderr, "memtrack: unknown subcommand '%s'\n", argv[optind]);
+	if (first < argc)
+		mt_cmd_usage_error(&main_cmd, "unknown subcommand '%s'",
+				   mt_printable(a, sizeof(a), argv[first]));
 	else
-		fprintf(stderr, "memtrack: a subcommand is needed\n");
+		mt_cmd_usage_error(&main_cmd, "a subcommand is needed");
 	usage(stderr);
-	return 2;
+	return MT_EXIT_USAGE;
 }

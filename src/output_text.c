@@ -11,37 +11,11 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "bytesize.h"
 #include "output.h"
 #include "printable.h"
 
 /* ---- the report --------------------------------------------------------------------------- */
-
-static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-
-/* "512 B", "1.5 MiB": for tables, where exact byte counts do not fit. */
-static const char *human(char *buf, size_t n, uint64_t v)
-{
-	double d = (double)v;
-	unsigned int u = 0;
-
-	if (v < 1024) {
-		snprintf(buf, n, "%" PRIu64 " B", v);
-		return buf;
-	}
-	while (d >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		d /= 1024;
-		u++;
-	}
-	snprintf(buf, n, "%.1f %s", d, units[u]);
-	return buf;
-}
-
-/* 2^k written exactly: "512 B", "1 KiB", "16 EiB". */
-static const char *pow2_label(char *buf, size_t n, unsigned int k)
-{
-	snprintf(buf, n, "%u %s", 1u << (k % 10), units[k / 10]);
-	return buf;
-}
 
 /* Exact bytes, with the human form when it says more. */
 static const char *bytes_str(char *buf, size_t n, uint64_t v)
@@ -51,7 +25,7 @@ static const char *bytes_str(char *buf, size_t n, uint64_t v)
 	if (v < 1024)
 		snprintf(buf, n, "%" PRIu64 " bytes", v);
 	else
-		snprintf(buf, n, "%" PRIu64 " bytes (%s)", v, human(h, sizeof(h), v));
+		snprintf(buf, n, "%" PRIu64 " bytes (%s)", v, mt_bytesize_human(h, sizeof(h), v));
 	return buf;
 }
 
@@ -233,9 +207,10 @@ static int print_processes(const struct mt_report *rep, FILE *out, size_t top)
 			"  %8" PRIu32 " %8" PRIu32 " %-9s %10" PRIu64 " %10" PRIu64 " %9" PRIu64
 			" %11s %11s %8" PRIu64 " %11s  %s\n",
 			p->pid, p->parent, status_str(s, sizeof(s), p), p->t.allocations,
-			p->t.frees, p->t.reallocs, human(b1, sizeof(b1), p->t.bytes_allocated),
-			human(b2, sizeof(b2), p->t.peak_bytes), p->t.live_blocks,
-			human(b3, sizeof(b3), p->t.live_bytes),
+			p->t.frees, p->t.reallocs,
+			mt_bytesize_human(b1, sizeof(b1), p->t.bytes_allocated),
+			mt_bytesize_human(b2, sizeof(b2), p->t.peak_bytes), p->t.live_blocks,
+			mt_bytesize_human(b3, sizeof(b3), p->t.live_bytes),
 			p->exe[0] ? mt_printable(sx, sizeof(sx), p->exe) : "?");
 	}
 	if (n < rep->n_processes)
@@ -260,7 +235,8 @@ static int print_files(const struct mt_report *rep, FILE *out, size_t top)
 
 		fprintf(out, "  %5u %-9s %6u %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %11s  %s\n",
 			f->file_id, mt_report_family_name(f->family), f->probes, f->t.allocations,
-			f->t.frees, f->t.reallocs, human(b, sizeof(b), f->t.bytes_allocated),
+			f->t.frees, f->t.reallocs,
+			mt_bytesize_human(b, sizeof(b), f->t.bytes_allocated),
 			f->recorded ? mt_printable(sx, sizeof(sx), f->path) : "(no file record)");
 	}
 	if (n < rep->n_files)
@@ -285,7 +261,7 @@ static void print_families(const struct mt_report *rep, FILE *out)
 		rows++;
 		fprintf(out, "  %-9s %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %11s\n",
 			mt_report_family_name(i), t->allocations, t->frees, t->reallocs,
-			human(b, sizeof(b), t->bytes_allocated));
+			mt_bytesize_human(b, sizeof(b), t->bytes_allocated));
 	}
 	if (!rows)
 		fprintf(out, "  none\n");
@@ -316,8 +292,8 @@ static void print_histogram(const struct mt_report *rep, FILE *out)
 		if (b == 0)
 			fprintf(out, "  %20s", "0");
 		else
-			fprintf(out, "  [%8s, %8s)", pow2_label(l1, sizeof(l1), b - 1),
-				pow2_label(l2, sizeof(l2), b));
+			fprintf(out, "  [%8s, %8s)", mt_bytesize_pow2(l1, sizeof(l1), b - 1),
+				mt_bytesize_pow2(l2, sizeof(l2), b));
 		fprintf(out, " %12" PRIu64 " %.*s\n", c, bar,
 			"########################################");
 	}

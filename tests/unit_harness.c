@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "cmd.h"
 #include "harness.h"
 #include "harness_stats.h"
 #include "lib/suite.h"
@@ -483,7 +484,7 @@ static int parse(const char *text, struct mt_bench_list *l, char *err)
 	struct mt_bench_limits none = {0};
 
 	err[0] = '\0';
-	return mt_harness_parse_json(text, strlen(text), &none, l, err, 256);
+	return mt_harness_json_parse(text, strlen(text), &none, l, err, 256);
 }
 
 START_TEST(test_json_benchmarks)
@@ -525,7 +526,7 @@ START_TEST(test_json_overrides_command_line)
 	struct mt_bench_list l;
 	char err[256] = "";
 
-	ck_assert_msg(mt_harness_parse_json(text, strlen(text), &cli, &l, err, sizeof(err)) == 0,
+	ck_assert_msg(mt_harness_json_parse(text, strlen(text), &cli, &l, err, sizeof(err)) == 0,
 		      "%s", err);
 	ck_assert_uint_eq(l.v[0].limits.max_rounds, 9);
 	ck_assert(l.v[0].limits.has_warmup && l.v[0].limits.warmup_ns == 0);
@@ -590,7 +591,7 @@ static int run_harness(const char **args)
 
 	while (args[argc])
 		argc++;
-	return mt_harness_main(argc, (char **)args);
+	return mt_cmd_harness(argc, (char **)args);
 }
 
 #define HARNESS(...) run_harness((const char *[]){"exec-harness", __VA_ARGS__, NULL})

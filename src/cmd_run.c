@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrack run: parse the options, supervise the command, print the summary. */
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,8 +13,8 @@
 
 #include "printable.h"
 #include "privileges.h"
+#include "cmd.h"
 #include "output.h"
-#include "run.h"
 #include "supervisor.h"
 
 enum {
@@ -70,20 +69,24 @@ struct run_opts {
 	char default_path[128];
 };
 
+static const struct mt_cmd run_cmd;
+
 static int parse_enum(const char *opt, const char *val, const char *const *names, int n)
 {
+	char v[MT_PRINTABLE_MAX];
+
 	for (int i = 0; i < n; i++)
 		if (strcmp(val, names[i]) == 0)
 			return i;
-	fprintf(stderr, "memtrack run: invalid %s '%s'\n", opt, val);
-	return -1;
+	return mt_cmd_usage_error(&run_cmd, "invalid %s '%s'", opt,
+				  mt_printable(v, sizeof(v), val));
 }
 
 /* The kernel takes a ring buffer of a power-of-two number of pages. */
 static int parse_ring_size(const char *arg, size_t *out)
 {
 	unsigned long long v;
-	char *end;
+	char *end, a[MT_PRINTABLE_MAX];
 
 	errno = 0;
 	v = strtoull(arg, &end, 10);
@@ -93,106 +96,115 @@ static int parse_ring_size(const char *arg, size_t *out)
 		v <<= 20, end++;
 	else if (*end == 'G' || *end == 'g')
 		v <<= 30, end++;
-	if (errno || end == arg || *end || v < 4096 || v > (1ull << 30) || (v & (v - 1))) {
-		fprintf(stderr,
-			"memtrack run: invalid --ring-size '%s' (a power of two from 4096 "
-			"to 1G)\n",
-			arg);
-		return -EINVAL;
-	}
+	if (errno || end == arg || *end || v < 4096 || v > (1ull << 30) || (v & (v - 1)))
+		return mt_cmd_usage_error(
+		    &run_cmd, "invalid --ring-size '%s' (a power of two from 4096 to 1G)",
+		    mt_printable(a, sizeof(a), arg));
 	*out = v;
 	return 0;
 }
 
-static int parse(int argc, char **argv, struct run_opts *o)
+static int parse_stop_at(const char *arg, struct run_opts *o)
+{
+	char a[MT_PRINTABLE_MAX];
+
+	if (strcmp(arg, "exec") != 0 && (strncmp(arg, "map:", 4) != 0 || !arg[4]))
+		return mt_cmd_usage_error(&run_cmd, "invalid --stop-at '%s' (exec or map:GLOB)",
+					  mt_printable(a, sizeof(a), arg));
+	o->cfg.stop_at = arg;
+	return 0;
+}
+
+static int run_option(int c, const char *arg, void *ctx)
 {
 	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
 	static const char *const placements[] = {"smart", "entry"};
-	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"no-track", no_argument, NULL, OPT_NO_TRACK},
-	    {"trace-stops", required_argument, NULL, OPT_TRACE_STOPS},
-	    {"stop-at", required_argument, NULL, OPT_STOP_AT},
-	    {"watcher", required_argument, NULL, OPT_WATCHER},
-	    {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
-	    {"user", required_argument, NULL, OPT_USER},
-	    {"ring-size", required_argument, NULL, OPT_RING_SIZE},
-	    {"strict", no_argument, NULL, OPT_STRICT},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	int c, v;
+	struct run_opts *o = ctx;
+	int v;
 
-	optind = 1;
-	argv[0] = "memtrack run"; /* getopt names the command in its messages */
-	while ((c = getopt_long(argc, argv, "+o:qvh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_NO_TRACK:
-			o->no_track = true;
-			break;
-		case OPT_TRACE_STOPS:
-			o->cfg.trace_stops_path = optarg;
-			break;
-		case OPT_STOP_AT:
-			if (strcmp(optarg, "exec") != 0 &&
-			    (strncmp(optarg, "map:", 4) != 0 || !optarg[4])) {
-				fprintf(stderr,
-					"memtrack run: invalid --stop-at '%s' (exec or "
-					"map:GLOB)\n",
-					optarg);
-				return 2;
-			}
-			o->cfg.stop_at = optarg;
-			break;
-		case OPT_WATCHER:
-			v = parse_enum("--watcher", optarg, watchers, 3);
-			if (v < 0)
-				return 2;
-			o->cfg.watcher = v;
-			break;
-		case OPT_PLACEMENT:
-			v = parse_enum("--probe-placement", optarg, placements, 2);
-			if (v < 0)
-				return 2;
-			o->cfg.placement = v;
-			break;
-		case OPT_USER:
-			o->user = optarg;
-			break;
-		case OPT_RING_SIZE:
-			if (parse_ring_size(optarg, &o->cfg.ring_size) < 0)
-				return 2;
-			break;
-		case OPT_STRICT:
-			o->strict = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			o->cfg.verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return 2;
-		}
+	switch (c) {
+	case 'o':
+		o->output = arg;
+		return 0;
+	case OPT_NO_TRACK:
+		o->no_track = true;
+		return 0;
+	case OPT_TRACE_STOPS:
+		o->cfg.trace_stops_path = arg;
+		return 0;
+	case OPT_STOP_AT:
+		return parse_stop_at(arg, o);
+	case OPT_WATCHER:
+		v = parse_enum("--watcher", arg, watchers, 3);
+		if (v < 0)
+			return v;
+		o->cfg.watcher = v;
+		return 0;
+	case OPT_PLACEMENT:
+		v = parse_enum("--probe-placement", arg, placements, 2);
+		if (v < 0)
+			return v;
+		o->cfg.placement = v;
+		return 0;
+	case OPT_USER:
+		o->user = arg;
+		return 0;
+	case OPT_RING_SIZE:
+		return parse_ring_size(arg, &o->cfg.ring_size);
+	case OPT_STRICT:
+		o->strict = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'v':
+		o->cfg.verbose = true;
+		return 0;
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "memtrack run: no command given (memtrack run -- CMD [ARGS...])\n");
-		return 2;
+	return -EINVAL;
+}
+
+static const struct option run_longopts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"no-track", no_argument, NULL, OPT_NO_TRACK},
+    {"trace-stops", required_argument, NULL, OPT_TRACE_STOPS},
+    {"stop-at", required_argument, NULL, OPT_STOP_AT},
+    {"watcher", required_argument, NULL, OPT_WATCHER},
+    {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
+    {"user", required_argument, NULL, OPT_USER},
+    {"ring-size", required_argument, NULL, OPT_RING_SIZE},
+    {"strict", no_argument, NULL, OPT_STRICT},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
+static const struct mt_cmd run_cmd = {
+    .name = "memtrack run",
+    .shortopts = "o:qvh",
+    .longopts = run_longopts,
+    .in_order = true,
+    .help = usage,
+    .option = run_option,
+};
+
+/* Returns -1 to run, or the exit status: 0 after --help, 2 after a usage error. */
+static int parse(int argc, char **argv, struct run_opts *o)
+{
+	int first = mt_cmd_options(&run_cmd, argc, argv, o);
+
+	if (first <= 0)
+		return mt_cmd_options_status(first);
+	if (first >= argc) {
+		mt_cmd_usage_error(&run_cmd, "no command given (memtrack run -- CMD [ARGS...])");
+		return MT_EXIT_USAGE;
 	}
 	if (o->no_track && (o->output || (o->cfg.stop_at && o->cfg.stop_at[0] == 'm'))) {
-		fprintf(stderr, "memtrack run: --no-track excludes -o and --stop-at map:GLOB\n");
-		return 2;
+		mt_cmd_usage_error(&run_cmd, "--no-track excludes -o and --stop-at map:GLOB");
+		return MT_EXIT_USAGE;
 	}
-	o->cfg.argv = argv + optind;
+	o->cfg.argv = argv + first;
 	return -1;
 }
 
@@ -265,7 +277,7 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	}
 }
 
-int mt_run_main(int argc, char **argv)
+int mt_cmd_run(int argc, char **argv)
 {
 	struct run_opts o = {0};
 	struct mt_run_result res;
@@ -275,7 +287,7 @@ int mt_run_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (mt_choose_user(&o.cfg, o.user) < 0)
-		return 2;
+		return MT_EXIT_USAGE;
 	o.cfg.track = !o.no_track;
 	if (o.cfg.track && mt_check_capabilities(true) < 0)
 		return 1;
@@ -283,7 +295,7 @@ int mt_run_main(int argc, char **argv)
 		o.cfg.artifact_path = o.output ? o.output : default_artifact(&o);
 	if ((o.cfg.trace_stops_path && check_writable("--trace-stops", o.cfg.trace_stops_path)) ||
 	    (o.cfg.artifact_path && check_writable("-o", o.cfg.artifact_path)))
-		return 2;
+		return MT_EXIT_USAGE;
 	err = mt_supervise(&o.cfg, &res);
 	if (err)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;

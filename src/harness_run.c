@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The runner of exec-harness (harness.h). Every round is one run of the command through
+ * mt_supervise(), timed from the resume of the exec-stopped command to the reaping of its whole
+ * tree, so fork and exec of memtrack itself are outside the measurement.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "duration.h"
+#include "harness.h"
+
+static char *join_argv(char *const *argv)
+{
+	size_t len = 1, i;
+	char *s;
+
+	for (i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (i = 0; argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/* Validates every benchmark before any runs, so a typo in the last one costs no time. */
+int mt_harness_resolve(const struct mt_bench_list *list, struct mt_bench_result *res)
+{
+	char err[MT_HARNESS_ERRLEN];
+	size_t i;
+
+	for (i = 0; i < list->n; i++) {
+		res[i].name =
+		    list->v[i].name ? strdup(list->v[i].name) : join_argv(list->v[i].argv);
+		if (!res[i].name)
+			return -ENOMEM;
+		if (mt_bench_config_resolve(&list->v[i].limits, &res[i].cfg, err, sizeof(err))) {
+			fprintf(stderr, MT_HARNESS_PROG ": benchmark '%s': %s\n", res[i].name, err);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- Running ----------------------------------------------------------------------------- */
+
+static void report_failure(const char *name, const struct mt_run_result *res)
+{
+	if (WIFSIGNALED(res->wait_status))
+		fprintf(stderr,
+			MT_HARNESS_PROG
+			": benchmark '%s' failed: the command was killed by signal %d (%s)\n",
+			name, WTERMSIG(res->wait_status), strsignal(WTERMSIG(res->wait_status)));
+	else
+		fprintf(stderr,
+			MT_HARNESS_PROG
+			": benchmark '%s' failed: the command exited with status %d\n",
+			name, res->exit_code);
+}
+
+/* One run of the command; *ns is its round time. A failing command aborts the benchmark. */
+static int run_once(struct mt_harness *h, const char *name, const struct mt_run_config *cfg,
+		    uint64_t *ns)
+{
+	struct mt_run_result res;
+	int ret;
+
+	memset(&res, 0, sizeof(res));
+	ret = mt_supervise(cfg, &res);
+	if (ret < 0) {
+		/*
+		 * mt_supervise already said why. A command that cannot be executed exits 127 or
+		 * 126 like in a shell; a failure of memtrack itself (BPF, ptrace) is 1.
+		 */
+		h->exit_code = res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
+		return ret;
+	}
+	if (res.exit_code != 0) {
+		report_failure(name, &res);
+		h->exit_code = res.exit_code;
+		return -ECHILD;
+	}
+	*ns = res.end_ns > res.resume_ns ? res.end_ns - res.resume_ns : 0;
+	return 0;
+}
+
+static int push_time(struct mt_bench_result *r, uint64_t ns)
+{
+	uint64_t *t;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+
+		t = realloc(r->times, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		r->times = t;
+		r->cap = cap;
+	}
+	r->times[r->n++] = ns;
+	return 0;
+}
+
+static int warm_up(struct mt_harness *h, const struct mt_run_config *cfg, struct mt_bench_result *r,
+		   struct mt_warmup *w)
+{
+	uint64_t start = mt_clock_now_ns(), ns;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	if (!r->cfg.warmup_ns)
+		return 0;
+	do {
+		ret = run_once(h, r->name, cfg, &ns);
+		if (ret)
+			return ret;
+		if (!w->runs)
+			w->first_ns = ns;
+		w->runs++;
+	} while (mt_clock_now_ns() - start < r->cfg.warmup_ns);
+	/* Spawning is part of the cost of a round when budgeting max_time. */
+	w->elapsed_ns = mt_clock_now_ns() - start;
+	return 0;
+}
+
+static void say_plan(const struct mt_harness *h, const struct mt_bench_result *r,
+		     const struct mt_warmup *w, const struct mt_round_plan *p)
+{
+	char d[32];
+
+	if (p->min_above_max)
+		fprintf(stderr,
+			MT_HARNESS_PROG
+			": warning: benchmark '%s': the minimum of %llu rounds exceeds the "
+			"maximum of %llu; running %llu\n",
+			r->name, (unsigned long long)p->min_rounds,
+			(unsigned long long)p->max_rounds, (unsigned long long)p->max_rounds);
+	if (h->quiet)
+		return;
+	if (p->warmup_is_result)
+		fprintf(stderr,
+			"memtrack: '%s': one warm-up run took %s, more than max_time: it is the "
+			"result\n",
+			r->name, mt_format_duration((double)w->first_ns, d, sizeof(d)));
+	else if (p->rounds)
+		fprintf(stderr, "memtrack: '%s': %llu warm-up runs, measuring %llu rounds\n",
+			r->name, (unsigned long long)w->runs, (unsigned long long)p->rounds);
+	else
+		fprintf(stderr, "memtrack: '%s': no warm-up, measuring until the time limit\n",
+			r->name);
+}
+
+static int measure(struct mt_harness *h, const struct mt_run_config *cfg, struct mt_bench_result *r)
+{
+	struct mt_round_plan plan;
+	struct mt_warmup w;
+	uint64_t start, ns;
+	int ret;
+
+	ret = warm_up(h, cfg, r, &w);
+	if (ret)
+		return ret;
+	if (mt_plan_rounds(&r->cfg, &w, &plan)) {
+		/* mt_bench_config_resolve rules this out; say so rather than loop forever. */
+		fprintf(stderr,
+			MT_HARNESS_PROG ": benchmark '%s': cannot determine the number of rounds\n",
+			r->name);
+		return -EINVAL;
+	}
+	say_plan(h, r, &w, &plan);
+	if (plan.warmup_is_result)
+		return push_time(r, w.first_ns);
+	r->warmup_runs = w.runs;
+	start = mt_clock_now_ns();
+	do {
+		ret = run_once(h, r->name, cfg, &ns);
+		if (!ret)
+			ret = push_time(r, ns);
+		if (ret)
+			return ret;
+	} while (!mt_plan_done(&r->cfg, &plan, r->n, mt_clock_now_ns() - start));
+	return 0;
+}
+
+static int measure_memory(struct mt_harness *h, size_t idx, char *const *argv,
+			  struct mt_bench_result *r)
+{
+	struct mt_run_config cfg = h->base;
+	char err[MT_HARNESS_ERRLEN];
+	uint64_t ns;
+	int ret;
+
+	if (snprintf(r->artifact, sizeof(r->artifact), "%s/%d-%zu.mtk", h->artifact_dir,
+		     (int)getpid(), idx) >= (int)sizeof(r->artifact)) {
+		fprintf(stderr, MT_HARNESS_PROG ": the artifact path under '%s' is too long\n",
+			h->artifact_dir);
+		return -ENAMETOOLONG;
+	}
+	cfg.argv = argv;
+	cfg.track = true;
+	cfg.artifact_path = r->artifact;
+	if (!h->quiet)
+		fprintf(stderr, "memtrack: '%s': one run with allocation tracking\n", r->name);
+	ret = run_once(h, r->name, &cfg, &ns);
+	if (ret)
+		return ret;
+	r->has_memory = true;
+	/* The timings stand without the totals: warn, keep the artifact for memtrack report. */
+	err[0] = '\0';
+	if (mt_report_totals_of(r->artifact, &r->mem, err, sizeof(err)))
+		fprintf(stderr,
+			MT_HARNESS_PROG ": warning: benchmark '%s': no memory summary: %s\n",
+			r->name, err);
+	else
+		r->memory_ok = true;
+	return 0;
+}
+
+static int run_bench(struct mt_harness *h, size_t idx, const struct mt_bench *b,
+		     struct mt_bench_result *r)
+{
+	struct mt_run_config cfg = h->base;
+	int ret;
+
+	cfg.argv = b->argv;
+	ret = measure(h, &cfg, r);
+	if (!ret)
+		ret = mt_stats_compute(r->times, r->n, &r->stats);
+	if (!ret && h->memory)
+		ret = measure_memory(h, idx, b->argv, r);
+	return ret;
+}
+
+void mt_harness_results_free(struct mt_bench_result *res, size_t n)
+{
+	size_t i;
+
+	for (i = 0; res && i < n; i++) {
+		free(res[i].name);
+		free(res[i].times);
+	}
+	free(res);
+}
+
+int mt_harness_run_all(struct mt_harness *h, const struct mt_bench_list *list,
+		       struct mt_bench_result *res)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < list->n; i++) {
+		if (!h->quiet)
+			fprintf(stderr, "memtrack: benchmarking '%s'\n", res[i].name);
+		ret = run_bench(h, i, &list->v[i], &res[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
