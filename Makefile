@@ -40,7 +40,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
 
 .SECONDARY:
-.PHONY: all check check-kernels unit integration bench fuzz format format-check clean install \
+.PHONY: all check check-includes check-kernels unit integration bench fuzz format format-check clean install \
 	fixtures
 all: $(BUILD)/memtrack fixtures
 
@@ -93,8 +93,12 @@ unit: $(filter $(BUILD)/tests/unit_%,$(TEST_BINS))
 integration: $(BUILD)/memtrack fixtures $(filter $(BUILD)/tests/it_%,$(TEST_BINS))
 	@tools/run-tests $(filter $(BUILD)/tests/it_%,$^)
 
-check: all $(TEST_BINS)
+check: all $(TEST_BINS) check-includes
 	@tools/run-tests $(TEST_BINS)
+
+# Every include goes down the parts of docs/ARCHITECTURE.md.
+check-includes:
+	@tools/check-includes
 
 # The integration tests that concern the kernel (the supervisor's and the tracker's), in qemu
 # guests booting Debian's kernels with each watcher back end (tools/kernel-matrix,
