@@ -16,24 +16,20 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "lib/mtrun.h"
 #include "lib/suite.h"
 
-#define MEMTRACK MT_BUILD_DIR "/memtrack"
-#define MS	 1e6
-
-struct run {
-	pid_t pid; /* memtrack's pid, which names its results file */
-	int status;
-	char err[16384]; /* stderr */
-};
+#define MS 1e6
 
 struct run_env {
-	const char *input;   /* stdin text, NULL for /dev/null */
+	const char *input;   /* stdin text, NULL for none */
 	const char *cwd;     /* NULL: unchanged */
 	const char *profile; /* CODSPEED_PROFILE_FOLDER, NULL: unset */
 };
 
 static char tmpdir[] = "/tmp/mt-it-harness-XXXXXX";
+/* The last run's output: the next run and teardown free it. */
+static struct mt_out last;
 
 static void setup(void)
 {
@@ -51,84 +47,42 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 
 static void teardown(void)
 {
+	mt_out_free(&last);
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static void child(const char **argv, const struct run_env *env, int in, int err)
+/* Runs memtrack with argv, feeding env->input on stdin. */
+static const struct mt_out *run_env(const char **argv, const struct run_env *env)
 {
-	dup2(in, STDIN_FILENO);
-	dup2(err, STDERR_FILENO);
-	if (env->cwd && chdir(env->cwd))
-		_exit(121);
-	unsetenv("CODSPEED_PROFILE_FOLDER");
+	char profile[PATH_MAX + 32];
+	const char *env_extra[] = {profile, NULL};
+
 	if (env->profile)
-		setenv("CODSPEED_PROFILE_FOLDER", env->profile, 1);
-	execv(MEMTRACK, (char **)argv);
-	_exit(120);
+		snprintf(profile, sizeof(profile), "CODSPEED_PROFILE_FOLDER=%s", env->profile);
+	else
+		snprintf(profile, sizeof(profile), "CODSPEED_PROFILE_FOLDER");
+	mt_out_free(&last);
+	ck_assert_int_eq(mt_run_input(argv, env_extra, env->cwd, env->input ?: "", 120, &last), 0);
+	ck_assert_msg(WIFEXITED(last.status), "memtrack died: status 0x%x, stderr:\n%s",
+		      last.status, last.err);
+	return &last;
 }
 
-static void read_all(int fd, char *buf, size_t cap)
-{
-	size_t n = 0;
-	ssize_t r;
-
-	while ((r = read(fd, buf + n, cap - 1 - n)) > 0 || (r < 0 && errno == EINTR)) {
-		if (r > 0)
-			n += (size_t)r;
-		if (n == cap - 1)
-			break;
-	}
-	buf[n] = '\0';
-}
-
-/* Runs memtrack with argv (argv[0] is "memtrack"), feeding env->input on stdin. */
-static void run_env(const char **argv, const struct run_env *env, struct run *r)
-{
-	int in[2], err[2];
-
-	ck_assert_int_eq(pipe(in), 0);
-	ck_assert_int_eq(pipe(err), 0);
-	r->pid = fork();
-	ck_assert_int_ge(r->pid, 0);
-	if (r->pid == 0) {
-		close(in[1]);
-		close(err[0]);
-		child(argv, env, in[0], err[1]);
-	}
-	close(in[0]);
-	close(err[1]);
-	/* The inputs are far below a pipe's capacity: writing first cannot deadlock. */
-	if (env->input)
-		ck_assert_int_eq(write(in[1], env->input, strlen(env->input)),
-				 (ssize_t)strlen(env->input));
-	close(in[1]);
-	read_all(err[0], r->err, sizeof(r->err));
-	close(err[0]);
-	ck_assert_int_eq(waitpid(r->pid, &r->status, 0), r->pid);
-	ck_assert_msg(WIFEXITED(r->status), "memtrack died: status 0x%x, stderr:\n%s", r->status,
-		      r->err);
-}
-
-static void run(const char **argv, const char *input, struct run *r)
+static const struct mt_out *run(const char **argv, const char *input)
 {
 	struct run_env env = {.input = input};
 
-	run_env(argv, &env, r);
+	return run_env(argv, &env);
 }
 
-#define ARGS(...) ((const char *[]){"memtrack", "exec-harness", __VA_ARGS__, NULL})
-
-static int exit_code(const struct run *r)
-{
-	return WEXITSTATUS(r->status);
-}
+#define ARGS(...) ((const char *[]){MEMTRACK, "exec-harness", __VA_ARGS__, NULL})
 
 static void results_path(const char *dir, pid_t pid, char *path, size_t len)
 {
 	snprintf(path, len, "%s/results/%d.json", dir, (int)pid);
 }
 
-static struct json_object *load_results(const char *dir, const struct run *r)
+static struct json_object *load_results(const char *dir, const struct mt_out *r)
 {
 	char path[PATH_MAX];
 	struct json_object *root;
@@ -199,14 +153,14 @@ static bool one_line(const char *s)
 START_TEST(test_sleep_twenty_rounds)
 {
 	struct json_object *root, *b, *s, *creator, *config;
-	struct run r;
+	const struct mt_out *r;
 
-	run(ARGS("--output", tmpdir, "--max-rounds", "20", "--", "sleep", "0.01"), NULL, &r);
-	ck_assert_msg(exit_code(&r) == 0, "exit %d:\n%s", exit_code(&r), r.err);
-	root = load_results(tmpdir, &r);
+	r = run(ARGS("--output", tmpdir, "--max-rounds", "20", "--", "sleep", "0.01"), NULL);
+	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
+	root = load_results(tmpdir, r);
 	creator = get(root, "creator");
 	ck_assert_str_eq(json_object_get_string(get(creator, "name")), "memtrack");
-	ck_assert_int_eq(json_object_get_int(get(creator, "pid")), r.pid);
+	ck_assert_int_eq(json_object_get_int(get(creator, "pid")), r->pid);
 	ck_assert_str_eq(json_object_get_string(get(get(root, "instrument"), "type")), "walltime");
 	ck_assert_uint_eq(json_object_array_length(get(root, "benchmarks")), 1);
 	b = benchmark(root, 0);
@@ -222,8 +176,8 @@ START_TEST(test_sleep_twenty_rounds)
 	ck_assert(num(s, "warmup_iters") >= 1);
 	ck_assert_msg(num(s, "median_ns") >= 5 * MS && num(s, "median_ns") <= 200 * MS,
 		      "median %g ns for sleep 0.01", num(s, "median_ns"));
-	ck_assert_msg(strstr(r.err, "median") && strstr(r.err, "sleep 0.01"), "no table:\n%s",
-		      r.err);
+	ck_assert_msg(strstr(r->err, "median") && strstr(r->err, "sleep 0.01"), "no table:\n%s",
+		      r->err);
 	json_object_put(root);
 }
 END_TEST
@@ -231,19 +185,19 @@ END_TEST
 START_TEST(test_max_time_bounds_rounds)
 {
 	struct json_object *root, *s;
-	struct run r;
+	const struct mt_out *r;
 
-	run(ARGS("-o", tmpdir, "--warmup-time", "100ms", "--max-time", "300ms", "-q", "--", "sleep",
-		 "0.01"),
-	    NULL, &r);
-	ck_assert_msg(exit_code(&r) == 0, "exit %d:\n%s", exit_code(&r), r.err);
-	root = load_results(tmpdir, &r);
+	r = run(ARGS("-o", tmpdir, "--warmup-time", "100ms", "--max-time", "300ms", "-q", "--",
+		     "sleep", "0.01"),
+		NULL);
+	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
+	root = load_results(tmpdir, r);
 	s = get(benchmark(root, 0), "stats");
 	check_stats(s);
 	/* At least 10 ms a round: (300 ms + avg) / avg is at most 31. */
 	ck_assert_msg(num(s, "rounds") >= 2 && num(s, "rounds") <= 31, "%g rounds",
 		      num(s, "rounds"));
-	ck_assert_msg(r.err[0] == '\0', "--quiet printed:\n%s", r.err);
+	ck_assert_msg(r->err[0] == '\0', "--quiet printed:\n%s", r->err);
 	json_object_put(root);
 }
 END_TEST
@@ -257,11 +211,11 @@ START_TEST(test_stdin_benchmarks)
 	    " {\"command\": [\"sh\", \"-c\", \"exit 0\"], \"name\": \"shell\", \"walltime_args\": "
 	    "{\"warmup_time\": \"0\", \"min_rounds\": 2, \"max_rounds\": 2}}]\n";
 	struct json_object *root, *b;
-	struct run r;
+	const struct mt_out *r;
 
-	run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--max-time", "200ms", "-"), input, &r);
-	ck_assert_msg(exit_code(&r) == 0, "exit %d:\n%s", exit_code(&r), r.err);
-	root = load_results(tmpdir, &r);
+	r = run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--max-time", "200ms", "-"), input);
+	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
+	root = load_results(tmpdir, r);
 	ck_assert_uint_eq(json_object_array_length(get(root, "benchmarks")), 3);
 	b = benchmark(root, 0);
 	ck_assert_str_eq(json_object_get_string(get(b, "name")), "noop");
@@ -282,33 +236,33 @@ END_TEST
 START_TEST(test_failing_command)
 {
 	char path[PATH_MAX];
-	struct run r;
+	const struct mt_out *r;
 
-	run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--", "false"), NULL, &r);
-	ck_assert_int_eq(exit_code(&r), 1);
-	ck_assert_msg(strstr(r.err, "benchmark 'false' failed: the command exited with status 1"),
-		      "%s", r.err);
+	r = run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--", "false"), NULL);
+	ck_assert_int_eq(r->code, 1);
+	ck_assert_msg(strstr(r->err, "benchmark 'false' failed: the command exited with status 1"),
+		      "%s", r->err);
 	/* No results for an aborted run: a runner must not upload half a benchmark. */
-	results_path(tmpdir, r.pid, path, sizeof(path));
+	results_path(tmpdir, r->pid, path, sizeof(path));
 	ck_assert_int_ne(access(path, F_OK), 0);
 
-	run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--", "sh", "-c", "exit 3"), NULL, &r);
-	ck_assert_int_eq(exit_code(&r), 3);
+	r = run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--", "sh", "-c", "exit 3"), NULL);
+	ck_assert_int_eq(r->code, 3);
 }
 END_TEST
 
 START_TEST(test_missing_command)
 {
-	struct run r;
+	const struct mt_out *r;
 
-	run(ARGS("-o", tmpdir, "--", "/nonexistent/mt-no-such-command"), NULL, &r);
-	ck_assert_int_eq(exit_code(&r), 127);
-	ck_assert_msg(strstr(r.err, "memtrack: cannot run '/nonexistent/mt-no-such-command': "),
-		      "%s", r.err);
+	r = run(ARGS("-o", tmpdir, "--", "/nonexistent/mt-no-such-command"), NULL);
+	ck_assert_int_eq(r->code, 127);
+	ck_assert_msg(strstr(r->err, "memtrack: cannot run '/nonexistent/mt-no-such-command': "),
+		      "%s", r->err);
 	/* Found but not executable: 126, the shell convention. */
-	run(ARGS("-o", tmpdir, "--", "/etc/passwd"), NULL, &r);
-	ck_assert_int_eq(exit_code(&r), 126);
-	ck_assert_msg(strstr(r.err, "memtrack: cannot run '/etc/passwd': "), "%s", r.err);
+	r = run(ARGS("-o", tmpdir, "--", "/etc/passwd"), NULL);
+	ck_assert_int_eq(r->code, 126);
+	ck_assert_msg(strstr(r->err, "memtrack: cannot run '/etc/passwd': "), "%s", r->err);
 }
 END_TEST
 
@@ -318,51 +272,52 @@ START_TEST(test_bad_json)
 					     "{\"command\": [\"true\"]}", "[]",
 					     "[{\"command\": [\"true\"], \"walltime_args\": "
 					     "{\"max_time\": \"3 parsecs\"}}]"};
-	struct run r;
+	const struct mt_out *r;
 	size_t i;
 
 	for (i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
-		run(ARGS("-o", tmpdir, "-"), inputs[i], &r);
-		ck_assert_msg(exit_code(&r) == 2, "'%s': exit %d", inputs[i], exit_code(&r));
-		ck_assert_msg(one_line(r.err) && !strncmp(r.err, "memtrack exec-harness: ", 23),
-			      "'%s': not one sentence:\n%s", inputs[i], r.err);
+		r = run(ARGS("-o", tmpdir, "-"), inputs[i]);
+		ck_assert_msg(r->code == 2, "'%s': exit %d", inputs[i], r->code);
+		ck_assert_msg(one_line(r->err) && !strncmp(r->err, "memtrack exec-harness: ", 23),
+			      "'%s': not one sentence:\n%s", inputs[i], r->err);
 	}
 }
 END_TEST
 
 START_TEST(test_bad_duration)
 {
-	struct run r;
+	const struct mt_out *r;
 
-	run(ARGS("-o", tmpdir, "--max-time", "3 parsecs", "--", "true"), NULL, &r);
-	ck_assert_int_eq(exit_code(&r), 2);
-	ck_assert_msg(one_line(r.err) && strstr(r.err, "--max-time: invalid duration '3 parsecs'"),
-		      "%s", r.err);
-	run(ARGS("-o", tmpdir, "--warmup-time", "soon", "--", "true"), NULL, &r);
-	ck_assert_int_eq(exit_code(&r), 2);
-	ck_assert(one_line(r.err));
+	r = run(ARGS("-o", tmpdir, "--max-time", "3 parsecs", "--", "true"), NULL);
+	ck_assert_int_eq(r->code, 2);
+	ck_assert_msg(one_line(r->err) &&
+			  strstr(r->err, "--max-time: invalid duration '3 parsecs'"),
+		      "%s", r->err);
+	r = run(ARGS("-o", tmpdir, "--warmup-time", "soon", "--", "true"), NULL);
+	ck_assert_int_eq(r->code, 2);
+	ck_assert(one_line(r->err));
 }
 END_TEST
 
 START_TEST(test_usage_errors)
 {
-	struct run r;
+	const struct mt_out *r;
 
-	run(ARGS("-o", tmpdir, "--min-rounds", "9", "--max-rounds", "3", "--", "true"), NULL, &r);
-	ck_assert_int_eq(exit_code(&r), 2);
-	ck_assert_msg(one_line(r.err) && strstr(r.err, "min_rounds (9) cannot be greater"), "%s",
-		      r.err);
-	run(ARGS("--frobnicate", "--", "true"), NULL, &r);
-	ck_assert_int_eq(exit_code(&r), 2);
-	ck_assert(one_line(r.err));
+	r = run(ARGS("-o", tmpdir, "--min-rounds", "9", "--max-rounds", "3", "--", "true"), NULL);
+	ck_assert_int_eq(r->code, 2);
+	ck_assert_msg(one_line(r->err) && strstr(r->err, "min_rounds (9) cannot be greater"), "%s",
+		      r->err);
+	r = run(ARGS("--frobnicate", "--", "true"), NULL);
+	ck_assert_int_eq(r->code, 2);
+	ck_assert(one_line(r->err));
 }
 END_TEST
 
-static void check_folder(const char *dir, const struct run *r)
+static void check_folder(const char *dir, const struct mt_out *r)
 {
 	struct json_object *root;
 
-	ck_assert_msg(exit_code(r) == 0, "exit %d:\n%s", exit_code(r), r->err);
+	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
 	root = load_results(dir, r);
 	check_stats(get(benchmark(root, 0), "stats"));
 	json_object_put(root);
@@ -372,29 +327,29 @@ START_TEST(test_output_folders)
 {
 	struct run_env env = {.profile = tmpdir};
 	char dot[PATH_MAX];
-	struct run r;
+	const struct mt_out *r;
 
-	run_env(ARGS("-q", "--warmup-time", "0", "--max-rounds", "2", "--", "true"), &env, &r);
-	check_folder(tmpdir, &r);
+	r = run_env(ARGS("-q", "--warmup-time", "0", "--max-rounds", "2", "--", "true"), &env);
+	check_folder(tmpdir, r);
 	/* Neither --output nor the variable: ./.codspeed. */
 	env.profile = NULL;
 	env.cwd = tmpdir;
-	run_env(ARGS("-q", "--warmup-time", "0", "--max-rounds", "2", "--", "true"), &env, &r);
+	r = run_env(ARGS("-q", "--warmup-time", "0", "--max-rounds", "2", "--", "true"), &env);
 	snprintf(dot, sizeof(dot), "%s/.codspeed", tmpdir);
-	check_folder(dot, &r);
+	check_folder(dot, r);
 }
 END_TEST
 
 START_TEST(test_memory)
 {
 	struct json_object *root, *mem;
-	struct run r;
+	const struct mt_out *r;
 
-	run(ARGS("-o", tmpdir, "--warmup-time", "0", "--max-rounds", "3", "--memory", "--", "sh",
-		 "-c", "true"),
-	    NULL, &r);
-	ck_assert_msg(exit_code(&r) == 0, "exit %d:\n%s", exit_code(&r), r.err);
-	root = load_results(tmpdir, &r);
+	r = run(ARGS("-o", tmpdir, "--warmup-time", "0", "--max-rounds", "3", "--memory", "--",
+		     "sh", "-c", "true"),
+		NULL);
+	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
+	root = load_results(tmpdir, r);
 	ck_assert(num(get(benchmark(root, 0), "stats"), "rounds") == 3);
 	mem = get(benchmark(root, 0), "memory");
 	/* Runners read every file of results/: the artifact lives beside it, not in it. */
@@ -408,8 +363,8 @@ START_TEST(test_memory)
 	ck_assert(num(mem, "allocated_bytes") >= num(mem, "peak_bytes"));
 	ck_assert(num(mem, "live_bytes_at_exit") <= num(mem, "allocated_bytes"));
 	ck_assert(num(mem, "dropped") == 0);
-	ck_assert_msg(strstr(r.err, "allocations") && strstr(r.err, "live at exit"),
-		      "no memory line:\n%s", r.err);
+	ck_assert_msg(strstr(r->err, "allocations") && strstr(r->err, "live at exit"),
+		      "no memory line:\n%s", r->err);
 	json_object_put(root);
 }
 END_TEST

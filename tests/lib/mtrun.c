@@ -65,13 +65,19 @@ static const char *const *with_watcher(const char *const *argv)
 	return v;
 }
 
-static void child(const char *const *argv, const char *const *env_extra, const char *cwd, int out,
-		  int err)
+static void child(const char *const *argv, const char *const *env_extra, const char *cwd, int in,
+		  int out, int err)
 {
+	if (in >= 0)
+		dup2(in, 0);
 	dup2(out, 1);
 	dup2(err, 2);
-	for (size_t i = 0; env_extra && env_extra[i]; i++)
-		putenv((char *)env_extra[i]);
+	for (size_t i = 0; env_extra && env_extra[i]; i++) {
+		if (strchr(env_extra[i], '='))
+			putenv((char *)env_extra[i]);
+		else
+			unsetenv(env_extra[i]);
+	}
 	if (cwd && chdir(cwd) < 0)
 		_exit(125);
 	argv = with_watcher(argv);
@@ -115,11 +121,22 @@ static char *read_all(int fd)
 	return b.p;
 }
 
-int mt_run(const char *const *argv, const char *const *env_extra, const char *cwd, int timeout_s,
-	   struct mt_out *o)
+/* input in an unlinked file, read from its start: writing it first cannot block. */
+static int input_fd(const char *input)
+{
+	int fd = tmpfile_fd();
+	size_t len = strlen(input);
+
+	if (fd < 0 || write(fd, input, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) < 0)
+		abort();
+	return fd;
+}
+
+int mt_run_input(const char *const *argv, const char *const *env_extra, const char *cwd,
+		 const char *input, int timeout_s, struct mt_out *o)
 {
 	uint64_t deadline = now_ms() + timeout_s * 1000ull;
-	int fo = tmpfile_fd(), fe = tmpfile_fd();
+	int fo = tmpfile_fd(), fe = tmpfile_fd(), fi = input ? input_fd(input) : -1;
 	pid_t pid, r;
 
 	memset(o, 0, sizeof(*o));
@@ -129,7 +146,10 @@ int mt_run(const char *const *argv, const char *const *env_extra, const char *cw
 	if (pid < 0)
 		return -1;
 	if (pid == 0)
-		child(argv, env_extra, cwd, fo, fe);
+		child(argv, env_extra, cwd, fi, fo, fe);
+	o->pid = pid;
+	if (fi >= 0)
+		close(fi);
 	while ((r = waitpid(pid, &o->status, WNOHANG)) == 0) {
 		if (now_ms() > deadline)
 			kill(pid, SIGKILL);
@@ -139,6 +159,12 @@ int mt_run(const char *const *argv, const char *const *env_extra, const char *cw
 	o->out = read_all(fo);
 	o->err = read_all(fe);
 	return r == pid ? 0 : -1;
+}
+
+int mt_run(const char *const *argv, const char *const *env_extra, const char *cwd, int timeout_s,
+	   struct mt_out *o)
+{
+	return mt_run_input(argv, env_extra, cwd, NULL, timeout_s, o);
 }
 
 void mt_out_free(struct mt_out *o)

@@ -10,6 +10,7 @@
 #define FIXTURE(name) MT_BUILD_DIR "/fixtures/" name
 
 struct mt_out {
+	pid_t pid;  /* the process run */
 	int status; /* raw wait status */
 	int code;   /* exit code, or 128 + signal */
 	char *out;  /* stdout, NUL-terminated */
@@ -18,11 +19,14 @@ struct mt_out {
 
 /*
  * Run argv (NULL-terminated) with env_extra ("K=V" strings, NULL-terminated, may be NULL) added
- * to the environment, in directory cwd (NULL: unchanged). Killed after timeout_s seconds.
- * Returns 0, or -1 when it could not be started.
+ * to the environment ("K" alone removes K), in directory cwd (NULL: unchanged). Killed after
+ * timeout_s seconds. stdin is the test's. Returns 0, or -1 when it could not be started.
  */
 int mt_run(const char *const *argv, const char *const *env_extra, const char *cwd, int timeout_s,
 	   struct mt_out *o);
+/* The same with input (NULL: the test's stdin) as the program's stdin. */
+int mt_run_input(const char *const *argv, const char *const *env_extra, const char *cwd,
+		 const char *input, int timeout_s, struct mt_out *o);
 void mt_out_free(struct mt_out *o);
 
 /* Start argv with stdout on a pipe; returns its pid and sets *out_fd. */
