@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
@@ -71,34 +72,28 @@ static void run_free(struct run *r)
 	free(r->err);
 }
 
-static int64_t num(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
-	return json_object_get_int64(v);
-}
-
 struct truth {
 	int64_t allocations, frees, reallocs, bytes, live_blocks, live_bytes;
 };
 
 static void assert_totals(struct json_object *t, const char *what, struct truth want)
 {
-	ck_assert_msg(num(t, "allocations") == want.allocations, "%s: allocations %lld != %lld",
-		      what, (long long)num(t, "allocations"), (long long)want.allocations);
-	ck_assert_msg(num(t, "frees") == want.frees, "%s: frees %lld != %lld", what,
-		      (long long)num(t, "frees"), (long long)want.frees);
-	ck_assert_msg(num(t, "reallocs") == want.reallocs, "%s: reallocs %lld != %lld", what,
-		      (long long)num(t, "reallocs"), (long long)want.reallocs);
-	ck_assert_msg(num(t, "bytes_allocated") == want.bytes, "%s: bytes %lld != %lld", what,
-		      (long long)num(t, "bytes_allocated"), (long long)want.bytes);
+	ck_assert_msg(mt_json_i64(t, "allocations") == want.allocations,
+		      "%s: allocations %lld != %lld", what,
+		      (long long)mt_json_i64(t, "allocations"), (long long)want.allocations);
+	ck_assert_msg(mt_json_i64(t, "frees") == want.frees, "%s: frees %lld != %lld", what,
+		      (long long)mt_json_i64(t, "frees"), (long long)want.frees);
+	ck_assert_msg(mt_json_i64(t, "reallocs") == want.reallocs, "%s: reallocs %lld != %lld",
+		      what, (long long)mt_json_i64(t, "reallocs"), (long long)want.reallocs);
+	ck_assert_msg(mt_json_i64(t, "bytes_allocated") == want.bytes, "%s: bytes %lld != %lld",
+		      what, (long long)mt_json_i64(t, "bytes_allocated"), (long long)want.bytes);
 	if (want.live_blocks >= 0) {
-		ck_assert_msg(num(t, "live_blocks") == want.live_blocks, "%s: live %lld != %lld",
-			      what, (long long)num(t, "live_blocks"), (long long)want.live_blocks);
-		ck_assert_msg(num(t, "live_bytes") == want.live_bytes,
-			      "%s: live bytes %lld != %lld", what, (long long)num(t, "live_bytes"),
-			      (long long)want.live_bytes);
+		ck_assert_msg(
+		    mt_json_i64(t, "live_blocks") == want.live_blocks, "%s: live %lld != %lld",
+		    what, (long long)mt_json_i64(t, "live_blocks"), (long long)want.live_blocks);
+		ck_assert_msg(mt_json_i64(t, "live_bytes") == want.live_bytes,
+			      "%s: live bytes %lld != %lld", what,
+			      (long long)mt_json_i64(t, "live_bytes"), (long long)want.live_bytes);
 	}
 }
 
@@ -107,7 +102,7 @@ static struct json_object *totals(struct run *r)
 	struct json_object *t;
 
 	ck_assert(json_object_object_get_ex(r->report, "totals", &t));
-	ck_assert_int_eq(num(t, "dropped"), 0);
+	ck_assert_int_eq(mt_json_i64(t, "dropped"), 0);
 	return t;
 }
 
@@ -133,7 +128,7 @@ static int files_with_probes(struct run *r)
 
 	ck_assert(json_object_object_get_ex(r->report, "files", &files));
 	for (size_t i = 0; i < json_object_array_length(files); i++)
-		n += num(json_object_array_get_idx(files, i), "probes") > 0;
+		n += mt_json_i64(json_object_array_get_idx(files, i), "probes") > 0;
 	return n;
 }
 
@@ -144,7 +139,7 @@ START_TEST(leaks_exact)
 
 	ck_assert_int_eq(r.code, 0);
 	assert_totals(totals(&r), "leaks", (struct truth){100, 60, 0, 40400, 40, 16640});
-	ck_assert_int_eq(num(totals(&r), "peak_bytes"), 40400);
+	ck_assert_int_eq(mt_json_i64(totals(&r), "peak_bytes"), 40400);
 	run_free(&r);
 }
 END_TEST
@@ -177,7 +172,7 @@ START_TEST(aligned_exact)
 
 	/* One posix_memalign fails on purpose: counted as failed, nowhere else. */
 	assert_totals(totals(&r), "aligned", (struct truth){5, 5, 0, 1968, 0, 0});
-	ck_assert_int_eq(num(totals(&r), "failed"), 1);
+	ck_assert_int_eq(mt_json_i64(totals(&r), "failed"), 1);
 	run_free(&r);
 }
 END_TEST
@@ -196,12 +191,12 @@ START_TEST(forks4_per_process)
 		int64_t k;
 
 		p = json_object_array_get_idx(procs, i);
-		if (num(p, "parent") == 0) {
+		if (mt_json_i64(p, "parent") == 0) {
 			assert_totals(p, "parent", (struct truth){1, 1, 0, 1000, 0, 0});
 			continue;
 		}
 		/* Child k makes 10 (k + 1) allocations of 32 (k + 1) bytes and leaks k. */
-		k = num(p, "allocations") / 10 - 1;
+		k = mt_json_i64(p, "allocations") / 10 - 1;
 		ck_assert(k >= 0 && k < 4);
 		seen |= 1 << k;
 		assert_totals(p, "child",
@@ -224,11 +219,11 @@ START_TEST(threads8_exact)
 	const char *cmd[] = {FIXTURE("threads8"), NULL};
 	struct run r = track(_i, NULL, cmd);
 	struct json_object *t = totals(&r);
-	int64_t live = num(t, "live_blocks");
+	int64_t live = mt_json_i64(t, "live_blocks");
 
 	assert_totals(t, "threads8", (struct truth){8008, 8008 + 8 - live, 0, 2306176, -1, -1});
 	ck_assert(live >= 0 && live <= 8);
-	ck_assert_int_eq(num(t, "live_bytes"), 272 * live);
+	ck_assert_int_eq(mt_json_i64(t, "live_bytes"), 272 * live);
 	run_free(&r);
 }
 END_TEST
@@ -407,7 +402,7 @@ START_TEST(cxx_through_libstdcxx_exact)
 	/* libstdc++'s operator new forwards to malloc: probed in libc, not in libstdc++. */
 	assert_totals(totals(&r), "cxx", (struct truth){1001, 1000, 0, 2084160, 1, 72704});
 	ck_assert_ptr_nonnull(cxx);
-	ck_assert_int_eq(num(cxx, "probes"), 0);
+	ck_assert_int_eq(mt_json_i64(cxx, "probes"), 0);
 	run_free(&r);
 }
 END_TEST
@@ -441,7 +436,7 @@ START_TEST(dlopen_race_each_file_once)
 			      mt_count_lines(r.stops, name));
 	}
 	/* 58 blocks of dlopen's own, and 10 of each plugin (sizes 3000 + k). */
-	ck_assert_int_eq(num(totals(&r), "allocations"), 58 + 80);
+	ck_assert_int_eq(mt_json_i64(totals(&r), "allocations"), 58 + 80);
 	run_free(&r);
 }
 END_TEST
@@ -457,7 +452,7 @@ START_TEST(map_race_attached_once)
 	ck_assert_int_eq(mt_count_lines(r.stops, "\"family\":\"mimalloc\""), 1);
 	ck_assert_ptr_nonnull(mi);
 	assert_totals(mi, "mimalloc", (struct truth){20, 20, 0, 66660, -1, -1});
-	ck_assert_int_eq(num(totals(&r), "allocations"), 42);
+	ck_assert_int_eq(mt_json_i64(totals(&r), "allocations"), 42);
 	run_free(&r);
 }
 END_TEST
@@ -471,12 +466,12 @@ START_TEST(python_attaches_libc_only)
 
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_nonnull(libc);
-	ck_assert_int_gt(num(libc, "probes"), 0);
+	ck_assert_int_gt(mt_json_i64(libc, "probes"), 0);
 	ck_assert_int_eq(files_with_probes(&r), 1);
 	ck_assert_ptr_nonnull(file_named(&r, "libssl"));
 	ck_assert_int_eq(mt_count_lines(r.stops, "\"kind\":\"map\""),
 			 mt_count_lines(r.stops, "\"kind\":\"map\",\"path\":"));
-	ck_assert_int_gt(num(totals(&r), "allocations"), 1000);
+	ck_assert_int_gt(mt_json_i64(totals(&r), "allocations"), 1000);
 	run_free(&r);
 }
 END_TEST
@@ -504,9 +499,9 @@ START_TEST(full_ring_buffer_loses_nothing_silently)
 	ck_assert_ptr_nonnull(doc);
 	t = json_object_object_get(doc, "totals");
 	dropped = json_object_object_get(doc, "dropped");
-	lost = num(dropped, "events");
-	ck_assert_int_eq(num(t, "allocations") + num(t, "frees") + lost, 200000);
-	ck_assert_int_eq(num(dropped, "args_lost"), 0);
+	lost = mt_json_i64(dropped, "events");
+	ck_assert_int_eq(mt_json_i64(t, "allocations") + mt_json_i64(t, "frees") + lost, 200000);
+	ck_assert_int_eq(mt_json_i64(dropped, "args_lost"), 0);
 	if (lost)
 		ck_assert_ptr_nonnull(strstr(o.err, "events dropped"));
 	json_object_put(doc);
@@ -528,7 +523,7 @@ START_TEST(default_ring_keeps_up)
 	struct json_object *t = totals(&r);
 
 	assert_totals(t, "churn", (struct truth){500000, 500000, 0, 1027942656, 0, 0});
-	ck_assert_int_eq(num(t, "dropped"), 0);
+	ck_assert_int_eq(mt_json_i64(t, "dropped"), 0);
 	run_free(&r);
 }
 END_TEST
@@ -607,11 +602,11 @@ START_TEST(matches_valgrind_on_ls)
 	struct mt_out v;
 
 	ck_assert_int_eq(mt_run(vg, NULL, NULL, 120, &v), 0);
-	ck_assert_int_eq(num(t, "allocations") + num(t, "reallocs"),
+	ck_assert_int_eq(mt_json_i64(t, "allocations") + mt_json_i64(t, "reallocs"),
 			 valgrind_num(v.err, "total heap usage: "));
-	ck_assert_int_eq(num(t, "bytes_allocated"), valgrind_num(v.err, "frees "));
-	ck_assert_int_eq(num(t, "live_bytes"), valgrind_num(v.err, "in use at exit: "));
-	ck_assert_int_eq(num(t, "live_blocks"), valgrind_num(v.err, "bytes in "));
+	ck_assert_int_eq(mt_json_i64(t, "bytes_allocated"), valgrind_num(v.err, "frees "));
+	ck_assert_int_eq(mt_json_i64(t, "live_bytes"), valgrind_num(v.err, "in use at exit: "));
+	ck_assert_int_eq(mt_json_i64(t, "live_blocks"), valgrind_num(v.err, "bytes in "));
 	mt_out_free(&v);
 	run_free(&r);
 }

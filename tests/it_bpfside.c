@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
@@ -80,30 +81,23 @@ static void run_free(struct run *r)
 	free(r->err);
 }
 
-static int64_t num(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
-	return json_object_get_int64(v);
-}
-
 static struct json_object *totals(struct run *r)
 {
 	struct json_object *t;
 
 	ck_assert(json_object_object_get_ex(r->report, "totals", &t));
-	ck_assert_int_eq(num(t, "dropped"), 0);
+	ck_assert_int_eq(mt_json_i64(t, "dropped"), 0);
 	return t;
 }
 
 /* The counts a test compares, in one line: "allocations frees reallocs failed bytes live". */
 static void counts(struct json_object *o, char *buf, size_t size)
 {
-	snprintf(buf, size, "%lld %lld %lld %lld %lld %lld", (long long)num(o, "allocations"),
-		 (long long)num(o, "frees"), (long long)num(o, "reallocs"),
-		 (long long)num(o, "failed"), (long long)num(o, "bytes_allocated"),
-		 (long long)num(o, "live_blocks"));
+	snprintf(buf, size, "%lld %lld %lld %lld %lld %lld",
+		 (long long)mt_json_i64(o, "allocations"), (long long)mt_json_i64(o, "frees"),
+		 (long long)mt_json_i64(o, "reallocs"), (long long)mt_json_i64(o, "failed"),
+		 (long long)mt_json_i64(o, "bytes_allocated"),
+		 (long long)mt_json_i64(o, "live_blocks"));
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -186,13 +180,13 @@ START_TEST(pidns_threads)
 	const char *cmd[] = {FIXTURE("threads8"), NULL};
 	struct run in = track(pidns, NULL, cmd);
 	struct json_object *t = totals(&in);
-	int64_t live = num(t, "live_blocks");
+	int64_t live = mt_json_i64(t, "live_blocks");
 
 	ck_assert_msg(in.code == 0, "exit %d: %s", in.code, in.err);
-	ck_assert_int_eq(num(t, "allocations"), 8008);
-	ck_assert_int_eq(num(t, "bytes_allocated"), 2306176);
+	ck_assert_int_eq(mt_json_i64(t, "allocations"), 8008);
+	ck_assert_int_eq(mt_json_i64(t, "bytes_allocated"), 2306176);
 	ck_assert(live >= 0 && live <= 8);
-	ck_assert_int_eq(num(t, "frees"), 8008 + 8 - live);
+	ck_assert_int_eq(mt_json_i64(t, "frees"), 8008 + 8 - live);
 	run_free(&in);
 }
 END_TEST
@@ -313,9 +307,9 @@ START_TEST(reused_inode_is_a_new_file)
 	/* Two files at that path: the dynamic one with nothing to probe, the static one probed. */
 	ck_assert_int_eq(files_named(&r, exe, &f), 2);
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(f, "family")), "glibc");
-	ck_assert_int_eq(num(f, "allocations"), 15);
-	ck_assert_int_eq(num(f, "frees"), 10);
-	ck_assert_int_eq(num(f, "bytes_allocated"), 1747 + d + 10045);
+	ck_assert_int_eq(mt_json_i64(f, "allocations"), 15);
+	ck_assert_int_eq(mt_json_i64(f, "frees"), 10);
+	ck_assert_int_eq(mt_json_i64(f, "bytes_allocated"), 1747 + d + 10045);
 	unlink(exe);
 	rmdir(dir);
 	run_free(&r);
@@ -362,9 +356,9 @@ START_TEST(touched_file_is_the_same_file)
 	ck_assert_int_eq(files_named(&r, lib, &f), 1);
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(f, "family")), "mimalloc");
 	/* dlopen_plugin plugin_mimalloc.so 100, twice: 100 mi_malloc/mi_free pairs each. */
-	ck_assert_int_eq(num(f, "allocations"), 200);
-	ck_assert_int_eq(num(f, "frees"), 200);
-	ck_assert_int_eq(num(f, "bytes_allocated"), 666600);
+	ck_assert_int_eq(mt_json_i64(f, "allocations"), 200);
+	ck_assert_int_eq(mt_json_i64(f, "frees"), 200);
+	ck_assert_int_eq(mt_json_i64(f, "bytes_allocated"), 666600);
 	unlink(exe);
 	unlink(lib);
 	rmdir(dir);
@@ -388,7 +382,7 @@ START_TEST(failed_calls_exact)
 	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
 	counts(t, c, sizeof(c));
 	ck_assert_str_eq(c, "2 2 0 3 200 0");
-	ck_assert_int_eq(num(t, "peak_bytes"), 200);
+	ck_assert_int_eq(mt_json_i64(t, "peak_bytes"), 200);
 	run_free(&r);
 }
 END_TEST
@@ -428,9 +422,9 @@ static void bad_alloc_under(const char *placement)
 	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
 	ck_assert_str_eq(r.out, plain.out);
 	je = file_record(&r, JEMALLOC);
-	snprintf(c, sizeof(c), "%lld %lld %lld %lld", (long long)num(je, "allocations"),
-		 (long long)num(je, "frees"), (long long)num(je, "failed"),
-		 (long long)num(je, "bytes_allocated"));
+	snprintf(c, sizeof(c), "%lld %lld %lld %lld", (long long)mt_json_i64(je, "allocations"),
+		 (long long)mt_json_i64(je, "frees"), (long long)mt_json_i64(je, "failed"),
+		 (long long)mt_json_i64(je, "bytes_allocated"));
 	ck_assert_str_eq(c, "21 21 1 74704");
 	mt_out_free(&plain);
 	run_free(&r);
@@ -461,10 +455,10 @@ static void tcmalloc_run(const char *n, long long got[4])
 		if (!json_object_object_get_ex(f, "path", &path) ||
 		    !strstr(json_object_get_string(path), "libtcmalloc"))
 			continue;
-		got[0] = num(f, "allocations");
-		got[1] = num(f, "frees");
-		got[2] = num(f, "failed");
-		got[3] = num(f, "bytes_allocated");
+		got[0] = mt_json_i64(f, "allocations");
+		got[1] = mt_json_i64(f, "frees");
+		got[2] = mt_json_i64(f, "failed");
+		got[3] = mt_json_i64(f, "bytes_allocated");
 		found++;
 	}
 	ck_assert_int_eq(found, 1);
@@ -497,7 +491,7 @@ START_TEST(bad_alloc_caught_with_libstdcxx)
 
 	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
 	ck_assert_str_eq(r.out, "caught bad_alloc\n");
-	ck_assert_int_eq(num(totals(&r), "failed"), 1);
+	ck_assert_int_eq(mt_json_i64(totals(&r), "failed"), 1);
 	run_free(&r);
 }
 END_TEST

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
@@ -28,19 +29,6 @@ struct odd_run {
 	struct mt_out o;
 	struct json_object *report;
 };
-
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
-	return v;
-}
-
-static int64_t num(struct json_object *o, const char *key)
-{
-	return json_object_get_int64(get(o, key));
-}
 
 /* memtrack run [extra] -- odd_files MODE FILE, then report --json on the artifact. */
 static struct odd_run run_odd(const char *extra, const char *mode, const char *file)
@@ -82,35 +70,36 @@ static void odd_free(struct odd_run *r)
 static void assert_command_and_counts(const struct odd_run *r, const char *out, bool dlopened,
 				      const char *file)
 {
-	struct json_object *t = get(r->report, "totals");
+	struct json_object *t = mt_json_get(r->report, "totals");
 
 	ck_assert_msg(r->o.code == 7, "exit %d, stderr: %s", r->o.code, r->o.err);
 	ck_assert_str_eq(r->o.out, out);
-	ck_assert_int_eq(num(t, "allocations"), OWN_ALLOCS + (dlopened ? DLOPEN_ALLOCS : 0));
-	ck_assert_int_eq(num(t, "frees"), OWN_ALLOCS + (dlopened ? DLOPEN_FREES : 0));
-	ck_assert_int_eq(num(t, "bytes_allocated"),
+	ck_assert_int_eq(mt_json_i64(t, "allocations"),
+			 OWN_ALLOCS + (dlopened ? DLOPEN_ALLOCS : 0));
+	ck_assert_int_eq(mt_json_i64(t, "frees"), OWN_ALLOCS + (dlopened ? DLOPEN_FREES : 0));
+	ck_assert_int_eq(mt_json_i64(t, "bytes_allocated"),
 			 OWN_BYTES + (dlopened ? (int64_t)DLOPEN_BYTES(file) : 0));
-	ck_assert_int_eq(num(t, "dropped"), 0);
+	ck_assert_int_eq(mt_json_i64(t, "dropped"), 0);
 }
 
 /* Exactly one not-probed entry: file (and function, or NULL), reason containing why. */
 static void assert_not_probed(const struct odd_run *r, const char *file, const char *function,
 			      const char *why)
 {
-	struct json_object *np = get(r->report, "not_probed"), *e, *inc;
+	struct json_object *np = mt_json_get(r->report, "not_probed"), *e, *inc;
 	char line[512];
 
 	ck_assert_int_eq(json_object_array_length(np), 1);
 	e = json_object_array_get_idx(np, 0);
-	ck_assert_str_eq(json_object_get_string(get(e, "path")), file);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(e, "path")), file);
 	if (function)
-		ck_assert_str_eq(json_object_get_string(get(e, "function")), function);
+		ck_assert_str_eq(json_object_get_string(mt_json_get(e, "function")), function);
 	else
-		ck_assert(json_object_is_type(get(e, "function"), json_type_null));
-	ck_assert_msg(strstr(json_object_get_string(get(e, "reason")), why), "reason: %s",
-		      json_object_get_string(get(e, "reason")));
-	ck_assert(!json_object_get_boolean(get(r->report, "complete")));
-	inc = get(r->report, "incomplete");
+		ck_assert(json_object_is_type(mt_json_get(e, "function"), json_type_null));
+	ck_assert_msg(strstr(json_object_get_string(mt_json_get(e, "reason")), why), "reason: %s",
+		      json_object_get_string(mt_json_get(e, "reason")));
+	ck_assert(!json_object_get_boolean(mt_json_get(r->report, "complete")));
+	inc = mt_json_get(r->report, "incomplete");
 	ck_assert_int_eq(json_object_array_length(inc), 1);
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(inc, 0)), "not_probed");
 	/* The run's summary names it too. */
@@ -122,15 +111,15 @@ static void assert_not_probed(const struct odd_run *r, const char *file, const c
 /* The probe count the report gives a file. */
 static int64_t probes_of(const struct odd_run *r, const char *file)
 {
-	struct json_object *files = get(r->report, "files");
+	struct json_object *files = mt_json_get(r->report, "files");
 
 	for (size_t i = 0; i < json_object_array_length(files); i++) {
 		struct json_object *f = json_object_array_get_idx(files, i);
-		struct json_object *p = get(f, "path");
+		struct json_object *p = mt_json_get(f, "path");
 
 		if (json_object_is_type(p, json_type_string) &&
 		    !strcmp(json_object_get_string(p), file))
-			return num(f, "probes");
+			return mt_json_i64(f, "probes");
 	}
 	ck_abort_msg("no file %s", file);
 	return -1;
@@ -194,9 +183,9 @@ START_TEST(plain_library_is_complete)
 	struct odd_run r = run_odd("--strict", "dlopen", file);
 
 	assert_command_and_counts(&r, "magic 0x11223344\n", true, file);
-	ck_assert_int_eq(json_object_array_length(get(r.report, "not_probed")), 0);
-	ck_assert(json_object_get_boolean(get(r.report, "complete")));
-	ck_assert_int_eq(json_object_array_length(get(r.report, "incomplete")), 0);
+	ck_assert_int_eq(json_object_array_length(mt_json_get(r.report, "not_probed")), 0);
+	ck_assert(json_object_get_boolean(mt_json_get(r.report, "complete")));
+	ck_assert_int_eq(json_object_array_length(mt_json_get(r.report, "incomplete")), 0);
 	odd_free(&r);
 }
 END_TEST
@@ -217,12 +206,12 @@ END_TEST
 /* The totals of one family in a report. */
 static struct json_object *family(struct json_object *rep, const char *name)
 {
-	struct json_object *fams = get(rep, "families");
+	struct json_object *fams = mt_json_get(rep, "families");
 
 	for (size_t i = 0; i < json_object_array_length(fams); i++) {
 		struct json_object *f = json_object_array_get_idx(fams, i);
 
-		if (!strcmp(json_object_get_string(get(f, "family")), name))
+		if (!strcmp(json_object_get_string(mt_json_get(f, "family")), name))
 			return f;
 	}
 	ck_abort_msg("no family %s", name);
@@ -261,11 +250,11 @@ START_TEST(known_inodes_full)
 	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &j), 0);
 	r = json_tokener_parse(j.out);
 	ck_assert_ptr_nonnull(r);
-	ck_assert(json_object_get_boolean(get(r, "complete")));
+	ck_assert(json_object_get_boolean(mt_json_get(r, "complete")));
 	/* jit_memfd's 10, then dlopen of plugin_mimalloc.so (fixtures/README.md) */
-	ck_assert_int_eq(num(family(r, "glibc"), "allocations"), 10 + 11);
-	ck_assert_int_eq(num(family(r, "mimalloc"), "allocations"), 10);
-	ck_assert_int_eq(num(family(r, "mimalloc"), "bytes_allocated"), 33330);
+	ck_assert_int_eq(mt_json_i64(family(r, "glibc"), "allocations"), 10 + 11);
+	ck_assert_int_eq(mt_json_i64(family(r, "mimalloc"), "allocations"), 10);
+	ck_assert_int_eq(mt_json_i64(family(r, "mimalloc"), "bytes_allocated"), 33330);
 	json_object_put(r);
 	mt_out_free(&o);
 	mt_out_free(&j);
@@ -397,11 +386,11 @@ START_TEST(hostile_file_names)
 	ck_assert_int_eq(j.code, 0);
 	rep = parse_strict(j.out);
 	ck_assert_msg(rep != NULL, "not strict UTF-8 JSON: %s", j.out);
-	cmd = json_object_array_get_idx(get(rep, "command"), 0);
+	cmd = json_object_array_get_idx(mt_json_get(rep, "command"), 0);
 	ck_assert_ptr_nonnull(strstr(json_object_get_string(cmd), "/odd\xef\xbf\xbd\x1b]0;"));
-	np = json_object_array_get_idx(get(rep, "not_probed"), 0);
-	ck_assert_ptr_nonnull(
-	    strstr(json_object_get_string(get(np, "path")), "/foreign\xef\xbf\xbd\x1b[2J.so"));
+	np = json_object_array_get_idx(mt_json_get(rep, "not_probed"), 0);
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(mt_json_get(np, "path")),
+				     "/foreign\xef\xbf\xbd\x1b[2J.so"));
 	ck_assert_int_eq(mt_run(text, NULL, NULL, 60, &t), 0);
 	ck_assert_int_eq(t.code, 0);
 	ck_assert(!has_raw_bytes(t.out));

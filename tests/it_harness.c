@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
@@ -94,28 +95,9 @@ static struct json_object *load_results(const char *dir, const struct mt_out *r)
 	return root;
 }
 
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key \"%s\" in %s", key,
-		      json_object_to_json_string(o));
-	return v;
-}
-
-static double num(struct json_object *o, const char *key)
-{
-	struct json_object *v = get(o, key);
-
-	ck_assert_msg(json_object_is_type(v, json_type_double) ||
-			  json_object_is_type(v, json_type_int),
-		      "\"%s\" is not a number", key);
-	return json_object_get_double(v);
-}
-
 static struct json_object *benchmark(struct json_object *root, size_t i)
 {
-	struct json_object *b = get(root, "benchmarks");
+	struct json_object *b = mt_json_get(root, "benchmarks");
 
 	ck_assert(json_object_is_type(b, json_type_array));
 	ck_assert_uint_gt(json_object_array_length(b), i);
@@ -125,22 +107,24 @@ static struct json_object *benchmark(struct json_object *root, size_t i)
 /* The invariants of any benchmark's statistics. */
 static void check_stats(struct json_object *s)
 {
-	double min = num(s, "min_ns"), q1 = num(s, "q1_ns"), med = num(s, "median_ns");
-	double q3 = num(s, "q3_ns"), max = num(s, "max_ns"), mean = num(s, "mean_ns");
-	double rounds = num(s, "rounds"), total = num(s, "total_time");
+	double min = mt_json_double(s, "min_ns"), q1 = mt_json_double(s, "q1_ns"),
+	       med = mt_json_double(s, "median_ns");
+	double q3 = mt_json_double(s, "q3_ns"), max = mt_json_double(s, "max_ns"),
+	       mean = mt_json_double(s, "mean_ns");
+	double rounds = mt_json_double(s, "rounds"), total = mt_json_double(s, "total_time");
 
 	ck_assert_msg(min <= q1 && q1 <= med && med <= q3 && q3 <= max,
 		      "quartiles out of order: %g %g %g %g %g", min, q1, med, q3, max);
 	ck_assert(min <= mean && mean <= max);
-	ck_assert(num(s, "stdev_ns") >= 0);
+	ck_assert(mt_json_double(s, "stdev_ns") >= 0);
 	ck_assert(rounds >= 1);
 	/* total_time is in seconds: the sum of the rounds. */
 	ck_assert_msg(total >= rounds * min / 1e9 * 0.999 && total <= rounds * max / 1e9 * 1.001,
 		      "total_time %g s does not fit %g rounds of %g..%g ns", total, rounds, min,
 		      max);
-	ck_assert(num(s, "iqr_outlier_rounds") <= rounds);
-	ck_assert(num(s, "stdev_outlier_rounds") <= rounds);
-	ck_assert(num(s, "iter_per_round") == 1);
+	ck_assert(mt_json_double(s, "iqr_outlier_rounds") <= rounds);
+	ck_assert(mt_json_double(s, "stdev_outlier_rounds") <= rounds);
+	ck_assert(mt_json_double(s, "iter_per_round") == 1);
 }
 
 static bool one_line(const char *s)
@@ -158,24 +142,28 @@ START_TEST(test_sleep_twenty_rounds)
 	r = run(ARGS("--output", tmpdir, "--max-rounds", "20", "--", "sleep", "0.01"), NULL);
 	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
 	root = load_results(tmpdir, r);
-	creator = get(root, "creator");
-	ck_assert_str_eq(json_object_get_string(get(creator, "name")), "memtrack");
-	ck_assert_int_eq(json_object_get_int(get(creator, "pid")), r->pid);
-	ck_assert_str_eq(json_object_get_string(get(get(root, "instrument"), "type")), "walltime");
-	ck_assert_uint_eq(json_object_array_length(get(root, "benchmarks")), 1);
+	creator = mt_json_get(root, "creator");
+	ck_assert_str_eq(json_object_get_string(mt_json_get(creator, "name")), "memtrack");
+	ck_assert_int_eq(json_object_get_int(mt_json_get(creator, "pid")), r->pid);
+	ck_assert_str_eq(
+	    json_object_get_string(mt_json_get(mt_json_get(root, "instrument"), "type")),
+	    "walltime");
+	ck_assert_uint_eq(json_object_array_length(mt_json_get(root, "benchmarks")), 1);
 	b = benchmark(root, 0);
-	ck_assert_str_eq(json_object_get_string(get(b, "name")), "sleep 0.01");
-	ck_assert_str_eq(json_object_get_string(get(b, "uri")), "exec_harness::sleep 0.01");
-	config = get(b, "config");
-	ck_assert(num(config, "max_rounds") == 20);
-	ck_assert(num(config, "warmup_time_ns") == 1e9);
-	ck_assert_ptr_null(get(config, "max_time_ns")); /* rounds given: no default max_time */
-	s = get(b, "stats");
+	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "name")), "sleep 0.01");
+	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "uri")), "exec_harness::sleep 0.01");
+	config = mt_json_get(b, "config");
+	ck_assert(mt_json_double(config, "max_rounds") == 20);
+	ck_assert(mt_json_double(config, "warmup_time_ns") == 1e9);
+	ck_assert_ptr_null(
+	    mt_json_get(config, "max_time_ns")); /* rounds given: no default max_time */
+	s = mt_json_get(b, "stats");
 	check_stats(s);
-	ck_assert(num(s, "rounds") == 20);
-	ck_assert(num(s, "warmup_iters") >= 1);
-	ck_assert_msg(num(s, "median_ns") >= 5 * MS && num(s, "median_ns") <= 200 * MS,
-		      "median %g ns for sleep 0.01", num(s, "median_ns"));
+	ck_assert(mt_json_double(s, "rounds") == 20);
+	ck_assert(mt_json_double(s, "warmup_iters") >= 1);
+	ck_assert_msg(mt_json_double(s, "median_ns") >= 5 * MS &&
+			  mt_json_double(s, "median_ns") <= 200 * MS,
+		      "median %g ns for sleep 0.01", mt_json_double(s, "median_ns"));
 	ck_assert_msg(strstr(r->err, "median") && strstr(r->err, "sleep 0.01"), "no table:\n%s",
 		      r->err);
 	json_object_put(root);
@@ -192,11 +180,11 @@ START_TEST(test_max_time_bounds_rounds)
 		NULL);
 	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
 	root = load_results(tmpdir, r);
-	s = get(benchmark(root, 0), "stats");
+	s = mt_json_get(benchmark(root, 0), "stats");
 	check_stats(s);
 	/* At least 10 ms a round: (300 ms + avg) / avg is at most 31. */
-	ck_assert_msg(num(s, "rounds") >= 2 && num(s, "rounds") <= 31, "%g rounds",
-		      num(s, "rounds"));
+	ck_assert_msg(mt_json_double(s, "rounds") >= 2 && mt_json_double(s, "rounds") <= 31,
+		      "%g rounds", mt_json_double(s, "rounds"));
 	ck_assert_msg(r->err[0] == '\0', "--quiet printed:\n%s", r->err);
 	json_object_put(root);
 }
@@ -216,19 +204,19 @@ START_TEST(test_stdin_benchmarks)
 	r = run(ARGS("-o", tmpdir, "--warmup-time", "50ms", "--max-time", "200ms", "-"), input);
 	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
 	root = load_results(tmpdir, r);
-	ck_assert_uint_eq(json_object_array_length(get(root, "benchmarks")), 3);
+	ck_assert_uint_eq(json_object_array_length(mt_json_get(root, "benchmarks")), 3);
 	b = benchmark(root, 0);
-	ck_assert_str_eq(json_object_get_string(get(b, "name")), "noop");
-	ck_assert_str_eq(json_object_get_string(get(b, "uri")), "exec_harness::noop");
-	check_stats(get(b, "stats"));
+	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "name")), "noop");
+	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "uri")), "exec_harness::noop");
+	check_stats(mt_json_get(b, "stats"));
 	b = benchmark(root, 1);
-	ck_assert_str_eq(json_object_get_string(get(b, "name")), "sleep 0.005");
-	check_stats(get(b, "stats"));
-	ck_assert(num(get(b, "stats"), "rounds") == 3);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "name")), "sleep 0.005");
+	check_stats(mt_json_get(b, "stats"));
+	ck_assert(mt_json_double(mt_json_get(b, "stats"), "rounds") == 3);
 	b = benchmark(root, 2);
-	ck_assert_str_eq(json_object_get_string(get(b, "name")), "shell");
-	ck_assert(num(get(b, "stats"), "rounds") == 2);
-	ck_assert(num(get(b, "stats"), "warmup_iters") == 0);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "name")), "shell");
+	ck_assert(mt_json_double(mt_json_get(b, "stats"), "rounds") == 2);
+	ck_assert(mt_json_double(mt_json_get(b, "stats"), "warmup_iters") == 0);
 	json_object_put(root);
 }
 END_TEST
@@ -319,7 +307,7 @@ static void check_folder(const char *dir, const struct mt_out *r)
 
 	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
 	root = load_results(dir, r);
-	check_stats(get(benchmark(root, 0), "stats"));
+	check_stats(mt_json_get(benchmark(root, 0), "stats"));
 	json_object_put(root);
 }
 
@@ -350,19 +338,20 @@ START_TEST(test_memory)
 		NULL);
 	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
 	root = load_results(tmpdir, r);
-	ck_assert(num(get(benchmark(root, 0), "stats"), "rounds") == 3);
-	mem = get(benchmark(root, 0), "memory");
+	ck_assert(mt_json_double(mt_json_get(benchmark(root, 0), "stats"), "rounds") == 3);
+	mem = mt_json_get(benchmark(root, 0), "memory");
 	/* Runners read every file of results/: the artifact lives beside it, not in it. */
-	ck_assert_msg(strstr(json_object_get_string(get(mem, "artifact")), "/memtrack/"), "%s",
-		      json_object_get_string(get(mem, "artifact")));
-	ck_assert_msg(access(json_object_get_string(get(mem, "artifact")), F_OK) == 0,
-		      "no artifact %s", json_object_get_string(get(mem, "artifact")));
+	ck_assert_msg(strstr(json_object_get_string(mt_json_get(mem, "artifact")), "/memtrack/"),
+		      "%s", json_object_get_string(mt_json_get(mem, "artifact")));
+	ck_assert_msg(access(json_object_get_string(mt_json_get(mem, "artifact")), F_OK) == 0,
+		      "no artifact %s", json_object_get_string(mt_json_get(mem, "artifact")));
 	/* sh allocates: its totals cannot be zero, and nothing may have been dropped. */
-	ck_assert(num(mem, "peak_bytes") > 0);
-	ck_assert(num(mem, "allocations") > 0);
-	ck_assert(num(mem, "allocated_bytes") >= num(mem, "peak_bytes"));
-	ck_assert(num(mem, "live_bytes_at_exit") <= num(mem, "allocated_bytes"));
-	ck_assert(num(mem, "dropped") == 0);
+	ck_assert(mt_json_double(mem, "peak_bytes") > 0);
+	ck_assert(mt_json_double(mem, "allocations") > 0);
+	ck_assert(mt_json_double(mem, "allocated_bytes") >= mt_json_double(mem, "peak_bytes"));
+	ck_assert(mt_json_double(mem, "live_bytes_at_exit") <=
+		  mt_json_double(mem, "allocated_bytes"));
+	ck_assert(mt_json_double(mem, "dropped") == 0);
 	ck_assert_msg(strstr(r->err, "allocations") && strstr(r->err, "live at exit"),
 		      "no memory line:\n%s", r->err);
 	json_object_put(root);

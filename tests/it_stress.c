@@ -11,24 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
-
-static int64_t num(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
-	return json_object_get_int64(v);
-}
-
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
-	return v;
-}
 
 /* Run stress MODE N; the report, with the run's exit code 0 and nothing dropped asserted. */
 static struct json_object *stress(const char *mode, const char *n, struct mt_out *o)
@@ -38,16 +23,16 @@ static struct json_object *stress(const char *mode, const char *n, struct mt_out
 
 	ck_assert_msg(rep, "no report; memtrack said: %s", o->err);
 	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
-	ck_assert_int_eq(num(get(rep, "totals"), "dropped"), 0);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(rep, "totals"), "dropped"), 0);
 	return rep;
 }
 
 static void assert_counts(struct json_object *t, int64_t allocs, int64_t frees, int64_t bytes)
 {
-	ck_assert_int_eq(num(t, "allocations"), allocs);
-	ck_assert_int_eq(num(t, "frees"), frees);
-	ck_assert_int_eq(num(t, "reallocs"), 0);
-	ck_assert_int_eq(num(t, "bytes_allocated"), bytes);
+	ck_assert_int_eq(mt_json_i64(t, "allocations"), allocs);
+	ck_assert_int_eq(mt_json_i64(t, "frees"), frees);
+	ck_assert_int_eq(mt_json_i64(t, "reallocs"), 0);
+	ck_assert_int_eq(mt_json_i64(t, "bytes_allocated"), bytes);
 }
 
 /* 300 threads, each a new stack with its DTV (calloc 272), none freed: 64 KiB stacks stay cached.
@@ -57,8 +42,8 @@ START_TEST(threads_300)
 	struct mt_out o;
 	struct json_object *rep = stress("threads", "300", &o);
 
-	assert_counts(get(rep, "totals"), 300, 0, 300 * 272);
-	ck_assert_int_eq(json_object_array_length(get(rep, "processes")), 1);
+	assert_counts(mt_json_get(rep, "totals"), 300, 0, 300 * 272);
+	ck_assert_int_eq(json_object_array_length(mt_json_get(rep, "processes")), 1);
 	json_object_put(rep);
 	mt_out_free(&o);
 }
@@ -71,22 +56,22 @@ START_TEST(children_100)
 	struct json_object *rep = stress("children", "100", &o), *procs, *p;
 	bool seen[100] = {false};
 
-	assert_counts(get(rep, "totals"), 100, 100, 16 * 100 * 101 / 2);
-	procs = get(rep, "processes");
+	assert_counts(mt_json_get(rep, "totals"), 100, 100, 16 * 100 * 101 / 2);
+	procs = mt_json_get(rep, "processes");
 	ck_assert_int_eq(json_object_array_length(procs), 101);
 	for (size_t i = 0; i < 101; i++) {
 		int64_t k;
 
 		p = json_object_array_get_idx(procs, i);
-		if (num(p, "parent") == 0) {
+		if (mt_json_i64(p, "parent") == 0) {
 			assert_counts(p, 0, 0, 0);
 			continue;
 		}
-		k = num(p, "bytes_allocated") / 16 - 1;
+		k = mt_json_i64(p, "bytes_allocated") / 16 - 1;
 		ck_assert(k >= 0 && k < 100 && !seen[k]);
 		seen[k] = true;
 		assert_counts(p, 1, 1, 16 * (k + 1));
-		ck_assert_int_eq(num(p, "exit_code"), 0);
+		ck_assert_int_eq(mt_json_i64(p, "exit_code"), 0);
 	}
 	json_object_put(rep);
 	mt_out_free(&o);
@@ -100,12 +85,12 @@ START_TEST(exec_storm_200)
 	struct json_object *rep = stress("execs", "200", &o), *procs, *p;
 	int leaves = 0;
 
-	assert_counts(get(rep, "totals"), 200, 200, 200 * 100);
-	procs = get(rep, "processes");
+	assert_counts(mt_json_get(rep, "totals"), 200, 200, 200 * 100);
+	procs = mt_json_get(rep, "processes");
 	ck_assert_int_eq(json_object_array_length(procs), 201);
 	for (size_t i = 0; i < 201; i++) {
 		p = json_object_array_get_idx(procs, i);
-		if (num(p, "parent") == 0)
+		if (mt_json_i64(p, "parent") == 0)
 			continue;
 		assert_counts(p, 1, 1, 100);
 		leaves++;

@@ -565,19 +565,6 @@ struct captured {
 	char *err;
 };
 
-static char *slurp_text(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *s = calloc(1, 1 << 20);
-	size_t n;
-
-	ck_assert_ptr_nonnull(f);
-	n = fread(s, 1, (1 << 20) - 1, f);
-	s[n] = '\0';
-	fclose(f);
-	return s;
-}
-
 static struct captured run_main(char **argv)
 {
 	char *po = mt_tmpfile(), *pe = mt_tmpfile();
@@ -599,8 +586,9 @@ static struct captured run_main(char **argv)
 	close(se);
 	close(fo);
 	close(fe);
-	c.out = slurp_text(po);
-	c.err = slurp_text(pe);
+	c.out = mt_slurp(po);
+	c.err = mt_slurp(pe);
+	ck_assert(c.out && c.err);
 	unlink(po);
 	unlink(pe);
 	free(po);
@@ -895,7 +883,8 @@ START_TEST(summary)
 	f = fopen(out, "w");
 	ck_assert_int_eq(mt_output_summary(path, f), 0);
 	fclose(f);
-	s = slurp_text(out);
+	s = mt_slurp(out);
+	ck_assert_ptr_nonnull(s);
 	ck_assert_ptr_nonnull(
 	    strstr(s, "memtrack: 4 allocations, 1 frees, 1 reallocs, 7460 bytes (7.3 KiB) "
 		      "allocated\n"));
@@ -916,7 +905,8 @@ START_TEST(summary)
 		dup2(se, 2);
 		close(se);
 		close(fe);
-		e = slurp_text(pe);
+		e = mt_slurp(pe);
+		ck_assert_ptr_nonnull(e);
 		ck_assert_str_eq(e, "memtrack: /nonexistent.mtk: cannot open: No such file or "
 				    "directory\n");
 		free(e);
