@@ -20,7 +20,6 @@
 
 #include "classify.h"
 #include "placement.h"
-#include "returns.h"
 
 #define ROW_JE 0x1 /* also matches with the je_ prefix of a prefixed jemalloc build */
 
@@ -486,83 +485,6 @@ static int cand_cmp(const void *a, const void *b)
 	return x->row - y->row;
 }
 
-/* File offset of vaddr in an executable PT_LOAD, and how many file bytes follow it there. */
-static bool vaddr_to_offset(Elf *e, uint64_t vaddr, uint64_t *off, uint64_t *avail)
-{
-	size_t n;
-
-	if (elf_getphdrnum(e, &n))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		if (vaddr < ph.p_vaddr || vaddr >= ph.p_vaddr + ph.p_filesz)
-			continue;
-		*off = vaddr - ph.p_vaddr + ph.p_offset;
-		*avail = ph.p_vaddr + ph.p_filesz - vaddr;
-		return true;
-	}
-	return false;
-}
-
-static void hex_build_id(const uint8_t *p, size_t n, char out[41])
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n && i < 20; i++) {
-		out[2 * i] = digits[p[i] >> 4];
-		out[2 * i + 1] = digits[p[i] & 0xf];
-	}
-	out[2 * i] = '\0';
-}
-
-static bool note_build_id(Elf_Data *d, char out[41])
-{
-	GElf_Nhdr nh;
-	size_t off = 0, name_off, desc_off;
-
-	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		const char *name = (const char *)d->d_buf + name_off;
-
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4)) {
-			hex_build_id((const uint8_t *)d->d_buf + desc_off, nh.n_descsz, out);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* From the PT_NOTE segments, which every loadable file keeps; sections as a fallback. */
-static void read_build_id(Elf *e, char out[41])
-{
-	Elf_Scn *scn = NULL;
-	size_t n;
-
-	out[0] = '\0';
-	if (!elf_getphdrnum(e, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
-				continue;
-			if (note_build_id(elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
-							       ELF_T_NHDR),
-					  out))
-				return;
-		}
-	}
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
-		    note_build_id(elf_getdata(scn, NULL), out))
-			return;
-	}
-}
-
 static void refuse(struct mt_classification *out, const char *name, const char *why)
 {
 	struct mt_refused_point *r = &out->refused[out->n_refused++];
@@ -596,12 +518,12 @@ static int check_boundary(int fd, Elf *e, const struct scan *s, const struct can
 	ssize_t got;
 	bool ok;
 
-	if (f && !vaddr_to_offset(e, start, &off, &avail)) {
+	if (f && !mt_classify_elf_offset(e, start, &off, &avail)) {
 		snprintf(why, n, "inside %s, which is not in an executable segment", f->name);
 		return 1;
 	}
 	if (!f)
-		vaddr_to_offset(e, start, &off, &avail);
+		mt_classify_elf_offset(e, start, &off, &avail);
 	if (len > avail)
 		len = (size_t)avail;
 	code = malloc(len ? len : 1);
@@ -632,7 +554,7 @@ static int add_point(struct mt_classification *out, int fd, Elf *e, const struct
 	char why[128];
 	int err;
 
-	if (!vaddr_to_offset(e, c->vaddr, &off, &avail)) {
+	if (!mt_classify_elf_offset(e, c->vaddr, &off, &avail)) {
 		refuse(out, c->name, "not in an executable segment");
 		return 0;
 	}
@@ -655,143 +577,6 @@ static int add_point(struct mt_classification *out, int fd, Elf *e, const struct
 	pt->ret = row->ret;
 	out->n_points++;
 	return mt_place_point(fd, pt, c->size, avail, mode, caps);
-}
-
-/*
- * operator new and the family functions with its contract throw std::bad_alloc: no uretprobe
- * may sit on them (returns.h). The nothrow variants catch whatever they call may throw.
- */
-static bool may_throw(const struct mt_probe_point *pt)
-{
-	const char *s = pt->symbol;
-
-	if (!pt->ret || strstr(s, "nothrow") || strstr(s, "Nothrow"))
-		return false;
-	return !strncmp(s, "_Znwm", 5) || !strncmp(s, "_Znam", 5) || !strncmp(s, "tc_new", 6) ||
-	       !strncmp(s, "mi_new", 6);
-}
-
-/* The executable segment holding file offset off, in file offsets. */
-static bool exec_segment(Elf *e, uint64_t off, uint64_t *start, uint64_t *end)
-{
-	size_t n;
-
-	if (elf_getphdrnum(e, &n))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		if (off >= ph.p_offset && off < ph.p_offset + ph.p_filesz) {
-			*start = ph.p_offset;
-			*end = ph.p_offset + ph.p_filesz;
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool probed_at(const struct mt_classification *c, uint64_t off)
-{
-	for (size_t i = 0; i < c->n_points; i++)
-		if (c->points[i].probe_offset == off)
-			return true;
-	return false;
-}
-
-/* Append the return sites of point i (a function that may throw) as points of their own. */
-static int add_sites(struct mt_classification *c, size_t i, const struct mt_ret_site *sites, int n)
-{
-	struct mt_probe_point *grown, site;
-
-	grown = realloc(c->points, (c->n_points + n) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	c->points = grown;
-	for (int k = 0; k < n; k++) {
-		if (probed_at(c, sites[k].offset))
-			continue; /* a ret shared with a function walked before */
-		site = c->points[i];
-		site.probe_offset = sites[k].offset;
-		site.role = sites[k].tail ? MT_ROLE_TAIL : MT_ROLE_RETURN;
-		snprintf(site.reason, sizeof(site.reason), "%s of %s",
-			 sites[k].tail ? "tail jump" : "ret", c->points[i].symbol);
-		c->points[c->n_points++] = site;
-	}
-	return 0;
-}
-
-/*
- * Point i may throw: probe its returns instead of hijacking its return address. Where they
- * cannot all be found (or one is on a probe point already), it keeps its uretprobe.
- */
-struct ret_walk {
-	uint64_t *entries;
-	size_t n_entries;
-	struct mt_code_targets targets;
-};
-
-static int probe_returns(struct mt_classification *c, int fd, Elf *e, size_t i,
-			 const struct ret_walk *rw)
-{
-	struct mt_ret_site sites[MT_RET_MAX_SITES];
-	struct mt_probe_point *pt = &c->points[i];
-	uint64_t start, end;
-	int n;
-
-	if (!exec_segment(e, pt->func_offset, &start, &end))
-		return 0;
-	n = mt_find_returns(fd, pt->func_offset, start, end, rw->entries, rw->n_entries,
-			    &rw->targets, sites);
-	if (n == -ENOMEM)
-		return n;
-	if (n < 0)
-		return 0;
-	for (int k = 0; k < n; k++) {
-		bool own_entry = sites[k].offset == pt->probe_offset;
-
-		/* A function that starts by jumping to another probed one is that one. */
-		if (own_entry && sites[k].tail && n == 1) {
-			pt->ret = false;
-			pt->role = MT_ROLE_TAIL;
-			snprintf(pt->reason, sizeof(pt->reason), "tail jump of %s", pt->symbol);
-			return 0;
-		}
-		for (size_t j = 0; j < c->n_points; j++)
-			if (c->points[j].probe_offset == sites[k].offset &&
-			    c->points[j].role != MT_ROLE_RETURN)
-				return 0;
-	}
-	pt->ret = false;
-	pt->role = MT_ROLE_ENTRY_THROWS;
-	return add_sites(c, i, sites, n);
-}
-
-static int add_return_points(struct mt_classification *c, int fd, Elf *e)
-{
-	struct ret_walk rw = {.n_entries = c->n_points};
-	int err = 0;
-	size_t i;
-
-	for (i = 0; i < c->n_points && !may_throw(&c->points[i]); i++)
-		;
-	if (i == c->n_points)
-		return 0;
-	rw.entries = calloc(rw.n_entries, sizeof(*rw.entries));
-	if (!rw.entries || mt_code_targets(e, &rw.targets)) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < rw.n_entries; i++)
-		rw.entries[i] = c->points[i].func_offset;
-	for (i = 0; i < rw.n_entries && !err; i++)
-		if (may_throw(&c->points[i]))
-			err = probe_returns(c, fd, e, i, &rw);
-out:
-	free(rw.entries);
-	mt_code_targets_free(&rw.targets);
-	return err;
 }
 
 /* One point per address, named by the earliest row; the largest alias size bounds the body. */
@@ -823,7 +608,7 @@ static int build_points(struct mt_classification *out, int fd, Elf *e, struct sc
 		if (err)
 			return err;
 	}
-	err = add_return_points(out, fd, e);
+	err = mt_classify_return_points(out, fd, e);
 	if (err)
 		return err;
 	if (!out->n_points) {
@@ -848,7 +633,7 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 	/* The BPF side reads x86-64 argument registers; nothing else can be probed. */
 	if (gelf_getclass(e) != ELFCLASS64 || eh.e_machine != EM_X86_64)
 		return -EOPNOTSUPP;
-	read_build_id(e, out->build_id);
+	mt_classify_elf_build_id(e, out->build_id);
 	err = scan_symbols(e, &s);
 	if (err)
 		goto out;

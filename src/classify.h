@@ -50,6 +50,24 @@ int mt_classify_fd(int fd, enum mt_placement_mode mode, struct mt_classification
 int mt_classify_path(const char *path, enum mt_placement_mode mode, struct mt_classification *out);
 void mt_classification_free(struct mt_classification *c);
 
+struct Elf; /* libelf's Elf */
+
+/*
+ * For classify.c (classify_returns.c): give each point of c that may throw (operator new and its
+ * kin) uprobes on its returns instead of a uretprobe, where they can all be found. 0 or -ENOMEM.
+ */
+int mt_classify_return_points(struct mt_classification *c, int fd, struct Elf *e);
+
+/*
+ * For classification (classify_elf.c): the file offset of vaddr in an executable PT_LOAD and how
+ * many file bytes follow it there; the executable segment holding file offset off, in file
+ * offsets; the NT_GNU_BUILD_ID in hex ("" when there is none). The first two return false when
+ * no executable segment holds the address.
+ */
+bool mt_classify_elf_offset(struct Elf *e, uint64_t vaddr, uint64_t *off, uint64_t *avail);
+bool mt_classify_elf_exec_segment(struct Elf *e, uint64_t off, uint64_t *start, uint64_t *end);
+void mt_classify_elf_build_id(struct Elf *e, char out[41]);
+
 const char *mt_kind_name(enum mt_kind k);
 
 #endif
