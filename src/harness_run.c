@@ -44,7 +44,7 @@ int mt_harness_resolve(const struct mt_bench_list *list, struct mt_bench_result 
 		    list->v[i].name ? strdup(list->v[i].name) : join_argv(list->v[i].argv);
 		if (!res[i].name)
 			return -ENOMEM;
-		if (mt_bench_config_resolve(&list->v[i].limits, &res[i].cfg, err, sizeof(err))) {
+		if (mt_harness_stats_config(&list->v[i].limits, &res[i].cfg, err, sizeof(err))) {
 			fprintf(stderr, MT_HARNESS_PROG ": benchmark '%s': %s\n", res[i].name, err);
 			return -EINVAL;
 		}
@@ -170,8 +170,8 @@ static int measure(struct mt_harness *h, const struct mt_run_config *cfg, struct
 	ret = warm_up(h, cfg, r, &w);
 	if (ret)
 		return ret;
-	if (mt_plan_rounds(&r->cfg, &w, &plan)) {
-		/* mt_bench_config_resolve rules this out; say so rather than loop forever. */
+	if (mt_harness_stats_plan(&r->cfg, &w, &plan)) {
+		/* mt_harness_stats_config rules this out; say so rather than loop forever. */
 		fprintf(stderr,
 			MT_HARNESS_PROG ": benchmark '%s': cannot determine the number of rounds\n",
 			r->name);
@@ -188,7 +188,7 @@ static int measure(struct mt_harness *h, const struct mt_run_config *cfg, struct
 			ret = push_time(r, ns);
 		if (ret)
 			return ret;
-	} while (!mt_plan_done(&r->cfg, &plan, r->n, mt_clock_now_ns() - start));
+	} while (!mt_harness_stats_plan_done(&r->cfg, &plan, r->n, mt_clock_now_ns() - start));
 	return 0;
 }
 
@@ -235,7 +235,7 @@ static int run_bench(struct mt_harness *h, size_t idx, const struct mt_bench *b,
 	cfg.argv = b->argv;
 	ret = measure(h, &cfg, r);
 	if (!ret)
-		ret = mt_stats_compute(r->times, r->n, &r->stats);
+		ret = mt_harness_stats_compute(r->times, r->n, &r->stats);
 	if (!ret && h->memory)
 		ret = measure_memory(h, idx, b->argv, r);
 	return ret;

@@ -36,7 +36,7 @@ static int check_limits(const struct mt_bench_limits *in, char *err, size_t errl
 	return 0;
 }
 
-int mt_bench_config_resolve(const struct mt_bench_limits *in, struct mt_bench_config *out,
+int mt_harness_stats_config(const struct mt_bench_limits *in, struct mt_bench_config *out,
 			    char *err, size_t errlen)
 {
 	bool other_limit = in->has_min_time || in->has_min_rounds || in->has_max_rounds;
@@ -102,8 +102,8 @@ static uint64_t min_nonzero(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-int mt_plan_rounds(const struct mt_bench_config *cfg, const struct mt_warmup *w,
-		   struct mt_round_plan *plan)
+int mt_harness_stats_plan(const struct mt_bench_config *cfg, const struct mt_warmup *w,
+			  struct mt_round_plan *plan)
 {
 	uint64_t avg, min, max;
 
@@ -135,8 +135,8 @@ int mt_plan_rounds(const struct mt_bench_config *cfg, const struct mt_warmup *w,
 	return settle(plan, min, max);
 }
 
-bool mt_plan_done(const struct mt_bench_config *cfg, const struct mt_round_plan *plan,
-		  uint64_t done, uint64_t elapsed_ns)
+bool mt_harness_stats_plan_done(const struct mt_bench_config *cfg, const struct mt_round_plan *plan,
+				uint64_t done, uint64_t elapsed_ns)
 {
 	if (plan->warmup_is_result)
 		return true;
@@ -148,7 +148,7 @@ bool mt_plan_done(const struct mt_bench_config *cfg, const struct mt_round_plan 
 	return cfg->min_time_ns && elapsed_ns >= cfg->min_time_ns;
 }
 
-double mt_quantile_sorted(const double *sorted, size_t n, double p)
+double mt_harness_stats_quantile(const double *sorted, size_t n, double p)
 {
 	double pos, frac;
 	size_t i;
@@ -224,7 +224,7 @@ static void outliers(const double *v, size_t n, struct mt_stats *s)
 	}
 }
 
-int mt_stats_compute(const uint64_t *samples, size_t n, struct mt_stats *out)
+int mt_harness_stats_compute(const uint64_t *samples, size_t n, struct mt_stats *out)
 {
 	double *v;
 	size_t i;
@@ -242,9 +242,9 @@ int mt_stats_compute(const uint64_t *samples, size_t n, struct mt_stats *out)
 	out->rounds = n;
 	out->min_ns = v[0];
 	out->max_ns = v[n - 1];
-	out->q1_ns = mt_quantile_sorted(v, n, 0.25);
-	out->median_ns = mt_quantile_sorted(v, n, 0.5);
-	out->q3_ns = mt_quantile_sorted(v, n, 0.75);
+	out->q1_ns = mt_harness_stats_quantile(v, n, 0.25);
+	out->median_ns = mt_harness_stats_quantile(v, n, 0.5);
+	out->q3_ns = mt_harness_stats_quantile(v, n, 0.75);
 	moments(v, n, out);
 	outliers(v, n, out);
 	free(v);

@@ -38,7 +38,7 @@ struct mt_bench_config {
  * is given) and validate. Returns 0, or -EINVAL with one sentence in err: a minimum above the
  * maximum of the same kind, a round count of 0, or no warm-up and no constraint at all.
  */
-int mt_bench_config_resolve(const struct mt_bench_limits *in, struct mt_bench_config *out,
+int mt_harness_stats_config(const struct mt_bench_limits *in, struct mt_bench_config *out,
 			    char *err, size_t errlen);
 
 /* What the warm-up measured. runs == 0: there was no warm-up. */
@@ -57,12 +57,12 @@ struct mt_round_plan {
 };
 
 /* Returns 0, or -EINVAL when no round count and no time bound can be derived. */
-int mt_plan_rounds(const struct mt_bench_config *cfg, const struct mt_warmup *w,
-		   struct mt_round_plan *plan);
+int mt_harness_stats_plan(const struct mt_bench_config *cfg, const struct mt_warmup *w,
+			  struct mt_round_plan *plan);
 
 /* Whether the measuring loop stops after done rounds that took elapsed_ns in all. */
-bool mt_plan_done(const struct mt_bench_config *cfg, const struct mt_round_plan *plan,
-		  uint64_t done, uint64_t elapsed_ns);
+bool mt_harness_stats_plan_done(const struct mt_bench_config *cfg, const struct mt_round_plan *plan,
+				uint64_t done, uint64_t elapsed_ns);
 
 struct mt_stats {
 	double min_ns, max_ns, mean_ns, stdev_ns;
@@ -77,12 +77,12 @@ struct mt_stats {
  * Statistics of n round times (any order; samples is not modified). n == 0 gives all zeros.
  * Returns 0 or -ENOMEM.
  */
-int mt_stats_compute(const uint64_t *samples, size_t n, struct mt_stats *out);
+int mt_harness_stats_compute(const uint64_t *samples, size_t n, struct mt_stats *out);
 
 /*
  * Quantile p of sorted[0..n) by the "exclusive" method (Python's statistics.quantiles default):
  * zero-based position p(n + 1) - 1, linear interpolation, clamped to the first and last sample.
  */
-double mt_quantile_sorted(const double *sorted, size_t n, double p);
+double mt_harness_stats_quantile(const double *sorted, size_t n, double p);
 
 #endif

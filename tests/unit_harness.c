@@ -72,7 +72,7 @@ START_TEST(test_stats_match_python)
 	const struct expected_stats *e = &expected[_i];
 	struct mt_stats s;
 
-	ck_assert_int_eq(mt_stats_compute(e->samples, e->n, &s), 0);
+	ck_assert_int_eq(mt_harness_stats_compute(e->samples, e->n, &s), 0);
 	ck_assert_uint_eq(s.rounds, e->n);
 	assert_close(e->name, "min", s.min_ns, e->min);
 	assert_close(e->name, "max", s.max_ns, e->max);
@@ -97,7 +97,7 @@ START_TEST(test_stats_empty)
 	struct mt_stats s;
 
 	memset(&s, 0xff, sizeof(s));
-	ck_assert_int_eq(mt_stats_compute(NULL, 0, &s), 0);
+	ck_assert_int_eq(mt_harness_stats_compute(NULL, 0, &s), 0);
 	ck_assert_uint_eq(s.rounds, 0);
 	ck_assert(s.min_ns == 0.0 && s.max_ns == 0.0 && s.mean_ns == 0.0 && s.stdev_ns == 0.0);
 	ck_assert(s.q1_ns == 0.0 && s.median_ns == 0.0 && s.q3_ns == 0.0);
@@ -110,7 +110,7 @@ START_TEST(test_stats_leave_samples_alone)
 	uint64_t v[] = {30, 10, 20};
 	struct mt_stats s;
 
-	ck_assert_int_eq(mt_stats_compute(v, 3, &s), 0);
+	ck_assert_int_eq(mt_harness_stats_compute(v, 3, &s), 0);
 	ck_assert(v[0] == 30 && v[1] == 10 && v[2] == 20);
 }
 END_TEST
@@ -121,14 +121,14 @@ START_TEST(test_quantile_clamps_at_the_ends)
 	const double five[] = {1.0, 2.0, 3.0, 4.0, 5.0};
 
 	/* Python's exclusive method would give 75 and 225 here. */
-	ck_assert(mt_quantile_sorted(two, 2, 0.25) == 100.0);
-	ck_assert(mt_quantile_sorted(two, 2, 0.75) == 200.0);
-	ck_assert(mt_quantile_sorted(two, 2, 0.5) == 150.0);
-	ck_assert(mt_quantile_sorted(five, 5, 0.25) == 1.5);
-	ck_assert(mt_quantile_sorted(five, 5, 0.75) == 4.5);
-	ck_assert(mt_quantile_sorted(five, 5, 0.0) == 1.0);
-	ck_assert(mt_quantile_sorted(five, 5, 1.0) == 5.0);
-	ck_assert(mt_quantile_sorted(NULL, 0, 0.5) == 0.0);
+	ck_assert(mt_harness_stats_quantile(two, 2, 0.25) == 100.0);
+	ck_assert(mt_harness_stats_quantile(two, 2, 0.75) == 200.0);
+	ck_assert(mt_harness_stats_quantile(two, 2, 0.5) == 150.0);
+	ck_assert(mt_harness_stats_quantile(five, 5, 0.25) == 1.5);
+	ck_assert(mt_harness_stats_quantile(five, 5, 0.75) == 4.5);
+	ck_assert(mt_harness_stats_quantile(five, 5, 0.0) == 1.0);
+	ck_assert(mt_harness_stats_quantile(five, 5, 1.0) == 5.0);
+	ck_assert(mt_harness_stats_quantile(NULL, 0, 0.5) == 0.0);
 }
 END_TEST
 
@@ -227,7 +227,7 @@ END_TEST
 static int resolve(const struct mt_bench_limits *l, struct mt_bench_config *c, char *err)
 {
 	err[0] = '\0';
-	return mt_bench_config_resolve(l, c, err, 256);
+	return mt_harness_stats_config(l, c, err, 256);
 }
 
 START_TEST(test_config_defaults)
@@ -340,7 +340,7 @@ static struct mt_round_plan plan_for(struct mt_bench_config c, const struct mt_w
 {
 	struct mt_round_plan p;
 
-	ck_assert_int_eq(mt_plan_rounds(&c, w, &p), 0);
+	ck_assert_int_eq(mt_harness_stats_plan(&c, w, &p), 0);
 	return p;
 }
 
@@ -419,7 +419,7 @@ START_TEST(test_plan_long_single_warmup_is_the_result)
 	struct mt_round_plan p = plan_for(c, &one);
 
 	ck_assert(p.warmup_is_result);
-	ck_assert(mt_plan_done(&c, &p, 0, 0));
+	ck_assert(mt_harness_stats_plan_done(&c, &p, 0, 0));
 	ck_assert(plan_for(c, &exact).warmup_is_result);
 	/* Two runs or no max_time: the plan goes on. */
 	p = plan_for(c, &two);
@@ -442,9 +442,9 @@ START_TEST(test_plan_without_warmup)
 	ck_assert_uint_eq(plan_for(rounds, &none).rounds, 20);
 	p = plan_for(time, &none);
 	ck_assert_uint_eq(p.rounds, 0);
-	ck_assert(!mt_plan_done(&time, &p, 1000, 2 * SEC - 1));
-	ck_assert(mt_plan_done(&time, &p, 1000, 2 * SEC));
-	ck_assert_int_eq(mt_plan_rounds(&nothing, &none, &p), -EINVAL);
+	ck_assert(!mt_harness_stats_plan_done(&time, &p, 1000, 2 * SEC - 1));
+	ck_assert(mt_harness_stats_plan_done(&time, &p, 1000, 2 * SEC));
+	ck_assert_int_eq(mt_harness_stats_plan(&nothing, &none, &p), -EINVAL);
 }
 END_TEST
 
@@ -466,14 +466,14 @@ START_TEST(test_plan_done)
 	struct mt_round_plan p = plan_for(c, &warm_10ms);
 	struct mt_round_plan q = {0};
 
-	ck_assert(!mt_plan_done(&c, &p, 19, 100 * SEC));
-	ck_assert(mt_plan_done(&c, &p, 20, 0));
+	ck_assert(!mt_harness_stats_plan_done(&c, &p, 19, 100 * SEC));
+	ck_assert(mt_harness_stats_plan_done(&c, &p, 20, 0));
 	/* max_time ends the loop before the count. */
-	ck_assert(mt_plan_done(&t, &p, 5, SEC));
-	ck_assert(!mt_plan_done(&t, &p, 5, SEC - 1));
+	ck_assert(mt_harness_stats_plan_done(&t, &p, 5, SEC));
+	ck_assert(!mt_harness_stats_plan_done(&t, &p, 5, SEC - 1));
 	/* No count: min_time alone ends it. */
-	ck_assert(!mt_plan_done(&m, &q, 1, SEC - 1));
-	ck_assert(mt_plan_done(&m, &q, 1, SEC));
+	ck_assert(!mt_harness_stats_plan_done(&m, &q, 1, SEC - 1));
+	ck_assert(mt_harness_stats_plan_done(&m, &q, 1, SEC));
 }
 END_TEST
 
