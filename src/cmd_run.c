@@ -71,13 +71,17 @@ struct run_opts {
 
 static const struct mt_cmd run_cmd;
 
-static int parse_enum(const char *opt, const char *val, const char *const *names, int n)
+/* val as the index of one of names into *out, or a usage error. */
+static int parse_enum(const char *opt, const char *val, const char *const *names, int n, int *out)
 {
 	char v[MT_PRINTABLE_MAX];
 
-	for (int i = 0; i < n; i++)
-		if (strcmp(val, names[i]) == 0)
-			return i;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(val, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
 	return mt_cmd_usage_error(&run_cmd, "invalid %s '%s'", opt,
 				  mt_printable(v, sizeof(v), val));
 }
@@ -120,7 +124,7 @@ static int run_option(int c, const char *arg, void *ctx)
 	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
 	static const char *const placements[] = {"smart", "entry"};
 	struct run_opts *o = ctx;
-	int v;
+	int v = 0, ret;
 
 	switch (c) {
 	case 'o':
@@ -135,17 +139,15 @@ static int run_option(int c, const char *arg, void *ctx)
 	case OPT_STOP_AT:
 		return parse_stop_at(arg, o);
 	case OPT_WATCHER:
-		v = parse_enum("--watcher", arg, watchers, 3);
-		if (v < 0)
-			return v;
-		o->cfg.watcher = v;
-		return 0;
+		ret = parse_enum("--watcher", arg, watchers, 3, &v);
+		if (!ret)
+			o->cfg.watcher = v;
+		return ret;
 	case OPT_PLACEMENT:
-		v = parse_enum("--probe-placement", arg, placements, 2);
-		if (v < 0)
-			return v;
-		o->cfg.placement = v;
-		return 0;
+		ret = parse_enum("--probe-placement", arg, placements, 2, &v);
+		if (!ret)
+			o->cfg.placement = v;
+		return ret;
 	case OPT_USER:
 		o->user = arg;
 		return 0;
