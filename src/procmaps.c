@@ -9,12 +9,12 @@
 
 #include "procmaps.h"
 
-uint64_t mt_kdev(dev_t dev)
+uint64_t mt_procmaps_kdev(dev_t dev)
 {
 	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
-void mt_map_files_path(pid_t pid, const struct mt_map_entry *e, char *buf, size_t size)
+void mt_procmaps_map_files_path(pid_t pid, const struct mt_map_entry *e, char *buf, size_t size)
 {
 	snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start, e->end);
 }
@@ -22,19 +22,19 @@ void mt_map_files_path(pid_t pid, const struct mt_map_entry *e, char *buf, size_
 void mt_inode_key_from_stat(const struct stat *st, struct mt_inode_key *key)
 {
 	*key = (struct mt_inode_key){
-	    .dev = mt_kdev(st->st_dev),
+	    .dev = mt_procmaps_kdev(st->st_dev),
 	    .ino = st->st_ino,
 	    .ctime_sec = st->st_ctim.tv_sec,
 	    .ctime_nsec = st->st_ctim.tv_nsec,
 	};
 }
 
-int mt_map_entry_key(pid_t pid, const struct mt_map_entry *e, struct mt_inode_key *key)
+int mt_procmaps_entry_key(pid_t pid, const struct mt_map_entry *e, struct mt_inode_key *key)
 {
 	char path[96];
 	struct stat st;
 
-	mt_map_files_path(pid, e, path, sizeof(path));
+	mt_procmaps_map_files_path(pid, e, path, sizeof(path));
 	if (stat(path, &st))
 		return -errno;
 	mt_inode_key_from_stat(&st, key);
@@ -53,7 +53,7 @@ bool mt_inode_same_number(const struct mt_inode_key *a, const struct mt_inode_ke
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
-int mt_maps_parse_line(char *line, struct mt_map_entry *e)
+int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
 {
 	unsigned int maj, min;
 	char perms[5];
@@ -74,7 +74,8 @@ int mt_maps_parse_line(char *line, struct mt_map_entry *e)
 	return 0;
 }
 
-int mt_maps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg), void *arg)
+int mt_procmaps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg),
+			      void *arg)
 {
 	char path[64], *line = NULL;
 	struct mt_map_entry e;
@@ -87,7 +88,7 @@ int mt_maps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, voi
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		if (mt_maps_parse_line(line, &e) < 0) {
+		if (mt_procmaps_parse_line(line, &e) < 0) {
 			ret = -EINVAL;
 			break;
 		}

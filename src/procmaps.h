@@ -15,30 +15,32 @@ struct mt_map_entry {
 	uint64_t end;
 	uint64_t offset;
 	bool exec;
-	struct mt_inode_key key; /* dev in the kernel's encoding; no ctime (see mt_map_entry_key) */
-	const char *path;	 /* points into the parsed line; "" for anonymous mappings */
+	struct mt_inode_key
+	    key;	  /* dev in the kernel's encoding; no ctime (see mt_procmaps_entry_key) */
+	const char *path; /* points into the parsed line; "" for anonymous mappings */
 };
 
 /* Parse one line of /proc/PID/maps (newline stripped or not). Returns 0 or -EINVAL. */
-int mt_maps_parse_line(char *line, struct mt_map_entry *e);
+int mt_procmaps_parse_line(char *line, struct mt_map_entry *e);
 
 /*
  * Call fn for every executable file mapping of pid, in address order, until fn returns non-zero
  * (which is returned). Returns 0, fn's value, or a negative errno.
  */
-int mt_maps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg), void *arg);
+int mt_procmaps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg),
+			      void *arg);
 
 /* The kernel's dev_t encoding (MAJOR << 20 | MINOR) of a user-space st_dev. */
-uint64_t mt_kdev(dev_t dev);
+uint64_t mt_procmaps_kdev(dev_t dev);
 
 /* The path of e's file in /proc/PID/map_files/, which opens even a deleted or overlay file. */
-void mt_map_files_path(pid_t pid, const struct mt_map_entry *e, char *buf, size_t size);
+void mt_procmaps_map_files_path(pid_t pid, const struct mt_map_entry *e, char *buf, size_t size);
 
 /* The key of the file st describes, as the BPF side computes it. */
 void mt_inode_key_from_stat(const struct stat *st, struct mt_inode_key *key);
 
 /* The full key of e's file (with the ctime that /proc/PID/maps does not show). 0 or -errno. */
-int mt_map_entry_key(pid_t pid, const struct mt_map_entry *e, struct mt_inode_key *key);
+int mt_procmaps_entry_key(pid_t pid, const struct mt_map_entry *e, struct mt_inode_key *key);
 
 /* Same file: same device, inode number and ctime. */
 bool mt_inode_key_eq(const struct mt_inode_key *a, const struct mt_inode_key *b);

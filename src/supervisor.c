@@ -24,6 +24,7 @@
 
 #include "artifact.h"
 #include "backtrace.h"
+#include "clock.h"
 #include "events.h"
 #include "privileges.h"
 #include "stoplog.h"
@@ -111,14 +112,6 @@ static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 /* memtrack's signal mask before mt_supervise: what the command gets back. */
 static sigset_t caller_mask;
-
-uint64_t mt_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 int mt_exec_failure_code(int neg_errno)
 {
@@ -426,7 +419,7 @@ static void unblock_requests(void)
 /* The recent send of this signal by this sender, made if needed (the oldest slot is reused). */
 static struct sent *find_sent(struct sup *s, const siginfo_t *si)
 {
-	uint64_t now = mt_now_ns();
+	uint64_t now = mt_clock_now_ns();
 	struct sent *oldest = &s->sent[0];
 	const size_t n = sizeof(s->sent) / sizeof(s->sent[0]);
 
@@ -538,7 +531,7 @@ static void end_tree(struct sup *s)
 	case 1:
 		signal_the_rest(s, s->end_sig);
 		s->end_phase = 2;
-		s->end_deadline = mt_now_ns() + END_GRACE_NS;
+		s->end_deadline = mt_clock_now_ns() + END_GRACE_NS;
 		break;
 	case 2:
 		for (size_t i = 0; i < s->live.n; i++)
@@ -573,7 +566,7 @@ static void on_request(struct sup *s, const siginfo_t *si)
 	s->end_send = e;
 	s->end_sig = sig;
 	s->end_phase = 1;
-	s->end_deadline = mt_now_ns() + END_GRACE_NS;
+	s->end_deadline = mt_clock_now_ns() + END_GRACE_NS;
 	if (s->root_gone)
 		end_tree(s);
 }
@@ -601,7 +594,7 @@ static void take_requests(struct sup *s)
 	sigdelset(&set, SIGCHLD);
 	while (sigtimedwait(&set, &si, &zero) > 0)
 		on_request(s, &si);
-	if (s->end_deadline && mt_now_ns() >= s->end_deadline)
+	if (s->end_deadline && mt_clock_now_ns() >= s->end_deadline)
 		end_tree(s);
 }
 
@@ -609,7 +602,7 @@ static void take_requests(struct sup *s)
 static int wait_for_news(struct sup *s)
 {
 	struct timespec ts, *timeout = NULL;
-	uint64_t now = mt_now_ns(), left;
+	uint64_t now = mt_clock_now_ns(), left;
 	siginfo_t si;
 	sigset_t set;
 	int sig;
@@ -655,7 +648,7 @@ static int on_exec(struct sup *s, struct tracee *t, bool root_first)
 	if (s->cfg->stop_at && strcmp(s->cfg->stop_at, "exec") == 0 && root_first)
 		return stop_here(s, t, "right after its exec");
 	if (root_first)
-		s->res->resume_ns = mt_now_ns();
+		s->res->resume_ns = mt_clock_now_ns();
 	return resume(t->tid, 0);
 }
 
@@ -1064,7 +1057,7 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 		s->res->exit_code =
 		    WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	}
-	s->res->end_ns = mt_now_ns();
+	s->res->end_ns = mt_clock_now_ns();
 	if (t->tid == s->root && !s->told_left) {
 		remove_tracee(s, t);
 		tell_left(s);
@@ -1295,7 +1288,7 @@ static int open_artifact(struct sup *s)
 		argc++;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	h.start_time_ns = (uint64_t)rt.tv_sec * 1000000000ull + rt.tv_nsec;
-	h.start_mono_ns = mt_now_ns();
+	h.start_mono_ns = mt_clock_now_ns();
 	h.watcher = mt_tracker_watcher(s->tracker);
 	h.argc = argc;
 	h.argv = s->cfg->argv;
@@ -1327,7 +1320,7 @@ static int finish_artifact(struct sup *s)
 	foot.requests_dropped = c.requests_dropped;
 	foot.events_dropped = c.events_dropped;
 	foot.args_lost = c.args_lost;
-	foot.end_mono_ns = mt_now_ns();
+	foot.end_mono_ns = mt_clock_now_ns();
 	e = mt_artifact_finish(s->artifact, &foot);
 	s->artifact = NULL;
 	/* A write error stopped the recording (the writer said so), not the run. */
@@ -1362,7 +1355,7 @@ static void sup_free(struct sup *s)
  */
 static void release_tree(struct sup *s)
 {
-	uint64_t deadline = mt_now_ns() + RELEASE_NS;
+	uint64_t deadline = mt_clock_now_ns() + RELEASE_NS;
 	const struct timespec tick = {0, 1000000};
 	int status;
 	pid_t tid;
@@ -1377,7 +1370,7 @@ static void release_tree(struct sup *s)
 		kill(s->live.v[i]->tid, SIGKILL);
 		ptrace(PTRACE_CONT, s->live.v[i]->tid, 0, 0);
 	}
-	while (mt_now_ns() < deadline) {
+	while (mt_clock_now_ns() < deadline) {
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid < 0 && errno == ECHILD)
 			return;

@@ -60,7 +60,4 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res);
 /* 127 when the command was not found, 126 when it could not be executed. */
 int mt_exec_failure_code(int neg_errno);
 
-/* CLOCK_MONOTONIC in nanoseconds, the clock of rounds and events. */
-uint64_t mt_now_ns(void);
-
 #endif

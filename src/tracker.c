@@ -244,7 +244,7 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	bpf_map__set_max_entries(t->skel->maps.events, ring);
 	/* waitpid and /proc give pids in memtrack's namespace: the BPF side must use the same. */
 	t->skel->rodata->pidns_nested = t->pidns.st_ino != MT_PROC_PID_INIT_INO;
-	t->skel->rodata->pidns_dev = mt_kdev(t->pidns.st_dev);
+	t->skel->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
 	t->skel->rodata->pidns_ino = t->pidns.st_ino;
 	err = memtrack_bpf__load(t->skel);
 	if (!err)
@@ -1026,7 +1026,7 @@ static int open_map_file(pid_t pid, const struct mt_map_entry *e)
 {
 	char path[96];
 
-	mt_map_files_path(pid, e, path, sizeof(path));
+	mt_procmaps_map_files_path(pid, e, path, sizeof(path));
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
@@ -1043,7 +1043,7 @@ static int entry_key(const struct resolve_ctx *r, const struct mt_map_entry *e,
 		*key = *r->want;
 		return 0;
 	}
-	err = mt_map_entry_key(r->pid, e, key);
+	err = mt_procmaps_entry_key(r->pid, e, key);
 	if (err)
 		fprintf(stderr, "memtrack: cannot stat the mapping of %s in process %d: %s\n",
 			e->path, r->pid, strerror(-err));
@@ -1103,7 +1103,7 @@ static int resolve_entry(const struct mt_map_entry *e, void *arg)
 int mt_tracker_scan(struct mt_tracker *t, pid_t pid)
 {
 	struct resolve_ctx r = {.t = t, .pid = pid};
-	int err = mt_maps_for_each_exec(pid, resolve_entry, &r);
+	int err = mt_procmaps_for_each_exec(pid, resolve_entry, &r);
 
 	return err < 0 ? err : r.err;
 }
@@ -1112,7 +1112,7 @@ int mt_tracker_scan(struct mt_tracker *t, pid_t pid)
 static int resolve_in(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key)
 {
 	struct resolve_ctx r = {.t = t, .pid = pid, .want = key};
-	int err = mt_maps_for_each_exec(pid, resolve_entry, &r);
+	int err = mt_procmaps_for_each_exec(pid, resolve_entry, &r);
 
 	if (err < 0)
 		return err == -ENOENT || err == -ESRCH ? 0 : err;
@@ -1132,7 +1132,7 @@ static int resolve_fd_path(struct mt_tracker *t, const struct mt_inode_key *key,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || mt_kdev(st.st_dev) != key->dev || st.st_ino != key->ino) {
+	if (fstat(fd, &st) || mt_procmaps_kdev(st.st_dev) != key->dev || st.st_ino != key->ino) {
 		close(fd);
 		return 0;
 	}
