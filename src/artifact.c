@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "artifact.h"
-#include "artifact_read.h"
+#include "artifact_format.h"
 #include "printable.h"
 
 /* Events are copied to the file as they come out of the ring buffer: the format is theirs. */
