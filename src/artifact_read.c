@@ -488,6 +488,13 @@ static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_it
 			r->block_pos = r->block_len;
 			break;
 		}
+		if (res == MT_EVB_REQUIRED)
+			return fail(
+			    r, -EPROTONOSUPPORT,
+			    "the artifact holds records this memtrack does not know (event "
+			    "block entry type %u at offset %llu): a newer memtrack reads it",
+			    r->block_state.escape_type,
+			    (unsigned long long)(r->block_at + 8 + r->block_pos));
 		if (res == MT_EVB_SHORT || res == MT_EVB_CORRUPT)
 			return corrupt(r, r->block_at + 8 + r->block_pos, "bad event block entry");
 		if (res == MT_EVB_EVENT) {

@@ -154,20 +154,20 @@ static uint64_t get_bounded(struct in *in, uint64_t max)
 }
 
 /* An entry other than an event: its type, its length, and that many bytes, all passed over. */
-static void skip_escape(struct in *in)
+static uint32_t skip_escape(struct in *in)
 {
-	uint64_t len;
+	uint32_t type = (uint32_t)get_bounded(in, UINT32_MAX);
+	uint64_t len = get_bounded(in, UINT32_MAX);
 
-	get_bounded(in, UINT32_MAX);
-	len = get_bounded(in, UINT32_MAX);
 	if (in->res != MT_EVB_EVENT)
-		return;
+		return 0;
 	if (len > in->left) {
 		in->res = MT_EVB_SHORT;
-		return;
+		return 0;
 	}
 	in->p += len;
 	in->left -= len;
+	return type;
 }
 
 static void get_event(struct in *in, uint8_t tag, const struct mt_evblock_state *s,
@@ -210,11 +210,14 @@ enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t 
 		/* The other bits of an escape's tag are reserved. */
 		if (tag)
 			return MT_EVB_CORRUPT;
-		skip_escape(&in);
+		uint32_t type = skip_escape(&in);
+
 		if (in.res != MT_EVB_EVENT)
 			return in.res;
+		s->escape_type = type;
 		*used = left - in.left;
-		return MT_EVB_SKIPPED;
+		/* Whole first, so that a cut entry is short whatever its type. */
+		return type & MT_EVB_ESC_REQUIRED ? MT_EVB_REQUIRED : MT_EVB_SKIPPED;
 	}
 	get_event(&in, tag, s, e);
 	if (in.res != MT_EVB_EVENT)

@@ -753,6 +753,28 @@ START_TEST(corrupt_blocks)
 	ck_assert(copy[block + 12] & MT_EVB_EXT);
 	copy[block + 13] |= 0x80;
 	expect_error(copy, len, -EBADMSG, "bad event block entry");
+	/* An escape of a type that must be understood, at the start of the block. */
+	{
+		static const uint8_t esc[] = {0x00, 0x03, 0x00};
+		uint8_t *big = malloc(len + sizeof(esc));
+		struct counts c;
+
+		memcpy(big, buf, block + 12);
+		memcpy(big + block + 12, esc, sizeof(esc));
+		memcpy(big + block + 12 + sizeof(esc), buf + block + 12, len - block - 12);
+		put32(big + block + 4, get32(buf + block + 4) + (uint32_t)sizeof(esc));
+		c = read_all(big, len + sizeof(esc));
+		ck_assert_int_eq(c.err, -EPROTONOSUPPORT);
+		ck_assert_msg(strstr(c.msg, "records this memtrack does not know (event block "
+					    "entry type 3 at offset"),
+			      "%s", c.msg);
+		/* Type 2 is passed over. */
+		big[block + 13] = 0x02;
+		c = read_all(big, len + sizeof(esc));
+		ck_assert_int_eq(c.err, 0);
+		ck_assert_uint_eq(c.events, 5);
+		free(big);
+	}
 	/* A block whose last entry is cut although the file goes on: corrupt, not truncated. */
 	memcpy(copy, buf, len);
 	put32(copy + block + 4, (uint32_t)(4 + encoded_len(&ev, 1) + 1));

@@ -211,6 +211,22 @@ START_TEST(escape_entries_are_skipped)
 }
 END_TEST
 
+/* An escape whose type has bit 0 set must be understood: this reader knows none, it says so. */
+START_TEST(required_escapes_are_refused)
+{
+	static const uint8_t b[] = {0x00, 0xad, 0x02, 0x01, 0xff};
+	struct mt_evblock_state s;
+	struct mt_event e;
+	size_t used;
+
+	mt_evblock_reset(&s);
+	ck_assert_int_eq(mt_evblock_get(&s, b, sizeof(b), &e, &used), MT_EVB_REQUIRED);
+	ck_assert_uint_eq(s.escape_type, 301);
+	/* Cut, it is only short: the reader of a cut file keeps what came before. */
+	ck_assert_int_eq(get(b, 4, &used), MT_EVB_SHORT);
+}
+END_TEST
+
 static Suite *evblock_suite(void)
 {
 	Suite *s = suite_create("evblock");
@@ -221,6 +237,7 @@ static Suite *evblock_suite(void)
 	tcase_add_test(tc, cut_entries_are_short);
 	tcase_add_test(tc, bad_entries_are_refused);
 	tcase_add_test(tc, escape_entries_are_skipped);
+	tcase_add_test(tc, required_escapes_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
