@@ -8,7 +8,7 @@ BENCH_WL_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 BENCH_PLUGIN_COUNT ?= 48
 BENCH_PLUGIN_IDS := $(shell seq 0 $$(($(BENCH_PLUGIN_COUNT) - 1)))
 
-BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec
+BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec $(BENCH_DIR)/evblock_cost
 BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc \
 	$(BENCH_DIR)/noalloc
 BENCH_PLUGINS := $(foreach k,$(BENCH_PLUGIN_IDS),$(BENCH_DIR)/plugins/empty_$(k).so \
@@ -57,3 +57,8 @@ $(BENCH_DIR)/plugins/empty_%.so: bench/plugin_empty.c
 $(BENCH_DIR)/plugins/alloc_%.so: bench/plugin_alloc.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_WL_CFLAGS) -fPIC -shared -DPLUGIN_ID=$* $< -o $@
+
+# The artifact's event codec on the events of a real artifact (docs/PERFORMANCE.md).
+$(BENCH_DIR)/evblock_cost: bench/evblock_cost.c $(BUILD)/libmemtrack.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) bench/evblock_cost.c -o $@ $(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)

@@ -105,7 +105,7 @@ struct mt_attach_req {
 	__u32 pad;
 };
 
-/* One completed allocator call. 48 bytes; written to the artifact as is. */
+/* One completed allocator call, 48 bytes; the artifact stores it delta-encoded. */
 struct mt_event {
 	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u32 pid;

@@ -18,15 +18,23 @@
 #include <unistd.h>
 
 #include "artifact.h"
-#include "artifact_read.h"
+#include "artifact_format.h"
+#include "evblock.h"
 #include "printable.h"
-
-/* Events are copied to the file as they come out of the ring buffer: the format is theirs. */
-_Static_assert(sizeof(struct mt_event) == MT_ARTIFACT_EVENT_SIZE, "struct mt_event is 48 bytes");
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "events are stored in host order");
 
 #define WRITER_BUF_SIZE (1u << 20)
 #define REC_HDR_SIZE	8u
+/*
+ * Events per block: the events thread hands over at most 4096 at a time, and a block of 4096 at
+ * their longest (256 KiB) stays well inside the buffer and the format's block limit.
+ */
+#define BLOCK_EVENTS	4096u
+_Static_assert(BLOCK_EVENTS *MT_EVBLOCK_EVENT_MAX + MT_ARTIFACT_BLOCK_FIXED <=
+		   MT_ARTIFACT_BLOCK_MAX,
+	       "a block of events at their longest fits the format's limit");
+_Static_assert(REC_HDR_SIZE + MT_ARTIFACT_BLOCK_FIXED + BLOCK_EVENTS * MT_EVBLOCK_EVENT_MAX <=
+		   WRITER_BUF_SIZE,
+	       "a block of events at their longest fits the buffer");
 
 struct mt_artifact_writer {
 	pthread_mutex_t lock;
@@ -251,24 +259,38 @@ err_free:
 	return err;
 }
 
+/* Encode up to BLOCK_EVENTS events as one event block record at p. Returns the bytes used. */
+static size_t put_block(uint8_t *start, const struct mt_event *ev, size_t n)
+{
+	struct mt_evblock_state s;
+	uint8_t *hdr = start, *p = start + REC_HDR_SIZE;
+	size_t i, payload;
+
+	mt_evblock_reset(&s);
+	put_u32(&p, (uint32_t)n);
+	for (i = 0; i < n; i++)
+		p += mt_evblock_put(&s, p, &ev[i]);
+	/* The length is known once the events are encoded. */
+	payload = (size_t)(p - start) - REC_HDR_SIZE;
+	begin_record(&hdr, MT_REC_BLOCK, payload);
+	return REC_HDR_SIZE + payload;
+}
+
 int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event *ev, size_t n)
 {
 	int err = 0;
 
 	pthread_mutex_lock(&w->lock);
-	while (n && !err) {
-		size_t room, k;
-		uint8_t *p = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_EVENT_SIZE);
+	while (n) {
+		size_t k = n < BLOCK_EVENTS ? n : BLOCK_EVENTS;
+		uint8_t *p = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_BLOCK_FIXED +
+						   k * MT_EVBLOCK_EVENT_MAX);
 
 		if (!p) {
 			err = w->err;
 			break;
 		}
-		room = (WRITER_BUF_SIZE - w->len - REC_HDR_SIZE) / MT_ARTIFACT_EVENT_SIZE;
-		k = n < room ? n : room;
-		begin_record(&p, MT_REC_EVENTS, k * MT_ARTIFACT_EVENT_SIZE);
-		put_bytes(&p, ev, k * MT_ARTIFACT_EVENT_SIZE);
-		w->len = (size_t)(p - w->buf);
+		w->len += put_block(p, ev, k);
 		w->events += k;
 		ev += k;
 		n -= k;

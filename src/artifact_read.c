@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "artifact_read.h"
+#include "evblock.h"
 
 #define READ_BUF_SIZE (64u << 10)
 #define GROW_STEP     (64u << 10)
@@ -36,6 +37,16 @@ struct mt_artifact_reader {
 	bool truncated;
 	uint64_t events_read;
 	uint64_t ev_left; /* events of the current batch record not handed out yet */
+
+	/* The event block being handed out (version 3), whole in payload. */
+	bool in_block;
+	bool block_cut;	   /* the file ends inside it: decode what is complete, then stop */
+	uint64_t block_at; /* offset of its record, for messages */
+	uint32_t block_count;
+	uint32_t block_seen;
+	size_t block_pos;
+	size_t block_len;
+	struct mt_evblock_state block_state;
 
 	uint8_t *payload;
 	size_t payload_cap;
@@ -442,6 +453,102 @@ static int next_events(struct mt_artifact_reader *r, struct mt_artifact_item *it
 	return 1;
 }
 
+/* The end of the current block: its entries must hold exactly the events it counts. */
+static int end_block(struct mt_artifact_reader *r)
+{
+	char msg[96];
+
+	r->in_block = false;
+	if (r->block_cut) {
+		r->truncated = true;
+		r->done = true;
+		return 0;
+	}
+	if (r->block_seen != r->block_count) {
+		snprintf(msg, sizeof(msg), "event block counts %u events but holds %u",
+			 r->block_count, r->block_seen);
+		return corrupt(r, r->block_at, msg);
+	}
+	return 0;
+}
+
+/* Decode the next piece of the current event block. Returns 1 (events), 2 (none), or -errno. */
+static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_item *it)
+{
+	size_t n = 0, used;
+	int err;
+
+	while (n < EV_CHUNK && r->block_pos < r->block_len) {
+		enum mt_evblock_result res =
+		    mt_evblock_get(&r->block_state, r->payload + r->block_pos,
+				   r->block_len - r->block_pos, &r->evbuf[n], &used);
+
+		if (res == MT_EVB_SHORT && r->block_cut) {
+			/* The cut: the events before it are complete and good. */
+			r->block_pos = r->block_len;
+			break;
+		}
+		if (res == MT_EVB_REQUIRED)
+			return fail(
+			    r, -EPROTONOSUPPORT,
+			    "the artifact holds records this memtrack does not know (event "
+			    "block entry type %u at offset %llu): a newer memtrack reads it",
+			    r->block_state.escape_type,
+			    (unsigned long long)(r->block_at + 8 + r->block_pos));
+		if (res == MT_EVB_SHORT || res == MT_EVB_CORRUPT)
+			return corrupt(r, r->block_at + 8 + r->block_pos, "bad event block entry");
+		if (res == MT_EVB_EVENT) {
+			if (r->block_seen == r->block_count)
+				return corrupt(r, r->block_at,
+					       "event block holds more events than it counts");
+			r->block_seen++;
+			n++;
+		}
+		r->block_pos += used;
+	}
+	if (r->block_pos == r->block_len) {
+		err = end_block(r);
+		if (err)
+			return err;
+	}
+	r->events_read += n;
+	if (!n)
+		return r->done ? 0 : 2;
+	it->type = MT_ITEM_EVENTS;
+	it->events = r->evbuf;
+	it->n_events = n;
+	return 1;
+}
+
+/* Read a whole event block (bounded by MT_ARTIFACT_BLOCK_MAX) and start handing it out. */
+static int start_block(struct mt_artifact_reader *r, uint32_t len, uint64_t at,
+		       struct mt_artifact_item *it)
+{
+	struct cursor c;
+	ssize_t k = read_payload(r, len);
+
+	if (k < 0)
+		return (int)k;
+	c = (struct cursor){r->payload, (size_t)k};
+	r->block_cut = (size_t)k < len;
+	if (!get_u32(&c, &r->block_count)) {
+		r->truncated = true;
+		r->done = true;
+		return 0;
+	}
+	/* Every event takes at least its tag, timestamp and address. */
+	if (!r->block_count ||
+	    r->block_count > (len - MT_ARTIFACT_BLOCK_FIXED) / MT_ARTIFACT_BLOCK_ENTRY_MIN)
+		return corrupt(r, at, "bad event count in event block");
+	r->in_block = true;
+	r->block_at = at;
+	r->block_seen = 0;
+	r->block_pos = MT_ARTIFACT_BLOCK_FIXED;
+	r->block_len = (size_t)k;
+	mt_evblock_reset(&r->block_state);
+	return next_block_events(r, it);
+}
+
 /* Bounds of a record's payload length by type; unknown types are bounded by the largest. */
 static bool len_ok(uint32_t type, uint32_t len)
 {
@@ -456,6 +563,9 @@ static bool len_ok(uint32_t type, uint32_t len)
 		return len >= MT_ARTIFACT_FOOTER_SIZE && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_UNPROBED:
 		return len >= MT_ARTIFACT_UNPROBED_FIXED + 12 && len <= MT_ARTIFACT_META_MAX;
+	case MT_REC_BLOCK:
+		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
+		       len <= MT_ARTIFACT_BLOCK_MAX;
 	default:
 		return len <= MT_ARTIFACT_RECORD_MAX;
 	}
@@ -540,6 +650,15 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 			return 0;
 		}
 		return 2;
+	case MT_REC_BLOCK:
+		/* Likewise before version 3. */
+		if (r->info.version >= 3)
+			return start_block(r, len, at, it);
+		if (skip(r, len)) {
+			r->done = true;
+			return 0;
+		}
+		return 2;
 	default:
 		if (skip(r, len)) {
 			r->done = true;
@@ -560,6 +679,8 @@ int mt_artifact_next(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 			return 0;
 		if (r->ev_left)
 			ret = next_events(r, it);
+		else if (r->in_block)
+			ret = next_block_events(r, it);
 		else
 			ret = next_record(r, it);
 	} while (ret == 2);

@@ -13,30 +13,7 @@
 #include <stdint.h>
 
 #include "artifact.h"
-
-/* The on-disk constants, shared with the writer. */
-#define MT_ARTIFACT_MAGIC	   "MTRACK\0\1"
-#define MT_ARTIFACT_MAGIC_LEN	   8
-#define MT_ARTIFACT_VERSION	   2 /* written; version 1 is still read */
-#define MT_ARTIFACT_VERSION_MIN	   1
-#define MT_ARTIFACT_HEADER_MAX	   (4u << 20) /* header body */
-#define MT_ARTIFACT_ARG_MAX	   65535u     /* one command-line argument */
-#define MT_ARTIFACT_WATCHER_MAX	   31u
-#define MT_ARTIFACT_META_MAX	   (16u << 10) /* process, file and footer payloads */
-#define MT_ARTIFACT_RECORD_MAX	   (16u << 20) /* event batches and unknown records */
-#define MT_ARTIFACT_EVENT_SIZE	   48u
-#define MT_ARTIFACT_PROCESS_FIXED  16u /* bytes before the exe string */
-#define MT_ARTIFACT_FILE_FIXED	   8u  /* bytes before the build id string */
-#define MT_ARTIFACT_FOOTER_SIZE	   40u
-#define MT_ARTIFACT_UNPROBED_FIXED 8u /* bytes before the path string */
-
-enum mt_record_type {
-	MT_REC_PROCESS = 1,
-	MT_REC_FILE = 2,
-	MT_REC_EVENTS = 3,
-	MT_REC_FOOTER = 4,
-	MT_REC_UNPROBED = 5, /* version 2 */
-};
+#include "artifact_format.h"
 
 /* Room for a reader error message: "corrupt artifact: ..." with an offset. */
 #define MT_ARTIFACT_ERRLEN 160

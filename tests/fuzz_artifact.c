@@ -3,7 +3,8 @@
  * libFuzzer target: the artifact reader and the report over arbitrary bytes. Each input is read
  * twice, from memory and through a file descriptor (the two sources of the reader), and the two
  * readings must agree; the aggregates must be consistent with each other; both outputs are
- * rendered. Built and run by tools/fuzz.
+ * rendered. The same bytes, taken as the entries of an event block, must decode to events that
+ * encode and decode back to themselves. Built and run by tools/fuzz.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "evblock.h"
 #include "output.h"
 
 static FILE *devnull;
@@ -78,6 +80,38 @@ static void check_fd_path(const uint8_t *data, size_t size, int mem_ret,
 	mt_report_free(rep);
 }
 
+/* Whatever events the bytes decode to, the encoder writes them so that they decode the same. */
+static void check_evblock(const uint8_t *data, size_t size)
+{
+	struct mt_evblock_state dec, enc, back;
+	uint8_t out[MT_EVBLOCK_EVENT_MAX];
+	size_t pos = 0;
+
+	mt_evblock_reset(&dec);
+	mt_evblock_reset(&enc);
+	mt_evblock_reset(&back);
+	while (pos < size) {
+		struct mt_event e, again;
+		size_t used, len, used2;
+		enum mt_evblock_result res =
+		    mt_evblock_get(&dec, data + pos, size - pos, &e, &used);
+
+		if (res == MT_EVB_SKIPPED) {
+			pos += used;
+			continue;
+		}
+		if (res != MT_EVB_EVENT)
+			return;
+		pos += used;
+		len = mt_evblock_put(&enc, out, &e);
+		check(len <= MT_EVBLOCK_EVENT_MAX, "an encoded event fits its maximum");
+		check(mt_evblock_get(&back, out, len, &again, &used2) == MT_EVB_EVENT &&
+			  used2 == len,
+		      "an encoded event decodes");
+		check(!memcmp(&e, &again, sizeof(e)), "an event survives encoding");
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[MT_ARTIFACT_ERRLEN] = "";
@@ -86,6 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!devnull)
 		devnull = fopen("/dev/null", "w");
+	check_evblock(data, size);
 	ret = mt_report_load_mem(data, size, &rep, err, sizeof(err));
 	if (ret) {
 		check(ret < 0 && err[0], "an error comes with a message");

@@ -16,6 +16,7 @@
 
 #include "artifact.h"
 #include "artifact_read.h"
+#include "evblock.h"
 #include "lib/suite.h"
 #include "lib/mtrun.h"
 
@@ -156,6 +157,38 @@ static void put32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, 4);
 }
 
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+/* Offset of the first record of a type, walking the records from the end of the header. */
+static size_t record_at(const uint8_t *buf, size_t len, size_t hdr, uint32_t type)
+{
+	size_t at = hdr;
+
+	while (at + 8 <= len && get32(buf + at) != type)
+		at += 8 + get32(buf + at + 4);
+	ck_assert_uint_le(at + 8, len);
+	return at;
+}
+
+/* Bytes of the first n events of a block made of ev. */
+static size_t encoded_len(const struct mt_event *ev, size_t n)
+{
+	uint8_t tmp[MT_EVBLOCK_EVENT_MAX];
+	struct mt_evblock_state s;
+	size_t len = 0;
+
+	mt_evblock_reset(&s);
+	while (n--)
+		len += mt_evblock_put(&s, tmp, ev++);
+	return len;
+}
+
 /* ---- round trip ----------------------------------------------------------------------------- */
 
 START_TEST(roundtrip)
@@ -171,7 +204,7 @@ START_TEST(roundtrip)
 
 	ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, err, sizeof(err)), 0);
 	in = mt_artifact_info(r);
-	ck_assert_uint_eq(in->version, 2);
+	ck_assert_uint_eq(in->version, 3);
 	ck_assert_uint_eq(in->start_time_ns, 1700000000123456789ULL);
 	ck_assert_uint_eq(in->start_mono_ns, 555000);
 	ck_assert_str_eq(in->watcher, "tracepoint");
@@ -507,13 +540,19 @@ START_TEST(documented_example)
 	    .argv = argv,
 	};
 	struct mt_artifact_process p = {.pid = 1234, .exe = "/t"};
-	struct mt_event e = {.ts_ns = 5000001000ULL,
-			     .pid = 1234,
-			     .tid = 1234,
-			     .addr = 0x5555000010,
-			     .size = 32,
-			     .file_id = 1,
-			     .kind = MT_K_MALLOC};
+	struct mt_event e[2] = {{.ts_ns = 5000001000ULL,
+				 .pid = 1234,
+				 .tid = 1234,
+				 .addr = 0x5555000010,
+				 .size = 32,
+				 .file_id = 1,
+				 .kind = MT_K_MALLOC},
+				{.ts_ns = 5000001900ULL,
+				 .pid = 1234,
+				 .tid = 1234,
+				 .addr = 0x5555000010,
+				 .file_id = 1,
+				 .kind = MT_K_FREE}};
 	struct mt_artifact_footer f = {.end_mono_ns = 5002000000ULL};
 	struct mt_artifact_writer *w;
 	char *path = mt_tmpfile(), *doc, *line;
@@ -523,7 +562,7 @@ START_TEST(documented_example)
 
 	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
 	ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
-	ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, e, 2), 0);
 	ck_assert_int_eq(mt_artifact_finish(w, &f), 0);
 	got = slurp(path, &len);
 	doc = (char *)slurp(MT_SOURCE_DIR "/docs/FORMAT.md", &doclen);
@@ -531,20 +570,21 @@ START_TEST(documented_example)
 	doc[doclen] = '\0';
 	line = strstr(doc, "## Example");
 	ck_assert_ptr_nonnull(line);
-	/* Lines "OFFSET: xx xx ... (16 bytes)  comment" */
+	/* Lines "OFFSET: xx xx ... (up to 16 bytes)  comment" */
 	while ((line = strchr(line, '\n'))) {
-		unsigned int off, b[16];
+		unsigned int off, b;
+		int used = 0;
 
 		line++;
-		if (sscanf(line,
-			   "%8x: %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x %2x",
-			   &off, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8],
-			   &b[9], &b[10], &b[11], &b[12], &b[13], &b[14], &b[15]) != 17)
+		if (sscanf(line, "%8x:%n", &off, &used) != 1 || used != 9)
 			continue;
 		ck_assert_uint_eq(off, n);
-		ck_assert_uint_le(n + 16, sizeof(want));
-		for (int i = 0; i < 16; i++)
-			want[n++] = (uint8_t)b[i];
+		/* Bytes are separated by one space; two spaces start the comment. */
+		for (line += used; line[0] == ' ' && line[1] != ' '; line += 3) {
+			ck_assert_int_eq(sscanf(line, " %2x", &b), 1);
+			ck_assert_uint_lt(n, sizeof(want));
+			want[n++] = (uint8_t)b;
+		}
 	}
 	ck_assert_uint_eq(len, n);
 	ck_assert_mem_eq(got, want, n);
@@ -606,8 +646,11 @@ START_TEST(cut_file_keeps_complete_events)
 	char *path = mt_tmpfile();
 	struct mt_artifact_reader *r;
 	struct mt_artifact_item it;
-	/* header, process (8 + 20 + 13), file (8 + 8 + 44 + 18), batch header, 2.5 events */
-	size_t cut = hdr + 41 + 78 + 8 + 48 * 2 + 24;
+	struct mt_event ev[3] = {mkev(0), mkev(1), mkev(2)};
+	/* Into the first block (3 events): its header and count, 2 events, half of the third. */
+	size_t third = encoded_len(ev, 3) - encoded_len(ev, 2);
+	size_t cut =
+	    record_at(buf, len, hdr, MT_REC_BLOCK) + 8 + 4 + encoded_len(ev, 2) + third / 2;
 	uint64_t nev = 0;
 	int ret;
 
@@ -642,7 +685,7 @@ START_TEST(corrupt_lengths)
 	uint8_t *buf = small_artifact(&len, &hdr);
 	uint8_t *copy = malloc(len);
 	/* Record offsets in the small artifact. */
-	size_t proc = hdr, file = proc + 41, batch = file + 78;
+	size_t proc = hdr, file = proc + 41;
 	static const uint32_t bad[] = {0xffffffffu, 0x7fffffffu, MT_ARTIFACT_META_MAX + 1,
 				       0,	    1,		 19};
 
@@ -650,14 +693,6 @@ START_TEST(corrupt_lengths)
 		memcpy(copy, buf, len);
 		put32(copy + proc + 4, bad[i]);
 		expect_error(copy, len, -EBADMSG, "record length out of bounds");
-	}
-	/* An event batch that is not a whole number of events, or is empty, or is huge. */
-	static const uint32_t badev[] = {47, 49, 0, 48 * 1000000};
-
-	for (size_t i = 0; i < sizeof(badev) / sizeof(badev[0]); i++) {
-		memcpy(copy, buf, len);
-		put32(copy + batch + 4, badev[i]);
-		expect_error(copy, len, -EBADMSG, "corrupt");
 	}
 	/* A string longer than its record. */
 	memcpy(copy, buf, len);
@@ -681,6 +716,132 @@ START_TEST(corrupt_lengths)
 	put32(copy + file + 4, 0x80000000u);
 	expect_error(copy, len, -EBADMSG, "offset");
 	free(copy);
+	free(buf);
+}
+END_TEST
+
+/* Event blocks whose length, count or entries the format does not allow. */
+START_TEST(corrupt_blocks)
+{
+	size_t len, hdr;
+	uint8_t *buf = small_artifact(&len, &hdr);
+	uint8_t *copy = malloc(len);
+	size_t block = record_at(buf, len, hdr, MT_REC_BLOCK);
+	static const uint32_t bad_len[] = {0, 6, MT_ARTIFACT_BLOCK_MAX + 1, 0xffffffffu};
+	struct mt_event ev = mkev(0);
+
+	for (size_t i = 0; i < sizeof(bad_len) / sizeof(bad_len[0]); i++) {
+		memcpy(copy, buf, len);
+		put32(copy + block + 4, bad_len[i]);
+		expect_error(copy, len, -EBADMSG, "record length out of bounds");
+	}
+	/* No events, or more than its bytes can hold. */
+	memcpy(copy, buf, len);
+	put32(copy + block + 8, 0);
+	expect_error(copy, len, -EBADMSG, "bad event count");
+	put32(copy + block + 8, get32(buf + block + 4));
+	expect_error(copy, len, -EBADMSG, "bad event count");
+	/* A count that disagrees with the entries, either way. */
+	memcpy(copy, buf, len);
+	put32(copy + block + 8, 2);
+	expect_error(copy, len, -EBADMSG, "more events than it counts");
+	put32(copy + block + 8, 4);
+	expect_error(copy, len, -EBADMSG, "counts 4 events but holds 3");
+	/* An entry the format does not allow: the first event's tag with reserved bits in its
+	 * extension byte. */
+	memcpy(copy, buf, len);
+	ck_assert(copy[block + 12] & MT_EVB_EXT);
+	copy[block + 13] |= 0x80;
+	expect_error(copy, len, -EBADMSG, "bad event block entry");
+	/* An escape of a type that must be understood, at the start of the block. */
+	{
+		static const uint8_t esc[] = {0x00, 0x03, 0x00};
+		uint8_t *big = malloc(len + sizeof(esc));
+		struct counts c;
+
+		memcpy(big, buf, block + 12);
+		memcpy(big + block + 12, esc, sizeof(esc));
+		memcpy(big + block + 12 + sizeof(esc), buf + block + 12, len - block - 12);
+		put32(big + block + 4, get32(buf + block + 4) + (uint32_t)sizeof(esc));
+		c = read_all(big, len + sizeof(esc));
+		ck_assert_int_eq(c.err, -EPROTONOSUPPORT);
+		ck_assert_msg(strstr(c.msg, "records this memtrack does not know (event block "
+					    "entry type 3 at offset"),
+			      "%s", c.msg);
+		/* Type 2 is passed over. */
+		big[block + 13] = 0x02;
+		c = read_all(big, len + sizeof(esc));
+		ck_assert_int_eq(c.err, 0);
+		ck_assert_uint_eq(c.events, 5);
+		free(big);
+	}
+	/* A block whose last entry is cut although the file goes on: corrupt, not truncated. */
+	memcpy(copy, buf, len);
+	put32(copy + block + 4, (uint32_t)(4 + encoded_len(&ev, 1) + 1));
+	put32(copy + block + 8, 1);
+	expect_error(copy, len, -EBADMSG, "corrupt");
+	free(copy);
+	free(buf);
+}
+END_TEST
+
+/*
+ * Older versions: a version-2 file (docs/FORMAT.md's version-2 example, 48-byte events) reads;
+ * in a version-1 or -2 file, an event block is an unknown record, passed over.
+ */
+START_TEST(older_versions)
+{
+	static const uint8_t v2[] = {
+	    0x4d, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x00, 0x01, 0x02, 0x00, 0x00, 0x00, 0x2a, 0x00,
+	    0x00, 0x00, 0x00, 0x00, 0x2a, 0x36, 0xfe, 0x9c, 0x97, 0x17, 0x00, 0xf2, 0x05, 0x2a,
+	    0x01, 0x00, 0x00, 0x00, 0x0a, 0x00, 0x00, 0x00, 0x74, 0x72, 0x61, 0x63, 0x65, 0x70,
+	    0x6f, 0x69, 0x6e, 0x74, 0x01, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x74, 0x72,
+	    0x75, 0x65, 0x01, 0x00, 0x00, 0x00, 0x16, 0x00, 0x00, 0x00, 0xd2, 0x04, 0x00, 0x00,
+	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00,
+	    0x00, 0x00, 0x2f, 0x74, 0x03, 0x00, 0x00, 0x00, 0x30, 0x00, 0x00, 0x00, 0xe8, 0xf5,
+	    0x05, 0x2a, 0x01, 0x00, 0x00, 0x00, 0xd2, 0x04, 0x00, 0x00, 0xd2, 0x04, 0x00, 0x00,
+	    0x10, 0x00, 0x00, 0x55, 0x55, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x00, 0x00,
+	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	    0x01, 0x00, 0x01, 0x00, 0x04, 0x00, 0x00, 0x00, 0x28, 0x00, 0x00, 0x00, 0x01, 0x00,
+	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	    0x00, 0x00, 0x80, 0x76, 0x24, 0x2a, 0x01, 0x00, 0x00, 0x00,
+	};
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	size_t len, hdr;
+	uint8_t *buf;
+	struct counts c;
+	int ret, events = 0;
+
+	ck_assert_uint_eq(sizeof(v2), 192);
+	ck_assert_int_eq(mt_artifact_open_mem(&r, v2, sizeof(v2), NULL, 0), 0);
+	ck_assert_uint_eq(mt_artifact_info(r)->version, 2);
+	while ((ret = mt_artifact_next(r, &it)) > 0) {
+		if (it.type != MT_ITEM_EVENTS)
+			continue;
+		ck_assert_uint_eq(it.n_events, 1);
+		ck_assert_uint_eq(it.events[0].ts_ns, 5000001000ULL);
+		ck_assert_uint_eq(it.events[0].pid, 1234);
+		ck_assert_uint_eq(it.events[0].addr, 0x5555000010ULL);
+		ck_assert_uint_eq(it.events[0].size, 32);
+		ck_assert_uint_eq(it.events[0].kind, MT_K_MALLOC);
+		ck_assert_uint_eq(it.events[0].file_id, 1);
+		events++;
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_int_eq(events, 1);
+	ck_assert(!mt_artifact_truncated(r));
+	mt_artifact_close(r);
+
+	/* A version-3 file labelled 2: its blocks are skipped, so its footer's count is wrong. */
+	buf = small_artifact(&len, &hdr);
+	put32(buf + 8, 2);
+	c = read_all(buf, len);
+	ck_assert_uint_eq(c.events, 0);
+	ck_assert_int_eq(c.processes, 2);
+	ck_assert_int_eq(c.err, -EBADMSG);
+	ck_assert_msg(strstr(c.msg, "footer counts 5 events but 0 were read"), "%s", c.msg);
 	free(buf);
 }
 END_TEST
@@ -722,10 +883,10 @@ START_TEST(header_checks)
 	ck_assert_str_eq(err, "not a memtrack artifact (empty file)");
 
 	memcpy(copy, buf, len);
-	put32(copy + 8, 3);
+	put32(copy + 8, 4);
 	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EPROTONOSUPPORT);
-	ck_assert_str_eq(err, "unsupported artifact format version 3 (this memtrack reads "
-			      "versions 1 to 2)");
+	ck_assert_str_eq(err, "unsupported artifact format version 4 (this memtrack reads "
+			      "versions 1 to 3)");
 
 	memcpy(copy, buf, len);
 	put32(copy + 12, MT_ARTIFACT_HEADER_MAX + 1);
@@ -777,6 +938,8 @@ static Suite *artifact_suite(void)
 	tcase_add_test(tc, cut_at_every_byte);
 	tcase_add_test(tc, cut_file_keeps_complete_events);
 	tcase_add_test(tc, corrupt_lengths);
+	tcase_add_test(tc, corrupt_blocks);
+	tcase_add_test(tc, older_versions);
 	tcase_add_test(tc, footer_checks);
 	tcase_add_test(tc, header_checks);
 	suite_add_tcase(s, tc);

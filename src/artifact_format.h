@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The artifact's on-disk constants (docs/FORMAT.md), in one place for the writer (artifact.c),
+ * the reader (artifact_read.c) and the event block codec (evblock.c).
+ */
+#ifndef MT_ARTIFACT_FORMAT_H
+#define MT_ARTIFACT_FORMAT_H
+
+#define MT_ARTIFACT_MAGIC	    "MTRACK\0\1"
+#define MT_ARTIFACT_MAGIC_LEN	    8
+#define MT_ARTIFACT_VERSION	    3 /* written; versions 1 and 2 are still read */
+#define MT_ARTIFACT_VERSION_MIN	    1
+#define MT_ARTIFACT_HEADER_MAX	    (4u << 20) /* header body */
+#define MT_ARTIFACT_ARG_MAX	    65535u     /* one command-line argument */
+#define MT_ARTIFACT_WATCHER_MAX	    31u
+#define MT_ARTIFACT_META_MAX	    (16u << 10) /* process, file and footer payloads */
+#define MT_ARTIFACT_RECORD_MAX	    (16u << 20) /* version-2 event batches, unknown records */
+#define MT_ARTIFACT_EVENT_SIZE	    48u		/* an event of a version-2 batch */
+#define MT_ARTIFACT_PROCESS_FIXED   16u		/* bytes before the exe string */
+#define MT_ARTIFACT_FILE_FIXED	    8u		/* bytes before the build id string */
+#define MT_ARTIFACT_FOOTER_SIZE	    40u
+#define MT_ARTIFACT_UNPROBED_FIXED  8u	       /* bytes before the path string */
+#define MT_ARTIFACT_BLOCK_MAX	    (1u << 20) /* event block payload */
+#define MT_ARTIFACT_BLOCK_FIXED	    4u	       /* the event count before the entries */
+#define MT_ARTIFACT_BLOCK_ENTRY_MIN 3u	       /* tag, timestamp and address of an event */
+
+enum mt_record_type {
+	MT_REC_PROCESS = 1,
+	MT_REC_FILE = 2,
+	MT_REC_EVENTS = 3, /* versions 1 and 2: 48-byte events */
+	MT_REC_FOOTER = 4,
+	MT_REC_UNPROBED = 5, /* version 2 */
+	MT_REC_BLOCK = 6,    /* version 3: events as varint deltas (evblock.h) */
+};
+
+#endif
