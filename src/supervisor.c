@@ -52,6 +52,7 @@ struct tracee {
 	int proc;	/* index in procs, -1 until its creator reports it */
 	bool started;	/* its first (attach) stop has been seen */
 	bool held;	/* stopped at that first stop until its creator reports it */
+	bool pressed;	/* held at a pressure stop until the events consumer made room */
 	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
 	int end_status; /* how it ended, when it ended before its creator reported it */
 	struct mt_log_thread *log;
@@ -77,6 +78,8 @@ struct sup {
 	struct tracee_set live;
 	/* Tracees that ended before their creator reported them: placed when it does. */
 	struct tracee_set unplaced;
+	/* Threads held at a pressure stop (see on_pressure_stop()), also in live. */
+	struct tracee_set pressed;
 	size_t files_logged; /* tracker files already named in the log */
 	size_t n_held;
 	unsigned int n_orphans;
@@ -102,6 +105,9 @@ struct sup {
 /* The signals memtrack takes as requests to end the run; SIGCHLD wakes the loop. */
 static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define N_TERM_SIGS (sizeof(term_sigs) / sizeof(term_sigs[0]))
+
+/* How often the loop looks whether the consumer made room for threads held by back-pressure. */
+#define PRESSURE_POLL_NS (1000 * 1000)
 
 /* How long signals of one sender count as one send (timeout sends to memtrack, then the group). */
 #define SEND_WINDOW_NS (1000 * 1000000ull)
@@ -209,8 +215,18 @@ static struct tracee *reported_child(struct sup *s, pid_t tid, bool *ended)
 	return add_tracee(s, tid);
 }
 
+/* t is no longer held at a pressure stop: resumed, or woken by SIGKILL, or gone. */
+static void unpress(struct sup *s, struct tracee *t)
+{
+	if (!t->pressed)
+		return;
+	t->pressed = false;
+	tset_take(&s->pressed, t);
+}
+
 static void remove_tracee(struct sup *s, struct tracee *t)
 {
+	unpress(s, t);
 	tset_take(&s->live, t);
 	free(t);
 }
@@ -619,6 +635,11 @@ static int wait_for_news(struct sup *s)
 		ts = (struct timespec){left / 1000000000ull, left % 1000000000ull};
 		timeout = &ts;
 	}
+	/* The consumer makes room for held threads without telling: look again soon. */
+	if (s->pressed.n && (!timeout || ts.tv_sec || ts.tv_nsec > PRESSURE_POLL_NS)) {
+		ts = (struct timespec){0, PRESSURE_POLL_NS};
+		timeout = &ts;
+	}
 	wake_set(&set);
 	sig = sigtimedwait(&set, &si, timeout);
 	if (sig < 0)
@@ -844,6 +865,43 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 	return resume(t->tid, 0);
 }
 
+/*
+ * A pressure stop: the events ring was nearly full when the thread emitted (its event is in the
+ * ring). It stays stopped, its SIGSTOP suppressed, until the consumer has made room
+ * (resume_pressed()). Not logged: when the ring fills depends on how fast the consumer runs, and
+ * the log of a deterministic program must not.
+ */
+static int on_pressure_stop(struct sup *s, struct tracee *t)
+{
+	int err;
+
+	if (mt_events_has_room(s->events))
+		return resume(t->tid, 0);
+	err = tset_put(&s->pressed, t);
+	if (err)
+		return err;
+	t->pressed = true;
+	return 0;
+}
+
+/* Resume the threads held at pressure stops once the consumer has made room. */
+static int resume_pressed(struct sup *s)
+{
+	struct tracee *t;
+	int err;
+
+	if (!s->pressed.n || !mt_events_has_room(s->events))
+		return 0;
+	while (s->pressed.n) {
+		t = s->pressed.v[s->pressed.n - 1];
+		unpress(s, t);
+		err = resume(t->tid, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* A signal about to kill a process: say where it struck, while the thread can still be read. */
 static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct json_object *d)
 {
@@ -869,7 +927,7 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 	struct json_object *d;
 	siginfo_t si;
 	char buf[16];
-	int marked;
+	int marked, pressed;
 
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0) {
 		if (errno != EINVAL)
@@ -884,11 +942,19 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 		return resume(t->tid, 0);
 	}
 	if (sig == SIGSTOP && si.si_code == SI_KERNEL && s->tracker) {
+		/*
+		 * The watcher's and back-pressure's SIGSTOPs merge into one stop when both came.
+		 * The map stop then resumes the thread, which stops again at its next event while
+		 * the ring is still nearly full: nothing is lost either way.
+		 */
+		pressed = mt_tracker_take_pressure_mark(s->tracker, t->tid);
 		marked = mt_tracker_take_stop_mark(s->tracker, t->tid, &key);
-		if (marked < 0)
-			return marked;
+		if (marked < 0 || pressed < 0)
+			return marked < 0 ? marked : pressed;
 		if (marked)
 			return on_watcher_stop(s, t, &key);
+		if (pressed)
+			return on_pressure_stop(s, t);
 	}
 	if (t->tid == s->root && is_term_sig(sig) && !root_delivery_wanted(s, &si)) {
 		d = detail_new();
@@ -962,10 +1028,21 @@ static int injected_fault(void)
 
 	return at && ++stops == atol(at) ? -EPERM : 0;
 }
+
+/* MT_NO_BACKPRESSURE=1: a full ring drops events, so that the tests can drive the drop path. */
+static bool backpressure_off(void)
+{
+	return getenv("MT_NO_BACKPRESSURE") != NULL;
+}
 #else
 static int injected_fault(void)
 {
 	return 0;
+}
+
+static bool backpressure_off(void)
+{
+	return false;
 }
 #endif
 
@@ -1094,6 +1171,9 @@ static int event_loop(struct sup *s)
 				return err;
 		}
 		take_requests(s);
+		err = resume_pressed(s);
+		if (err)
+			return err;
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid == 0) {
 			err = wait_for_news(s);
@@ -1118,6 +1198,8 @@ static int event_loop(struct sup *s)
 			if (!t)
 				return -ENOMEM;
 		}
+		/* A held thread that reports anything was woken (SIGKILL) or is gone. */
+		unpress(s, t);
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			on_gone(s, t, status);
 			continue;
@@ -1274,6 +1356,7 @@ static int open_tracking(struct sup *s)
 	    .placement = s->cfg->placement,
 	    .events = s->cfg->artifact_path != NULL,
 	    .ring_size = s->cfg->ring_size,
+	    .no_backpressure = backpressure_off(),
 	    .verbose = s->cfg->verbose,
 	};
 	int err;
@@ -1345,6 +1428,7 @@ static void sup_free(struct sup *s)
 	free(s->procs);
 	tset_free(&s->live);
 	tset_free(&s->unplaced);
+	free(s->pressed.v); /* its tracees are in live */
 	mt_stoplog_free(s->log);
 	mt_tracker_close(s->tracker);
 }
