@@ -1410,6 +1410,11 @@ static int finish_artifact(struct sup *s)
 	foot.requests_dropped = c.requests_dropped;
 	foot.events_dropped = c.events_dropped;
 	foot.args_lost = c.args_lost;
+	if (s->cfg->verbose && c.pressure_stops)
+		fprintf(stderr,
+			"memtrack: the events ring was nearly full: threads were stopped %llu times "
+			"until it had room\n",
+			(unsigned long long)c.pressure_stops);
 	foot.end_mono_ns = mt_now_ns();
 	e = mt_artifact_finish(s->artifact, &foot);
 	s->artifact = NULL;
