@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ptrace supervisor. The command is spawned stopped at its exec (PTRACE_TRACEME), armed and
+ * The ptrace supervisor. The command is spawned stopped at its exec (PTRACE_SEIZE), armed and
  * classified, then continued; from then on one loop waits for every stop of the tree and handles
  * each kind in one place (see the stop table in docs/STOPS.md).
  */
@@ -903,6 +903,11 @@ static int resume_pressed(struct sup *s)
 	return 0;
 }
 
+static bool is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 /* A signal about to kill a process: say where it struck, while the thread can still be read. */
 static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct json_object *d)
 {
@@ -929,17 +934,12 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 	siginfo_t si;
 	char buf[16];
 	int marked, pressed;
+	bool cancelled;
 
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0) {
 		if (errno != EINVAL)
 			return errno == ESRCH ? 0 : -errno;
-		/*
-		 * Group-stop. A tracee attached without PTRACE_SEIZE cannot be left in it (no
-		 * PTRACE_LISTEN): like strace, memtrack resumes it, so the stop does not hold.
-		 */
-		d = detail_new();
-		detail_str(d, "signal", signame(sig, buf, sizeof(buf)));
-		log_stop(s, t, "group-stop", d);
+		/* A group-stop of a seized tracee is a PTRACE_EVENT_STOP (on_event_stop()). */
 		return resume(t->tid, 0);
 	}
 	if (sig == SIGSTOP && si.si_code == SI_KERNEL && s->tracker) {
@@ -963,6 +963,11 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 		log_stop(s, t, "signal-dropped", d);
 		return resume(t->tid, 0);
 	}
+	/*
+	 * A stop signal that a SIGCONT followed while the thread was at its delivery would have been
+	 * cancelled by it without memtrack (dequeue and stop are one step there): not re-injected.
+	 */
+	cancelled = is_stop_sig(sig) && sig_pending(t->tid, SIGCONT);
 	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
 	if (sig != SIGCHLD) {
 		d = detail_new();
@@ -971,7 +976,29 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 			record_backtrace(s, t, sig, d);
 		log_stop(s, t, "signal", d);
 	}
-	return resume(t->tid, sig);
+	return resume(t->tid, cancelled ? 0 : sig);
+}
+
+/*
+ * A group-stop of a seized tracee (PTRACE_EVENT_STOP with the stop signal): a SIGSTOP or SIGTSTP
+ * of the user's (memtrack's own are suppressed before they can stop anything). The thread is left
+ * in it with PTRACE_LISTEN, as strace does: the process stays stopped as without memtrack, and a
+ * SIGCONT wakes it. The stop after that wake-up (SIGTRAP) just continues, unlogged: how many of
+ * those come depends on timing.
+ */
+static int on_event_stop(struct sup *s, struct tracee *t, int sig)
+{
+	struct json_object *d;
+	char buf[16];
+
+	if (!is_stop_sig(sig))
+		return resume(t->tid, 0);
+	d = detail_new();
+	detail_str(d, "signal", signame(sig, buf, sizeof(buf)));
+	log_stop(s, t, "group-stop", d);
+	if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) < 0 && errno != ESRCH)
+		return -errno;
+	return 0;
 }
 
 static int dispatch_stop(struct sup *s, struct tracee *t, int status)
@@ -980,7 +1007,7 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 
 	int err;
 
-	if (!t->started && sig == SIGSTOP && event == 0) {
+	if (!t->started && event == PTRACE_EVENT_STOP) {
 		/*
 		 * The attach stop of a new tracee. When it comes before its creator's report, the
 		 * tracee waits here until that report places it in the tree.
@@ -1009,6 +1036,8 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		return on_exec_event(s, t);
 	case PTRACE_EVENT_EXIT:
 		return on_exit_event(s, t);
+	case PTRACE_EVENT_STOP:
+		return on_event_stop(s, t, sig);
 	case 0:
 		return on_signal_stop(s, t, sig);
 	default:
@@ -1216,17 +1245,24 @@ static int event_loop(struct sup *s)
 
 /* ---- spawning ------------------------------------------------------------------------ */
 
-static void child_exec(const struct mt_run_config *cfg, int err_fd)
+/*
+ * The child waits until the parent has seized it (go_fd gives EOF), so that its execve stops it
+ * before its first instruction. PTRACE_SEIZE, not PTRACE_TRACEME: only a seized tracee can be
+ * left in a group-stop (PTRACE_LISTEN), and its auto-attached descendants are seized too.
+ */
+static void child_exec(const struct mt_run_config *cfg, int err_fd, int go_fd)
 {
+	char go;
 	int e;
 
 	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
+	while (read(go_fd, &go, 1) < 0 && errno == EINTR)
+		;
+	close(go_fd);
 	if (cfg->drop_privileges && (e = -mt_become_user(cfg)) != 0) {
 		errno = e;
 		goto fail;
 	}
-	if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
-		goto fail;
 	signal(SIGPIPE, SIG_DFL); /* memtrack ignores it; an ignored signal survives exec */
 	execvp(cfg->argv[0], cfg->argv);
 fail:
@@ -1303,24 +1339,44 @@ static void say_exec_failure(const char *cmd, int err)
 /* Fork the command; on success it is stopped at its exec with the trace options set. */
 static int spawn(struct sup *s)
 {
-	int pipefd[2], status, child_errno = 0;
+	int pipefd[2], gofd[2], status, child_errno = 0, err;
 	ssize_t n;
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
+	if (pipe2(gofd, O_CLOEXEC) < 0) {
+		err = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
+		err = -errno;
 		close(pipefd[0]);
 		close(pipefd[1]);
-		return -errno;
+		close(gofd[0]);
+		close(gofd[1]);
+		return err;
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		child_exec(s->cfg, pipefd[1]);
+		close(gofd[1]);
+		child_exec(s->cfg, pipefd[1], gofd[0]);
 	}
 	close(pipefd[1]);
+	close(gofd[0]);
+	err = ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)PTRACE_OPTIONS) < 0 ? -errno : 0;
+	if (err) {
+		kill(pid, SIGKILL); /* before it may go on untraced */
+		close(gofd[1]);
+		close(pipefd[0]);
+		waitpid(pid, &status, __WALL);
+		return err;
+	}
+	close(gofd[1]);
 	do
 		n = read(pipefd[0], &child_errno, sizeof(child_errno));
 	while (n < 0 && errno == EINTR);
