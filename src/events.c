@@ -32,8 +32,8 @@ struct mt_events {
 	pthread_t thread;
 	atomic_bool stop;
 	atomic_bool done; /* the consumer ended (stopped or failed): it makes no more room */
-	int err;       /* the ring failed: memtrack's own failure */
-	int write_err; /* the artifact failed: recording stopped */
+	int err;	  /* the ring failed: memtrack's own failure */
+	int write_err;	  /* the artifact failed: recording stopped */
 	uint64_t count;
 	size_t n;
 	struct mt_event batch[BATCH];

@@ -964,8 +964,9 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 		return resume(t->tid, 0);
 	}
 	/*
-	 * A stop signal that a SIGCONT followed while the thread was at its delivery would have been
-	 * cancelled by it without memtrack (dequeue and stop are one step there): not re-injected.
+	 * A stop signal that a SIGCONT followed while the thread was at its delivery would have
+	 * been cancelled by it without memtrack (dequeue and stop are one step there): not
+	 * re-injected.
 	 */
 	cancelled = is_stop_sig(sig) && sig_pending(t->tid, SIGCONT);
 	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
@@ -1473,10 +1474,11 @@ static int finish_artifact(struct sup *s)
 	foot.events_dropped = c.events_dropped;
 	foot.args_lost = c.args_lost;
 	if (s->cfg->verbose && c.pressure_stops)
-		fprintf(stderr,
-			"memtrack: the events ring was nearly full: threads were stopped %llu times "
-			"until it had room\n",
-			(unsigned long long)c.pressure_stops);
+		fprintf(
+		    stderr,
+		    "memtrack: the events ring was nearly full: threads were stopped %llu times "
+		    "until it had room\n",
+		    (unsigned long long)c.pressure_stops);
 	foot.end_mono_ns = mt_now_ns();
 	e = mt_artifact_finish(s->artifact, &foot);
 	s->artifact = NULL;

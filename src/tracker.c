@@ -46,7 +46,7 @@
  * hit, so a 2 MiB ring's 512 KiB headroom holds them for 3,000 threads at once.
  */
 #define PRESSURE_MARK(ring) ((ring) / 4 * 3)
-#define MAX_FILES	  65535 /* file ids are 16 bits in events */
+#define MAX_FILES	    65535 /* file ids are 16 bits in events */
 
 /* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
 #define MAX_CLOSERS 32

@@ -35,8 +35,8 @@ struct mt_tracked_file {
 struct mt_tracker_config {
 	enum mt_watcher_mode watcher;
 	enum mt_placement_mode placement;
-	bool events;	  /* record allocation events (an artifact receives them) */
-	size_t ring_size; /* events ring buffer bytes, 0 for the default */
+	bool events;	      /* record allocation events (an artifact receives them) */
+	size_t ring_size;     /* events ring buffer bytes, 0 for the default */
 	bool no_backpressure; /* test builds only: a full ring drops events instead */
 	bool verbose;
 };

@@ -482,8 +482,9 @@ START_TEST(python_attaches_libc_only)
 END_TEST
 
 /*
- * The default ring is enough for the fastest producer here: a churn whose events (56 MB with the ring's
- * headers) are 27 times the ring's 2 MiB loses none of them (the consumer keeps up, or back-pressure holds churn).
+ * The default ring is enough for the fastest producer here: a churn whose events (56 MB with the
+ * ring's headers) are 27 times the ring's 2 MiB loses none of them (the consumer keeps up, or
+ * back-pressure holds churn).
  */
 START_TEST(default_ring_keeps_up)
 {

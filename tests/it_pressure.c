@@ -46,7 +46,8 @@ static void assert_threads8(struct json_object *rep, int64_t n)
 	ck_assert(json_object_get_boolean(json_object_object_get(rep, "complete")));
 }
 
-/* 8 threads x 500,000 malloc/free pairs at once through the default ring: exact, nothing dropped. */
+/* 8 threads x 500,000 malloc/free pairs at once through the default ring: exact, nothing dropped.
+ */
 START_TEST(eight_producers_exact_with_the_default_ring)
 {
 	const char *cmd[] = {FIXTURE("threads8"), "500000", NULL};
@@ -90,10 +91,13 @@ START_TEST(pressure_stops_are_not_in_the_trace)
 {
 	char *tiny = mt_tmpfile(), *dflt = mt_tmpfile(), *a, *b;
 	char dir[64], art[128];
-	const char *run_tiny[] = {MEMTRACK, "run",	   "-v", "--ring-size", "4096", "-o", art,
-				  "--trace-stops", tiny, "--", FIXTURE("threads8"), "2000", NULL};
-	const char *run_dflt[] = {MEMTRACK, "run",	   "-q", "-o",		 "/dev/null",
-				  "--trace-stops", dflt, "--", FIXTURE("threads8"), "2000", NULL};
+	const char *run_tiny[] = {
+	    MEMTRACK,	     "run", "-v", "--ring-size",       "4096", "-o", art,
+	    "--trace-stops", tiny,  "--", FIXTURE("threads8"), "2000", NULL};
+	const char *run_dflt[] = {MEMTRACK, "run",	 "-q",
+				  "-o",	    "/dev/null", "--trace-stops",
+				  dflt,	    "--",	 FIXTURE("threads8"),
+				  "2000",   NULL};
 	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
 	struct json_object *doc;
 	struct mt_out o, r;
@@ -200,8 +204,9 @@ static int wait_bounded(pid_t pid, int timeout_s)
  */
 START_TEST(sigkill_of_held_threads_does_not_hang)
 {
-	const char *argv[] = {MEMTRACK,	   "run", "-q", "--ring-size", "4096", "-o", "/dev/null",
-			      "--", FIXTURE("threads8"), "100000000", NULL};
+	const char *argv[] = {MEMTRACK, "run",	     "-q", "--ring-size",	"4096",
+			      "-o",	"/dev/null", "--", FIXTURE("threads8"), "100000000",
+			      NULL};
 	const struct timespec tick = {0, 1000 * 1000};
 	int fd, status, threads = 0, stopped = 0;
 	pid_t pid, cmd = 0;
@@ -234,8 +239,9 @@ END_TEST
 START_TEST(fatal_error_releases_held_threads)
 {
 	const char *env[] = {"MT_FAULT_AT_STOP=300", NULL};
-	const char *argv[] = {MEMTRACK_FAULTS, "run", "-q", "--ring-size", "4096", "-o", "/dev/null",
-			      "--", FIXTURE("threads8"), "1000000", NULL};
+	const char *argv[] = {
+	    MEMTRACK_FAULTS,	 "run",	    "-q", "--ring-size", "4096", "-o", "/dev/null", "--",
+	    FIXTURE("threads8"), "1000000", NULL};
 	struct mt_out o;
 	int status;
 
@@ -257,8 +263,8 @@ START_TEST(drops_are_counted_when_pressure_cannot_help)
 {
 	char dir[64], art[128];
 	const char *env[] = {"MT_NO_BACKPRESSURE=1", NULL};
-	const char *argv[] = {MEMTRACK_FAULTS, "run", "--ring-size",	 "4096",   "-o",
-			      art,	       "--",  FIXTURE("churn"), "100000", NULL};
+	const char *argv[] = {MEMTRACK_FAULTS,	"run",	  "--ring-size", "4096", "-o", art, "--",
+			      FIXTURE("churn"), "100000", NULL};
 	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
 	struct json_object *doc, *t, *dropped;
 	struct mt_out o, r;

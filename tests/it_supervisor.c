@@ -363,8 +363,8 @@ static char proc_state(pid_t pid)
 START_TEST(user_sigstop_stops_until_sigcont)
 {
 	char dir[64], art[128];
-	const char *argv[] = {MEMTRACK, "run", "-q", "-o", art, "--", FIXTURE("raise_stop"), "10",
-			      NULL};
+	const char *argv[] = {MEMTRACK, "run", "-q", "-o", art, "--", FIXTURE("raise_stop"),
+			      "10",	NULL};
 	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
 	const struct timespec tick = {0, 1000 * 1000};
 	int fd, status, i;
