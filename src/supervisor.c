@@ -376,6 +376,12 @@ static int stop_here(struct sup *s, struct tracee *t, const char *where)
 
 	if (s->tracker)
 		mt_tracker_disarm(s->tracker, pid);
+	/*
+	 * Detaching delivers its signal only from a signal-delivery-stop; at an event stop (the
+	 * exec of a seized tracee) it is ignored. A SIGSTOP queued first stops the process anyway.
+	 */
+	if (tgkill(pid, t->tid, SIGSTOP) < 0 && errno != ESRCH)
+		return -errno;
 	if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)SIGSTOP) < 0)
 		return -errno;
 	s->res->stopped_pid = pid;
