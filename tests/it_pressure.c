@@ -112,6 +112,7 @@ START_TEST(pressure_stops_are_not_in_the_trace)
 	doc = json_tokener_parse(r.out);
 	ck_assert_ptr_nonnull(doc);
 	assert_threads8(doc, 2000);
+	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(run_dflt, NULL, NULL, 300, &o), 0);
 	ck_assert_int_eq(o.code, 0);
 	a = mt_slurp(tiny);
