@@ -82,7 +82,7 @@ $(BUILD)/tests/memtrack-faults: $(filter-out $(BUILD)/obj/supervisor.o,$(OBJS)) 
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/it_supervisor: | $(BUILD)/tests/memtrack-faults
+$(BUILD)/tests/it_supervisor $(BUILD)/tests/it_pressure: | $(BUILD)/tests/memtrack-faults
 
 include fixtures/fixtures.mk
 include bench/bench.mk

@@ -12,8 +12,9 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define SIGSTOP	  19
-#define PROT_EXEC 0x4
+#define SIGSTOP	   19
+#define PROT_EXEC  0x4
+#define PF_EXITING 0x4
 
 /* Tracking is off until user space turns it on: a never-initialised switch means off. */
 volatile __u32 tracking_enabled;
@@ -28,6 +29,13 @@ volatile __u32 events_enabled;
 const volatile bool pidns_nested;
 const volatile __u64 pidns_dev; /* the nsfs device, kernel encoding */
 const volatile __u64 pidns_ino; /* the namespace's inode number (ns_common.inum) */
+
+/*
+ * Back-pressure: once this many bytes of the events ring wait for the consumer, the thread that
+ * emits stops (see press()). Set before load below the ring's size by a headroom that holds what
+ * every thread may still emit before its stop takes effect; 0 (never set): no back-pressure.
+ */
+const volatile __u64 pressure_mark;
 
 /*
  * Namespace levels walked to find memtrack's own. The kernel allows 32, but 6.1's verifier refuses
@@ -59,6 +67,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct mt_inode_key);
 } stop_marks SEC(".maps");
+
+/* tid -> 1: proves that a SIGSTOP came from back-pressure (the events ring nearly full). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} pressure_marks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -205,6 +222,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	if (!id)
 		return 0;
 	bpf_map_delete_elem(&stop_marks, &tid);
+	bpf_map_delete_elem(&pressure_marks, &tid);
 	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
 	if (BPF_CORE_READ(task, signal, live.counter) == 0)
@@ -325,20 +343,43 @@ static __always_inline bool is_free_kind(__u32 kind)
 	return kind < 32 && ((1u << kind) & FREE_KINDS);
 }
 
+/*
+ * The events ring is nearly full: stop the current thread until the consumer has made room, as
+ * the watcher stops a thread (a mark proves the SIGSTOP is memtrack's; the supervisor suppresses
+ * it and holds the thread). The signal takes effect on the thread's way back to user space, so
+ * the thread emits at most the events of the probe hit in progress after this. A thread that is
+ * exiting stops no more: its last events go in the headroom, or are dropped and counted.
+ */
+static __always_inline void press(__u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u8 one = 1;
+
+	if (BPF_CORE_READ(task, flags) & PF_EXITING)
+		return;
+	bpf_map_update_elem(&pressure_marks, &tid, &one, BPF_ANY);
+	bpf_send_signal_thread(SIGSTOP);
+	count(MT_CNT_PRESSURE_STOPS);
+}
+
 static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old, __u64 align,
 				 __u8 flags)
 {
 	struct mt_event *ev;
-	__u64 id;
+	__u64 id, waiting;
 
 	if (!events_enabled)
 		return;
+	waiting = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	id = current_pid_tgid();
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
+		/* The last resort: the headroom was not enough (thousands of threads at once). */
 		count(MT_CNT_EV_DROPPED);
+		if (pressure_mark)
+			press((__u32)id);
 		return;
 	}
-	id = current_pid_tgid();
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->pid = id >> 32;
 	ev->tid = (__u32)id;
@@ -349,9 +390,15 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 	ev->file_id = (__u16)MT_COOKIE_FILE(cookie);
 	ev->kind = (__u8)MT_COOKIE_KIND(cookie);
 	ev->flags = flags;
+	if (pressure_mark && waiting >= pressure_mark) {
+		/* Wake the consumer now rather than at its next poll, and stop this thread. */
+		bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+		press((__u32)id);
+		return;
+	}
 	/*
-	 * No wakeup: the consumer drains on a short poll timeout, which even the fastest producer
-	 * cannot outrun with the default ring, and a wakeup per event costs the producer.
+	 * No wakeup: the consumer drains on a short poll timeout, and a wakeup per event costs the
+	 * producer; a ring that fills up stops its producers instead (press()).
 	 */
 	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
 }

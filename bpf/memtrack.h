@@ -20,6 +20,7 @@ enum mt_counter {
 	MT_CNT_EV_DROPPED,	/* event not reserved in events */
 	MT_CNT_ARGS_LOST,	/* return probe without its entry (scratch full or missing) */
 	MT_CNT_WATCHER_STOPS,	/* SIGSTOPs sent by the watcher */
+	MT_CNT_PRESSURE_STOPS,	/* SIGSTOPs sent because the events ring was nearly full */
 	MT_CNT_MAX,
 };
 

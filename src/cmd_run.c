@@ -50,7 +50,7 @@ static void usage(FILE *out)
 	    "      --watcher MODE         auto (default), fentry or tracepoint\n"
 	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
 	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
-	    "                             K/M/G suffixes (default 16M)\n"
+	    "                             K/M/G suffixes (default 2M)\n"
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
 	    "      --strict               exit 125 when the recording is incomplete (files not\n"
 	    "                             probed, allocator calls dropped, a write error)\n"

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The event pipeline. The BPF side never wakes the consumer, which drains the ring every
- * POLL_MS; events are batched into the artifact writer, which buffers them into large writes.
+ * POLL_MS, except when the ring is nearly full: then it wakes it and stops the producing thread
+ * (back-pressure), which the supervisor holds until mt_events_has_room(). Events are batched into
+ * the artifact writer, which buffers them into large writes.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -9,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "artifact.h"
@@ -21,10 +26,14 @@
 struct mt_events {
 	struct ring_buffer *rb;
 	struct mt_artifact_writer *w;
+	/* The ring's consumer and producer pages, read-only: how much waits for the consumer. */
+	void *positions;
+	size_t page, ring_size;
 	pthread_t thread;
 	atomic_bool stop;
-	int err;       /* the ring failed: memtrack's own failure */
-	int write_err; /* the artifact failed: recording stopped */
+	atomic_bool done; /* the consumer ended (stopped or failed): it makes no more room */
+	int err;	  /* the ring failed: memtrack's own failure */
+	int write_err;	  /* the artifact failed: recording stopped */
 	uint64_t count;
 	size_t n;
 	struct mt_event batch[BATCH];
@@ -73,7 +82,38 @@ static void *consume(void *arg)
 		}
 		flush_batch(e);
 	}
+	atomic_store(&e->done, true);
 	return NULL;
+}
+
+/* Map the ring's two position pages; the data pages are the consumer's. */
+static int map_positions(struct mt_events *e, int ring_fd)
+{
+	struct bpf_map_info info = {0};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(ring_fd, &info, &len))
+		return -errno;
+	e->ring_size = info.max_entries;
+	e->page = sysconf(_SC_PAGESIZE);
+	e->positions = mmap(NULL, 2 * e->page, PROT_READ, MAP_SHARED, ring_fd, 0);
+	if (e->positions == MAP_FAILED) {
+		e->positions = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+bool mt_events_has_room(struct mt_events *e)
+{
+	const unsigned long *cons, *prod;
+
+	if (!e || atomic_load(&e->done))
+		return true;
+	cons = e->positions;
+	prod = (const void *)((const char *)e->positions + e->page);
+	return __atomic_load_n(prod, __ATOMIC_ACQUIRE) - __atomic_load_n(cons, __ATOMIC_ACQUIRE) <=
+	       e->ring_size / 4;
 }
 
 int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writer *w)
@@ -85,20 +125,25 @@ int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writ
 	if (!e)
 		return -ENOMEM;
 	e->w = w;
+	err = map_positions(e, ring_fd);
+	if (err)
+		goto fail;
 	e->rb = ring_buffer__new(ring_fd, on_event, e, NULL);
 	if (!e->rb) {
 		err = -errno;
-		free(e);
-		return err;
+		goto fail;
 	}
 	err = -pthread_create(&e->thread, NULL, consume, e);
-	if (err) {
-		ring_buffer__free(e->rb);
-		free(e);
-		return err;
-	}
+	if (err)
+		goto fail;
 	*out = e;
 	return 0;
+fail:
+	ring_buffer__free(e->rb);
+	if (e->positions)
+		munmap(e->positions, 2 * e->page);
+	free(e);
+	return err;
 }
 
 int mt_events_stop(struct mt_events *e, uint64_t *count)
@@ -117,6 +162,7 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 		fprintf(stderr, "memtrack: the event pipeline failed: %s\n", strerror(-err));
 	*count = e->count;
 	ring_buffer__free(e->rb);
+	munmap(e->positions, 2 * e->page);
 	free(e);
 	return err;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ptrace supervisor. The command is spawned stopped at its exec (PTRACE_TRACEME), armed and
+ * The ptrace supervisor. The command is spawned stopped at its exec (PTRACE_SEIZE), armed and
  * classified, then continued; from then on one loop waits for every stop of the tree and handles
  * each kind in one place (see the stop table in docs/STOPS.md).
  */
@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <grp.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,6 +54,7 @@ struct tracee {
 	int proc;	/* index in procs, -1 until its creator reports it */
 	bool started;	/* its first (attach) stop has been seen */
 	bool held;	/* stopped at that first stop until its creator reports it */
+	bool pressed;	/* held at a pressure stop until the events consumer made room */
 	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
 	int end_status; /* how it ended, when it ended before its creator reported it */
 	struct mt_log_thread *log;
@@ -78,6 +80,8 @@ struct sup {
 	struct tracee_set live;
 	/* Tracees that ended before their creator reported them: placed when it does. */
 	struct tracee_set unplaced;
+	/* Threads held at a pressure stop (see on_pressure_stop()), also in live. */
+	struct tracee_set pressed;
 	size_t files_logged; /* tracker files already named in the log */
 	size_t n_held;
 	unsigned int n_orphans;
@@ -103,6 +107,9 @@ struct sup {
 /* The signals memtrack takes as requests to end the run; SIGCHLD wakes the loop. */
 static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define N_TERM_SIGS (sizeof(term_sigs) / sizeof(term_sigs[0]))
+
+/* How often the loop looks whether the consumer made room for threads held by back-pressure. */
+#define PRESSURE_POLL_NS (1000 * 1000)
 
 /* How long signals of one sender count as one send (timeout sends to memtrack, then the group). */
 #define SEND_WINDOW_NS (1000 * 1000000ull)
@@ -202,8 +209,18 @@ static struct tracee *reported_child(struct sup *s, pid_t tid, bool *ended)
 	return add_tracee(s, tid);
 }
 
+/* t is no longer held at a pressure stop: resumed, or woken by SIGKILL, or gone. */
+static void unpress(struct sup *s, struct tracee *t)
+{
+	if (!t->pressed)
+		return;
+	t->pressed = false;
+	tset_take(&s->pressed, t);
+}
+
 static void remove_tracee(struct sup *s, struct tracee *t)
 {
+	unpress(s, t);
 	tset_take(&s->live, t);
 	free(t);
 }
@@ -352,6 +369,12 @@ static int stop_here(struct sup *s, struct tracee *t, const char *where)
 
 	if (s->tracker)
 		mt_tracker_disarm(s->tracker, pid);
+	/*
+	 * Detaching delivers its signal only from a signal-delivery-stop; at an event stop (the
+	 * exec of a seized tracee) it is ignored. A SIGSTOP queued first stops the process anyway.
+	 */
+	if (tgkill(pid, t->tid, SIGSTOP) < 0 && errno != ESRCH)
+		return -errno;
 	if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)SIGSTOP) < 0)
 		return -errno;
 	s->res->stopped_pid = pid;
@@ -612,6 +635,11 @@ static int wait_for_news(struct sup *s)
 		ts = (struct timespec){left / 1000000000ull, left % 1000000000ull};
 		timeout = &ts;
 	}
+	/* The consumer makes room for held threads without telling: look again soon. */
+	if (s->pressed.n && (!timeout || ts.tv_sec || ts.tv_nsec > PRESSURE_POLL_NS)) {
+		ts = (struct timespec){0, PRESSURE_POLL_NS};
+		timeout = &ts;
+	}
 	wake_set(&set);
 	sig = sigtimedwait(&set, &si, timeout);
 	if (sig < 0)
@@ -837,6 +865,48 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 	return resume(t->tid, 0);
 }
 
+/*
+ * A pressure stop: the events ring was nearly full when the thread emitted (its event is in the
+ * ring). It stays stopped, its SIGSTOP suppressed, until the consumer has made room
+ * (resume_pressed()). Not logged: when the ring fills depends on how fast the consumer runs, and
+ * the log of a deterministic program must not.
+ */
+static int on_pressure_stop(struct sup *s, struct tracee *t)
+{
+	int err;
+
+	if (mt_events_has_room(s->events))
+		return resume(t->tid, 0);
+	err = tset_put(&s->pressed, t);
+	if (err)
+		return err;
+	t->pressed = true;
+	return 0;
+}
+
+/* Resume the threads held at pressure stops once the consumer has made room. */
+static int resume_pressed(struct sup *s)
+{
+	struct tracee *t;
+	int err;
+
+	if (!s->pressed.n || !mt_events_has_room(s->events))
+		return 0;
+	while (s->pressed.n) {
+		t = s->pressed.v[s->pressed.n - 1];
+		unpress(s, t);
+		err = resume(t->tid, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 /* A signal about to kill a process: say where it struck, while the thread can still be read. */
 static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct json_object *d)
 {
@@ -862,26 +932,29 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 	struct json_object *d;
 	siginfo_t si;
 	char buf[16];
-	int marked;
+	int marked, pressed;
+	bool cancelled;
 
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0) {
 		if (errno != EINVAL)
 			return errno == ESRCH ? 0 : -errno;
-		/*
-		 * Group-stop. A tracee attached without PTRACE_SEIZE cannot be left in it (no
-		 * PTRACE_LISTEN): like strace, memtrack resumes it, so the stop does not hold.
-		 */
-		d = detail_new();
-		detail_str(d, "signal", signame(sig, buf, sizeof(buf)));
-		log_stop(s, t, "group-stop", d);
+		/* A group-stop of a seized tracee is a PTRACE_EVENT_STOP (on_event_stop()). */
 		return resume(t->tid, 0);
 	}
 	if (sig == SIGSTOP && si.si_code == SI_KERNEL && s->tracker) {
+		/*
+		 * The watcher's and back-pressure's SIGSTOPs merge into one stop when both came.
+		 * The map stop then resumes the thread, which stops again at its next event while
+		 * the ring is still nearly full: nothing is lost either way.
+		 */
+		pressed = mt_tracker_take_pressure_mark(s->tracker, t->tid);
 		marked = mt_tracker_take_stop_mark(s->tracker, t->tid, &key);
-		if (marked < 0)
-			return marked;
+		if (marked < 0 || pressed < 0)
+			return marked < 0 ? marked : pressed;
 		if (marked)
 			return on_watcher_stop(s, t, &key);
+		if (pressed)
+			return on_pressure_stop(s, t);
 	}
 	if (t->tid == s->root && is_term_sig(sig) && !root_delivery_wanted(s, &si)) {
 		d = detail_new();
@@ -889,6 +962,12 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 		log_stop(s, t, "signal-dropped", d);
 		return resume(t->tid, 0);
 	}
+	/*
+	 * A stop signal that a SIGCONT followed while the thread was at its delivery would have
+	 * been cancelled by it without memtrack (dequeue and stop are one step there): not
+	 * re-injected.
+	 */
+	cancelled = is_stop_sig(sig) && sig_pending(t->tid, SIGCONT);
 	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
 	if (sig != SIGCHLD) {
 		d = detail_new();
@@ -897,7 +976,29 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 			record_backtrace(s, t, sig, d);
 		log_stop(s, t, "signal", d);
 	}
-	return resume(t->tid, sig);
+	return resume(t->tid, cancelled ? 0 : sig);
+}
+
+/*
+ * A group-stop of a seized tracee (PTRACE_EVENT_STOP with the stop signal): a SIGSTOP or SIGTSTP
+ * of the user's (memtrack's own are suppressed before they can stop anything). The thread is left
+ * in it with PTRACE_LISTEN, as strace does: the process stays stopped as without memtrack, and a
+ * SIGCONT wakes it. The stop after that wake-up (SIGTRAP) just continues, unlogged: how many of
+ * those come depends on timing.
+ */
+static int on_event_stop(struct sup *s, struct tracee *t, int sig)
+{
+	struct json_object *d;
+	char buf[16];
+
+	if (!is_stop_sig(sig))
+		return resume(t->tid, 0);
+	d = detail_new();
+	detail_str(d, "signal", signame(sig, buf, sizeof(buf)));
+	log_stop(s, t, "group-stop", d);
+	if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) < 0 && errno != ESRCH)
+		return -errno;
+	return 0;
 }
 
 static int dispatch_stop(struct sup *s, struct tracee *t, int status)
@@ -906,7 +1007,7 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 
 	int err;
 
-	if (!t->started && sig == SIGSTOP && event == 0) {
+	if (!t->started && event == PTRACE_EVENT_STOP) {
 		/*
 		 * The attach stop of a new tracee. When it comes before its creator's report, the
 		 * tracee waits here until that report places it in the tree.
@@ -935,6 +1036,8 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		return on_exec_event(s, t);
 	case PTRACE_EVENT_EXIT:
 		return on_exit_event(s, t);
+	case PTRACE_EVENT_STOP:
+		return on_event_stop(s, t, sig);
 	case 0:
 		return on_signal_stop(s, t, sig);
 	default:
@@ -955,10 +1058,21 @@ static int injected_fault(void)
 
 	return at && ++stops == atol(at) ? -EPERM : 0;
 }
+
+/* MT_NO_BACKPRESSURE=1: a full ring drops events, so that the tests can drive the drop path. */
+static bool backpressure_off(void)
+{
+	return getenv("MT_NO_BACKPRESSURE") != NULL;
+}
 #else
 static int injected_fault(void)
 {
 	return 0;
+}
+
+static bool backpressure_off(void)
+{
+	return false;
 }
 #endif
 
@@ -1087,6 +1201,9 @@ static int event_loop(struct sup *s)
 				return err;
 		}
 		take_requests(s);
+		err = resume_pressed(s);
+		if (err)
+			return err;
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid == 0) {
 			err = wait_for_news(s);
@@ -1111,6 +1228,8 @@ static int event_loop(struct sup *s)
 			if (!t)
 				return -ENOMEM;
 		}
+		/* A held thread that reports anything was woken (SIGKILL) or is gone. */
+		unpress(s, t);
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			on_gone(s, t, status);
 			continue;
@@ -1126,17 +1245,24 @@ static int event_loop(struct sup *s)
 
 /* ---- spawning ------------------------------------------------------------------------ */
 
-static void child_exec(const struct mt_run_config *cfg, int err_fd)
+/*
+ * The child waits until the parent has seized it (go_fd gives EOF), so that its execve stops it
+ * before its first instruction. PTRACE_SEIZE, not PTRACE_TRACEME: only a seized tracee can be
+ * left in a group-stop (PTRACE_LISTEN), and its auto-attached descendants are seized too.
+ */
+static void child_exec(const struct mt_run_config *cfg, int err_fd, int go_fd)
 {
+	char go;
 	int e;
 
 	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
+	while (read(go_fd, &go, 1) < 0 && errno == EINTR)
+		;
+	close(go_fd);
 	if (cfg->drop_privileges && (e = -mt_become_user(cfg)) != 0) {
 		errno = e;
 		goto fail;
 	}
-	if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
-		goto fail;
 	signal(SIGPIPE, SIG_DFL); /* memtrack ignores it; an ignored signal survives exec */
 	execvp(cfg->argv[0], cfg->argv);
 fail:
@@ -1213,24 +1339,44 @@ static void say_exec_failure(const char *cmd, int err)
 /* Fork the command; on success it is stopped at its exec with the trace options set. */
 static int spawn(struct sup *s)
 {
-	int pipefd[2], status, child_errno = 0;
+	int pipefd[2], gofd[2], status, child_errno = 0, err;
 	ssize_t n;
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
+	if (pipe2(gofd, O_CLOEXEC) < 0) {
+		err = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
+		err = -errno;
 		close(pipefd[0]);
 		close(pipefd[1]);
-		return -errno;
+		close(gofd[0]);
+		close(gofd[1]);
+		return err;
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		child_exec(s->cfg, pipefd[1]);
+		close(gofd[1]);
+		child_exec(s->cfg, pipefd[1], gofd[0]);
 	}
 	close(pipefd[1]);
+	close(gofd[0]);
+	err = ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)PTRACE_OPTIONS) < 0 ? -errno : 0;
+	if (err) {
+		kill(pid, SIGKILL); /* before it may go on untraced */
+		close(gofd[1]);
+		close(pipefd[0]);
+		waitpid(pid, &status, __WALL);
+		return err;
+	}
+	close(gofd[1]);
 	do
 		n = read(pipefd[0], &child_errno, sizeof(child_errno));
 	while (n < 0 && errno == EINTR);
@@ -1267,6 +1413,7 @@ static int open_tracking(struct sup *s)
 	    .placement = s->cfg->placement,
 	    .events = s->cfg->artifact_path != NULL,
 	    .ring_size = s->cfg->ring_size,
+	    .no_backpressure = backpressure_off(),
 	    .verbose = s->cfg->verbose,
 	};
 	int err;
@@ -1274,6 +1421,11 @@ static int open_tracking(struct sup *s)
 	err = mt_tracker_open(&s->tracker, &tc);
 	if (err)
 		return err;
+	/*
+	 * Loading parsed the kernel's BTF (twice where fentry is refused): about 10 MiB that libbpf
+	 * freed but glibc keeps in the heap. Give it back before the run: memtrack's own footprint.
+	 */
+	malloc_trim(0);
 	snprintf(s->res->watcher, sizeof(s->res->watcher), "%s", mt_tracker_watcher(s->tracker));
 	return 0;
 }
@@ -1320,6 +1472,12 @@ static int finish_artifact(struct sup *s)
 	foot.requests_dropped = c.requests_dropped;
 	foot.events_dropped = c.events_dropped;
 	foot.args_lost = c.args_lost;
+	if (s->cfg->verbose && c.pressure_stops)
+		fprintf(
+		    stderr,
+		    "memtrack: the events ring was nearly full: threads were stopped %llu times "
+		    "until it had room\n",
+		    (unsigned long long)c.pressure_stops);
 	foot.end_mono_ns = mt_clock_now_ns();
 	e = mt_artifact_finish(s->artifact, &foot);
 	s->artifact = NULL;
@@ -1338,6 +1496,7 @@ static void sup_free(struct sup *s)
 	free(s->procs);
 	tset_free(&s->live);
 	tset_free(&s->unplaced);
+	free(s->pressed.v); /* its tracees are in live */
 	mt_stoplog_free(s->log);
 	mt_tracker_close(s->tracker);
 }

@@ -31,8 +31,22 @@
 #include "procmaps.h"
 #include "tracker.h"
 
-#define DEFAULT_RING_SIZE (16u << 20)
-#define MAX_FILES	  65535 /* file ids are 16 bits in events */
+/*
+ * With back-pressure the ring no longer has to hold a burst, only what the consumer drains in
+ * one poll (10 ms: about 20,000 events at the fastest this machine produces, 1.1 MB) plus the
+ * pressure headroom. 2 MiB, mapped twice by the consumer, keeps memtrack's own peak RSS at
+ * about 25 MiB on churn 2000000 (52 MiB with the former 16 MiB, docs/PERFORMANCE.md).
+ */
+#define DEFAULT_RING_SIZE (2u << 20)
+
+/*
+ * Back-pressure stops a thread that emits while more than 3/4 of the events ring waits for the
+ * consumer. The quarter above that mark holds what threads emit between crossing it and their
+ * stop: at most 3 events of 56 bytes (with the ring's header) per thread, the rest of one probe
+ * hit, so a 2 MiB ring's 512 KiB headroom holds them for 3,000 threads at once.
+ */
+#define PRESSURE_MARK(ring) ((ring) / 4 * 3)
+#define MAX_FILES	    65535 /* file ids are 16 bits in events */
 
 /* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
 #define MAX_CLOSERS 32
@@ -242,6 +256,7 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	bpf_program__set_expected_attach_type(t->skel->progs.alloc_exit_multi,
 					      MT_BPF_TRACE_UPROBE_MULTI);
 	bpf_map__set_max_entries(t->skel->maps.events, ring);
+	t->skel->rodata->pressure_mark = t->cfg.no_backpressure ? 0 : PRESSURE_MARK(ring);
 	/* waitpid and /proc give pids in memtrack's namespace: the BPF side must use the same. */
 	t->skel->rodata->pidns_nested = t->pidns.st_ino != MT_PROC_PID_INIT_INO;
 	t->skel->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
@@ -545,6 +560,17 @@ int mt_tracker_take_stop_mark(struct mt_tracker *t, pid_t tid, struct mt_inode_k
 	return 1;
 }
 
+int mt_tracker_take_pressure_mark(struct mt_tracker *t, pid_t tid)
+{
+	int fd = bpf_map__fd(t->skel->maps.pressure_marks);
+	__u32 k = tid;
+	__u8 v;
+
+	if (bpf_map_lookup_and_delete_elem(fd, &k, &v))
+		return errno == ENOENT ? 0 : -errno;
+	return 1;
+}
+
 /* A per-CPU counter summed over the CPUs, read into the tracker's per-CPU buffer. */
 static int read_counter(const struct mt_tracker *t, __u32 idx, uint64_t *sum)
 {
@@ -566,6 +592,8 @@ int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c)
 		err = read_counter(t, MT_CNT_ARGS_LOST, &c->args_lost);
 	if (!err)
 		err = read_counter(t, MT_CNT_WATCHER_STOPS, &c->watcher_stops);
+	if (!err)
+		err = read_counter(t, MT_CNT_PRESSURE_STOPS, &c->pressure_stops);
 	return err;
 }
 

@@ -35,8 +35,9 @@ struct mt_tracked_file {
 struct mt_tracker_config {
 	enum mt_watcher_mode watcher;
 	enum mt_placement_mode placement;
-	bool events;	  /* record allocation events (an artifact receives them) */
-	size_t ring_size; /* events ring buffer bytes, 0 for the default */
+	bool events;	      /* record allocation events (an artifact receives them) */
+	size_t ring_size;     /* events ring buffer bytes, 0 for the default */
+	bool no_backpressure; /* test builds only: a full ring drops events instead */
 	bool verbose;
 };
 
@@ -68,6 +69,12 @@ int mt_tracker_scan(struct mt_tracker *t, pid_t pid);
  * return 1; return 0 when the SIGSTOP came from elsewhere.
  */
 int mt_tracker_take_stop_mark(struct mt_tracker *t, pid_t tid, struct mt_inode_key *key);
+
+/*
+ * If tid was stopped by back-pressure (the events ring nearly full), forget the mark and return
+ * 1; return 0 when it was not.
+ */
+int mt_tracker_take_pressure_mark(struct mt_tracker *t, pid_t tid);
 
 /*
  * The watcher stop of a thread of pid for inode key: drain every attach request, handle each,
@@ -110,6 +117,7 @@ struct mt_drop_counts {
 	uint64_t events_dropped;
 	uint64_t args_lost;
 	uint64_t watcher_stops;
+	uint64_t pressure_stops;
 };
 int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c);
 

@@ -477,44 +477,9 @@ START_TEST(python_attaches_libc_only)
 END_TEST
 
 /*
- * A ring buffer far too small for the producer: events are dropped, and every one of them is
- * counted, so what was recorded plus what was dropped is exactly what the program did.
- */
-START_TEST(full_ring_buffer_loses_nothing_silently)
-{
-	char dir[64], art[128];
-	const char *argv[] = {MEMTRACK, "run", "--ring-size",	 "4096",   "-o",
-			      art,	"--",  FIXTURE("churn"), "100000", NULL};
-	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
-	struct json_object *doc, *t, *dropped;
-	struct mt_out o, r;
-	int64_t lost;
-
-	mt_tmpdir(dir);
-	snprintf(art, sizeof(art), "%s/a.mtk", dir);
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
-	ck_assert_int_eq(o.code, 0);
-	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
-	doc = json_tokener_parse(r.out);
-	ck_assert_ptr_nonnull(doc);
-	t = json_object_object_get(doc, "totals");
-	dropped = json_object_object_get(doc, "dropped");
-	lost = mt_json_i64(dropped, "events");
-	ck_assert_int_eq(mt_json_i64(t, "allocations") + mt_json_i64(t, "frees") + lost, 200000);
-	ck_assert_int_eq(mt_json_i64(dropped, "args_lost"), 0);
-	if (lost)
-		ck_assert_ptr_nonnull(strstr(o.err, "events dropped"));
-	json_object_put(doc);
-	mt_out_free(&o);
-	mt_out_free(&r);
-	unlink(art);
-	rmdir(dir);
-}
-END_TEST
-
-/*
- * The default ring keeps up with the fastest producer here: a churn whose events (48 MB) are three
- * times the ring's 16 MiB loses none of them.
+ * The default ring is enough for the fastest producer here: a churn whose events (56 MB with the
+ * ring's headers) are 27 times the ring's 2 MiB loses none of them (the consumer keeps up, or
+ * back-pressure holds churn).
  */
 START_TEST(default_ring_keeps_up)
 {
@@ -708,7 +673,6 @@ static Suite *suite(void)
 	tcase_set_timeout(once, 120);
 	tcase_add_test(once, watcher_choice);
 	tcase_add_test(once, killed_run_leaves_truncated_artifact);
-	tcase_add_test(once, full_ring_buffer_loses_nothing_silently);
 	tcase_add_test(once, default_ring_keeps_up);
 	suite_add_tcase(s, once);
 	/* The tests that need gdb, valgrind or python3, which the kernel matrix's guest lacks. */
