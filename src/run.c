@@ -23,6 +23,7 @@ enum {
 	OPT_STOP_AT,
 	OPT_WATCHER,
 	OPT_PLACEMENT,
+	OPT_SCOPE,
 	OPT_NO_TRACK,
 	OPT_USER,
 	OPT_RING_SIZE,
@@ -50,6 +51,9 @@ static void usage(FILE *out)
 	    "                             after the first mapping of a file matching GLOB)\n"
 	    "      --watcher MODE         auto (default), fentry or tracepoint\n"
 	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
+	    "      --probe-scope S        tree (default: breakpoints only in the traced tree's\n"
+	    "                             processes) or system (in every process, filtered in "
+	    "BPF)\n"
 	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
 	    "                             K/M/G suffixes (default 16M)\n"
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
@@ -108,6 +112,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 {
 	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
 	static const char *const placements[] = {"smart", "entry"};
+	static const char *const scopes[] = {"tree", "system"};
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"no-track", no_argument, NULL, OPT_NO_TRACK},
@@ -115,6 +120,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	    {"stop-at", required_argument, NULL, OPT_STOP_AT},
 	    {"watcher", required_argument, NULL, OPT_WATCHER},
 	    {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
+	    {"probe-scope", required_argument, NULL, OPT_SCOPE},
 	    {"user", required_argument, NULL, OPT_USER},
 	    {"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	    {"strict", no_argument, NULL, OPT_STRICT},
@@ -160,6 +166,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
 			if (v < 0)
 				return 2;
 			o->cfg.placement = v;
+			break;
+		case OPT_SCOPE:
+			v = parse_enum("--probe-scope", optarg, scopes, 2);
+			if (v < 0)
+				return 2;
+			o->cfg.system_scope = v == 1;
 			break;
 		case OPT_USER:
 			o->user = optarg;

@@ -357,8 +357,11 @@ static int stop_here(struct sup *s, struct tracee *t, const char *where)
 {
 	pid_t pid = t->proc >= 0 ? s->procs[t->proc].pid : t->tid;
 
-	if (s->tracker)
+	if (s->tracker) {
 		mt_tracker_disarm(s->tracker, pid);
+		/* A debugger must find no breakpoint of memtrack's in it (break malloc works). */
+		mt_tracker_release(s->tracker, pid, true);
+	}
 	if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)SIGSTOP) < 0)
 		return -errno;
 	s->res->stopped_pid = pid;
@@ -641,10 +644,12 @@ static int on_exec(struct sup *s, struct tracee *t, bool root_first)
 	if (s->tracker) {
 		if (root_first)
 			err = mt_tracker_arm(s->tracker, p->pid);
-		/* The program and its interpreter were mapped by execve itself: classify them now.
+		/*
+		 * The program and its interpreter were mapped by execve itself: classify and link
+		 * them now; the old image's links go.
 		 */
 		if (!err)
-			err = mt_tracker_scan(s->tracker, p->pid);
+			err = mt_tracker_exec(s->tracker, p->pid);
 	}
 	detail_str(d, "path", p->exe ? p->exe : "?");
 	detail_files(s, d);
@@ -727,6 +732,10 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 		free(s->procs[idx].exe);
 		s->procs[idx].exe = strdup(s->procs[t->proc].exe ? s->procs[t->proc].exe : "?");
 		err = mt_stoplog_place(child->log, s->procs[idx].pos, 0);
+		/* Stopped before its first instruction: its links are in place before it runs. */
+		if (!err && !ended && s->tracker)
+			err = mt_tracker_inherit(s->tracker, tgid, child->tid,
+						 event == PTRACE_EVENT_VFORK);
 		detail_str(d, "child", s->procs[idx].pos);
 		if (ended)
 			record_process(s, &s->procs[idx], child->end_status, true);
@@ -1056,8 +1065,12 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	if (t->held)
 		s->n_held--;
 	t->held = false;
-	if (t->proc >= 0 && s->procs[t->proc].pid == t->tid)
+	if (t->proc >= 0 && s->procs[t->proc].pid == t->tid) {
 		record_process(s, &s->procs[t->proc], status, true);
+		/* A leader is reaped after its last thread: the process's links can go. */
+		if (s->tracker)
+			mt_tracker_release(s->tracker, t->tid, false);
+	}
 	if (t->tid == s->root) {
 		s->root_gone = true;
 		s->res->wait_status = status;
@@ -1272,6 +1285,7 @@ static int open_tracking(struct sup *s)
 	struct mt_tracker_config tc = {
 	    .watcher = s->cfg->watcher,
 	    .placement = s->cfg->placement,
+	    .system_scope = s->cfg->system_scope,
 	    .events = s->cfg->artifact_path != NULL,
 	    .ring_size = s->cfg->ring_size,
 	    .verbose = s->cfg->verbose,
