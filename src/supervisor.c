@@ -633,7 +633,7 @@ static int wait_for_news(struct sup *s)
 
 /* ---- the stops ----------------------------------------------------------------------- */
 
-static int on_exec(struct sup *s, struct tracee *t, bool root_first)
+static int on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader)
 {
 	struct proc *p = &s->procs[t->proc];
 	struct json_object *d = detail_new();
@@ -644,12 +644,10 @@ static int on_exec(struct sup *s, struct tracee *t, bool root_first)
 	if (s->tracker) {
 		if (root_first)
 			err = mt_tracker_arm(s->tracker, p->pid);
-		/*
-		 * The program and its interpreter were mapped by execve itself: classify and link
-		 * them now; the old image's links go.
+		/* The program and its interpreter were mapped by execve itself: classify them now.
 		 */
 		if (!err)
-			err = mt_tracker_exec(s->tracker, p->pid);
+			err = mt_tracker_exec(s->tracker, p->pid, new_leader);
 	}
 	detail_str(d, "path", p->exe ? p->exe : "?");
 	detail_files(s, d);
@@ -791,15 +789,17 @@ static int on_exec_event(struct sup *s, struct tracee *t)
 {
 	unsigned long former = 0;
 	struct tracee *old;
+	bool new_leader = false;
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former) == 0 && (pid_t)former != t->tid) {
+		new_leader = true;
 		old = find_tracee(s, (pid_t)former);
 		if (old) {
 			t->log = old->log;
 			remove_tracee(s, old);
 		}
 	}
-	return on_exec(s, t, false);
+	return on_exec(s, t, false, new_leader);
 }
 
 static int on_exit_event(struct sup *s, struct tracee *t)
@@ -1456,7 +1456,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	t->proc = idx;
 	t->started = true;
 	mt_stoplog_place(t->log, s.procs[idx].pos, 0);
-	err = on_exec(&s, t, true);
+	err = on_exec(&s, t, true, false);
 	if (!err)
 		err = event_loop(&s);
 	if (!err && s.end_phase)

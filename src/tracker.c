@@ -1206,9 +1206,10 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
 	t->n_arms = kept;
 }
 
-int mt_tracker_exec(struct mt_tracker *t, pid_t pid)
+int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)
 {
-	mt_tracker_release(t, pid, false);
+	if (new_leader)
+		mt_tracker_release(t, pid, false);
 	return mt_tracker_scan(t, pid);
 }
 

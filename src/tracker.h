@@ -81,10 +81,12 @@ int mt_tracker_scan(struct mt_tracker *t, pid_t pid);
 int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool shares_mm);
 
 /*
- * The exec stop of pid: its old links go (the old address space is gone), and the new program
- * and interpreter are classified (mt_tracker_scan) and linked for pid.
+ * The exec stop of pid: the new program and interpreter are classified (mt_tracker_scan) and
+ * linked for pid. Its links name its task, whose new address space they cover as it maps their
+ * files again (no stop, no new link); after an exec from a non-leader thread (new_leader) that
+ * task is gone, and so are they.
  */
-int mt_tracker_exec(struct mt_tracker *t, pid_t pid);
+int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader);
 
 /*
  * pid is gone (or leaves the tree): drop its links, in the background (detaching waits for
