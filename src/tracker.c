@@ -1208,8 +1208,12 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
 
 int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)
 {
+	/*
+	 * Their task is gone but the kernel still runs them for its thread group: closed later,
+	 * they would count the new image's calls twice meanwhile.
+	 */
 	if (new_leader)
-		mt_tracker_release(t, pid, false);
+		mt_tracker_release(t, pid, true);
 	return mt_tracker_scan(t, pid);
 }
 
