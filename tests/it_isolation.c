@@ -342,7 +342,7 @@ END_TEST
  * the suite: with per-process links the count is short whenever another link on libc is closed
  * meanwhile (any memtrack on the machine): the kernel's unregistration asks each link's filter
  * whether the breakpoint may stay, and a link whose task (the zombie leader) has no mm says no.
- * docs/PROBES.md; run it with CK_RUN_CASE=known.
+ * docs/PROBES.md; run it with MT_KNOWN_GAPS=1.
  */
 START_TEST(leader_exit_counted)
 {
@@ -369,7 +369,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("isolation");
 	TCase *tc = tcase_create("isolation");
 	TCase *tools = tcase_create("tools");
-	TCase *known = tcase_create("known");
+	TCase *known;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, untraced_process_has_no_breakpoint);
@@ -385,9 +385,11 @@ static Suite *suite(void)
 	tcase_set_timeout(tools, 300);
 	tcase_add_test(tools, gdb_breaks_in_malloc_elsewhere);
 	suite_add_tcase(s, tools);
-	tcase_set_tags(known, "known");
-	tcase_add_test(known, leader_exit_counted);
-	suite_add_tcase(s, known);
+	if (getenv("MT_KNOWN_GAPS")) {
+		known = tcase_create("known");
+		tcase_add_test(known, leader_exit_counted);
+		suite_add_tcase(s, known);
+	}
 	return s;
 }
 
