@@ -8,7 +8,8 @@ BENCH_WL_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 BENCH_PLUGIN_COUNT ?= 48
 BENCH_PLUGIN_IDS := $(shell seq 0 $$(($(BENCH_PLUGIN_COUNT) - 1)))
 
-BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec $(BENCH_DIR)/evblock_cost
+BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec $(BENCH_DIR)/evblock_cost \
+	$(BENCH_DIR)/linkcost
 BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc \
 	$(BENCH_DIR)/noalloc
 BENCH_PLUGINS := $(foreach k,$(BENCH_PLUGIN_IDS),$(BENCH_DIR)/plugins/empty_$(k).so \
@@ -25,6 +26,10 @@ $(BENCH_DIR)/uprobe_floor: bench/uprobe_floor.c bench/spawn.c bench/spawn.h $(BU
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Ibench bench/uprobe_floor.c bench/spawn.c -o $@ \
 		$(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)
+
+$(BENCH_DIR)/linkcost: bench/linkcost.c $(BUILD)/floor.skel.h $(BUILD)/libmemtrack.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench $< -o $@ $(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)
 
 $(BENCH_DIR)/forkexec: bench/forkexec.c bench/spawn.c bench/spawn.h
 	@mkdir -p $(@D)

@@ -76,9 +76,9 @@ static int load(struct floor *f, bool multi)
 /* The same two uprobe_multi links memtrack makes (cookies of file 0: the programs ignore them). */
 static int attach_multi(struct floor *f, const char *path, const struct mt_classification *c)
 {
-	int err =
-	    mt_uprobe_multi_attach_points(f->skel->progs.floor_enter_multi,
-					  f->skel->progs.floor_exit_multi, path, c, 0, f->multi_fd);
+	int err = mt_uprobe_multi_attach_points(f->skel->progs.floor_enter_multi,
+						f->skel->progs.floor_exit_multi, path, c, 0, -1,
+						f->multi_fd);
 
 	if (err)
 		return err;

@@ -59,6 +59,19 @@ struct {
 	__type(value, __u32); /* MT_INODE_PENDING or MT_INODE_DONE */
 } known_inodes SEC(".maps");
 
+/*
+ * The probed files (MT_INODE_PROBED) each tracked process has links for: mapping one of them
+ * needs no stop; mapping one that is not armed for the process stops it, so that its links are
+ * in place before the file's first instruction runs there. Written by user space only.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
+	__uint(max_entries, 65536);
+	__type(key, struct mt_arm_key);
+	__type(value, __u8);
+} armed SEC(".maps");
+
 /* tid -> the inode it was stopped for: proves that a SIGSTOP came from the watcher. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -279,6 +292,13 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 	state = bpf_map_lookup_elem(&known_inodes, &key);
 	if (state && *state == MT_INODE_DONE)
 		return 0;
+	if (state && *state == MT_INODE_PROBED) {
+		struct mt_arm_key arm = {.tgid = id >> 32, .dev = key.dev, .ino = key.ino};
+
+		if (bpf_map_lookup_elem(&armed, &arm))
+			return 0;
+		goto stop; /* known: no request, the stop arms this process */
+	}
 	/* Only the first mapper asks; later mappers of a PENDING inode just wait with it. */
 	if (!state && bpf_map_update_elem(&known_inodes, &key, &pending, BPF_NOEXIST) == 0) {
 		req = bpf_ringbuf_reserve(&attach_requests, sizeof(*req), 0);
@@ -294,6 +314,7 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 		}
 	}
 	/* The request is committed before the signal: the drain at the stop cannot miss it. */
+stop:
 	bpf_map_update_elem(&stop_marks, &tid, &key, BPF_ANY);
 	bpf_send_signal_thread(SIGSTOP);
 	count(MT_CNT_WATCHER_STOPS);

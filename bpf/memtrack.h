@@ -13,6 +13,8 @@
 /* Values of the known_inodes map. Absence means "never seen". */
 #define MT_INODE_PENDING 1
 #define MT_INODE_DONE	 2
+/* Handled, with probes that each process gets its own links for (--probe-scope=tree). */
+#define MT_INODE_PROBED	 3
 
 /* Indices of the per-CPU counters map: everything the BPF side could not deliver, and more. */
 enum mt_counter {
@@ -89,6 +91,14 @@ enum mt_role {
  * file is deleted (ext4 hands it to the next file at once), so the inode's ctime is part of the
  * key: a new file at a reused number has a newer one. user space reads it with fstat.
  */
+/* A probed file armed for one process: its links exist, its mappings need no stop. */
+struct mt_arm_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 dev;
+	__u64 ino;
+};
+
 struct mt_inode_key {
 	__u64 dev; /* kernel encoding: major << 20 | minor */
 	__u64 ino;

@@ -22,6 +22,7 @@ enum {
 	OPT_STOP_AT,
 	OPT_WATCHER,
 	OPT_PLACEMENT,
+	OPT_SCOPE,
 	OPT_NO_TRACK,
 	OPT_USER,
 	OPT_RING_SIZE,
@@ -49,6 +50,9 @@ static void usage(FILE *out)
 	    "                             after the first mapping of a file matching GLOB)\n"
 	    "      --watcher MODE         auto (default), fentry or tracepoint\n"
 	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
+	    "      --probe-scope S        tree (default: breakpoints only in the traced tree's\n"
+	    "                             processes) or system (in every process, filtered in "
+	    "BPF)\n"
 	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
 	    "                             K/M/G suffixes (default 2M)\n"
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
@@ -123,6 +127,7 @@ static int run_option(int c, const char *arg, void *ctx)
 {
 	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
 	static const char *const placements[] = {"smart", "entry"};
+	static const char *const scopes[] = {"tree", "system"};
 	struct run_opts *o = ctx;
 	int v = 0, ret;
 
@@ -147,6 +152,11 @@ static int run_option(int c, const char *arg, void *ctx)
 		ret = parse_enum("--probe-placement", arg, placements, 2, &v);
 		if (!ret)
 			o->cfg.placement = v;
+		return ret;
+	case OPT_SCOPE:
+		ret = parse_enum("--probe-scope", arg, scopes, 2, &v);
+		if (!ret)
+			o->cfg.system_scope = v == 1;
 		return ret;
 	case OPT_USER:
 		o->user = arg;
@@ -173,6 +183,7 @@ static const struct option run_longopts[] = {
     {"stop-at", required_argument, NULL, OPT_STOP_AT},
     {"watcher", required_argument, NULL, OPT_WATCHER},
     {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
+    {"probe-scope", required_argument, NULL, OPT_SCOPE},
     {"user", required_argument, NULL, OPT_USER},
     {"ring-size", required_argument, NULL, OPT_RING_SIZE},
     {"strict", no_argument, NULL, OPT_STRICT},

@@ -367,8 +367,11 @@ static int stop_here(struct sup *s, struct tracee *t, const char *where)
 {
 	pid_t pid = t->proc >= 0 ? s->procs[t->proc].pid : t->tid;
 
-	if (s->tracker)
+	if (s->tracker) {
 		mt_tracker_disarm(s->tracker, pid);
+		/* A debugger must find no breakpoint of memtrack's in it (break malloc works). */
+		mt_tracker_release(s->tracker, pid, true);
+	}
 	/*
 	 * Detaching delivers its signal only from a signal-delivery-stop; at an event stop (the
 	 * exec of a seized tracee) it is ignored. A SIGSTOP queued first stops the process anyway.
@@ -651,7 +654,7 @@ static int wait_for_news(struct sup *s)
 
 /* ---- the stops ----------------------------------------------------------------------- */
 
-static int on_exec(struct sup *s, struct tracee *t, bool root_first)
+static int on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader)
 {
 	struct proc *p = &s->procs[t->proc];
 	struct json_object *d = detail_new();
@@ -665,7 +668,7 @@ static int on_exec(struct sup *s, struct tracee *t, bool root_first)
 		/* The program and its interpreter were mapped by execve itself: classify them now.
 		 */
 		if (!err)
-			err = mt_tracker_scan(s->tracker, p->pid);
+			err = mt_tracker_exec(s->tracker, p->pid, new_leader);
 	}
 	detail_str(d, "path", p->exe ? p->exe : "?");
 	detail_files(s, d);
@@ -748,6 +751,10 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 		free(s->procs[idx].exe);
 		s->procs[idx].exe = strdup(s->procs[t->proc].exe ? s->procs[t->proc].exe : "?");
 		err = mt_stoplog_place(child->log, s->procs[idx].pos, 0);
+		/* Stopped before its first instruction: its links are in place before it runs. */
+		if (!err && !ended && s->tracker)
+			err = mt_tracker_inherit(s->tracker, tgid, child->tid,
+						 event == PTRACE_EVENT_VFORK);
 		detail_str(d, "child", s->procs[idx].pos);
 		if (ended)
 			record_process(s, &s->procs[idx], child->end_status, true);
@@ -803,15 +810,17 @@ static int on_exec_event(struct sup *s, struct tracee *t)
 {
 	unsigned long former = 0;
 	struct tracee *old;
+	bool new_leader = false;
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former) == 0 && (pid_t)former != t->tid) {
+		new_leader = true;
 		old = find_tracee(s, (pid_t)former);
 		if (old) {
 			t->log = old->log;
 			remove_tracee(s, old);
 		}
 	}
-	return on_exec(s, t, false);
+	return on_exec(s, t, false, new_leader);
 }
 
 static int on_exit_event(struct sup *s, struct tracee *t)
@@ -1163,8 +1172,12 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	if (t->held)
 		s->n_held--;
 	t->held = false;
-	if (t->proc >= 0 && s->procs[t->proc].pid == t->tid)
+	if (t->proc >= 0 && s->procs[t->proc].pid == t->tid) {
 		record_process(s, &s->procs[t->proc], status, true);
+		/* A leader is reaped after its last thread: the process's links can go. */
+		if (s->tracker)
+			mt_tracker_release(s->tracker, t->tid, false);
+	}
 	if (t->tid == s->root) {
 		s->root_gone = true;
 		s->res->wait_status = status;
@@ -1411,6 +1424,7 @@ static int open_tracking(struct sup *s)
 	struct mt_tracker_config tc = {
 	    .watcher = s->cfg->watcher,
 	    .placement = s->cfg->placement,
+	    .system_scope = s->cfg->system_scope,
 	    .events = s->cfg->artifact_path != NULL,
 	    .ring_size = s->cfg->ring_size,
 	    .no_backpressure = backpressure_off(),
@@ -1594,7 +1608,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	t->proc = idx;
 	t->started = true;
 	mt_stoplog_place(t->log, s.procs[idx].pos, 0);
-	err = on_exec(&s, t, true);
+	err = on_exec(&s, t, true, false);
 	if (!err)
 		err = event_loop(&s);
 	if (!err && s.end_phase)

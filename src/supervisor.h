@@ -26,7 +26,9 @@ struct mt_run_config {
 	bool track;		      /* load BPF, attach allocators, record events */
 	enum mt_watcher_mode watcher;
 	enum mt_placement_mode placement;
-	size_t ring_size; /* events ring buffer bytes (a power of two, pages); 0: default */
+	bool system_scope; /* --probe-scope=system: probes in every process (pid -1), not per
+			      process */
+	size_t ring_size;  /* events ring buffer bytes (a power of two, pages); 0: default */
 	bool verbose;
 	bool drop_privileges; /* run the command as uid/gid below, without capabilities */
 	uid_t uid;

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -57,6 +59,29 @@
 #define MT_BPF_TRACE_UPROBE_MULTI    48
 #define MT_BPF_F_UPROBE_MULTI_RETURN 1
 
+/* The links of one probed file in one process (--probe-scope=tree). */
+struct mt_arm {
+	pid_t pid;
+	uint16_t file_id;
+	struct mt_links l;
+};
+
+/* Something to detach: a libbpf link, or the fd of a uprobe_multi link. */
+struct detach {
+	struct bpf_link *link;
+	int fd;
+};
+
+/* Links of ended processes, detached by a thread off the stop path, in batches. */
+struct closer_queue {
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct detach *q;
+	size_t n, cap;
+};
+
 struct mt_tracker {
 	struct memtrack_bpf *skel;
 	struct ring_buffer *requests;
@@ -78,9 +103,14 @@ struct mt_tracker {
 
 	uint64_t req_drops_seen;
 	int ncpus;
-	__u64 *percpu;	   /* ncpus values: one read of a per-CPU counter */
-	bool multi;	   /* uprobe_multi links work: one link per file and direction */
-	struct stat pidns; /* memtrack's own pid namespace (/proc/self/ns/pid) */
+	__u64 *percpu;	/* ncpus values: one read of a per-CPU counter */
+	bool multi;	/* uprobe_multi links work: one link per file and direction */
+	bool mm_filter; /* links fire for every task of the linked task's mm (vfork children) */
+	struct mt_arm *arms; /* --probe-scope=tree: per process and file */
+	size_t n_arms, cap_arms;
+	struct closer_queue closer;
+	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */
+	struct stat pidns;	      /* memtrack's own pid namespace (/proc/self/ns/pid) */
 };
 
 static bool verbose_print;
@@ -237,6 +267,22 @@ static void destroy_skel(struct mt_tracker *t)
 	t->skel = NULL;
 }
 
+/*
+ * Whom a pid-filtered link's programs run for. Perf links (6.1) and the first uprobe_multi links
+ * run them for every task of the linked task's address space, a vfork child included; since
+ * 6.12 uprobe_multi runs them for the linked task's thread group only, so a vfork child needs
+ * its own links (docs/PROBES.md).
+ */
+static bool links_fire_per_mm(bool multi)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (!multi || uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major < 6 || (major == 6 && minor < 12);
+}
+
 /* Open, load and attach with one watcher back end, with or without uprobe_multi programs. */
 static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 {
@@ -270,6 +316,7 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	}
 	t->watcher = fentry ? "fentry" : "tracepoint";
 	t->multi = multi;
+	t->mm_filter = links_fire_per_mm(multi);
 	return 0;
 }
 
@@ -423,12 +470,6 @@ fail:
 	return err;
 }
 
-/* Something to detach: a libbpf link, or the fd of a uprobe_multi link. */
-struct detach {
-	struct bpf_link *link;
-	int fd;
-};
-
 struct closer {
 	pthread_t thread;
 	const struct detach *d;
@@ -470,13 +511,52 @@ static void detach_in_parallel(const struct detach *d, size_t n)
 		detach_some(&c[i]);
 }
 
+/* Move l's links into d (k counts them), or detach them at once without d. */
+static void collect_links(struct mt_links *l, struct detach *d, size_t *k)
+{
+	for (size_t j = 0; j < l->n_links; j++) {
+		if (d)
+			d[(*k)++].link = l->links[j];
+		else
+			bpf_link__destroy(l->links[j]);
+	}
+	l->n_links = 0;
+	free(l->links);
+	l->links = NULL;
+	for (int j = 0; j < 2; j++) {
+		if (l->multi_fd[j] > 0 && d)
+			d[(*k)++].fd = l->multi_fd[j];
+		else if (l->multi_fd[j] > 0)
+			close(l->multi_fd[j]);
+		l->multi_fd[j] = 0;
+	}
+}
+
+static void stop_closer(struct closer_queue *c)
+{
+	if (!c->started)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	c->started = false;
+	free(c->q);
+	c->q = NULL;
+	c->n = c->cap = 0;
+}
+
 static void detach_all(struct mt_tracker *t)
 {
 	size_t n = 3, k = 0;
 	struct detach *d;
 
+	stop_closer(&t->closer);
 	for (size_t i = 0; i < t->n_files; i++)
-		n += t->files[i].n_links + 2;
+		n += t->files[i].system.n_links + 2;
+	for (size_t i = 0; i < t->n_arms; i++)
+		n += t->arms[i].l.n_links + 2;
 	d = calloc(n, sizeof(*d));
 	for (int i = 0; i < 3; i++) {
 		if (t->lifecycle[i] && d)
@@ -485,24 +565,11 @@ static void detach_all(struct mt_tracker *t)
 			bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
 	}
-	for (size_t i = 0; i < t->n_files; i++) {
-		struct mt_tracked_file *f = &t->files[i];
-
-		for (size_t j = 0; j < f->n_links; j++) {
-			if (d)
-				d[k++].link = f->links[j];
-			else
-				bpf_link__destroy(f->links[j]);
-		}
-		f->n_links = 0;
-		for (int j = 0; j < 2; j++) {
-			if (f->multi_fd[j] > 0 && d)
-				d[k++].fd = f->multi_fd[j];
-			else if (f->multi_fd[j] > 0)
-				close(f->multi_fd[j]);
-			f->multi_fd[j] = 0;
-		}
-	}
+	for (size_t i = 0; i < t->n_files; i++)
+		collect_links(&t->files[i].system, d, &k);
+	for (size_t i = 0; i < t->n_arms; i++)
+		collect_links(&t->arms[i].l, d, &k);
+	t->n_arms = 0;
 	if (d)
 		detach_in_parallel(d, k);
 	free(d);
@@ -518,11 +585,17 @@ void mt_tracker_close(struct mt_tracker *t)
 	if (!t)
 		return;
 	detach_all(t);
+	if (t->cfg.verbose && t->links_made)
+		fprintf(stderr, "memtrack: %" PRIu64 " per-process links made in %.1f ms\n",
+			t->links_made, t->link_ns / 1e6);
 	for (size_t i = 0; i < t->n_files; i++) {
-		free(t->files[i].links);
+		free(t->files[i].points);
 		free(t->files[i].path);
+		if (t->files[i].fd > 0)
+			close(t->files[i].fd);
 	}
 	free(t->files);
+	free(t->arms);
 	free(t->deferred);
 	free(t->percpu);
 	ring_buffer__free(t->requests);
@@ -602,11 +675,9 @@ int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c)
  * coverage: a file that cannot be marked DONE makes each of its mappings stop its thread again,
  * and the stop finds it handled already. Any other failure is memtrack's own, and fatal.
  */
-static int mark_done(struct mt_tracker *t, const struct mt_inode_key *key)
+static int mark_known(struct mt_tracker *t, const struct mt_inode_key *key, __u32 state)
 {
-	__u32 done = MT_INODE_DONE;
-
-	if (!bpf_map_update_elem(bpf_map__fd(t->skel->maps.known_inodes), key, &done, BPF_ANY))
+	if (!bpf_map_update_elem(bpf_map__fd(t->skel->maps.known_inodes), key, &state, BPF_ANY))
 		return 0;
 	if (errno != E2BIG)
 		return -errno;
@@ -620,6 +691,17 @@ static int mark_done(struct mt_tracker *t, const struct mt_inode_key *key)
 	return 0;
 }
 
+static int mark_done(struct mt_tracker *t, const struct mt_inode_key *key)
+{
+	return mark_known(t, key, MT_INODE_DONE);
+}
+
+/* What the watcher does with a handled file: nothing, or make sure the process has its links. */
+static __u32 file_state(const struct mt_tracker *t, const struct mt_tracked_file *f)
+{
+	return !t->cfg.system_scope && f->n_points ? MT_INODE_PROBED : MT_INODE_DONE;
+}
+
 /*
  * The known file key names, or NULL. When it is known under an older ctime, the BPF side learns
  * the new key too, or every later mapping of the file would stop its thread again.
@@ -631,7 +713,7 @@ static const struct mt_tracked_file *known_file(struct mt_tracker *t,
 
 	*err = 0;
 	if (f && !mt_inode_key_eq(&f->key, key))
-		*err = mark_done(t, key);
+		*err = mark_known(t, key, file_state(t, f));
 	return f;
 }
 
@@ -670,19 +752,19 @@ size_t mt_tracker_unprobed_count(const struct mt_tracker *t)
 	return t->n_unprobed;
 }
 
-static int attach_point(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
-			const struct mt_probe_point *p, bool retprobe)
+static int attach_point(struct mt_tracker *t, struct mt_links *l, uint16_t file_id,
+			const char *path, const struct mt_probe_point *p, bool retprobe, pid_t pid)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
-		    .bpf_cookie = MT_COOKIE(f->file_id, MT_KIND_ROLE(p->kind, p->role)));
+		    .bpf_cookie = MT_COOKIE(file_id, MT_KIND_ROLE(p->kind, p->role)));
 	struct bpf_program *prog =
 	    retprobe ? t->skel->progs.alloc_exit : t->skel->progs.alloc_enter;
 	struct bpf_link *link;
 
-	link = bpf_program__attach_uprobe_opts(prog, -1, path, p->probe_offset, &opts);
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, p->probe_offset, &opts);
 	if (!link)
 		return -errno;
-	f->links[f->n_links++] = link;
+	l->links[l->n_links++] = link;
 	return 0;
 }
 
@@ -695,31 +777,37 @@ static const char *attach_error(int err)
 	return strerror(-err);
 }
 
-/* One point, entry and return probe, both or neither; a refused point is recorded and skipped. */
+/*
+ * One perf link per probe, entry and return probe of a point both or neither. With ok (the
+ * first attach of a file), a refused point is recorded as not probed and skipped, and ok collects
+ * the accepted ones; without (a file linked again for another process), any refusal fails all.
+ */
 static int attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
-		       const struct mt_classification *c)
+		       const struct mt_probe_point *pts, size_t n, pid_t pid, struct mt_links *l,
+		       struct mt_probe_point *ok, size_t *n_ok)
 {
 	int err;
 
-	f->links = calloc(2 * c->n_points + 1, sizeof(*f->links));
-	if (!f->links)
+	l->links = calloc(2 * n + 1, sizeof(*l->links));
+	if (!l->links)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->n_points; i++) {
-		const struct mt_probe_point *p = &c->points[i];
-		size_t before = f->n_links;
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_probe_point *p = &pts[i];
+		size_t before = l->n_links;
 
-		err = attach_point(t, f, path, p, false);
+		err = attach_point(t, l, f->file_id, path, p, false, pid);
 		if (!err && p->ret)
-			err = attach_point(t, f, path, p, true);
-		if (err == -ENOMEM)
-			return err;
+			err = attach_point(t, l, f->file_id, path, p, true, pid);
 		if (err) {
-			while (f->n_links > before)
-				bpf_link__destroy(f->links[--f->n_links]);
+			while (l->n_links > before)
+				bpf_link__destroy(l->links[--l->n_links]);
+			if (err == -ENOMEM || !ok)
+				return err;
 			not_probed(t, f->path, p->symbol, err, "%s", attach_error(err));
 			continue;
 		}
-		f->probes++;
+		if (ok)
+			ok[(*n_ok)++] = *p;
 	}
 	return 0;
 }
@@ -741,7 +829,7 @@ struct uprobe_multi_attr {
 };
 
 int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
-			 const uint64_t *cookies, size_t n, bool ret)
+			 const uint64_t *cookies, size_t n, bool ret, pid_t pid)
 {
 	struct uprobe_multi_attr attr = {
 	    .prog_fd = bpf_program__fd(prog),
@@ -751,6 +839,7 @@ int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint6
 	    .cookies = (uintptr_t)cookies,
 	    .cnt = n,
 	    .multi_flags = ret ? MT_BPF_F_UPROBE_MULTI_RETURN : 0,
+	    .pid = pid > 0 ? (__u32)pid : 0,
 	};
 	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 
@@ -759,7 +848,7 @@ int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint6
 
 int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program *exit,
 				  const char *path, const struct mt_classification *c,
-				  uint16_t file_id, int fds[2])
+				  uint16_t file_id, pid_t pid, int fds[2])
 {
 	uint64_t *offs = calloc(2 * c->n_points, sizeof(*offs));
 	uint64_t *cookies = calloc(2 * c->n_points, sizeof(*cookies));
@@ -782,14 +871,15 @@ int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program 
 			cookies[base + n_ret++] = cookies[i];
 		}
 	}
-	fd = mt_uprobe_multi_link(enter, path, offs, cookies, c->n_points, false);
+	fd = mt_uprobe_multi_link(enter, path, offs, cookies, c->n_points, false, pid);
 	if (fd < 0) {
 		err = fd;
 		goto out;
 	}
 	fds[0] = fd;
 	if (n_ret) {
-		fd = mt_uprobe_multi_link(exit, path, offs + base, cookies + base, n_ret, true);
+		fd =
+		    mt_uprobe_multi_link(exit, path, offs + base, cookies + base, n_ret, true, pid);
 		if (fd < 0) {
 			close(fds[0]);
 			fds[0] = 0;
@@ -804,13 +894,13 @@ out:
 	return err;
 }
 
-/* Can the kernel link this one point (and its return probe)? 0, or why not. */
+/* Can the kernel link this one point (and its return probe) in pid? 0, or why not. */
 static int try_point(struct mt_tracker *t, const char *path, const struct mt_probe_point *p,
-		     uint16_t file_id)
+		     uint16_t file_id, pid_t pid)
 {
 	uint64_t cookie = MT_COOKIE(file_id, p->kind);
 	int fd = mt_uprobe_multi_link(t->skel->progs.alloc_enter_multi, path, &p->probe_offset,
-				      &cookie, 1, false);
+				      &cookie, 1, false, pid);
 
 	if (fd < 0)
 		return fd;
@@ -818,7 +908,7 @@ static int try_point(struct mt_tracker *t, const char *path, const struct mt_pro
 	if (!p->ret)
 		return 0;
 	fd = mt_uprobe_multi_link(t->skel->progs.alloc_exit_multi, path, &p->probe_offset, &cookie,
-				  1, true);
+				  1, true, pid);
 	if (fd < 0)
 		return fd;
 	close(fd);
@@ -827,43 +917,86 @@ static int try_point(struct mt_tracker *t, const char *path, const struct mt_pro
 
 /*
  * The kernel refused the file's link, which is all or nothing: try each point alone, record the
- * refused ones as not probed, and link the rest.
+ * refused ones as not probed, and link the rest (they go to ok).
  */
 static int attach_multi_accepted(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
-				 const struct mt_classification *c)
+				 const struct mt_classification *c, pid_t pid, struct mt_links *l,
+				 struct mt_probe_point *ok_points, size_t *n_ok)
 {
 	struct mt_classification ok = *c;
 	int err;
 
-	ok.points = calloc(c->n_points, sizeof(*ok.points));
-	if (!ok.points)
-		return -ENOMEM;
+	ok.points = ok_points;
 	ok.n_points = 0;
 	for (size_t i = 0; i < c->n_points; i++) {
-		err = try_point(t, path, &c->points[i], f->file_id);
-		if (err == -ENOMEM)
-			goto out;
+		err = try_point(t, path, &c->points[i], f->file_id, pid);
+		if (err == -ENOMEM || err == -ESRCH)
+			return err;
 		if (err)
 			not_probed(t, f->path, c->points[i].symbol, err, "%s", attach_error(err));
 		else
 			ok.points[ok.n_points++] = c->points[i];
 	}
-	err = 0;
-	if (ok.n_points)
-		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
-						    t->skel->progs.alloc_exit_multi, path, &ok,
-						    f->file_id, f->multi_fd);
-	if (!err)
-		f->probes = ok.n_points;
-out:
-	free(ok.points);
-	return err;
+	*n_ok = ok.n_points;
+	if (!ok.n_points)
+		return 0;
+	return mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
+					     t->skel->progs.alloc_exit_multi, path, &ok, f->file_id,
+					     pid, l->multi_fd);
 }
 
+/* Link the points in c for pid (-1: every process); the accepted ones go to ok. */
+static int link_first(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
+		      const struct mt_classification *c, pid_t pid, struct mt_links *l,
+		      struct mt_probe_point *ok, size_t *n_ok)
+{
+	int err;
+
+	if (t->multi) {
+		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
+						    t->skel->progs.alloc_exit_multi, path, c,
+						    f->file_id, pid, l->multi_fd);
+		if (!err) {
+			memcpy(ok, c->points, c->n_points * sizeof(*ok));
+			*n_ok = c->n_points;
+			return 0;
+		}
+		if (err != -EINVAL && err != -EOPNOTSUPP && err != -ESRCH)
+			err = attach_multi_accepted(t, f, path, c, pid, l, ok, n_ok);
+		if (err != -EINVAL && err != -EOPNOTSUPP)
+			return err;
+		/* A kernel that loaded the programs but cannot link them: probe one by one. */
+		if (t->cfg.verbose)
+			fprintf(stderr,
+				"memtrack: uprobe_multi links refused (%s): one link per probe\n",
+				strerror(-err));
+		t->multi = false;
+		t->mm_filter = true;
+	}
+	/*
+	 * Per-process perf links failed 6.1's matrix (lost return probes in forks4, map_race):
+	 * until that is understood, the perf path keeps the pid -1 scheme.
+	 */
+	if (!t->cfg.system_scope && t->cfg.verbose)
+		fprintf(stderr, "memtrack: no uprobe_multi: probes in every process "
+				"(--probe-scope=system)\n");
+	t->cfg.system_scope = true;
+	pid = -1;
+	return attach_perf(t, f, path, c->points, c->n_points, pid, l, ok, n_ok);
+}
+
+static int store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f,
+		     struct mt_links *l);
+
+/*
+ * The first attach of a classified file, in pid that maps it (--probe-scope=tree) or in every
+ * process; the accepted points are kept for the other processes that will map it.
+ */
 static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
-		       const struct mt_classification *c)
+		       const struct mt_classification *c, pid_t pid)
 {
 	char path[64], shown[MT_PRINTABLE_MAX];
+	struct mt_links l = {0};
 	int err;
 
 	/* The kernel resolves the path to the inode at attach time: our fd names the very file. */
@@ -874,34 +1007,253 @@ static int attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 				mt_printable(shown, sizeof(shown), f->path), c->points[i].symbol,
 				c->points[i].probe_offset - c->points[i].func_offset,
 				c->points[i].reason);
-	if (t->multi) {
-		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
-						    t->skel->progs.alloc_exit_multi, path, c,
-						    f->file_id, f->multi_fd);
-		if (!err) {
-			f->probes = c->n_points;
-			return 0;
-		}
-		if (err != -EINVAL && err != -EOPNOTSUPP)
-			err = attach_multi_accepted(t, f, path, c);
-		if (err != -EINVAL && err != -EOPNOTSUPP)
-			goto out;
-		/* A kernel that loaded the programs but cannot link them: probe one by one. */
-		if (t->cfg.verbose)
-			fprintf(stderr,
-				"memtrack: uprobe_multi links refused (%s): one link per probe\n",
-				strerror(-err));
-		t->multi = false;
+	f->points = calloc(c->n_points, sizeof(*f->points));
+	if (!f->points)
+		return -ENOMEM;
+	if (t->cfg.system_scope)
+		pid = -1;
+	err = link_first(t, f, path, c, pid, &l, f->points, &f->n_points);
+	if (err == -ESRCH) {
+		/* The process is gone: nothing was tried, the next process tries them all. */
+		memcpy(f->points, c->points, c->n_points * sizeof(*f->points));
+		f->n_points = c->n_points;
+		err = 0;
 	}
-	err = attach_perf(t, f, path, c);
-out:
+	f->probes = f->n_points;
+	if (t->cfg.system_scope)
+		pid = -1; /* link_first fell back to the perf path */
+	if (!err && pid > 0 && f->n_points) {
+		f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		err = f->fd < 0 ? -errno : store_arm(t, pid, f, &l);
+	} else if (!err) {
+		f->system = l;
+	}
 	/* Only memtrack's own failures end the run; anything else leaves the file unprobed. */
 	if (err && err != -ENOMEM) {
 		not_probed(t, f->path, NULL, err, "cannot attach its probes: %s",
 			   attach_error(err));
+		f->probes = f->n_points = 0;
 		err = 0;
 	}
+	if (err || !f->probes)
+		collect_links(&l, NULL, NULL);
 	return err;
+}
+
+/* ---- per-process links (--probe-scope=tree) ------------------------------------------ */
+
+static struct mt_arm *find_arm(struct mt_tracker *t, pid_t pid, uint16_t file_id)
+{
+	for (size_t i = 0; i < t->n_arms; i++)
+		if (t->arms[i].pid == pid && t->arms[i].file_id == file_id)
+			return &t->arms[i];
+	return NULL;
+}
+
+static struct mt_arm_key arm_key(pid_t pid, const struct mt_tracked_file *f)
+{
+	return (struct mt_arm_key){.tgid = pid, .dev = f->key.dev, .ino = f->key.ino};
+}
+
+/*
+ * Keep l as pid's links to f (taking them over) and tell the watcher, so that pid's mappings of
+ * f stop nobody. A full armed map costs stops, not coverage.
+ */
+static int store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f,
+		     struct mt_links *l)
+{
+	struct mt_arm_key k = arm_key(pid, f);
+	__u8 one = 1;
+	struct mt_arm *grown;
+
+	if (t->n_arms == t->cap_arms) {
+		size_t cap = t->cap_arms ? 2 * t->cap_arms : 64;
+
+		grown = realloc(t->arms, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		t->arms = grown;
+		t->cap_arms = cap;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.armed), &k, &one, BPF_ANY) &&
+	    errno != E2BIG)
+		return -errno;
+	t->arms[t->n_arms++] = (struct mt_arm){.pid = pid, .file_id = f->file_id, .l = *l};
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/* Link f's accepted points again, for pid. */
+static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid_t pid,
+		      struct mt_links *l)
+{
+	struct mt_classification c = {.points = f->points, .n_points = f->n_points};
+	char path[64];
+	uint64_t start = now_ns();
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+	if (t->multi)
+		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
+						    t->skel->progs.alloc_exit_multi, path, &c,
+						    f->file_id, pid, l->multi_fd);
+	else
+		err = attach_perf(t, (struct mt_tracked_file *)f, path, f->points, f->n_points, pid,
+				  l, NULL, NULL);
+	if (err)
+		collect_links(l, NULL, NULL);
+	t->link_ns += now_ns() - start;
+	t->links_made++;
+	return err;
+}
+
+/* pid maps f: make sure it has its links to it. Only memtrack's own failures are returned. */
+static int ensure_armed(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f)
+{
+	struct mt_links l = {0};
+	int err;
+
+	if (t->cfg.system_scope || !f->n_points || f->fd <= 0 || find_arm(t, pid, f->file_id))
+		return 0;
+	err = link_again(t, f, pid, &l);
+	if (err == -ESRCH)
+		return 0; /* gone: nothing runs the file there any more */
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		not_probed(t, f->path, NULL, err, "cannot attach its probes in process %d: %s", pid,
+			   attach_error(err));
+	err = store_arm(t, pid, f, &l);
+	if (err)
+		collect_links(&l, NULL, NULL);
+	return err;
+}
+
+int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool shares_mm)
+{
+	size_t n = t->n_arms;
+	int err;
+
+	if (t->cfg.system_scope || (shares_mm && t->mm_filter))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (t->arms[i].pid != parent)
+			continue;
+		err = ensure_armed(t, child, &t->files[t->arms[i].file_id]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void *closer_main(void *arg)
+{
+	struct closer_queue *c = arg;
+	struct detach *batch;
+	size_t n;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->n && !c->stop)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (!c->n)
+			break;
+		/* Everything queued meanwhile, in one batch: its grace periods are shared. */
+		batch = c->q;
+		n = c->n;
+		c->q = NULL;
+		c->n = c->cap = 0;
+		pthread_mutex_unlock(&c->lock);
+		detach_in_parallel(batch, n);
+		free(batch);
+		pthread_mutex_lock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static int start_closer(struct closer_queue *c)
+{
+	if (c->started)
+		return 0;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	if (pthread_create(&c->thread, NULL, closer_main, c))
+		return -EAGAIN;
+	c->started = true;
+	return 0;
+}
+
+/* Hand l's links to the closer thread; detach them here when it cannot take them. */
+static void close_later(struct mt_tracker *t, struct mt_links *l)
+{
+	struct closer_queue *c = &t->closer;
+	size_t need = l->n_links + 2;
+	struct detach *grown;
+
+	if (start_closer(c)) {
+		collect_links(l, NULL, NULL);
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (c->n + need > c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+
+		while (cap < c->n + need)
+			cap *= 2;
+		grown = realloc(c->q, cap * sizeof(*grown));
+		if (!grown) {
+			pthread_mutex_unlock(&c->lock);
+			collect_links(l, NULL, NULL);
+			return;
+		}
+		c->q = grown;
+		c->cap = cap;
+	}
+	memset(c->q + c->n, 0, need * sizeof(*c->q));
+	collect_links(l, c->q, &c->n);
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < t->n_arms; i++) {
+		struct mt_arm *a = &t->arms[i];
+		struct mt_arm_key k;
+
+		if (a->pid != pid) {
+			t->arms[kept++] = *a;
+			continue;
+		}
+		k = arm_key(pid, &t->files[a->file_id]);
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.armed), &k);
+		if (wait)
+			collect_links(&a->l, NULL, NULL);
+		else
+			close_later(t, &a->l);
+	}
+	t->n_arms = kept;
+}
+
+int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)
+{
+	/*
+	 * Their task is gone but the kernel still runs them for its thread group: closed later,
+	 * they would count the new image's calls twice meanwhile.
+	 */
+	if (new_leader)
+		mt_tracker_release(t, pid, true);
+	return mt_tracker_scan(t, pid);
 }
 
 static struct mt_tracked_file *new_file(struct mt_tracker *t, const struct mt_inode_key *key,
@@ -997,7 +1349,7 @@ static int handle_file_without_id(struct mt_tracker *t, const struct mt_inode_ke
  * own failures (no memory, a BPF map that refuses an update) are returned.
  */
 static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int fd,
-		       const char *display_path)
+		       const char *display_path, pid_t pid)
 {
 	struct mt_classification c = {0};
 	struct mt_tracked_file *f;
@@ -1030,13 +1382,13 @@ static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int
 		for (size_t i = 0; i < c.n_refused; i++)
 			not_probed(t, path, c.refused[i].symbol, 0, "%s", c.refused[i].reason);
 		if (c.family != MT_FAM_NONE && c.n_points)
-			err = attach_file(t, f, fd, &c);
+			err = attach_file(t, f, fd, &c, pid);
 		if (err)
 			goto out;
 	}
 	/* A write error is the writer's to report: the recording stops, the run does not. */
 	record_file(t, f);
-	err = mark_done(t, key);
+	err = mark_known(t, key, file_state(t, f));
 out:
 	mt_classification_free(&c);
 	return err;
@@ -1104,6 +1456,7 @@ static int unopenable_file(struct mt_tracker *t, const struct mt_inode_key *key,
 static int resolve_entry(const struct mt_map_entry *e, void *arg)
 {
 	struct resolve_ctx *r = arg;
+	const struct mt_tracked_file *f;
 	struct mt_inode_key key;
 	int fd;
 
@@ -1112,7 +1465,10 @@ static int resolve_entry(const struct mt_map_entry *e, void *arg)
 	r->err = entry_key(r, e, &key);
 	if (r->err)
 		return 1;
-	if (known_file(r->t, &key, &r->err))
+	f = known_file(r->t, &key, &r->err);
+	if (f && !r->err)
+		r->err = ensure_armed(r->t, r->pid, f);
+	if (f)
 		return r->err || r->want ? 1 : 0;
 	fd = open_map_file(r->pid, e);
 	if (fd < 0 && (errno == ENOENT || errno == ESRCH))
@@ -1122,7 +1478,7 @@ static int resolve_entry(const struct mt_map_entry *e, void *arg)
 		r->handled++;
 		return r->err ? 1 : (r->want ? 1 : 0);
 	}
-	r->err = handle_file(r->t, &key, fd, e->path);
+	r->err = handle_file(r->t, &key, fd, e->path, r->pid);
 	close(fd);
 	r->handled++;
 	return r->err ? 1 : (r->want ? 1 : 0);
@@ -1150,7 +1506,8 @@ static int resolve_in(struct mt_tracker *t, pid_t pid, const struct mt_inode_key
 }
 
 /* Handle key through /proc/PID/fd/FD when that fd is the file; 1 when it was, 0 when not. */
-static int resolve_fd_path(struct mt_tracker *t, const struct mt_inode_key *key, const char *path)
+static int resolve_fd_path(struct mt_tracker *t, const struct mt_inode_key *key, const char *path,
+			   pid_t pid)
 {
 	char target[4096];
 	struct stat st;
@@ -1166,7 +1523,7 @@ static int resolve_fd_path(struct mt_tracker *t, const struct mt_inode_key *key,
 	}
 	n = readlink(path, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
-	err = handle_file(t, key, fd, target);
+	err = handle_file(t, key, fd, target, pid);
 	close(fd);
 	return err ? err : 1;
 }
@@ -1179,7 +1536,7 @@ static int resolve_fd(struct mt_tracker *t, const struct mt_attach_req *q)
 	if (q->fd < 0)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%u/fd/%d", q->pid, q->fd);
-	return resolve_fd_path(t, &q->key, path);
+	return resolve_fd_path(t, &q->key, path, q->pid);
 }
 
 /*
@@ -1202,7 +1559,7 @@ static int resolve_open_fds(struct mt_tracker *t, pid_t pid, const struct mt_ino
 		if (d->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-		found = resolve_fd_path(t, key, path);
+		found = resolve_fd_path(t, key, path, pid);
 	}
 	closedir(fds);
 	return found;
@@ -1246,6 +1603,7 @@ static int scan_after_drops(struct mt_tracker *t, pid_t pid)
 
 int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key)
 {
+	const struct mt_tracked_file *f;
 	int n, err;
 
 	t->consume_err = 0;
@@ -1272,6 +1630,12 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 			err = mark_done(t, key);
 		}
 	}
+	if (err < 0)
+		return err;
+	/* A known file, or one handled for another process: this one needs its links too. */
+	f = mt_tracker_find(t, key);
+	if (f)
+		err = ensure_armed(t, pid, f);
 	if (err < 0)
 		return err;
 	return scan_after_drops(t, pid);

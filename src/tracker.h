@@ -18,6 +18,13 @@
 struct mt_artifact_writer;
 struct mt_tracker;
 
+/* The links of a file's probes in one process, or in every process (--probe-scope=system). */
+struct mt_links {
+	size_t n_links;
+	struct bpf_link **links; /* one per probe, where uprobe_multi is not available */
+	int multi_fd[2];	 /* uprobe_multi links: entries, returns (0: none) */
+};
+
 /* A file the tracker has handled (attached, or found to have no allocator). */
 struct mt_tracked_file {
 	struct mt_inode_key key;
@@ -27,14 +34,17 @@ struct mt_tracked_file {
 	bool no_symbols;     /* neither .dynsym nor .symtab: reported */
 	char build_id[41];
 	char *path;
-	size_t n_links;
-	struct bpf_link **links; /* one per probe, where uprobe_multi is not available */
-	int multi_fd[2];	 /* uprobe_multi links: entries, returns (0: none) */
+	struct mt_links system; /* --probe-scope=system: the links in every process */
+	/* The points the kernel accepted, linked again for each process that maps the file. */
+	struct mt_probe_point *points;
+	size_t n_points;
+	int fd; /* the file, held open for those links (0: none) */
 };
 
 struct mt_tracker_config {
 	enum mt_watcher_mode watcher;
 	enum mt_placement_mode placement;
+	bool system_scope;    /* probes in every process (pid -1), filtered in BPF */
 	bool events;	      /* record allocation events (an artifact receives them) */
 	size_t ring_size;     /* events ring buffer bytes, 0 for the default */
 	bool no_backpressure; /* test builds only: a full ring drops events instead */
@@ -65,6 +75,27 @@ int mt_tracker_disarm(struct mt_tracker *t, pid_t pid);
 int mt_tracker_scan(struct mt_tracker *t, pid_t pid);
 
 /*
+ * --probe-scope=tree: a new process, stopped before its first instruction, gets links for every
+ * probed file its parent has. A child that shares its parent's memory (vfork) gets none where
+ * the kernel's filter already lets the parent's links fire for it (the 6.1 path).
+ */
+int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool shares_mm);
+
+/*
+ * The exec stop of pid: the new program and interpreter are classified (mt_tracker_scan) and
+ * linked for pid. Its links name its task, whose new address space they cover as it maps their
+ * files again (no stop, no new link); after an exec from a non-leader thread (new_leader) that
+ * task is gone, and so are they.
+ */
+int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader);
+
+/*
+ * pid is gone (or leaves the tree): drop its links, in the background (detaching waits for
+ * grace periods), or before returning when wait.
+ */
+void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait);
+
+/*
  * If tid was stopped by the watcher, forget the mark, store the inode it stopped for in *key and
  * return 1; return 0 when the SIGSTOP came from elsewhere.
  */
@@ -89,11 +120,12 @@ struct bpf_program;
 
 /*
  * Attach prog (loaded with expected attach type MT_BPF_TRACE_UPROBE_MULTI) to n offsets of the
- * file at path in every process, as one uprobe_multi link, return probes when ret. Returns the
- * link's fd, or a negative errno (-EINVAL where the kernel has no uprobe_multi).
+ * file at path, as one uprobe_multi link, return probes when ret: in process pid only (the kernel
+ * puts its breakpoints into that process's address space alone), or in every process (pid -1).
+ * Returns the link's fd, or a negative errno (-EINVAL where the kernel has no uprobe_multi).
  */
 int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
-			 const uint64_t *cookies, size_t n, bool ret);
+			 const uint64_t *cookies, size_t n, bool ret, pid_t pid);
 
 /*
  * Attach the points of a classified file as one uprobe_multi link of entries (enter) and one of
@@ -102,7 +134,7 @@ int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint6
  */
 int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program *exit,
 				  const char *path, const struct mt_classification *c,
-				  uint16_t file_id, int fds[2]);
+				  uint16_t file_id, pid_t pid, int fds[2]);
 
 /* Files and functions recorded as not probed so far (their allocations are missing). */
 size_t mt_tracker_unprobed_count(const struct mt_tracker *t);
