@@ -274,7 +274,7 @@ int mt_cmd_harness(int argc, char **argv)
 	h.memory = o.memory;
 	h.quiet = o.quiet;
 	h.exit_code = 1;
-	mt_choose_user(&h.base, NULL);
+	mt_choose_user(&h.base.identity, NULL);
 	if (o.memory && mt_check_capabilities(true) < 0) {
 		code = 1;
 		goto cleanup;

@@ -299,7 +299,7 @@ int mt_cmd_run(int argc, char **argv)
 	rc = parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	if (mt_choose_user(&o.cfg, o.user) < 0)
+	if (mt_choose_user(&o.cfg.identity, o.user) < 0)
 		return MT_EXIT_USAGE;
 	o.cfg.track = !o.no_track;
 	if (o.cfg.track && mt_check_capabilities(true) < 0)

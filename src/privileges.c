@@ -34,14 +34,14 @@ static bool parse_id(const char *s, unsigned long *v)
 }
 
 /* What the command gets of the user's passwd entry: its name for initgroups, HOME and SHELL. */
-static void take_entry(struct mt_run_config *cfg, const struct passwd *pw)
+static void take_entry(struct mt_identity *id, const struct passwd *pw)
 {
-	snprintf(cfg->user, sizeof(cfg->user), "%s", pw ? pw->pw_name : "");
-	snprintf(cfg->home, sizeof(cfg->home), "%s", pw ? pw->pw_dir : "");
-	snprintf(cfg->shell, sizeof(cfg->shell), "%s", pw ? pw->pw_shell : "");
+	snprintf(id->user, sizeof(id->user), "%s", pw ? pw->pw_name : "");
+	snprintf(id->home, sizeof(id->home), "%s", pw ? pw->pw_dir : "");
+	snprintf(id->shell, sizeof(id->shell), "%s", pw ? pw->pw_shell : "");
 }
 
-int mt_choose_user(struct mt_run_config *cfg, const char *user)
+int mt_choose_user(struct mt_identity *id, const char *user)
 {
 	unsigned long uid, gid;
 	struct passwd *pw;
@@ -52,37 +52,37 @@ int mt_choose_user(struct mt_run_config *cfg, const char *user)
 			fprintf(stderr, "memtrack: no such user '%s'\n", user);
 			return -ENOENT;
 		}
-		cfg->uid = pw->pw_uid;
-		cfg->gid = pw->pw_gid;
-		cfg->drop_privileges = true;
-		take_entry(cfg, pw);
+		id->uid = pw->pw_uid;
+		id->gid = pw->pw_gid;
+		id->drop_privileges = true;
+		take_entry(id, pw);
 		return 0;
 	}
 	/* sudo from root to root changes nothing; from a user, the command runs as that user. */
 	if (geteuid() == 0 && parse_id(getenv("SUDO_UID"), &uid) &&
 	    parse_id(getenv("SUDO_GID"), &gid) && uid != 0) {
-		cfg->uid = (uid_t)uid;
-		cfg->gid = (gid_t)gid;
-		cfg->drop_privileges = true;
-		take_entry(cfg, getpwuid((uid_t)uid));
+		id->uid = (uid_t)uid;
+		id->gid = (gid_t)gid;
+		id->drop_privileges = true;
+		take_entry(id, getpwuid((uid_t)uid));
 	}
 	return 0;
 }
 
-int mt_become_user(const struct mt_run_config *cfg)
+int mt_become_user(const struct mt_identity *id)
 {
 	int err;
 
-	if (cfg->user[0])
-		err = initgroups(cfg->user, cfg->gid);
+	if (id->user[0])
+		err = initgroups(id->user, id->gid);
 	else
-		err = setgroups(1, &cfg->gid);
-	if (err < 0 || setgid(cfg->gid) < 0 || setuid(cfg->uid) < 0)
+		err = setgroups(1, &id->gid);
+	if (err < 0 || setgid(id->gid) < 0 || setuid(id->uid) < 0)
 		return -errno;
-	if (!cfg->user[0])
+	if (!id->user[0])
 		return 0;
-	if (setenv("USER", cfg->user, 1) < 0 || setenv("LOGNAME", cfg->user, 1) < 0 ||
-	    setenv("HOME", cfg->home, 1) < 0 || setenv("SHELL", cfg->shell, 1) < 0)
+	if (setenv("USER", id->user, 1) < 0 || setenv("LOGNAME", id->user, 1) < 0 ||
+	    setenv("HOME", id->home, 1) < 0 || setenv("SHELL", id->shell, 1) < 0)
 		return -errno;
 	return 0;
 }

@@ -1272,7 +1272,7 @@ static void child_exec(const struct mt_run_config *cfg, int err_fd, int go_fd)
 	while (read(go_fd, &go, 1) < 0 && errno == EINTR)
 		;
 	close(go_fd);
-	if (cfg->drop_privileges && (e = -mt_become_user(cfg)) != 0) {
+	if (cfg->identity.drop_privileges && (e = -mt_become_user(&cfg->identity)) != 0) {
 		errno = e;
 		goto fail;
 	}

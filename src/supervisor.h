@@ -11,12 +11,8 @@
 #include <sys/types.h>
 
 #include "classify.h"
-
-enum mt_watcher_mode {
-	MT_WATCHER_AUTO = 0,
-	MT_WATCHER_FENTRY,
-	MT_WATCHER_TRACEPOINT,
-};
+#include "privileges.h"
+#include "tracker.h"
 
 struct mt_run_config {
 	char *const *argv;	      /* the command */
@@ -30,13 +26,7 @@ struct mt_run_config {
 			      process */
 	size_t ring_size;  /* events ring buffer bytes (a power of two, pages); 0: default */
 	bool verbose;
-	bool drop_privileges; /* run the command as uid/gid below, without capabilities */
-	uid_t uid;
-	gid_t gid;
-	/* That user's passwd entry ("" when it has none): its groups and environment, as sudo -u */
-	char user[64];
-	char home[256];
-	char shell[256];
+	struct mt_identity identity; /* who the command runs as (mt_choose_user) */
 };
 
 struct mt_run_result {

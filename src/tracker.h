@@ -13,7 +13,12 @@
 #include <sys/types.h>
 
 #include "classify.h"
-#include "supervisor.h"
+
+enum mt_watcher_mode {
+	MT_WATCHER_AUTO = 0,
+	MT_WATCHER_FENTRY,
+	MT_WATCHER_TRACEPOINT,
+};
 
 struct mt_artifact_writer;
 struct mt_tracker;
