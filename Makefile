@@ -74,11 +74,11 @@ $(BUILD)/tests/%: tests/%.c $(TEST_LIB_SRCS) $(BUILD)/libmemtrack.a | $(BUILD)/m
 		$(LDFLAGS) $(BUILD)/libmemtrack.a $(CHECK_LIBS) $(LDLIBS)
 
 # The fatal path's tests need a fault that no release binary can produce: a test build of memtrack
-# whose supervisor has the fault injection hook (MT_FAULT_INJECTION, see src/supervisor.c).
-$(BUILD)/obj/supervisor-faults.o: src/supervisor.c | $(SKELS) $(BUILD)/obj
+# whose supervisor has the fault injection hook (MT_FAULT_INJECTION, see src/supervisor_stops.c).
+$(BUILD)/obj/supervisor_stops-faults.o: src/supervisor_stops.c | $(SKELS) $(BUILD)/obj
 	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -c $< -o $@
 
-$(BUILD)/tests/memtrack-faults: $(filter-out $(BUILD)/obj/supervisor.o,$(OBJS)) $(BUILD)/obj/supervisor-faults.o
+$(BUILD)/tests/memtrack-faults: $(filter-out $(BUILD)/obj/supervisor_stops.o,$(OBJS)) $(BUILD)/obj/supervisor_stops-faults.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The supervisor's private state, shared by its files (supervisor*.c) and included by no other
+ * part: the tree of traced threads and processes, and the run (struct sup).
+ */
+#ifndef MT_SUPERVISOR_INT_H
+#define MT_SUPERVISOR_INT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "stoplog.h"
+#include "supervisor.h"
+#include "tracker.h"
+
+#define PTRACE_OPTIONS                                                                             \
+	(PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |     \
+	 PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
+
+struct proc {
+	pid_t pid;
+	pid_t parent_pid;
+	char *pos;
+	char *exe;
+	unsigned int children;
+	unsigned int threads;
+};
+
+/*
+ * A traced thread. Each is allocated on its own and never moves: a stop handler may hold one
+ * across the creation of others (a fork report creates the child's).
+ */
+struct tracee {
+	pid_t tid;
+	int proc;	/* index in procs, -1 until its creator reports it */
+	bool started;	/* its first (attach) stop has been seen */
+	bool held;	/* stopped at that first stop until its creator reports it */
+	bool pressed;	/* held at a pressure stop until the events consumer made room */
+	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
+	int end_status; /* how it ended, when it ended before its creator reported it */
+	struct mt_log_thread *log;
+};
+
+/* A set of tracees, in no order: removing swaps the last one in. */
+struct tracee_set {
+	struct tracee **v;
+	size_t n, cap;
+};
+
+struct sup {
+	const struct mt_run_config *cfg;
+	struct mt_run_result *res;
+	struct mt_tracker *tracker;
+	struct mt_events *events;
+	struct mt_artifact_writer *artifact;
+	struct mt_stoplog *log;
+	pid_t root;
+
+	struct proc *procs;
+	size_t n_procs, cap_procs;
+	struct tracee_set live;
+	/* Tracees that ended before their creator reported them: placed when it does. */
+	struct tracee_set unplaced;
+	/* Threads held at a pressure stop (see on_pressure_stop()), also in live. */
+	struct tracee_set pressed;
+	size_t files_logged; /* tracker files already named in the log */
+	size_t n_held;
+	unsigned int n_orphans;
+	bool root_gone; /* the root ended, or was left stopped for a debugger */
+	bool told_left; /* "waiting for N process(es) left by CMD" was said */
+
+	/* Recent termination signals, one per sender: see on_request(). */
+	struct sent {
+		int sig, code;
+		pid_t pid;
+		uint64_t first_ns;
+		bool forwarded;		/* memtrack sent it on to the root */
+		bool forward_delivered; /* the root got memtrack's copy, or one it merged into */
+		unsigned int delivered; /* deliveries to the root from the sender itself */
+	} sent[8];
+	/* Ending the tree on a termination request: see end_tree(). */
+	const struct sent *end_send; /* the send that started it */
+	int end_sig;
+	int end_phase;
+	uint64_t end_deadline;
+};
+
+/* How often the loop looks whether the consumer made room for threads held by back-pressure. */
+#define PRESSURE_POLL_NS (1000 * 1000)
+
+/* How long signals of one sender count as one send (timeout sends to memtrack, then the group). */
+#define SEND_WINDOW_NS (1000 * 1000000ull)
+
+/* The grace the command gets to end its tree, then the rest gets it, before SIGKILL. */
+#define END_GRACE_NS (2000 * 1000000ull)
+
+extern sigset_t sup_caller_mask;
+
+/* supervisor_tree.c */
+int sup_tset_put(struct tracee_set *set, struct tracee *t);
+void sup_tset_take(struct tracee_set *set, struct tracee *t);
+void sup_tset_free(struct tracee_set *set);
+struct tracee *sup_find_tracee(struct sup *s, pid_t tid);
+struct tracee *sup_add_tracee(struct sup *s, pid_t tid);
+struct tracee *sup_reported_child(struct sup *s, pid_t tid, bool *ended);
+void sup_unpress(struct sup *s, struct tracee *t);
+void sup_remove_tracee(struct sup *s, struct tracee *t);
+int sup_add_proc(struct sup *s, pid_t pid, int parent);
+char *sup_read_exe(pid_t pid);
+const char *sup_signame(int sig, char *buf, size_t len);
+
+/* supervisor_stops.c */
+struct json_object *sup_detail_new(void);
+void sup_detail_str(struct json_object *d, const char *key, const char *val);
+void sup_detail_int(struct json_object *d, const char *key, int64_t val);
+int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d);
+int sup_resume(pid_t tid, int sig);
+void sup_record_process(struct sup *s, const struct proc *p, int status, bool exited);
+int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader);
+int sup_release_held(struct sup *s);
+int sup_resume_pressed(struct sup *s);
+bool sup_backpressure_off(void);
+int sup_on_stop(struct sup *s, struct tracee *t, int status);
+
+/* supervisor_signals.c */
+bool sup_is_term_sig(int sig);
+void sup_block_requests(void);
+void sup_unblock_requests(void);
+bool sup_sig_pending(pid_t pid, int sig);
+bool sup_root_delivery_wanted(struct sup *s, const siginfo_t *si);
+void sup_reap_orphans(void);
+void sup_take_requests(struct sup *s);
+int sup_wait_for_news(struct sup *s);
+
+/* supervisor_spawn.c */
+int sup_spawn(struct sup *s);
+
+#endif

@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The supervisor's stop handlers, one per kind of stop (docs/STOPS.md), and the stop log and
+ * resuming they share.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "artifact.h"
+#include "backtrace.h"
+#include "clock.h"
+#include "events.h"
+#include "privileges.h"
+#include "stoplog.h"
+#include "supervisor.h"
+#include "tracker.h"
+
+#include "supervisor_int.h"
+
+/* ---- logging ------------------------------------------------------------------------- */
+
+struct json_object *sup_detail_new(void)
+{
+	return json_object_new_object();
+}
+
+void sup_detail_str(struct json_object *d, const char *key, const char *val)
+{
+	json_object_object_add(d, key, json_object_new_string(val));
+}
+
+void sup_detail_int(struct json_object *d, const char *key, int64_t val)
+{
+	json_object_object_add(d, key, json_object_new_int64(val));
+}
+
+/* Name the files the tracker handled since the last stop, with what it attached. */
+static void detail_files(struct sup *s, struct json_object *d)
+{
+	struct json_object *arr;
+	size_t n;
+
+	if (!s->tracker)
+		return;
+	n = mt_tracker_file_count(s->tracker);
+	if (n == s->files_logged)
+		return;
+	arr = json_object_new_array();
+	for (; s->files_logged < n; s->files_logged++) {
+		const struct mt_tracked_file *f = mt_tracker_file(s->tracker, s->files_logged);
+		struct json_object *o = json_object_new_object();
+
+		sup_detail_str(o, "path", f->path);
+		sup_detail_str(o, "family", mt_family_name(f->family));
+		sup_detail_int(o, "probes", f->probes);
+		if (f->no_symbols)
+			json_object_object_add(o, "no_symbols", json_object_new_boolean(1));
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(d, "files", arr);
+}
+
+int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d)
+{
+	if (!s->cfg->trace_stops_path) {
+		json_object_put(d);
+		return 0;
+	}
+	return mt_stoplog_add(s->log, t->log, kind, d);
+}
+
+/* ---- resuming ------------------------------------------------------------------------ */
+
+int sup_resume(pid_t tid, int sig)
+{
+	/* ESRCH: the tracee was killed meanwhile (SIGKILL, exit of its group); its death follows.
+	 */
+	if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
+		return -errno;
+	return 0;
+}
+
+void sup_record_process(struct sup *s, const struct proc *p, int status, bool exited)
+{
+	struct mt_artifact_process rec = {
+	    .pid = p->pid,
+	    .parent = p->parent_pid,
+	    .exit_status = status,
+	    .exited = exited,
+	};
+
+	if (!s->artifact)
+		return;
+	snprintf(rec.exe, sizeof(rec.exe), "%s", p->exe ? p->exe : "?");
+	mt_artifact_write_process(s->artifact, &rec);
+}
+
+/*
+ * Leave pid stopped for a debugger: no longer tracked by the watcher, detached with SIGSTOP
+ * pending, so that it stops as soon as it runs and gdb can attach.
+ */
+static int stop_here(struct sup *s, struct tracee *t, const char *where)
+{
+	pid_t pid = t->proc >= 0 ? s->procs[t->proc].pid : t->tid;
+
+	if (s->tracker) {
+		mt_tracker_disarm(s->tracker, pid);
+		/* A debugger must find no breakpoint of memtrack's in it (break malloc works). */
+		mt_tracker_release(s->tracker, pid, true);
+	}
+	/*
+	 * Detaching delivers its signal only from a signal-delivery-stop; at an event stop (the
+	 * exec of a seized tracee) it is ignored. A SIGSTOP queued first stops the process anyway.
+	 */
+	if (tgkill(pid, t->tid, SIGSTOP) < 0 && errno != ESRCH)
+		return -errno;
+	if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)SIGSTOP) < 0)
+		return -errno;
+	s->res->stopped_pid = pid;
+	if (pid == s->root)
+		s->root_gone = true;
+	fprintf(stderr, "memtrack: process %d is stopped %s; attach with: gdb -p %d\n", pid, where,
+		pid);
+	sup_remove_tracee(s, t);
+	return 0;
+}
+
+/* ---- the stops ----------------------------------------------------------------------- */
+
+int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader)
+{
+	struct proc *p = &s->procs[t->proc];
+	struct json_object *d = sup_detail_new();
+	int err = 0;
+
+	free(p->exe);
+	p->exe = sup_read_exe(p->pid);
+	if (s->tracker) {
+		if (root_first)
+			err = mt_tracker_arm(s->tracker, p->pid);
+		/* The program and its interpreter were mapped by execve itself: classify them now.
+		 */
+		if (!err)
+			err = mt_tracker_exec(s->tracker, p->pid, new_leader);
+	}
+	sup_detail_str(d, "path", p->exe ? p->exe : "?");
+	detail_files(s, d);
+	sup_log_stop(s, t, "exec", d);
+	if (err)
+		return err;
+	sup_record_process(s, p, 0, false);
+	if (s->cfg->stop_at && strcmp(s->cfg->stop_at, "exec") == 0 && root_first)
+		return stop_here(s, t, "right after its exec");
+	if (root_first)
+		s->res->resume_ns = mt_clock_now_ns();
+	return sup_resume(t->tid, 0);
+}
+
+/* The thread group of a stopped tracee, from /proc/TID/status; 0 when it cannot be read. */
+static pid_t read_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static bool is_thread_of(pid_t tgid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", tgid, tid);
+	return access(path, F_OK) == 0;
+}
+
+/* A fork, vfork or clone reported by its parent: place the new tracee in the tree. */
+static int on_new_child(struct sup *s, struct tracee *t, int event)
+{
+	static const char *const kinds[] = {
+	    [PTRACE_EVENT_FORK] = "fork",
+	    [PTRACE_EVENT_VFORK] = "vfork",
+	    [PTRACE_EVENT_CLONE] = "clone",
+	};
+	struct tracee *child;
+	struct json_object *d;
+	bool ended;
+	unsigned long msg = 0;
+	struct proc *parent;
+	pid_t tgid;
+	int idx, err;
+
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0)
+		return -errno;
+	child = sup_reported_child(s, (pid_t)msg, &ended);
+	if (!child)
+		return -ENOMEM;
+	d = sup_detail_new();
+	parent = &s->procs[t->proc];
+	tgid = parent->pid;
+	if (event == PTRACE_EVENT_CLONE &&
+	    (child->tgid ? child->tgid != child->tid : is_thread_of(tgid, child->tid))) {
+		child->proc = t->proc;
+		err = mt_stoplog_place(child->log, parent->pos, ++parent->threads);
+		s->res->threads++;
+		sup_detail_int(d, "thread", parent->threads);
+	} else {
+		idx = sup_add_proc(s, child->tid, t->proc);
+		if (idx < 0) {
+			json_object_put(d);
+			if (ended)
+				free(child);
+			return idx;
+		}
+		child->proc = idx;
+		free(s->procs[idx].exe);
+		s->procs[idx].exe = strdup(s->procs[t->proc].exe ? s->procs[t->proc].exe : "?");
+		err = mt_stoplog_place(child->log, s->procs[idx].pos, 0);
+		/* Stopped before its first instruction: its links are in place before it runs. */
+		if (!err && !ended && s->tracker)
+			err = mt_tracker_inherit(s->tracker, tgid, child->tid,
+						 event == PTRACE_EVENT_VFORK);
+		sup_detail_str(d, "child", s->procs[idx].pos);
+		if (ended)
+			sup_record_process(s, &s->procs[idx], child->end_status, true);
+	}
+	sup_log_stop(s, t, kinds[event], d);
+	if (ended)
+		free(child);
+	else if (!err && child->held) {
+		child->held = false;
+		s->n_held--;
+		err = sup_resume(child->tid, 0);
+	}
+	return err ? err : sup_resume(t->tid, 0);
+}
+
+/*
+ * A tracee whose creator will never report it (the creator was killed at its fork): place it
+ * as an orphan process, so that its stops can be handled.
+ */
+static int place_orphan(struct sup *s, struct tracee *t)
+{
+	int idx = sup_add_proc(s, t->tid, -2);
+
+	if (idx < 0)
+		return idx;
+	t->proc = idx;
+	return mt_stoplog_place(t->log, s->procs[idx].pos, 0);
+}
+
+/* When every live tracee waits for its creator's report, none is coming: release them. */
+int sup_release_held(struct sup *s)
+{
+	int err;
+
+	for (size_t i = 0; i < s->live.n; i++) {
+		struct tracee *t = s->live.v[i];
+
+		if (!t->held)
+			continue;
+		t->held = false;
+		s->n_held--;
+		err = place_orphan(s, t);
+		if (!err)
+			err = sup_resume(t->tid, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* execve from a non-leader thread: that thread takes the leader's tid, the old leader is gone. */
+static int on_exec_event(struct sup *s, struct tracee *t)
+{
+	unsigned long former = 0;
+	struct tracee *old;
+	bool new_leader = false;
+
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former) == 0 && (pid_t)former != t->tid) {
+		new_leader = true;
+		old = sup_find_tracee(s, (pid_t)former);
+		if (old) {
+			t->log = old->log;
+			sup_remove_tracee(s, old);
+		}
+	}
+	return sup_on_exec(s, t, false, new_leader);
+}
+
+static int on_exit_event(struct sup *s, struct tracee *t)
+{
+	struct json_object *d = sup_detail_new();
+	unsigned long status = 0;
+
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &status);
+	if (WIFSIGNALED((int)status)) {
+		char buf[16];
+
+		sup_detail_str(d, "signal", sup_signame(WTERMSIG((int)status), buf, sizeof(buf)));
+	} else {
+		sup_detail_int(d, "code", WEXITSTATUS((int)status));
+	}
+	sup_log_stop(s, t, "exit", d);
+	return sup_resume(t->tid, 0);
+}
+
+static bool matches_stop_at_map(const struct sup *s, const char *path)
+{
+	const char *glob, *base;
+
+	if (!s->cfg->stop_at || strncmp(s->cfg->stop_at, "map:", 4) != 0)
+		return false;
+	glob = s->cfg->stop_at + 4;
+	base = strrchr(path, '/');
+	return fnmatch(glob, path, 0) == 0 || (base && fnmatch(glob, base + 1, 0) == 0);
+}
+
+static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inode_key *key)
+{
+	pid_t pid = s->procs[t->proc].pid;
+	const struct mt_tracked_file *f;
+	struct json_object *d = sup_detail_new();
+	int err;
+
+	err = mt_tracker_handle_stop(s->tracker, pid, key);
+	f = mt_tracker_find(s->tracker, key);
+	sup_detail_str(d, "path", f ? f->path : "?");
+	detail_files(s, d);
+	sup_log_stop(s, t, "map", d);
+	if (err)
+		return err;
+	if (f && matches_stop_at_map(s, f->path)) {
+		char where[4200];
+
+		snprintf(where, sizeof(where), "right after mapping %s", f->path);
+		return stop_here(s, t, where);
+	}
+	return sup_resume(t->tid, 0);
+}
+
+/*
+ * A pressure stop: the events ring was nearly full when the thread emitted (its event is in the
+ * ring). It stays stopped, its SIGSTOP suppressed, until the consumer has made room
+ * (sup_resume_pressed()). Not logged: when the ring fills depends on how fast the consumer runs,
+ * and the log of a deterministic program must not.
+ */
+static int on_pressure_stop(struct sup *s, struct tracee *t)
+{
+	int err;
+
+	if (mt_events_has_room(s->events))
+		return sup_resume(t->tid, 0);
+	err = sup_tset_put(&s->pressed, t);
+	if (err)
+		return err;
+	t->pressed = true;
+	return 0;
+}
+
+/* Resume the threads held at pressure stops once the consumer has made room. */
+int sup_resume_pressed(struct sup *s)
+{
+	struct tracee *t;
+	int err;
+
+	if (!s->pressed.n || !mt_events_has_room(s->events))
+		return 0;
+	while (s->pressed.n) {
+		t = s->pressed.v[s->pressed.n - 1];
+		sup_unpress(s, t);
+		err = sup_resume(t->tid, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* A signal about to kill a process: say where it struck, while the thread can still be read. */
+static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct json_object *d)
+{
+	struct json_object *frames = mt_backtrace(t->tid, 32);
+	char buf[16];
+	size_t n;
+
+	if (!frames)
+		return;
+	n = json_object_array_length(frames);
+	fprintf(stderr, "memtrack: process %d (%s) got %s at", s->procs[t->proc].pid,
+		s->procs[t->proc].exe, sup_signame(sig, buf, sizeof(buf)));
+	for (size_t i = 0; i < n && i < 8; i++)
+		fprintf(stderr, "%s %s", i ? " <-" : "",
+			json_object_get_string(json_object_array_get_idx(frames, i)));
+	fputc('\n', stderr);
+	json_object_object_add(d, "backtrace", frames);
+}
+
+static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
+{
+	struct mt_inode_key key;
+	struct json_object *d;
+	siginfo_t si;
+	char buf[16];
+	int marked, pressed;
+	bool cancelled;
+
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0) {
+		if (errno != EINVAL)
+			return errno == ESRCH ? 0 : -errno;
+		/* A group-stop of a seized tracee is a PTRACE_EVENT_STOP (on_event_stop()). */
+		return sup_resume(t->tid, 0);
+	}
+	if (sig == SIGSTOP && si.si_code == SI_KERNEL && s->tracker) {
+		/*
+		 * The watcher's and back-pressure's SIGSTOPs merge into one stop when both came.
+		 * The map stop then resumes the thread, which stops again at its next event while
+		 * the ring is still nearly full: nothing is lost either way.
+		 */
+		pressed = mt_tracker_take_pressure_mark(s->tracker, t->tid);
+		marked = mt_tracker_take_stop_mark(s->tracker, t->tid, &key);
+		if (marked < 0 || pressed < 0)
+			return marked < 0 ? marked : pressed;
+		if (marked)
+			return on_watcher_stop(s, t, &key);
+		if (pressed)
+			return on_pressure_stop(s, t);
+	}
+	if (t->tid == s->root && sup_is_term_sig(sig) && !sup_root_delivery_wanted(s, &si)) {
+		d = sup_detail_new();
+		sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
+		sup_log_stop(s, t, "signal-dropped", d);
+		return sup_resume(t->tid, 0);
+	}
+	/*
+	 * A stop signal that a SIGCONT followed while the thread was at its delivery would have
+	 * been cancelled by it without memtrack (dequeue and stop are one step there): not
+	 * re-injected.
+	 */
+	cancelled = is_stop_sig(sig) && sup_sig_pending(t->tid, SIGCONT);
+	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
+	if (sig != SIGCHLD) {
+		d = sup_detail_new();
+		sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
+		if (mt_signal_is_fatal(s->procs[t->proc].pid, sig))
+			record_backtrace(s, t, sig, d);
+		sup_log_stop(s, t, "signal", d);
+	}
+	return sup_resume(t->tid, cancelled ? 0 : sig);
+}
+
+/*
+ * A group-stop of a seized tracee (PTRACE_EVENT_STOP with the stop signal): a SIGSTOP or SIGTSTP
+ * of the user's (memtrack's own are suppressed before they can stop anything). The thread is left
+ * in it with PTRACE_LISTEN, as strace does: the process stays stopped as without memtrack, and a
+ * SIGCONT wakes it. The stop after that wake-up (SIGTRAP) just continues, unlogged: how many of
+ * those come depends on timing.
+ */
+static int on_event_stop(struct sup *s, struct tracee *t, int sig)
+{
+	struct json_object *d;
+	char buf[16];
+
+	if (!is_stop_sig(sig))
+		return sup_resume(t->tid, 0);
+	d = sup_detail_new();
+	sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
+	sup_log_stop(s, t, "group-stop", d);
+	if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) < 0 && errno != ESRCH)
+		return -errno;
+	return 0;
+}
+
+static int dispatch_stop(struct sup *s, struct tracee *t, int status)
+{
+	int sig = WSTOPSIG(status), event = (unsigned int)status >> 16;
+
+	int err;
+
+	if (!t->started && event == PTRACE_EVENT_STOP) {
+		/*
+		 * The attach stop of a new tracee. When it comes before its creator's report, the
+		 * tracee waits here until that report places it in the tree.
+		 */
+		t->started = true;
+		t->tgid = read_tgid(t->tid);
+		sup_log_stop(s, t, "start", NULL);
+		if (t->proc >= 0)
+			return sup_resume(t->tid, 0);
+		t->held = true;
+		s->n_held++;
+		return 0;
+	}
+	t->started = true;
+	if (t->proc < 0) {
+		err = place_orphan(s, t);
+		if (err)
+			return err;
+	}
+	switch (event) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		return on_new_child(s, t, event);
+	case PTRACE_EVENT_EXEC:
+		return on_exec_event(s, t);
+	case PTRACE_EVENT_EXIT:
+		return on_exit_event(s, t);
+	case PTRACE_EVENT_STOP:
+		return on_event_stop(s, t, sig);
+	case 0:
+		return on_signal_stop(s, t, sig);
+	default:
+		return sup_resume(t->tid, 0);
+	}
+}
+
+#ifdef MT_FAULT_INJECTION
+/*
+ * Test builds only (build/tests/memtrack-faults; the memtrack binary has none of this): with
+ * MT_FAULT_AT_STOP=N in its environment, the Nth stop fails as a refused ptrace request would,
+ * leaving its tracee stopped, so that the tests can drive the fatal path on a live tree.
+ */
+static int injected_fault(void)
+{
+	static long stops;
+	const char *at = getenv("MT_FAULT_AT_STOP");
+
+	return at && ++stops == atol(at) ? -EPERM : 0;
+}
+
+/* MT_NO_BACKPRESSURE=1: a full ring drops events, so that the tests can drive the drop path. */
+bool sup_backpressure_off(void)
+{
+	return getenv("MT_NO_BACKPRESSURE") != NULL;
+}
+#else
+static int injected_fault(void)
+{
+	return 0;
+}
+
+bool sup_backpressure_off(void)
+{
+	return false;
+}
+#endif
+
+/*
+ * A tracee can be killed (SIGKILL, its group's exit) between its stop and our ptrace requests:
+ * ESRCH then only means its death report is on its way, not that supervision failed.
+ */
+int sup_on_stop(struct sup *s, struct tracee *t, int status)
+{
+	int err = injected_fault() ?: dispatch_stop(s, t, status);
+
+	return err == -ESRCH ? 0 : err;
+}
