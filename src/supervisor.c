@@ -383,7 +383,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	t->proc = idx;
 	t->started = true;
 	mt_stoplog_place(t->log, s.procs[idx].pos, 0);
-	err = sup_on_exec(&s, t, true, false);
+	err = sup_carry_out(t, sup_on_exec(&s, t, true, false));
 	if (!err)
 		err = event_loop(&s);
 	if (!err && s.end_phase)

@@ -101,6 +101,15 @@ struct sup {
 
 extern sigset_t sup_caller_mask;
 
+/*
+ * What a stop handler decided for its tracee, when it returns no error (a negative errno):
+ * SUP_LEAVE leaves it as the handler left it (held until its creator reports it or the ring has
+ * room, detached for a debugger, listening in a group-stop, gone); SUP_RESUME(sig) continues it,
+ * delivering sig (0: none). sup_carry_out() does it, in one place.
+ */
+#define SUP_LEAVE	0
+#define SUP_RESUME(sig) (1 + (sig))
+
 /* supervisor_tree.c */
 int sup_tset_put(struct tracee_set *set, struct tracee *t);
 void sup_tset_take(struct tracee_set *set, struct tracee *t);
@@ -120,6 +129,7 @@ void sup_detail_str(struct json_object *d, const char *key, const char *val);
 void sup_detail_int(struct json_object *d, const char *key, int64_t val);
 int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d);
 int sup_resume(pid_t tid, int sig);
+int sup_carry_out(struct tracee *t, int next);
 void sup_record_process(struct sup *s, const struct proc *p, int status, bool exited);
 int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader);
 int sup_release_held(struct sup *s);

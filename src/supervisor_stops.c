@@ -97,6 +97,14 @@ int sup_resume(pid_t tid, int sig)
 	return 0;
 }
 
+/* A stop handler's decision carried out: the one place where a stopped tracee is resumed. */
+int sup_carry_out(struct tracee *t, int next)
+{
+	if (next <= SUP_LEAVE) /* an error, or left as the handler left it */
+		return next;
+	return sup_resume(t->tid, next - 1);
+}
+
 void sup_record_process(struct sup *s, const struct proc *p, int status, bool exited)
 {
 	struct mt_artifact_process rec = {
@@ -139,7 +147,7 @@ static int stop_here(struct sup *s, struct tracee *t, const char *where)
 	fprintf(stderr, "memtrack: process %d is stopped %s; attach with: gdb -p %d\n", pid, where,
 		pid);
 	sup_remove_tracee(s, t);
-	return 0;
+	return SUP_LEAVE;
 }
 
 /* ---- the stops ----------------------------------------------------------------------- */
@@ -170,7 +178,7 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 		return stop_here(s, t, "right after its exec");
 	if (root_first)
 		s->res->resume_ns = mt_clock_now_ns();
-	return sup_resume(t->tid, 0);
+	return SUP_RESUME(0);
 }
 
 /* The thread group of a stopped tracee, from /proc/TID/status; 0 when it cannot be read. */
@@ -257,7 +265,7 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 		s->n_held--;
 		err = sup_resume(child->tid, 0);
 	}
-	return err ? err : sup_resume(t->tid, 0);
+	return err ? err : SUP_RESUME(0);
 }
 
 /*
@@ -327,7 +335,7 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 		sup_detail_int(d, "code", WEXITSTATUS((int)status));
 	}
 	sup_log_stop(s, t, "exit", d);
-	return sup_resume(t->tid, 0);
+	return SUP_RESUME(0);
 }
 
 static bool matches_stop_at_map(const struct sup *s, const char *path)
@@ -361,7 +369,7 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 		snprintf(where, sizeof(where), "right after mapping %s", f->path);
 		return stop_here(s, t, where);
 	}
-	return sup_resume(t->tid, 0);
+	return SUP_RESUME(0);
 }
 
 /*
@@ -375,12 +383,12 @@ static int on_pressure_stop(struct sup *s, struct tracee *t)
 	int err;
 
 	if (mt_events_has_room(s->events))
-		return sup_resume(t->tid, 0);
+		return SUP_RESUME(0);
 	err = sup_tset_put(&s->pressed, t);
 	if (err)
 		return err;
 	t->pressed = true;
-	return 0;
+	return SUP_LEAVE;
 }
 
 /* Resume the threads held at pressure stops once the consumer has made room. */
@@ -436,9 +444,9 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0) {
 		if (errno != EINVAL)
-			return errno == ESRCH ? 0 : -errno;
+			return errno == ESRCH ? SUP_LEAVE : -errno;
 		/* A group-stop of a seized tracee is a PTRACE_EVENT_STOP (on_event_stop()). */
-		return sup_resume(t->tid, 0);
+		return SUP_RESUME(0);
 	}
 	if (sig == SIGSTOP && si.si_code == SI_KERNEL && s->tracker) {
 		/*
@@ -459,7 +467,7 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 		d = sup_detail_new();
 		sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
 		sup_log_stop(s, t, "signal-dropped", d);
-		return sup_resume(t->tid, 0);
+		return SUP_RESUME(0);
 	}
 	/*
 	 * A stop signal that a SIGCONT followed while the thread was at its delivery would have
@@ -475,7 +483,7 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 			record_backtrace(s, t, sig, d);
 		sup_log_stop(s, t, "signal", d);
 	}
-	return sup_resume(t->tid, cancelled ? 0 : sig);
+	return SUP_RESUME(cancelled ? 0 : sig);
 }
 
 /*
@@ -491,13 +499,13 @@ static int on_event_stop(struct sup *s, struct tracee *t, int sig)
 	char buf[16];
 
 	if (!is_stop_sig(sig))
-		return sup_resume(t->tid, 0);
+		return SUP_RESUME(0);
 	d = sup_detail_new();
 	sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
 	sup_log_stop(s, t, "group-stop", d);
 	if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) < 0 && errno != ESRCH)
 		return -errno;
-	return 0;
+	return SUP_LEAVE;
 }
 
 static int dispatch_stop(struct sup *s, struct tracee *t, int status)
@@ -515,10 +523,10 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		t->tgid = read_tgid(t->tid);
 		sup_log_stop(s, t, "start", NULL);
 		if (t->proc >= 0)
-			return sup_resume(t->tid, 0);
+			return SUP_RESUME(0);
 		t->held = true;
 		s->n_held++;
-		return 0;
+		return SUP_LEAVE;
 	}
 	t->started = true;
 	if (t->proc < 0) {
@@ -540,7 +548,7 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 	case 0:
 		return on_signal_stop(s, t, sig);
 	default:
-		return sup_resume(t->tid, 0);
+		return SUP_RESUME(0);
 	}
 }
 
@@ -581,7 +589,7 @@ bool sup_backpressure_off(void)
  */
 int sup_on_stop(struct sup *s, struct tracee *t, int status)
 {
-	int err = injected_fault() ?: dispatch_stop(s, t, status);
+	int err = injected_fault() ?: sup_carry_out(t, dispatch_stop(s, t, status));
 
 	return err == -ESRCH ? 0 : err;
 }
