@@ -166,6 +166,32 @@ static void begin_record(uint8_t **p, uint32_t type, size_t payload)
 }
 
 /* Bytes of header body for argv[0..argc), dropping arguments that would overflow the limit. */
+/*
+ * Open a metadata record of payload bytes under the writer's lock: NULL (lock released, *err
+ * set) when the recording has stopped. record_end() commits what was written and unlocks.
+ */
+static uint8_t *record_begin(struct mt_artifact_writer *w, uint32_t type, size_t payload, int *err)
+{
+	uint8_t *p;
+
+	pthread_mutex_lock(&w->lock);
+	p = reserve_locked(w, REC_HDR_SIZE + payload);
+	if (!p) {
+		*err = w->err;
+		pthread_mutex_unlock(&w->lock);
+		return NULL;
+	}
+	begin_record(&p, type, payload);
+	return p;
+}
+
+static int record_end(struct mt_artifact_writer *w, const uint8_t *p)
+{
+	w->len = (size_t)(p - w->buf);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
 static size_t header_body_len(const struct mt_artifact_header *h, size_t wlen, int *argc)
 {
 	size_t len = 8 + 8 + 4 + wlen + 4;
@@ -306,23 +332,16 @@ int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_arti
 	uint8_t *p;
 	int err = 0;
 
-	pthread_mutex_lock(&w->lock);
-	p = reserve_locked(w, REC_HDR_SIZE + payload);
-	if (!p) {
-		err = w->err;
-		goto out;
-	}
-	begin_record(&p, MT_REC_PROCESS, payload);
+	p = record_begin(w, MT_REC_PROCESS, payload, &err);
+	if (!p)
+		return err;
 	put_u32(&p, pr->pid);
 	put_u32(&p, pr->parent);
 	put_u32(&p, (uint32_t)pr->exit_status);
 	put_u8(&p, pr->exited ? 1 : 0);
 	put_bytes(&p, "\0\0\0", 3);
 	put_str(&p, pr->exe, elen);
-	w->len = (size_t)(p - w->buf);
-out:
-	pthread_mutex_unlock(&w->lock);
-	return err;
+	return record_end(w, p);
 }
 
 int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f)
@@ -333,13 +352,9 @@ int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifac
 	uint8_t *p;
 	int err = 0;
 
-	pthread_mutex_lock(&w->lock);
-	p = reserve_locked(w, REC_HDR_SIZE + payload);
-	if (!p) {
-		err = w->err;
-		goto out;
-	}
-	begin_record(&p, MT_REC_FILE, payload);
+	p = record_begin(w, MT_REC_FILE, payload, &err);
+	if (!p)
+		return err;
 	put_u16(&p, f->file_id);
 	/* Version 1's 16-bit count, saturated; the exact count follows the path. */
 	put_u16(&p, f->probes > UINT16_MAX ? UINT16_MAX : (uint16_t)f->probes);
@@ -348,10 +363,7 @@ int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifac
 	put_str(&p, f->build_id, blen);
 	put_str(&p, f->path, plen);
 	put_u32(&p, f->probes);
-	w->len = (size_t)(p - w->buf);
-out:
-	pthread_mutex_unlock(&w->lock);
-	return err;
+	return record_end(w, p);
 }
 
 int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u)
@@ -363,22 +375,15 @@ int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_art
 	uint8_t *p;
 	int err = 0;
 
-	pthread_mutex_lock(&w->lock);
-	p = reserve_locked(w, REC_HDR_SIZE + payload);
-	if (!p) {
-		err = w->err;
-		goto out;
-	}
-	begin_record(&p, MT_REC_UNPROBED, payload);
+	p = record_begin(w, MT_REC_UNPROBED, payload, &err);
+	if (!p)
+		return err;
 	put_u32(&p, (uint32_t)u->error);
 	put_u32(&p, 0);
 	put_str(&p, u->path, plen);
 	put_str(&p, u->function, flen);
 	put_str(&p, u->reason, rlen);
-	w->len = (size_t)(p - w->buf);
-out:
-	pthread_mutex_unlock(&w->lock);
-	return err;
+	return record_end(w, p);
 }
 
 bool mt_artifact_readable_later(struct mt_artifact_writer *w)
