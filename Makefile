@@ -13,7 +13,7 @@ PKG_CONFIG ?= pkg-config
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
-LIBS_PC := libbpf libelf json-c capstone libunwind-ptrace
+LIBS_PC := libbpf libelf libdw json-c capstone libunwind-ptrace
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DMT_VERSION='"$(VERSION)"' \
 	  -I$(BUILD) -Isrc $(shell $(PKG_CONFIG) --cflags $(LIBS_PC))

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One row of an unwind table (src/unwind_table.h builds them, docs/STACKS.md describes them): how
+ * to find a frame's caller from any address in [addr, next row's addr). Shared by user space and
+ * the BPF unwinder, so the layout is a contract: 8 bytes, no padding, a power of two so that the
+ * BPF side indexes a row with a shift and a table of N rows is 8N bytes.
+ *
+ * x86-64 only: the canonical frame address (CFA) is the caller's rsp, the return address is
+ * always at CFA - 8 (the rows of a file where it is not are MT_CFA_UNKNOWN), and the only other
+ * register an unwinder needs is rbp, which a frame-pointer caller computes its own CFA from.
+ */
+#ifndef MT_UNWIND_ROW_H
+#define MT_UNWIND_ROW_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* How to compute the CFA: the low nibble of mt_unwind_row.rules. Never renumber. */
+enum mt_unwind_cfa {
+	MT_CFA_NONE = 0,    /* no CFI covers these addresses: unwind by frame pointer */
+	MT_CFA_RSP = 1,	    /* CFA = rsp + cfa_off */
+	MT_CFA_RBP = 2,	    /* CFA = rbp + cfa_off */
+	MT_CFA_PLT = 3,	    /* lazy PLT: CFA = rsp + cfa_off + ((rip & 15) >= rbp_off ? 8 : 0) */
+	MT_CFA_SIGNAL = 4,  /* signal trampoline: rsp points at the kernel's ucontext */
+	MT_CFA_END = 5,	    /* the outermost frame (return address undefined): stop here */
+	MT_CFA_UNKNOWN = 6, /* an expression, another register or an offset the row cannot hold */
+};
+
+/* Where the caller's rbp is: the high nibble of mt_unwind_row.rules. Never renumber. */
+enum mt_unwind_rbp {
+	MT_RBP_SAME = 0,    /* not changed by this frame */
+	MT_RBP_AT_CFA = 1,  /* saved at CFA + 8 * rbp_off */
+	MT_RBP_UNKNOWN = 2, /* saved elsewhere or clobbered: the caller's rbp is lost */
+};
+
+struct mt_unwind_row {
+	__u32 addr;    /* first address covered, as the file's link-time virtual address */
+	__u16 cfa_off; /* bytes added to the CFA's base register */
+	__u8 rules;    /* enum mt_unwind_cfa | enum mt_unwind_rbp << 4 */
+	__s8 rbp_off;  /* MT_RBP_AT_CFA: in 8-byte words; MT_CFA_PLT: the rip & 15 threshold */
+};
+
+#define MT_UNW_RULES(cfa, rbp) ((__u8)((cfa) | (rbp) << 4))
+#define MT_UNW_CFA(row)	       ((row)->rules & 0xf)
+#define MT_UNW_RBP(row)	       ((row)->rules >> 4)
+
+/*
+ * The kernel's signal frame, as the trampoline (__restore_rt) sees it: rsp points at the
+ * ucontext, whose mcontext (struct sigcontext) holds the interrupted registers at these offsets.
+ */
+#define MT_SIGFRAME_RBP 120
+#define MT_SIGFRAME_RSP 160
+#define MT_SIGFRAME_RIP 168
+
+#endif

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of unwind tables (src/unwind_table.c, src/unwind_cache.c): every row of readelf's
+ * own evaluation of the CFI (--debug-dump=frames-interp, binutils' reader, not libdw) must be what
+ * the table says at that address, on the unwind fixtures (fixtures/README.md) and on libc; the
+ * fixtures' row counts and chosen rows are exact; errors and the cache behave as documented.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+#include "unwind_cache.h"
+#include "unwind_table.h"
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+/* ---- helpers ---- */
+
+static struct mt_unwind_table build(const char *path)
+{
+	struct mt_unwind_table t;
+	int err = mt_unwind_table_build(path, &t);
+
+	ck_assert_msg(err == 0, "build %s: %s", path, strerror(-err));
+	return t;
+}
+
+/* The address of a symbol of the file's .symtab, read with nm. */
+static uint64_t sym(const char *path, const char *name)
+{
+	char cmd[512], line[512];
+	uint64_t addr = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm %s", path);
+	f = popen(cmd, "r");
+	ck_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		char n[256], type;
+		uint64_t a;
+
+		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &type, n) == 3 && !strcmp(n, name))
+			addr = a;
+	}
+	pclose(f);
+	ck_assert_msg(addr, "%s has no symbol %s", path, name);
+	return addr;
+}
+
+/* The table's rule at addr as text ("rsp+16 rbp=c-16"). */
+static const char *rule_at(const struct mt_unwind_table *t, uint64_t addr)
+{
+	static char buf[64];
+	const struct mt_unwind_row *r = mt_unwind_table_find(t, addr);
+
+	return r ? mt_unwind_row_str(r, buf, sizeof(buf)) : "(none)";
+}
+
+/* Whether the table's row at loc says what readelf's row says (cfa, rbp, ra columns). */
+static bool agrees(const struct mt_unwind_table *t, uint64_t loc, const char *cfa, const char *rbp,
+		   const char *ra, char *why, size_t size)
+{
+	const struct mt_unwind_row *r = mt_unwind_table_find(t, loc);
+	unsigned int off;
+	int roff;
+	char buf[64];
+	bool ok;
+
+	if (!r) {
+		snprintf(why, size, "%#" PRIx64 ": no row", loc);
+		return false;
+	}
+	if (!strcmp(cfa, "exp") && MT_UNW_CFA(r) == MT_CFA_SIGNAL)
+		ok = true; /* the signal frame's registers are all expressions over rsp */
+	else if (!strcmp(ra, "u"))
+		ok = MT_UNW_CFA(r) == MT_CFA_END;
+	else if (strcmp(ra, "c-8"))
+		ok = MT_UNW_CFA(r) == MT_CFA_UNKNOWN;
+	else if (sscanf(cfa, "rsp+%u", &off) == 1)
+		ok = MT_UNW_CFA(r) == MT_CFA_RSP && r->cfa_off == off;
+	else if (sscanf(cfa, "rbp+%u", &off) == 1)
+		ok = MT_UNW_CFA(r) == MT_CFA_RBP && r->cfa_off == off;
+	else /* exp: the PLT's, the signal frame's, or one the row cannot hold */
+		ok = MT_UNW_CFA(r) == MT_CFA_PLT || MT_UNW_CFA(r) == MT_CFA_SIGNAL ||
+		     MT_UNW_CFA(r) == MT_CFA_UNKNOWN;
+	if (ok && (MT_UNW_CFA(r) == MT_CFA_RSP || MT_UNW_CFA(r) == MT_CFA_RBP)) {
+		if (sscanf(rbp, "c%d", &roff) == 1)
+			ok = MT_UNW_RBP(r) == MT_RBP_AT_CFA && r->rbp_off * 8 == roff;
+		else /* u (unspecified: callee-saved, so the same), s, or no column */
+			ok = MT_UNW_RBP(r) == MT_RBP_SAME;
+	}
+	if (!ok)
+		snprintf(why, size, "%#" PRIx64 ": readelf %s rbp=%s ra=%s, table %s", loc, cfa,
+			 rbp, ra, mt_unwind_row_str(r, buf, sizeof(buf)));
+	return ok;
+}
+
+/* A row of readelf's table: its CFA, rbp and ra columns ("u" where the column is absent). */
+struct readelf_row {
+	char cfa[24], rbp[24], ra[24];
+};
+
+static void readelf_row_parse(char **tok, size_t n, char cols[][16], struct readelf_row *r)
+{
+	snprintf(r->cfa, sizeof(r->cfa), "?");
+	snprintf(r->rbp, sizeof(r->rbp), "u");
+	snprintf(r->ra, sizeof(r->ra), "u");
+	for (size_t i = 1; i < n; i++) {
+		if (!strcmp(cols[i], "CFA"))
+			snprintf(r->cfa, sizeof(r->cfa), "%s", tok[i]);
+		else if (!strcmp(cols[i], "rbp"))
+			snprintf(r->rbp, sizeof(r->rbp), "%s", tok[i]);
+		else if (!strcmp(cols[i], "ra"))
+			snprintf(r->ra, sizeof(r->ra), "%s", tok[i]);
+	}
+}
+
+/* What readelf is reading: which CIE or FDE, and where. */
+struct readelf_state {
+	bool in_fde;
+	uint64_t fde_start, fde_end, cie;
+	size_t fde_rows;
+	char cols[16][16];
+	size_t ncols;
+	uint64_t cie_off[64]; /* each CIE's initial row, for the FDEs without instructions */
+	struct readelf_row cie_row[64];
+	size_t n_cies;
+};
+
+/* An FDE with no instructions of its own has the rule of its CIE's initial row. */
+static size_t readelf_end_entry(struct readelf_state *st, const struct mt_unwind_table *t,
+				const char *path)
+{
+	char why[256];
+
+	if (!st->in_fde || st->fde_rows)
+		return 0;
+	for (size_t i = 0; i < st->n_cies; i++) {
+		const struct readelf_row *r = &st->cie_row[i];
+
+		if (st->cie_off[i] != st->cie)
+			continue;
+		ck_assert_msg(agrees(t, st->fde_start, r->cfa, r->rbp, r->ra, why, sizeof(why)),
+			      "%s: %s", path, why);
+		return 1;
+	}
+	ck_abort_msg("%s: FDE at %#" PRIx64 " with an unknown CIE", path, st->fde_start);
+	return 0;
+}
+
+/* Take a CIE or FDE header line; false when line is neither. */
+static bool readelf_entry(struct readelf_state *st, const char *line)
+{
+	uint64_t off, cie;
+
+	if (strstr(line, " FDE ") &&
+	    sscanf(line, "%" SCNx64 " %*x %*x FDE cie=%" SCNx64 " pc=%" SCNx64 "..%" SCNx64, &off,
+		   &cie, &st->fde_start, &st->fde_end) == 4) {
+		st->in_fde = true;
+		st->cie = cie;
+		st->fde_rows = 0;
+		return true;
+	}
+	if (strstr(line, " CIE") && sscanf(line, "%" SCNx64, &off) == 1) {
+		ck_assert_uint_lt(st->n_cies, 64);
+		st->cie_off[st->n_cies] = off;
+		snprintf(st->cie_row[st->n_cies].cfa, 24, "?");
+		st->n_cies++;
+		st->in_fde = false;
+		return true;
+	}
+	if (strstr(line, "ZERO terminator") || strstr(line, "Contents")) {
+		st->in_fde = false;
+		st->n_cies = 0; /* CIE offsets are per section */
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Compare every row readelf prints for the FDEs of path (both CFI sections) with the table, and
+ * the CIE's initial row for each FDE that has no instructions. readelf prints a row at an FDE's
+ * end address when the last advance reaches it: that row describes nothing and is skipped.
+ * Returns the number of rows compared; fails on the first disagreement.
+ */
+static size_t check_against_readelf(const char *path, const struct mt_unwind_table *t)
+{
+	struct readelf_state st = {0};
+	char cmd[512], line[1024];
+	size_t rows = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp %s 2>/dev/null", path);
+	f = popen(cmd, "r");
+	ck_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *tok[16], *save, why[256];
+		struct readelf_row r;
+		size_t n = 0;
+		uint64_t loc;
+
+		if (strstr(line, " FDE ") || strstr(line, " CIE") ||
+		    strstr(line, "ZERO terminator") || strstr(line, "Contents")) {
+			rows += readelf_end_entry(&st, t, path);
+			readelf_entry(&st, line);
+			continue;
+		}
+		for (char *p = strtok_r(line, " \n", &save); p && n < 16;
+		     p = strtok_r(NULL, " \n", &save))
+			tok[n++] = p;
+		if (n && !strcmp(tok[0], "LOC")) {
+			st.ncols = n;
+			for (size_t i = 0; i < n; i++)
+				snprintf(st.cols[i], sizeof(st.cols[i]), "%s", tok[i]);
+			continue;
+		}
+		if (n < 2 || n != st.ncols || sscanf(tok[0], "%" SCNx64, &loc) != 1)
+			continue;
+		readelf_row_parse(tok, n, st.cols, &r);
+		if (!st.in_fde) {
+			if (st.n_cies)
+				st.cie_row[st.n_cies - 1] = r;
+			continue;
+		}
+		st.fde_rows++;
+		if (loc >= st.fde_end)
+			continue;
+		ck_assert_msg(agrees(t, loc, r.cfa, r.rbp, r.ra, why, sizeof(why)), "%s: %s", path,
+			      why);
+		rows++;
+	}
+	pclose(f);
+	return rows;
+}
+
+static size_t count_cfa(const struct mt_unwind_table *t, enum mt_unwind_cfa kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_rows; i++)
+		n += MT_UNW_CFA(&t->rows[i]) == kind;
+	return n;
+}
+
+/* Rows are sorted, and no row repeats the one before it (adjacent identical rows merge). */
+static void check_shape(const struct mt_unwind_table *t)
+{
+	for (size_t i = 1; i < t->n_rows; i++) {
+		const struct mt_unwind_row *a = &t->rows[i - 1], *b = &t->rows[i];
+
+		ck_assert_msg(a->addr < b->addr, "rows %zu, %zu out of order", i - 1, i);
+		ck_assert_msg(a->rules != b->rules || a->cfa_off != b->cfa_off ||
+				  a->rbp_off != b->rbp_off,
+			      "rows %zu and %zu are the same rule", i - 1, i);
+	}
+	ck_assert_int_eq(MT_UNW_CFA(&t->rows[t->n_rows - 1]), MT_CFA_NONE);
+}
+
+/* ---- tests ---- */
+
+START_TEST(row_is_eight_bytes)
+{
+	ck_assert_int_eq(sizeof(struct mt_unwind_row), 8);
+}
+END_TEST
+
+/* The program built as Debian builds (-O2, no frame pointer): every rule is rsp-based. */
+START_TEST(no_frame_pointer_fixture)
+{
+	const char *path = FIXTURE("unwind_deep");
+	struct mt_unwind_table t = build(path);
+	uint64_t alloc = sym(path, "alloc_here"), sig = sym(path, "run_signal");
+
+	check_shape(&t);
+	ck_assert_uint_eq(t.n_rows, 35);
+	ck_assert_uint_eq(t.n_fdes, 9);
+	ck_assert_uint_eq(t.n_unknown, 0);
+	ck_assert(t.has_eh_frame && !t.has_debug_frame);
+	ck_assert_uint_eq(check_against_readelf(path, &t), 27);
+	ck_assert_uint_eq(count_cfa(&t, MT_CFA_RBP), 0);
+	ck_assert_uint_eq(count_cfa(&t, MT_CFA_PLT), 1);
+	ck_assert_uint_eq(count_cfa(&t, MT_CFA_END), 1);
+	ck_assert_str_eq(rule_at(&t, sym(path, "_start")), "end");
+	ck_assert_str_eq(rule_at(&t, alloc), "rsp+8 rbp=same");
+	ck_assert_str_eq(rule_at(&t, alloc + 4), "rsp+16 rbp=same");
+	ck_assert_str_eq(rule_at(&t, sig + 7), "rsp+176 rbp=same");
+	mt_unwind_table_free(&t);
+}
+END_TEST
+
+/* The same program with frame pointers: rbp-based rules, rbp saved at CFA-16. */
+START_TEST(frame_pointer_fixture)
+{
+	const char *path = FIXTURE("unwind_deep_fp");
+	struct mt_unwind_table t = build(path);
+	uint64_t alloc = sym(path, "alloc_here");
+
+	check_shape(&t);
+	ck_assert_uint_eq(t.n_rows, 40);
+	ck_assert_uint_eq(check_against_readelf(path, &t), 36);
+	ck_assert_uint_eq(count_cfa(&t, MT_CFA_RBP), 8);
+	ck_assert_str_eq(rule_at(&t, alloc), "rsp+8 rbp=same");
+	ck_assert_str_eq(rule_at(&t, alloc + 1), "rsp+16 rbp=c-16");
+	ck_assert_str_eq(rule_at(&t, alloc + 9), "rbp+16 rbp=c-16");
+	mt_unwind_table_free(&t);
+}
+END_TEST
+
+/* The program's own functions described in .debug_frame only, crt's in .eh_frame: one table. */
+START_TEST(debug_frame_fills_what_eh_frame_lacks)
+{
+	const char *path = FIXTURE("unwind_debugframe");
+	struct mt_unwind_table t = build(path), plain = build(FIXTURE("unwind_deep"));
+
+	check_shape(&t);
+	ck_assert(t.has_eh_frame && t.has_debug_frame);
+	ck_assert_uint_eq(t.n_rows, plain.n_rows);
+	ck_assert_mem_eq(t.rows, plain.rows, t.n_rows * sizeof(*t.rows));
+	ck_assert_uint_eq(check_against_readelf(path, &t), 27);
+	ck_assert_str_eq(rule_at(&t, sym(path, "alloc_here") + 4), "rsp+16 rbp=same");
+	mt_unwind_table_free(&t);
+	mt_unwind_table_free(&plain);
+}
+END_TEST
+
+START_TEST(shared_libraries)
+{
+	struct mt_unwind_table t = build(FIXTURE("libmtdeep.so"));
+	struct mt_unwind_table fp = build(FIXTURE("libmtdeep_fp.so"));
+
+	check_shape(&t);
+	check_shape(&fp);
+	ck_assert_uint_eq(t.n_rows, 13);
+	ck_assert_uint_eq(fp.n_rows, 15);
+	ck_assert_uint_eq(check_against_readelf(FIXTURE("libmtdeep.so"), &t), 10);
+	ck_assert_uint_eq(check_against_readelf(FIXTURE("libmtdeep_fp.so"), &fp), 13);
+	ck_assert_uint_eq(t.exec_vaddr, 0x1000);
+	ck_assert_uint_eq(t.exec_offset, 0x1000);
+	ck_assert_uint_gt(t.build_id_len, 0);
+	mt_unwind_table_free(&t);
+	mt_unwind_table_free(&fp);
+}
+END_TEST
+
+/* libc: the PLT, the signal trampoline, tens of thousands of rows, all as readelf reads them. */
+START_TEST(libc_agrees_with_readelf)
+{
+	struct mt_unwind_table t = build(LIBC);
+	size_t compared;
+
+	check_shape(&t);
+	compared = check_against_readelf(LIBC, &t);
+	ck_assert_uint_gt(compared, t.n_rows / 2);
+	ck_assert_uint_eq(count_cfa(&t, MT_CFA_SIGNAL), 1);
+	ck_assert_uint_eq(count_cfa(&t, MT_CFA_PLT), 1);
+	ck_assert_uint_eq(t.n_unknown, count_cfa(&t, MT_CFA_UNKNOWN));
+	ck_assert_uint_eq(t.n_rbp_lost, 0);
+	mt_unwind_table_free(&t);
+}
+END_TEST
+
+START_TEST(find_is_last_row_at_or_below)
+{
+	struct mt_unwind_table t = build(FIXTURE("unwind_deep"));
+	const struct mt_unwind_row *first = &t.rows[0], *last = &t.rows[t.n_rows - 1];
+
+	ck_assert_ptr_null(mt_unwind_table_find(&t, first->addr - 1));
+	ck_assert_ptr_eq(mt_unwind_table_find(&t, first->addr), first);
+	ck_assert_ptr_eq(mt_unwind_table_find(&t, t.rows[1].addr - 1), first);
+	ck_assert_ptr_eq(mt_unwind_table_find(&t, t.rows[1].addr), &t.rows[1]);
+	ck_assert_ptr_eq(mt_unwind_table_find(&t, last->addr + 100000), last);
+	ck_assert_ptr_null(mt_unwind_table_find(&t, (uint64_t)1 << 40));
+	mt_unwind_table_free(&t);
+}
+END_TEST
+
+START_TEST(files_without_tables_say_why)
+{
+	struct mt_unwind_table t;
+	char path[] = "/tmp/mt-unwind-XXXXXX";
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "not an ELF file\n", 16), 16);
+	close(fd);
+	ck_assert_int_eq(mt_unwind_table_build(FIXTURE("libnocfi.so"), &t), -ENODATA);
+	ck_assert_uint_eq(t.n_rows, 0);
+	ck_assert_int_eq(mt_unwind_table_build(path, &t), -ENOEXEC);
+	ck_assert_int_eq(mt_unwind_table_build("/nonexistent/lib.so", &t), -ENOENT);
+	unlink(path);
+}
+END_TEST
+
+/* One build per build id: the same file again, or a copy elsewhere, is answered from the cache. */
+START_TEST(cache_by_build_id)
+{
+	struct mt_unwind_cache *c = mt_unwind_cache_new();
+	const struct mt_unwind_table *a, *b, *n;
+	char dir[64], copy[128], cmd[512];
+
+	mt_tmpdir(dir);
+	snprintf(copy, sizeof(copy), "%s/libcopy.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", FIXTURE("libmtdeep.so"), copy);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(mt_unwind_cache_get(c, FIXTURE("libmtdeep.so"), &a), 0);
+	ck_assert_int_eq(mt_unwind_cache_get(c, copy, &b), 0);
+	ck_assert_ptr_eq(a, b);
+	ck_assert_int_eq(mt_unwind_cache_get(c, FIXTURE("libmtdeep_fp.so"), &b), 0);
+	ck_assert_ptr_ne(a, b);
+	ck_assert_int_eq(mt_unwind_cache_get(c, FIXTURE("libnocfi.so"), &n), -ENODATA);
+	ck_assert_int_eq(mt_unwind_cache_get(c, FIXTURE("libnocfi.so"), &n), -ENODATA);
+	ck_assert_uint_eq(n->n_rows, 0);
+	ck_assert_int_eq(mt_unwind_cache_get(c, "/nonexistent/lib.so", &n), -ENOENT);
+	ck_assert_uint_eq(mt_unwind_cache_builds(c), 3);
+	ck_assert_uint_eq(mt_unwind_cache_hits(c), 2);
+	ck_assert_uint_eq(a->n_rows, 13); /* still valid after more entries were added */
+	mt_unwind_cache_free(c);
+	unlink(copy);
+	rmdir(dir);
+}
+END_TEST
+
+static Suite *unwind_suite(void)
+{
+	Suite *s = suite_create("unwind");
+	TCase *tc = tcase_create("tables");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, row_is_eight_bytes);
+	tcase_add_test(tc, no_frame_pointer_fixture);
+	tcase_add_test(tc, frame_pointer_fixture);
+	tcase_add_test(tc, debug_frame_fills_what_eh_frame_lacks);
+	tcase_add_test(tc, shared_libraries);
+	tcase_add_test(tc, libc_agrees_with_readelf);
+	tcase_add_test(tc, find_is_last_row_at_or_below);
+	tcase_add_test(tc, files_without_tables_say_why);
+	tcase_add_test(tc, cache_by_build_id);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(unwind_suite());
+}
