@@ -454,7 +454,8 @@ static int walk_fdes(struct cfi_source *src, struct mt_unwind_table *t, struct r
 	uint64_t covered = 0; /* every address below is in a row already */
 	int err;
 
-	qsort(src->starts.v, src->starts.n, sizeof(uint64_t), cmp_u64);
+	if (src->starts.n)
+		qsort(src->starts.v, src->starts.n, sizeof(uint64_t), cmp_u64);
 	for (size_t i = 0; i < src->starts.n; i++) {
 		uint64_t addr = src->starts.v[i];
 		struct mt_unwind_row r;
