@@ -52,6 +52,9 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/memtrack.h $(BUILD)/vmlinux.h
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror \
 		-c $< -o $@
 
+# The BPF unwinder's headers (docs/STACKS.md), for the programs that include them.
+$(BUILD)/unwind_check.bpf.o: bpf/unwind.bpf.h bpf/unwind_row.h
+
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 

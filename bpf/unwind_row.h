@@ -53,4 +53,36 @@ struct mt_unwind_row {
 #define MT_SIGFRAME_RSP 160
 #define MT_SIGFRAME_RIP 168
 
+/* ---- the BPF unwinder's maps (bpf/unwind.bpf.h), as user space fills and reads them ---- */
+
+#define MT_UNWIND_MAX_FRAMES 128 /* a power of two: pcs are indexed with a mask */
+#define MT_UNWIND_MAX_FILES  4096
+
+/* Why a stack ended (mt_unwind_stack.stop). Never renumber. */
+enum mt_unwind_stop {
+	MT_UNWIND_COMPLETE = 0,	 /* reached the outermost frame (a row MT_CFA_END) */
+	MT_UNWIND_TRUNCATED = 1, /* the frame limit was reached, the stack goes on */
+	MT_UNWIND_LOST = 2,	 /* an unknown rule, a pc in no known file, unreadable memory */
+};
+
+/* The key of unwind_files: the file's device (kernel encoding, MAJOR << 20 | MINOR) and inode. */
+struct mt_unwind_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+/* A value of unwind_files. */
+struct mt_unwind_file {
+	__u32 slot;		  /* the file's rows: unwind_tables[slot] */
+	__u32 n_rows;		  /* 0: no table, frame pointer */
+	__s64 vaddr_minus_offset; /* the table's exec_vaddr - exec_offset */
+};
+
+/* A stack: the pc of the probed function, then the return addresses, innermost first. */
+struct mt_unwind_stack {
+	__u32 n;
+	__u32 stop; /* enum mt_unwind_stop */
+	__u64 pcs[MT_UNWIND_MAX_FRAMES];
+};
+
 #endif

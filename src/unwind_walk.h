@@ -23,12 +23,6 @@ struct mt_unwind_map {
 	const struct mt_unwind_table *table; /* NULL or no rows: unwound by frame pointer */
 };
 
-enum mt_unwind_stop {
-	MT_UNWIND_COMPLETE,  /* reached the outermost frame (a row MT_CFA_END) */
-	MT_UNWIND_TRUNCATED, /* max frames taken, the stack goes on */
-	MT_UNWIND_LOST,	     /* an unknown rule, an address in no mapping, unreadable memory */
-};
-
 /* Read the 8 bytes at addr into *val; 0 or a negative errno. */
 typedef int (*mt_unwind_read_fn)(void *arg, uint64_t addr, uint64_t *val);
 

@@ -4,8 +4,12 @@
  * fixtures) is stopped with a breakpoint at malloc, or inside its PLT, in a chain of more than 64
  * frames through its own shared library; its stack is unwound from the registers and memory
  * (process_vm_readv) with memtrack's tables and the reference walker (src/unwind_walk.c), and
- * compared frame by frame with libunwind-ptrace's unwinding of the same stopped thread.
+ * compared frame by frame with libunwind-ptrace's unwinding of the same stopped thread. Then the
+ * BPF unwinder (bpf/unwind.bpf.h) unwinds the same call from a uprobe, with the same tables
+ * loaded into its maps, and must give the same frames.
  */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <check.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -25,6 +29,7 @@
 #include "lib/suite.h"
 #include "procmaps.h"
 #include "unwind_cache.h"
+#include "unwind_check.skel.h"
 #include "unwind_walk.h"
 
 #define MAX_FRAMES 256
@@ -314,6 +319,114 @@ START_TEST(inside_the_plt)
 }
 END_TEST
 
+/* ---- the BPF unwinder ---- */
+
+struct bpf_loader {
+	struct unwind_check_bpf *skel;
+	struct mt_unwind_cache *cache;
+	int inner[MAX_MAPS];
+	size_t n;
+	uint64_t malloc_addr;
+	uint64_t malloc_offset; /* malloc's file offset in libc, for the uprobe */
+	char libc[256];
+};
+
+/* One file's rows into an inner array of exactly its size, filled in one batch. */
+static int rows_map(const struct mt_unwind_table *t)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+	uint32_t *keys = calloc(t->n_rows, sizeof(*keys));
+	uint32_t count = t->n_rows;
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4, sizeof(*t->rows), t->n_rows,
+				&opts);
+
+	ck_assert(keys);
+	ck_assert_int_ge(fd, 0);
+	for (uint32_t i = 0; i < count; i++)
+		keys[i] = i;
+	ck_assert_int_eq(bpf_map_update_batch(fd, keys, t->rows, &count, NULL), 0);
+	ck_assert_uint_eq(count, t->n_rows);
+	free(keys);
+	return fd;
+}
+
+static int load_map(const struct mt_map_entry *e, void *arg)
+{
+	struct bpf_loader *l = arg;
+	struct mt_unwind_file_key key = {.dev = e->key.dev, .ino = e->key.ino};
+	struct mt_unwind_file file = {0};
+	const struct mt_unwind_table *t = NULL;
+	uint32_t slot = l->n;
+
+	if (!e->path[0] || e->path[0] == '[')
+		return 0;
+	if (l->malloc_addr >= e->start && l->malloc_addr < e->end) {
+		l->malloc_offset = l->malloc_addr - e->start + e->offset;
+		snprintf(l->libc, sizeof(l->libc), "%s", e->path);
+	}
+	if (mt_unwind_cache_get(l->cache, e->path, &t) == 0) {
+		ck_assert_uint_lt(l->n, MAX_MAPS);
+		l->inner[l->n++] = rows_map(t);
+		ck_assert_int_eq(bpf_map__update_elem(l->skel->maps.unwind_tables, &slot,
+						      sizeof(slot), &l->inner[slot], sizeof(int),
+						      BPF_ANY),
+				 0);
+		file.slot = slot;
+		file.n_rows = t->n_rows;
+		file.vaddr_minus_offset = (int64_t)(t->exec_vaddr - t->exec_offset);
+	}
+	ck_assert_int_eq(bpf_map__update_elem(l->skel->maps.unwind_files, &key, sizeof(key), &file,
+					      sizeof(file), BPF_ANY),
+			 0);
+	return 0;
+}
+
+/*
+ * At the breakpoint at malloc: libunwind's stack, then the uprobe's, taken when the thread runs
+ * malloc's first instruction. They must be the same pcs, and complete.
+ */
+START_TEST(bpf_unwinder_agrees)
+{
+	pid_t pid = start_stopped(FIXTURE("unwind_deep"), "deep");
+	struct bpf_loader l = {.cache = mt_unwind_cache_new()};
+	struct mt_unwind_stack got;
+	struct bpf_link *link;
+	struct stack ref;
+	uint32_t zero = 0;
+	int status;
+
+	l.malloc_addr = malloc_in(pid);
+	run_to(pid, l.malloc_addr);
+	ref = compare(pid, 76);
+	l.skel = unwind_check_bpf__open();
+	ck_assert(l.skel);
+	l.skel->rodata->target_tgid = pid;
+	ck_assert_int_eq(unwind_check_bpf__load(l.skel), 0);
+	ck_assert_int_eq(mt_procmaps_for_each_exec(pid, load_map, &l), 0);
+	ck_assert_msg(l.libc[0], "malloc in no mapping");
+	link = bpf_program__attach_uprobe(l.skel->progs.unwind_check_entry, false, pid, l.libc,
+					  l.malloc_offset);
+	ck_assert_msg(link, "uprobe on %s+%#" PRIx64 ": %s", l.libc, l.malloc_offset,
+		      strerror(errno));
+	ck_assert_int_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fixture: %#x", status);
+	ck_assert_int_eq(bpf_map__lookup_elem(l.skel->maps.unwind_result, &zero, sizeof(zero), &got,
+					      sizeof(got), 0),
+			 0);
+	for (size_t i = 0; i < got.n && i < ref.n; i++)
+		ck_assert_msg(got.pcs[i] == ref.pcs[i], "frame %zu: %#llx, libunwind %#" PRIx64, i,
+			      (unsigned long long)got.pcs[i], ref.pcs[i]);
+	ck_assert_uint_eq(got.n, ref.n);
+	ck_assert_uint_eq(got.stop, MT_UNWIND_COMPLETE);
+	bpf_link__destroy(link);
+	for (size_t i = 0; i < l.n; i++)
+		close(l.inner[i]);
+	unwind_check_bpf__destroy(l.skel);
+	mt_unwind_cache_free(l.cache);
+}
+END_TEST
+
 static Suite *unwind_ptrace_suite(void)
 {
 	Suite *s = suite_create("unwind_ptrace");
@@ -324,6 +437,7 @@ static Suite *unwind_ptrace_suite(void)
 	tcase_add_test(tc, deep_chain_with_frame_pointers);
 	tcase_add_test(tc, through_a_signal_frame);
 	tcase_add_test(tc, inside_the_plt);
+	tcase_add_test(tc, bpf_unwinder_agrees);
 	suite_add_tcase(s, tc);
 	return s;
 }

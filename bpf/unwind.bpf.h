@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The in-kernel unwinder (docs/STACKS.md): the user stack of the current thread, from the probe's
+ * registers and the unwind tables user space loaded (src/unwind_table.c), step for step as the
+ * reference unwinder src/unwind_walk.c does. Included by a BPF program; the maps are defined here.
+ *
+ * - unwind_tables: an array of maps, one inner array of rows per file, each exactly its table's
+ *   size (BPF_F_INNER_MAP lets inner arrays differ in max_entries).
+ * - unwind_files: the file (device, inode) -> its slot in unwind_tables, its row count and what
+ *   turns a pc into the table's link-time addresses. A file whose row count is 0 is unwound by
+ *   frame pointer; a file absent from the map ends the stack (MT_UNWIND_LOST).
+ * - The mapping of each pc is found with bpf_find_vma (5.17), frames are walked with bpf_loop
+ *   (5.17): one verified callback per frame, so the frame limit is not the verifier's.
+ */
+#ifndef MT_UNWIND_BPF_H
+#define MT_UNWIND_BPF_H
+
+#include "unwind_row.h"
+
+#define MT_UNWIND_SEARCH 32 /* binary search steps: tables up to 2^32 rows */
+#define MT_PAGE_SHIFT	 12
+
+/* The inner maps' template; sizes, not types: clang's BTF has only a declaration of a struct
+ * reached through the outer map's pointers, whose size libbpf cannot take. */
+struct mt_unwind_rows {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct mt_unwind_row));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MT_UNWIND_MAX_FILES);
+	__type(key, __u32);
+	__array(values, struct mt_unwind_rows);
+} unwind_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MT_UNWIND_MAX_FILES);
+	__type(key, struct mt_unwind_file_key);
+	__type(value, struct mt_unwind_file);
+} unwind_files SEC(".maps");
+
+/* The stack being unwound: too big for the BPF stack. */
+struct mt_unwind_work {
+	__u64 rip, rsp, rbp;
+	__u32 exact; /* rip is exact (the first frame, or restored by a signal frame) */
+	__u32 done;
+	struct mt_unwind_stack stack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mt_unwind_work);
+} unwind_work SEC(".maps");
+
+struct mt_unwind_vma {
+	__u64 bias; /* vm_start - file offset of vm_start */
+	struct mt_unwind_file_key key;
+	__u32 found;
+};
+
+static long mt_unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct mt_unwind_vma *v = data;
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+
+	(void)task;
+	if (!file)
+		return 0;
+	v->bias = BPF_CORE_READ(vma, vm_start) - (BPF_CORE_READ(vma, vm_pgoff) << MT_PAGE_SHIFT);
+	v->key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	v->key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	v->found = 1;
+	return 0;
+}
+
+static __always_inline int mt_unwind_read(__u64 addr, __u64 *val)
+{
+	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
+}
+
+/* The last row at or below addr in table (n rows), or NULL. */
+static __always_inline struct mt_unwind_row *mt_unwind_search(void *table, __u32 n, __u64 addr)
+{
+	__u32 lo = 0, hi = n;
+	struct mt_unwind_row *row;
+
+	for (int i = 0; i < MT_UNWIND_SEARCH && hi - lo > 1; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		row = bpf_map_lookup_elem(table, &mid);
+		if (!row)
+			return NULL;
+		if (row->addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	row = bpf_map_lookup_elem(table, &lo);
+	return row && row->addr <= addr ? row : NULL;
+}
+
+static __always_inline int mt_unwind_frame_pointer(struct mt_unwind_work *w)
+{
+	__u64 ra, rbp;
+
+	if (!w->rbp || mt_unwind_read(w->rbp + 8, &ra) || mt_unwind_read(w->rbp, &rbp))
+		return -1;
+	w->rsp = w->rbp + 16;
+	w->rip = ra;
+	w->rbp = rbp;
+	return 0;
+}
+
+static __always_inline int mt_unwind_signal(struct mt_unwind_work *w)
+{
+	__u64 rip, rsp, rbp;
+
+	if (mt_unwind_read(w->rsp + MT_SIGFRAME_RIP, &rip) ||
+	    mt_unwind_read(w->rsp + MT_SIGFRAME_RSP, &rsp) ||
+	    mt_unwind_read(w->rsp + MT_SIGFRAME_RBP, &rbp))
+		return -1;
+	w->rip = rip;
+	w->rsp = rsp;
+	w->rbp = rbp;
+	return 0;
+}
+
+/* One step by row: 0, 1 at the outermost frame, -1 when the stack is lost. */
+static __always_inline int mt_unwind_by_row(struct mt_unwind_work *w, struct mt_unwind_row *row)
+{
+	__u64 cfa, ra, rbp = w->rbp;
+	__u8 cfa_rule = row->rules & 0xf, rbp_rule = row->rules >> 4;
+
+	if (cfa_rule == MT_CFA_RSP)
+		cfa = w->rsp + row->cfa_off;
+	else if (cfa_rule == MT_CFA_RBP)
+		cfa = w->rbp + row->cfa_off;
+	else if (cfa_rule == MT_CFA_PLT)
+		cfa = w->rsp + row->cfa_off + ((w->rip & 15) >= (__u64)row->rbp_off ? 8 : 0);
+	else if (cfa_rule == MT_CFA_NONE)
+		return mt_unwind_frame_pointer(w);
+	else if (cfa_rule == MT_CFA_END)
+		return 1;
+	else
+		return -1;
+	if (mt_unwind_read(cfa - 8, &ra))
+		return -1;
+	if (rbp_rule == MT_RBP_AT_CFA && mt_unwind_read(cfa + 8 * row->rbp_off, &rbp))
+		return -1;
+	if (rbp_rule == MT_RBP_UNKNOWN)
+		rbp = 0;
+	w->rip = ra;
+	w->rsp = cfa;
+	w->rbp = rbp;
+	return 0;
+}
+
+/* bpf_loop's callback: one frame. Returns 1 to stop the loop. */
+static long mt_unwind_step(__u32 i, void *ctx)
+{
+	struct mt_unwind_work *w = *(struct mt_unwind_work **)ctx;
+	struct mt_unwind_vma v = {};
+	struct mt_unwind_file *f;
+	struct mt_unwind_row *row = NULL;
+	__u32 n = w->stack.n;
+	int err;
+
+	(void)i;
+	if (n >= MT_UNWIND_MAX_FRAMES) {
+		w->stack.stop = MT_UNWIND_TRUNCATED;
+		return 1;
+	}
+	w->stack.pcs[n & (MT_UNWIND_MAX_FRAMES - 1)] = w->rip;
+	w->stack.n = n + 1;
+	if (bpf_find_vma(bpf_get_current_task_btf(), w->rip, mt_unwind_vma_cb, &v, 0) || !v.found)
+		goto lost;
+	f = bpf_map_lookup_elem(&unwind_files, &v.key);
+	if (!f)
+		goto lost;
+	if (f->n_rows) {
+		void *table = bpf_map_lookup_elem(&unwind_tables, &f->slot);
+		__u64 addr = w->rip - v.bias + f->vaddr_minus_offset - (w->exact ? 0 : 1);
+
+		if (!table)
+			goto lost;
+		row = mt_unwind_search(table, f->n_rows, addr);
+	}
+	if (row && (row->rules & 0xf) == MT_CFA_SIGNAL) {
+		err = mt_unwind_signal(w);
+		w->exact = 1;
+	} else {
+		err = row ? mt_unwind_by_row(w, row) : mt_unwind_frame_pointer(w);
+		w->exact = 0;
+	}
+	if (err > 0 || (!err && !w->rip)) {
+		w->stack.stop = MT_UNWIND_COMPLETE;
+		return 1;
+	}
+	if (err)
+		goto lost;
+	return 0;
+lost:
+	w->stack.stop = MT_UNWIND_LOST;
+	return 1;
+}
+
+/*
+ * Unwind the current thread's user stack from the probe's registers. Returns the per-CPU stack
+ * (valid until the next unwind on this CPU), or NULL.
+ */
+static __always_inline struct mt_unwind_stack *mt_unwind_user(struct pt_regs *ctx)
+{
+	__u32 zero = 0;
+	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
+
+	if (!w)
+		return NULL;
+	w->rip = PT_REGS_IP(ctx);
+	w->rsp = PT_REGS_SP(ctx);
+	w->rbp = PT_REGS_FP(ctx);
+	w->exact = 1;
+	w->stack.n = 0;
+	w->stack.stop = MT_UNWIND_TRUNCATED;
+	bpf_loop(MT_UNWIND_MAX_FRAMES + 1, mt_unwind_step, &w, 0);
+	return &w->stack;
+}
+
+#endif
