@@ -302,7 +302,7 @@ START_TEST(frame_pointer_fixture)
 	uint64_t alloc = sym(path, "alloc_here");
 
 	check_shape(&t);
-	ck_assert_uint_eq(t.n_rows, 40);
+	ck_assert_uint_eq(t.n_rows, 41);
 	ck_assert_uint_eq(check_against_readelf(path, &t), 36);
 	ck_assert_uint_eq(count_cfa(&t, MT_CFA_RBP), 8);
 	ck_assert_str_eq(rule_at(&t, alloc), "rsp+8 rbp=same");

@@ -42,8 +42,11 @@ struct stack {
 
 /* ---- the stopped fixture ---- */
 
-/* Start fixture MODE traced, and return it stopped at its own SIGSTOP (libraries loaded). */
-static pid_t start_stopped(const char *fixture, const char *mode)
+/*
+ * Start fixture MODE [DEPTH] (depth may be NULL) traced, and return it stopped at its own SIGSTOP
+ * (libraries loaded).
+ */
+static pid_t start_stopped(const char *fixture, const char *mode, const char *depth)
 {
 	int status;
 	pid_t pid = fork();
@@ -51,7 +54,7 @@ static pid_t start_stopped(const char *fixture, const char *mode)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		execl(fixture, fixture, mode, (char *)NULL);
+		execl(fixture, fixture, mode, depth, (char *)NULL);
 		_exit(127);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -264,7 +267,7 @@ static size_t frames_in(pid_t pid, const struct stack *s, const char *suffix)
 /* malloc <- alloc_here <- leaf <- mtdeep_descend x71 <- run_deep <- main <- libc x2 <- _start */
 static void deep_chain(const char *fixture, const char *lib)
 {
-	pid_t pid = start_stopped(fixture, "deep");
+	pid_t pid = start_stopped(fixture, "deep", NULL);
 	struct stack s;
 
 	run_to(pid, malloc_in(pid));
@@ -289,7 +292,7 @@ END_TEST
 /* malloc in a signal handler: on_usr1 <- __restore_rt <- the interrupted raise <- the chain. */
 START_TEST(through_a_signal_frame)
 {
-	pid_t pid = start_stopped(FIXTURE("unwind_deep"), "signal");
+	pid_t pid = start_stopped(FIXTURE("unwind_deep"), "signal", NULL);
 	struct stack s;
 
 	run_to(pid, malloc_in(pid));
@@ -310,7 +313,7 @@ END_TEST
 START_TEST(inside_the_plt)
 {
 	const char *fixture = FIXTURE("unwind_deep");
-	pid_t pid = start_stopped(fixture, "deep");
+	pid_t pid = start_stopped(fixture, "deep", NULL);
 	uint64_t entry = load_base(pid, "/unwind_deep") + plt_entry(fixture, "mtdeep_descend");
 
 	run_to(pid, entry + 11);
@@ -382,22 +385,18 @@ static int load_map(const struct mt_map_entry *e, void *arg)
 }
 
 /*
- * At the breakpoint at malloc: libunwind's stack, then the uprobe's, taken when the thread runs
- * malloc's first instruction. They must be the same pcs, and complete.
+ * pid stopped at the breakpoint at malloc: load the tables of its files into the BPF unwinder's
+ * maps, attach the uprobe at malloc for pid, let it run to its exit, and return the stack the
+ * kernel unwound when the thread ran malloc's first instruction.
  */
-START_TEST(bpf_unwinder_agrees)
+static struct mt_unwind_stack bpf_stack(pid_t pid, uint64_t malloc_addr)
 {
-	pid_t pid = start_stopped(FIXTURE("unwind_deep"), "deep");
-	struct bpf_loader l = {.cache = mt_unwind_cache_new()};
+	struct bpf_loader l = {.cache = mt_unwind_cache_new(), .malloc_addr = malloc_addr};
 	struct mt_unwind_stack got;
 	struct bpf_link *link;
-	struct stack ref;
 	uint32_t zero = 0;
 	int status;
 
-	l.malloc_addr = malloc_in(pid);
-	run_to(pid, l.malloc_addr);
-	ref = compare(pid, 76);
 	l.skel = unwind_check_bpf__open();
 	ck_assert(l.skel);
 	l.skel->rodata->target_tgid = pid;
@@ -414,16 +413,68 @@ START_TEST(bpf_unwinder_agrees)
 	ck_assert_int_eq(bpf_map__lookup_elem(l.skel->maps.unwind_result, &zero, sizeof(zero), &got,
 					      sizeof(got), 0),
 			 0);
-	for (size_t i = 0; i < got.n && i < ref.n; i++)
-		ck_assert_msg(got.pcs[i] == ref.pcs[i], "frame %zu: %#llx, libunwind %#" PRIx64, i,
-			      (unsigned long long)got.pcs[i], ref.pcs[i]);
-	ck_assert_uint_eq(got.n, ref.n);
-	ck_assert_uint_eq(got.stop, MT_UNWIND_COMPLETE);
 	bpf_link__destroy(link);
 	for (size_t i = 0; i < l.n; i++)
 		close(l.inner[i]);
 	unwind_check_bpf__destroy(l.skel);
 	mt_unwind_cache_free(l.cache);
+	return got;
+}
+
+/* The first n pcs of the kernel's stack are libunwind's. */
+static void same_pcs(const struct mt_unwind_stack *got, const struct stack *ref, size_t n)
+{
+	ck_assert_uint_le(n, ref->n);
+	ck_assert_uint_ge(got->n, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(got->pcs[i] == ref->pcs[i], "frame %zu: %#llx, libunwind %#" PRIx64,
+			      i, (unsigned long long)got->pcs[i], ref->pcs[i]);
+}
+
+/* At the breakpoint at malloc: libunwind's stack, then the uprobe's; the same, complete. */
+static void bpf_agrees(const char *mode, size_t frames)
+{
+	pid_t pid = start_stopped(FIXTURE("unwind_deep"), mode, NULL);
+	uint64_t malloc_addr = malloc_in(pid);
+	struct mt_unwind_stack got;
+	struct stack ref;
+
+	run_to(pid, malloc_addr);
+	ref = compare(pid, frames);
+	ck_assert_uint_eq(ref.n, frames);
+	got = bpf_stack(pid, malloc_addr);
+	same_pcs(&got, &ref, ref.n);
+	ck_assert_uint_eq(got.n, ref.n);
+	ck_assert_uint_eq(got.stop, MT_UNWIND_COMPLETE);
+}
+
+START_TEST(bpf_unwinder_agrees)
+{
+	bpf_agrees("deep", 78);
+}
+END_TEST
+
+START_TEST(bpf_unwinder_through_a_signal_frame)
+{
+	bpf_agrees("signal", 82);
+}
+END_TEST
+
+/* 200 levels: 208 frames; the kernel keeps the first 128 and says the stack goes on. */
+START_TEST(bpf_unwinder_marks_truncation)
+{
+	pid_t pid = start_stopped(FIXTURE("unwind_deep"), "deep", "200");
+	uint64_t malloc_addr = malloc_in(pid);
+	struct mt_unwind_stack got;
+	struct stack ref;
+
+	run_to(pid, malloc_addr);
+	ref = compare(pid, 208);
+	ck_assert_uint_eq(ref.n, 208);
+	got = bpf_stack(pid, malloc_addr);
+	ck_assert_uint_eq(got.n, MT_UNWIND_MAX_FRAMES);
+	ck_assert_uint_eq(got.stop, MT_UNWIND_TRUNCATED);
+	same_pcs(&got, &ref, MT_UNWIND_MAX_FRAMES);
 }
 END_TEST
 
@@ -438,6 +489,8 @@ static Suite *unwind_ptrace_suite(void)
 	tcase_add_test(tc, through_a_signal_frame);
 	tcase_add_test(tc, inside_the_plt);
 	tcase_add_test(tc, bpf_unwinder_agrees);
+	tcase_add_test(tc, bpf_unwinder_through_a_signal_frame);
+	tcase_add_test(tc, bpf_unwinder_marks_truncation);
 	suite_add_tcase(s, tc);
 	return s;
 }
