@@ -329,6 +329,23 @@ START_TEST(debug_frame_fills_what_eh_frame_lacks)
 }
 END_TEST
 
+/* Without .eh_frame_hdr's search table the FDEs are found by walking .eh_frame: same table. */
+START_TEST(eh_frame_without_hdr)
+{
+	const char *path = FIXTURE("unwind_nohdr");
+	struct mt_unwind_table t = build(path), plain = build(FIXTURE("unwind_deep"));
+
+	check_shape(&t);
+	ck_assert(t.has_eh_frame && !t.has_debug_frame);
+	ck_assert_uint_eq(t.n_fdes, plain.n_fdes);
+	ck_assert_uint_eq(t.n_rows, plain.n_rows);
+	ck_assert_mem_eq(t.rows, plain.rows, t.n_rows * sizeof(*t.rows));
+	ck_assert_uint_eq(check_against_readelf(path, &t), 27);
+	mt_unwind_table_free(&t);
+	mt_unwind_table_free(&plain);
+}
+END_TEST
+
 START_TEST(shared_libraries)
 {
 	struct mt_unwind_table t = build(FIXTURE("libmtdeep.so"));
@@ -436,6 +453,7 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, no_frame_pointer_fixture);
 	tcase_add_test(tc, frame_pointer_fixture);
 	tcase_add_test(tc, debug_frame_fills_what_eh_frame_lacks);
+	tcase_add_test(tc, eh_frame_without_hdr);
 	tcase_add_test(tc, shared_libraries);
 	tcase_add_test(tc, libc_agrees_with_readelf);
 	tcase_add_test(tc, find_is_last_row_at_or_below);
