@@ -134,6 +134,9 @@ static void run_to(pid_t pid, uint64_t addr)
 	errno = 0;
 	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)addr, NULL);
 	ck_assert_int_eq(errno, 0);
+	/* A uprobe there (a memtrack run with --probe-scope=system elsewhere on the machine) would
+	 * take the trap before ptrace sees it: say so instead of waiting for a stop. */
+	ck_assert_msg((word & 0xff) != 0xcc, "a breakpoint is already at %#" PRIx64, addr);
 	ck_assert_int_eq(
 	    ptrace(PTRACE_POKETEXT, pid, (void *)addr, (void *)((word & ~0xffL) | 0xcc)), 0);
 	ck_assert_int_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
