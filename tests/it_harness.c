@@ -195,7 +195,7 @@ START_TEST(test_stdin_benchmarks)
 	const char *input =
 	    "[{\"command\": [\"true\"], \"name\": \"noop\"},\n"
 	    " {\"command\": [\"sleep\", \"0.005\"], \"walltime_args\": {\"warmup_time\": \"50ms\", "
-	    "\"max_time\": null, \"min_time\": null, \"max_rounds\": 3, \"min_rounds\": null}},\n"
+	    "\"max_time\": \"0\", \"min_time\": null, \"max_rounds\": 3, \"min_rounds\": null}},\n"
 	    " {\"command\": [\"sh\", \"-c\", \"exit 0\"], \"name\": \"shell\", \"walltime_args\": "
 	    "{\"warmup_time\": \"0\", \"min_rounds\": 2, \"max_rounds\": 2}}]\n";
 	struct json_object *root, *b;
@@ -209,10 +209,12 @@ START_TEST(test_stdin_benchmarks)
 	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "name")), "noop");
 	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "uri")), "exec_harness::noop");
 	check_stats(mt_json_get(b, "stats"));
+	/* max_time 0 lifts the command line's 200 ms: 3 rounds whatever the machine's load. */
 	b = benchmark(root, 1);
 	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "name")), "sleep 0.005");
 	check_stats(mt_json_get(b, "stats"));
-	ck_assert(mt_json_double(mt_json_get(b, "stats"), "rounds") == 3);
+	ck_assert_msg(mt_json_double(mt_json_get(b, "stats"), "rounds") == 3, "%g rounds:\n%s",
+		      mt_json_double(mt_json_get(b, "stats"), "rounds"), r->err);
 	b = benchmark(root, 2);
 	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "name")), "shell");
 	ck_assert(mt_json_double(mt_json_get(b, "stats"), "rounds") == 2);
@@ -542,6 +544,33 @@ static double events_of_type(struct json_object *summary, const char *type)
 	return json_object_get_double(v);
 }
 
+/* memtrack report on calloc_realloc's artifact: fixtures/README.md's bytes, nothing live. */
+static void report_calloc_realloc(const char *prof, struct json_object *files)
+{
+	char path[PATH_MAX * 2];
+	struct json_object *rep, *calloc_n;
+	const struct mt_out *r;
+	bool seen = false;
+
+	json_object_object_foreach(files, name, counts)
+	{
+		if (!json_object_object_get_ex(counts, "Calloc", &calloc_n))
+			continue;
+		snprintf(path, sizeof(path), "%s/results/%s", prof, name);
+		r = run((const char *[]){MEMTRACK, "report", "--json", path, NULL}, NULL);
+		ck_assert_msg(r->code == 0, "report: %s", r->err);
+		rep = json_tokener_parse(r->out);
+		ck_assert_ptr_nonnull(rep);
+		ck_assert(mt_json_double(rep, "events") == 10);
+		ck_assert(mt_json_double(rep, "bytes_allocated") == 4714);
+		ck_assert(mt_json_double(rep, "live_blocks") == 0);
+		ck_assert(mt_json_double(rep, "processes") == 1);
+		json_object_put(rep);
+		seen = true;
+	}
+	ck_assert(seen);
+}
+
 /*
  * Item 9 and item 5 of "Done when": the exact command line and stdin that CodSpeed's runner
  * writes for exec-harness (src/cli/exec/multi_targets.rs: build_pipe_command_from_json, serde's
@@ -603,7 +632,27 @@ START_TEST(test_codspeed_runner_command)
 	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(uris, 1)),
 			 "exec_harness::calloc_realloc");
 	ck_assert_uint_eq(json_object_object_length(mt_json_get(summary, "files")), 2);
+	report_calloc_realloc(prof, mt_json_get(summary, "files"));
 	json_object_put(summary);
+}
+END_TEST
+
+/* Item 4 of the "What to build": memtrack report reads CodSpeed's artifact too. */
+START_TEST(test_codspeed_report_corrupt)
+{
+	char path[PATH_MAX + 32];
+	const struct mt_out *r;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/1.MemtrackArtifact.msgpack", tmpdir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("\x28\xb5\x2f\xfd garbage", f);
+	fclose(f);
+	r = run((const char *[]){MEMTRACK, "report", path, NULL}, NULL);
+	ck_assert_int_eq(r->code, 1);
+	ck_assert_msg(strstr(r->err, "not a CodSpeed memory artifact") && one_line(r->err), "%s",
+		      r->err);
 }
 END_TEST
 
@@ -632,6 +681,7 @@ static Suite *harness_suite(void)
 	tcase_add_test(tc, test_codspeed_unknown_keys);
 	tcase_add_test(tc, test_codspeed_version_and_name);
 	tcase_add_test(tc, test_codspeed_runner_command);
+	tcase_add_test(tc, test_codspeed_report_corrupt);
 	suite_add_tcase(s, tc);
 	return s;
 }
