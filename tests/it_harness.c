@@ -182,8 +182,11 @@ START_TEST(test_max_time_bounds_rounds)
 	root = load_results(tmpdir, r);
 	s = mt_json_get(benchmark(root, 0), "stats");
 	check_stats(s);
-	/* At least 10 ms a round: (300 ms + avg) / avg is at most 31. */
-	ck_assert_msg(mt_json_double(s, "rounds") >= 2 && mt_json_double(s, "rounds") <= 31,
+	/*
+	 * At least 10 ms a round: (300 ms + avg) / avg is at most 31. On a loaded machine a round
+	 * can take 300 ms: then one round is CodSpeed's answer too (benchmark_loop.rs).
+	 */
+	ck_assert_msg(mt_json_double(s, "rounds") >= 1 && mt_json_double(s, "rounds") <= 31,
 		      "%g rounds", mt_json_double(s, "rounds"));
 	ck_assert_msg(r->err[0] == '\0', "--quiet printed:\n%s", r->err);
 	json_object_put(root);
@@ -197,7 +200,8 @@ START_TEST(test_stdin_benchmarks)
 	    " {\"command\": [\"sleep\", \"0.005\"], \"walltime_args\": {\"warmup_time\": \"50ms\", "
 	    "\"max_time\": \"0\", \"min_time\": null, \"max_rounds\": 3, \"min_rounds\": null}},\n"
 	    " {\"command\": [\"sh\", \"-c\", \"exit 0\"], \"name\": \"shell\", \"walltime_args\": "
-	    "{\"warmup_time\": \"0\", \"min_rounds\": 2, \"max_rounds\": 2}}]\n";
+	    "{\"warmup_time\": \"0\", \"max_time\": \"0\", \"min_rounds\": 2, "
+	    "\"max_rounds\": 2}}]\n";
 	struct json_object *root, *b;
 	const struct mt_out *r;
 
@@ -209,7 +213,8 @@ START_TEST(test_stdin_benchmarks)
 	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "name")), "noop");
 	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "uri")), "exec_harness::noop");
 	check_stats(mt_json_get(b, "stats"));
-	/* max_time 0 lifts the command line's 200 ms: 3 rounds whatever the machine's load. */
+	/* max_time 0 lifts the command line's 200 ms: 3 and 2 rounds whatever the machine's load.
+	 */
 	b = benchmark(root, 1);
 	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "name")), "sleep 0.005");
 	check_stats(mt_json_get(b, "stats"));
