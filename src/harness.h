@@ -4,7 +4,9 @@
  * warm-up and measured rounds, and writes wall-time statistics in the walltime results schema
  * that CodSpeed's tools read (docs/HARNESS.md). Its modules: the benchmarks read from JSON
  * (harness_json.c), the round plan and the statistics (harness_stats.c), the runner
- * (harness_run.c) and the results (harness_results.c). Its command line is cmd_harness.c.
+ * (harness_run.c), the results (harness_results.c), CodSpeed's duration grammar
+ * (harness_duration.c) and CodSpeed's memory artifact (harness_codspeed.c). Its command line is
+ * cmd_harness.c.
  */
 #ifndef MT_HARNESS_H
 #define MT_HARNESS_H
@@ -43,10 +45,17 @@ int mt_harness_json_parse(const char *text, size_t len, const struct mt_bench_li
 			  struct mt_bench_list *out, char *err, size_t errlen);
 void mt_bench_list_free(struct mt_bench_list *l);
 
+/* CodSpeed's measurement modes that memtrack implements (-m, $CODSPEED_RUNNER_MODE). */
+enum mt_harness_mode {
+	MT_HARNESS_WALLTIME, /* warm-up and rounds, DIR/results/PID.json */
+	MT_HARNESS_MEMORY,   /* one tracked run each, CodSpeed's memory artifact in DIR/results */
+};
+
 /* One run of exec-harness: where the results go and what every round shares. */
 struct mt_harness {
 	const char *output; /* --output DIR; NULL: $CODSPEED_PROFILE_FOLDER, else ./.codspeed */
-	bool memory;	    /* --memory: one more run of each benchmark, with allocation tracking */
+	enum mt_harness_mode mode;
+	bool memory; /* a tracked run of each benchmark: --memory, or memory mode */
 	bool quiet;
 	char results_dir[PATH_MAX];  /* DIR/results: only results JSON, which runners read */
 	char artifact_dir[PATH_MAX]; /* DIR/memtrack: the --memory artifacts */
@@ -56,7 +65,8 @@ struct mt_harness {
 
 /* What one benchmark measured. */
 struct mt_bench_result {
-	char *name;
+	char *name; /* truncated to 924 bytes as CodSpeed does */
+	char *uri;  /* exec_harness:: and the whole name */
 	struct mt_bench_config cfg;
 	uint64_t *times;
 	size_t n, cap;
@@ -66,6 +76,7 @@ struct mt_bench_result {
 	bool memory_ok;
 	struct mt_report_totals mem; /* of the tracked run's artifact */
 	char artifact[PATH_MAX];
+	uint64_t tracked_start_ns, tracked_end_ns; /* memory mode: CLOCK_MONOTONIC of the run */
 };
 
 /*
@@ -88,6 +99,14 @@ int mt_harness_prepare_output(struct mt_harness *h);
 /* DIR/results/PID.json, whole or not at all. 0 or a negative errno after a sentence. */
 int mt_harness_write_results(const struct mt_harness *h, const struct mt_bench_result *res,
 			     size_t n);
+/*
+ * Memory mode: for each benchmark, CodSpeed's memory artifact
+ * DIR/results/PID.MemtrackArtifact.msgpack (PID: the tracked command's), and
+ * DIR/results/ExecutionTimestamps.msgpack naming every benchmark (harness_codspeed.c). 0 or a
+ * negative errno after a sentence.
+ */
+int mt_harness_write_codspeed(const struct mt_harness *h, const struct mt_bench_result *res,
+			      size_t n);
 /* The table of the results, and the --memory figures, on stderr. */
 void mt_harness_print_table(const struct mt_bench_result *res, size_t n);
 

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "duration.h"
+#include <stdio.h>
+
 #include "errbuf.h"
 #include "harness.h"
+#include "harness_duration.h"
 
 struct limit_field {
 	const char *key;
@@ -36,12 +38,13 @@ static int parse_limit(struct json_object *v, const struct limit_field *f, size_
 	if (!v) /* JSON null: keep the command-line value or the default */
 		return 0;
 	if (f->rounds) {
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 1)
-			return mt_errbuf(
-			    err, errlen,
-			    "benchmark %zu: walltime_args.%s must be a positive integer or null",
-			    idx, f->key);
-		*val = (uint64_t)json_object_get_int64(v);
+		/* A u64 for serde: 0 included, no sign, no fraction, no exponent. */
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+			return mt_errbuf(err, errlen,
+					 "benchmark %zu: walltime_args.%s must be a non-negative "
+					 "integer or null",
+					 idx, f->key);
+		*val = json_object_get_uint64(v);
 	} else {
 		/* A JSON number is seconds, like a bare number on the command line. */
 		if (!json_object_is_type(v, json_type_string) &&
@@ -52,12 +55,18 @@ static int parse_limit(struct json_object *v, const struct limit_field *f, size_
 			    "benchmark %zu: walltime_args.%s must be a duration such as \"1s\", "
 			    "or null",
 			    idx, f->key);
-		if (mt_parse_duration(json_object_get_string(v), val, derr, sizeof(derr)))
+		if (mt_harness_parse_duration(json_object_get_string(v), val, derr, sizeof(derr)))
 			return mt_errbuf(err, errlen, "benchmark %zu: walltime_args.%s: %s", idx,
 					 f->key, derr);
 	}
 	*has = true;
 	return 0;
+}
+
+static void warn_unknown(size_t idx, const char *where, const char *key)
+{
+	fprintf(stderr, MT_HARNESS_PROG ": warning: benchmark %zu: unknown key \"%s%s\" ignored\n",
+		idx, where, key);
 }
 
 static int parse_walltime_args(struct json_object *o, size_t idx, struct mt_bench_limits *l,
@@ -77,11 +86,14 @@ static int parse_walltime_args(struct json_object *o, size_t idx, struct mt_benc
 			if (!strcmp(key, limit_fields[i].key))
 				break;
 		}
-		/* A misspelt limit silently ignored would run a different benchmark than asked. */
-		if (i == sizeof(limit_fields) / sizeof(limit_fields[0]))
-			return mt_errbuf(err, errlen,
-					 "benchmark %zu: unknown walltime_args key \"%s\"", idx,
-					 key);
+		/*
+		 * CodSpeed ignores keys it does not know, and newer runners add some: ignore
+		 * them too, but say so, since a misspelt limit would otherwise go unnoticed.
+		 */
+		if (i == sizeof(limit_fields) / sizeof(limit_fields[0])) {
+			warn_unknown(idx, "walltime_args.", key);
+			continue;
+		}
 		ret = parse_limit(val, &limit_fields[i], idx, l, err, errlen);
 		if (ret)
 			return ret;
@@ -142,9 +154,10 @@ static int parse_name(struct json_object *o, size_t idx, struct mt_bench *b, cha
 	if (!o)
 		return 0;
 	s = json_cstring(o);
-	if (!s || !*s)
-		return mt_errbuf(err, errlen,
-				 "benchmark %zu: \"name\" must be a non-empty string or null", idx);
+	if (!s)
+		return mt_errbuf(
+		    err, errlen,
+		    "benchmark %zu: \"name\" must be a string without NUL bytes, or null", idx);
 	free(b->name);
 	b->name = strdup(s);
 	return b->name ? 0 : -ENOMEM;
@@ -166,7 +179,7 @@ static int parse_bench(struct json_object *o, size_t idx, struct mt_bench *b, ch
 		else if (!strcmp(key, "walltime_args"))
 			ret = parse_walltime_args(val, idx, &b->limits, err, errlen);
 		else
-			ret = mt_errbuf(err, errlen, "benchmark %zu: unknown key \"%s\"", idx, key);
+			warn_unknown(idx, "", key);
 		if (ret)
 			return ret;
 	}

@@ -15,8 +15,6 @@
 #include "duration.h"
 #include "harness.h"
 
-#define URI_PREFIX "exec_harness::"
-
 #ifndef MT_VERSION
 #define MT_VERSION "0.0.0"
 #endif
@@ -92,7 +90,7 @@ static struct json_object *config_json(const struct mt_bench_config *c)
 		put(o, "max_time_ns", json_object_new_double((double)c->max_time_ns));
 	else
 		put_null(o, "max_time_ns");
-	if (c->max_rounds)
+	if (c->has_max_rounds)
 		put(o, "max_rounds", json_object_new_uint64(c->max_rounds));
 	else
 		put_null(o, "max_rounds");
@@ -140,17 +138,13 @@ static struct json_object *memory_json(const struct mt_bench_result *r)
 static struct json_object *bench_json(const struct mt_bench_result *r)
 {
 	struct json_object *o = json_object_new_object();
-	char *uri = malloc(strlen(URI_PREFIX) + strlen(r->name) + 1);
 
-	if (uri)
-		strcat(strcpy(uri, URI_PREFIX), r->name);
 	put(o, "name", json_object_new_string(r->name));
-	put(o, "uri", uri ? json_object_new_string(uri) : NULL);
+	put(o, "uri", json_object_new_string(r->uri));
 	put(o, "config", config_json(&r->cfg));
 	put(o, "stats", stats_json(r));
 	if (r->has_memory)
 		put(o, "memory", memory_json(r));
-	free(uri);
 	return o;
 }
 

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Round plan and statistics of the benchmark harness (see harness_stats.h). */
+/*
+ * Round plan and statistics of the benchmark harness (see harness_stats.h), each computed as
+ * CodSpeed computes it: the same integer arithmetic for the plan, the same floating point
+ * operations in the same order for the statistics, so that the same rounds give the same bits.
+ */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,22 +22,18 @@ static double secs(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-static int check_limits(const struct mt_bench_limits *in, char *err, size_t errlen)
+static int check_limits(const struct mt_bench_limits *in, uint64_t max_time_ns, char *err,
+			size_t errlen)
 {
-	if (in->has_max_rounds && in->max_rounds == 0)
-		return mt_errbuf(err, errlen, "max_rounds must be at least 1");
-	if (in->has_min_rounds && in->min_rounds == 0)
-		return mt_errbuf(err, errlen, "min_rounds must be at least 1");
+	/* max_time 0 means "no limit", so it cannot be below a minimum. */
+	if (in->has_min_time && max_time_ns && in->min_time_ns > max_time_ns)
+		return mt_errbuf(err, errlen,
+				 "min_time (%.2fs) cannot be greater than max_time (%.2fs)",
+				 secs(in->min_time_ns), secs(max_time_ns));
 	if (in->has_min_rounds && in->has_max_rounds && in->min_rounds > in->max_rounds)
 		return mt_errbuf(
 		    err, errlen, "min_rounds (%llu) cannot be greater than max_rounds (%llu)",
 		    (unsigned long long)in->min_rounds, (unsigned long long)in->max_rounds);
-	/* max_time 0 means "no limit", so it cannot be below a minimum. */
-	if (in->has_min_time && in->has_max_time && in->max_time_ns &&
-	    in->min_time_ns > in->max_time_ns)
-		return mt_errbuf(err, errlen,
-				 "min_time (%gs) cannot be greater than max_time (%gs)",
-				 secs(in->min_time_ns), secs(in->max_time_ns));
 	return 0;
 }
 
@@ -40,10 +41,8 @@ int mt_harness_stats_config(const struct mt_bench_limits *in, struct mt_bench_co
 			    char *err, size_t errlen)
 {
 	bool other_limit = in->has_min_time || in->has_min_rounds || in->has_max_rounds;
-	int ret = check_limits(in, err, errlen);
+	int ret;
 
-	if (ret)
-		return ret;
 	memset(out, 0, sizeof(*out));
 	out->warmup_ns = in->has_warmup ? in->warmup_ns : MT_DEFAULT_WARMUP_NS;
 	/* Asking for rounds or a minimum time means the caller chose the length: no default cap. */
@@ -51,88 +50,120 @@ int mt_harness_stats_config(const struct mt_bench_limits *in, struct mt_bench_co
 		out->max_time_ns = in->max_time_ns;
 	else if (!other_limit)
 		out->max_time_ns = MT_DEFAULT_MAX_TIME_NS;
+	ret = check_limits(in, out->max_time_ns, err, errlen);
+	if (ret)
+		return ret;
+	out->has_min_time = in->has_min_time;
 	out->min_time_ns = in->has_min_time ? in->min_time_ns : 0;
+	out->has_max_rounds = in->has_max_rounds;
 	out->max_rounds = in->has_max_rounds ? in->max_rounds : 0;
+	out->has_min_rounds = in->has_min_rounds;
 	out->min_rounds = in->has_min_rounds ? in->min_rounds : 0;
 
-	/* Without a warm-up the default max_time would be a guess nobody asked for. */
-	if (!out->warmup_ns && !(in->has_max_time && in->max_time_ns) && !out->min_time_ns &&
-	    !out->max_rounds && !out->min_rounds)
+	/*
+	 * Only --max-time 0: CodSpeed finds no round count after its warm-up ("Unable to determine
+	 * number of rounds to perform"), or none before its loop without one. Nothing has run yet
+	 * here, so say it now.
+	 */
+	if (!out->max_time_ns && !other_limit)
 		return mt_errbuf(
 		    err, errlen,
-		    "without warm-up, give at least one of max_time, min_time, max_rounds "
-		    "or min_rounds");
-	if (!out->max_time_ns && !out->min_time_ns && !out->max_rounds && !out->min_rounds)
-		return mt_errbuf(
-		    err, errlen,
-		    "nothing bounds the benchmark: max_time 0 needs min_time, max_rounds or "
-		    "min_rounds");
+		    out->warmup_ns
+			? "unable to determine the number of rounds to perform: "
+			  "max_time 0 needs min_time, max_rounds or min_rounds"
+			: "when warmup is disabled, at least one constraint (min_rounds, "
+			  "max_rounds, min_time, or max_time) must be specified");
 	return 0;
 }
 
-/* Rounds of avg_ns that start within t_ns: (t + avg) / avg, written so it cannot overflow. */
-static uint64_t rounds_within(uint64_t t_ns, uint64_t avg_ns)
+/*
+ * Rounds of avg that fit in t, as CodSpeed writes it: (t + avg) / avg in u64 arithmetic, whose
+ * wrap-around on absurd durations is that of CodSpeed's release build.
+ */
+static uint64_t rounds_in(uint64_t t_ns, uint64_t avg_ns)
 {
-	return t_ns / avg_ns + 1;
+	return (t_ns + avg_ns) / avg_ns;
 }
 
-static int settle(struct mt_round_plan *plan, uint64_t min, uint64_t max)
+/* compute_min_rounds: the larger of min_rounds and the rounds min_time needs (one more). */
+static void plan_min(const struct mt_bench_config *cfg, uint64_t avg, struct mt_round_plan *p)
 {
-	plan->min_rounds = min;
-	plan->max_rounds = max;
-	if (min && max && min > max) {
-		plan->min_above_max = true;
-		plan->rounds = max;
-	} else if (min && max) {
-		plan->rounds = min + (max - min) / 2;
-	} else if (min || max) {
-		plan->rounds = min ? min : max;
-	} else {
-		return -EINVAL;
-	}
-	return 0;
+	uint64_t from_time = rounds_in(cfg->min_time_ns, avg) + 1;
+
+	p->has_min = cfg->has_min_rounds || cfg->has_min_time;
+	if (cfg->has_min_rounds && cfg->has_min_time)
+		p->min_rounds = cfg->min_rounds > from_time ? cfg->min_rounds : from_time;
+	else
+		p->min_rounds = cfg->has_min_rounds ? cfg->min_rounds : from_time;
 }
 
-static uint64_t min_nonzero(uint64_t a, uint64_t b)
+/* compute_max_rounds: the smaller of max_rounds and the rounds max_time allows. */
+static void plan_max(const struct mt_bench_config *cfg, uint64_t avg, struct mt_round_plan *p)
 {
-	if (!a)
-		return b;
-	if (!b)
-		return a;
-	return a < b ? a : b;
+	uint64_t from_time = rounds_in(cfg->max_time_ns, avg);
+
+	p->has_max = cfg->has_max_rounds || cfg->max_time_ns;
+	if (cfg->has_max_rounds && cfg->max_time_ns)
+		p->max_rounds = cfg->max_rounds < from_time ? cfg->max_rounds : from_time;
+	else
+		p->max_rounds = cfg->has_max_rounds ? cfg->max_rounds : from_time;
+}
+
+/*
+ * Without a warm-up CodSpeed takes one explicit count, in this order: max_rounds alone on its
+ * side, min_rounds alone on its side, max_rounds next to max_time, min_rounds next to min_time
+ * (extract_rounds_from_config). With none, the loop runs on time alone.
+ */
+static void plan_without_warmup(const struct mt_bench_config *cfg, struct mt_round_plan *p)
+{
+	p->fixed = true;
+	if (cfg->has_max_rounds && !cfg->max_time_ns)
+		p->rounds = cfg->max_rounds;
+	else if (cfg->has_min_rounds && !cfg->has_min_time)
+		p->rounds = cfg->min_rounds;
+	else if (cfg->has_max_rounds)
+		p->rounds = cfg->max_rounds;
+	else if (cfg->has_min_rounds)
+		p->rounds = cfg->min_rounds;
+	else
+		p->fixed = false;
 }
 
 int mt_harness_stats_plan(const struct mt_bench_config *cfg, const struct mt_warmup *w,
 			  struct mt_round_plan *plan)
 {
-	uint64_t avg, min, max;
+	uint64_t avg;
 
 	memset(plan, 0, sizeof(*plan));
 	if (!w->runs) {
-		/* Only explicit counts are known; with none, the loop runs on time alone. */
-		if (cfg->min_rounds || cfg->max_rounds)
-			return settle(plan, cfg->min_rounds, cfg->max_rounds);
-		return cfg->max_time_ns || cfg->min_time_ns ? 0 : -EINVAL;
+		plan_without_warmup(cfg, plan);
+		return plan->fixed || cfg->max_time_ns || cfg->has_min_time ? 0 : -EINVAL;
 	}
-	if (w->runs == 1 && cfg->max_time_ns && w->first_ns >= cfg->max_time_ns) {
+	if (w->runs == 1 && cfg->max_time_ns && cfg->max_time_ns <= w->first_ns) {
 		plan->warmup_is_result = true;
+		plan->fixed = true;
 		plan->rounds = 1;
 		return 0;
 	}
-
+	/* CodSpeed divides by this average; a warm-up faster than 1 ns per run cannot happen. */
 	avg = w->elapsed_ns / w->runs;
 	if (!avg)
 		avg = 1;
-	min = cfg->min_rounds;
-	if (cfg->min_time_ns) {
-		uint64_t r = rounds_within(cfg->min_time_ns, avg) + 1;
-
-		min = r > min ? r : min;
+	plan_min(cfg, avg, plan);
+	plan_max(cfg, avg, plan);
+	plan->fixed = true;
+	if (plan->has_min && plan->has_max && plan->min_rounds > plan->max_rounds) {
+		plan->min_above_max = true;
+		plan->rounds = plan->max_rounds;
+	} else if (plan->has_min && plan->has_max) {
+		/* The midpoint, the sum wrapping as in CodSpeed's release build. */
+		plan->rounds = (plan->min_rounds + plan->max_rounds) / 2;
+	} else if (plan->has_min || plan->has_max) {
+		plan->rounds = plan->has_min ? plan->min_rounds : plan->max_rounds;
+	} else {
+		return -EINVAL;
 	}
-	max = cfg->max_rounds;
-	if (cfg->max_time_ns)
-		max = min_nonzero(max, rounds_within(cfg->max_time_ns, avg));
-	return settle(plan, min, max);
+	return 0;
 }
 
 bool mt_harness_stats_plan_done(const struct mt_bench_config *cfg, const struct mt_round_plan *plan,
@@ -140,12 +171,12 @@ bool mt_harness_stats_plan_done(const struct mt_bench_config *cfg, const struct 
 {
 	if (plan->warmup_is_result)
 		return true;
-	/* max_time bounds the measuring loop whatever the count, as in CodSpeed's harness. */
+	/* max_time bounds the measuring loop whatever the count. */
 	if (cfg->max_time_ns && elapsed_ns >= cfg->max_time_ns)
 		return true;
-	if (plan->rounds)
+	if (plan->fixed)
 		return done >= plan->rounds;
-	return cfg->min_time_ns && elapsed_ns >= cfg->min_time_ns;
+	return cfg->has_min_time && elapsed_ns >= cfg->min_time_ns;
 }
 
 double mt_harness_stats_quantile(const double *sorted, size_t n, double p)
@@ -155,36 +186,16 @@ double mt_harness_stats_quantile(const double *sorted, size_t n, double p)
 
 	if (!n)
 		return 0.0;
-	pos = p * (double)(n + 1) - 1.0;
-	/* Python extrapolates beyond the ends for n < 3; a round time outside the data is not one.
-	 */
-	if (pos <= 0.0)
+	if (n == 1)
 		return sorted[0];
-	if (pos >= (double)(n - 1))
-		return sorted[n - 1];
-	i = (size_t)pos;
-	frac = pos - (double)i;
-	return sorted[i] + (sorted[i + 1] - sorted[i]) * frac;
-}
-
-/*
- * The memtrack binary is not linked with libm, and one square root per benchmark does not
- * justify adding it. Newton's iteration started above the root decreases monotonically and
- * stops within one ulp of it.
- */
-static double sqrt_newton(double v)
-{
-	double x, y;
-
-	if (!(v > 0.0))
-		return 0.0;
-	x = v >= 1.0 ? v : 1.0;
-	for (;;) {
-		y = 0.5 * (x + v / x);
-		if (y >= x)
-			return x;
-		x = y;
-	}
+	if (n == 2)
+		return sorted[0] * (1.0 - p) + sorted[1] * p;
+	pos = p * ((double)n + 1.0) - 1.0;
+	i = (size_t)floor(pos);
+	frac = pos - floor(pos);
+	if (i + 1 < n)
+		return sorted[i] * (1.0 - frac) + sorted[i + 1] * frac;
+	return sorted[i < n - 1 ? i : n - 1];
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -194,18 +205,29 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void moments(const double *v, size_t n, struct mt_stats *s)
+/* In CodSpeed's order: sums over the sorted samples, in double precision. */
+static void moments(const double *v, const uint64_t *samples, size_t n, struct mt_stats *s)
 {
-	long double sum = 0.0L, sq = 0.0L;
+	unsigned __int128 total = 0;
+	double sum = 0.0, sq = 0.0;
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		sum += v[i];
-	s->mean_ns = (double)(sum / n);
-	s->total_time_s = (double)(sum / 1e9L);
+		total += samples[i];
+	}
+	s->mean_ns = sum / (double)n;
+	/* The integer sum of the rounds, converted once, then divided: total_time is seconds. */
+	s->total_time_s = (double)total / 1e9;
 	for (i = 0; i < n; i++)
-		sq += (v[i] - (long double)s->mean_ns) * (v[i] - (long double)s->mean_ns);
-	s->stdev_ns = n > 1 ? sqrt_newton((double)(sq / (n - 1))) : 0.0;
+		sq += (v[i] - s->mean_ns) * (v[i] - s->mean_ns);
+	s->stdev_ns = n > 1 ? sqrt(sq / (double)(n - 1)) : 0.0;
+}
+
+/* The median of the sorted samples: the middle one, or the mean of the two middle ones. */
+static double median(const double *v, size_t n)
+{
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
 static void outliers(const double *v, size_t n, struct mt_stats *s)
@@ -215,11 +237,9 @@ static void outliers(const double *v, size_t n, struct mt_stats *s)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		double dev = v[i] > s->mean_ns ? v[i] - s->mean_ns : s->mean_ns - v[i];
-
 		if (v[i] < lo || v[i] > hi)
 			s->iqr_outlier_rounds++;
-		if (dev > STDEV_FACTOR * s->stdev_ns)
+		if (fabs(v[i] - s->mean_ns) > STDEV_FACTOR * s->stdev_ns)
 			s->stdev_outlier_rounds++;
 	}
 }
@@ -242,10 +262,10 @@ int mt_harness_stats_compute(const uint64_t *samples, size_t n, struct mt_stats 
 	out->rounds = n;
 	out->min_ns = v[0];
 	out->max_ns = v[n - 1];
+	out->median_ns = median(v, n);
 	out->q1_ns = mt_harness_stats_quantile(v, n, 0.25);
-	out->median_ns = mt_harness_stats_quantile(v, n, 0.5);
 	out->q3_ns = mt_harness_stats_quantile(v, n, 0.75);
-	moments(v, n, out);
+	moments(v, samples, n, out);
 	outliers(v, n, out);
 	free(v);
 	return 0;

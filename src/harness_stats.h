@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The arithmetic of the benchmark harness, kept free of processes and clocks so that it can be
- * tested on fixed inputs: how many rounds to run (the round plan, compatible with CodSpeed's
- * exec-harness) and the statistics of the measured rounds (the walltime results schema).
+ * tested on fixed inputs: how many rounds to run (the round plan of CodSpeed's exec-harness) and
+ * the statistics of the measured rounds (the walltime results schema).
  */
 #ifndef MT_HARNESS_STATS_H
 #define MT_HARNESS_STATS_H
@@ -24,10 +24,14 @@ struct mt_bench_limits {
 	uint64_t min_rounds;
 };
 
-/* The limits with defaults applied. 0 means "none" in every field. */
+/*
+ * The limits with CodSpeed's defaults applied (crates/exec-harness/src/walltime/config.rs,
+ * ExecutionOptions): 0 is a valid count and a valid minimum time, so each has its flag.
+ */
 struct mt_bench_config {
-	uint64_t warmup_ns;
-	uint64_t max_time_ns;
+	uint64_t warmup_ns;   /* 0: no warm-up */
+	uint64_t max_time_ns; /* 0: no time limit */
+	bool has_min_time, has_max_rounds, has_min_rounds;
 	uint64_t min_time_ns;
 	uint64_t max_rounds;
 	uint64_t min_rounds;
@@ -35,8 +39,10 @@ struct mt_bench_config {
 
 /*
  * Apply the defaults (1 s of warm-up; 3 s of max_time unless min_time, min_rounds or max_rounds
- * is given) and validate. Returns 0, or -EINVAL with one sentence in err: a minimum above the
- * maximum of the same kind, a round count of 0, or no warm-up and no constraint at all.
+ * is given) and validate as CodSpeed does: a minimum above the maximum of the same kind is an
+ * error (min_time against a non-zero max_time). So is a benchmark that nothing bounds (only
+ * --max-time 0), which CodSpeed refuses only once its warm-up has run. Returns 0, or -EINVAL
+ * with one sentence in err.
  */
 int mt_harness_stats_config(const struct mt_bench_limits *in, struct mt_bench_config *out,
 			    char *err, size_t errlen);
@@ -44,23 +50,29 @@ int mt_harness_stats_config(const struct mt_bench_limits *in, struct mt_bench_co
 /* What the warm-up measured. runs == 0: there was no warm-up. */
 struct mt_warmup {
 	uint64_t runs;
-	uint64_t elapsed_ns; /* wall time of the whole warm-up, spawning included */
+	uint64_t elapsed_ns; /* wall time of the whole warm-up loop, spawning included */
 	uint64_t first_ns;   /* the first run's round time */
 };
 
 struct mt_round_plan {
-	uint64_t rounds;       /* rounds to measure; 0: not fixed, the loop stops on time */
-	uint64_t min_rounds;   /* the minimum derived from the limits, 0 when none */
-	uint64_t max_rounds;   /* the maximum derived from the limits, 0 when none */
+	bool fixed;	       /* rounds is the count to run; else the loop stops on time */
+	uint64_t rounds;       /* may be 0: the loop still runs one round, as CodSpeed's does */
+	bool has_min, has_max; /* the bounds derived from the warm-up */
+	uint64_t min_rounds, max_rounds;
 	bool warmup_is_result; /* the single warm-up run reached max_time: it is the measurement */
 	bool min_above_max;    /* the minimum exceeded the maximum; rounds is the maximum */
 };
 
-/* Returns 0, or -EINVAL when no round count and no time bound can be derived. */
+/*
+ * The round count, as CodSpeed's benchmark loop computes it
+ * (crates/exec-harness/src/walltime/benchmark_loop.rs): from the warm-up's average round when
+ * there was one, else from the explicit counts alone. Returns 0, or -EINVAL when nothing
+ * bounds the loop (mt_harness_stats_config rules that out).
+ */
 int mt_harness_stats_plan(const struct mt_bench_config *cfg, const struct mt_warmup *w,
 			  struct mt_round_plan *plan);
 
-/* Whether the measuring loop stops after done rounds that took elapsed_ns in all. */
+/* Whether the measuring loop stops after done (>= 1) rounds that took elapsed_ns in all. */
 bool mt_harness_stats_plan_done(const struct mt_bench_config *cfg, const struct mt_round_plan *plan,
 				uint64_t done, uint64_t elapsed_ns);
 
@@ -80,8 +92,10 @@ struct mt_stats {
 int mt_harness_stats_compute(const uint64_t *samples, size_t n, struct mt_stats *out);
 
 /*
- * Quantile p of sorted[0..n) by the "exclusive" method (Python's statistics.quantiles default):
- * zero-based position p(n + 1) - 1, linear interpolation, clamped to the first and last sample.
+ * Quantile p of sorted[0..n) as CodSpeed computes Q1 and Q3
+ * (crates/runner-shared/src/walltime_results/stats.rs): one sample is itself; two are
+ * interpolated linearly (a(1 - p) + bp); from three on, the "exclusive" method of Python's
+ * statistics.quantiles at zero-based position p(n + 1) - 1, the last sample past the end.
  */
 double mt_harness_stats_quantile(const double *sorted, size_t n, double p);
 

@@ -60,6 +60,9 @@ int main(int argc, char **argv)
 
 	/* A closed output (-o /dev/stdout | head) is a write error, never memtrack's death. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Installed as exec-harness (make install's link), memtrack is CodSpeed's exec-harness. */
+	if (argc > 0 && strcmp(basename(argv[0]), "exec-harness") == 0)
+		return mt_cmd_harness(argc, argv);
 	if (argc > 1 && strcmp(argv[1], "run") == 0)
 		return mt_cmd_run(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "exec-harness") == 0)

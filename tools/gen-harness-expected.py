@@ -2,25 +2,33 @@
 # SPDX-License-Identifier: GPL-2.0
 """Expected statistics for tests/unit_harness.c, computed independently of the C code.
 
-Python's statistics module is the reference: quantiles(data, n=4, method='exclusive'), mean and
-stdev, on the fixed samples below. Two conventions are applied on top, both documented in
-docs/HARNESS.md:
+The reference is CodSpeed's WalltimeBenchmark::from_runtime_data
+(CodSpeedHQ/codspeed, crates/runner-shared/src/walltime_results/stats.rs), restated here in
+Python floats, which are the same IEEE doubles, with the same operations in the same order (sums
+over the sorted samples, one division, math.sqrt), so the C code must match bit for bit:
 
-- quartiles are clamped to [min, max]. Python's exclusive method extrapolates beyond the data when
-  the position p(n+1)-1 falls outside it (only for n < 3: for [100, 200] it gives Q1 = 75 and
-  Q3 = 225); a round time no round took is not a useful quartile;
-- a single sample has every quartile equal to it and a standard deviation of 0 (Python 3.13 does
-  the former, older versions refuse one data point; statistics.stdev refuses it).
+- median: the middle sample, or the mean of the two middle ones;
+- Q1 and Q3: one sample is itself; two are interpolated linearly (a(1 - p) + bp: Q1 = 125 and
+  Q3 = 175 for [100, 200]); from three on, the exclusive method at p(n+1)-1, the last sample past
+  the end;
+- stdev: sample standard deviation (n - 1), 0 for one sample;
+- total_time: the integer sum of the rounds, converted once, divided by 1e9.
+
+From three samples on, the quartiles, median, mean and stdev are also checked against Python's
+statistics module (quantiles(method='exclusive'), median, mean, stdev), which CodSpeed says it
+follows (pytest-codspeed), to within 1e-9 relative.
 
 Usage: tools/gen-harness-expected.py            print the C table
        tools/gen-harness-expected.py --check F  exit 1 unless file F holds that table verbatim
 """
+import math
 import statistics
 import sys
 
 SAMPLES = [
     ("single", [42]),
     ("pair", [100, 200]),
+    ("pair_uneven", [1000003, 7]),
     ("three_unsorted", [30, 10, 20]),
     ("all_ties", [5, 5, 5, 5]),
     ("some_ties", [7, 3, 3, 9, 3, 7]),
@@ -37,22 +45,46 @@ SAMPLES = [
 ]
 
 
+def quantile(v, p):
+    n = len(v)
+    if n == 1:
+        return v[0]
+    if n == 2:
+        return v[0] * (1.0 - p) + v[1] * p
+    pos = p * (n + 1.0) - 1.0
+    idx = math.floor(pos)
+    frac = pos - math.floor(pos)
+    if idx + 1 < n:
+        return v[idx] * (1.0 - frac) + v[idx + 1] * frac
+    return v[min(idx, n - 1)]
+
+
+def fsum_in_order(values):
+    total = 0.0
+    for x in values:
+        total += x
+    return total
+
+
 def expected(data):
-    lo, hi = min(data), max(data)
-    if len(data) == 1:
-        q1 = med = q3 = float(data[0])
-        sd = 0.0
-    else:
-        q1, med, q3 = (min(max(q, lo), hi) for q in statistics.quantiles(data, n=4, method="exclusive"))
-        sd = statistics.stdev(data)
-    mean = statistics.mean(data)
+    v = sorted(float(x) for x in data)
+    n = len(v)
+    mean = fsum_in_order(v) / n
+    med = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2.0
+    q1, q3 = quantile(v, 0.25), quantile(v, 0.75)
+    sd = math.sqrt(fsum_in_order((x - mean) * (x - mean) for x in v) / (n - 1)) if n > 1 else 0.0
+    if n >= 3:
+        ref = statistics.quantiles(data, n=4, method="exclusive")
+        for got, want in ((q1, ref[0]), (med, statistics.median(data)), (q3, ref[2]),
+                          (mean, statistics.mean(data)), (sd, statistics.stdev(data))):
+            assert abs(got - want) <= 1e-9 * max(1.0, abs(want)), (data, got, want)
     iqr = q3 - q1
-    iqr_out = sum(1 for x in data if x < q1 - 1.5 * iqr or x > q3 + 1.5 * iqr)
-    sd_out = sum(1 for x in data if abs(x - mean) > 2 * sd)
+    iqr_out = sum(1 for x in v if x < q1 - 1.5 * iqr or x > q3 + 1.5 * iqr)
+    sd_out = sum(1 for x in v if abs(x - mean) > 2.0 * sd)
     return {
-        "min": float(lo), "max": float(hi), "mean": float(mean), "stdev": float(sd),
-        "q1": float(q1), "median": float(med), "q3": float(q3),
-        "total_time": sum(data) / 1e9, "iqr_out": iqr_out, "sd_out": sd_out,
+        "min": v[0], "max": v[-1], "mean": mean, "stdev": sd,
+        "q1": q1, "median": med, "q3": q3,
+        "total_time": float(sum(data)) / 1e9, "iqr_out": iqr_out, "sd_out": sd_out,
     }
 
 
