@@ -269,8 +269,6 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	char cmd[MT_PRINTABLE_MAX];
 	struct stat st;
 
-	if (res->stopped_pid)
-		return;
 	mt_printable(cmd, sizeof(cmd), o->cfg.argv[0]);
 	if (WIFSIGNALED(res->wait_status))
 		fprintf(stderr, "memtrack: %s killed by SIG%s", cmd,
@@ -281,6 +279,9 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 		res->processes == 1 ? "" : "es", res->threads, res->threads == 1 ? "" : "s");
 	if (res->watcher[0])
 		fprintf(stderr, "; watcher: %s", res->watcher);
+	if (res->stopped_pid)
+		fprintf(stderr, "; process %d was handed to a debugger%s", res->stopped_pid,
+			o->cfg.track ? ", its allocations recorded throughout" : "");
 	fputc('\n', stderr);
 	/* An artifact written to a pipe or /dev/null cannot be read back for a summary. */
 	if (o->cfg.artifact_path && stat(o->cfg.artifact_path, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -314,8 +315,6 @@ int mt_cmd_run(int argc, char **argv)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
 	if (!o.quiet)
 		print_summary(&o, &res);
-	if (res.stopped_pid)
-		return 0;
 	if (o.strict && res.incomplete) {
 		fprintf(stderr,
 			"memtrack: --strict: the recording is incomplete: exit status %d instead "

@@ -79,7 +79,8 @@ static void detail_files(struct sup *s, struct json_object *d)
 
 int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d)
 {
-	if (!s->cfg->trace_stops_path) {
+	/* What a thread reports before a handoff detaches it depends on timing: not logged. */
+	if (!s->cfg->trace_stops_path || sup_handoff_owns(s, t)) {
 		json_object_put(d);
 		return 0;
 	}
@@ -120,36 +121,6 @@ void sup_record_process(struct sup *s, const struct proc *p, int status, bool ex
 	mt_artifact_write_process(s->artifact, &rec);
 }
 
-/*
- * Leave pid stopped for a debugger: no longer tracked by the watcher, detached with SIGSTOP
- * pending, so that it stops as soon as it runs and gdb can attach.
- */
-static int stop_here(struct sup *s, struct tracee *t, const char *where)
-{
-	pid_t pid = t->proc >= 0 ? s->procs[t->proc].pid : t->tid;
-
-	if (s->tracker) {
-		mt_tracker_disarm(s->tracker, pid);
-		/* A debugger must find no breakpoint of memtrack's in it (break malloc works). */
-		mt_tracker_release(s->tracker, pid, true);
-	}
-	/*
-	 * Detaching delivers its signal only from a signal-delivery-stop; at an event stop (the
-	 * exec of a seized tracee) it is ignored. A SIGSTOP queued first stops the process anyway.
-	 */
-	if (tgkill(pid, t->tid, SIGSTOP) < 0 && errno != ESRCH)
-		return -errno;
-	if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)SIGSTOP) < 0)
-		return -errno;
-	s->res->stopped_pid = pid;
-	if (pid == s->root)
-		s->root_gone = true;
-	fprintf(stderr, "memtrack: process %d is stopped %s; attach with: gdb -p %d\n", pid, where,
-		pid);
-	sup_remove_tracee(s, t);
-	return SUP_LEAVE;
-}
-
 /* ---- the stops ----------------------------------------------------------------------- */
 
 int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader)
@@ -175,14 +146,14 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 		return err;
 	sup_record_process(s, p, 0, false);
 	if (s->cfg->stop_at && strcmp(s->cfg->stop_at, "exec") == 0 && root_first)
-		return stop_here(s, t, "right after its exec");
+		return sup_hand_off(s, t, "right after its exec");
 	if (root_first)
 		s->res->resume_ns = mt_clock_now_ns();
 	return SUP_RESUME(0);
 }
 
 /* The thread group of a stopped tracee, from /proc/TID/status; 0 when it cannot be read. */
-static pid_t read_tgid(pid_t tid)
+pid_t sup_read_tgid(pid_t tid)
 {
 	char path[64], line[128];
 	pid_t tgid = 0;
@@ -208,7 +179,7 @@ static bool is_thread_of(pid_t tgid, pid_t tid)
 }
 
 /* A fork, vfork or clone reported by its parent: place the new tracee in the tree. */
-static int on_new_child(struct sup *s, struct tracee *t, int event)
+int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 {
 	static const char *const kinds[] = {
 	    [PTRACE_EVENT_FORK] = "fork",
@@ -342,7 +313,7 @@ static bool matches_stop_at_map(const struct sup *s, const char *path)
 {
 	const char *glob, *base;
 
-	if (!s->cfg->stop_at || strncmp(s->cfg->stop_at, "map:", 4) != 0)
+	if (!s->cfg->stop_at || strncmp(s->cfg->stop_at, "map:", 4) != 0 || s->ho.pid)
 		return false;
 	glob = s->cfg->stop_at + 4;
 	base = strrchr(path, '/');
@@ -367,7 +338,7 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 		char where[4200];
 
 		snprintf(where, sizeof(where), "right after mapping %s", f->path);
-		return stop_here(s, t, where);
+		return sup_hand_off(s, t, where);
 	}
 	return SUP_RESUME(0);
 }
@@ -505,6 +476,7 @@ static int on_event_stop(struct sup *s, struct tracee *t, int sig)
 	sup_log_stop(s, t, "group-stop", d);
 	if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) < 0 && errno != ESRCH)
 		return -errno;
+	t->listening = true;
 	return SUP_LEAVE;
 }
 
@@ -520,7 +492,9 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		 * tracee waits here until that report places it in the tree.
 		 */
 		t->started = true;
-		t->tgid = read_tgid(t->tid);
+		t->tgid = sup_read_tgid(t->tid);
+		if (sup_handoff_owns(s, t))
+			return sup_handoff_stop(s, t, status);
 		sup_log_stop(s, t, "start", NULL);
 		if (t->proc >= 0)
 			return SUP_RESUME(0);
@@ -529,6 +503,8 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		return SUP_LEAVE;
 	}
 	t->started = true;
+	if (sup_handoff_owns(s, t))
+		return sup_handoff_stop(s, t, status);
 	if (t->proc < 0) {
 		err = place_orphan(s, t);
 		if (err)
@@ -538,7 +514,7 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
-		return on_new_child(s, t, event);
+		return sup_on_new_child(s, t, event);
 	case PTRACE_EVENT_EXEC:
 		return on_exec_event(s, t);
 	case PTRACE_EVENT_EXIT:
@@ -589,7 +565,10 @@ bool sup_backpressure_off(void)
  */
 int sup_on_stop(struct sup *s, struct tracee *t, int status)
 {
-	int err = injected_fault() ?: sup_carry_out(t, dispatch_stop(s, t, status));
+	int err;
+
+	t->listening = false;
+	err = injected_fault() ?: sup_carry_out(t, dispatch_stop(s, t, status));
 
 	return err == -ESRCH ? 0 : err;
 }

@@ -577,41 +577,6 @@ START_TEST(matches_valgrind_on_ls)
 }
 END_TEST
 
-START_TEST(stop_at_map_attachable_by_gdb)
-{
-	const char *argv[] = {MEMTRACK,
-			      "run",
-			      "-o",
-			      "/dev/null",
-			      "--stop-at",
-			      "map:libmimalloc*",
-			      "--",
-			      FIXTURE("dlopen_plugin"),
-			      FIXTURE("plugin_mimalloc.so"),
-			      "1",
-			      NULL};
-	struct mt_out o;
-	char maps[64], *text, *p, *said;
-	pid_t pid;
-
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
-	ck_assert_int_eq(o.code, 0);
-	p = strstr(o.err, "attach with: gdb -p ");
-	ck_assert_msg(p != NULL, "%s", o.err);
-	ck_assert_ptr_nonnull(
-	    strstr(o.err, "right after mapping /usr/lib/x86_64-linux-gnu/libmimalloc"));
-	pid = atoi(p + strlen("attach with: gdb -p "));
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	text = mt_slurp(maps);
-	ck_assert_ptr_nonnull(strstr(text, "libmimalloc"));
-	free(text);
-	ck_assert_msg(mt_gdb_attaches(pid, &said), "gdb said: %s", said);
-	free(said);
-	mt_out_free(&o);
-	kill(pid, SIGKILL);
-}
-END_TEST
-
 /* fentry is refused on the test machines: one clear sentence; where it works, it is named. */
 START_TEST(watcher_choice)
 {
@@ -679,7 +644,6 @@ static Suite *suite(void)
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 120);
 	tcase_add_loop_test(tools, python_attaches_libc_only, 0, 1);
-	tcase_add_test(tools, stop_at_map_attachable_by_gdb);
 	tcase_add_test(tools, matches_valgrind_on_ls);
 	suite_add_tcase(s, tools);
 	return s;

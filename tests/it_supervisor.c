@@ -523,28 +523,6 @@ START_TEST(no_tracee_is_left_behind)
 }
 END_TEST
 
-START_TEST(stop_at_exec_attachable_by_gdb)
-{
-	const char *argv[] = {MEMTRACK, "run", "--no-track",	     "--stop-at",
-			      "exec",	"--",  FIXTURE("exit_code"), "0",
-			      NULL};
-	struct mt_out o = run_quiet(argv);
-	char *p, *said;
-	pid_t pid;
-
-	ck_assert_int_eq(o.code, 0);
-	p = strstr(o.err, "attach with: gdb -p ");
-	ck_assert_ptr_nonnull(p);
-	pid = atoi(p + strlen("attach with: gdb -p "));
-	ck_assert_int_gt(pid, 0);
-	ck_assert(mt_pid_alive(pid));
-	ck_assert_msg(mt_gdb_attaches(pid, &said), "gdb said: %s", said);
-	free(said);
-	mt_out_free(&o);
-	kill(pid, SIGKILL);
-}
-END_TEST
-
 /* Under sudo the command runs as the invoking user, with no capability at all. */
 START_TEST(command_never_inherits_root)
 {
@@ -769,7 +747,6 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("supervisor");
 	TCase *tc = tcase_create("run");
-	TCase *tools = tcase_create("tools");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, exit_code_is_the_commands);
@@ -800,11 +777,6 @@ static Suite *suite(void)
 	tcase_add_test(tc, bad_output_paths_before_the_run);
 	tcase_add_test(tc, fatal_error_releases_the_tree);
 	suite_add_tcase(s, tc);
-	/* The test that needs gdb, which the kernel matrix's guest lacks. */
-	tcase_set_tags(tools, "tools");
-	tcase_set_timeout(tools, 120);
-	tcase_add_test(tools, stop_at_exec_attachable_by_gdb);
-	suite_add_tcase(s, tools);
 	return s;
 }
 

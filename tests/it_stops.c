@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Integration tests of stop points (--stop-at) and of the handoff to gdb, run the way a person
+ * runs them: memtrack in its own session (setsid) or in a terminal (script), the process taken
+ * with the gdb command memtrack prints, memtrack waiting for it to the end (docs/STOPS.md).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/mtjson.h"
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+#define HANDOFF_SH MT_SOURCE_DIR "/tests/lib/handoff.sh"
+
+struct handoff {
+	char dir[64], art[128], errpath[128];
+	struct mt_out o;	    /* the driver's: state=, gdb:, rc= */
+	char *err;		    /* memtrack's stderr */
+	struct json_object *report; /* report --json of the artifact */
+};
+
+/* Run memtrack with opts on cmd through tests/lib/handoff.sh (how: setsid or pty). */
+static void handoff_run(struct handoff *h, const char *how, const char *gdb,
+			const char *const *opts, const char *const *cmd)
+{
+	const char *argv[64] = {"sh",	  HANDOFF_SH, how,  gdb,   h->errpath,
+				MEMTRACK, "run",      "-o", h->art};
+	const char *rep[] = {MEMTRACK, "report", "--json", h->art, NULL};
+	struct mt_out r;
+	size_t n = 9;
+
+	mt_tmpdir(h->dir);
+	snprintf(h->art, sizeof(h->art), "%s/a.mtk", h->dir);
+	snprintf(h->errpath, sizeof(h->errpath), "%s/err", h->dir);
+	for (size_t i = 0; opts[i]; i++)
+		argv[n++] = opts[i];
+	argv[n++] = "--";
+	for (size_t i = 0; cmd[i] && n < 63; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &h->o), 0);
+	h->err = mt_slurp(h->errpath);
+	ck_assert_msg(h->err, "no stderr from memtrack: %s", h->o.out);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
+	ck_assert_msg(r.code == 0, "report: %s", r.err);
+	h->report = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(h->report);
+	mt_out_free(&r);
+}
+
+static void handoff_free(struct handoff *h)
+{
+	char cmd[160];
+
+	json_object_put(h->report);
+	free(h->err);
+	mt_out_free(&h->o);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The process was stopped when handed over, gdb ran it to its end, memtrack exited with rc. */
+static void assert_handed_and_ended(const struct handoff *h, int rc)
+{
+	char want[32];
+
+	ck_assert_msg(strstr(h->o.out, "state=T\n"), "%s\n%s", h->o.out, h->err);
+	ck_assert_msg(strstr(h->o.out, "gdb: [Inferior 1 (process "), "%s", h->o.out);
+	snprintf(want, sizeof(want), "rc=%d\n", rc);
+	ck_assert_msg(strstr(h->o.out, want), "%s\n%s", h->o.out, h->err);
+	ck_assert_ptr_nonnull(strstr(h->err, "-ex 'handle SIGSTOP nostop noprint pass'"));
+	ck_assert_ptr_nonnull(strstr(h->err, "was handed to a debugger"));
+}
+
+static void assert_counts(const struct handoff *h, int64_t allocs, int64_t frees)
+{
+	struct json_object *t = mt_json_get(h->report, "totals");
+
+	ck_assert_int_eq(mt_json_i64(t, "allocations"), allocs);
+	ck_assert_int_eq(mt_json_i64(t, "frees"), frees);
+	ck_assert_int_eq(mt_json_i64(t, "dropped"), 0);
+}
+
+/* In its own session: the root, handed over at its exec, survives; memtrack exits with its 7. */
+START_TEST(handoff_at_exec_in_own_session)
+{
+	const char *opts[] = {"--stop-at", "exec", NULL};
+	const char *cmd[] = {FIXTURE("exit_code"), "7", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 7);
+	ck_assert_ptr_nonnull(strstr(h.err, "exit_code exited with 7"));
+	handoff_free(&h);
+}
+END_TEST
+
+/*
+ * In a terminal: handed over right after the plugin is mapped, the allocations before (ld.so's
+ * and dlopen's) and after (the plugin's 100 pairs, through libc's probes) are all recorded.
+ */
+START_TEST(handoff_at_map_in_a_pty_records_before_and_after)
+{
+	const char *opts[] = {"--stop-at", "map:plugin_plain.so", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "pty", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	assert_counts(&h, 7 + 100, 1 + 100);
+	handoff_free(&h);
+}
+END_TEST
+
+/*
+ * A worker thread maps the stop point's file while 8 threads run: the whole process is handed
+ * over (gdb attaches every thread), and everything is recorded (fixtures/README.md).
+ */
+START_TEST(handoff_at_a_worker_threads_mapping)
+{
+	const char *opts[] = {"--stop-at", "map:plugin_race_3.so", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_race"), MT_BUILD_DIR "/fixtures", "10", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	ck_assert_ptr_nonnull(strstr(h.err, "1 process, 9 threads"));
+	assert_counts(&h, 58 + 80, 104);
+	handoff_free(&h);
+}
+END_TEST
+
+/* gdb attaches and detaches at once: the process runs on by itself, no kill -CONT needed. */
+START_TEST(handoff_runs_on_after_gdb_detaches)
+{
+	const char *opts[] = {"--stop-at", "map:plugin_plain.so", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "pty", "detach", opts, cmd);
+	ck_assert_msg(strstr(h.o.out, "gdb: [Inferior 1 (process "), "%s", h.o.out);
+	ck_assert_msg(strstr(h.o.out, "rc=0\n"), "%s\n%s", h.o.out, h.err);
+	assert_counts(&h, 7 + 100, 1 + 100);
+	handoff_free(&h);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("stops");
+	TCase *tools = tcase_create("tools");
+
+	/* gdb and script, which the kernel matrix's guest lacks. */
+	tcase_set_tags(tools, "tools");
+	tcase_set_timeout(tools, 240);
+	tcase_add_test(tools, handoff_at_exec_in_own_session);
+	tcase_add_test(tools, handoff_at_map_in_a_pty_records_before_and_after);
+	tcase_add_test(tools, handoff_at_a_worker_threads_mapping);
+	tcase_add_test(tools, handoff_runs_on_after_gdb_detaches);
+	suite_add_tcase(s, tools);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
