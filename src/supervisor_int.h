@@ -162,6 +162,9 @@ int sup_on_new_child(struct sup *s, struct tracee *t, int event);
 pid_t sup_read_tgid(pid_t tid);
 
 /* supervisor_handoff.c */
+bool sup_stop_point_at_exec(struct sup *s, struct tracee *t, bool root_first, char *where,
+			    size_t len);
+bool sup_stop_point_at_map(struct sup *s, struct tracee *t, const char *path);
 bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
 bool sup_handoff_alive(const struct sup *s);
 int sup_hand_off(struct sup *s, struct tracee *t, const char *where);

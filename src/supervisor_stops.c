@@ -126,6 +126,7 @@ void sup_record_process(struct sup *s, const struct proc *p, int status, bool ex
 int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader)
 {
 	struct proc *p = &s->procs[t->proc];
+	char where[4200];
 	struct json_object *d = sup_detail_new();
 	int err = 0;
 
@@ -145,8 +146,8 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 	if (err)
 		return err;
 	sup_record_process(s, p, 0, false);
-	if (s->cfg->stop_at && strcmp(s->cfg->stop_at, "exec") == 0 && root_first)
-		return sup_hand_off(s, t, "right after its exec");
+	if (sup_stop_point_at_exec(s, t, root_first, where, sizeof(where)))
+		return sup_hand_off(s, t, where);
 	if (root_first)
 		s->res->resume_ns = mt_clock_now_ns();
 	return SUP_RESUME(0);
@@ -309,17 +310,6 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 	return SUP_RESUME(0);
 }
 
-static bool matches_stop_at_map(const struct sup *s, const char *path)
-{
-	const char *glob, *base;
-
-	if (!s->cfg->stop_at || strncmp(s->cfg->stop_at, "map:", 4) != 0 || s->ho.pid)
-		return false;
-	glob = s->cfg->stop_at + 4;
-	base = strrchr(path, '/');
-	return fnmatch(glob, path, 0) == 0 || (base && fnmatch(glob, base + 1, 0) == 0);
-}
-
 static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inode_key *key)
 {
 	pid_t pid = s->procs[t->proc].pid;
@@ -334,7 +324,7 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 	sup_log_stop(s, t, "map", d);
 	if (err)
 		return err;
-	if (f && matches_stop_at_map(s, f->path)) {
+	if (f && sup_stop_point_at_map(s, t, f->path)) {
 		char where[4200];
 
 		snprintf(where, sizeof(where), "right after mapping %s", f->path);

@@ -148,10 +148,138 @@ START_TEST(handoff_runs_on_after_gdb_detaches)
 }
 END_TEST
 
+/* exec:GLOB: any process of the tree, here the shell's first child, by the program's name. */
+START_TEST(stop_at_exec_glob_any_process)
+{
+	const char *opts[] = {"--stop-at", "exec:exit_*", NULL};
+	const char *cmd[] = {"sh", "-c", FIXTURE("exit_code") " 3; exit 4", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 4);
+	ck_assert_msg(
+	    strstr(h.err, "(0.0) is stopped right after its exec of " FIXTURE("exit_code")), "%s",
+	    h.err);
+	ck_assert_msg(strstr(h.o.out, "exited with code 03]"), "%s", h.o.out);
+	handoff_free(&h);
+}
+END_TEST
+
+/* proc:POS aims at one process: the shell's second child, not its first (same program). */
+START_TEST(stop_at_proc_position)
+{
+	const char *opts[] = {"--stop-at", "proc:0.1,exec:exit_code", NULL};
+	const char *cmd[] = {"sh", "-c", FIXTURE("exit_code") " 1; " FIXTURE("exit_code") " 2",
+			     NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 2);
+	ck_assert_msg(strstr(h.err, "(0.1) is stopped"), "%s", h.err);
+	ck_assert_msg(strstr(h.o.out, "exited with code 02]"), "%s", h.o.out);
+	handoff_free(&h);
+}
+END_TEST
+
+/* map:GLOB matches the name a program asks for (the soname), not only the file's real name. */
+START_TEST(stop_at_map_by_soname)
+{
+	const char *opts[] = {"--stop-at", "map:libmimalloc.so.2", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_mimalloc.so"), "100", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	ck_assert_msg(
+	    strstr(h.err, "right after mapping /usr/lib/x86_64-linux-gnu/libmimalloc.so.2."), "%s",
+	    h.err);
+	assert_counts(&h, 11 + 100, 1 + 100);
+	handoff_free(&h);
+}
+END_TEST
+
+/* map:GLOB matches the files execve maps: the dynamic loader, at the command's exec. */
+START_TEST(stop_at_map_of_the_loader)
+{
+	const char *opts[] = {"--stop-at", "map:ld-linux-*", NULL};
+	const char *cmd[] = {FIXTURE("exit_code"), "5", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 5);
+	ck_assert_msg(strstr(h.err, "(0) is stopped right after its exec, which mapped "
+				    "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"),
+		      "%s", h.err);
+	handoff_free(&h);
+}
+END_TEST
+
+/*
+ * Two processes map the plugin at the same moment: the first match is handed over, the other
+ * runs on under memtrack, and the whole tree is recorded (fixtures/README.md: each as
+ * dlopen_plugin plugin_plain.so 10).
+ */
+START_TEST(stop_at_first_match_only)
+{
+	const char *opts[] = {"--stop-at", "map:plugin_plain.so", NULL};
+	const char *cmd[] = {FIXTURE("map_race"), FIXTURE("plugin_plain.so"), "10", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	ck_assert_int_eq(mt_count_lines(h.err, "is stopped right after mapping"), 1);
+	assert_counts(&h, 2 * (7 + 10), 2 * (1 + 10));
+	handoff_free(&h);
+}
+END_TEST
+
+/* A stop point never reached: one line at the end, the run as without it. */
+START_TEST(stop_point_never_reached)
+{
+	const char *argv[] = {MEMTRACK,	   "run",
+			      "-o",	   "/dev/null",
+			      "--stop-at", "map:nothing-*.so",
+			      "--",	   FIXTURE("exit_code"),
+			      "6",	   NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 6);
+	ck_assert_int_eq(
+	    mt_count_lines(o.err, "memtrack: the stop point 'map:nothing-*.so' was never reached"),
+	    1);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* A malformed stop point: one sentence, exit 2. */
+START_TEST(stop_point_malformed)
+{
+	static const char *const bad[] = {"nowhere", "map:",	"exec:",	"proc:1",
+					  "proc:0.", "proc:0,", "proc:0.x,exec"};
+	const char *argv[] = {MEMTRACK, "run", "--stop-at", NULL, "--", "true", NULL};
+	struct mt_out o;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		argv[3] = bad[i];
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+		ck_assert_int_eq(o.code, 2);
+		ck_assert_msg(strstr(o.err, "invalid --stop-at"), "%s: %s", bad[i], o.err);
+		mt_out_free(&o);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("stops");
+	TCase *tc = tcase_create("stop points");
 	TCase *tools = tcase_create("tools");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, stop_point_never_reached);
+	tcase_add_test(tc, stop_point_malformed);
+	suite_add_tcase(s, tc);
 
 	/* gdb and script, which the kernel matrix's guest lacks. */
 	tcase_set_tags(tools, "tools");
@@ -160,6 +288,11 @@ static Suite *suite(void)
 	tcase_add_test(tools, handoff_at_map_in_a_pty_records_before_and_after);
 	tcase_add_test(tools, handoff_at_a_worker_threads_mapping);
 	tcase_add_test(tools, handoff_runs_on_after_gdb_detaches);
+	tcase_add_test(tools, stop_at_exec_glob_any_process);
+	tcase_add_test(tools, stop_at_proc_position);
+	tcase_add_test(tools, stop_at_map_by_soname);
+	tcase_add_test(tools, stop_at_map_of_the_loader);
+	tcase_add_test(tools, stop_at_first_match_only);
 	suite_add_tcase(s, tools);
 	return s;
 }
