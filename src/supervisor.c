@@ -430,7 +430,10 @@ out:
 	if (detaching)
 		pthread_join(detacher, NULL);
 	if (cfg->trace_stops_path) {
-		int e = mt_stoplog_write(s.log, cfg->trace_stops_path);
+		int e;
+
+		sup_log_files(&s);
+		e = mt_stoplog_write(s.log, cfg->trace_stops_path);
 
 		if (e) {
 			fprintf(stderr, "memtrack: cannot write %s: %s\n", cfg->trace_stops_path,

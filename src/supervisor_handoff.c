@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "printable.h"
 #include "procmaps.h"
 #include "supervisor_int.h"
@@ -433,13 +434,28 @@ void sup_handoff_ended(struct sup *s, int status)
 		sup_record_process(s, &s->procs[h->proc], status, true);
 }
 
+static bool readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return fd >= 0 && poll(&p, 1, 0) == 1;
+}
+
+/*
+ * Look at the handed-off process: at every request it makes, else every HANDOFF_POLL_NS (the
+ * loop comes here at every stop of the rest of the tree, which need not pay for it).
+ */
 int sup_handoff_tick(struct sup *s)
 {
 	struct handoff *h = &s->ho;
-	struct pollfd p;
+	uint64_t now = mt_clock_now_ns();
 
 	if (!h->pid || h->ended || h->collecting)
 		return 0;
+	if (now < h->next_look_ns && !readable(h->pidfd) &&
+	    !(s->tracker && readable(mt_tracker_requests_fd(s->tracker))))
+		return 0;
+	h->next_look_ns = now + HANDOFF_POLL_NS;
 	if (s->end_phase && !h->killed) {
 		/* The tree is ended on a termination request: this process with it. */
 		h->killed = true;
@@ -451,9 +467,8 @@ int sup_handoff_tick(struct sup *s)
 		h->continued = true;
 		kill(h->pid, SIGCONT);
 	}
-	p = (struct pollfd){.fd = h->pidfd, .events = POLLIN};
 	/* The root is memtrack's child: its status comes from waitpid (sup_handoff_ended). */
-	if (h->pid != s->root && poll(&p, 1, 0) == 1)
+	if (h->pid != s->root && readable(h->pidfd))
 		sup_handoff_ended(s, read_exit_code(h->pid));
 	return catch_up(s);
 }

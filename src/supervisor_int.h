@@ -93,7 +93,8 @@ struct sup {
 		bool continued; /* a debugger attached: the SIGCONT that ends the group-stop sent */
 		bool killed;	/* the tree was ended on a termination request */
 		bool ended;
-		pid_t *awaited; /* threads reported created, whose first stop has not come */
+		uint64_t next_look_ns; /* when to look at it again, requests aside */
+		pid_t *awaited;	       /* threads reported created, whose first stop has not come */
 		size_t n_awaited;
 		char *where;
 		char **known; /* the executable files it mapped at the handoff */
@@ -149,6 +150,7 @@ const char *sup_signame(int sig, char *buf, size_t len);
 struct json_object *sup_detail_new(void);
 void sup_detail_str(struct json_object *d, const char *key, const char *val);
 void sup_detail_int(struct json_object *d, const char *key, int64_t val);
+void sup_log_files(struct sup *s);
 int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d);
 int sup_resume(pid_t tid, int sig);
 int sup_carry_out(struct tracee *t, int next);

@@ -51,30 +51,33 @@ void sup_detail_int(struct json_object *d, const char *key, int64_t val)
 	json_object_object_add(d, key, json_object_new_int64(val));
 }
 
-/* Name the files the tracker handled since the last stop, with what it attached. */
-static void detail_files(struct sup *s, struct json_object *d)
+/*
+ * Log the files the tracker handled since the last look, one record each (written after the
+ * stops, in path order): the stop that handled a file shared by concurrent processes is
+ * whichever drained its request first, so naming it there would make the log vary.
+ */
+void sup_log_files(struct sup *s)
 {
-	struct json_object *arr;
 	size_t n;
 
 	if (!s->tracker)
 		return;
 	n = mt_tracker_file_count(s->tracker);
-	if (n == s->files_logged)
-		return;
-	arr = json_object_new_array();
 	for (; s->files_logged < n; s->files_logged++) {
 		const struct mt_tracked_file *f = mt_tracker_file(s->tracker, s->files_logged);
-		struct json_object *o = json_object_new_object();
+		struct json_object *o;
 
+		if (!s->cfg->trace_stops_path)
+			continue;
+		o = json_object_new_object();
+		sup_detail_str(o, "kind", "file");
 		sup_detail_str(o, "path", f->path);
 		sup_detail_str(o, "family", mt_family_name(f->family));
 		sup_detail_int(o, "probes", f->probes);
 		if (f->no_symbols)
 			json_object_object_add(o, "no_symbols", json_object_new_boolean(1));
-		json_object_array_add(arr, o);
+		mt_stoplog_add_file(s->log, o);
 	}
-	json_object_object_add(d, "files", arr);
 }
 
 int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d)
@@ -141,7 +144,7 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 			err = mt_tracker_exec(s->tracker, p->pid, new_leader);
 	}
 	sup_detail_str(d, "path", p->exe ? p->exe : "?");
-	detail_files(s, d);
+	sup_log_files(s);
 	sup_log_stop(s, t, "exec", d);
 	if (err)
 		return err;
@@ -208,7 +211,7 @@ int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 		child->proc = t->proc;
 		err = mt_stoplog_place(child->log, parent->pos, ++parent->threads);
 		s->res->threads++;
-		sup_detail_int(d, "thread", parent->threads);
+		sup_detail_int(d, "new_thread", parent->threads);
 	} else {
 		idx = sup_add_proc(s, child->tid, t->proc);
 		if (idx < 0) {
@@ -319,9 +322,18 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 
 	err = mt_tracker_handle_stop(s->tracker, pid, key);
 	f = mt_tracker_find(s->tracker, key);
-	sup_detail_str(d, "path", f ? f->path : "?");
-	detail_files(s, d);
-	sup_log_stop(s, t, "map", d);
+	sup_log_files(s);
+	/*
+	 * Every process that maps a file with probes stops for its links (a request, a wait for
+	 * another's, or a known file not linked for it), whatever the timing; for a file without,
+	 * only the first mapper and those that map it meanwhile do: those stops are not logged.
+	 */
+	if (f && f->probes) {
+		sup_detail_str(d, "path", f->path);
+		sup_log_stop(s, t, "map", d);
+	} else {
+		json_object_put(d);
+	}
 	if (err)
 		return err;
 	if (f && sup_stop_point_at_map(s, t, f->path)) {
