@@ -450,8 +450,11 @@ int sup_handoff_tick(struct sup *s)
 	struct handoff *h = &s->ho;
 	uint64_t now = mt_clock_now_ns();
 
-	if (!h->pid || h->ended || h->collecting)
+	if (!h->pid || h->ended)
 		return 0;
+	/* A thread it waited for may have ended instead of stopping (killed meanwhile). */
+	if (h->collecting)
+		return finish_collecting(s);
 	if (now < h->next_look_ns && !readable(h->pidfd) &&
 	    !(s->tracker && readable(mt_tracker_requests_fd(s->tracker))))
 		return 0;
