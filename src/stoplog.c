@@ -198,7 +198,8 @@ int mt_stoplog_write(struct mt_stoplog *log, const char *path)
 		fprintf(f, "%s\n", plain(o));
 		json_object_put(o);
 	}
-	qsort(log->files, log->n_files, sizeof(*log->files), cmp_file);
+	if (log->n_files) /* none without tracking: qsort wants an array even for 0 */
+		qsort(log->files, log->n_files, sizeof(*log->files), cmp_file);
 	for (size_t i = 0; i < log->n_files; i++)
 		fprintf(f, "%s\n", plain(log->files[i]));
 	if (ferror(f))
