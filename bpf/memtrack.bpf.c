@@ -47,8 +47,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
 	__uint(max_entries, 65536);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
+	__type(key, __u32);  /* tgid */
+	__type(value, __u8); /* 1, or MT_TRACKED_HANDED_OFF */
 } tracked SEC(".maps");
 
 struct {
@@ -201,7 +201,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid, ctgid;
-	__u8 one = 1;
+	__u8 *state;
 
 	if (!tracking_enabled)
 		return 0;
@@ -210,8 +210,10 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	/* A new thread joins a tgid that is already tracked (or not). */
 	if (ctgid == ptgid || !ptgid || !ctgid)
 		return 0;
-	if (bpf_map_lookup_elem(&tracked, &ptgid))
-		bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY);
+	/* A child of a process handed to a debugger is not memtrack's tracee: never stopped. */
+	state = bpf_map_lookup_elem(&tracked, &ptgid);
+	if (state)
+		bpf_map_update_elem(&tracked, &ctgid, state, BPF_ANY);
 	return 0;
 }
 
@@ -244,6 +246,14 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 }
 
 /* ---- the exec-mapping watcher --------------------------------------------------------- */
+
+/* A process memtrack handed to a debugger: no SIGSTOP of memtrack's may reach it any more. */
+static __always_inline bool handed_off(__u32 tgid)
+{
+	__u8 *state = bpf_map_lookup_elem(&tracked, &tgid);
+
+	return state && *state == MT_TRACKED_HANDED_OFF;
+}
 
 /* Where struct inode kept its ctime before 6.11: __i_ctime (6.6 to 6.10), i_ctime (older). */
 struct inode___ctime_v66 {
@@ -295,9 +305,9 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 	if (state && *state == MT_INODE_PROBED) {
 		struct mt_arm_key arm = {.tgid = id >> 32, .dev = key.dev, .ino = key.ino};
 
-		if (bpf_map_lookup_elem(&armed, &arm))
-			return 0;
-		goto stop; /* known: no request, the stop arms this process */
+		if (bpf_map_lookup_elem(&armed, &arm) || handed_off(id >> 32))
+			return 0; /* handed off: user space links it when it next looks */
+		goto stop;	  /* known: no request, the stop arms this process */
 	}
 	/* Only the first mapper asks; later mappers of a PENDING inode just wait with it. */
 	if (!state && bpf_map_update_elem(&known_inodes, &key, &pending, BPF_NOEXIST) == 0) {
@@ -313,6 +323,9 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 			count(MT_CNT_REQ_DROPPED);
 		}
 	}
+	/* Handed off: the request is served without a stop, as soon as user space drains. */
+	if (handed_off(id >> 32))
+		return 0;
 	/* The request is committed before the signal: the drain at the stop cannot miss it. */
 stop:
 	bpf_map_update_elem(&stop_marks, &tid, &key, BPF_ANY);
@@ -376,7 +389,7 @@ static __always_inline void press(__u32 tid)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u8 one = 1;
 
-	if (BPF_CORE_READ(task, flags) & PF_EXITING)
+	if (BPF_CORE_READ(task, flags) & PF_EXITING || handed_off(current_pid_tgid() >> 32))
 		return;
 	bpf_map_update_elem(&pressure_marks, &tid, &one, BPF_ANY);
 	bpf_send_signal_thread(SIGSTOP);

@@ -11,6 +11,9 @@
 #endif
 
 /* Values of the known_inodes map. Absence means "never seen". */
+/* The value of a tgid in the tracked map once memtrack handed it to a debugger (else 1). */
+#define MT_TRACKED_HANDED_OFF 2
+
 #define MT_INODE_PENDING 1
 #define MT_INODE_DONE	 2
 /* Handled, with probes that each process gets its own links for (--probe-scope=tree). */

@@ -45,9 +45,12 @@ static void usage(FILE *out)
 	    "  -o, --output FILE          artifact path (default: memtrack-DATE-PID.mtk here)\n"
 	    "      --no-track             trace the tree only: no BPF, no artifact\n"
 	    "      --trace-stops FILE     write every handled stop as JSON lines\n"
-	    "      --stop-at POINT        leave the process stopped for gdb at POINT:\n"
-	    "                             'exec' (the command's exec) or 'map:GLOB' (right\n"
-	    "                             after the first mapping of a file matching GLOB)\n"
+	    "      --stop-at POINT        hand the first process that reaches POINT to gdb:\n"
+	    "                             'exec' (the command's exec), 'exec:GLOB' (an exec\n"
+	    "                             of a program matching GLOB), 'map:GLOB' (right after\n"
+	    "                             mapping a file matching GLOB), each optionally\n"
+	    "                             after 'proc:POS,' (that process only: 0.1 is the\n"
+	    "                             command's 2nd child); 'proc:POS' alone: its exec\n"
 	    "      --watcher MODE         auto (default), fentry or tracepoint\n"
 	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
 	    "      --probe-scope S        tree (default: breakpoints only in the traced tree's\n"
@@ -116,10 +119,17 @@ static int parse_stop_at(const char *arg, struct run_opts *o)
 {
 	char a[MT_PRINTABLE_MAX];
 
-	if (strcmp(arg, "exec") != 0 && (strncmp(arg, "map:", 4) != 0 || !arg[4]))
-		return mt_cmd_usage_error(&run_cmd, "invalid --stop-at '%s' (exec or map:GLOB)",
-					  mt_printable(a, sizeof(a), arg));
-	o->cfg.stop_at = arg;
+	int err;
+
+	mt_stop_point_free(&o->cfg.stop);
+	err = mt_stop_point_parse(arg, &o->cfg.stop);
+	if (err == -ENOMEM)
+		return mt_cmd_usage_error(&run_cmd, "out of memory");
+	if (err)
+		return mt_cmd_usage_error(
+		    &run_cmd,
+		    "invalid --stop-at '%s' ([proc:POS,]exec, exec:GLOB or map:GLOB, or proc:POS)",
+		    mt_printable(a, sizeof(a), arg));
 	return 0;
 }
 
@@ -213,7 +223,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		mt_cmd_usage_error(&run_cmd, "no command given (memtrack run -- CMD [ARGS...])");
 		return MT_EXIT_USAGE;
 	}
-	if (o->no_track && (o->output || (o->cfg.stop_at && o->cfg.stop_at[0] == 'm'))) {
+	if (o->no_track && (o->output || o->cfg.stop.map)) {
 		mt_cmd_usage_error(&run_cmd, "--no-track excludes -o and --stop-at map:GLOB");
 		return MT_EXIT_USAGE;
 	}
@@ -269,8 +279,6 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	char cmd[MT_PRINTABLE_MAX];
 	struct stat st;
 
-	if (res->stopped_pid)
-		return;
 	mt_printable(cmd, sizeof(cmd), o->cfg.argv[0]);
 	if (WIFSIGNALED(res->wait_status))
 		fprintf(stderr, "memtrack: %s killed by SIG%s", cmd,
@@ -281,6 +289,9 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 		res->processes == 1 ? "" : "es", res->threads, res->threads == 1 ? "" : "s");
 	if (res->watcher[0])
 		fprintf(stderr, "; watcher: %s", res->watcher);
+	if (res->stopped_pid)
+		fprintf(stderr, "; process %d was handed to a debugger%s", res->stopped_pid,
+			o->cfg.track ? ", its allocations recorded throughout" : "");
 	fputc('\n', stderr);
 	/* An artifact written to a pipe or /dev/null cannot be read back for a summary. */
 	if (o->cfg.artifact_path && stat(o->cfg.artifact_path, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -290,33 +301,31 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	}
 }
 
-int mt_cmd_run(int argc, char **argv)
+static int run(int argc, char **argv, struct run_opts *op)
 {
-	struct run_opts o = {0};
 	struct mt_run_result res;
 	int rc, err;
 
-	rc = parse(argc, argv, &o);
+	rc = parse(argc, argv, op);
 	if (rc >= 0)
 		return rc;
-	if (mt_choose_user(&o.cfg.identity, o.user) < 0)
+	if (mt_choose_user(&op->cfg.identity, op->user) < 0)
 		return MT_EXIT_USAGE;
-	o.cfg.track = !o.no_track;
-	if (o.cfg.track && mt_check_capabilities(true) < 0)
+	op->cfg.track = !op->no_track;
+	if (op->cfg.track && mt_check_capabilities(true) < 0)
 		return 1;
-	if (o.cfg.track)
-		o.cfg.artifact_path = o.output ? o.output : default_artifact(&o);
-	if ((o.cfg.trace_stops_path && check_writable("--trace-stops", o.cfg.trace_stops_path)) ||
-	    (o.cfg.artifact_path && check_writable("-o", o.cfg.artifact_path)))
+	if (op->cfg.track)
+		op->cfg.artifact_path = op->output ? op->output : default_artifact(op);
+	if ((op->cfg.trace_stops_path &&
+	     check_writable("--trace-stops", op->cfg.trace_stops_path)) ||
+	    (op->cfg.artifact_path && check_writable("-o", op->cfg.artifact_path)))
 		return MT_EXIT_USAGE;
-	err = mt_supervise(&o.cfg, &res);
+	err = mt_supervise(&op->cfg, &res);
 	if (err)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
-	if (!o.quiet)
-		print_summary(&o, &res);
-	if (res.stopped_pid)
-		return 0;
-	if (o.strict && res.incomplete) {
+	if (!op->quiet)
+		print_summary(op, &res);
+	if (op->strict && res.incomplete) {
 		fprintf(stderr,
 			"memtrack: --strict: the recording is incomplete: exit status %d instead "
 			"of %d\n",
@@ -324,4 +333,13 @@ int mt_cmd_run(int argc, char **argv)
 		return MT_EXIT_INCOMPLETE;
 	}
 	return res.exit_code;
+}
+
+int mt_cmd_run(int argc, char **argv)
+{
+	struct run_opts o = {0};
+	int rc = run(argc, argv, &o);
+
+	mt_stop_point_free(&o.cfg.stop);
+	return rc;
 }

@@ -17,6 +17,8 @@ struct stop_rec {
 struct mt_stoplog {
 	struct stop_rec *recs;
 	size_t n, cap;
+	struct json_object **files; /* the files handled, one record each */
+	size_t n_files, cap_files;
 	struct mt_log_thread **threads;
 	size_t n_threads, cap_threads;
 };
@@ -48,6 +50,9 @@ void mt_stoplog_free(struct mt_stoplog *log)
 		return;
 	for (size_t i = 0; i < log->n; i++)
 		json_object_put(log->recs[i].detail);
+	for (size_t i = 0; i < log->n_files; i++)
+		json_object_put(log->files[i]);
+	free(log->files);
 	for (size_t i = 0; i < log->n_threads; i++) {
 		free(log->threads[i]->proc);
 		free(log->threads[i]);
@@ -89,6 +94,16 @@ int mt_stoplog_add(struct mt_stoplog *log, struct mt_log_thread *t, const char *
 		return -ENOMEM;
 	}
 	log->recs[log->n++] = (struct stop_rec){t, t->seq++, kind, detail};
+	return 0;
+}
+
+int mt_stoplog_add_file(struct mt_stoplog *log, struct json_object *file)
+{
+	if (grow((void **)&log->files, &log->cap_files, log->n_files, sizeof(*log->files))) {
+		json_object_put(file);
+		return -ENOMEM;
+	}
+	log->files[log->n_files++] = file;
 	return 0;
 }
 
@@ -147,6 +162,28 @@ static struct json_object *render(const struct stop_rec *r)
 	return o;
 }
 
+static const char *plain(struct json_object *o)
+{
+	return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+						     JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* File records in path order (then by what they say: a path can name two files in turn). */
+static int cmp_file(const void *pa, const void *pb)
+{
+	struct json_object *a = *(struct json_object *const *)pa,
+			   *b = *(struct json_object *const *)pb;
+	struct json_object *x, *y;
+	int c = 0;
+
+	if (json_object_object_get_ex(a, "path", &x) && json_object_object_get_ex(b, "path", &y))
+		c = strcmp(json_object_get_string(x), json_object_get_string(y));
+	if (c)
+		return c;
+	/* Rendered into json-c's buffer of each object: both strings stay valid. */
+	return strcmp(plain(a), plain(b));
+}
+
 int mt_stoplog_write(struct mt_stoplog *log, const char *path)
 {
 	FILE *f = fopen(path, "we");
@@ -158,11 +195,13 @@ int mt_stoplog_write(struct mt_stoplog *log, const char *path)
 	for (size_t i = 0; i < log->n; i++) {
 		struct json_object *o = render(&log->recs[i]);
 
-		fprintf(f, "%s\n",
-			json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		fprintf(f, "%s\n", plain(o));
 		json_object_put(o);
 	}
+	if (log->n_files) /* none without tracking: qsort wants an array even for 0 */
+		qsort(log->files, log->n_files, sizeof(*log->files), cmp_file);
+	for (size_t i = 0; i < log->n_files; i++)
+		fprintf(f, "%s\n", plain(log->files[i]));
 	if (ferror(f))
 		err = -EIO;
 	if (fclose(f) && !err)

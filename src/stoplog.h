@@ -30,6 +30,13 @@ int mt_stoplog_place(struct mt_log_thread *t, const char *proc, unsigned int ind
 int mt_stoplog_add(struct mt_stoplog *log, struct mt_log_thread *t, const char *kind,
 		   struct json_object *detail);
 
+/*
+ * A file the run handled: file (consumed) is an object with a "path". Files are written once
+ * each, after the stops, in path order: which stop of which process handled a file shared by
+ * processes that run at the same time depends on timing.
+ */
+int mt_stoplog_add_file(struct mt_stoplog *log, struct json_object *file);
+
 /* Write the log as JSON lines to path. Returns 0 or a negative errno. */
 int mt_stoplog_write(struct mt_stoplog *log, const char *path);
 

@@ -138,14 +138,26 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	sup_remove_tracee(s, t);
 }
 
+/* The root, handed to a debugger, ended: it is memtrack's child, no longer its tracee. */
+static void on_handed_root_gone(struct sup *s, int status)
+{
+	s->root_gone = true;
+	s->res->wait_status = status;
+	s->res->exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	s->res->end_ns = mt_clock_now_ns();
+	sup_handoff_ended(s, status);
+	if (!s->told_left && s->live.n)
+		tell_left(s);
+}
+
 static int event_loop(struct sup *s)
 {
 	struct tracee *t;
 	int status, err;
 	pid_t tid;
 
-	/* A process left stopped by --stop-at is still our child: wait for tracees only. */
-	while (s->live.n > 0) {
+	/* A process handed to a debugger is waited for too (its pidfd, or as the root, waitpid). */
+	while (s->live.n > 0 || sup_handoff_alive(s)) {
 		if (s->n_held == s->live.n) {
 			err = sup_release_held(s);
 			if (err)
@@ -153,6 +165,8 @@ static int event_loop(struct sup *s)
 		}
 		sup_take_requests(s);
 		err = sup_resume_pressed(s);
+		if (!err)
+			err = sup_handoff_tick(s);
 		if (err)
 			return err;
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
@@ -165,15 +179,21 @@ static int event_loop(struct sup *s)
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == ECHILD)
+			if (errno == ECHILD && !sup_handoff_alive(s))
 				return 0;
-			return -errno;
-		}
-		/* The process left stopped for a debugger is still our child, no longer a tracee.
-		 */
-		if (tid == s->res->stopped_pid)
+			if (errno != ECHILD)
+				return -errno;
+			err = sup_wait_for_news(s);
+			if (err)
+				return err;
 			continue;
+		}
 		t = sup_find_tracee(s, tid);
+		if (!t && tid == s->ho.pid) {
+			if (WIFEXITED(status) || WIFSIGNALED(status))
+				on_handed_root_gone(s, status);
+			continue;
+		}
 		if (!t) {
 			t = sup_add_tracee(s, tid);
 			if (!t)
@@ -286,6 +306,9 @@ static void sup_free(struct sup *s)
 	sup_tset_free(&s->live);
 	sup_tset_free(&s->unplaced);
 	free(s->pressed.v); /* its tracees are in live */
+	sup_handoff_free(s);
+	if (s->sigfd > 0)
+		close(s->sigfd);
 	mt_stoplog_free(s->log);
 	mt_tracker_close(s->tracker);
 }
@@ -388,6 +411,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 		err = event_loop(&s);
 	if (!err && s.end_phase)
 		sup_reap_orphans();
+	sup_handoff_report(&s);
 fatal:
 	if (err) {
 		fprintf(stderr, "memtrack: supervising '%s' failed: %s\n", cfg->argv[0],
@@ -406,7 +430,10 @@ out:
 	if (detaching)
 		pthread_join(detacher, NULL);
 	if (cfg->trace_stops_path) {
-		int e = mt_stoplog_write(s.log, cfg->trace_stops_path);
+		int e;
+
+		sup_log_files(&s);
+		e = mt_stoplog_write(s.log, cfg->trace_stops_path);
 
 		if (e) {
 			fprintf(stderr, "memtrack: cannot write %s: %s\n", cfg->trace_stops_path,

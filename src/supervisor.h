@@ -12,12 +12,13 @@
 
 #include "classify.h"
 #include "privileges.h"
+#include "stoppoint.h"
 #include "tracker.h"
 
 struct mt_run_config {
 	char *const *argv;	      /* the command */
 	const char *trace_stops_path; /* --trace-stops FILE, or NULL */
-	const char *stop_at;	      /* "exec", "map:GLOB", or NULL */
+	struct mt_stop_point stop;    /* --stop-at (stop.text NULL: none) */
 	const char *artifact_path;    /* allocation artifact; NULL with track == false */
 	bool track;		      /* load BPF, attach allocators, record events */
 	enum mt_watcher_mode watcher;

@@ -41,6 +41,7 @@ struct tracee {
 	bool started;	/* its first (attach) stop has been seen */
 	bool held;	/* stopped at that first stop until its creator reports it */
 	bool pressed;	/* held at a pressure stop until the events consumer made room */
+	bool listening; /* left in a group-stop with PTRACE_LISTEN */
 	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
 	int end_status; /* how it ended, when it ended before its creator reported it */
 	struct mt_log_thread *log;
@@ -83,12 +84,34 @@ struct sup {
 		bool forward_delivered; /* the root got memtrack's copy, or one it merged into */
 		unsigned int delivered; /* deliveries to the root from the sender itself */
 	} sent[8];
+	/* The process handed to a debugger at the stop point: see supervisor_handoff.c. */
+	struct handoff {
+		pid_t pid; /* 0: none */
+		int proc;  /* its index in procs */
+		int pidfd;
+		bool collecting; /* its threads are being detached, each at its next stop */
+		bool continued; /* a debugger attached: the SIGCONT that ends the group-stop sent */
+		bool killed;	/* the tree was ended on a termination request */
+		bool ended;
+		uint64_t next_look_ns; /* when to look at it again, requests aside */
+		pid_t *awaited;	       /* threads reported created, whose first stop has not come */
+		size_t n_awaited;
+		char *where;
+		char **known; /* the executable files it mapped at the handoff */
+		size_t n_known;
+		char **late; /* files with probes it mapped after */
+		size_t n_late;
+	} ho;
+	int sigfd; /* the wake signals, while a handed-off process is waited for (0: none) */
 	/* Ending the tree on a termination request: see end_tree(). */
 	const struct sent *end_send; /* the send that started it */
 	int end_sig;
 	int end_phase;
 	uint64_t end_deadline;
 };
+
+/* How often the loop looks at a handed-off process (a debugger attached, files it mapped). */
+#define HANDOFF_POLL_NS (100 * 1000000L)
 
 /* How often the loop looks whether the consumer made room for threads held by back-pressure. */
 #define PRESSURE_POLL_NS (1000 * 1000)
@@ -127,6 +150,7 @@ const char *sup_signame(int sig, char *buf, size_t len);
 struct json_object *sup_detail_new(void);
 void sup_detail_str(struct json_object *d, const char *key, const char *val);
 void sup_detail_int(struct json_object *d, const char *key, int64_t val);
+void sup_log_files(struct sup *s);
 int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d);
 int sup_resume(pid_t tid, int sig);
 int sup_carry_out(struct tracee *t, int next);
@@ -136,6 +160,22 @@ int sup_release_held(struct sup *s);
 int sup_resume_pressed(struct sup *s);
 bool sup_backpressure_off(void);
 int sup_on_stop(struct sup *s, struct tracee *t, int status);
+int sup_on_new_child(struct sup *s, struct tracee *t, int event);
+pid_t sup_read_tgid(pid_t tid);
+
+/* supervisor_handoff.c */
+bool sup_stop_point_at_exec(struct sup *s, struct tracee *t, bool root_first, char *where,
+			    size_t len);
+bool sup_stop_point_at_map(struct sup *s, struct tracee *t, const char *path);
+bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
+bool sup_handoff_alive(const struct sup *s);
+int sup_hand_off(struct sup *s, struct tracee *t, const char *where);
+int sup_handoff_stop(struct sup *s, struct tracee *t, int status);
+int sup_handoff_await(struct sup *s, pid_t tid);
+void sup_handoff_ended(struct sup *s, int status);
+int sup_handoff_tick(struct sup *s);
+void sup_handoff_report(struct sup *s);
+void sup_handoff_free(struct sup *s);
 
 /* supervisor_signals.c */
 bool sup_is_term_sig(int sig);

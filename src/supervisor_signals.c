@@ -10,11 +10,13 @@
 #include <grp.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -276,10 +278,31 @@ void sup_take_requests(struct sup *s)
 		end_tree(s);
 }
 
+/*
+ * A handed-off process maps files without being stopped: wake as soon as it asks for one (its
+ * attach request), when it ends (its pidfd), or when a signal comes (a signalfd, never read: the
+ * signal stays pending for sigtimedwait).
+ */
+static void wait_for_handed(struct sup *s, const sigset_t *set, const struct timespec *timeout)
+{
+	struct pollfd p[3];
+	nfds_t n = 0;
+
+	if (s->sigfd <= 0)
+		s->sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sigfd > 0)
+		p[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
+	p[n++] = (struct pollfd){.fd = s->ho.pidfd, .events = POLLIN};
+	if (s->tracker)
+		p[n++] =
+		    (struct pollfd){.fd = mt_tracker_requests_fd(s->tracker), .events = POLLIN};
+	ppoll(p, n, timeout, NULL);
+}
+
 /* Sleep until a child changes state, a request comes, or the next phase of ending is due. */
 int sup_wait_for_news(struct sup *s)
 {
-	struct timespec ts, *timeout = NULL;
+	struct timespec zero = {0, 0}, ts, *timeout = NULL;
 	uint64_t now = mt_clock_now_ns(), left;
 	siginfo_t si;
 	sigset_t set;
@@ -295,7 +318,16 @@ int sup_wait_for_news(struct sup *s)
 		ts = (struct timespec){0, PRESSURE_POLL_NS};
 		timeout = &ts;
 	}
+	/* A debugger's attach and a handed-off process's end are looked for, not signalled. */
+	if (sup_handoff_alive(s) && (!timeout || ts.tv_sec || ts.tv_nsec > HANDOFF_POLL_NS)) {
+		ts = (struct timespec){0, HANDOFF_POLL_NS};
+		timeout = &ts;
+	}
 	wake_set(&set);
+	if (sup_handoff_alive(s) && !s->ho.collecting) {
+		wait_for_handed(s, &set, timeout);
+		timeout = &zero;
+	}
 	sig = sigtimedwait(&set, &si, timeout);
 	if (sig < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;

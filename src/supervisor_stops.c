@@ -51,35 +51,39 @@ void sup_detail_int(struct json_object *d, const char *key, int64_t val)
 	json_object_object_add(d, key, json_object_new_int64(val));
 }
 
-/* Name the files the tracker handled since the last stop, with what it attached. */
-static void detail_files(struct sup *s, struct json_object *d)
+/*
+ * Log the files the tracker handled since the last look, one record each (written after the
+ * stops, in path order): the stop that handled a file shared by concurrent processes is
+ * whichever drained its request first, so naming it there would make the log vary.
+ */
+void sup_log_files(struct sup *s)
 {
-	struct json_object *arr;
 	size_t n;
 
 	if (!s->tracker)
 		return;
 	n = mt_tracker_file_count(s->tracker);
-	if (n == s->files_logged)
-		return;
-	arr = json_object_new_array();
 	for (; s->files_logged < n; s->files_logged++) {
 		const struct mt_tracked_file *f = mt_tracker_file(s->tracker, s->files_logged);
-		struct json_object *o = json_object_new_object();
+		struct json_object *o;
 
+		if (!s->cfg->trace_stops_path)
+			continue;
+		o = json_object_new_object();
+		sup_detail_str(o, "kind", "file");
 		sup_detail_str(o, "path", f->path);
 		sup_detail_str(o, "family", mt_family_name(f->family));
 		sup_detail_int(o, "probes", f->probes);
 		if (f->no_symbols)
 			json_object_object_add(o, "no_symbols", json_object_new_boolean(1));
-		json_object_array_add(arr, o);
+		mt_stoplog_add_file(s->log, o);
 	}
-	json_object_object_add(d, "files", arr);
 }
 
 int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d)
 {
-	if (!s->cfg->trace_stops_path) {
+	/* What a thread reports before a handoff detaches it depends on timing: not logged. */
+	if (!s->cfg->trace_stops_path || sup_handoff_owns(s, t)) {
 		json_object_put(d);
 		return 0;
 	}
@@ -120,41 +124,12 @@ void sup_record_process(struct sup *s, const struct proc *p, int status, bool ex
 	mt_artifact_write_process(s->artifact, &rec);
 }
 
-/*
- * Leave pid stopped for a debugger: no longer tracked by the watcher, detached with SIGSTOP
- * pending, so that it stops as soon as it runs and gdb can attach.
- */
-static int stop_here(struct sup *s, struct tracee *t, const char *where)
-{
-	pid_t pid = t->proc >= 0 ? s->procs[t->proc].pid : t->tid;
-
-	if (s->tracker) {
-		mt_tracker_disarm(s->tracker, pid);
-		/* A debugger must find no breakpoint of memtrack's in it (break malloc works). */
-		mt_tracker_release(s->tracker, pid, true);
-	}
-	/*
-	 * Detaching delivers its signal only from a signal-delivery-stop; at an event stop (the
-	 * exec of a seized tracee) it is ignored. A SIGSTOP queued first stops the process anyway.
-	 */
-	if (tgkill(pid, t->tid, SIGSTOP) < 0 && errno != ESRCH)
-		return -errno;
-	if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)SIGSTOP) < 0)
-		return -errno;
-	s->res->stopped_pid = pid;
-	if (pid == s->root)
-		s->root_gone = true;
-	fprintf(stderr, "memtrack: process %d is stopped %s; attach with: gdb -p %d\n", pid, where,
-		pid);
-	sup_remove_tracee(s, t);
-	return SUP_LEAVE;
-}
-
 /* ---- the stops ----------------------------------------------------------------------- */
 
 int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader)
 {
 	struct proc *p = &s->procs[t->proc];
+	char where[4200];
 	struct json_object *d = sup_detail_new();
 	int err = 0;
 
@@ -169,20 +144,20 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 			err = mt_tracker_exec(s->tracker, p->pid, new_leader);
 	}
 	sup_detail_str(d, "path", p->exe ? p->exe : "?");
-	detail_files(s, d);
+	sup_log_files(s);
 	sup_log_stop(s, t, "exec", d);
 	if (err)
 		return err;
 	sup_record_process(s, p, 0, false);
-	if (s->cfg->stop_at && strcmp(s->cfg->stop_at, "exec") == 0 && root_first)
-		return stop_here(s, t, "right after its exec");
+	if (sup_stop_point_at_exec(s, t, root_first, where, sizeof(where)))
+		return sup_hand_off(s, t, where);
 	if (root_first)
 		s->res->resume_ns = mt_clock_now_ns();
 	return SUP_RESUME(0);
 }
 
 /* The thread group of a stopped tracee, from /proc/TID/status; 0 when it cannot be read. */
-static pid_t read_tgid(pid_t tid)
+pid_t sup_read_tgid(pid_t tid)
 {
 	char path[64], line[128];
 	pid_t tgid = 0;
@@ -208,7 +183,7 @@ static bool is_thread_of(pid_t tgid, pid_t tid)
 }
 
 /* A fork, vfork or clone reported by its parent: place the new tracee in the tree. */
-static int on_new_child(struct sup *s, struct tracee *t, int event)
+int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 {
 	static const char *const kinds[] = {
 	    [PTRACE_EVENT_FORK] = "fork",
@@ -236,7 +211,7 @@ static int on_new_child(struct sup *s, struct tracee *t, int event)
 		child->proc = t->proc;
 		err = mt_stoplog_place(child->log, parent->pos, ++parent->threads);
 		s->res->threads++;
-		sup_detail_int(d, "thread", parent->threads);
+		sup_detail_int(d, "new_thread", parent->threads);
 	} else {
 		idx = sup_add_proc(s, child->tid, t->proc);
 		if (idx < 0) {
@@ -338,17 +313,6 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 	return SUP_RESUME(0);
 }
 
-static bool matches_stop_at_map(const struct sup *s, const char *path)
-{
-	const char *glob, *base;
-
-	if (!s->cfg->stop_at || strncmp(s->cfg->stop_at, "map:", 4) != 0)
-		return false;
-	glob = s->cfg->stop_at + 4;
-	base = strrchr(path, '/');
-	return fnmatch(glob, path, 0) == 0 || (base && fnmatch(glob, base + 1, 0) == 0);
-}
-
 static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inode_key *key)
 {
 	pid_t pid = s->procs[t->proc].pid;
@@ -358,16 +322,25 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 
 	err = mt_tracker_handle_stop(s->tracker, pid, key);
 	f = mt_tracker_find(s->tracker, key);
-	sup_detail_str(d, "path", f ? f->path : "?");
-	detail_files(s, d);
-	sup_log_stop(s, t, "map", d);
+	sup_log_files(s);
+	/*
+	 * Every process that maps a file with probes stops for its links (a request, a wait for
+	 * another's, or a known file not linked for it), whatever the timing; for a file without,
+	 * only the first mapper and those that map it meanwhile do: those stops are not logged.
+	 */
+	if (f && f->probes) {
+		sup_detail_str(d, "path", f->path);
+		sup_log_stop(s, t, "map", d);
+	} else {
+		json_object_put(d);
+	}
 	if (err)
 		return err;
-	if (f && matches_stop_at_map(s, f->path)) {
+	if (f && sup_stop_point_at_map(s, t, f->path)) {
 		char where[4200];
 
 		snprintf(where, sizeof(where), "right after mapping %s", f->path);
-		return stop_here(s, t, where);
+		return sup_hand_off(s, t, where);
 	}
 	return SUP_RESUME(0);
 }
@@ -505,6 +478,7 @@ static int on_event_stop(struct sup *s, struct tracee *t, int sig)
 	sup_log_stop(s, t, "group-stop", d);
 	if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) < 0 && errno != ESRCH)
 		return -errno;
+	t->listening = true;
 	return SUP_LEAVE;
 }
 
@@ -520,7 +494,9 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		 * tracee waits here until that report places it in the tree.
 		 */
 		t->started = true;
-		t->tgid = read_tgid(t->tid);
+		t->tgid = sup_read_tgid(t->tid);
+		if (sup_handoff_owns(s, t))
+			return sup_handoff_stop(s, t, status);
 		sup_log_stop(s, t, "start", NULL);
 		if (t->proc >= 0)
 			return SUP_RESUME(0);
@@ -529,6 +505,8 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		return SUP_LEAVE;
 	}
 	t->started = true;
+	if (sup_handoff_owns(s, t))
+		return sup_handoff_stop(s, t, status);
 	if (t->proc < 0) {
 		err = place_orphan(s, t);
 		if (err)
@@ -538,7 +516,7 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
-		return on_new_child(s, t, event);
+		return sup_on_new_child(s, t, event);
 	case PTRACE_EVENT_EXEC:
 		return on_exec_event(s, t);
 	case PTRACE_EVENT_EXIT:
@@ -589,7 +567,10 @@ bool sup_backpressure_off(void)
  */
 int sup_on_stop(struct sup *s, struct tracee *t, int status)
 {
-	int err = injected_fault() ?: sup_carry_out(t, dispatch_stop(s, t, status));
+	int err;
+
+	t->listening = false;
+	err = injected_fault() ?: sup_carry_out(t, dispatch_stop(s, t, status));
 
 	return err == -ESRCH ? 0 : err;
 }

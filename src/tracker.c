@@ -50,6 +50,11 @@ const char *mt_tracker_watcher(const struct mt_tracker *t)
 	return t->watcher;
 }
 
+int mt_tracker_requests_fd(const struct mt_tracker *t)
+{
+	return ring_buffer__epoll_fd(t->requests);
+}
+
 int mt_tracker_events_fd(const struct mt_tracker *t)
 {
 	return bpf_map__fd(t->skel->maps.events);
@@ -533,6 +538,16 @@ int mt_tracker_arm(struct mt_tracker *t, pid_t pid)
 
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tracked), &tgid, &one, BPF_ANY))
 		return -errno;
+	return 0;
+}
+
+int mt_tracker_hand_off(struct mt_tracker *t, pid_t pid)
+{
+	__u32 tgid = pid;
+	__u8 state = MT_TRACKED_HANDED_OFF;
+
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tracked), &tgid, &state, BPF_EXIST))
+		return errno == ENOENT ? 0 : -errno;
 	return 0;
 }
 

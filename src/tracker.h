@@ -67,11 +67,23 @@ void mt_tracker_detach(struct mt_tracker *t);
 /* The back end that runs: "fentry" or "tracepoint". */
 const char *mt_tracker_watcher(const struct mt_tracker *t);
 int mt_tracker_events_fd(const struct mt_tracker *t);
+/* Readable (poll) when an attach request waits: for processes no longer stopped for them. */
+int mt_tracker_requests_fd(const struct mt_tracker *t);
 /* Attached-file records go to the artifact as files are handled. */
 void mt_tracker_set_artifact(struct mt_tracker *t, struct mt_artifact_writer *w);
 
 int mt_tracker_arm(struct mt_tracker *t, pid_t pid);
 int mt_tracker_disarm(struct mt_tracker *t, pid_t pid);
+/*
+ * pid was handed to a debugger: it stays tracked (its allocations are recorded) but the BPF side
+ * never stops it again; the files it maps are served by mt_tracker_catch_up().
+ */
+int mt_tracker_hand_off(struct mt_tracker *t, pid_t pid);
+/*
+ * A process that is no longer stopped for its files (handed off): drain the attach requests,
+ * handle what can be, and link every probed file pid maps. A negative errno is memtrack's failure.
+ */
+int mt_tracker_catch_up(struct mt_tracker *t, pid_t pid);
 
 /*
  * Classify and attach every executable file mapping of pid that is not known yet: exec stops

@@ -380,9 +380,8 @@ static int scan_after_drops(struct mt_tracker *t, pid_t pid)
 	return mt_tracker_scan(t, pid);
 }
 
-int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key)
+static int drain_requests(struct mt_tracker *t)
 {
-	const struct mt_tracked_file *f;
 	int n, err;
 
 	t->consume_err = 0;
@@ -393,7 +392,24 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 			strerror(-err));
 		return err;
 	}
-	err = handle_deferred(t);
+	return handle_deferred(t);
+}
+
+int mt_tracker_catch_up(struct mt_tracker *t, pid_t pid)
+{
+	int err = drain_requests(t);
+
+	if (!err)
+		err = mt_tracker_scan(t, pid);
+	return err == -ENOENT || err == -ESRCH ? 0 : err;
+}
+
+int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key)
+{
+	const struct mt_tracked_file *f;
+	int err;
+
+	err = drain_requests(t);
 	if (err)
 		return err;
 	if (!tracker_known_file(t, key, &err) && !err) {

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Integration tests of stop points (--stop-at) and of the handoff to gdb, run the way a person
+ * runs them: memtrack in its own session (setsid) or in a terminal (script), the process taken
+ * with the gdb command memtrack prints, memtrack waiting for it to the end (docs/STOPS.md).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/mtjson.h"
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+#define HANDOFF_SH MT_SOURCE_DIR "/tests/lib/handoff.sh"
+
+struct handoff {
+	char dir[64], art[128], errpath[128];
+	struct mt_out o;	    /* the driver's: state=, gdb:, rc= */
+	char *err;		    /* memtrack's stderr */
+	struct json_object *report; /* report --json of the artifact */
+};
+
+/* Run memtrack with opts on cmd through tests/lib/handoff.sh (how: setsid or pty). */
+static void handoff_run(struct handoff *h, const char *how, const char *gdb,
+			const char *const *opts, const char *const *cmd)
+{
+	const char *argv[64] = {"sh",	  HANDOFF_SH, how,  gdb,   h->errpath,
+				MEMTRACK, "run",      "-o", h->art};
+	const char *rep[] = {MEMTRACK, "report", "--json", h->art, NULL};
+	struct mt_out r;
+	size_t n = 9;
+
+	mt_tmpdir(h->dir);
+	snprintf(h->art, sizeof(h->art), "%s/a.mtk", h->dir);
+	snprintf(h->errpath, sizeof(h->errpath), "%s/err", h->dir);
+	for (size_t i = 0; opts[i]; i++)
+		argv[n++] = opts[i];
+	argv[n++] = "--";
+	for (size_t i = 0; cmd[i] && n < 63; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &h->o), 0);
+	h->err = mt_slurp(h->errpath);
+	ck_assert_msg(h->err, "no stderr from memtrack: %s", h->o.out);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
+	ck_assert_msg(r.code == 0, "report: %s", r.err);
+	h->report = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(h->report);
+	mt_out_free(&r);
+}
+
+static void handoff_free(struct handoff *h)
+{
+	char cmd[160];
+
+	json_object_put(h->report);
+	free(h->err);
+	mt_out_free(&h->o);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The process was stopped when handed over, gdb ran it to its end, memtrack exited with rc. */
+static void assert_handed_and_ended(const struct handoff *h, int rc)
+{
+	char want[32];
+
+	ck_assert_msg(strstr(h->o.out, "state=T\n"), "%s\n%s", h->o.out, h->err);
+	ck_assert_msg(strstr(h->o.out, "gdb: [Inferior 1 (process "), "%s", h->o.out);
+	snprintf(want, sizeof(want), "rc=%d\n", rc);
+	ck_assert_msg(strstr(h->o.out, want), "%s\n%s", h->o.out, h->err);
+	ck_assert_ptr_nonnull(strstr(h->err, "-ex 'handle SIGSTOP nostop noprint pass'"));
+	ck_assert_ptr_nonnull(strstr(h->err, "was handed to a debugger"));
+}
+
+static void assert_counts(const struct handoff *h, int64_t allocs, int64_t frees)
+{
+	struct json_object *t = mt_json_get(h->report, "totals");
+
+	ck_assert_int_eq(mt_json_i64(t, "allocations"), allocs);
+	ck_assert_int_eq(mt_json_i64(t, "frees"), frees);
+	ck_assert_int_eq(mt_json_i64(t, "dropped"), 0);
+}
+
+/* In its own session: the root, handed over at its exec, survives; memtrack exits with its 7. */
+START_TEST(handoff_at_exec_in_own_session)
+{
+	const char *opts[] = {"--stop-at", "exec", NULL};
+	const char *cmd[] = {FIXTURE("exit_code"), "7", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 7);
+	ck_assert_ptr_nonnull(strstr(h.err, "exit_code exited with 7"));
+	handoff_free(&h);
+}
+END_TEST
+
+/*
+ * In a terminal: handed over right after the plugin is mapped, the allocations before (ld.so's
+ * and dlopen's) and after (the plugin's 100 pairs, through libc's probes) are all recorded.
+ */
+START_TEST(handoff_at_map_in_a_pty_records_before_and_after)
+{
+	const char *opts[] = {"--stop-at", "map:plugin_plain.so", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "pty", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	assert_counts(&h, 7 + 100, 1 + 100);
+	handoff_free(&h);
+}
+END_TEST
+
+/*
+ * A worker thread maps the stop point's file while 8 threads run: the whole process is handed
+ * over (gdb attaches every thread), and everything is recorded (fixtures/README.md).
+ */
+START_TEST(handoff_at_a_worker_threads_mapping)
+{
+	const char *opts[] = {"--stop-at", "map:plugin_race_3.so", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_race"), MT_BUILD_DIR "/fixtures", "10", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	ck_assert_ptr_nonnull(strstr(h.err, "1 process, 9 threads"));
+	assert_counts(&h, 58 + 80, 104);
+	handoff_free(&h);
+}
+END_TEST
+
+/* gdb attaches and detaches at once: the process runs on by itself, no kill -CONT needed. */
+START_TEST(handoff_runs_on_after_gdb_detaches)
+{
+	const char *opts[] = {"--stop-at", "map:plugin_plain.so", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "pty", "detach", opts, cmd);
+	ck_assert_msg(strstr(h.o.out, "gdb: [Inferior 1 (process "), "%s", h.o.out);
+	ck_assert_msg(strstr(h.o.out, "rc=0\n"), "%s\n%s", h.o.out, h.err);
+	assert_counts(&h, 7 + 100, 1 + 100);
+	handoff_free(&h);
+}
+END_TEST
+
+/* exec:GLOB: any process of the tree, here the shell's first child, by the program's name. */
+START_TEST(stop_at_exec_glob_any_process)
+{
+	const char *opts[] = {"--stop-at", "exec:exit_*", NULL};
+	const char *cmd[] = {"sh", "-c", FIXTURE("exit_code") " 3; exit 4", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 4);
+	ck_assert_msg(
+	    strstr(h.err, "(0.0) is stopped right after its exec of " FIXTURE("exit_code")), "%s",
+	    h.err);
+	ck_assert_msg(strstr(h.o.out, "exited with code 03]"), "%s", h.o.out);
+	handoff_free(&h);
+}
+END_TEST
+
+/* proc:POS aims at one process: the shell's second child, not its first (same program). */
+START_TEST(stop_at_proc_position)
+{
+	const char *opts[] = {"--stop-at", "proc:0.1,exec:exit_code", NULL};
+	const char *cmd[] = {"sh", "-c", FIXTURE("exit_code") " 1; " FIXTURE("exit_code") " 2",
+			     NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 2);
+	ck_assert_msg(strstr(h.err, "(0.1) is stopped"), "%s", h.err);
+	ck_assert_msg(strstr(h.o.out, "exited with code 02]"), "%s", h.o.out);
+	handoff_free(&h);
+}
+END_TEST
+
+/* map:GLOB matches the name a program asks for (the soname), not only the file's real name. */
+START_TEST(stop_at_map_by_soname)
+{
+	const char *opts[] = {"--stop-at", "map:libmimalloc.so.2", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_mimalloc.so"), "100", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	ck_assert_msg(
+	    strstr(h.err, "right after mapping /usr/lib/x86_64-linux-gnu/libmimalloc.so.2."), "%s",
+	    h.err);
+	assert_counts(&h, 11 + 100, 1 + 100);
+	handoff_free(&h);
+}
+END_TEST
+
+/* map:GLOB matches the files execve maps: the dynamic loader, at the command's exec. */
+START_TEST(stop_at_map_of_the_loader)
+{
+	const char *opts[] = {"--stop-at", "map:ld-linux-*", NULL};
+	const char *cmd[] = {FIXTURE("exit_code"), "5", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 5);
+	ck_assert_msg(strstr(h.err, "(0) is stopped right after its exec, which mapped "
+				    "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"),
+		      "%s", h.err);
+	handoff_free(&h);
+}
+END_TEST
+
+/*
+ * Two processes map the plugin at the same moment: the first match is handed over, the other
+ * runs on under memtrack, and the whole tree is recorded (fixtures/README.md: each as
+ * dlopen_plugin plugin_plain.so 10).
+ */
+START_TEST(stop_at_first_match_only)
+{
+	const char *opts[] = {"--stop-at", "map:plugin_plain.so", NULL};
+	const char *cmd[] = {FIXTURE("map_race"), FIXTURE("plugin_plain.so"), "10", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	ck_assert_int_eq(mt_count_lines(h.err, "is stopped right after mapping"), 1);
+	assert_counts(&h, 2 * (7 + 10), 2 * (1 + 10));
+	handoff_free(&h);
+}
+END_TEST
+
+/* A stop point never reached: one line at the end, the run as without it. */
+START_TEST(stop_point_never_reached)
+{
+	const char *argv[] = {MEMTRACK,	   "run",
+			      "-o",	   "/dev/null",
+			      "--stop-at", "map:nothing-*.so",
+			      "--",	   FIXTURE("exit_code"),
+			      "6",	   NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 6);
+	ck_assert_int_eq(
+	    mt_count_lines(o.err, "memtrack: the stop point 'map:nothing-*.so' was never reached"),
+	    1);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* A malformed stop point: one sentence, exit 2. */
+START_TEST(stop_point_malformed)
+{
+	static const char *const bad[] = {"nowhere", "map:",	"exec:",	"proc:1",
+					  "proc:0.", "proc:0,", "proc:0.x,exec"};
+	const char *argv[] = {MEMTRACK, "run", "--stop-at", NULL, "--", "true", NULL};
+	struct mt_out o;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		argv[3] = bad[i];
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+		ck_assert_int_eq(o.code, 2);
+		ck_assert_msg(strstr(o.err, "invalid --stop-at"), "%s: %s", bad[i], o.err);
+		mt_out_free(&o);
+	}
+}
+END_TEST
+
+/* The --trace-stops file of one run of cmd (tracked, the artifact thrown away). */
+static char *trace_of(const char *const *cmd)
+{
+	char dir[64], path[128], *text;
+	const char *argv[32] = {MEMTRACK,    "run",	      "-q", "-o",
+				"/dev/null", "--trace-stops", path, "--"};
+	struct mt_out o;
+	size_t n = 8;
+
+	mt_tmpdir(dir);
+	snprintf(path, sizeof(path), "%s/stops.json", dir);
+	for (size_t i = 0; cmd[i] && n < 31; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	mt_out_free(&o);
+	text = mt_slurp(path);
+	ck_assert_ptr_nonnull(text);
+	unlink(path);
+	rmdir(dir);
+	return text;
+}
+
+/* 20 runs of cmd give one trace, byte for byte; returns it. */
+static char *one_trace_in_20(const char *const *cmd)
+{
+	char *first = trace_of(cmd);
+
+	for (int i = 1; i < 20; i++) {
+		char *again = trace_of(cmd);
+
+		ck_assert_msg(strcmp(first, again) == 0, "run %d differs:\n%s\nfrom:\n%s", i, again,
+			      first);
+		free(again);
+	}
+	return first;
+}
+
+/*
+ * Siblings that run at the same time, exec, and dlopen files of their own and shared ones, with
+ * and without an allocator: one trace in 20 runs. Every process that maps libmimalloc without
+ * links of its own stops for it (the 3 children; the leaves inherited theirs), whoever came
+ * first; a file is one record, not a detail of whichever stop handled it.
+ */
+START_TEST(concurrent_tree_has_one_trace)
+{
+	const char *cmd[] = {FIXTURE("conc_tree"), MT_BUILD_DIR "/fixtures", NULL};
+	char *t = one_trace_in_20(cmd);
+
+	ck_assert_int_eq(mt_count_lines(t, "\"kind\":\"map\",\"path\":\"/usr/lib/x86_64-linux-gnu/"
+					   "libmimalloc.so.2"),
+			 3);
+	ck_assert_int_eq(mt_count_lines(t, "\"kind\":\"exec\""), 7);
+	ck_assert_int_eq(mt_count_lines(t, "{\"kind\":\"file\",\"path\":\"" MT_BUILD_DIR
+					   "/fixtures/plugin_race_"),
+			 6);
+	ck_assert_int_eq(mt_count_lines(t, "\"family\":\"mimalloc\""), 1);
+	free(t);
+}
+END_TEST
+
+/* A shell pipeline of three programs that run at the same time: one trace in 20 runs. */
+START_TEST(pipeline_has_one_trace)
+{
+	const char *cmd[] = {
+	    "sh", "-c", "xz -c " FIXTURE("conc_tree") " | bzip2 -c | zstd -c >/dev/null", NULL};
+	char *t = one_trace_in_20(cmd);
+
+	ck_assert_ptr_nonnull(strstr(t, "{\"proc\":\"0.2\",\"thread\":0,\"seq\":1,\"kind\":"
+					"\"exec\",\"path\":\"/usr/bin/zstd\"}"));
+	free(t);
+}
+END_TEST
+
+/* A clone names the new thread in a key of its own: the record's "thread" is the creator's. */
+START_TEST(clone_names_its_new_thread_apart)
+{
+	const char *cmd[] = {FIXTURE("threads"), "2", NULL};
+	char *t = trace_of(cmd);
+
+	ck_assert_ptr_nonnull(strstr(t, "{\"proc\":\"0\",\"thread\":0,\"seq\":2,\"kind\":"
+					"\"clone\",\"new_thread\":1}\n"));
+	ck_assert_ptr_nonnull(strstr(t, "{\"proc\":\"0\",\"thread\":0,\"seq\":3,\"kind\":"
+					"\"clone\",\"new_thread\":2}\n"));
+	free(t);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("stops");
+	TCase *tc = tcase_create("stop points");
+	TCase *traces = tcase_create("traces");
+	TCase *tools = tcase_create("tools");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, stop_point_never_reached);
+	tcase_add_test(tc, stop_point_malformed);
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(traces, 600);
+	tcase_add_test(traces, concurrent_tree_has_one_trace);
+	tcase_add_test(traces, clone_names_its_new_thread_apart);
+	suite_add_tcase(s, traces);
+
+	/* gdb and script, which the kernel matrix's guest lacks. */
+	tcase_set_tags(tools, "tools");
+	tcase_set_timeout(tools, 240);
+	tcase_add_test(tools, handoff_at_exec_in_own_session);
+	tcase_add_test(tools, handoff_at_map_in_a_pty_records_before_and_after);
+	tcase_add_test(tools, handoff_at_a_worker_threads_mapping);
+	tcase_add_test(tools, handoff_runs_on_after_gdb_detaches);
+	tcase_add_test(tools, stop_at_exec_glob_any_process);
+	tcase_add_test(tools, stop_at_proc_position);
+	tcase_add_test(tools, stop_at_map_by_soname);
+	tcase_add_test(tools, stop_at_map_of_the_loader);
+	tcase_add_test(tools, stop_at_first_match_only);
+	tcase_add_test(tools, pipeline_has_one_trace);
+	suite_add_tcase(s, tools);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
