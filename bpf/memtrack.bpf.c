@@ -722,3 +722,13 @@ int BPF_KRETPROBE(alloc_exit_multi, __u64 ret)
 {
 	return on_exit(ctx, ret);
 }
+
+/*
+ * Counts nothing: linked on a live thread of a process whose leader exited first, its only work
+ * is its filter's, which keeps the breakpoints in that process's memory (docs/PROBES.md).
+ */
+SEC("uprobe")
+int BPF_KPROBE(keep_breakpoints)
+{
+	return 0;
+}

@@ -335,6 +335,13 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 		sup_detail_int(d, "code", WEXITSTATUS((int)status));
 	}
 	sup_log_stop(s, t, "exit", d);
+	/* A leader that exits before its threads: the process's breakpoints must stay. */
+	if (s->tracker && t->proc >= 0) {
+		int err = mt_tracker_thread_exits(s->tracker, s->procs[t->proc].pid, t->tid);
+
+		if (err)
+			return err;
+	}
 	return SUP_RESUME(0);
 }
 

@@ -478,7 +478,7 @@ static void detach_all(struct mt_tracker *t)
 	for (size_t i = 0; i < t->n_files; i++)
 		n += t->files[i].system.n_links + 2;
 	for (size_t i = 0; i < t->n_arms; i++)
-		n += t->arms[i].l.n_links + 2;
+		n += t->arms[i].l.n_links + t->arms[i].keep.n_links + 4;
 	d = calloc(n, sizeof(*d));
 	for (int i = 0; i < 3; i++) {
 		if (t->lifecycle[i] && d)
@@ -489,8 +489,10 @@ static void detach_all(struct mt_tracker *t)
 	}
 	for (size_t i = 0; i < t->n_files; i++)
 		tracker_collect_links(&t->files[i].system, d, &k);
-	for (size_t i = 0; i < t->n_arms; i++)
+	for (size_t i = 0; i < t->n_arms; i++) {
 		tracker_collect_links(&t->arms[i].l, d, &k);
+		tracker_collect_links(&t->arms[i].keep, d, &k);
+	}
 	t->n_arms = 0;
 	if (d)
 		tracker_detach_in_parallel(d, k);

@@ -95,6 +95,12 @@ int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool sha
 int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader);
 
 /*
+ * Thread tid of pid is at its exit stop: when it is the thread pid's links depend on (its
+ * leader, while other threads go on), keep pid's breakpoints in place through a live thread.
+ */
+int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid);
+
+/*
  * pid is gone (or leaves the tree): drop its links, in the background (detaching waits for
  * grace periods), or before returning when wait.
  */

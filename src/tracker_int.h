@@ -43,11 +43,17 @@
 #define MT_BPF_TRACE_UPROBE_MULTI    48
 #define MT_BPF_F_UPROBE_MULTI_RETURN 1
 
-/* The links of one probed file in one process (--probe-scope=tree). */
+/*
+ * The links of one probed file in one process (--probe-scope=tree). After the process's leader
+ * exited before its other threads, keep holds links on a live thread (keep_tid) that count
+ * nothing and only keep the breakpoints in the process's memory (docs/PROBES.md).
+ */
 struct mt_arm {
 	pid_t pid;
 	uint16_t file_id;
 	struct mt_links l;
+	pid_t keep_tid;
+	struct mt_links keep;
 };
 
 /* Something to detach: a libbpf link, or the fd of a uprobe_multi link. */

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -231,12 +232,129 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
 		}
 		k = arm_key(pid, &t->files[a->file_id]);
 		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.armed), &k);
-		if (wait)
+		if (wait) {
 			tracker_collect_links(&a->l, NULL, NULL);
-		else
+			tracker_collect_links(&a->keep, NULL, NULL);
+		} else {
 			close_later(t, &a->l);
+			close_later(t, &a->keep);
+		}
 	}
 	t->n_arms = kept;
+}
+
+/*
+ * Whether tid of pid is a thread that goes on running: not a zombie, and not killed by its
+ * group's exit (which queues SIGKILL to every thread, bit 9 of its own pending set).
+ */
+static bool thread_goes_on(pid_t pid, pid_t tid)
+{
+	char path[64], line[128];
+	unsigned long long pending = 0;
+	char state = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "State: %c", &state);
+		sscanf(line, "SigPnd: %llx", &pending);
+	}
+	fclose(f);
+	return state != 'Z' && state != 'X' && !(pending & (1ull << (SIGKILL - 1)));
+}
+
+/* A thread of pid other than its leader and than tid that goes on running; 0 when none. */
+static pid_t live_thread(pid_t pid, pid_t tid)
+{
+	char path[64];
+	struct dirent *e;
+	pid_t found = 0, x;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		x = (pid_t)atoi(e->d_name);
+		if (x > 0 && x != pid && x != tid && thread_goes_on(pid, x))
+			found = x;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Keeper links for a's file on tid: one perf link per point, to a program that counts nothing. */
+static int link_keeper(struct mt_tracker *t, const struct mt_arm *a, pid_t tid, struct mt_links *l)
+{
+	const struct mt_tracked_file *f = &t->files[a->file_id];
+	struct bpf_link *link;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+	l->links = calloc(f->n_points + 1, sizeof(*l->links));
+	if (!l->links)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_points; i++) {
+		link = bpf_program__attach_uprobe_opts(t->skel->progs.keep_breakpoints, tid, path,
+						       f->points[i].probe_offset, NULL);
+		if (!link) {
+			int err = -errno;
+
+			tracker_collect_links(l, NULL, NULL);
+			return err;
+		}
+		l->links[l->n_links++] = link;
+	}
+	return 0;
+}
+
+/*
+ * Thread tid of pid is about to exit (its exit stop). The kernel's filters decide whether a
+ * breakpoint may stay in an address space from the linked task's memory: once pid's leader (or
+ * the thread its keepers name) has exited, its links say no, and the next unregistration of any
+ * link on the file removes the breakpoints from a process that still runs. Since 6.12 the links
+ * still run for the thread group (same_thread_group): keepers on a live thread are all it takes,
+ * and they count nothing, so nothing counts twice while both exist.
+ */
+int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
+{
+	pid_t live = 0;
+	int err;
+
+	if (t->cfg.system_scope || t->mm_filter)
+		return 0;
+	for (size_t i = 0; i < t->n_arms; i++) {
+		struct mt_arm *a = &t->arms[i];
+		struct mt_links l = {0};
+
+		if (a->pid != pid || (tid != pid && a->keep_tid != tid))
+			continue;
+		if (!live)
+			live = live_thread(pid, tid);
+		if (!live)
+			return 0; /* the process ends with this thread */
+		err = link_keeper(t, a, live, &l);
+		if (err == -ENOMEM)
+			return err;
+		if (err == -ESRCH)
+			return 0;
+		if (err) {
+			tracker_not_probed(
+			    t, t->files[a->file_id].path, NULL, err,
+			    "cannot keep its probes in process %d after its thread %d "
+			    "exited: %s",
+			    pid, tid, tracker_attach_error(err));
+			continue;
+		}
+		close_later(t, &a->keep);
+		a->keep = l;
+		a->keep_tid = live;
+	}
+	return 0;
 }
 
 int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)
