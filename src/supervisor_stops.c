@@ -578,6 +578,12 @@ bool sup_backpressure_off(void)
 {
 	return getenv("MT_NO_BACKPRESSURE") != NULL;
 }
+
+/* MT_NO_UPROBE_MULTI=1: per-process perf links, the way of kernels before 6.6 (6.1) once proven. */
+bool sup_uprobe_multi_off(void)
+{
+	return getenv("MT_NO_UPROBE_MULTI") != NULL;
+}
 #else
 static int injected_fault(void)
 {
@@ -585,6 +591,11 @@ static int injected_fault(void)
 }
 
 bool sup_backpressure_off(void)
+{
+	return false;
+}
+
+bool sup_uprobe_multi_off(void)
 {
 	return false;
 }

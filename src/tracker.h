@@ -53,6 +53,8 @@ struct mt_tracker_config {
 	bool events;	      /* record allocation events (an artifact receives them) */
 	size_t ring_size;     /* events ring buffer bytes, 0 for the default */
 	bool no_backpressure; /* test builds only: a full ring drops events instead */
+	bool
+	    no_uprobe_multi; /* test builds only: per-process perf links, as without uprobe_multi */
 	bool verbose;
 };
 

@@ -95,7 +95,7 @@ struct mt_tracker {
 	int ncpus;
 	__u64 *percpu;	/* ncpus values: one read of a per-CPU counter */
 	bool multi;	/* uprobe_multi links work: one link per file and direction */
-	bool mm_filter; /* links fire for every task of the linked task's mm (vfork children) */
+	bool mm_filter; /* links count for every task of the linked task's mm (vfork children) */
 	struct mt_arm *arms; /* --probe-scope=tree: per process and file */
 	size_t n_arms, cap_arms;
 	struct closer_queue closer;
@@ -120,8 +120,8 @@ __attribute__((format(printf, 5, 6))) void tracker_not_probed(struct mt_tracker 
 							      const char *fmt, ...);
 const char *tracker_attach_error(int err);
 int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
-			const struct mt_probe_point *pts, size_t n, pid_t pid, struct mt_links *l,
-			struct mt_probe_point *ok, size_t *n_ok);
+			const struct mt_probe_point *pts, size_t n, pid_t pid, uint64_t tag,
+			struct mt_links *l, struct mt_probe_point *ok, size_t *n_ok);
 int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 			const struct mt_classification *c, pid_t pid);
 

@@ -100,7 +100,7 @@ static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid
 						    f->file_id, pid, l->multi_fd);
 	else
 		err = tracker_attach_perf(t, (struct mt_tracked_file *)f, path, f->points,
-					  f->n_points, pid, l, NULL, NULL);
+					  f->n_points, pid, MT_COOKIE_FOR(pid), l, NULL, NULL);
 	if (err)
 		tracker_collect_links(l, NULL, NULL);
 	t->link_ns += now_ns() - start;
@@ -287,38 +287,44 @@ static pid_t live_thread(pid_t pid, pid_t tid)
 	return found;
 }
 
-/* Keeper links for a's file on tid: one perf link per point, to a program that counts nothing. */
-static int link_keeper(struct mt_tracker *t, const struct mt_arm *a, pid_t tid, struct mt_links *l)
+/*
+ * The links that take over a's file on tid, a live thread. With uprobe_multi (6.12 on) the
+ * leader's links go on counting for the thread group: keepers, one perf link per point to a
+ * program that counts nothing, only keep the breakpoints in place. With per-process perf links
+ * (6.1) the leader's links stop counting when its mm goes: the new links count from then on
+ * (MT_COOKIE_AFTER_LEADER), and not before, so nothing counts twice while both exist.
+ */
+static int link_successor(struct mt_tracker *t, const struct mt_arm *a, pid_t tid,
+			  struct mt_links *l)
 {
-	const struct mt_tracked_file *f = &t->files[a->file_id];
+	struct mt_tracked_file *f = &t->files[a->file_id];
 	struct bpf_link *link;
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+	if (!t->multi)
+		return tracker_attach_perf(t, f, path, f->points, f->n_points, tid,
+					   MT_COOKIE_FOR(a->pid) | MT_COOKIE_AFTER_LEADER, l, NULL,
+					   NULL);
 	l->links = calloc(f->n_points + 1, sizeof(*l->links));
 	if (!l->links)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->n_points; i++) {
 		link = bpf_program__attach_uprobe_opts(t->skel->progs.keep_breakpoints, tid, path,
 						       f->points[i].probe_offset, NULL);
-		if (!link) {
-			int err = -errno;
-
-			tracker_collect_links(l, NULL, NULL);
-			return err;
-		}
+		if (!link)
+			return -errno;
 		l->links[l->n_links++] = link;
 	}
 	return 0;
 }
 
 /*
- * Thread tid of pid is about to exit (its exit stop). The kernel's filters decide whether a
- * breakpoint may stay in an address space from the linked task's memory: once pid's leader (or
- * the thread its keepers name) has exited, its links say no, and the next unregistration of any
- * link on the file removes the breakpoints from a process that still runs. Since 6.12 the links
- * still run for the thread group (same_thread_group): keepers on a live thread are all it takes,
- * and they count nothing, so nothing counts twice while both exist.
+ * Thread tid of pid is about to exit (its exit stop, before the kernel drops its mm). The
+ * kernel's filters decide whether a breakpoint may stay in an address space from the linked
+ * task's mm: once pid's leader (or the thread its keepers name) has exited, its links say no,
+ * and the next unregistration of any link on the file removes the breakpoints from a process
+ * that still runs (on 6.1 the first hit there does). So the links move to a live thread.
  */
 int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
 {
@@ -331,13 +337,16 @@ int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
 		struct mt_arm *a = &t->arms[i];
 		struct mt_links l = {0};
 
-		if (a->pid != pid || (tid != pid && a->keep_tid != tid))
+		/* Perf links that count cannot be moved twice without a window: see PROBES.md. */
+		if (a->pid != pid || (tid != pid && (a->keep_tid != tid || !t->multi)))
 			continue;
 		if (!live)
 			live = live_thread(pid, tid);
 		if (!live)
 			return 0; /* the process ends with this thread */
-		err = link_keeper(t, a, live, &l);
+		err = link_successor(t, a, live, &l);
+		if (err)
+			tracker_collect_links(&l, NULL, NULL);
 		if (err == -ENOMEM)
 			return err;
 		if (err == -ESRCH)
