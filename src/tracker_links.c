@@ -237,7 +237,8 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
 			tracker_collect_links(&a->keep, NULL, NULL);
 		} else {
 			close_later(t, &a->l);
-			close_later(t, &a->keep);
+			if (a->keep.n_links)
+				close_later(t, &a->keep);
 		}
 	}
 	t->n_arms = kept;
@@ -359,7 +360,8 @@ int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
 			    pid, tid, tracker_attach_error(err));
 			continue;
 		}
-		close_later(t, &a->keep);
+		if (a->keep.n_links)
+			close_later(t, &a->keep);
 		a->keep = l;
 		a->keep_tid = live;
 	}
