@@ -85,7 +85,7 @@ $(BUILD)/tests/memtrack-faults: $(filter-out $(BUILD)/obj/supervisor_stops.o,$(O
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/it_supervisor $(BUILD)/tests/it_pressure: | $(BUILD)/tests/memtrack-faults
+$(BUILD)/tests/it_supervisor $(BUILD)/tests/it_pressure $(BUILD)/tests/it_isolation: | $(BUILD)/tests/memtrack-faults
 
 include fixtures/fixtures.mk
 include bench/bench.mk
@@ -106,7 +106,7 @@ check-includes:
 # The integration tests that concern the kernel (the supervisor's and the tracker's), in qemu
 # guests booting Debian's kernels with each watcher back end (tools/kernel-matrix,
 # docs/KERNELS.md). exec-harness's tests do not concern the kernel.
-KERNEL_TESTS := it_supervisor it_alloc
+KERNEL_TESTS := it_supervisor it_alloc it_isolation
 check-kernels: all $(addprefix $(BUILD)/tests/,$(KERNEL_TESTS))
 	@tools/kernel-matrix $(BUILD) $(KERNEL_TESTS)
 

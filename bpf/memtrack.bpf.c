@@ -709,18 +709,42 @@ static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
 }
 
 /*
+ * Whether a per-process perf link's hit is the linked process's to count (MT_COOKIE_OWNER in
+ * bpf/memtrack.h): its own thread group, through the leader's links while the leader's mm
+ * lives and through the links made on a live thread (MT_COOKIE_AFTER_LEADER) once it is gone.
+ */
+static __always_inline bool perf_link_counts(__u64 cookie)
+{
+	__u32 owner = MT_COOKIE_OWNER(cookie);
+	struct task_struct *task;
+	bool leader_gone;
+
+	if (!owner)
+		return true; /* pid -1 (--probe-scope=system): the tracked map decides */
+	if ((__u32)(current_pid_tgid() >> 32) != owner)
+		return false;
+	task = bpf_get_current_task_btf();
+	leader_gone = !BPF_CORE_READ(task, group_leader, mm);
+	return leader_gone == !!(cookie & MT_COOKIE_AFTER_LEADER);
+}
+
+/*
  * The same programs twice: attached one probe per perf event, or many per uprobe_multi link
  * (one link per file, and one grace period to detach it instead of one per probe).
  */
 SEC("uprobe")
 int BPF_KPROBE(alloc_enter, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 {
+	if (!perf_link_counts(bpf_get_attach_cookie(ctx)))
+		return 0;
 	return on_enter(ctx, a0, a1, a2, a3);
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_exit, __u64 ret)
 {
+	if (!perf_link_counts(bpf_get_attach_cookie(ctx)))
+		return 0;
 	return on_exit(ctx, ret);
 }
 
@@ -734,4 +758,14 @@ SEC("uretprobe")
 int BPF_KRETPROBE(alloc_exit_multi, __u64 ret)
 {
 	return on_exit(ctx, ret);
+}
+
+/*
+ * Counts nothing: linked on a live thread of a process whose leader exited first, its only work
+ * is its filter's, which keeps the breakpoints in that process's memory (docs/PROBES.md).
+ */
+SEC("uprobe")
+int BPF_KPROBE(keep_breakpoints)
+{
+	return 0;
 }

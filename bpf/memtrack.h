@@ -72,7 +72,19 @@ enum mt_kind {
 #define MT_COOKIE(file_id, kind) (((__u64)(file_id) << 8) | (__u64)(kind))
 #define MT_COOKIE_KIND(c)	 ((__u32)((c)&0x1f))
 #define MT_COOKIE_ROLE(c)	 ((__u32)(((c) >> 5) & 0x3))
-#define MT_COOKIE_FILE(c)	 ((__u32)((c) >> 8))
+#define MT_COOKIE_FILE(c)	 ((__u32)(((c) >> 8) & 0xffff))
+
+/*
+ * A per-process perf link (kernels without uprobe_multi) also names the process it is for
+ * (bits 32-63: its tgid in memtrack's pid namespace): the kernel runs such a link's programs for
+ * any task of the linked task's mm, and its return probes for any task at all (6.1 has no filter
+ * on the uretprobe path), so the programs check the process themselves. MT_COOKIE_AFTER_LEADER
+ * marks the links made on a live thread when the process's leader exits first: they count once
+ * the leader's mm is gone, and the leader's own links count until then (docs/PROBES.md).
+ */
+#define MT_COOKIE_AFTER_LEADER (1ULL << 24)
+#define MT_COOKIE_OWNER(c)     ((__u32)((c) >> 32))
+#define MT_COOKIE_FOR(tgid)    ((__u64)(__u32)(tgid) << 32)
 
 /*
  * What a probe point is, in bits 5-6 of its cookie's kind byte (kinds stay below 32). A function

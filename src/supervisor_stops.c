@@ -310,6 +310,13 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 		sup_detail_int(d, "code", WEXITSTATUS((int)status));
 	}
 	sup_log_stop(s, t, "exit", d);
+	/* A leader that exits before its threads: the process's breakpoints must stay. */
+	if (s->tracker && t->proc >= 0) {
+		int err = mt_tracker_thread_exits(s->tracker, s->procs[t->proc].pid, t->tid);
+
+		if (err)
+			return err;
+	}
 	return SUP_RESUME(0);
 }
 
@@ -549,6 +556,12 @@ bool sup_backpressure_off(void)
 {
 	return getenv("MT_NO_BACKPRESSURE") != NULL;
 }
+
+/* MT_NO_UPROBE_MULTI=1: per-process perf links, the way of kernels before 6.6 (6.1) once proven. */
+bool sup_uprobe_multi_off(void)
+{
+	return getenv("MT_NO_UPROBE_MULTI") != NULL;
+}
 #else
 static int injected_fault(void)
 {
@@ -556,6 +569,11 @@ static int injected_fault(void)
 }
 
 bool sup_backpressure_off(void)
+{
+	return false;
+}
+
+bool sup_uprobe_multi_off(void)
 {
 	return false;
 }

@@ -195,17 +195,20 @@ static void destroy_skel(struct mt_tracker *t)
 }
 
 /*
- * Whom a pid-filtered link's programs run for. Perf links (6.1) and the first uprobe_multi links
- * run them for every task of the linked task's address space, a vfork child included; since
- * 6.12 uprobe_multi runs them for the linked task's thread group only, so a vfork child needs
- * its own links (docs/PROBES.md).
+ * Whom a pid-filtered link counts for. The first uprobe_multi links (6.6 to 6.11) run their
+ * programs for every task of the linked task's address space, a vfork child included; since
+ * 6.12 uprobe_multi runs them for the linked task's thread group only, and per-process perf links
+ * (6.1) count for the process their cookie names (the programs check it), so there a vfork child
+ * needs links of its own (docs/PROBES.md).
  */
 static bool links_fire_per_mm(bool multi)
 {
 	struct utsname u;
 	int major = 0, minor = 0;
 
-	if (!multi || uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+	if (!multi)
+		return false;
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
 		return true;
 	return major < 6 || (major == 6 && minor < 12);
 }
@@ -250,7 +253,7 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 /* Kernels without uprobe_multi may refuse the programs that expect it: load without them. */
 static int load_either(struct mt_tracker *t, bool fentry)
 {
-	int err = load_with(t, fentry, true);
+	int err = t->cfg.no_uprobe_multi ? -EINVAL : load_with(t, fentry, true);
 
 	if (err != -EINVAL && err != -EOPNOTSUPP)
 		return err;
@@ -483,7 +486,7 @@ static void detach_all(struct mt_tracker *t)
 	for (size_t i = 0; i < t->n_files; i++)
 		n += t->files[i].system.n_links + 2;
 	for (size_t i = 0; i < t->n_arms; i++)
-		n += t->arms[i].l.n_links + 2;
+		n += t->arms[i].l.n_links + t->arms[i].keep.n_links + 4;
 	d = calloc(n, sizeof(*d));
 	for (int i = 0; i < 3; i++) {
 		if (t->lifecycle[i] && d)
@@ -494,8 +497,10 @@ static void detach_all(struct mt_tracker *t)
 	}
 	for (size_t i = 0; i < t->n_files; i++)
 		tracker_collect_links(&t->files[i].system, d, &k);
-	for (size_t i = 0; i < t->n_arms; i++)
+	for (size_t i = 0; i < t->n_arms; i++) {
 		tracker_collect_links(&t->arms[i].l, d, &k);
+		tracker_collect_links(&t->arms[i].keep, d, &k);
+	}
 	t->n_arms = 0;
 	if (d)
 		tracker_detach_in_parallel(d, k);

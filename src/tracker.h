@@ -53,6 +53,8 @@ struct mt_tracker_config {
 	bool events;	      /* record allocation events (an artifact receives them) */
 	size_t ring_size;     /* events ring buffer bytes, 0 for the default */
 	bool no_backpressure; /* test builds only: a full ring drops events instead */
+	bool
+	    no_uprobe_multi; /* test builds only: per-process perf links, as without uprobe_multi */
 	bool verbose;
 };
 
@@ -105,6 +107,12 @@ int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool sha
  * task is gone, and so are they.
  */
 int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader);
+
+/*
+ * Thread tid of pid is at its exit stop: when it is the thread pid's links depend on (its
+ * leader, while other threads go on), keep pid's breakpoints in place through a live thread.
+ */
+int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid);
 
 /*
  * pid is gone (or leaves the tree): drop its links, in the background (detaching waits for

@@ -43,11 +43,17 @@
 #define MT_BPF_TRACE_UPROBE_MULTI    48
 #define MT_BPF_F_UPROBE_MULTI_RETURN 1
 
-/* The links of one probed file in one process (--probe-scope=tree). */
+/*
+ * The links of one probed file in one process (--probe-scope=tree). After the process's leader
+ * exited before its other threads, keep holds links on a live thread (keep_tid) that count
+ * nothing and only keep the breakpoints in the process's memory (docs/PROBES.md).
+ */
 struct mt_arm {
 	pid_t pid;
 	uint16_t file_id;
 	struct mt_links l;
+	pid_t keep_tid;
+	struct mt_links keep;
 };
 
 /* Something to detach: a libbpf link, or the fd of a uprobe_multi link. */
@@ -89,7 +95,7 @@ struct mt_tracker {
 	int ncpus;
 	__u64 *percpu;	/* ncpus values: one read of a per-CPU counter */
 	bool multi;	/* uprobe_multi links work: one link per file and direction */
-	bool mm_filter; /* links fire for every task of the linked task's mm (vfork children) */
+	bool mm_filter; /* links count for every task of the linked task's mm (vfork children) */
 	struct mt_arm *arms; /* --probe-scope=tree: per process and file */
 	size_t n_arms, cap_arms;
 	struct closer_queue closer;
@@ -114,8 +120,8 @@ __attribute__((format(printf, 5, 6))) void tracker_not_probed(struct mt_tracker 
 							      const char *fmt, ...);
 const char *tracker_attach_error(int err);
 int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
-			const struct mt_probe_point *pts, size_t n, pid_t pid, struct mt_links *l,
-			struct mt_probe_point *ok, size_t *n_ok);
+			const struct mt_probe_point *pts, size_t n, pid_t pid, uint64_t tag,
+			struct mt_links *l, struct mt_probe_point *ok, size_t *n_ok);
 int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 			const struct mt_classification *c, pid_t pid);
 

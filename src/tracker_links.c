@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -99,7 +100,7 @@ static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid
 						    f->file_id, pid, l->multi_fd);
 	else
 		err = tracker_attach_perf(t, (struct mt_tracked_file *)f, path, f->points,
-					  f->n_points, pid, l, NULL, NULL);
+					  f->n_points, pid, MT_COOKIE_FOR(pid), l, NULL, NULL);
 	if (err)
 		tracker_collect_links(l, NULL, NULL);
 	t->link_ns += now_ns() - start;
@@ -231,12 +232,140 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
 		}
 		k = arm_key(pid, &t->files[a->file_id]);
 		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.armed), &k);
-		if (wait)
+		if (wait) {
 			tracker_collect_links(&a->l, NULL, NULL);
-		else
+			tracker_collect_links(&a->keep, NULL, NULL);
+		} else {
 			close_later(t, &a->l);
+			if (a->keep.n_links)
+				close_later(t, &a->keep);
+		}
 	}
 	t->n_arms = kept;
+}
+
+/*
+ * Whether tid of pid is a thread that goes on running: not a zombie, and not killed by its
+ * group's exit (which queues SIGKILL to every thread, bit 9 of its own pending set).
+ */
+static bool thread_goes_on(pid_t pid, pid_t tid)
+{
+	char path[64], line[128];
+	unsigned long long pending = 0;
+	char state = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "State: %c", &state);
+		sscanf(line, "SigPnd: %llx", &pending);
+	}
+	fclose(f);
+	return state != 'Z' && state != 'X' && !(pending & (1ull << (SIGKILL - 1)));
+}
+
+/* A thread of pid other than its leader and than tid that goes on running; 0 when none. */
+static pid_t live_thread(pid_t pid, pid_t tid)
+{
+	char path[64];
+	struct dirent *e;
+	pid_t found = 0, x;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		x = (pid_t)atoi(e->d_name);
+		if (x > 0 && x != pid && x != tid && thread_goes_on(pid, x))
+			found = x;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The links that take over a's file on tid, a live thread. With uprobe_multi (6.12 on) the
+ * leader's links go on counting for the thread group: keepers, one perf link per point to a
+ * program that counts nothing, only keep the breakpoints in place. With per-process perf links
+ * (6.1) the leader's links stop counting when its mm goes: the new links count from then on
+ * (MT_COOKIE_AFTER_LEADER), and not before, so nothing counts twice while both exist.
+ */
+static int link_successor(struct mt_tracker *t, const struct mt_arm *a, pid_t tid,
+			  struct mt_links *l)
+{
+	struct mt_tracked_file *f = &t->files[a->file_id];
+	struct bpf_link *link;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+	if (!t->multi)
+		return tracker_attach_perf(t, f, path, f->points, f->n_points, tid,
+					   MT_COOKIE_FOR(a->pid) | MT_COOKIE_AFTER_LEADER, l, NULL,
+					   NULL);
+	l->links = calloc(f->n_points + 1, sizeof(*l->links));
+	if (!l->links)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_points; i++) {
+		link = bpf_program__attach_uprobe_opts(t->skel->progs.keep_breakpoints, tid, path,
+						       f->points[i].probe_offset, NULL);
+		if (!link)
+			return -errno;
+		l->links[l->n_links++] = link;
+	}
+	return 0;
+}
+
+/*
+ * Thread tid of pid is about to exit (its exit stop, before the kernel drops its mm). The
+ * kernel's filters decide whether a breakpoint may stay in an address space from the linked
+ * task's mm: once pid's leader (or the thread its keepers name) has exited, its links say no,
+ * and the next unregistration of any link on the file removes the breakpoints from a process
+ * that still runs (on 6.1 the first hit there does). So the links move to a live thread.
+ */
+int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
+{
+	pid_t live = 0;
+	int err;
+
+	if (t->cfg.system_scope || t->mm_filter)
+		return 0;
+	for (size_t i = 0; i < t->n_arms; i++) {
+		struct mt_arm *a = &t->arms[i];
+		struct mt_links l = {0};
+
+		/* Perf links that count cannot be moved twice without a window: see PROBES.md. */
+		if (a->pid != pid || (tid != pid && (a->keep_tid != tid || !t->multi)))
+			continue;
+		if (!live)
+			live = live_thread(pid, tid);
+		if (!live)
+			return 0; /* the process ends with this thread */
+		err = link_successor(t, a, live, &l);
+		if (err)
+			tracker_collect_links(&l, NULL, NULL);
+		if (err == -ENOMEM)
+			return err;
+		if (err == -ESRCH)
+			return 0;
+		if (err) {
+			tracker_not_probed(
+			    t, t->files[a->file_id].path, NULL, err,
+			    "cannot keep its probes in process %d after its thread %d "
+			    "exited: %s",
+			    pid, tid, tracker_attach_error(err));
+			continue;
+		}
+		if (a->keep.n_links)
+			close_later(t, &a->keep);
+		a->keep = l;
+		a->keep_tid = live;
+	}
+	return 0;
 }
 
 int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)

@@ -287,8 +287,14 @@ bool mt_gdb_attaches(pid_t pid, char **said)
 struct json_object *mt_run_report(const char *const *opts, const char *const *cmd, int timeout_s,
 				  struct mt_out *o)
 {
+	return mt_run_report_with(MEMTRACK, opts, cmd, timeout_s, o);
+}
+
+struct json_object *mt_run_report_with(const char *memtrack, const char *const *opts,
+				       const char *const *cmd, int timeout_s, struct mt_out *o)
+{
 	char dir[64], art[128];
-	const char *argv[64] = {MEMTRACK, "run", "-q", "-o", art};
+	const char *argv[64] = {memtrack, "run", "-q", "-o", art};
 	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
 	struct json_object *report = NULL;
 	struct mt_out r;

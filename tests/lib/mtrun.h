@@ -56,6 +56,10 @@ bool mt_gdb_attaches(pid_t pid, char **said);
 struct json_object *mt_run_report(const char *const *opts, const char *const *cmd, int timeout_s,
 				  struct mt_out *o);
 
+/* The same with another memtrack binary for the run (build/tests/memtrack-faults). */
+struct json_object *mt_run_report_with(const char *memtrack, const char *const *opts,
+				       const char *const *cmd, int timeout_s, struct mt_out *o);
+
 /* The value of "key": N in a JSON line or text, first occurrence after `after` (NULL: start). */
 long long mt_json_int(const char *s, const char *key);
 
