@@ -42,7 +42,12 @@ struct vg_case {
 	const char *prepare; /* shell command run in the directory before each run */
 	const char *env[10];
 	int min_processes;
-	/* Why it differs today: a cause issue 11's ordered stream removes (NULL: strict). */
+	/*
+	 * Processes (executables' base names) that differ today by a cause that issue 11's ordered
+	 * stream removes, said in pending: compared and their differences reported, not failed.
+	 * Every other process of the case is compared strictly.
+	 */
+	const char *pending_exes[8];
 	const char *pending;
 };
 
@@ -71,6 +76,27 @@ static const struct vg_case cases[] = {
      "rm -rf .git && git init -q && git add input.csv script.sql",
      {GIT_ENV},
      .min_processes = 1},
+    /* dash forks each element of the pipeline, the child execs it. */
+    {"sh-pipeline",
+     {"/bin/sh", "-c", "sort -t, -k2,2 input.csv | gzip -9 -n -c | wc -c"},
+     .min_processes = 4,
+     .pending_exes = {"sort", "gzip", "wc"},
+     .pending = "exec: the forked shell's allocations before exec and its frees of blocks "
+		"inherited from its parent are charged to the program it execs"},
+    {"env-wrapper",
+     {"/usr/bin/env", "FOO=1", "/usr/bin/sed", "-n", "1p", "input.csv"},
+     .min_processes = 1,
+     .pending_exes = {"sed"},
+     .pending = "exec: env's blocks stay live and are charged to sed"},
+    /* dash vforks for a command that is not its last; the child execs cat. */
+    {"sh-vfork", {"/bin/sh", "-c", "cat input.csv; true"}, .min_processes = 2},
+    /* make posix_spawns sh -c for each line; dash forks the pipeline's elements. */
+    {"make",
+     {"/usr/bin/make", "-s", "-f", "Makefile.vg"},
+     .min_processes = 7,
+     .pending_exes = {"sed", "cat", "gzip", "wc"},
+     .pending = "exec: the forked shell's allocations before exec and its frees of blocks "
+		"inherited from its parent are charged to the program it execs"},
 };
 
 /* Deterministic inputs: a CSV of 3,000 lines and an SQL script, from a fixed LCG. */
@@ -111,6 +137,12 @@ static void write_inputs(const char *dir)
 	      "select substr(name, 1, 3), count(*), sum(v) from t group by 1 order by 2 desc, 1;\n"
 	      "select count(*) from t where v > 500;\n",
 	      f);
+	ck_assert_int_eq(fclose(f), 0);
+
+	snprintf(path, sizeof(path), "%s/Makefile.vg", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("all:\n\t@sed -n 2p input.csv | cat\n\t@gzip -n -c input.csv | wc -c\n", f);
 	ck_assert_int_eq(fclose(f), 0);
 }
 
@@ -175,15 +207,36 @@ static int differences(const char *name, struct json_object *p)
 			(int)mt_json_i64(p, "index"), counts[i], (long long)want, (long long)got);
 		n++;
 	}
+	if (!n)
+		fprintf(stderr,
+			"  %s: %s #%d: exact: %lld allocs, %lld frees, %lld bytes, %lld bytes in "
+			"%lld blocks at exit\n",
+			name, exe, (int)mt_json_i64(p, "index"),
+			(long long)mt_json_i64(vg, "allocs"), (long long)mt_json_i64(vg, "frees"),
+			(long long)mt_json_i64(vg, "bytes"),
+			(long long)mt_json_i64(vg, "live_bytes"),
+			(long long)mt_json_i64(vg, "live_blocks"));
 	return n;
+}
+
+static bool pending(const struct vg_case *c, struct json_object *p)
+{
+	const char *exe = json_object_get_string(mt_json_get(p, "exe"));
+	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+
+	for (int i = 0; c->pending_exes[i]; i++) {
+		if (!strcmp(base, c->pending_exes[i]))
+			return true;
+	}
+	return false;
 }
 
 START_TEST(per_process)
 {
 	const struct vg_case *c = &cases[_i];
-	struct json_object *res, *procs;
+	struct json_object *res, *procs, *p;
+	int code, differ = 0, strict = 0, late = 0;
 	char dir[64];
-	int code, differ = 0;
 	size_t np;
 
 	mt_tmpdir(dir);
@@ -192,19 +245,28 @@ START_TEST(per_process)
 	procs = mt_json_get(res, "processes");
 	np = json_object_array_length(procs);
 	ck_assert_msg((int)np >= c->min_processes, "%s: %zu processes", c->name, np);
-	for (size_t i = 0; i < np; i++)
-		differ += differences(c->name, json_object_array_get_idx(procs, i)) != 0;
+	for (size_t i = 0; i < np; i++) {
+		p = json_object_array_get_idx(procs, i);
+		if (!differences(c->name, p))
+			continue;
+		differ++;
+		if (pending(c, p))
+			late++;
+		else
+			strict++;
+	}
 	/* The tool's verdict and this file's reading of its numbers agree. */
 	ck_assert_int_eq(code == 0, differ == 0);
 	ck_assert_int_eq(json_object_get_boolean(mt_json_get(res, "exact")), differ == 0);
-	if (c->pending && differ)
+	if (late)
 		fprintf(stderr,
 			"%s: %d of %zu processes differ, expected until issue 11's stream "
-			"lands: %s\n",
-			c->name, differ, np, c->pending);
-	else
-		ck_assert_msg(differ == 0, "%s: %d of %zu processes differ from valgrind", c->name,
-			      differ, np);
+			"lands (%s)\n",
+			c->name, late, np, c->pending);
+	else if (c->pending)
+		fprintf(stderr, "%s: exact now: make it strict\n", c->name);
+	ck_assert_msg(strict == 0, "%s: %d of %zu processes differ from valgrind", c->name, strict,
+		      np);
 	json_object_put(res);
 }
 END_TEST
