@@ -219,6 +219,17 @@ static int differences(const char *name, struct json_object *p)
 	return n;
 }
 
+/* The case's directory and everything the programs left in it (a git repository, a database). */
+static void remove_dir(const char *dir)
+{
+	const char *argv[] = {"/bin/rm", "-rf", dir, NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	mt_out_free(&o);
+}
+
 static bool pending(const struct vg_case *c, struct json_object *p)
 {
 	const char *exe = json_object_get_string(mt_json_get(p, "exe"));
@@ -268,6 +279,7 @@ START_TEST(per_process)
 	ck_assert_msg(strict == 0, "%s: %d of %zu processes differ from valgrind", c->name, strict,
 		      np);
 	json_object_put(res);
+	remove_dir(dir);
 }
 END_TEST
 
@@ -296,6 +308,7 @@ START_TEST(relation_truth)
 	ck_assert_int_eq(mt_json_i64(mt, "reallocs"), 5);
 	ck_assert_int_eq(mt_json_i64(mt, "frees"), 6);
 	json_object_put(res);
+	remove_dir(dir);
 }
 END_TEST
 
