@@ -157,6 +157,31 @@ static void disturbed(const char *test)
 }
 
 /*
+ * The shell prints its pid before it execs the sleeper: wait until the sleeper sleeps, so that its
+ * libc is mapped and its probes are in place (its map stop is over) when its code is read.
+ */
+static void wait_sleeping(pid_t pid)
+{
+	char path[64], buf[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	for (int i = 0; i < 30000; i++) {
+		FILE *f = fopen(path, "re");
+		bool sleeping = false;
+
+		if (f) {
+			sleeping = fgets(buf, sizeof(buf), f) &&
+				   (!strncmp(buf, "230 ", 4) || !strncmp(buf, "35 ", 3));
+			fclose(f);
+		}
+		if (sleeping)
+			return;
+		usleep(1000);
+	}
+	ck_abort_msg("process %d never slept in nanosleep", pid);
+}
+
+/*
  * memtrack run --probe-scope=SCOPE -- sh -c 'echo $$; sleep 60': returns memtrack's pid once the
  * shell, probed, has printed its pid (*traced).
  */
@@ -184,6 +209,7 @@ static pid_t start_traced(const char *scope, pid_t *traced)
 	close(fd);
 	*traced = atoi(line);
 	ck_assert_msg(*traced > 0, "the traced shell said '%s'", line);
+	wait_sleeping(*traced);
 	return pid;
 }
 
