@@ -207,7 +207,10 @@ static const char *image_pos(char *buf, size_t n, const struct mt_image *g)
 static void print_image(const struct mt_report *rep, FILE *out, const struct mt_image *g)
 {
 	char s[32], pos[64], par[64], b1[32], b2[32], b3[32], sx[MT_PRINTABLE_MAX];
-	const struct mt_released *r = &g->released;
+	/* An image the stream did not end (cut short, or an older artifact): what is still live. */
+	struct mt_released r = g->end != MT_IMAGE_RUNNING
+				   ? g->released
+				   : (struct mt_released){g->c.live_blocks, g->c.live_bytes};
 
 	fprintf(out,
 		"  %-10s %8" PRIu32 " %-10s %-6s %-9s %9" PRIu64 " %9" PRIu64 " %8" PRIu64
@@ -217,8 +220,8 @@ static void print_image(const struct mt_report *rep, FILE *out, const struct mt_
 		g->shared_memory ? "vfork" : "own", status_str(s, sizeof(s), g), g->c.allocations,
 		g->c.frees, g->c.reallocs, g->c.unmatched_frees,
 		mt_bytesize_human(b1, sizeof(b1), g->c.bytes_allocated),
-		mt_bytesize_human(b2, sizeof(b2), g->c.peak_bytes), r->blocks,
-		mt_bytesize_human(b3, sizeof(b3), r->bytes),
+		mt_bytesize_human(b2, sizeof(b2), g->c.peak_bytes), r.blocks,
+		mt_bytesize_human(b3, sizeof(b3), r.bytes),
 		g->exe[0] ? mt_printable(sx, sizeof(sx), g->exe) : "?");
 }
 
@@ -229,8 +232,10 @@ static int print_images(const struct mt_report *rep, FILE *out, size_t top)
 
 	if (!v)
 		return -ENOMEM;
-	fprintf(out, "\nProcess images (%zu, by bytes allocated; LIVE: at exec or exit)\n",
-		rep->n_images);
+	fprintf(
+	    out,
+	    "\nProcess images (%zu, by bytes allocated; LIVE: at exec or exit, or at the end)\n",
+	    rep->n_images);
 	fprintf(out, "  %-10s %8s %-10s %-6s %-9s %9s %9s %8s %9s %9s %9s %7s %9s  %s\n", "POS",
 		"PID", "PARENT", "MEMORY", "END", "ALLOCS", "FREES", "REALLOCS", "UNMATCHED",
 		"BYTES", "PEAK", "LIVE", "LIVE B", "EXE");
