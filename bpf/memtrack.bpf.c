@@ -587,17 +587,19 @@ static __always_inline __u32 release_rank(__u32 kind)
 
 /*
  * Whether a release of addr entered at stack pointer sp is the inner half of the last release
- * this thread recorded: a function lower in the chain, entered while that release is still on
- * the stack (at or below its entry stack pointer, which still holds its return address: a call
- * made from it, or the tail jump that replaced it). Once that release returned, its caller's next
- * call writes another return address there, so the thread's own later release of a block at the
- * same address (another thread freed and got it back meanwhile) is a release of its own.
+ * this thread recorded: entered while that release is still on the stack (at or below its entry
+ * stack pointer, which still holds its return address), as a function lower in the chain (called
+ * from it, or the tail jump that replaced it) or one of its rank that it called (sized operator
+ * delete -> operator delete). Once that release returned, its caller's next call writes another
+ * return address there, so the thread's own later release of a block at the same address
+ * (another thread freed and got it back meanwhile) is a release of its own.
  */
 static __always_inline bool forwarded(struct thread_state *st, __u64 addr, __u32 rank, __u64 sp)
 {
 	__u64 ra = 0;
 
-	if (st->rel_addr != addr || rank >= st->rel_rank || sp > st->rel_sp)
+	if (st->rel_addr != addr || rank > st->rel_rank || sp > st->rel_sp ||
+	    (rank == st->rel_rank && sp == st->rel_sp))
 		return false;
 	return !bpf_probe_read_user(&ra, sizeof(ra), (void *)st->rel_sp) && ra == st->rel_ra;
 }
