@@ -109,15 +109,18 @@ struct {
 
 /*
  * Per-thread allocator state, in task storage (no hashing, freed with the task): the arguments
- * of the outermost allocator call in progress and how deep it has nested, and the last block
- * released, so that a release forwarding to another (operator delete -> free) counts once.
+ * of the outermost allocator call in progress and how deep it has nested, and the last release
+ * that may forward to another (operator delete -> free), so that the forwarded one counts once.
  */
 #define MT_LEVELS 8 /* nested allocator calls whose stack pointer is kept */
 
 struct thread_state {
 	__u64 args[4];
 	__u64 cookie;
-	__u64 last_release;
+	__u64 rel_addr; /* the block of the last release recorded that may forward, or 0 */
+	__u64 rel_sp;	/* its stack pointer at entry */
+	__u64 rel_ra;	/* and the return address there */
+	__u32 rel_rank; /* its release_rank() */
 	__u32 depth;
 	__u32 throws;	     /* bit i: the call at level i may throw (MT_ROLE_ENTRY_THROWS) */
 	__u64 sp[MT_LEVELS]; /* the stack pointer at each level's entry: its return address */
@@ -197,6 +200,13 @@ static __always_inline bool current_is_tracked(void)
 
 /* ---- process lifecycle ---------------------------------------------------------------- */
 
+static __always_inline void emit_kind(__u8 kind, __u16 file_id, __u64 addr, __u64 size, __u64 old,
+				      __u64 align, __u8 flags);
+
+/*
+ * The lifecycle goes into the events ring with the allocator events (enum mt_stream_kind), from
+ * the thread it happens in: its place in the ring is its place in the one ordered stream.
+ */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -212,8 +222,22 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	/* A child of a process handed to a debugger is not memtrack's tracee: never stopped. */
 	state = bpf_map_lookup_elem(&tracked, &ptgid);
-	if (state)
-		bpf_map_update_elem(&tracked, &ctgid, state, BPF_ANY);
+	if (!state)
+		return 0;
+	bpf_map_update_elem(&tracked, &ctgid, state, BPF_ANY);
+	/* A vfork child (CLONE_VM) runs in its parent's memory until it execs. */
+	emit_kind(MT_K_FORK, 0, ctgid,
+		  BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm) ? MT_FORK_SHARED_MM : 0, 0,
+		  0, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (!current_is_tracked())
+		return 0;
+	emit_kind(MT_K_EXEC, 0, 0, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -240,8 +264,12 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	bpf_map_delete_elem(&pressure_marks, &tid);
 	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
-	if (BPF_CORE_READ(task, signal, live.counter) == 0)
-		bpf_map_delete_elem(&tracked, &tgid);
+	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !bpf_map_lookup_elem(&tracked, &tgid))
+		return 0;
+	/* The last thread's exit code is the group's: exit_group gives every thread its code. */
+	if (tracking_enabled)
+		emit_kind(MT_K_EXIT, 0, 0, (__u32)BPF_CORE_READ(task, exit_code), 0, 0, 0);
+	bpf_map_delete_elem(&tracked, &tgid);
 	return 0;
 }
 
@@ -396,8 +424,8 @@ static __always_inline void press(__u32 tid)
 	count(MT_CNT_PRESSURE_STOPS);
 }
 
-static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old, __u64 align,
-				 __u8 flags)
+static __always_inline void emit_kind(__u8 kind, __u16 file_id, __u64 addr, __u64 size, __u64 old,
+				      __u64 align, __u8 flags)
 {
 	struct mt_event *ev;
 	__u64 id, waiting;
@@ -421,8 +449,8 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 	ev->size = size;
 	ev->old_addr = old;
 	ev->align = (__u32)align;
-	ev->file_id = (__u16)MT_COOKIE_FILE(cookie);
-	ev->kind = (__u8)MT_COOKIE_KIND(cookie);
+	ev->file_id = file_id;
+	ev->kind = kind;
 	ev->flags = flags;
 	if (pressure_mark && waiting >= pressure_mark) {
 		/* Wake the consumer now rather than at its next poll, and stop this thread. */
@@ -435,6 +463,14 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 	 * producer; a ring that fills up stops its producers instead (press()).
 	 */
 	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+}
+
+/* An allocator call's event: kind and file come from its probe's cookie. */
+static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old, __u64 align,
+				 __u8 flags)
+{
+	emit_kind((__u8)MT_COOKIE_KIND(cookie), (__u16)MT_COOKIE_FILE(cookie), addr, size, old,
+		  align, flags);
 }
 
 /*
@@ -497,10 +533,8 @@ static __always_inline void settle(struct thread_state *st, __u64 sp, bool at_en
 		    !call_gone(st, top, sp, at_entry))
 			break;
 		st->depth = top;
-		if (!top) {
-			st->last_release = 0;
+		if (!top)
 			decode_and_emit(st, 0, true);
-		}
 	}
 }
 
@@ -531,7 +565,6 @@ static __always_inline int on_return_insn(struct thread_state *st, __u64 sp, __u
 	st->depth = top;
 	if (top)
 		return 0;
-	st->last_release = 0;
 	decode_and_emit(st, ret, false);
 	return 0;
 }
@@ -546,6 +579,69 @@ static __always_inline int on_tail_jump(struct thread_state *st, __u64 sp)
 	if (top >= 0)
 		st->depth = top;
 	return 0;
+}
+
+/*
+ * How far down a chain of forwarding releases a release kind is: operator delete may call (or
+ * jump to) a sized free or free, a sized free may call free; never the other way. free forwards
+ * to nothing probed.
+ */
+static __always_inline __u32 release_rank(__u32 kind)
+{
+	switch (kind) {
+	case MT_K_DELETE:
+		return 3;
+	case MT_K_FREE:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+/*
+ * Whether a release of addr entered at stack pointer sp is the inner half of the last release
+ * this thread recorded: entered while that release is still on the stack (at or below its entry
+ * stack pointer, which still holds its return address), as a function lower in the chain (called
+ * from it, or the tail jump that replaced it) or one of its rank that it called (sized operator
+ * delete -> operator delete). Once that release returned, its caller's next call writes another
+ * return address there, so the thread's own later release of a block at the same address
+ * (another thread freed and got it back meanwhile) is a release of its own.
+ */
+static __always_inline bool forwarded(struct thread_state *st, __u64 addr, __u32 rank, __u64 sp)
+{
+	__u64 ra = 0;
+
+	if (st->rel_addr != addr || rank > st->rel_rank || sp > st->rel_sp ||
+	    (rank == st->rel_rank && sp == st->rel_sp))
+		return false;
+	return !bpf_probe_read_user(&ra, sizeof(ra), (void *)st->rel_sp) && ra == st->rel_ra;
+}
+
+/*
+ * A release outside any other allocator call: the record, unless it is forwarded. Only a
+ * release that may forward (rank above free's) is remembered, and pays for reading its return
+ * address: a plain free costs what it always did.
+ */
+static __always_inline void on_release(struct thread_state *st, __u64 cookie, __u64 addr, __u64 sp)
+{
+	__u32 rank = release_rank(MT_COOKIE_KIND(cookie));
+
+	if (forwarded(st, addr, rank, sp))
+		return;
+	emit(cookie, addr, 0, 0, 0, 0);
+	st->rel_addr = 0;
+	if (rank > 1 && !bpf_probe_read_user(&st->rel_ra, sizeof(st->rel_ra), (void *)sp)) {
+		st->rel_addr = addr;
+		st->rel_sp = sp;
+		st->rel_rank = rank;
+	}
+}
+
+/* The realloc kinds that take a block and may move it (xallocx resizes in place). */
+static __always_inline bool releases_at_entry(__u32 kind)
+{
+	return kind == MT_K_REALLOC || kind == MT_K_REALLOCARRAY || kind == MT_K_RALLOCX ||
+	       kind == MT_K_REALLOC_ALIGNED;
 }
 
 static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
@@ -564,14 +660,9 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 		return on_tail_jump(st, sp);
 	settle(st, sp, true);
 	if (is_free_kind(MT_COOKIE_KIND(cookie))) {
-		/*
-		 * Inside another allocator call (realloc -> free) the outer call is the record; a
-		 * release of the block just released is the inner half of a forwarding release.
-		 */
-		if (st->depth || !a0 || st->last_release == a0)
-			return 0;
-		st->last_release = a0;
-		emit(cookie, a0, 0, 0, 0, 0);
+		/* Inside another allocator call (realloc -> free) the outer call is the record. */
+		if (!st->depth && a0)
+			on_release(st, cookie, a0, sp);
 		return 0;
 	}
 	level = st->depth++;
@@ -591,6 +682,9 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 	st->args[2] = a2;
 	st->args[3] = a3;
 	st->cookie = cookie;
+	/* Released now: another thread may get its address before this call returns. */
+	if (a0 && releases_at_entry(MT_COOKIE_KIND(cookie)))
+		emit_kind(MT_K_REALLOC_RELEASE, (__u16)MT_COOKIE_FILE(cookie), a0, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -702,8 +796,6 @@ static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
 	}
 	if (--st->depth)
 		return 0;
-	/* A new block may reuse the address just released: it can be released again. */
-	st->last_release = 0;
 	decode_and_emit(st, ret, false);
 	return 0;
 }

@@ -62,6 +62,39 @@ enum mt_kind {
 	MT_K_MAX,
 };
 
+/*
+ * Records of the same stream that are not allocator calls: the process lifecycle and the release
+ * of a realloc's old block at the call's entry. Emitted by the BPF side when they happen, so their
+ * order against the allocator events is the ring's reservation order, a true global order. Kinds
+ * from 32 up never come from a probe cookie (5 bits); the artifact stores them like any event.
+ * Never renumber. Field by field (fields not named are 0):
+ *
+ * MT_K_FORK: a tracked process made a new process (fork, vfork, clone without CLONE_THREAD), from
+ *   the parent's sched_process_fork. pid, tid: the parent thread that made it; addr: the child's
+ *   pid (tgid); size: MT_FORK_SHARED_MM when the child runs in its parent's memory (vfork, or
+ *   CLONE_VM: until it execs, its blocks are the parent's), else 0.
+ * MT_K_EXEC: a tracked process replaced its image (sched_process_exec): every block of its own
+ *   address space is gone, and a child that shared its parent's memory has its own from now on.
+ *   pid, tid: the process and the thread that exec'd (the tid is the pid: exec makes the thread
+ *   its group's leader).
+ * MT_K_EXIT: the last thread of a tracked process ended (sched_process_exit): its address space,
+ *   unless shared with its parent, is gone. pid: the process; tid: that last thread; size: the
+ *   exit code as wait(2) reports it (status << 8, or the signal number, 0x80 for a core dump).
+ * MT_K_REALLOC_RELEASE: a realloc-kind call (realloc, reallocarray, rallocx, realloc_aligned) was
+ *   entered with a block, released now: another thread may receive its address before the call
+ *   returns. pid, tid, file_id: the caller and the file as for the call; addr: the block passed
+ *   in. The call's own event follows at its return; a failed call gives the block back.
+ */
+enum mt_stream_kind {
+	MT_K_FORK = 32,
+	MT_K_EXEC = 33,
+	MT_K_EXIT = 34,
+	MT_K_REALLOC_RELEASE = 35,
+};
+
+/* size of an MT_K_FORK record: the child shares its parent's memory (vfork). */
+#define MT_FORK_SHARED_MM 1
+
 /* Event flags. */
 #define MT_EV_FAILED 0x1 /* the call returned no block (NULL, or an error for posix_memalign) */
 
@@ -131,7 +164,10 @@ struct mt_attach_req {
 	__u32 pad;
 };
 
-/* One completed allocator call, 48 bytes; the artifact stores it delta-encoded. */
+/*
+ * One completed allocator call, or a record of enum mt_stream_kind, 48 bytes; the artifact stores
+ * it delta-encoded.
+ */
 struct mt_event {
 	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u32 pid;

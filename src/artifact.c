@@ -328,7 +328,8 @@ int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event
 int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_artifact_process *pr)
 {
 	size_t elen = field_len(pr->exe, sizeof(pr->exe) - 1);
-	size_t payload = MT_ARTIFACT_PROCESS_FIXED + 4 + elen;
+	size_t plen = field_len(pr->position, sizeof(pr->position) - 1);
+	size_t payload = MT_ARTIFACT_PROCESS_FIXED + 4 + elen + 4 + plen;
 	uint8_t *p;
 	int err = 0;
 
@@ -341,6 +342,7 @@ int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_arti
 	put_u8(&p, pr->exited ? 1 : 0);
 	put_bytes(&p, "\0\0\0", 3);
 	put_str(&p, pr->exe, elen);
+	put_str(&p, pr->position, plen);
 	return record_end(w, p);
 }
 

@@ -27,6 +27,8 @@ struct mt_artifact_process {
 	int32_t exit_status; /* raw wait status; meaningful when exited */
 	bool exited;
 	char exe[4096];
+	/* Its place in the tree as --trace-stops names it ("0.1"); "" when not recorded. */
+	char position[1024];
 };
 
 struct mt_artifact_file {

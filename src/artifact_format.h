@@ -17,6 +17,7 @@
 #define MT_ARTIFACT_RECORD_MAX	    (16u << 20) /* version-2 event batches, unknown records */
 #define MT_ARTIFACT_EVENT_SIZE	    48u		/* an event of a version-2 batch */
 #define MT_ARTIFACT_PROCESS_FIXED   16u		/* bytes before the exe string */
+#define MT_ARTIFACT_POSITION_MAX    1023u	/* a process's tree position */
 #define MT_ARTIFACT_FILE_FIXED	    8u		/* bytes before the build id string */
 #define MT_ARTIFACT_FOOTER_SIZE	    40u
 #define MT_ARTIFACT_UNPROBED_FIXED  8u	       /* bytes before the path string */

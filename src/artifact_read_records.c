@@ -134,6 +134,10 @@ static int parse_process(struct mt_artifact_reader *r, struct cursor *c, uint64_
 	    !get_u8(c, &exited) || !take(c, pad, sizeof(pad)) ||
 	    !get_str(c, p->exe, sizeof(p->exe) - 1))
 		return mt_artread_corrupt(r, at, "bad process record");
+	/* The position came with version 3's lifecycle stream; older records end at exe. */
+	p->position[0] = '\0';
+	if (c->left && !get_str(c, p->position, sizeof(p->position) - 1))
+		return mt_artread_corrupt(r, at, "bad process record");
 	p->exit_status = (int32_t)status;
 	p->exited = exited != 0;
 	return 0;

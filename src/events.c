@@ -4,6 +4,10 @@
  * POLL_MS, except when the ring is nearly full: then it wakes it and stops the producing thread
  * (back-pressure), which the supervisor holds until mt_events_has_room(). Events are batched into
  * the artifact writer, which buffers them into large writes.
+ *
+ * The supervisor's process records go through here too (mt_events_write_process): a record is
+ * written after every event the ring held when it was asked for, so that the artifact keeps the
+ * one order of the stream (the fork, exec or exit event of a process, then its record).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -11,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -30,6 +36,8 @@ struct mt_events {
 	void *positions;
 	size_t page, ring_size;
 	pthread_t thread;
+	/* One drain at a time: the consumer's, or the supervisor's before a process record. */
+	pthread_mutex_t drain;
 	atomic_bool stop;
 	atomic_bool done; /* the consumer ended (stopped or failed): it makes no more room */
 	int err;	  /* the ring failed: memtrack's own failure */
@@ -63,27 +71,73 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Consume what the ring holds into the artifact; the caller holds e->drain. */
+static int drain_locked(struct mt_events *e)
+{
+	int n = ring_buffer__consume(e->rb);
+
+	flush_batch(e);
+	return n < 0 && n != -EINTR ? n : 0;
+}
+
 static void *consume(void *arg)
 {
 	struct mt_events *e = arg;
-	int n;
+	int epfd = ring_buffer__epoll_fd(e->rb), err;
+	struct epoll_event ev;
 
 	while (!atomic_load(&e->stop)) {
 		/*
-		 * Producers never wake us (a wakeup per event costs them), so the poll is a timed
-		 * wait and the drain is the consume after it, whether or not anything woke us.
+		 * Producers never wake us (a wakeup per event costs them), so the wait is timed and
+		 * the drain follows it, whether or not anything woke us.
 		 */
-		n = ring_buffer__poll(e->rb, POLL_MS);
-		if (n >= 0 || n == -EINTR)
-			n = ring_buffer__consume(e->rb);
-		if (n < 0 && n != -EINTR) {
-			e->err = n;
+		if (epoll_wait(epfd, &ev, 1, POLL_MS) < 0 && errno != EINTR) {
+			e->err = -errno;
 			break;
 		}
-		flush_batch(e);
+		pthread_mutex_lock(&e->drain);
+		err = drain_locked(e);
+		pthread_mutex_unlock(&e->drain);
+		if (err) {
+			e->err = err;
+			break;
+		}
 	}
 	atomic_store(&e->done, true);
 	return NULL;
+}
+
+static unsigned long ring_pos(const struct mt_events *e, size_t page_index)
+{
+	const unsigned long *pos =
+	    (const void *)((const char *)e->positions + page_index * e->page);
+
+	return __atomic_load_n(pos, __ATOMIC_ACQUIRE);
+}
+
+int mt_events_write_process(struct mt_events *e, const struct mt_artifact_process *rec)
+{
+	unsigned long target;
+	int err = 0;
+
+	pthread_mutex_lock(&e->drain);
+	if (!atomic_load(&e->done)) {
+		/*
+		 * Everything reserved before now, the event this record follows included. A record
+		 * reserved earlier but still being filled stops a consume short of the end: wait
+		 * for it, a BPF program never sleeps.
+		 */
+		target = ring_pos(e, 1);
+		while (!err && (long)(ring_pos(e, 0) - target) < 0) {
+			err = drain_locked(e);
+			if (!err && (long)(ring_pos(e, 0) - target) < 0)
+				sched_yield();
+		}
+	}
+	if (!err && !e->write_err)
+		err = mt_artifact_write_process(e->w, rec);
+	pthread_mutex_unlock(&e->drain);
+	return err;
 }
 
 /* Map the ring's two position pages; the data pages are the consumer's. */
@@ -125,6 +179,7 @@ int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writ
 	if (!e)
 		return -ENOMEM;
 	e->w = w;
+	pthread_mutex_init(&e->drain, NULL);
 	err = map_positions(e, ring_fd);
 	if (err)
 		goto fail;
@@ -142,6 +197,7 @@ fail:
 	ring_buffer__free(e->rb);
 	if (e->positions)
 		munmap(e->positions, 2 * e->page);
+	pthread_mutex_destroy(&e->drain);
 	free(e);
 	return err;
 }
@@ -163,6 +219,7 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 	*count = e->count;
 	ring_buffer__free(e->rb);
 	munmap(e->positions, 2 * e->page);
+	pthread_mutex_destroy(&e->drain);
 	free(e);
 	return err;
 }

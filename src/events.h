@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct mt_artifact_process;
 struct mt_artifact_writer;
 struct mt_events;
 
@@ -19,6 +20,11 @@ int mt_events_start(struct mt_events **e, int ring_fd, struct mt_artifact_writer
  * counted). Thread-safe; true for no pipeline (e NULL).
  */
 bool mt_events_has_room(struct mt_events *e);
+/*
+ * Write a process record after every event reserved in the ring before the call (the fork, exec
+ * or exit it describes), before any later one. Thread-safe. Returns 0 or a negative errno.
+ */
+int mt_events_write_process(struct mt_events *e, const struct mt_artifact_process *rec);
 /*
  * Stop the consumer after a last full drain; *count receives the events drained. Returns 0 or the
  * ring's error; an artifact write error is not one (the writer reported it, recording stopped).

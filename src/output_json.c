@@ -40,6 +40,7 @@ static void jset_totals(struct json_object *o, const struct mt_report_totals *t,
 	jset_u64(o, "allocations", t->allocations);
 	jset_u64(o, "frees", t->frees);
 	jset_u64(o, "reallocs", t->reallocs);
+	jset_u64(o, "unmatched_frees", t->unmatched_frees);
 	jset_u64(o, "failed", t->failed);
 	jset_u64(o, "bytes_allocated", t->bytes_allocated);
 	if (!live)
@@ -72,12 +73,14 @@ static struct json_object *json_dropped(const struct mt_report *rep)
 	return o;
 }
 
+/* A process: the sums of its images; live: its blocks never freed. */
 static struct json_object *json_process(const struct mt_report_process *p)
 {
 	struct json_object *o = json_object_new_object();
 	int st = p->exit_status;
 
 	jset_u64(o, "pid", p->pid);
+	jset(o, "position", p->position[0] ? jstr(p->position) : NULL);
 	jset_u64(o, "parent", p->parent);
 	jset_str(o, "exe", p->exe);
 	jset(o, "exit_status", p->exited ? json_object_new_int(st) : NULL);
@@ -89,6 +92,61 @@ static struct json_object *json_process(const struct mt_report_process *p)
 			       : NULL);
 	jset(o, "signal", p->exited && WIFSIGNALED(st) ? json_object_new_int(WTERMSIG(st)) : NULL);
 	jset_totals(o, &p->t, true);
+	return o;
+}
+
+static struct json_object *json_released(bool ended, const struct mt_released *r)
+{
+	struct json_object *o;
+
+	if (!ended)
+		return NULL;
+	o = json_object_new_object();
+	jset_u64(o, "blocks", r->blocks);
+	jset_u64(o, "bytes", r->bytes);
+	return o;
+}
+
+static struct json_object *json_image(const struct mt_report *rep, const struct mt_image *p)
+{
+	struct json_object *o = json_object_new_object();
+	int st = p->exit_status;
+	const struct mt_heap_counts *c = &p->c;
+
+	jset_u64(o, "pid", p->pid);
+	jset(o, "position", p->position[0] ? jstr(p->position) : NULL);
+	jset_u64(o, "exec", p->exec_seq);
+	jset_str(o, "exe", p->exe);
+	jset(o, "parent",
+	     p->parent >= 0 && rep->images[p->parent].position[0]
+		 ? jstr(rep->images[p->parent].position)
+		 : NULL);
+	jset(o, "shared_memory", json_object_new_boolean(p->shared_memory));
+	jset(o, "exit",
+	     p->end != MT_IMAGE_EXIT || !p->exited ? NULL
+	     : WIFEXITED(st)			   ? json_object_new_int(WEXITSTATUS(st))
+	     : WIFSIGNALED(st)			   ? json_object_new_int(128 + WTERMSIG(st))
+						   : NULL);
+	jset_u64(o, "allocations", c->allocations);
+	jset_u64(o, "frees", c->frees);
+	jset_u64(o, "reallocs", c->reallocs);
+	jset_u64(o, "unmatched_frees", c->unmatched_frees);
+	jset_u64(o, "failed", c->failed);
+	jset_u64(o, "bytes_allocated", c->bytes_allocated);
+	jset_u64(o, "peak_bytes", c->peak_bytes);
+	jset(o, "live_at_exec", json_released(p->end == MT_IMAGE_EXEC, &p->released));
+	jset(o, "live_at_exit", json_released(p->end == MT_IMAGE_EXIT, &p->released));
+	/* Blocks it allocated that nothing released: the artifact ended first, or is older. */
+	jset_u64(o, "live_blocks", c->live_blocks);
+	jset_u64(o, "live_bytes", c->live_bytes);
+	jset(o, "exit_status", p->exited ? json_object_new_int(st) : NULL);
+	/* The shell convention, which is what people compare against. */
+	jset(o, "exit_code",
+	     !p->exited	       ? NULL
+	     : WIFEXITED(st)   ? json_object_new_int(WEXITSTATUS(st))
+	     : WIFSIGNALED(st) ? json_object_new_int(128 + WTERMSIG(st))
+			       : NULL);
+	jset(o, "signal", p->exited && WIFSIGNALED(st) ? json_object_new_int(WTERMSIG(st)) : NULL);
 	return o;
 }
 
@@ -201,6 +259,10 @@ static struct json_object *json_report(const struct mt_report *rep)
 	jset_u64(o, "unknown_events", rep->unknown_events);
 	jset(o, "totals", json_totals(rep));
 	jset(o, "dropped", json_dropped(rep));
+	a = json_object_new_array();
+	for (i = 0; i < rep->n_images; i++)
+		json_object_array_add(a, json_image(rep, &rep->images[i]));
+	jset(o, "images", a);
 	a = json_object_new_array();
 	for (i = 0; i < rep->n_processes; i++)
 		json_object_array_add(a, json_process(&rep->processes[i]));

@@ -29,11 +29,14 @@ static const char *bytes_str(char *buf, size_t n, uint64_t v)
 	return buf;
 }
 
-static const char *status_str(char *buf, size_t n, const struct mt_report_process *p)
+/* How an image ended: its exec, its process's exit status, "-" while running. */
+static const char *status_str(char *buf, size_t n, const struct mt_image *p)
 {
 	const char *sig;
 
-	if (!p->exited)
+	if (p->end == MT_IMAGE_EXEC)
+		snprintf(buf, n, "exec");
+	else if (!p->exited)
 		snprintf(buf, n, "-");
 	else if (WIFEXITED(p->exit_status))
 		snprintf(buf, n, "exit %d", WEXITSTATUS(p->exit_status));
@@ -134,10 +137,11 @@ static void print_totals(const struct mt_report *rep, FILE *out)
 	fprintf(out, "  allocations       %" PRIu64 "\n", t->allocations);
 	fprintf(out, "  frees             %" PRIu64 "\n", t->frees);
 	fprintf(out, "  reallocs          %" PRIu64 "\n", t->reallocs);
+	fprintf(out, "  unmatched frees   %" PRIu64 "\n", t->unmatched_frees);
 	fprintf(out, "  failed calls      %" PRIu64 "\n", t->failed);
 	fprintf(out, "  bytes allocated   %s\n", bytes_str(b, sizeof(b), t->bytes_allocated));
 	fprintf(out, "  peak live heap    %s\n", bytes_str(b, sizeof(b), t->peak_bytes));
-	fprintf(out, "  live at exit      %" PRIu64 " blocks, %s\n", t->live_blocks,
+	fprintf(out, "  never freed       %" PRIu64 " blocks, %s\n", t->live_blocks,
 		bytes_str(b, sizeof(b), t->live_bytes));
 	fprintf(out, "  events            %" PRIu64 "\n", rep->events);
 	if (rep->unknown_events)
@@ -146,14 +150,14 @@ static void print_totals(const struct mt_report *rep, FILE *out)
 	print_dropped(rep, out);
 }
 
-static int by_bytes_proc(const void *a, const void *b)
+static int by_bytes_image(const void *a, const void *b)
 {
-	const struct mt_report_process *x = *(const struct mt_report_process *const *)a;
-	const struct mt_report_process *y = *(const struct mt_report_process *const *)b;
+	const struct mt_image *x = *(const struct mt_image *const *)a;
+	const struct mt_image *y = *(const struct mt_image *const *)b;
 
-	if (x->t.bytes_allocated != y->t.bytes_allocated)
-		return x->t.bytes_allocated < y->t.bytes_allocated ? 1 : -1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	if (x->c.bytes_allocated != y->c.bytes_allocated)
+		return x->c.bytes_allocated < y->c.bytes_allocated ? 1 : -1;
+	return x < y ? -1 : x > y; /* in order of appearance */
 }
 
 static int by_allocs_file(const void *a, const void *b)
@@ -187,34 +191,58 @@ static size_t shown(size_t n, size_t top)
 	return top && top < n ? top : n;
 }
 
-static int print_processes(const struct mt_report *rep, FILE *out, size_t top)
+/* An image's tree position, with its exec number after the first: "0.1", "0.1+1". */
+static const char *image_pos(char *buf, size_t n, const struct mt_image *g)
 {
-	const void **v =
-	    sorted(rep->processes, rep->n_processes, sizeof(*rep->processes), by_bytes_proc);
-	size_t i, n = shown(rep->n_processes, top);
-	char s[32], b1[32], b2[32], b3[32], sx[MT_PRINTABLE_MAX];
+	char p[MT_PRINTABLE_MAX];
+	int k;
+
+	mt_printable(p, sizeof(p), g->position[0] ? g->position : "?");
+	k = snprintf(buf, n, "%.*s", (int)n - 1, p);
+	if (g->exec_seq && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, "+%" PRIu32, g->exec_seq);
+	return buf;
+}
+
+static void print_image(const struct mt_report *rep, FILE *out, const struct mt_image *g)
+{
+	char s[32], pos[64], par[64], b1[32], b2[32], b3[32], sx[MT_PRINTABLE_MAX];
+	/* An image the stream did not end (cut short, or an older artifact): what is still live. */
+	struct mt_released r = g->end != MT_IMAGE_RUNNING
+				   ? g->released
+				   : (struct mt_released){g->c.live_blocks, g->c.live_bytes};
+
+	fprintf(out,
+		"  %-10s %8" PRIu32 " %-10s %-6s %-9s %9" PRIu64 " %9" PRIu64 " %8" PRIu64
+		" %9" PRIu64 " %9s %9s %7" PRIu64 " %9s  %s\n",
+		image_pos(pos, sizeof(pos), g), g->pid,
+		g->parent >= 0 ? image_pos(par, sizeof(par), &rep->images[g->parent]) : "-",
+		g->shared_memory ? "vfork" : "own", status_str(s, sizeof(s), g), g->c.allocations,
+		g->c.frees, g->c.reallocs, g->c.unmatched_frees,
+		mt_bytesize_human(b1, sizeof(b1), g->c.bytes_allocated),
+		mt_bytesize_human(b2, sizeof(b2), g->c.peak_bytes), r.blocks,
+		mt_bytesize_human(b3, sizeof(b3), r.bytes),
+		g->exe[0] ? mt_printable(sx, sizeof(sx), g->exe) : "?");
+}
+
+static int print_images(const struct mt_report *rep, FILE *out, size_t top)
+{
+	const void **v = sorted(rep->images, rep->n_images, sizeof(*rep->images), by_bytes_image);
+	size_t i, n = shown(rep->n_images, top);
 
 	if (!v)
 		return -ENOMEM;
-	fprintf(out, "\nProcesses (%zu, by bytes allocated)\n", rep->n_processes);
-	fprintf(out, "  %8s %8s %-9s %10s %10s %9s %11s %11s %8s %11s  %s\n", "PID", "PARENT",
-		"STATUS", "ALLOCS", "FREES", "REALLOCS", "BYTES", "PEAK", "LIVE", "LIVE BYTES",
-		"EXE");
-	for (i = 0; i < n; i++) {
-		const struct mt_report_process *p = v[i];
-
-		fprintf(out,
-			"  %8" PRIu32 " %8" PRIu32 " %-9s %10" PRIu64 " %10" PRIu64 " %9" PRIu64
-			" %11s %11s %8" PRIu64 " %11s  %s\n",
-			p->pid, p->parent, status_str(s, sizeof(s), p), p->t.allocations,
-			p->t.frees, p->t.reallocs,
-			mt_bytesize_human(b1, sizeof(b1), p->t.bytes_allocated),
-			mt_bytesize_human(b2, sizeof(b2), p->t.peak_bytes), p->t.live_blocks,
-			mt_bytesize_human(b3, sizeof(b3), p->t.live_bytes),
-			p->exe[0] ? mt_printable(sx, sizeof(sx), p->exe) : "?");
-	}
-	if (n < rep->n_processes)
-		fprintf(out, "  ... %zu more (--top 0 shows all)\n", rep->n_processes - n);
+	fprintf(
+	    out,
+	    "\nProcess images (%zu, by bytes allocated; LIVE: at exec or exit, or at the end)\n",
+	    rep->n_images);
+	fprintf(out, "  %-10s %8s %-10s %-6s %-9s %9s %9s %8s %9s %9s %9s %7s %9s  %s\n", "POS",
+		"PID", "PARENT", "MEMORY", "END", "ALLOCS", "FREES", "REALLOCS", "UNMATCHED",
+		"BYTES", "PEAK", "LIVE", "LIVE B", "EXE");
+	for (i = 0; i < n; i++)
+		print_image(rep, out, v[i]);
+	if (n < rep->n_images)
+		fprintf(out, "  ... %zu more (--top 0 shows all)\n", rep->n_images - n);
 	free(v);
 	return 0;
 }
@@ -325,7 +353,7 @@ int mt_output_text(const struct mt_report *rep, FILE *out, size_t top)
 	print_run(rep, out);
 	print_totals(rep, out);
 	print_unprobed(rep, out);
-	if (print_processes(rep, out, top) || print_files(rep, out, top))
+	if (print_images(rep, out, top) || print_files(rep, out, top))
 		return -ENOMEM;
 	print_families(rep, out);
 	print_histogram(rep, out);

@@ -1,21 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What a run allocated: aggregation of an artifact into totals per tree, process, attached file and
- * allocator family, and a size histogram. Counting only: the outputs built on it are in
+ * What a run allocated: aggregation of an artifact into totals per tree, process image, attached
+ * file and allocator family, and a size histogram. Counting only: the outputs built on it are in
  * output.h; exec-harness --memory reads the totals.
  *
- * Counting rules (exact, tested):
- * - allocations: successful calls of the kinds that return a new block (malloc, calloc,
- *   aligned_alloc, memalign, posix_memalign, valloc, pvalloc, mallocx, operator new, the *_aligned
- *   ones); a realloc-kind call (realloc, reallocarray, rallocx, xallocx, realloc_aligned) counts
- *   in reallocs only, realloc(NULL, n) included.
- * - frees: release-kind calls (free, free_sized, free_aligned_sized, sdallocx, dallocx, operator
- *   delete) of a non-NULL block, known to the tracker or not.
- * - failed: calls flagged MT_EV_FAILED; they count nowhere else and change nothing.
- * - bytes_allocated: requested sizes of the allocations plus the new sizes of the reallocs.
- * - live: blocks keyed by (pid, address). A realloc removes its old block and adds its new one;
- *   realloc(p, 0) returning NULL frees p. Releasing an unknown block changes nothing live.
- * - peak: the largest live byte count reached, in artifact order, for the tree and per process.
+ * The counting rules are images.h's, whose replay of the stream this builds on: an image's counts
+ * are its own, the tree's are the sums of its images', a file's and a family's count the events
+ * made through their functions. Tree live blocks are the blocks never freed: released by an exec
+ * or an exit (live at exec, live at exit), or live when the artifact ends. Peak: the largest live
+ * byte count of the tree, in stream order.
  */
 #ifndef MT_REPORT_H
 #define MT_REPORT_H
@@ -27,11 +20,13 @@
 #include "artifact.h"
 #include "artifact_read.h"
 #include "family.h"
+#include "images.h"
 
 struct mt_report_totals {
 	uint64_t allocations;
 	uint64_t frees;
 	uint64_t reallocs;
+	uint64_t unmatched_frees;
 	uint64_t failed;
 	uint64_t bytes_allocated;
 	uint64_t peak_bytes;  /* not kept per file or family */
@@ -46,13 +41,14 @@ struct mt_report_totals {
  */
 #define MT_REPORT_HIST_BUCKETS 65
 
+/* A process: the sums of its images (a pid reused by another process is another one). */
 struct mt_report_process {
 	uint32_t pid;
-	uint32_t parent;
+	uint32_t parent;     /* the parent's pid, 0 when not known (the root) */
 	int32_t exit_status; /* raw wait status, when exited */
 	bool exited;
-	bool recorded; /* a process record names it; else it is known from its events only */
-	char *exe;     /* never NULL */
+	const char *exe;      /* of its last image; never NULL */
+	const char *position; /* "" when not recorded */
 	struct mt_report_totals t;
 };
 
@@ -87,7 +83,9 @@ struct mt_report {
 	uint64_t events;
 	uint64_t unknown_events; /* kinds this version does not know: passed over */
 	struct mt_report_totals totals;
-	size_t n_processes; /* in order of first appearance */
+	size_t n_images; /* in order of appearance, owned by the report */
+	const struct mt_image *images;
+	size_t n_processes; /* in order of appearance */
 	struct mt_report_process *processes;
 	size_t n_files; /* in order of first appearance */
 	struct mt_report_file *files;

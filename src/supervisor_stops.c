@@ -121,7 +121,12 @@ void sup_record_process(struct sup *s, const struct proc *p, int status, bool ex
 	if (!s->artifact)
 		return;
 	snprintf(rec.exe, sizeof(rec.exe), "%s", p->exe ? p->exe : "?");
-	mt_artifact_write_process(s->artifact, &rec);
+	snprintf(rec.position, sizeof(rec.position), "%s", p->pos ? p->pos : "");
+	/* After the fork, exec or exit event it follows in the stream, before any later event. */
+	if (s->events)
+		mt_events_write_process(s->events, &rec);
+	else
+		mt_artifact_write_process(s->artifact, &rec);
 }
 
 /* ---- the stops ----------------------------------------------------------------------- */
@@ -229,8 +234,8 @@ int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 			err = mt_tracker_inherit(s->tracker, tgid, child->tid,
 						 event == PTRACE_EVENT_VFORK);
 		sup_detail_str(d, "child", s->procs[idx].pos);
-		if (ended)
-			sup_record_process(s, &s->procs[idx], child->end_status, true);
+		/* Its position and parent, joined to its fork in the stream. */
+		sup_record_process(s, &s->procs[idx], child->end_status, ended);
 	}
 	sup_log_stop(s, t, kinds[event], d);
 	if (ended)

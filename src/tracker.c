@@ -170,13 +170,14 @@ static void explain_load_error(int err)
 static int attach_lifecycle(struct mt_tracker *t, bool fentry)
 {
 	struct memtrack_bpf *s = t->skel;
-	struct bpf_program *progs[3] = {
+	struct bpf_program *progs[MT_LIFECYCLE_PROGS] = {
 	    s->progs.handle_fork,
+	    s->progs.handle_exec,
 	    s->progs.handle_exit,
 	    fentry ? s->progs.watch_mmap_fentry : s->progs.watch_mmap_tp,
 	};
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
 		t->lifecycle[i] = bpf_program__attach(progs[i]);
 		if (!t->lifecycle[i])
 			return -errno;
@@ -186,7 +187,7 @@ static int attach_lifecycle(struct mt_tracker *t, bool fentry)
 
 static void destroy_skel(struct mt_tracker *t)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
 		bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
 	}
@@ -479,7 +480,7 @@ static void stop_closer(struct closer_queue *c)
 
 static void detach_all(struct mt_tracker *t)
 {
-	size_t n = 3, k = 0;
+	size_t n = MT_LIFECYCLE_PROGS, k = 0;
 	struct detach *d;
 
 	stop_closer(&t->closer);
@@ -488,7 +489,7 @@ static void detach_all(struct mt_tracker *t)
 	for (size_t i = 0; i < t->n_arms; i++)
 		n += t->arms[i].l.n_links + t->arms[i].keep.n_links + 4;
 	d = calloc(n, sizeof(*d));
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
 		if (t->lifecycle[i] && d)
 			d[k++].link = t->lifecycle[i];
 		else

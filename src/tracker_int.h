@@ -72,10 +72,13 @@ struct closer_queue {
 	size_t n, cap;
 };
 
+/* Fork, exec, exit and the watcher: attached for the whole run. */
+#define MT_LIFECYCLE_PROGS 4
+
 struct mt_tracker {
 	struct memtrack_bpf *skel;
 	struct ring_buffer *requests;
-	struct bpf_link *lifecycle[3];
+	struct bpf_link *lifecycle[MT_LIFECYCLE_PROGS];
 	const char *watcher;
 	struct mt_tracker_config cfg;
 	struct mt_artifact_writer *artifact;

@@ -29,11 +29,23 @@ static void check(bool ok, const char *what)
 /* Sums that hold whatever the input: each event is counted once at every level. */
 static void check_sums(const struct mt_report *rep)
 {
-	uint64_t pa = 0, fa = 0, ff = 0, hist = 0, fam = 0;
+	uint64_t pa = 0, ia = 0, iu = 0, fa = 0, ff = 0, hist = 0, fam = 0;
 	size_t i;
 
 	for (i = 0; i < rep->n_processes; i++)
 		pa += rep->processes[i].t.allocations;
+	for (i = 0; i < rep->n_images; i++) {
+		const struct mt_image *g = &rep->images[i];
+
+		ia += g->c.allocations;
+		iu += g->c.unmatched_frees;
+		check(g->parent < (int64_t)i, "an image's parent appeared before it");
+		check(g->first <= i, "an image's process started before it");
+		check(g->end != MT_IMAGE_RUNNING || !g->released.blocks,
+		      "only an ended image released blocks");
+	}
+	check(ia == rep->totals.allocations && iu == rep->totals.unmatched_frees,
+	      "image counts sum to the total");
 	for (i = 0; i < rep->n_files; i++) {
 		fa += rep->files[i].t.allocations;
 		ff += rep->files[i].t.frees;
@@ -51,6 +63,8 @@ static void check_sums(const struct mt_report *rep)
 		      rep->totals.failed + rep->unknown_events <=
 		  rep->events,
 	      "events counted at most once");
+	check(rep->totals.frees + rep->totals.unmatched_frees <= rep->events,
+	      "frees counted at most once");
 	check(rep->totals.live_blocks <= rep->totals.allocations + rep->totals.reallocs,
 	      "live blocks bounded by blocks handed out");
 }

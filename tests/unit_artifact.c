@@ -539,7 +539,7 @@ START_TEST(documented_example)
 	    .argc = 1,
 	    .argv = argv,
 	};
-	struct mt_artifact_process p = {.pid = 1234, .exe = "/t"};
+	struct mt_artifact_process p = {.pid = 1234, .exe = "/t", .position = "0"};
 	struct mt_event e[2] = {{.ts_ns = 5000001000ULL,
 				 .pid = 1234,
 				 .tid = 1234,
@@ -685,7 +685,7 @@ START_TEST(corrupt_lengths)
 	uint8_t *buf = small_artifact(&len, &hdr);
 	uint8_t *copy = malloc(len);
 	/* Record offsets in the small artifact. */
-	size_t proc = hdr, file = proc + 41;
+	size_t proc = hdr, file = proc + 45; /* 8 + 16 + exe 4 + 13 + position 4 */
 	static const uint32_t bad[] = {0xffffffffu, 0x7fffffffu, MT_ARTIFACT_META_MAX + 1,
 				       0,	    1,		 19};
 

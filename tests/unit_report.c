@@ -332,17 +332,141 @@ START_TEST(free_null_and_unknown)
 
 	mfree(100, 0);			     /* free(NULL): not a free */
 	ev(100, MT_K_DELETE, 0, 0, 0, 0, 1); /* delete nullptr: neither */
-	mfree(100, 0x7777);		     /* allocated before tracking: a free, live stays 0 */
+	mfree(100, 0x7777); /* allocated before tracking: unmatched, live stays 0 */
 	alloc(100, MT_K_MALLOC, 0x100, 8);
-	mfree(200, 0x100); /* another process's address: not this block */
+	mfree(200, 0x100); /* another process's address: not this block, unmatched */
 	rep = load();
-	T_EQ(&rep->totals, 1, 2, 0, 8, 8, 1, 8);
-	T_EQ(&proc(rep, 200)->t, 0, 1, 0, 0, 0, 0, 0);
+	T_EQ(&rep->totals, 1, 0, 0, 8, 8, 1, 8);
+	ck_assert_uint_eq(rep->totals.unmatched_frees, 2);
+	T_EQ(&proc(rep, 200)->t, 0, 0, 0, 0, 0, 0, 0);
+	ck_assert_uint_eq(proc(rep, 200)->t.unmatched_frees, 1);
 	mt_report_free(rep);
 }
 END_TEST
 
 /* malloc(0) may legitimately return NULL: counted, nothing live. */
+/* An event of thread tid of pid, for the stream kinds and threads of one process. */
+static void tev(uint32_t pid, uint32_t tid, uint8_t kind, uint64_t addr, uint64_t size,
+		uint64_t old, uint8_t flags)
+{
+	ev(pid, kind, addr, size, old, flags, 1);
+	S->ev[S->n - 1].tid = tid;
+}
+
+static const struct mt_image *image(const struct mt_report *rep, size_t i)
+{
+	ck_assert_uint_lt(i, rep->n_images);
+	return &rep->images[i];
+}
+
+/* The image of pid after exec execs (the script's records add pid 200 midway). */
+static const struct mt_image *image_of(const struct mt_report *rep, uint32_t pid, uint32_t exec)
+{
+	for (size_t i = 0; i < rep->n_images; i++)
+		if (rep->images[i].pid == pid && rep->images[i].exec_seq == exec)
+			return &rep->images[i];
+	ck_abort_msg("no image of %u after %u execs", pid, exec);
+	return NULL;
+}
+
+/* An exec releases the image's blocks; the next image starts empty, at the same addresses. */
+START_TEST(exec_and_exit_release_images)
+{
+	struct mt_report *rep;
+
+	alloc(100, MT_K_MALLOC, 0x10, 8);
+	alloc(100, MT_K_MALLOC, 0x20, 4);
+	mfree(100, 0x20);
+	tev(100, 100, MT_K_EXEC, 0, 0, 0, 0);
+	mfree(100, 0x10); /* the old image's block is gone: unmatched */
+	alloc(100, MT_K_MALLOC, 0x10, 16);
+	tev(100, 100, MT_K_EXIT, 0, 3 << 8, 0, 0);
+	rep = load();
+	ck_assert_uint_eq(rep->n_images, 3); /* and the script's record of pid 200 */
+	ck_assert_int_eq(image_of(rep, 100, 0)->end, MT_IMAGE_EXEC);
+	ck_assert_uint_eq(image_of(rep, 100, 0)->released.blocks, 1);
+	ck_assert_uint_eq(image_of(rep, 100, 0)->released.bytes, 8);
+	ck_assert_int_eq(image_of(rep, 100, 1)->end, MT_IMAGE_EXIT);
+	ck_assert_uint_eq(image_of(rep, 100, 1)->released.bytes, 16);
+	ck_assert_uint_eq(image_of(rep, 100, 1)->c.unmatched_frees, 1);
+	/* The tree: every block never freed, peak as live at once. */
+	T_EQ(&rep->totals, 3, 1, 0, 28, 16, 2, 24);
+	ck_assert_uint_eq(proc(rep, 100)->t.live_blocks, 2);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* A vfork child mallocs in its parent's space: the parent frees the block. */
+START_TEST(vfork_child_shares_parent_space)
+{
+	struct mt_report *rep;
+
+	tev(100, 100, MT_K_FORK, 200, MT_FORK_SHARED_MM, 0, 0);
+	alloc(200, MT_K_MALLOC, 0x50, 512);
+	tev(200, 200, MT_K_EXEC, 0, 0, 0, 0);
+	alloc(200, MT_K_MALLOC, 0x50, 64); /* its own space now: another block */
+	mfree(100, 0x50);
+	tev(200, 200, MT_K_EXIT, 0, 0, 0, 0);
+	tev(100, 100, MT_K_EXIT, 0, 0, 0, 0);
+	rep = load();
+	ck_assert_uint_eq(rep->n_images, 3);
+	ck_assert(image(rep, 1)->shared_memory);
+	ck_assert_int_eq(image(rep, 1)->parent, 0);
+	ck_assert_uint_eq(image(rep, 1)->released.blocks, 0); /* its exec releases nothing */
+	ck_assert(!image(rep, 2)->shared_memory);
+	ck_assert_uint_eq(image(rep, 2)->released.blocks, 1);
+	ck_assert_uint_eq(image(rep, 0)->c.frees, 1);
+	ck_assert_uint_eq(image(rep, 0)->c.unmatched_frees, 0);
+	ck_assert_uint_eq(rep->totals.live_blocks, 1);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* A reused pid: two images, counted apart, each from its fork. */
+START_TEST(reused_pid_is_another_image)
+{
+	struct mt_report *rep;
+
+	tev(100, 100, MT_K_FORK, 200, 0, 0, 0);
+	alloc(200, MT_K_MALLOC, 0x10, 5);
+	tev(200, 200, MT_K_EXIT, 0, 0, 0, 0);
+	tev(100, 100, MT_K_FORK, 200, 0, 0, 0);
+	mfree(200, 0x10); /* not the first one's block */
+	alloc(200, MT_K_MALLOC, 0x10, 7);
+	tev(200, 200, MT_K_EXIT, 0, 0, 0, 0);
+	rep = load();
+	ck_assert_uint_eq(rep->n_images, 3);
+	ck_assert_uint_eq(image(rep, 1)->released.bytes, 5);
+	ck_assert_uint_eq(image(rep, 2)->released.bytes, 7);
+	ck_assert_uint_eq(image(rep, 2)->c.unmatched_frees, 1);
+	ck_assert_uint_eq(rep->n_processes, 3);
+	mt_report_free(rep);
+}
+END_TEST
+
+/*
+ * A realloc releases its block at its entry: another thread that gets the address before the
+ * realloc returns has a block of its own, which the realloc's return does not erase. A failed
+ * realloc gives its block back.
+ */
+START_TEST(realloc_entry_release_across_threads)
+{
+	struct mt_report *rep;
+
+	tev(100, 100, MT_K_MALLOC, 0xa0, 10, 0, 0);
+	tev(100, 100, MT_K_REALLOC_RELEASE, 0xa0, 0, 0, 0);
+	tev(100, 101, MT_K_MALLOC, 0xa0, 20, 0, 0);
+	tev(100, 100, MT_K_REALLOC, 0xb0, 30, 0xa0, 0);
+	tev(100, 100, MT_K_REALLOC_RELEASE, 0xb0, 0, 0, 0);
+	tev(100, 100, MT_K_REALLOC, 0, 1000, 0xb0, MT_EV_FAILED);
+	rep = load();
+	T_EQ(&rep->totals, 2, 0, 1, 60, 50, 2, 50);
+	ck_assert_uint_eq(rep->totals.failed, 1);
+	ck_assert_uint_eq(rep->totals.unmatched_frees, 0);
+	mt_report_free(rep);
+}
+END_TEST
+
 START_TEST(zero_sized)
 {
 	struct mt_report *rep;
@@ -746,7 +870,7 @@ START_TEST(human_output)
 	ck_assert_ptr_nonnull(strstr(c.out, "watcher:   tracepoint\n"));
 	ck_assert_ptr_nonnull(strstr(c.out, "allocations       4\n"));
 	ck_assert_ptr_nonnull(strstr(c.out, "bytes allocated   7460 bytes (7.3 KiB)\n"));
-	ck_assert_ptr_nonnull(strstr(c.out, "live at exit      3 blocks, 3264 bytes (3.2 KiB)\n"));
+	ck_assert_ptr_nonnull(strstr(c.out, "never freed       3 blocks, 3264 bytes (3.2 KiB)\n"));
 	ck_assert_ptr_nonnull(strstr(c.out, "WARNING: 3 allocator calls were lost"));
 	ck_assert_ptr_nonnull(strstr(c.out, "/usr/lib/libjemalloc.so.2"));
 	ck_assert_ptr_nonnull(strstr(c.out, "SIGKILL"));
@@ -991,6 +1115,10 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, two_processes_same_addresses);
 	tcase_add_test(tc, failed_calls);
 	tcase_add_test(tc, free_null_and_unknown);
+	tcase_add_test(tc, exec_and_exit_release_images);
+	tcase_add_test(tc, vfork_child_shares_parent_space);
+	tcase_add_test(tc, reused_pid_is_another_image);
+	tcase_add_test(tc, realloc_entry_release_across_threads);
 	tcase_add_test(tc, zero_sized);
 	tcase_add_test(tc, double_allocation);
 	tcase_add_test(tc, peak);

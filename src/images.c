@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The replay of the ordered stream over process images and address spaces (images.h). Live
+ * blocks are nodes in a pool, found by (address space, address) through an open-addressing table
+ * and chained per address space, so that an exec or exit releases its blocks without looking at
+ * anyone else's: a shell that keeps a large heap and runs thousands of commands stays linear.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "images.h"
+
+/* A live block; nodes are numbered from 1, 0 is "none". */
+struct block {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t space;
+	uint32_t image; /* the image that allocated it: its live and peak count it */
+	uint32_t prev, next;
+};
+
+struct space {
+	uint32_t head; /* first block, 0 when none */
+	uint64_t blocks, bytes;
+};
+
+/* A realloc entered (MT_K_REALLOC_RELEASE) whose return is not seen yet: its block, if live. */
+struct pending {
+	uint32_t tid;
+	bool found;
+	struct block b;
+};
+
+/* pid -> index + 1 of its latest image; idx1 0 marks an empty slot. */
+struct pid_slot {
+	uint32_t pid;
+	uint32_t idx1;
+};
+
+struct mt_images {
+	struct mt_image *img;
+	uint32_t *img_space; /* the address space of each image */
+	size_t n_img, cap_img;
+	struct space *spaces;
+	size_t n_spaces, cap_spaces;
+	struct block *nodes; /* nodes[0] unused */
+	size_t n_nodes, cap_nodes;
+	uint32_t free_node; /* a chain through next */
+	uint32_t *table;    /* node numbers; 0 empty */
+	size_t mask, used;
+	struct pid_slot *pids;
+	size_t pid_mask, pid_used;
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+	uint64_t live_bytes, peak;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	/* A 64-bit finaliser: addresses differ in few low bits, spread them over the table. */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t block_hash(uint32_t space, uint64_t addr)
+{
+	return (size_t)mix(addr ^ ((uint64_t)space << 40) ^ space);
+}
+
+/* Double an array of n used elements of size sz when it is full. */
+static int grow(void **v, size_t *cap, size_t n, size_t sz, size_t first)
+{
+	size_t c = *cap ? *cap * 2 : first;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, c * sz);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/* ---- the block table ------------------------------------------------------------------------ */
+
+static int table_grow(struct mt_images *im)
+{
+	size_t cap = im->table ? (im->mask + 1) * 2 : 1024, i, j;
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; im->table && i <= im->mask; i++) {
+		struct block *b = &im->nodes[im->table[i]];
+
+		if (!im->table[i])
+			continue;
+		for (j = block_hash(b->space, b->addr) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = im->table[i];
+	}
+	free(im->table);
+	im->table = t;
+	im->mask = cap - 1;
+	return 0;
+}
+
+/* The slot of (space, addr), or the empty slot where it would go. */
+static uint32_t *slot_of(struct mt_images *im, uint32_t space, uint64_t addr)
+{
+	size_t j = block_hash(space, addr) & im->mask;
+
+	for (;; j = (j + 1) & im->mask) {
+		struct block *b = &im->nodes[im->table[j]];
+
+		if (!im->table[j] || (b->addr == addr && b->space == space))
+			return &im->table[j];
+	}
+}
+
+/*
+ * Empty a slot by shifting back the entries of its probe chain, so the table needs no tombstones
+ * and lookups stay short however many blocks come and go.
+ */
+static void slot_erase(struct mt_images *im, uint32_t *slot)
+{
+	size_t hole = (size_t)(slot - im->table), j = hole;
+
+	for (;;) {
+		struct block *b;
+		size_t home;
+
+		j = (j + 1) & im->mask;
+		if (!im->table[j])
+			break;
+		b = &im->nodes[im->table[j]];
+		home = block_hash(b->space, b->addr) & im->mask;
+		/* Move j into the hole unless its home lies cyclically in (hole, j]. */
+		if (((j - home) & im->mask) >= ((j - hole) & im->mask)) {
+			im->table[hole] = im->table[j];
+			hole = j;
+		}
+	}
+	im->table[hole] = 0;
+	im->used--;
+}
+
+static void charge(struct mt_images *im, uint32_t image, int64_t blocks, uint64_t bytes, bool add)
+{
+	struct mt_heap_counts *c = &im->img[image].c;
+
+	c->live_blocks += (uint64_t)blocks;
+	if (!add) {
+		c->live_bytes -= bytes;
+		im->live_bytes -= bytes;
+		return;
+	}
+	c->live_bytes += bytes;
+	im->live_bytes += bytes;
+	if (c->live_bytes > c->peak_bytes)
+		c->peak_bytes = c->live_bytes;
+	if (im->live_bytes > im->peak)
+		im->peak = im->live_bytes;
+}
+
+/* Take block n out of the table slot, its space's chain and the counts; the node is freed. */
+static void block_remove(struct mt_images *im, uint32_t *slot)
+{
+	uint32_t n = *slot;
+	struct block *b = &im->nodes[n];
+	struct space *sp = &im->spaces[b->space];
+
+	if (b->prev)
+		im->nodes[b->prev].next = b->next;
+	else
+		sp->head = b->next;
+	if (b->next)
+		im->nodes[b->next].prev = b->prev;
+	sp->blocks--;
+	sp->bytes -= b->size;
+	charge(im, b->image, -1, b->size, false);
+	slot_erase(im, slot);
+	b->next = im->free_node;
+	im->free_node = n;
+}
+
+static int block_add(struct mt_images *im, const struct block *nb)
+{
+	struct space *sp = &im->spaces[nb->space];
+	uint32_t *slot, n;
+
+	if (!nb->addr)
+		return 0;
+	if ((im->used + 1) * 4 > (im->mask + 1) * 3 && table_grow(im))
+		return -ENOMEM;
+	slot = slot_of(im, nb->space, nb->addr);
+	/* Handed out twice without a release we saw (dropped events): the new one wins. */
+	if (*slot)
+		block_remove(im, slot);
+	if (im->free_node) {
+		n = im->free_node;
+		im->free_node = im->nodes[n].next;
+	} else {
+		if (grow((void **)&im->nodes, &im->cap_nodes, im->n_nodes + 1, sizeof(*im->nodes),
+			 1024))
+			return -ENOMEM;
+		n = (uint32_t)++im->n_nodes;
+	}
+	slot = slot_of(im, nb->space, nb->addr);
+	im->nodes[n] = *nb;
+	im->nodes[n].prev = 0;
+	im->nodes[n].next = sp->head;
+	if (sp->head)
+		im->nodes[sp->head].prev = n;
+	sp->head = n;
+	sp->blocks++;
+	sp->bytes += nb->size;
+	*slot = n;
+	im->used++;
+	charge(im, nb->image, 1, nb->size, true);
+	return 0;
+}
+
+/* The live block (space, addr) taken out into *out; false when there is none. */
+static bool block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct block *out)
+{
+	uint32_t *slot;
+
+	if (!addr || !im->table)
+		return false;
+	slot = slot_of(im, space, addr);
+	if (!*slot)
+		return false;
+	*out = im->nodes[*slot];
+	block_remove(im, slot);
+	return true;
+}
+
+/* An exec or exit: every block of the space is gone. */
+static struct mt_released space_release(struct mt_images *im, uint32_t space)
+{
+	struct mt_released r = {im->spaces[space].blocks, im->spaces[space].bytes};
+
+	while (im->spaces[space].head) {
+		struct block *b = &im->nodes[im->spaces[space].head];
+
+		block_remove(im, slot_of(im, space, b->addr));
+	}
+	return r;
+}
+
+/* ---- images --------------------------------------------------------------------------------- */
+
+static int pid_grow(struct mt_images *im)
+{
+	size_t cap = im->pids ? (im->pid_mask + 1) * 2 : 64, i, j;
+	struct pid_slot *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; im->pids && i <= im->pid_mask; i++) {
+		if (!im->pids[i].idx1)
+			continue;
+		for (j = mix(im->pids[i].pid) & (cap - 1); t[j].idx1; j = (j + 1) & (cap - 1))
+			;
+		t[j] = im->pids[i];
+	}
+	free(im->pids);
+	im->pids = t;
+	im->pid_mask = cap - 1;
+	return 0;
+}
+
+/* The pid's slot, or the empty one where it goes; NULL on ENOMEM. */
+static struct pid_slot *pid_slot(struct mt_images *im, uint32_t pid)
+{
+	size_t j;
+
+	if ((im->pid_used + 1) * 2 > im->pid_mask + 1 && pid_grow(im))
+		return NULL;
+	for (j = mix(pid) & im->pid_mask; im->pids[j].idx1; j = (j + 1) & im->pid_mask)
+		if (im->pids[j].pid == pid)
+			break;
+	return &im->pids[j];
+}
+
+/* The latest image of pid, -1 when none; -ENOMEM is -2. */
+static int64_t latest(struct mt_images *im, uint32_t pid)
+{
+	struct pid_slot *s = pid_slot(im, pid);
+
+	if (!s)
+		return -2;
+	return s->idx1 ? (int64_t)s->idx1 - 1 : -1;
+}
+
+static int new_space(struct mt_images *im, uint32_t *out)
+{
+	if (grow((void **)&im->spaces, &im->cap_spaces, im->n_spaces, sizeof(*im->spaces), 16))
+		return -ENOMEM;
+	memset(&im->spaces[im->n_spaces], 0, sizeof(*im->spaces));
+	*out = (uint32_t)im->n_spaces++;
+	return 0;
+}
+
+/*
+ * A new image of pid, in its parent's space when shared (parent >= 0), else in a space of its
+ * own. It becomes the pid's latest. Returns its index, or -ENOMEM.
+ */
+static int64_t image_new(struct mt_images *im, uint32_t pid, int64_t parent, bool shared,
+			 uint32_t exec_seq)
+{
+	struct pid_slot *s = pid_slot(im, pid);
+	struct mt_image *g;
+	uint32_t space;
+
+	if (!s || grow((void **)&im->img, &im->cap_img, im->n_img, sizeof(*im->img), 16))
+		return -ENOMEM;
+	{
+		size_t cap = im->cap_img;
+		uint32_t *v = realloc(im->img_space, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		im->img_space = v;
+	}
+	shared = shared && parent >= 0;
+	if (shared)
+		space = im->img_space[parent];
+	else if (new_space(im, &space))
+		return -ENOMEM;
+	g = &im->img[im->n_img];
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	g->exec_seq = exec_seq;
+	g->parent = parent;
+	g->first = im->n_img;
+	g->shared_memory = shared;
+	g->exe = strdup(parent >= 0 ? im->img[parent].exe : "");
+	g->position = strdup("");
+	if (!g->exe || !g->position) {
+		free(g->exe);
+		free(g->position);
+		return -ENOMEM;
+	}
+	im->img_space[im->n_img] = space;
+	if (!s->idx1) {
+		s->pid = pid;
+		im->pid_used++;
+	}
+	s->idx1 = (uint32_t)++im->n_img;
+	return (int64_t)im->n_img - 1;
+}
+
+/* The running image of pid: its latest, or a new one when it has none or that one ended. */
+static int64_t running(struct mt_images *im, uint32_t pid)
+{
+	int64_t i = latest(im, pid);
+
+	if (i == -2)
+		return -ENOMEM;
+	if (i >= 0 && im->img[i].end == MT_IMAGE_RUNNING)
+		return i;
+	return image_new(im, pid, -1, false, 0);
+}
+
+/* An exec or exit ends the image; its own space goes with it, a shared one stays its parent's. */
+static void image_end(struct mt_images *im, int64_t i, enum mt_image_end how)
+{
+	struct mt_image *g = &im->img[i];
+
+	g->end = how;
+	if (!g->shared_memory)
+		g->released = space_release(im, im->img_space[i]);
+}
+
+/* ---- the stream ----------------------------------------------------------------------------- */
+
+static int set_str(char **dst, const char *src)
+{
+	char *s = strdup(src);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int on_fork(struct mt_images *im, const struct mt_event *e)
+{
+	int64_t parent = running(im, e->pid), old, child;
+
+	if (parent < 0)
+		return (int)parent;
+	/* A pid reused without the exit of its last holder in the stream (dropped events). */
+	old = latest(im, (uint32_t)e->addr);
+	if (old == -2)
+		return -ENOMEM;
+	if (old >= 0 && im->img[old].end == MT_IMAGE_RUNNING)
+		image_end(im, old, MT_IMAGE_EXIT);
+	child = image_new(im, (uint32_t)e->addr, parent, e->size & MT_FORK_SHARED_MM, 0);
+	return child < 0 ? (int)child : 0;
+}
+
+static int on_exec(struct mt_images *im, const struct mt_event *e)
+{
+	int64_t i = running(im, e->pid), next;
+	int64_t parent;
+	uint32_t seq;
+
+	if (i < 0)
+		return (int)i;
+	image_end(im, i, MT_IMAGE_EXEC);
+	parent = im->img[i].parent;
+	seq = im->img[i].exec_seq + 1;
+	next = image_new(im, e->pid, parent, false, seq);
+	if (next < 0)
+		return (int)next;
+	/* The process keeps its place in the tree; its record names the new exe. */
+	im->img[next].first = im->img[i].first;
+	if (set_str(&im->img[next].position, im->img[i].position))
+		return -ENOMEM;
+	return set_str(&im->img[next].exe, "");
+}
+
+static int on_exit_event(struct mt_images *im, const struct mt_event *e)
+{
+	int64_t i = running(im, e->pid);
+
+	if (i < 0)
+		return (int)i;
+	image_end(im, i, MT_IMAGE_EXIT);
+	im->img[i].exited = true;
+	im->img[i].exit_status = (int32_t)e->size;
+	return 0;
+}
+
+static struct pending *pending_of(struct mt_images *im, uint32_t tid)
+{
+	for (size_t k = 0; k < im->n_pend; k++)
+		if (im->pend[k].tid == tid)
+			return &im->pend[k];
+	return NULL;
+}
+
+/* The old block of a realloc, released at the call's entry: kept to give back on failure. */
+static int on_realloc_entry(struct mt_images *im, int64_t i, const struct mt_event *e)
+{
+	struct pending *p = pending_of(im, e->tid);
+
+	if (!p) {
+		if (grow((void **)&im->pend, &im->cap_pend, im->n_pend, sizeof(*im->pend), 8))
+			return -ENOMEM;
+		p = &im->pend[im->n_pend++];
+	}
+	p->tid = e->tid;
+	p->found = block_take(im, im->img_space[i], e->addr, &p->b);
+	if (!p->found)
+		p->b.addr = e->addr;
+	return 0;
+}
+
+static int on_realloc(struct mt_images *im, int64_t i, const struct mt_event *e,
+		      enum mt_effect *eff)
+{
+	struct pending *p = pending_of(im, e->tid), pend;
+	struct mt_image *g = &im->img[i];
+	uint32_t space = im->img_space[i];
+	struct block dummy;
+
+	if (p && p->b.addr == e->old_addr) {
+		pend = *p;
+		*p = im->pend[--im->n_pend];
+		p = &pend;
+	} else {
+		p = NULL;
+	}
+	if (e->flags & MT_EV_FAILED) {
+		g->c.failed++;
+		*eff = MT_EFF_FAILED;
+		/* A failed realloc leaves its block where it was. */
+		return p && p->found ? block_add(im, &p->b) : 0;
+	}
+	g->c.reallocs++;
+	g->c.bytes_allocated += e->size;
+	*eff = MT_EFF_REALLOC;
+	if (p && !p->found && e->old_addr)
+		g->c.unmatched_frees++;
+	else if (!p && e->old_addr)
+		/* No entry record (older artifacts, xallocx): the old block goes at the return. */
+		block_take(im, space, e->old_addr, &dummy);
+	return block_add(
+	    im, &(struct block){
+		    .addr = e->addr, .size = e->size, .space = space, .image = (uint32_t)i});
+}
+
+enum kind_class { KC_NONE, KC_ALLOC, KC_REALLOC, KC_FREE };
+
+static enum kind_class kind_class(uint8_t kind)
+{
+	switch (kind) {
+	case MT_K_MALLOC:
+	case MT_K_CALLOC:
+	case MT_K_ALIGNED_ALLOC:
+	case MT_K_MEMALIGN:
+	case MT_K_POSIX_MEMALIGN:
+	case MT_K_VALLOC:
+	case MT_K_PVALLOC:
+	case MT_K_MALLOCX:
+	case MT_K_NEW:
+	case MT_K_NEW_ALIGNED:
+	case MT_K_MALLOC_ALIGNED:
+	case MT_K_CALLOC_ALIGNED:
+		return KC_ALLOC;
+	case MT_K_REALLOC:
+	case MT_K_REALLOCARRAY:
+	case MT_K_RALLOCX:
+	case MT_K_REALLOC_ALIGNED:
+	case MT_K_XALLOCX:
+		return KC_REALLOC;
+	case MT_K_FREE:
+	case MT_K_FREE_SIZED:
+	case MT_K_FREE_ALIGNED_SIZED:
+	case MT_K_SDALLOCX:
+	case MT_K_DALLOCX:
+	case MT_K_DELETE:
+		return KC_FREE;
+	default:
+		return KC_NONE;
+	}
+}
+
+static int on_call(struct mt_images *im, const struct mt_event *e, enum kind_class kc,
+		   enum mt_effect *eff)
+{
+	int64_t i = running(im, e->pid);
+	struct mt_image *g;
+	struct block b;
+
+	if (i < 0)
+		return (int)i;
+	g = &im->img[i];
+	if (kc == KC_REALLOC)
+		return on_realloc(im, i, e, eff);
+	if (kc == KC_ALLOC && (e->flags & MT_EV_FAILED)) {
+		g->c.failed++;
+		*eff = MT_EFF_FAILED;
+		return 0;
+	}
+	if (kc == KC_ALLOC) {
+		g->c.allocations++;
+		g->c.bytes_allocated += e->size;
+		*eff = MT_EFF_ALLOC;
+		return block_add(im, &(struct block){.addr = e->addr,
+						     .size = e->size,
+						     .space = im->img_space[i],
+						     .image = (uint32_t)i});
+	}
+	if (!e->addr)
+		return 0; /* free(NULL) releases nothing */
+	if (block_take(im, im->img_space[i], e->addr, &b)) {
+		g->c.frees++;
+		*eff = MT_EFF_FREE;
+	} else {
+		g->c.unmatched_frees++;
+		*eff = MT_EFF_UNMATCHED;
+	}
+	return 0;
+}
+
+int mt_images_event(struct mt_images *im, const struct mt_event *e, enum mt_effect *eff)
+{
+	enum kind_class kc = kind_class(e->kind);
+	int64_t i;
+
+	*eff = MT_EFF_NONE;
+	if (kc != KC_NONE)
+		return on_call(im, e, kc, eff);
+	*eff = MT_EFF_STREAM;
+	switch (e->kind) {
+	case MT_K_FORK:
+		return on_fork(im, e);
+	case MT_K_EXEC:
+		return on_exec(im, e);
+	case MT_K_EXIT:
+		return on_exit_event(im, e);
+	case MT_K_REALLOC_RELEASE:
+		i = running(im, e->pid);
+		return i < 0 ? (int)i : on_realloc_entry(im, i, e);
+	default:
+		*eff = MT_EFF_UNKNOWN;
+		return 0;
+	}
+}
+
+/*
+ * The supervisor writes a record after the stream event it follows (a fork, an exec, an exit) and
+ * before any later event of the process: it describes the pid's latest image. In artifacts
+ * without lifecycle records a pid has one image, described by its last record.
+ */
+int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p)
+{
+	int64_t i = latest(im, p->pid), parent;
+	struct mt_image *g;
+
+	if (i == -2)
+		return -ENOMEM;
+	if (i < 0) {
+		parent = p->parent ? latest(im, p->parent) : -1;
+		if (parent == -2)
+			return -ENOMEM;
+		i = image_new(im, p->pid, parent, false, 0);
+		if (i < 0)
+			return (int)i;
+	}
+	if (im->img[i].parent < 0 && p->parent) {
+		/* Known from its events first (an artifact without lifecycle records). */
+		parent = latest(im, p->parent);
+		if (parent == -2)
+			return -ENOMEM;
+		im->img[i].parent = parent != i ? parent : -1;
+	}
+	g = &im->img[i];
+	g->recorded = true;
+	if (p->exited) {
+		g->exited = true;
+		g->exit_status = p->exit_status;
+	}
+	if (p->position[0] && set_str(&g->position, p->position))
+		return -ENOMEM;
+	return set_str(&g->exe, p->exe);
+}
+
+struct mt_images *mt_images_new(void)
+{
+	struct mt_images *im = calloc(1, sizeof(*im));
+
+	if (im && table_grow(im)) {
+		free(im);
+		return NULL;
+	}
+	return im;
+}
+
+void mt_images_free(struct mt_images *im)
+{
+	if (!im)
+		return;
+	for (size_t i = 0; i < im->n_img; i++) {
+		free(im->img[i].exe);
+		free(im->img[i].position);
+	}
+	free(im->img);
+	free(im->img_space);
+	free(im->spaces);
+	free(im->nodes);
+	free(im->table);
+	free(im->pids);
+	free(im->pend);
+	free(im);
+}
+
+size_t mt_images_count(const struct mt_images *im)
+{
+	return im->n_img;
+}
+
+const struct mt_image *mt_images_get(const struct mt_images *im, size_t i)
+{
+	return &im->img[i];
+}
+
+uint64_t mt_images_peak(const struct mt_images *im)
+{
+	return im->peak;
+}
