@@ -5,8 +5,7 @@
  * and under memtrack, with the same input files and the same fixed environment
  * (tools/valgrind-compare), and every process's allocs, frees, bytes and live blocks and bytes
  * at exit must be Valgrind's under the counting relation. Two fixtures of known truth check the
- * relation itself. Programs whose only difference is one that issue 11's ordered stream fixes
- * are compared too, their difference reported, not failed, until that stream lands.
+ * relation itself.
  */
 #include <check.h>
 #include <json-c/json.h>
@@ -42,13 +41,6 @@ struct vg_case {
 	const char *prepare; /* shell command run in the directory before each run */
 	const char *env[10];
 	int min_processes;
-	/*
-	 * Processes (executables' base names) that differ today by a cause that issue 11's ordered
-	 * stream removes, said in pending: compared and their differences reported, not failed.
-	 * Every other process of the case is compared strictly.
-	 */
-	const char *pending_exes[8];
-	const char *pending;
 };
 
 static const struct vg_case cases[] = {
@@ -79,24 +71,14 @@ static const struct vg_case cases[] = {
     /* dash forks each element of the pipeline, the child execs it. */
     {"sh-pipeline",
      {"/bin/sh", "-c", "sort -t, -k2,2 input.csv | gzip -9 -n -c | wc -c"},
-     .min_processes = 4,
-     .pending_exes = {"sort", "gzip", "wc"},
-     .pending = "exec: the forked shell's allocations before exec and its frees of blocks "
-		"inherited from its parent are charged to the program it execs"},
+     .min_processes = 4},
     {"env-wrapper",
      {"/usr/bin/env", "FOO=1", "/usr/bin/sed", "-n", "1p", "input.csv"},
-     .min_processes = 1,
-     .pending_exes = {"sed"},
-     .pending = "exec: env's blocks stay live and are charged to sed"},
+     .min_processes = 1},
     /* dash vforks for a command that is not its last; the child execs cat. */
     {"sh-vfork", {"/bin/sh", "-c", "cat input.csv; true"}, .min_processes = 2},
     /* make posix_spawns sh -c for each line; dash forks the pipeline's elements. */
-    {"make",
-     {"/usr/bin/make", "-s", "-f", "Makefile.vg"},
-     .min_processes = 7,
-     .pending_exes = {"sed", "cat", "gzip", "wc"},
-     .pending = "exec: the forked shell's allocations before exec and its frees of blocks "
-		"inherited from its parent are charged to the program it execs"},
+    {"make", {"/usr/bin/make", "-s", "-f", "Makefile.vg"}, .min_processes = 7},
 };
 
 /* Deterministic inputs: a CSV of 3,000 lines and an SQL script, from a fixed LCG. */
@@ -230,23 +212,11 @@ static void remove_dir(const char *dir)
 	mt_out_free(&o);
 }
 
-static bool pending(const struct vg_case *c, struct json_object *p)
-{
-	const char *exe = json_object_get_string(mt_json_get(p, "exe"));
-	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-
-	for (int i = 0; c->pending_exes[i]; i++) {
-		if (!strcmp(base, c->pending_exes[i]))
-			return true;
-	}
-	return false;
-}
-
 START_TEST(per_process)
 {
 	const struct vg_case *c = &cases[_i];
 	struct json_object *res, *procs, *p;
-	int code, differ = 0, strict = 0, late = 0;
+	int code, differ = 0;
 	char dir[64];
 	size_t np;
 
@@ -258,25 +228,13 @@ START_TEST(per_process)
 	ck_assert_msg((int)np >= c->min_processes, "%s: %zu processes", c->name, np);
 	for (size_t i = 0; i < np; i++) {
 		p = json_object_array_get_idx(procs, i);
-		if (!differences(c->name, p))
-			continue;
-		differ++;
-		if (pending(c, p))
-			late++;
-		else
-			strict++;
+		if (differences(c->name, p))
+			differ++;
 	}
 	/* The tool's verdict and this file's reading of its numbers agree. */
 	ck_assert_int_eq(code == 0, differ == 0);
 	ck_assert_int_eq(json_object_get_boolean(mt_json_get(res, "exact")), differ == 0);
-	if (late)
-		fprintf(stderr,
-			"%s: %d of %zu processes differ, expected until issue 11's stream "
-			"lands (%s)\n",
-			c->name, late, np, c->pending);
-	else if (c->pending)
-		fprintf(stderr, "%s: exact now: make it strict\n", c->name);
-	ck_assert_msg(strict == 0, "%s: %d of %zu processes differ from valgrind", c->name, strict,
+	ck_assert_msg(differ == 0, "%s: %d of %zu processes differ from valgrind", c->name, differ,
 		      np);
 	json_object_put(res);
 	remove_dir(dir);
