@@ -106,7 +106,7 @@ check-includes:
 # The integration tests that concern the kernel (the supervisor's and the tracker's), in qemu
 # guests booting Debian's kernels with each watcher back end (tools/kernel-matrix,
 # docs/KERNELS.md). exec-harness's tests do not concern the kernel.
-KERNEL_TESTS := it_supervisor it_alloc it_isolation
+KERNEL_TESTS := it_supervisor it_alloc it_isolation it_lifecycle
 check-kernels: all $(addprefix $(BUILD)/tests/,$(KERNEL_TESTS))
 	@tools/kernel-matrix $(BUILD) $(KERNEL_TESTS)
 
