@@ -98,10 +98,11 @@ static int table_grow(struct mt_images *im)
 	if (!t)
 		return -ENOMEM;
 	for (i = 0; im->table && i <= im->mask; i++) {
-		struct block *b = &im->nodes[im->table[i]];
+		const struct block *b;
 
 		if (!im->table[i])
 			continue;
+		b = &im->nodes[im->table[i]];
 		for (j = block_hash(b->space, b->addr) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
 			;
 		t[j] = im->table[i];
@@ -118,9 +119,13 @@ static uint32_t *slot_of(struct mt_images *im, uint32_t space, uint64_t addr)
 	size_t j = block_hash(space, addr) & im->mask;
 
 	for (;; j = (j + 1) & im->mask) {
-		struct block *b = &im->nodes[im->table[j]];
+		const struct block *b;
 
-		if (!im->table[j] || (b->addr == addr && b->space == space))
+		/* Node 0 is no block: nodes may not exist yet while every slot is empty. */
+		if (!im->table[j])
+			return &im->table[j];
+		b = &im->nodes[im->table[j]];
+		if (b->addr == addr && b->space == space)
 			return &im->table[j];
 	}
 }
