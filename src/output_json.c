@@ -34,6 +34,19 @@ static void jset_str(struct json_object *o, const char *key, const char *s)
 	jset(o, key, jstr(s));
 }
 
+/* How a process ended: null fields while it had not. */
+static void jset_exit(struct json_object *o, bool exited, int st)
+{
+	jset(o, "exit_status", exited ? json_object_new_int(st) : NULL);
+	/* The shell convention, which is what people compare against. */
+	jset(o, "exit_code",
+	     !exited	       ? NULL
+	     : WIFEXITED(st)   ? json_object_new_int(WEXITSTATUS(st))
+	     : WIFSIGNALED(st) ? json_object_new_int(128 + WTERMSIG(st))
+			       : NULL);
+	jset(o, "signal", exited && WIFSIGNALED(st) ? json_object_new_int(WTERMSIG(st)) : NULL);
+}
+
 /* The counts every level has; peak and live where they are kept. */
 static void jset_totals(struct json_object *o, const struct mt_report_totals *t, bool live)
 {
@@ -77,20 +90,12 @@ static struct json_object *json_dropped(const struct mt_report *rep)
 static struct json_object *json_process(const struct mt_report_process *p)
 {
 	struct json_object *o = json_object_new_object();
-	int st = p->exit_status;
 
 	jset_u64(o, "pid", p->pid);
 	jset(o, "position", p->position[0] ? jstr(p->position) : NULL);
 	jset_u64(o, "parent", p->parent);
 	jset_str(o, "exe", p->exe);
-	jset(o, "exit_status", p->exited ? json_object_new_int(st) : NULL);
-	/* The shell convention, which is what people compare against. */
-	jset(o, "exit_code",
-	     !p->exited	       ? NULL
-	     : WIFEXITED(st)   ? json_object_new_int(WEXITSTATUS(st))
-	     : WIFSIGNALED(st) ? json_object_new_int(128 + WTERMSIG(st))
-			       : NULL);
-	jset(o, "signal", p->exited && WIFSIGNALED(st) ? json_object_new_int(WTERMSIG(st)) : NULL);
+	jset_exit(o, p->exited, p->exit_status);
 	jset_totals(o, &p->t, true);
 	return o;
 }
@@ -139,14 +144,7 @@ static struct json_object *json_image(const struct mt_report *rep, const struct 
 	/* Blocks it allocated that nothing released: the artifact ended first, or is older. */
 	jset_u64(o, "live_blocks", c->live_blocks);
 	jset_u64(o, "live_bytes", c->live_bytes);
-	jset(o, "exit_status", p->exited ? json_object_new_int(st) : NULL);
-	/* The shell convention, which is what people compare against. */
-	jset(o, "exit_code",
-	     !p->exited	       ? NULL
-	     : WIFEXITED(st)   ? json_object_new_int(WEXITSTATUS(st))
-	     : WIFSIGNALED(st) ? json_object_new_int(128 + WTERMSIG(st))
-			       : NULL);
-	jset(o, "signal", p->exited && WIFSIGNALED(st) ? json_object_new_int(WTERMSIG(st)) : NULL);
+	jset_exit(o, p->exited, p->exit_status);
 	return o;
 }
 

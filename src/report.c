@@ -201,6 +201,19 @@ static void add_counts(struct mt_report_totals *t, const struct mt_report_totals
 	t->bytes_allocated += c->bytes_allocated;
 }
 
+/* What an image adds to a process's or the tree's counts: its blocks never freed are live. */
+static void add_image_counts(struct mt_report_totals *t, const struct mt_image *g)
+{
+	t->allocations += g->c.allocations;
+	t->frees += g->c.frees;
+	t->reallocs += g->c.reallocs;
+	t->unmatched_frees += g->c.unmatched_frees;
+	t->failed += g->c.failed;
+	t->bytes_allocated += g->c.bytes_allocated;
+	t->live_blocks += g->c.live_blocks + g->released.blocks;
+	t->live_bytes += g->c.live_bytes + g->released.bytes;
+}
+
 /*
  * The tree's counts are the sums of its images'; its live blocks are every block never freed:
  * released by an exec or an exit, or live at the end of the stream.
@@ -215,14 +228,7 @@ static void sum_images(struct mt_report *rep)
 	for (size_t i = 0; i < rep->n_images; i++) {
 		const struct mt_image *g = &rep->images[i];
 
-		t->allocations += g->c.allocations;
-		t->frees += g->c.frees;
-		t->reallocs += g->c.reallocs;
-		t->unmatched_frees += g->c.unmatched_frees;
-		t->failed += g->c.failed;
-		t->bytes_allocated += g->c.bytes_allocated;
-		t->live_blocks += g->c.live_blocks + g->released.blocks;
-		t->live_bytes += g->c.live_bytes + g->released.bytes;
+		add_image_counts(t, g);
 	}
 	t->peak_bytes = mt_images_peak(im);
 }
@@ -240,14 +246,7 @@ static void add_image(struct mt_report_process *p, const struct mt_report *rep,
 	p->exit_status = g->exit_status;
 	p->exe = g->exe;
 	p->position = g->position;
-	t->allocations += g->c.allocations;
-	t->frees += g->c.frees;
-	t->reallocs += g->c.reallocs;
-	t->unmatched_frees += g->c.unmatched_frees;
-	t->failed += g->c.failed;
-	t->bytes_allocated += g->c.bytes_allocated;
-	t->live_blocks += g->c.live_blocks + g->released.blocks;
-	t->live_bytes += g->c.live_bytes + g->released.bytes;
+	add_image_counts(t, g);
 	if (g->c.peak_bytes > t->peak_bytes)
 		t->peak_bytes = g->c.peak_bytes;
 }
