@@ -132,10 +132,23 @@ static int input_fd(const char *input)
 	return fd;
 }
 
+/*
+ * A run's time limit stretched as Check stretches a test's (CK_TIMEOUT_MULTIPLIER): the kernel
+ * matrix's emulated guests are that much slower, and a limit that kills the run there first would
+ * fail a test that only took longer.
+ */
+static uint64_t timeout_ms(int timeout_s)
+{
+	const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
+	double k = m ? strtod(m, NULL) : 1.0;
+
+	return (uint64_t)(timeout_s * 1000.0 * (k > 1.0 ? k : 1.0));
+}
+
 int mt_run_input(const char *const *argv, const char *const *env_extra, const char *cwd,
 		 const char *input, int timeout_s, struct mt_out *o)
 {
-	uint64_t deadline = now_ms() + timeout_s * 1000ull;
+	uint64_t deadline = now_ms() + timeout_ms(timeout_s);
 	int fo = tmpfile_fd(), fe = tmpfile_fd(), fi = input ? input_fd(input) : -1;
 	pid_t pid, r;
 
