@@ -145,14 +145,31 @@ END_TEST
  * lost to another thread's reuse of the address. Two DTVs of 272 bytes stay; the releases of the
  * threads' tcaches at their exits are unmatched.
  */
-START_TEST(producer_consumer_100000)
+static void producer_consumer(const char *n, int64_t blocks)
 {
-	const char *cmd[] = {LIFECYCLE, "pingpong", "100000", NULL};
+	const char *cmd[] = {LIFECYCLE, "pingpong", n, NULL};
 	struct json_object *rep = run_report(cmd);
 
+	/* pingpong's blocks and its two threads' DTVs (272 bytes each), which stay. */
 	assert_image(image_at(rep, "0", 0), "pingpong", "live_at_exit",
-		     (struct img_truth){100002, 100000, 0, -1, 3200000 + 544, 2, 544});
+		     (struct img_truth){blocks + 2, blocks, 0, -1, 32 * blocks + 544, 2, 544});
 	json_object_put(rep);
+}
+
+START_TEST(producer_consumer_10000)
+{
+	producer_consumer("10000", 10000);
+}
+END_TEST
+
+/*
+ * The issue's size. Tagged "long": under the kernel matrix's emulation every hand-over between
+ * the two spinning threads waits for the other vCPU's time slice, and 100,000 of them take
+ * minutes there; the 10,000 above runs on every kernel.
+ */
+START_TEST(producer_consumer_100000)
+{
+	producer_consumer("100000", 100000);
 }
 END_TEST
 
@@ -245,10 +262,16 @@ static Suite *suite(void)
 	tcase_add_test(tc, env_wrapper_exec);
 	tcase_add_test(tc, self_exec_chain);
 	tcase_add_test(tc, vfork_child_mallocs_parent_frees);
-	tcase_add_test(tc, producer_consumer_100000);
+	tcase_add_test(tc, producer_consumer_10000);
 	tcase_add_test(tc, realloc_under_concurrent_allocator);
 	tcase_add_test(tc, threads_exit_with_tcaches);
 	tcase_add_test(tc, reused_pid_two_images);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("long");
+	tcase_set_tags(tc, "long");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, producer_consumer_100000);
 	suite_add_tcase(s, tc);
 	return s;
 }
