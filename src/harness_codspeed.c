@@ -26,6 +26,7 @@
 
 #include "artifact_read.h"
 #include "harness.h"
+#include "kind.h"
 
 #define FRAME_EVENTS	  (64 * 1024) /* pipeline.rs: FRAME_EVENTS */
 #define COMPRESSION_LEVEL (-5)	      /* writer.rs: COMPRESSION_LEVEL */
@@ -44,37 +45,27 @@ static const char *const cs_names[] = {
 /* The CodSpeed kind of a successful call of memtrack's kind k. */
 static enum cs_type cs_kind(uint8_t k, uint32_t align)
 {
+	switch (mt_kind_effect(k)) {
+	case MT_KIND_REALLOC:
+		return CS_REALLOC;
+	case MT_KIND_FREE:
+		return CS_FREE;
+	case MT_KIND_ALLOC:
+		break;
+	default:
+		return CS_SKIP;
+	}
 	switch (k) {
+	case MT_K_CALLOC:
+	case MT_K_CALLOC_ALIGNED:
+		return CS_CALLOC;
 	case MT_K_MALLOC:
 	case MT_K_MALLOCX:
 	case MT_K_NEW:
 		return align ? CS_ALIGNED : CS_MALLOC;
-	case MT_K_CALLOC:
-	case MT_K_CALLOC_ALIGNED:
-		return CS_CALLOC;
-	case MT_K_ALIGNED_ALLOC:
-	case MT_K_MEMALIGN:
-	case MT_K_POSIX_MEMALIGN:
-	case MT_K_VALLOC:
-	case MT_K_PVALLOC:
-	case MT_K_NEW_ALIGNED:
-	case MT_K_MALLOC_ALIGNED:
+	default: /* aligned_alloc, memalign, posix_memalign, valloc, pvalloc, aligned new/malloc */
 		return CS_ALIGNED;
-	case MT_K_REALLOC:
-	case MT_K_REALLOCARRAY:
-	case MT_K_RALLOCX:
-	case MT_K_XALLOCX:
-	case MT_K_REALLOC_ALIGNED:
-		return CS_REALLOC;
-	case MT_K_FREE:
-	case MT_K_FREE_SIZED:
-	case MT_K_FREE_ALIGNED_SIZED:
-	case MT_K_SDALLOCX:
-	case MT_K_DALLOCX:
-	case MT_K_DELETE:
-		return CS_FREE;
 	}
-	return CS_SKIP;
 }
 
 /* ---- The artifact: zstd frames of MessagePack maps ------------------------------------------ */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "images.h"
+#include "kind.h"
 
 /* A live block; nodes are numbered from 1, 0 is "none". */
 struct block {
@@ -507,43 +508,7 @@ static int on_realloc(struct mt_images *im, int64_t i, const struct mt_event *e,
 		    .addr = e->addr, .size = e->size, .space = space, .image = (uint32_t)i});
 }
 
-enum kind_class { KC_NONE, KC_ALLOC, KC_REALLOC, KC_FREE };
-
-static enum kind_class kind_class(uint8_t kind)
-{
-	switch (kind) {
-	case MT_K_MALLOC:
-	case MT_K_CALLOC:
-	case MT_K_ALIGNED_ALLOC:
-	case MT_K_MEMALIGN:
-	case MT_K_POSIX_MEMALIGN:
-	case MT_K_VALLOC:
-	case MT_K_PVALLOC:
-	case MT_K_MALLOCX:
-	case MT_K_NEW:
-	case MT_K_NEW_ALIGNED:
-	case MT_K_MALLOC_ALIGNED:
-	case MT_K_CALLOC_ALIGNED:
-		return KC_ALLOC;
-	case MT_K_REALLOC:
-	case MT_K_REALLOCARRAY:
-	case MT_K_RALLOCX:
-	case MT_K_REALLOC_ALIGNED:
-	case MT_K_XALLOCX:
-		return KC_REALLOC;
-	case MT_K_FREE:
-	case MT_K_FREE_SIZED:
-	case MT_K_FREE_ALIGNED_SIZED:
-	case MT_K_SDALLOCX:
-	case MT_K_DALLOCX:
-	case MT_K_DELETE:
-		return KC_FREE;
-	default:
-		return KC_NONE;
-	}
-}
-
-static int on_call(struct mt_images *im, const struct mt_event *e, enum kind_class kc,
+static int on_call(struct mt_images *im, const struct mt_event *e, enum mt_kind_effect kc,
 		   enum mt_effect *eff)
 {
 	int64_t i = running(im, e->pid);
@@ -553,14 +518,14 @@ static int on_call(struct mt_images *im, const struct mt_event *e, enum kind_cla
 	if (i < 0)
 		return (int)i;
 	g = &im->img[i];
-	if (kc == KC_REALLOC)
+	if (kc == MT_KIND_REALLOC)
 		return on_realloc(im, i, e, eff);
-	if (kc == KC_ALLOC && (e->flags & MT_EV_FAILED)) {
+	if (kc == MT_KIND_ALLOC && (e->flags & MT_EV_FAILED)) {
 		g->c.failed++;
 		*eff = MT_EFF_FAILED;
 		return 0;
 	}
-	if (kc == KC_ALLOC) {
+	if (kc == MT_KIND_ALLOC) {
 		g->c.allocations++;
 		g->c.bytes_allocated += e->size;
 		*eff = MT_EFF_ALLOC;
@@ -583,11 +548,11 @@ static int on_call(struct mt_images *im, const struct mt_event *e, enum kind_cla
 
 int mt_images_event(struct mt_images *im, const struct mt_event *e, enum mt_effect *eff)
 {
-	enum kind_class kc = kind_class(e->kind);
+	enum mt_kind_effect kc = mt_kind_effect(e->kind);
 	int64_t i;
 
 	*eff = MT_EFF_NONE;
-	if (kc != KC_NONE)
+	if (kc != MT_KIND_NONE)
 		return on_call(im, e, kc, eff);
 	*eff = MT_EFF_STREAM;
 	switch (e->kind) {

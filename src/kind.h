@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What an allocator call of each kind (enum mt_kind, bpf/memtrack.h) does to blocks, in one place
+ * for everything that replays events: the aggregation and CodSpeed's artifact.
+ */
+#ifndef MT_KIND_H
+#define MT_KIND_H
+
+#include <stdint.h>
+
+enum mt_kind_effect {
+	MT_KIND_NONE = 0, /* not an allocator call: a lifecycle record, or out of range */
+	MT_KIND_ALLOC,	  /* makes a block */
+	MT_KIND_REALLOC,  /* may move a block, giving the old one up */
+	MT_KIND_FREE,	  /* releases a block */
+};
+
+enum mt_kind_effect mt_kind_effect(uint8_t kind);
+
+#endif
