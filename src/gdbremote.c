@@ -446,20 +446,22 @@ static void start_resume(struct mt_gdb *g, const struct mt_gdb_action *a, size_t
 	g->running = true;
 }
 
-/* c, C SIG, s, S SIG (a resume address is not supported). */
+/*
+ * c, C SIG, s, S SIG (a resume address is not supported). The signal is the Hc thread's (else the
+ * stopped one's); c resumes every thread, s steps that one only.
+ */
 static void do_legacy_resume(struct mt_gdb *g, char cmd, const char *args)
 {
-	struct mt_gdb_action a = {.kind = (char)(cmd | 0x20), .tid = -1};
+	struct mt_gdb_action a[2] = {{.kind = (char)(cmd | 0x20)}, {.kind = 'c', .tid = -1}};
 	uint64_t sig = 0;
 
 	if ((cmd == 'C' || cmd == 'S') && !parse_hex(&args, &sig))
 		return reply_error(g, EINVAL);
 	if (*args)
 		return reply_error(g, EINVAL);
-	a.sig = mt_gdb_signal_to_host((int)sig);
-	if (a.kind == 's')
-		a.tid = g->c_tid > 0 ? g->c_tid : g->last.tid;
-	start_resume(g, &a, 1);
+	a[0].sig = mt_gdb_signal_to_host((int)sig);
+	a[0].tid = g->c_tid > 0 ? g->c_tid : g->last.tid;
+	start_resume(g, a, a[0].kind == 's' ? 1 : 2);
 }
 
 /* vCont;ACTION[:TID]... */
@@ -576,6 +578,8 @@ static ssize_t xfer_document(struct mt_gdb *g, const char *object, const char *a
 		err = g->ops->exec_file(g->ctx, buf, cap);
 		return err ? err : (ssize_t)strlen(buf);
 	}
+	if (strcmp(object, "auxv") == 0)
+		return g->ops->auxv(g->ctx, (uint8_t *)buf, cap);
 	if (strcmp(object, "libraries-svr4") == 0 && g->ops->libraries_svr4)
 		return g->ops->libraries_svr4(g->ctx, buf, cap);
 	return -EOPNOTSUPP;
@@ -622,7 +626,7 @@ static void do_supported(struct mt_gdb *g, const char *features)
 	g->swbreak_ok = strstr(features, "swbreak+") != NULL;
 	reply_fmt(g,
 		  "PacketSize=%x;QStartNoAckMode+;qXfer:features:read+;qXfer:threads:read+;"
-		  "qXfer:exec-file:read+;swbreak+;vContSupported+",
+		  "qXfer:exec-file:read+;qXfer:auxv:read+;swbreak+;vContSupported+",
 		  MT_GDB_PACKET_MAX);
 	if (g->ops->libraries_svr4)
 		reply_str(g, ";qXfer:libraries-svr4:read+");

@@ -96,6 +96,8 @@ struct mt_gdb_ops {
 	int (*detach)(void *ctx);
 	/* The path of the program (qXfer:exec-file:read). */
 	int (*exec_file)(void *ctx, char *buf, size_t len);
+	/* The process's auxiliary vector, raw (qXfer:auxv:read): into buf, returns its length. */
+	ssize_t (*auxv)(void *ctx, uint8_t *buf, size_t len);
 	/*
 	 * Optional (NULL: not offered): the shared library list as the body of
 	 * qXfer:libraries-svr4:read's document, written into buf; returns its length.

@@ -13,8 +13,12 @@
 #include <string.h>
 #include <sys/user.h>
 
+#include <link.h>
+#include <unistd.h>
+
 #include "gdbremote.h"
 #include "lib/suite.h"
+#include "supervisor_int.h"
 
 #define MEM_BASE 0x400000u
 #define MEM_SIZE 4096u
@@ -148,6 +152,19 @@ static int fake_exec_file(void *ctx, char *buf, size_t len)
 	return 0;
 }
 
+/* An auxiliary vector with bytes the framing must escape: AT_ENTRY (9) = 0x2324 7d2a. */
+static const uint8_t fake_auxv_bytes[] = {9,	0, 0, 0, 0, 0, 0, 0, 0x2a, 0x7d, 0x24,
+					  0x23, 0, 0, 0, 0, 0, 0, 0, 0,	   0,	 0,
+					  0,	0, 0, 0, 0, 0, 0, 0, 0,	   0};
+
+static ssize_t fake_auxv(void *ctx, uint8_t *buf, size_t len)
+{
+	(void)ctx;
+	ck_assert_uint_ge(len, sizeof(fake_auxv_bytes));
+	memcpy(buf, fake_auxv_bytes, sizeof(fake_auxv_bytes));
+	return sizeof(fake_auxv_bytes);
+}
+
 static ssize_t fake_libraries(void *ctx, char *buf, size_t len)
 {
 	(void)ctx;
@@ -168,6 +185,7 @@ static const struct mt_gdb_ops ops = {
     .kill = fake_kill,
     .detach = fake_detach,
     .exec_file = fake_exec_file,
+    .auxv = fake_auxv,
     .libraries_svr4 = fake_libraries,
 };
 
@@ -263,12 +281,16 @@ START_TEST(gdb13_connect_sequence)
 {
 	const char *r;
 
-	/* gdb 13.1 against this stub, in this order (set debug remote 1). */
+	/*
+	 * What gdb 13.1 sends when it connects to memtrack's stub, in this order (set debug remote
+	 * 1, `target remote | memtrack run --gdb=- -- exit_code`), with the fake's answers.
+	 */
 	r = ask("qSupported:multiprocess+;swbreak+;hwbreak+;qRelocInsn+;fork-events+;"
 		"vfork-events+;exec-events+;vContSupported+;QThreadEvents+;no-resumed+;"
-		"memory-tagging+");
+		"memory-tagging+;xmlRegisters=i386");
 	ck_assert_msg(strstr(r, "+$PacketSize=4000;QStartNoAckMode+;") == r, "%s", r);
 	ck_assert_ptr_nonnull(strstr(r, "qXfer:features:read+"));
+	ck_assert_ptr_nonnull(strstr(r, "qXfer:auxv:read+"));
 	ck_assert_ptr_nonnull(strstr(r, "qXfer:libraries-svr4:read+"));
 	ck_assert_ptr_nonnull(strstr(r, "swbreak+"));
 	/* No multiprocess, fork or exec events offered: gdb then sends none of their forms. */
@@ -277,23 +299,37 @@ START_TEST(gdb13_connect_sequence)
 	expect("QStartNoAckMode", true, "OK");
 	/* From here on, no acknowledgements either way. */
 	expect("Hg0", false, "OK");
-	r = reply_of("qXfer:features:read:target.xml:0,ffb");
-	ck_assert_msg(r[0] == 'm' || r[0] == 'l', "%s", r);
+	r = reply_of("qXfer:features:read:target.xml:0,1000");
+	ck_assert_msg(r[0] == 'm', "%.40s", r);
 	ck_assert_ptr_nonnull(strstr(r, "<architecture>i386:x86-64</architecture>"));
+	r = reply_of("qXfer:features:read:target.xml:1000,1000");
+	ck_assert_msg(r[0] == 'l', "%.40s", r);
 	expect("qTStatus", false, "");
 	expect("?", false, "T05thread:4d2;");
-	expect("qfThreadInfo", false, "m4d2,4d3");
-	expect("qsThreadInfo", false, "l");
+	r = reply_of("qXfer:threads:read::0,1000");
+	ck_assert_ptr_nonnull(strstr(r, "<thread id=\"4d2\"/>"));
 	expect("qAttached", false, "0");
+	expect("qXfer:exec-file:read::0,1000", false, "l/usr/bin/true");
+	/* No host file I/O: gdb reads the files from its own file system. */
+	expect("vFile:setfs:0", false, "");
+	expect("vFile:open:6a7573742070726f62696e67,0,1c0", false, "");
 	expect("Hc-1", false, "OK");
-	expect("qC", false, "QC4d2");
 	expect("qOffsets", false, "");
 	r = reply_of("g");
 	ck_assert_uint_eq(strlen(r), 2 * mt_gdb_regs_size(&mt_gdb_amd64));
 	ck_assert_int_eq(f.regs_tid, 1234); /* Hg0: any thread, the one that stopped */
-	expect("qXfer:exec-file:read::0,ffb", false, "l/usr/bin/true");
+	ask("qXfer:auxv:read::0,1000");
+	expect("m400040,8", false, "4041424344454647");
+	expect("qXfer:libraries-svr4:read::0,1000", false, "l<library-list-svr4 version=\"1.0\"/>");
+	expect("qXfer:threads:read::0,1000", false,
+	       "l<?xml version=\"1.0\"?>\n<threads>\n<thread id=\"4d2\"/>\n"
+	       "<thread id=\"4d3\"/>\n</threads>\n");
 	expect("qSymbol::", false, "OK");
 	ck_assert_int_eq(f.resumes + f.kills + f.detaches, 0);
+	/* gdb -batch ends by killing the process it started. */
+	expect("vKill;a410", false, "OK");
+	ck_assert_int_eq(f.kills, 1);
+	ck_assert(mt_gdb_finished(g));
 }
 END_TEST
 
@@ -482,12 +518,17 @@ START_TEST(continue_step_and_stop_replies)
 	ck_assert_str_eq(f.out, "$T0bthread:4d2;#9d");
 	/* Legacy forms: C with gdb's SIGSEGV (11), s on the Hc thread. */
 	expect("C0b", false, NULL);
+	ck_assert_uint_eq(f.n_actions, 2);
 	ck_assert_int_eq(f.actions[0].kind, 'c');
 	ck_assert_int_eq(f.actions[0].sig, SIGSEGV);
+	ck_assert_int_eq(f.actions[0].tid, 0x4d2); /* the signal is the stopped thread's alone */
+	ck_assert_int_eq(f.actions[1].sig, 0);
+	ck_assert_int_eq(f.actions[1].tid, -1);
 	mt_gdb_stopped(g, &usr1);
 	ck_assert_str_eq(strstr(f.out, "$T1e"), "$T1ethread:4d2;#a1");
 	expect("Hc4d3", false, "OK");
 	expect("s", false, NULL);
+	ck_assert_uint_eq(f.n_actions, 1);
 	ck_assert_int_eq(f.actions[0].kind, 's');
 	ck_assert_int_eq(f.actions[0].tid, 0x4d3);
 }
@@ -560,6 +601,22 @@ START_TEST(threads)
 	expect("qXfer:threads:read::0,fff", false,
 	       "l<?xml version=\"1.0\"?>\n<threads>\n<thread id=\"4d2\"/>\n"
 	       "<thread id=\"4d3\"/>\n</threads>\n");
+	/* Binary documents come escaped: } then the byte xor 0x20 (NULs as they are). */
+	{
+		static const char body[] = "l\x09\0\0\0\0\0\0\0}\x0a}]}\x04}\x03"
+					   "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+		unsigned int sum = 0;
+		char tail[4];
+
+		ask("qXfer:auxv:read::0,1000");
+		ck_assert_uint_eq(f.out_len, 1 + sizeof(body) - 1 + 3);
+		ck_assert_int_eq(f.out[0], '$');
+		ck_assert_mem_eq(f.out + 1, body, sizeof(body) - 1);
+		for (size_t i = 0; i < sizeof(body) - 1; i++)
+			sum += (unsigned char)body[i];
+		snprintf(tail, sizeof(tail), "#%02x", sum & 0xff);
+		ck_assert_mem_eq(f.out + sizeof(body), tail, 3);
+	}
 	expect("qXfer:libraries-svr4:read::0,fff", false, "l<library-list-svr4 version=\"1.0\"/>");
 	expect("qXfer:libraries-svr4:read::100,fff", false, "l");
 	expect("Hx1", false, "E16");
@@ -656,6 +713,49 @@ START_TEST(amd64_block_from_ptrace_and_back)
 }
 END_TEST
 
+/* Every library dl_iterate_phdr() names is in the document, at its load base. */
+static int expect_in_list(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *doc = arg, *at, *end;
+	char want[4200];
+
+	(void)size;
+	/* The program is main-lm; the vdso has no file and is left out. */
+	if (!info->dlpi_name[0] || !strncmp(info->dlpi_name, "linux-vdso", 10)) {
+		ck_assert_ptr_null(strstr(doc, "linux-vdso"));
+		return 0;
+	}
+	snprintf(want, sizeof(want), "<library name=\"%s\" lm=\"0x", info->dlpi_name);
+	at = strstr(doc, want);
+	ck_assert_msg(at, "%s not in:\n%s", info->dlpi_name, doc);
+	end = strchr(at, '\n');
+	snprintf(want, sizeof(want), " l_addr=\"0x%lx\" ", (unsigned long)info->dlpi_addr);
+	at = strstr(at, want);
+	ck_assert_msg(at && at < end, "%s: no%s in:\n%s", info->dlpi_name, want, doc);
+	return 0;
+}
+
+/*
+ * The loader's list as gdb's svr4 document (supervisor_gdb_libs.c), read from a process's memory:
+ * this test's own, which has the libraries dl_iterate_phdr() names, at the same bases.
+ */
+START_TEST(library_list_of_a_process)
+{
+	static char doc[65536];
+	ssize_t n = sup_gdb_libraries(getpid(), doc, sizeof(doc));
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_uint_eq(strlen(doc), (size_t)n);
+	ck_assert_msg(!strncmp(doc, "<library-list-svr4 version=\"1.0\" main-lm=\"0x", 44), "%s",
+		      doc);
+	ck_assert_ptr_nonnull(strstr(doc, "libc.so.6\" lm=\"0x"));
+	ck_assert_ptr_nonnull(strstr(doc, "</library-list-svr4>\n"));
+	dl_iterate_phdr(expect_in_list, doc);
+	/* Too small a buffer is an error, not a cut document. */
+	ck_assert_int_eq(sup_gdb_libraries(getpid(), doc, 64), -E2BIG);
+}
+END_TEST
+
 static Suite *gdbremote_suite(void)
 {
 	Suite *s = suite_create("gdbremote");
@@ -677,6 +777,7 @@ static Suite *gdbremote_suite(void)
 	tcase_add_test(tc, unknown_packets_get_the_empty_reply);
 	tcase_add_test(tc, signal_numbers);
 	tcase_add_test(tc, amd64_block_from_ptrace_and_back);
+	tcase_add_test(tc, library_list_of_a_process);
 	suite_add_tcase(s, tc);
 	return s;
 }
