@@ -632,6 +632,25 @@ static void do_supported(struct mt_gdb *g, const char *features)
 		reply_str(g, ";qXfer:libraries-svr4:read+");
 }
 
+/*
+ * lldb's qHostInfo and qProcessInfo (lldb's "lldb-gdb-remote" extensions, which gdb never sends):
+ * the target's triple (hex), pointer size and byte order, and the process's id. Without them
+ * lldb cannot tell where the program is loaded.
+ */
+static void do_host_info(struct mt_gdb *g, bool process)
+{
+	pid_t tids[MAX_THREADS];
+
+	if (process) {
+		if (list_threads(g, tids) < 1)
+			return reply_error(g, ESRCH);
+		reply_fmt(g, "pid:%x;", (unsigned int)tids[0]);
+	}
+	reply_str(g, "triple:");
+	reply_hex(g, (const uint8_t *)g->arch->triple, strlen(g->arch->triple));
+	reply_fmt(g, ";ptrsize:%u;endian:little;ostype:linux;", g->arch->ptr_bytes);
+}
+
 static bool starts(const char *s, const char *prefix, const char **rest)
 {
 	size_t n = strlen(prefix);
@@ -664,6 +683,8 @@ static void do_query(struct mt_gdb *g, char *pkt)
 		return reply_str(g, "l");
 	if (strcmp(pkt, "qSymbol::") == 0)
 		return reply_str(g, "OK");
+	if (strcmp(pkt, "qHostInfo") == 0 || strcmp(pkt, "qProcessInfo") == 0)
+		return do_host_info(g, pkt[1] == 'P');
 	if (starts(pkt, "qXfer:", &rest))
 		return do_xfer(g, pkt + strlen("qXfer:"));
 }

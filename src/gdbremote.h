@@ -34,6 +34,8 @@ struct mt_gdb_arch {
 	const struct mt_gdb_reg *regs;
 	size_t n_regs;
 	const char *target_xml;
+	const char *triple; /* for lldb's qHostInfo and qProcessInfo */
+	unsigned int ptr_bytes;
 };
 
 /* The amd64 Linux description (src/gdbremote_amd64.c). */

@@ -241,6 +241,8 @@ const struct mt_gdb_arch mt_gdb_amd64 = {
     .regs = amd64_regs,
     .n_regs = sizeof(amd64_regs) / sizeof(amd64_regs[0]),
     .target_xml = amd64_xml,
+    .triple = "x86_64-pc-linux-gnu",
+    .ptr_bytes = 8,
 };
 
 _Static_assert(sizeof(amd64_regs) / sizeof(amd64_regs[0]) == N_REGS, "one name per register");

@@ -296,28 +296,45 @@ START_TEST(exit_status_is_the_commands)
 END_TEST
 
 /*
- * Over TCP, as the help says: memtrack prints the gdb command to use (port 0: the kernel picks
- * one), the test runs exactly that command.
+ * Over TCP, as the help says, with a stop point choosing the process and the moment: right after
+ * dlopen mapped the allocator. memtrack prints the gdb command to use (port 0: the kernel picks
+ * one), the test runs exactly that command; the allocator's calls are all recorded.
  */
-START_TEST(over_tcp_with_the_printed_command)
+START_TEST(over_tcp_at_a_stop_point_with_the_printed_command)
 {
-	char dir[64], script[2048];
+	char dir[64], script[2048], art[128];
 	const char *argv[] = {"sh", "-c", script, NULL};
-	struct mt_out o;
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	int64_t p = strlen(FIXTURE("plugin_mimalloc.so"));
+	struct json_object *report;
+	struct session s = {0};
+	struct mt_out r;
 
 	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
 	snprintf(script, sizeof(script),
-		 "%s run -q -o %s/a.mtk --gdb=127.0.0.1:0 -- %s 3 2>%s/err & pid=$!\n"
+		 "%s run -q -o %s --gdb=127.0.0.1:0 --stop-at 'map:libmimalloc*' -- %s %s 100 "
+		 "2>%s/err & pid=$!\n"
 		 "until grep -q 'Connect with' %s/err || ! kill -0 $pid; do sleep 0.05; done\n"
 		 "cmd=$(sed -n \"s/.*Connect with: gdb -ex '\\([^']*\\)'.*/\\1/p\" %s/err)\n"
-		 "gdb -nx -batch -ex \"$cmd\" -ex continue\n"
-		 "wait $pid; echo rc=$?; cat %s/err; rm -rf %s\n",
-		 MEMTRACK, dir, FIXTURE("exit_code"), dir, dir, dir, dir, dir);
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
-	ck_assert_msg(strstr(o.out, "exited with code 03"), "%s\n%s", o.out, o.err);
-	ck_assert_msg(strstr(o.out, "rc=3\n"), "%s\n%s", o.out, o.err);
-	ck_assert_msg(strstr(o.out, "memtrack waits for gdb on 127.0.0.1:"), "%s", o.out);
-	mt_out_free(&o);
+		 "gdb -nx -batch -ex \"$cmd\" -ex bt -ex continue\n"
+		 "wait $pid; echo rc=$?; cat %s/err\n",
+		 MEMTRACK, art, FIXTURE("dlopen_plugin"), FIXTURE("plugin_mimalloc.so"), dir, dir,
+		 dir, dir);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s.o), 0);
+	SAID(&s, "memtrack waits for gdb on 127.0.0.1:");
+	SAID(&s, "is stopped right after mapping /usr/lib/x86_64-linux-gnu/libmimalloc.so");
+	SAID(&s, "_dl_map_object");
+	SAID(&s, "exited normally");
+	SAID(&s, "rc=0\n");
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
+	report = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(report);
+	s.report = report;
+	assert_counts(totals(&s), "total", 111, 101, 5194 + 3 * p + 333300);
+	memcpy(s.dir, dir, sizeof(dir));
+	mt_out_free(&r);
+	session_free(&s);
 }
 END_TEST
 
@@ -360,7 +377,7 @@ static Suite *gdb_suite(void)
 	tcase_add_test(tc, kill_ends_it);
 	tcase_add_test(tc, detach_lets_it_run_on);
 	tcase_add_test(tc, exit_status_is_the_commands);
-	tcase_add_test(tc, over_tcp_with_the_printed_command);
+	tcase_add_test(tc, over_tcp_at_a_stop_point_with_the_printed_command);
 	tcase_add_test(tc, bad_addresses_are_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -620,6 +620,13 @@ START_TEST(threads)
 	expect("qXfer:libraries-svr4:read::0,fff", false, "l<library-list-svr4 version=\"1.0\"/>");
 	expect("qXfer:libraries-svr4:read::100,fff", false, "l");
 	expect("Hx1", false, "E16");
+	/* lldb's: the triple x86_64-pc-linux-gnu in hex, and the process (its first thread). */
+	expect(
+	    "qHostInfo", false,
+	    "triple:7838365f36342d70632d6c696e75782d676e75;ptrsize:8;endian:little;ostype:linux;");
+	expect("qProcessInfo", false,
+	       "pid:4d2;triple:7838365f36342d70632d6c696e75782d676e75;ptrsize:8;endian:little;"
+	       "ostype:linux;");
 }
 END_TEST
 
