@@ -227,12 +227,54 @@ START_TEST(next_step_and_exit_code)
 }
 END_TEST
 
-/* All-stop over every thread: the 4 workers waiting at the barrier are listed and unwound. */
+/*
+ * In a library dlopen'd after attach: next over malloc and free (their uprobes fire as gdb steps
+ * over the calls: counted once each), step, finish back into the program.
+ */
+START_TEST(next_over_allocator_calls_in_a_plugin)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "3", NULL};
+	const char *cmds[] = {"break plugin_run", "continue", "next", "next", "step", "bt",
+			      "finish",		  "continue", NULL};
+	int64_t p = strlen(FIXTURE("plugin_plain.so"));
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Breakpoint 1, plugin_run (n=3) at fixtures/plugins/plugin_plain.c:11");
+	SAID(&s, "\n12\t\t\tchar *p = malloc(777);");
+	SAID(&s, "\n14\t\t\tif (!p)");
+	SAID(&s, "\n16\t\t\t*(volatile char *)p = (char)i;");
+	SAID(&s, "#0  plugin_run (n=3) at fixtures/plugins/plugin_plain.c:16");
+	SAID(&s, "Value returned is $1 = 0");
+	SAID(&s, "exited normally");
+	ck_assert_int_eq(s.rc, 0);
+	assert_counts(totals(&s), "dlopen_plugin plain 3", 7 + 3, 1 + 3, 3667 + 3 * p + 3 * 777);
+	session_free(&s);
+}
+END_TEST
+
+/* A signal is gdb's stop; passed on, it kills the program: memtrack's status is 128 + SIGSEGV. */
+START_TEST(signals_stop_and_pass)
+{
+	const char *cmd[] = {FIXTURE("die_signal"), "11", NULL};
+	const char *cmds[] = {"continue", "bt", "continue", NULL};
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Program received signal SIGSEGV");
+	SAID(&s, " in main (");
+	SAID(&s, "Program terminated with signal SIGSEGV");
+	ck_assert_int_eq(s.rc, 128 + 11);
+	session_free(&s);
+}
+END_TEST
+
+/* All-stop over every thread: the 4 workers are listed and unwound, each parked where it was. */
 START_TEST(threads_listed_and_unwound)
 {
 	const char *cmd[] = {FIXTURE("stress"), "threads", "4", NULL};
-	const char *cmds[] = {"break stress.c:46", "continue", "info threads", "thread 2", "bt",
-			      "continue",	   NULL};
+	const char *cmds[] = {"break stress.c:46",   "continue", "info threads",
+			      "thread apply all bt", "continue", NULL};
 	struct session s = {0};
 
 	gdb_session(&s, NULL, cmd, cmds);
@@ -242,7 +284,14 @@ START_TEST(threads_listed_and_unwound)
 	SAID(&s, "\n  2    Thread ");
 	SAID(&s, "\n  5    Thread ");
 	ck_assert_msg(!strstr(s.o.out, "\n  6    Thread "), "%s", s.o.out);
-	SAID(&s, "at_barrier");
+	/*
+	 * Each worker's stack ends in clone3, where it starts: it is there still, or waits at the
+	 * barrier (at_barrier, pthread_barrier_wait): which, depends on timing.
+	 */
+	ck_assert_msg(mt_count_lines(s.o.out, "#0  clone3 ()") +
+			      mt_count_lines(s.o.out, " in clone3 ()") ==
+			  4,
+		      "%s", s.o.out);
 	SAID(&s, "exited normally");
 	ck_assert_int_eq(s.rc, 0);
 	assert_counts(totals(&s), "stress threads 4", 4, 0, 4 * 272);
@@ -373,6 +422,8 @@ static Suite *gdb_suite(void)
 	tcase_add_test(tc, break_in_program_and_in_a_dlopened_allocator_library);
 	tcase_add_test(tc, malloc_shows_its_real_bytes_and_breaks);
 	tcase_add_test(tc, next_step_and_exit_code);
+	tcase_add_test(tc, next_over_allocator_calls_in_a_plugin);
+	tcase_add_test(tc, signals_stop_and_pass);
 	tcase_add_test(tc, threads_listed_and_unwound);
 	tcase_add_test(tc, kill_ends_it);
 	tcase_add_test(tc, detach_lets_it_run_on);
