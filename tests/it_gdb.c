@@ -331,6 +331,22 @@ START_TEST(detach_lets_it_run_on)
 }
 END_TEST
 
+/* gdb going away without kill or detach (disconnect: the pipe closes) is taken as a detach. */
+START_TEST(disconnect_lets_it_run_on)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	const char *cmds[] = {"break plugin_run", "continue", "disconnect", NULL};
+	int64_t p = strlen(FIXTURE("plugin_plain.so"));
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Breakpoint 1, plugin_run (");
+	ck_assert_int_eq(s.rc, 0);
+	assert_counts(totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
+	session_free(&s);
+}
+END_TEST
+
 /* The exit status of the program is memtrack's, through gdb too. */
 START_TEST(exit_status_is_the_commands)
 {
@@ -428,6 +444,7 @@ static Suite *gdb_suite(void)
 	tcase_add_test(tc, threads_listed_and_unwound);
 	tcase_add_test(tc, kill_ends_it);
 	tcase_add_test(tc, detach_lets_it_run_on);
+	tcase_add_test(tc, disconnect_lets_it_run_on);
 	tcase_add_test(tc, exit_status_is_the_commands);
 	tcase_add_test(tc, over_tcp_at_a_stop_point_with_the_printed_command);
 	tcase_add_test(tc, bad_addresses_are_refused);
