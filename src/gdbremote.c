@@ -651,6 +651,23 @@ static void do_host_info(struct mt_gdb *g, bool process)
 	reply_fmt(g, ";ptrsize:%u;endian:little;ostype:linux;", g->arch->ptr_bytes);
 }
 
+/*
+ * lldb's qShlibInfoAddr: without it lldb takes the address of gdb's main-lm (from the library
+ * list) for it, reads the program's load address there as r_debug's and never finds the loader.
+ */
+static void do_shlib_info_addr(struct mt_gdb *g)
+{
+	uint64_t addr;
+	int err;
+
+	if (!g->ops->shlib_info_addr)
+		return;
+	err = g->ops->shlib_info_addr(g->ctx, &addr);
+	if (err)
+		return reply_error(g, err);
+	reply_fmt(g, "%llx", (unsigned long long)addr);
+}
+
 static bool starts(const char *s, const char *prefix, const char **rest)
 {
 	size_t n = strlen(prefix);
@@ -685,6 +702,8 @@ static void do_query(struct mt_gdb *g, char *pkt)
 		return reply_str(g, "OK");
 	if (strcmp(pkt, "qHostInfo") == 0 || strcmp(pkt, "qProcessInfo") == 0)
 		return do_host_info(g, pkt[1] == 'P');
+	if (strcmp(pkt, "qShlibInfoAddr") == 0)
+		return do_shlib_info_addr(g);
 	if (starts(pkt, "qXfer:", &rest))
 		return do_xfer(g, pkt + strlen("qXfer:"));
 }

@@ -105,6 +105,11 @@ struct mt_gdb_ops {
 	 * qXfer:libraries-svr4:read's document, written into buf; returns its length.
 	 */
 	ssize_t (*libraries_svr4)(void *ctx, char *buf, size_t len);
+	/*
+	 * Optional (NULL: the empty reply): lldb's qShlibInfoAddr, where the dynamic loader says
+	 * where its list is: the address of the program's DT_DEBUG value, which holds r_debug's.
+	 */
+	int (*shlib_info_addr)(void *ctx, uint64_t *addr);
 };
 
 struct mt_gdb;

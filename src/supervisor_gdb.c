@@ -611,6 +611,13 @@ static ssize_t op_libraries(void *ctx, char *buf, size_t len)
 	return sup_gdb_libraries(s->gdb->pid, buf, len);
 }
 
+static int op_shlib_info_addr(void *ctx, uint64_t *addr)
+{
+	struct sup *s = ctx;
+
+	return sup_gdb_debug_slot(s->gdb->pid, addr);
+}
+
 /* Leave the process to memtrack alone: breakpoints out, every parked thread resumed. */
 static int let_run(struct sup *s)
 {
@@ -691,6 +698,7 @@ static const struct mt_gdb_ops stub_ops = {
     .exec_file = op_exec_file,
     .auxv = op_auxv,
     .libraries_svr4 = op_libraries,
+    .shlib_info_addr = op_shlib_info_addr,
 };
 
 /* ---- the connection ---------------------------------------------------------------------- */

@@ -74,16 +74,49 @@ static uint64_t program_dynamic(struct mem *m, pid_t pid)
 	return dyn ? bias + dyn : 0;
 }
 
-/* r_debug's address from DT_DEBUG, 0 before the loader set it. */
-static uint64_t loader_debug(struct mem *m, uint64_t dynamic)
+/* The address of the DT_DEBUG entry's value (where the loader puts r_debug's), 0: none. */
+static uint64_t debug_slot(struct mem *m, uint64_t dynamic)
 {
 	Elf64_Dyn d;
 
 	for (uint64_t at = dynamic; peek(m, at, &d, sizeof(d)) && d.d_tag != DT_NULL;
 	     at += sizeof(d))
 		if (d.d_tag == DT_DEBUG)
-			return d.d_un.d_ptr;
+			return at + offsetof(Elf64_Dyn, d_un);
 	return 0;
+}
+
+/* r_debug's address from DT_DEBUG, 0 before the loader set it. */
+static uint64_t loader_debug(struct mem *m, uint64_t dynamic)
+{
+	uint64_t slot = debug_slot(m, dynamic), debug = 0;
+
+	if (slot)
+		peek(m, slot, &debug, sizeof(debug));
+	return debug;
+}
+
+static int open_mem(struct mem *m, pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	m->fd = open(path, O_RDONLY | O_CLOEXEC);
+	return m->fd < 0 ? -errno : 0;
+}
+
+int sup_gdb_debug_slot(pid_t pid, uint64_t *addr)
+{
+	struct mem m;
+	uint64_t dynamic;
+	int err = open_mem(&m, pid);
+
+	if (err)
+		return err;
+	dynamic = program_dynamic(&m, pid);
+	*addr = dynamic ? debug_slot(&m, dynamic) : 0;
+	close(m.fd);
+	return *addr ? 0 : -ENOENT;
 }
 
 /* text, XML-escaped, appended at buf + *n (never past len). */
@@ -136,16 +169,14 @@ static void put_library(struct mem *m, char *buf, size_t len, size_t *n, uint64_
 
 ssize_t sup_gdb_libraries(pid_t pid, char *buf, size_t len)
 {
-	char path[64];
 	struct mem m;
 	uint64_t dynamic, debug, lm = 0, main_lm = 0, vdso;
 	struct link_map e;
 	size_t n = 0;
+	int err = open_mem(&m, pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	m.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (m.fd < 0)
-		return -errno;
+	if (err)
+		return err;
 	dynamic = program_dynamic(&m, pid);
 	debug = dynamic ? loader_debug(&m, dynamic) : 0;
 	if (debug)

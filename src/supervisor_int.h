@@ -199,6 +199,8 @@ void sup_gdb_report(struct sup *s);
 void sup_gdb_free(struct sup *s);
 /* supervisor_gdb_libs.c: the loader's library list of pid, as gdb's svr4 document. */
 ssize_t sup_gdb_libraries(pid_t pid, char *buf, size_t len);
+/* ... and where its DT_DEBUG value is in memory (lldb's qShlibInfoAddr); -ENOENT: static. */
+int sup_gdb_debug_slot(pid_t pid, uint64_t *addr);
 
 /* supervisor_signals.c */
 bool sup_is_term_sig(int sig);

@@ -6,6 +6,7 @@
  * registers, memory, breakpoints, continue and step, stop replies, kill and detach.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ static struct fake {
 	struct mt_gdb_action actions[8];
 	size_t n_actions;
 	int resumes, interrupts, kills, detaches;
+	int shlib_err; /* what qShlibInfoAddr's request returns */
 } f;
 
 static int fake_send(void *ctx, const void *buf, size_t len)
@@ -171,6 +173,14 @@ static ssize_t fake_libraries(void *ctx, char *buf, size_t len)
 	return snprintf(buf, len, "<library-list-svr4 version=\"1.0\"/>");
 }
 
+/* The program's DT_DEBUG value is at MEM_BASE + 0x10, unless f.shlib_err says otherwise. */
+static int fake_shlib_info_addr(void *ctx, uint64_t *addr)
+{
+	(void)ctx;
+	*addr = MEM_BASE + 0x10;
+	return f.shlib_err;
+}
+
 static const struct mt_gdb_ops ops = {
     .send = fake_send,
     .read_regs = fake_read_regs,
@@ -187,6 +197,7 @@ static const struct mt_gdb_ops ops = {
     .exec_file = fake_exec_file,
     .auxv = fake_auxv,
     .libraries_svr4 = fake_libraries,
+    .shlib_info_addr = fake_shlib_info_addr,
 };
 
 static struct mt_gdb *g;
@@ -334,6 +345,59 @@ START_TEST(gdb13_connect_sequence)
 END_TEST
 
 /* The whole description comes in chunks of what gdb asks, the last one marked l. */
+START_TEST(lldb14_connect_sequence)
+{
+	const char *r;
+
+	/*
+	 * What lldb 14 (Debian 12) sends when it connects over TCP (log enable gdb-remote packets,
+	 * `gdb-remote HOST:PORT` against memtrack's stub), in this order, with the fake's answers.
+	 * It asks qShlibInfoAddr for the address of the program's DT_DEBUG value, reads r_debug's
+	 * address there and the loader's list through it; without an answer it takes gdb's main-lm
+	 * for that address and never finds the loader (docs/GDB.md).
+	 */
+	expect("QStartNoAckMode", true, "OK");
+	r = reply_of("qSupported:xmlRegisters=i386,arm,mips,arc;multiprocess+;fork-events+;"
+		     "vfork-events+");
+	ck_assert_ptr_nonnull(strstr(r, "qXfer:libraries-svr4:read+"));
+	ck_assert_ptr_null(strstr(r, "multiprocess"));
+	expect("QThreadSuffixSupported", false, "");
+	expect("QListThreadsInStopReply", false, "");
+	expect(
+	    "qHostInfo", false,
+	    "triple:7838365f36342d70632d6c696e75782d676e75;ptrsize:8;endian:little;ostype:linux;");
+	expect("vCont?", false, "vCont;c;C;s;S");
+	expect("qVAttachOrWaitSupported", false, "");
+	expect("QEnableErrorStrings", false, "");
+	expect("qProcessInfo", false,
+	       "pid:4d2;triple:7838365f36342d70632d6c696e75782d676e75;ptrsize:8;endian:little;"
+	       "ostype:linux;");
+	/* lldb offers no swbreak+: the stop reply says nothing of software breakpoints. */
+	expect("?", false, "T05thread:4d2;");
+	r = reply_of("qXfer:features:read:target.xml:0,3fff");
+	ck_assert_msg(r[0] == 'l', "%.40s", r);
+	expect("Hg4d2", false, "OK");
+	expect("qOffsets", false, "");
+	expect("qStructuredDataPlugins", false, "");
+	ask("qXfer:auxv:read::0,3fff");
+	expect("qXfer:libraries-svr4:read::0,3fff", false, "l<library-list-svr4 version=\"1.0\"/>");
+	expect("qSymbol::", false, "OK");
+	expect("qMemoryRegionInfo:400000", false, "");
+	expect("qShlibInfoAddr", false, "400010");
+	expect("x0,0", false, "");
+	expect("m400010,8", false, "1011121314151617");
+	expect("Z0,400020,1", false, "OK");
+	expect("qfThreadInfo", false, "m4d2,4d3");
+	expect("qsThreadInfo", false, "l");
+	expect("jThreadsInfo", false, "");
+	expect("jThreadExtendedInfo:", false, "");
+	ck_assert_int_eq(f.resumes + f.kills + f.detaches, 0);
+	/* A program without DT_DEBUG (static): an error, and lldb looks no further. */
+	f.shlib_err = -ENOENT;
+	expect("qShlibInfoAddr", false, "E02");
+}
+END_TEST
+
 START_TEST(target_description_in_chunks)
 {
 	char doc[65536] = "";
@@ -763,6 +827,28 @@ START_TEST(library_list_of_a_process)
 }
 END_TEST
 
+/*
+ * lldb's qShlibInfoAddr: the program's DT_DEBUG value, which holds the loader's r_debug, whose
+ * list starts with the program (dlopen(NULL)'s link_map). Not &_r_debug: this program's copy of
+ * it (a copy relocation) is not the loader's.
+ */
+START_TEST(debug_slot_of_a_process)
+{
+	uint64_t slot = 0;
+	const struct r_debug *r;
+	void *program = dlopen(NULL, RTLD_NOW);
+
+	ck_assert_int_eq(sup_gdb_debug_slot(getpid(), &slot), 0);
+	ck_assert_uint_ne(slot, 0);
+	r = *(const struct r_debug **)(uintptr_t)slot;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_ge(r->r_version, 1);
+	ck_assert_ptr_eq(r->r_map, program);
+	dlclose(program);
+	ck_assert_int_eq(sup_gdb_debug_slot(-1, &slot), -ENOENT);
+}
+END_TEST
+
 static Suite *gdbremote_suite(void)
 {
 	Suite *s = suite_create("gdbremote");
@@ -770,6 +856,7 @@ static Suite *gdbremote_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, gdb13_connect_sequence);
+	tcase_add_test(tc, lldb14_connect_sequence);
 	tcase_add_test(tc, target_description_in_chunks);
 	tcase_add_test(tc, bad_checksum_is_refused_then_resent);
 	tcase_add_test(tc, packets_split_across_reads);
@@ -785,6 +872,7 @@ static Suite *gdbremote_suite(void)
 	tcase_add_test(tc, signal_numbers);
 	tcase_add_test(tc, amd64_block_from_ptrace_and_back);
 	tcase_add_test(tc, library_list_of_a_process);
+	tcase_add_test(tc, debug_slot_of_a_process);
 	suite_add_tcase(s, tc);
 	return s;
 }
