@@ -404,6 +404,84 @@ START_TEST(over_tcp_at_a_stop_point_with_the_printed_command)
 }
 END_TEST
 
+/*
+ * lldb (Debian's lldb-14) in batch mode over TCP on cmd under memtrack, running the lldb commands
+ * cmds after `gdb-remote` to the address memtrack prints (port 0: the kernel picks one).
+ */
+static void lldb_session(struct session *s, const char *const *cmd, const char *const *cmds)
+{
+	static char script[4096];
+	const char *argv[] = {"sh", "-c", script, NULL};
+	size_t n;
+
+	mt_tmpdir(s->dir);
+	snprintf(s->art, sizeof(s->art), "%s/a.mtk", s->dir);
+	snprintf(s->status, sizeof(s->status), "%s/status", s->dir);
+	n = (size_t)snprintf(script, sizeof(script), "{ %s run -q -o %s --gdb=127.0.0.1:0 --",
+			     MEMTRACK, s->art);
+	for (size_t i = 0; cmd[i]; i++)
+		n += (size_t)snprintf(script + n, sizeof(script) - n, " %s", cmd[i]);
+	n += (size_t)snprintf(
+	    script + n, sizeof(script) - n,
+	    " 2>%s/err; echo $? > %s; } & pid=$!\n"
+	    "until grep -q 'Connect with' %s/err || ! kill -0 $pid 2>/dev/null; do sleep 0.05; "
+	    "done\n"
+	    "addr=$(sed -n \"s/.*Connect with: gdb -ex 'target remote \\([^']*\\)'.*/\\1/p\" "
+	    "%s/err)\n"
+	    "lldb-14 -x -b -o \"gdb-remote $addr\"",
+	    s->dir, s->status, s->dir, s->dir);
+	for (size_t i = 0; cmds[i]; i++)
+		n += (size_t)snprintf(script + n, sizeof(script) - n, " -o '%s'", cmds[i]);
+	snprintf(script + n, sizeof(script) - n, " %s\nwait $pid\ncat %s/err >&2\n", cmd[0],
+		 s->dir);
+	ck_assert_uint_lt(n, sizeof(script) - 256);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s->o), 0);
+	read_results(s);
+}
+
+/*
+ * lldb connects, continues to the end and sees the program's exit status, which is memtrack's;
+ * every allocation is recorded.
+ */
+START_TEST(lldb_continues_to_the_exit_status)
+{
+	const char *cmd[] = {FIXTURE("exit_code"), "7", NULL};
+	const char *cmds[] = {"process continue", NULL};
+	struct session s = {0};
+
+	lldb_session(&s, cmd, cmds);
+	SAID(&s, "stop reason = signal SIGTRAP");
+	SAID(&s, "exited with status = 7");
+	ck_assert_int_eq(s.rc, 7);
+	assert_counts(totals(&s), "exit_code", 0, 0, 0);
+	session_free(&s);
+}
+END_TEST
+
+/*
+ * lldb's breakpoint by name in a library dlopen'd after it attached (pending until then): lldb
+ * finds the loader through qShlibInfoAddr and its rendezvous breakpoint, stops in plugin_run,
+ * unwinds to main through the program, continues to the end; the counts are exact.
+ */
+START_TEST(lldb_breaks_by_name_in_a_dlopened_library)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	const char *cmds[] = {"breakpoint set -n plugin_run", "process continue", "bt",
+			      "process continue", NULL};
+	int64_t p = strlen(FIXTURE("plugin_plain.so"));
+	struct session s = {0};
+
+	lldb_session(&s, cmd, cmds);
+	SAID(&s, "stop reason = breakpoint 1.1");
+	SAID(&s, "plugin_plain.so`plugin_run(n=100) at plugin_plain.c:11");
+	SAID(&s, "dlopen_plugin`main(argc=3");
+	SAID(&s, "exited with status = 0");
+	ck_assert_int_eq(s.rc, 0);
+	assert_counts(totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
+	session_free(&s);
+}
+END_TEST
+
 START_TEST(bad_addresses_are_refused)
 {
 	const char *bad[] = {"nonsense", "1.2.3.4", ":1", "host:", "127.0.0.1:99999", NULL};
@@ -447,6 +525,8 @@ static Suite *gdb_suite(void)
 	tcase_add_test(tc, disconnect_lets_it_run_on);
 	tcase_add_test(tc, exit_status_is_the_commands);
 	tcase_add_test(tc, over_tcp_at_a_stop_point_with_the_printed_command);
+	tcase_add_test(tc, lldb_continues_to_the_exit_status);
+	tcase_add_test(tc, lldb_breaks_by_name_in_a_dlopened_library);
 	tcase_add_test(tc, bad_addresses_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
