@@ -5,7 +5,8 @@
  * command memtrack prints. Each session asserts what gdb showed (breakpoints hit in the program
  * and in a library dlopen'd after gdb attached, backtraces through libc, finish, next, threads,
  * the real first bytes of a probed malloc), memtrack's exit status (the command's, as in a plain
- * run), and the exact allocation counts of the artifact (fixtures/README.md).
+ * run), and the exact allocation counts of the artifact (fixtures/README.md). lldb-14, in batch
+ * mode over TCP, is driven the same way.
  */
 #include <check.h>
 #include <stdio.h>

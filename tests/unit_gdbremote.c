@@ -2,6 +2,7 @@
 /*
  * gdb's remote protocol, the stub's side (src/gdbremote.c), against a fake target: the packets
  * gdb 13 sends when it connects (recorded with `set debug remote 1` against memtrack's stub),
+ * those lldb 14 sends (`log enable gdb-remote packets`),
  * framing (checksums, acknowledgements, a refused packet resent, no-ack mode, escapes),
  * registers, memory, breakpoints, continue and step, stop replies, kill and detach.
  */
