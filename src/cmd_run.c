@@ -27,7 +27,11 @@ enum {
 	OPT_USER,
 	OPT_RING_SIZE,
 	OPT_STRICT,
+	OPT_GDB,
 };
+
+/* --gdb without an address: gdbserver's customary port, on the loopback only. */
+#define MT_GDB_DEFAULT_ADDR "127.0.0.1:2345"
 
 /* --strict: the exit status of a run whose recording is incomplete (README, Command line). */
 #define MT_EXIT_INCOMPLETE 125
@@ -61,6 +65,10 @@ static void usage(FILE *out)
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
 	    "      --strict               exit 125 when the recording is incomplete (files not\n"
 	    "                             probed, allocator calls dropped, a write error)\n"
+	    "      --gdb[=ADDR]           serve gdb's remote protocol for the command (or the\n"
+	    "                             --stop-at process) on HOST:PORT (default\n"
+	    "                             " MT_GDB_DEFAULT_ADDR "), or on stdin/stdout with '-'\n"
+	    "                             (target remote | memtrack run --gdb=- -- CMD)\n"
 	    "  -q, --quiet                no summary\n"
 	    "  -v, --verbose              say what is attached where, and why\n"
 	    "  -h, --help                 this help\n");
@@ -133,6 +141,30 @@ static int parse_stop_at(const char *arg, struct run_opts *o)
 	return 0;
 }
 
+/* --gdb[=ADDR]: '-' (stdin/stdout) or HOST:PORT with a numeric port. */
+static int parse_gdb(const char *arg, struct run_opts *o)
+{
+	const char *colon;
+	char a[MT_PRINTABLE_MAX], *end;
+	unsigned long port;
+
+	if (!arg) {
+		o->cfg.gdb = MT_GDB_DEFAULT_ADDR;
+		return 0;
+	}
+	o->cfg.gdb = arg;
+	if (strcmp(arg, "-") == 0)
+		return 0;
+	colon = strrchr(arg, ':');
+	errno = 0;
+	port = colon ? strtoul(colon + 1, &end, 10) : 0;
+	if (!colon || colon == arg || !colon[1] || *end || errno || port > 65535)
+		return mt_cmd_usage_error(&run_cmd,
+					  "invalid --gdb '%s' (HOST:PORT, or - for stdin/stdout)",
+					  mt_printable(a, sizeof(a), arg));
+	return 0;
+}
+
 static int run_option(int c, const char *arg, void *ctx)
 {
 	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
@@ -176,6 +208,8 @@ static int run_option(int c, const char *arg, void *ctx)
 	case OPT_STRICT:
 		o->strict = true;
 		return 0;
+	case OPT_GDB:
+		return parse_gdb(arg, o);
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -197,6 +231,7 @@ static const struct option run_longopts[] = {
     {"user", required_argument, NULL, OPT_USER},
     {"ring-size", required_argument, NULL, OPT_RING_SIZE},
     {"strict", no_argument, NULL, OPT_STRICT},
+    {"gdb", optional_argument, NULL, OPT_GDB},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},

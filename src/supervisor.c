@@ -107,6 +107,7 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	else
 		sup_detail_int(d, "code", WEXITSTATUS(status));
 	sup_log_stop(s, t, "gone", d);
+	sup_gdb_gone(s, t, status);
 	if (t->held)
 		s->n_held--;
 	t->held = false;
@@ -167,6 +168,8 @@ static int event_loop(struct sup *s)
 		err = sup_resume_pressed(s);
 		if (!err)
 			err = sup_handoff_tick(s);
+		if (!err)
+			err = sup_gdb_tick(s);
 		if (err)
 			return err;
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
@@ -308,6 +311,7 @@ static void sup_free(struct sup *s)
 	sup_tset_free(&s->unplaced);
 	free(s->pressed.v); /* its tracees are in live */
 	sup_handoff_free(s);
+	sup_gdb_free(s);
 	if (s->sigfd > 0)
 		close(s->sigfd);
 	mt_stoplog_free(s->log);
@@ -381,7 +385,9 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 		if (err)
 			goto out;
 	}
-	err = sup_spawn(&s);
+	err = sup_gdb_open(&s);
+	if (!err)
+		err = sup_spawn(&s);
 	if (err)
 		goto out;
 	/*
@@ -413,6 +419,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	if (!err && s.end_phase)
 		sup_reap_orphans();
 	sup_handoff_report(&s);
+	sup_gdb_report(&s);
 fatal:
 	if (err) {
 		fprintf(stderr, "memtrack: supervising '%s' failed: %s\n", cfg->argv[0],

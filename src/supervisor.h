@@ -19,8 +19,9 @@ struct mt_run_config {
 	char *const *argv;	      /* the command */
 	const char *trace_stops_path; /* --trace-stops FILE, or NULL */
 	struct mt_stop_point stop;    /* --stop-at (stop.text NULL: none) */
-	const char *artifact_path;    /* allocation artifact; NULL with track == false */
-	bool track;		      /* load BPF, attach allocators, record events */
+	const char *gdb; /* --gdb: HOST:PORT, or "-" for stdin/stdout; NULL: none (docs/GDB.md) */
+	const char *artifact_path; /* allocation artifact; NULL with track == false */
+	bool track;		   /* load BPF, attach allocators, record events */
 	enum mt_watcher_mode watcher;
 	enum mt_placement_mode placement;
 	bool system_scope; /* --probe-scope=system: probes in every process (pid -1), not per

@@ -45,6 +45,11 @@ struct tracee {
 	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
 	int end_status; /* how it ended, when it ended before its creator reported it */
 	struct mt_log_thread *log;
+	/* A thread of the process served to gdb (supervisor_gdb.c). */
+	bool gdb_parked;      /* stopped for gdb (all-stop), until gdb resumes it */
+	bool gdb_interrupted; /* asked to stop (PTRACE_INTERRUPT), its stop not seen yet */
+	bool gdb_step;	      /* resumed by gdb with a single-step */
+	int gdb_sig;	      /* the signal it gets when gdb resumes it without naming one */
 };
 
 /* A set of tracees, in no order: removing swaps the last one in. */
@@ -102,6 +107,7 @@ struct sup {
 		char **late; /* files with probes it mapped after */
 		size_t n_late;
 	} ho;
+	struct sup_gdb *gdb; /* --gdb: the process served to gdb (supervisor_gdb.c) */
 	int sigfd; /* the wake signals, while a handed-off process is waited for (0: none) */
 	/* Ending the tree on a termination request: see end_tree(). */
 	const struct sent *end_send; /* the send that started it */
@@ -177,6 +183,24 @@ void sup_handoff_ended(struct sup *s, int status);
 int sup_handoff_tick(struct sup *s);
 void sup_handoff_report(struct sup *s);
 void sup_handoff_free(struct sup *s);
+
+/* supervisor_gdb.c */
+int sup_gdb_open(struct sup *s);
+bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
+int sup_gdb_start(struct sup *s, struct tracee *t, const char *where);
+int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si);
+int sup_gdb_carry(struct sup *s, struct tracee *t, int next);
+void sup_gdb_new_child(struct sup *s, struct tracee *t, int event);
+void sup_gdb_exec(struct sup *s, struct tracee *t);
+void sup_gdb_gone(struct sup *s, struct tracee *t, int status);
+int sup_gdb_tick(struct sup *s);
+int sup_gdb_fd(const struct sup *s);
+void sup_gdb_report(struct sup *s);
+void sup_gdb_free(struct sup *s);
+/* supervisor_gdb_libs.c: the loader's library list of pid, as gdb's svr4 document. */
+ssize_t sup_gdb_libraries(pid_t pid, char *buf, size_t len);
+/* ... and where its DT_DEBUG value is in memory (lldb's qShlibInfoAddr); -ENOENT: static. */
+int sup_gdb_debug_slot(pid_t pid, uint64_t *addr);
 
 /* supervisor_signals.c */
 bool sup_is_term_sig(int sig);

@@ -285,15 +285,19 @@ void sup_take_requests(struct sup *s)
  */
 static void wait_for_handed(struct sup *s, const sigset_t *set, const struct timespec *timeout)
 {
-	struct pollfd p[3];
+	struct pollfd p[4];
 	nfds_t n = 0;
 
 	if (s->sigfd <= 0)
 		s->sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s->sigfd > 0)
 		p[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
-	p[n++] = (struct pollfd){.fd = s->ho.pidfd, .events = POLLIN};
-	if (s->tracker)
+	/* gdb's packets (or its connection) wake the loop too: see supervisor_gdb.c. */
+	if (sup_gdb_fd(s) >= 0)
+		p[n++] = (struct pollfd){.fd = sup_gdb_fd(s), .events = POLLIN};
+	if (sup_handoff_alive(s))
+		p[n++] = (struct pollfd){.fd = s->ho.pidfd, .events = POLLIN};
+	if (s->tracker && sup_handoff_alive(s))
 		p[n++] =
 		    (struct pollfd){.fd = mt_tracker_requests_fd(s->tracker), .events = POLLIN};
 	ppoll(p, n, timeout, NULL);
@@ -324,7 +328,7 @@ int sup_wait_for_news(struct sup *s)
 		timeout = &ts;
 	}
 	wake_set(&set);
-	if (sup_handoff_alive(s) && !s->ho.collecting) {
+	if ((sup_handoff_alive(s) && !s->ho.collecting) || sup_gdb_fd(s) >= 0) {
 		wait_for_handed(s, &set, timeout);
 		timeout = &zero;
 	}

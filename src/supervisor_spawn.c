@@ -57,6 +57,16 @@ static void child_exec(const struct mt_run_config *cfg, int err_fd, int go_fd)
 		goto fail;
 	}
 	signal(SIGPIPE, SIG_DFL); /* memtrack ignores it; an ignored signal survives exec */
+	/* --gdb=-: memtrack's stdin and stdout are gdb's; the command's output goes to stderr. */
+	if (cfg->gdb && strcmp(cfg->gdb, "-") == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			goto fail;
+		if (null != STDIN_FILENO)
+			close(null);
+	}
 	execvp(cfg->argv[0], cfg->argv);
 fail:
 	e = errno;

@@ -131,6 +131,12 @@ void sup_record_process(struct sup *s, const struct proc *p, int status, bool ex
 
 /* ---- the stops ----------------------------------------------------------------------- */
 
+/* The stop point reached: the process goes to gdb's stub (--gdb), or is handed to a debugger. */
+static int give_away(struct sup *s, struct tracee *t, const char *where)
+{
+	return s->cfg->gdb ? sup_gdb_start(s, t, where) : sup_hand_off(s, t, where);
+}
+
 int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader)
 {
 	struct proc *p = &s->procs[t->proc];
@@ -155,7 +161,12 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 		return err;
 	sup_record_process(s, p, 0, false);
 	if (sup_stop_point_at_exec(s, t, root_first, where, sizeof(where)))
-		return sup_hand_off(s, t, where);
+		return give_away(s, t, where);
+	if (root_first && s->cfg->gdb && !s->cfg->stop.text) {
+		s->res->resume_ns = mt_clock_now_ns();
+		snprintf(where, sizeof(where), "right after its exec of %s", p->exe ? p->exe : "?");
+		return sup_gdb_start(s, t, where);
+	}
 	if (root_first)
 		s->res->resume_ns = mt_clock_now_ns();
 	return SUP_RESUME(0);
@@ -205,6 +216,7 @@ int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0)
 		return -errno;
+	sup_gdb_new_child(s, t, event);
 	child = sup_reported_child(s, (pid_t)msg, &ended);
 	if (!child)
 		return -ENOMEM;
@@ -298,6 +310,7 @@ static int on_exec_event(struct sup *s, struct tracee *t)
 			sup_remove_tracee(s, old);
 		}
 	}
+	sup_gdb_exec(s, t);
 	return sup_on_exec(s, t, false, new_leader);
 }
 
@@ -352,7 +365,7 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 		char where[4200];
 
 		snprintf(where, sizeof(where), "right after mapping %s", f->path);
-		return sup_hand_off(s, t, where);
+		return give_away(s, t, where);
 	}
 	return SUP_RESUME(0);
 }
@@ -448,6 +461,9 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 		if (pressed)
 			return on_pressure_stop(s, t);
 	}
+	/* Any other signal of the process served to gdb is gdb's to decide. */
+	if (sup_gdb_owns(s, t))
+		return sup_gdb_signal(s, t, sig, &si);
 	if (t->tid == s->root && sup_is_term_sig(sig) && !sup_root_delivery_wanted(s, &si)) {
 		d = sup_detail_new();
 		sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
@@ -593,7 +609,15 @@ int sup_on_stop(struct sup *s, struct tracee *t, int status)
 	int err;
 
 	t->listening = false;
-	err = injected_fault() ?: sup_carry_out(t, dispatch_stop(s, t, status));
+	err = injected_fault();
+	if (!err) {
+		int next = dispatch_stop(s, t, status);
+
+		/* A thread of the process gdb has stopped stays parked; one gdb steps, steps on. */
+		if (sup_gdb_owns(s, t))
+			next = sup_gdb_carry(s, t, next);
+		err = sup_carry_out(t, next);
+	}
 
 	return err == -ESRCH ? 0 : err;
 }

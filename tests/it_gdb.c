@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack as gdb's remote target (--gdb, docs/GDB.md), driven by the real gdb in batch mode the
+ * way a person runs it: `target remote | memtrack run --gdb=- -- CMD`, or over TCP with the
+ * command memtrack prints. Each session asserts what gdb showed (breakpoints hit in the program
+ * and in a library dlopen'd after gdb attached, backtraces through libc, finish, next, threads,
+ * the real first bytes of a probed malloc), memtrack's exit status (the command's, as in a plain
+ * run), and the exact allocation counts of the artifact (fixtures/README.md). lldb-14, in batch
+ * mode over TCP, is driven the same way.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "lib/mtjson.h"
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+struct session {
+	char dir[64], art[128], status[128], target[1024];
+	struct mt_out o;	    /* gdb's: what it showed (out), the program's output (err) */
+	int rc;			    /* memtrack's exit status */
+	struct json_object *report; /* report --json of the artifact */
+};
+
+/* The target command: memtrack on cmd over gdb's pipe, its exit status kept in a file. */
+static void make_target(struct session *s, const char *opts, const char *const *cmd)
+{
+	size_t n;
+
+	mt_tmpdir(s->dir);
+	snprintf(s->art, sizeof(s->art), "%s/a.mtk", s->dir);
+	snprintf(s->status, sizeof(s->status), "%s/status", s->dir);
+	n = (size_t)snprintf(s->target, sizeof(s->target),
+			     "target remote | sh -c '%s run -q -o %s --gdb=- %s --", MEMTRACK,
+			     s->art, opts ? opts : "");
+	for (size_t i = 0; cmd[i]; i++)
+		n += (size_t)snprintf(s->target + n, sizeof(s->target) - n, " %s", cmd[i]);
+	snprintf(s->target + n, sizeof(s->target) - n, "; echo $? > %s'", s->status);
+}
+
+static void read_results(struct session *s)
+{
+	const char *rep[] = {MEMTRACK, "report", "--json", s->art, NULL};
+	struct mt_out r;
+	char *status = mt_slurp(s->status);
+
+	ck_assert_msg(status, "memtrack did not end: gdb said %s\n%s", s->o.out, s->o.err);
+	s->rc = atoi(status);
+	free(status);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
+	ck_assert_msg(r.code == 0, "report: %s", r.err);
+	s->report = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(s->report);
+	mt_out_free(&r);
+}
+
+/* gdb -batch on cmd under memtrack (opts: more run options), running the gdb commands cmds. */
+static void gdb_session(struct session *s, const char *opts, const char *const *cmd,
+			const char *const *cmds)
+{
+	const char *argv[96] = {"gdb",	  "-nx",
+				"-batch", cmd[0],
+				"-ex",	  "set confirm off",
+				"-ex",	  "set breakpoint pending on",
+				"-ex",	  s->target};
+	size_t n = 10;
+
+	make_target(s, opts, cmd);
+	for (size_t i = 0; cmds[i] && n < 94; i++) {
+		argv[n++] = "-ex";
+		argv[n++] = cmds[i];
+	}
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s->o), 0);
+	read_results(s);
+}
+
+static void session_free(struct session *s)
+{
+	char cmd[160];
+
+	json_object_put(s->report);
+	mt_out_free(&s->o);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct json_object *totals(struct session *s)
+{
+	struct json_object *t = mt_json_get(s->report, "totals");
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(mt_json_i64(t, "dropped"), 0);
+	return t;
+}
+
+static void assert_counts(struct json_object *t, const char *what, int64_t allocations,
+			  int64_t frees, int64_t bytes)
+{
+	ck_assert_msg(mt_json_i64(t, "allocations") == allocations, "%s: allocations %lld != %lld",
+		      what, (long long)mt_json_i64(t, "allocations"), (long long)allocations);
+	ck_assert_msg(mt_json_i64(t, "frees") == frees, "%s: frees %lld != %lld", what,
+		      (long long)mt_json_i64(t, "frees"), (long long)frees);
+	ck_assert_msg(mt_json_i64(t, "bytes_allocated") == bytes, "%s: bytes %lld != %lld", what,
+		      (long long)mt_json_i64(t, "bytes_allocated"), (long long)bytes);
+}
+
+/* The file record whose path contains needle. */
+static struct json_object *file_named(struct session *s, const char *needle)
+{
+	struct json_object *files = mt_json_get(s->report, "files");
+
+	ck_assert_ptr_nonnull(files);
+	for (size_t i = 0; i < json_object_array_length(files); i++) {
+		struct json_object *f = json_object_array_get_idx(files, i), *path;
+
+		if (json_object_object_get_ex(f, "path", &path) &&
+		    strstr(json_object_get_string(path), needle))
+			return f;
+	}
+	return NULL;
+}
+
+#define SAID(s, text)                                                                              \
+	ck_assert_msg(strstr((s)->o.out, text), "gdb did not say '%s':\n%s\n%s", text, (s)->o.out, \
+		      (s)->o.err)
+
+/*
+ * The program's main, then a function of a library it dlopens after gdb attached (a pending
+ * breakpoint), whose allocator (mimalloc) is loaded then too: bt, finish, continue to the end.
+ * Every allocation is counted, the late allocator's included.
+ */
+START_TEST(break_in_program_and_in_a_dlopened_allocator_library)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_mimalloc.so"), "100", NULL};
+	const char *cmds[] = {"break main", "continue", "break plugin_run",
+			      "continue",   "bt",	"info sharedlibrary",
+			      "finish",	    "continue", NULL};
+	int64_t p = strlen(FIXTURE("plugin_mimalloc.so"));
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Breakpoint 1, main (");
+	SAID(&s, "Breakpoint 2, plugin_run (");
+	SAID(&s, "#1  ");
+	SAID(&s, " in main (");
+	SAID(&s, "libmimalloc.so");
+	SAID(&s, "Value returned is $1 = 0");
+	SAID(&s, "exited normally");
+	ck_assert_int_eq(s.rc, 0);
+	ck_assert_ptr_nonnull(file_named(&s, "libmimalloc.so"));
+	assert_counts(file_named(&s, "libmimalloc.so"), "mimalloc", 100, 100, 333300);
+	assert_counts(totals(&s), "total", 111, 101, 5194 + 3 * p + 333300);
+	session_free(&s);
+}
+END_TEST
+
+/* The first bytes of malloc in libc's file, as gdb reads them without a process. */
+static char *file_bytes_of_malloc(void)
+{
+	const char *argv[] = {"gdb", "-nx", "-batch", LIBC, "-ex", "x/8xb malloc", NULL};
+	struct mt_out o;
+	char *colon, *copy;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	colon = strchr(o.out, ':');
+	ck_assert_msg(colon, "gdb on libc: %s %s", o.out, o.err);
+	copy = strndup(colon + 1, strcspn(colon + 1, "\n"));
+	mt_out_free(&o);
+	return copy;
+}
+
+/*
+ * memtrack's uprobe on malloc puts an int3 into the process: gdb sees the file's bytes there,
+ * and its own breakpoint on malloc stops there (a debug register where the uprobe is). The
+ * backtrace goes from libc's malloc to the program; every call is still counted once.
+ */
+START_TEST(malloc_shows_its_real_bytes_and_breaks)
+{
+	const char *cmd[] = {FIXTURE("leaks"), NULL};
+	const char *cmds[] = {"break main", "continue", "x/8xb malloc", "break malloc", "continue",
+			      "bt",	    "delete",	"finish",	"continue",	NULL};
+	struct session s = {0};
+	char *want = file_bytes_of_malloc(), *at;
+
+	gdb_session(&s, NULL, cmd, cmds);
+	/* "<malloc>:", or "<__GI___libc_malloc>:" with libc's debugging information. */
+	at = strstr(s.o.out, "malloc>:");
+	ck_assert_msg(at, "no x/8xb malloc in:\n%s", s.o.out);
+	at += strlen("malloc>:");
+	ck_assert_msg(!strncmp(at, want, strlen(want)),
+		      "malloc's bytes under memtrack:%.60s, in the file:%s", at, want);
+	SAID(&s, "\nBreakpoint 2");
+	SAID(&s, "malloc");
+	SAID(&s, " in main (");
+	/* finish from malloc's entry: its return address is still the program's. */
+	SAID(&s, "Value returned is $1 = (void *) 0x");
+	SAID(&s, "exited normally");
+	ck_assert_int_eq(s.rc, 0);
+	assert_counts(totals(&s), "leaks", 100, 60, 40400);
+	free(want);
+	session_free(&s);
+}
+END_TEST
+
+/* next and step move by source lines of the program; the exit code comes through. */
+START_TEST(next_step_and_exit_code)
+{
+	const char *cmd[] = {FIXTURE("churn"), "100", NULL};
+	const char *cmds[] = {"break main", "continue", "next", "next",
+			      "info line",  "continue", NULL};
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Breakpoint 1, main (");
+	SAID(&s, "churn.c");
+	SAID(&s, "exited normally");
+	ck_assert_int_eq(s.rc, 0);
+	/* churn N: block i of 16 * (1 + i % 256) bytes. */
+	assert_counts(totals(&s), "churn", 100, 100, 16 * 5050);
+	session_free(&s);
+}
+END_TEST
+
+/*
+ * In a library dlopen'd after attach: next over malloc and free (their uprobes fire as gdb steps
+ * over the calls: counted once each), step, finish back into the program.
+ */
+START_TEST(next_over_allocator_calls_in_a_plugin)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "3", NULL};
+	const char *cmds[] = {"break plugin_run", "continue", "next", "next", "step", "bt",
+			      "finish",		  "continue", NULL};
+	int64_t p = strlen(FIXTURE("plugin_plain.so"));
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Breakpoint 1, plugin_run (n=3) at fixtures/plugins/plugin_plain.c:11");
+	SAID(&s, "\n12\t\t\tchar *p = malloc(777);");
+	SAID(&s, "\n14\t\t\tif (!p)");
+	SAID(&s, "\n16\t\t\t*(volatile char *)p = (char)i;");
+	SAID(&s, "#0  plugin_run (n=3) at fixtures/plugins/plugin_plain.c:16");
+	SAID(&s, "Value returned is $1 = 0");
+	SAID(&s, "exited normally");
+	ck_assert_int_eq(s.rc, 0);
+	assert_counts(totals(&s), "dlopen_plugin plain 3", 7 + 3, 1 + 3, 3667 + 3 * p + 3 * 777);
+	session_free(&s);
+}
+END_TEST
+
+/* A signal is gdb's stop; passed on, it kills the program: memtrack's status is 128 + SIGSEGV. */
+START_TEST(signals_stop_and_pass)
+{
+	const char *cmd[] = {FIXTURE("die_signal"), "11", NULL};
+	const char *cmds[] = {"continue", "bt", "continue", NULL};
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Program received signal SIGSEGV");
+	SAID(&s, " in main (");
+	SAID(&s, "Program terminated with signal SIGSEGV");
+	ck_assert_int_eq(s.rc, 128 + 11);
+	session_free(&s);
+}
+END_TEST
+
+/* All-stop over every thread: the 4 workers are listed and unwound, each parked where it was. */
+START_TEST(threads_listed_and_unwound)
+{
+	const char *cmd[] = {FIXTURE("stress"), "threads", "4", NULL};
+	const char *cmds[] = {"break stress.c:46",   "continue", "info threads",
+			      "thread apply all bt", "continue", NULL};
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Breakpoint 1, threads (");
+	/* info threads: the main thread (current) and the 4 workers, no more. */
+	SAID(&s, "\n* 1    Thread ");
+	SAID(&s, "\n  2    Thread ");
+	SAID(&s, "\n  5    Thread ");
+	ck_assert_msg(!strstr(s.o.out, "\n  6    Thread "), "%s", s.o.out);
+	/*
+	 * Each worker's stack ends in clone3, where it starts: it is there still, or waits at the
+	 * barrier (at_barrier, pthread_barrier_wait): which, depends on timing.
+	 */
+	ck_assert_msg(mt_count_lines(s.o.out, "#0  clone3 ()") +
+			      mt_count_lines(s.o.out, " in clone3 ()") ==
+			  4,
+		      "%s", s.o.out);
+	SAID(&s, "exited normally");
+	ck_assert_int_eq(s.rc, 0);
+	assert_counts(totals(&s), "stress threads 4", 4, 0, 4 * 272);
+	session_free(&s);
+}
+END_TEST
+
+/* kill ends the program as SIGKILL would: memtrack's status says so, the run is recorded. */
+START_TEST(kill_ends_it)
+{
+	const char *cmd[] = {FIXTURE("leaks"), NULL};
+	const char *cmds[] = {"break main", "continue", "kill", NULL};
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Breakpoint 1, main (");
+	ck_assert_int_eq(s.rc, 128 + 9);
+	assert_counts(totals(&s), "leaks killed at main", 0, 0, 0);
+	session_free(&s);
+}
+END_TEST
+
+/* detach lets the program run on under memtrack alone: its whole run is recorded. */
+START_TEST(detach_lets_it_run_on)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	const char *cmds[] = {"break main", "continue", "detach", NULL};
+	int64_t p = strlen(FIXTURE("plugin_plain.so"));
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Breakpoint 1, main (");
+	ck_assert_int_eq(s.rc, 0);
+	assert_counts(totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
+	session_free(&s);
+}
+END_TEST
+
+/* gdb going away without kill or detach (disconnect: the pipe closes) is taken as a detach. */
+START_TEST(disconnect_lets_it_run_on)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	const char *cmds[] = {"break plugin_run", "continue", "disconnect", NULL};
+	int64_t p = strlen(FIXTURE("plugin_plain.so"));
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Breakpoint 1, plugin_run (");
+	ck_assert_int_eq(s.rc, 0);
+	assert_counts(totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
+	session_free(&s);
+}
+END_TEST
+
+/* The exit status of the program is memtrack's, through gdb too. */
+START_TEST(exit_status_is_the_commands)
+{
+	const char *cmd[] = {FIXTURE("exit_code"), "7", NULL};
+	const char *cmds[] = {"continue", NULL};
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "exited with code 07");
+	ck_assert_int_eq(s.rc, 7);
+	session_free(&s);
+}
+END_TEST
+
+/*
+ * Over TCP, as the help says, with a stop point choosing the process and the moment: right after
+ * dlopen mapped the allocator. memtrack prints the gdb command to use (port 0: the kernel picks
+ * one), the test runs exactly that command; the allocator's calls are all recorded.
+ */
+START_TEST(over_tcp_at_a_stop_point_with_the_printed_command)
+{
+	char dir[64], script[2048], art[128];
+	const char *argv[] = {"sh", "-c", script, NULL};
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	int64_t p = strlen(FIXTURE("plugin_mimalloc.so"));
+	struct json_object *report;
+	struct session s = {0};
+	struct mt_out r;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(script, sizeof(script),
+		 "%s run -q -o %s --gdb=127.0.0.1:0 --stop-at 'map:libmimalloc*' -- %s %s 100 "
+		 "2>%s/err & pid=$!\n"
+		 "until grep -q 'Connect with' %s/err || ! kill -0 $pid; do sleep 0.05; done\n"
+		 "cmd=$(sed -n \"s/.*Connect with: gdb -ex '\\([^']*\\)'.*/\\1/p\" %s/err)\n"
+		 "gdb -nx -batch -ex \"$cmd\" -ex bt -ex continue\n"
+		 "wait $pid; echo rc=$?; cat %s/err\n",
+		 MEMTRACK, art, FIXTURE("dlopen_plugin"), FIXTURE("plugin_mimalloc.so"), dir, dir,
+		 dir, dir);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s.o), 0);
+	SAID(&s, "memtrack waits for gdb on 127.0.0.1:");
+	SAID(&s, "is stopped right after mapping /usr/lib/x86_64-linux-gnu/libmimalloc.so");
+	SAID(&s, "_dl_map_object");
+	SAID(&s, "exited normally");
+	SAID(&s, "rc=0\n");
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
+	report = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(report);
+	s.report = report;
+	assert_counts(totals(&s), "total", 111, 101, 5194 + 3 * p + 333300);
+	memcpy(s.dir, dir, sizeof(dir));
+	mt_out_free(&r);
+	session_free(&s);
+}
+END_TEST
+
+/*
+ * lldb (Debian's lldb-14) in batch mode over TCP on cmd under memtrack, running the lldb commands
+ * cmds after `gdb-remote` to the address memtrack prints (port 0: the kernel picks one).
+ */
+static void lldb_session(struct session *s, const char *const *cmd, const char *const *cmds)
+{
+	static char script[4096];
+	const char *argv[] = {"sh", "-c", script, NULL};
+	size_t n;
+
+	mt_tmpdir(s->dir);
+	snprintf(s->art, sizeof(s->art), "%s/a.mtk", s->dir);
+	snprintf(s->status, sizeof(s->status), "%s/status", s->dir);
+	n = (size_t)snprintf(script, sizeof(script), "{ %s run -q -o %s --gdb=127.0.0.1:0 --",
+			     MEMTRACK, s->art);
+	for (size_t i = 0; cmd[i]; i++)
+		n += (size_t)snprintf(script + n, sizeof(script) - n, " %s", cmd[i]);
+	n += (size_t)snprintf(
+	    script + n, sizeof(script) - n,
+	    " 2>%s/err; echo $? > %s; } & pid=$!\n"
+	    "until grep -q 'Connect with' %s/err || ! kill -0 $pid 2>/dev/null; do sleep 0.05; "
+	    "done\n"
+	    "addr=$(sed -n \"s/.*Connect with: gdb -ex 'target remote \\([^']*\\)'.*/\\1/p\" "
+	    "%s/err)\n"
+	    "lldb-14 -x -b -o \"gdb-remote $addr\"",
+	    s->dir, s->status, s->dir, s->dir);
+	for (size_t i = 0; cmds[i]; i++)
+		n += (size_t)snprintf(script + n, sizeof(script) - n, " -o '%s'", cmds[i]);
+	snprintf(script + n, sizeof(script) - n, " %s\nwait $pid\ncat %s/err >&2\n", cmd[0],
+		 s->dir);
+	ck_assert_uint_lt(n, sizeof(script) - 256);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s->o), 0);
+	read_results(s);
+}
+
+/*
+ * lldb connects, continues to the end and sees the program's exit status, which is memtrack's;
+ * every allocation is recorded.
+ */
+START_TEST(lldb_continues_to_the_exit_status)
+{
+	const char *cmd[] = {FIXTURE("exit_code"), "7", NULL};
+	const char *cmds[] = {"process continue", NULL};
+	struct session s = {0};
+
+	lldb_session(&s, cmd, cmds);
+	SAID(&s, "stop reason = signal SIGTRAP");
+	SAID(&s, "exited with status = 7");
+	ck_assert_int_eq(s.rc, 7);
+	assert_counts(totals(&s), "exit_code", 0, 0, 0);
+	session_free(&s);
+}
+END_TEST
+
+/*
+ * lldb's breakpoint by name in a library dlopen'd after it attached (pending until then): lldb
+ * finds the loader through qShlibInfoAddr and its rendezvous breakpoint, stops in plugin_run,
+ * unwinds to main through the program, continues to the end; the counts are exact.
+ */
+START_TEST(lldb_breaks_by_name_in_a_dlopened_library)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	const char *cmds[] = {"breakpoint set -n plugin_run", "process continue", "bt",
+			      "process continue", NULL};
+	int64_t p = strlen(FIXTURE("plugin_plain.so"));
+	struct session s = {0};
+
+	lldb_session(&s, cmd, cmds);
+	SAID(&s, "stop reason = breakpoint 1.1");
+	SAID(&s, "plugin_plain.so`plugin_run(n=100) at plugin_plain.c:11");
+	SAID(&s, "dlopen_plugin`main(argc=3");
+	SAID(&s, "exited with status = 0");
+	ck_assert_int_eq(s.rc, 0);
+	assert_counts(totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
+	session_free(&s);
+}
+END_TEST
+
+START_TEST(bad_addresses_are_refused)
+{
+	const char *bad[] = {"nonsense", "1.2.3.4", ":1", "host:", "127.0.0.1:99999", NULL};
+	const char *cant[] = {
+	    MEMTRACK, "run", "-q", "--no-track", "--gdb=192.0.2.1:1", "--", FIXTURE("exit_code"),
+	    NULL};
+	struct mt_out o;
+
+	for (size_t i = 0; bad[i]; i++) {
+		char opt[64];
+		const char *argv[] = {
+		    MEMTRACK, "run", "-q", "--no-track", opt, "--", FIXTURE("exit_code"), NULL};
+
+		snprintf(opt, sizeof(opt), "--gdb=%s", bad[i]);
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 30, &o), 0);
+		ck_assert_msg(o.code == 2, "--gdb=%s: %d %s", bad[i], o.code, o.err);
+		ck_assert_int_eq(mt_count_lines(o.err, "invalid --gdb"), 1);
+		mt_out_free(&o);
+	}
+	ck_assert_int_eq(mt_run(cant, NULL, NULL, 30, &o), 0);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_int_eq(mt_count_lines(o.err, "memtrack: cannot serve gdb on 192.0.2.1:1"), 1);
+	mt_out_free(&o);
+}
+END_TEST
+
+static Suite *gdb_suite(void)
+{
+	Suite *s = suite_create("gdb");
+	TCase *tc = tcase_create("gdb");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, break_in_program_and_in_a_dlopened_allocator_library);
+	tcase_add_test(tc, malloc_shows_its_real_bytes_and_breaks);
+	tcase_add_test(tc, next_step_and_exit_code);
+	tcase_add_test(tc, next_over_allocator_calls_in_a_plugin);
+	tcase_add_test(tc, signals_stop_and_pass);
+	tcase_add_test(tc, threads_listed_and_unwound);
+	tcase_add_test(tc, kill_ends_it);
+	tcase_add_test(tc, detach_lets_it_run_on);
+	tcase_add_test(tc, disconnect_lets_it_run_on);
+	tcase_add_test(tc, exit_status_is_the_commands);
+	tcase_add_test(tc, over_tcp_at_a_stop_point_with_the_printed_command);
+	tcase_add_test(tc, lldb_continues_to_the_exit_status);
+	tcase_add_test(tc, lldb_breaks_by_name_in_a_dlopened_library);
+	tcase_add_test(tc, bad_addresses_are_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(gdb_suite());
+}
