@@ -286,7 +286,8 @@ static int files_named(struct run *r, const char *path, struct json_object **las
 START_TEST(reused_inode_is_a_new_file)
 {
 	const char *script =
-	    "d=$1; rm -f $d/q*; cp \"$2\" $d/p; i=$(stat -c %i $d/p); $d/p || exit 2; rm $d/p; n=0; "
+	    "d=$1; rm -f $d/q*; cp \"$2\" $d/p; i=$(stat -c %i $d/p); $d/p || exit 2; rm $d/p; "
+	    "n=0; "
 	    "until cp \"$3\" $d/q$n && [ $(stat -c %i $d/q$n) = $i ]; do "
 	    "n=$((n+1)); [ $n -lt 64 ] || exit 3; done; "
 	    "mv $d/q$n $d/p; rm -f $d/q*; echo $i $(stat -c %i $d/p); LD_LIBRARY_PATH= $d/p";
