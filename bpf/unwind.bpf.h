@@ -39,6 +39,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
 	__uint(max_entries, MT_UNWIND_MAX_FILES);
 	__type(key, struct mt_unwind_file_key);
 	__type(value, struct mt_unwind_file);
@@ -47,8 +48,8 @@ struct {
 /* The stack being unwound: too big for the BPF stack. */
 struct mt_unwind_work {
 	__u64 rip, rsp, rbp;
-	__u32 exact; /* rip is exact (the first frame, or restored by a signal frame) */
-	__u32 done;
+	__u32 exact;	 /* rip is exact (the first frame, or restored by a signal frame) */
+	__u32 normalise; /* record frames as MT_FRAME (file, offset) instead of raw pcs */
 	struct mt_unwind_stack stack;
 };
 
@@ -184,6 +185,9 @@ static long mt_unwind_step(__u32 i, void *ctx)
 	f = bpf_map_lookup_elem(&unwind_files, &v.key);
 	if (!f)
 		goto lost;
+	if (w->normalise)
+		w->stack.pcs[n & (MT_UNWIND_MAX_FRAMES - 1)] =
+		    MT_FRAME(f->file_id, w->rip - v.bias);
 	if (f->n_rows) {
 		void *table = bpf_map_lookup_elem(&unwind_tables, &f->slot);
 		__u64 addr = w->rip - v.bias + f->vaddr_minus_offset - (w->exact ? 0 : 1);
@@ -212,10 +216,11 @@ lost:
 }
 
 /*
- * Unwind the current thread's user stack from the probe's registers. Returns the per-CPU stack
+ * Unwind the current thread's user stack from the probe's registers, raw pcs or (normalise)
+ * MT_FRAME file offsets. Returns the per-CPU stack
  * (valid until the next unwind on this CPU), or NULL.
  */
-static __always_inline struct mt_unwind_stack *mt_unwind_user(struct pt_regs *ctx)
+static __always_inline struct mt_unwind_stack *mt_unwind_user(struct pt_regs *ctx, bool normalise)
 {
 	__u32 zero = 0;
 	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
@@ -226,6 +231,7 @@ static __always_inline struct mt_unwind_stack *mt_unwind_user(struct pt_regs *ct
 	w->rsp = PT_REGS_SP(ctx);
 	w->rbp = PT_REGS_FP(ctx);
 	w->exact = 1;
+	w->normalise = normalise;
 	w->stack.n = 0;
 	w->stack.stop = MT_UNWIND_TRUNCATED;
 	bpf_loop(MT_UNWIND_MAX_FRAMES + 1, mt_unwind_step, &w, 0);

@@ -187,6 +187,8 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 		return 0;
 	case MT_ITEM_UNPROBED:
 		return add_unprobed(rep, it->unprobed);
+	case MT_ITEM_STACK:
+		return 0;
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "procmaps.h"
 #include "tracker.h"
+#include "unwind_load.h"
 
 /*
  * With back-pressure the ring no longer has to hold a burst, only what the consumer drains in
@@ -33,6 +34,8 @@
  */
 #define PRESSURE_MARK(ring) ((ring) / 4 * 3)
 #define MAX_FILES	    65535 /* file ids are 16 bits in events */
+/* --stacks: distinct stacks the kernel keeps (each about 1 KiB, allocated as they appear). */
+#define MAX_STACKS	    (1u << 18)
 
 /* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
 #define MAX_CLOSERS 32
@@ -104,6 +107,8 @@ struct mt_tracker {
 	struct closer_queue closer;
 	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */
 	struct stat pidns;	      /* memtrack's own pid namespace (/proc/self/ns/pid) */
+	struct mt_unwind_loader
+	    *unwind; /* --stacks: the files' tables in the BPF unwinder's maps */
 };
 
 /* tracker.c */

@@ -164,7 +164,7 @@ START_TEST(bad_entries_are_refused)
 	static const uint8_t wide_ts[] = {0x01, 0x80, 0x80, 0x80, 0x80, 0x80,
 					  0x80, 0x80, 0x80, 0x80, 0x02, 0x00};
 	/* Extension bits the format does not define. */
-	static const uint8_t ext_40[] = {0x81, 0x40, 0x00, 0x00};
+	static const uint8_t ext_80[] = {0x81, 0x80, 0x00, 0x00};
 	/* A pid beyond 32 bits, a file id beyond 16. */
 	static const uint8_t big_pid[] = {0x81, 0x01, 0x00, 0x80, 0x80, 0x80, 0x80, 0x10, 0x00};
 	static const uint8_t big_file[] = {0x81, 0x04, 0x00, 0x80, 0x80, 0x04, 0x00};
@@ -176,7 +176,7 @@ START_TEST(bad_entries_are_refused)
 
 	ck_assert_int_eq(get(long_ts, sizeof(long_ts), &used), MT_EVB_CORRUPT);
 	ck_assert_int_eq(get(wide_ts, sizeof(wide_ts), &used), MT_EVB_CORRUPT);
-	ck_assert_int_eq(get(ext_40, sizeof(ext_40), &used), MT_EVB_CORRUPT);
+	ck_assert_int_eq(get(ext_80, sizeof(ext_80), &used), MT_EVB_CORRUPT);
 	ck_assert_int_eq(get(big_pid, sizeof(big_pid), &used), MT_EVB_CORRUPT);
 	ck_assert_int_eq(get(big_file, sizeof(big_file), &used), MT_EVB_CORRUPT);
 	ck_assert_int_eq(get(big_flags, sizeof(big_flags), &used), MT_EVB_CORRUPT);
