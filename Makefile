@@ -17,7 +17,7 @@ LIBS_PC := libbpf libelf libdw json-c capstone libunwind-ptrace msgpack libzstd
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DMT_VERSION='"$(VERSION)"' \
 	  -I$(BUILD) -Isrc $(shell $(PKG_CONFIG) --cflags $(LIBS_PC))
-LDLIBS += $(shell $(PKG_CONFIG) --libs $(LIBS_PC)) -lz -lpthread -lm
+LDLIBS += $(shell $(PKG_CONFIG) --libs $(LIBS_PC)) -lz -lpthread -lm -lstdc++
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
