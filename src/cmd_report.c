@@ -98,7 +98,7 @@ static int print_report(struct mt_report *rep, const struct report_opts *o)
 {
 	int ret = 0;
 
-	if (o->folded || (!o->json && mt_sites_count(rep->sites)))
+	if (mt_sites_count(rep->sites))
 		ret = mt_sites_symbolize(rep->sites, NULL);
 	if (ret)
 		return ret;

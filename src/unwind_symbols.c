@@ -24,6 +24,7 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 struct sym {
 	uint64_t addr, size;
 	char *name;
+	int rank; /* of aliases at one address, the lowest names it: global, weak, local */
 };
 
 struct seg {
@@ -125,7 +126,12 @@ static int read_segments(Elf *elf, struct file_syms *f)
 	return 0;
 }
 
-static int add_sym(struct file_syms *f, size_t *cap, uint64_t addr, uint64_t size, const char *name)
+static int bind_rank(int bind)
+{
+	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+}
+
+static int add_sym(struct file_syms *f, size_t *cap, const GElf_Sym *s, const char *name)
 {
 	if (f->n_syms == *cap) {
 		size_t c = *cap ? 2 * *cap : 256;
@@ -139,8 +145,9 @@ static int add_sym(struct file_syms *f, size_t *cap, uint64_t addr, uint64_t siz
 	f->syms[f->n_syms].name = strdup(name);
 	if (!f->syms[f->n_syms].name)
 		return -ENOMEM;
-	f->syms[f->n_syms].addr = addr;
-	f->syms[f->n_syms].size = size;
+	f->syms[f->n_syms].addr = s->st_value;
+	f->syms[f->n_syms].size = s->st_size;
+	f->syms[f->n_syms].rank = bind_rank(GELF_ST_BIND(s->st_info));
 	f->n_syms++;
 	return 0;
 }
@@ -172,7 +179,7 @@ static int read_symtab(Elf *elf, Elf64_Word type, struct file_syms *f, size_t *c
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			err = add_sym(f, cap, sym.st_value, sym.st_size, name);
+			err = add_sym(f, cap, &sym, name);
 			if (err)
 				return err;
 			found++;
@@ -221,14 +228,31 @@ static int read_debug_file(struct mt_symbols *s, struct file_syms *f, size_t *ca
 	return n;
 }
 
+/* Of two names of one function, the public one: fewer leading '_' ("malloc", not "__libc_malloc").
+ */
+static int cmp_alias(const char *x, const char *y)
+{
+	size_t ux = strspn(x, "_"), uy = strspn(y, "_"), lx = strlen(x), ly = strlen(y);
+
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x, y);
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Of two names at one address, the sized one first (a global over its local alias). */
-	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
+	/* Of aliases, the sized one first, then global over weak over local, then by name. */
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return cmp_alias(x->name, y->name);
 }
 
 static int load_file(struct mt_symbols *s, struct file_syms *f)
@@ -341,11 +365,18 @@ void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_addres
 	out->path = f->path;
 	if (!f->loaded && load_file(s, f))
 		return;
-	if (return_address && off)
-		off--;
-	if (!offset_to_vaddr(f, off, &vaddr))
+	if (!offset_to_vaddr(f, off - (return_address && off ? 1 : 0), &vaddr))
 		return;
 	sym = find_sym(f, vaddr);
+	/*
+	 * A signal handler returns to the first byte of the signal trampoline (__restore_rt),
+	 * which no call precedes: the byte before it is in no function.
+	 */
+	if (!sym && return_address && off) {
+		vaddr++;
+		sym = find_sym(f, vaddr);
+		return_address = false;
+	}
 	if (!sym)
 		return;
 	out->function = display_name((struct sym *)sym);
