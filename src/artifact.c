@@ -26,7 +26,7 @@
 #define REC_HDR_SIZE	8u
 /*
  * Events per block: the events thread hands over at most 4096 at a time, and a block of 4096 at
- * their longest (256 KiB) stays well inside the buffer and the format's block limit.
+ * their longest (288 KiB) stays well inside the buffer and the format's block limit.
  */
 #define BLOCK_EVENTS	4096u
 _Static_assert(BLOCK_EVENTS *MT_EVBLOCK_EVENT_MAX + MT_ARTIFACT_BLOCK_FIXED <=

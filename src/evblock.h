@@ -13,8 +13,11 @@
 
 #include "../bpf/memtrack.h"
 
-/* The largest encoding of one event: tag, extension, kind, then ten varints at their longest. */
-#define MT_EVBLOCK_EVENT_MAX 112u
+/*
+ * The largest encoding of one event: tag, extension, kind, the flags byte, then ten varints at
+ * their longest (67 bytes).
+ */
+#define MT_EVBLOCK_EVENT_MAX 72u
 
 /* Tag byte of an entry. */
 #define MT_EVB_KIND_MASK    0x1fu

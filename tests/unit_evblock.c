@@ -51,7 +51,8 @@ static const struct mt_event edge[] = {
      .align = UINT32_MAX,
      .file_id = UINT16_MAX,
      .kind = UINT8_MAX,
-     .flags = UINT8_MAX},
+     .flags = UINT8_MAX,
+     .stack_id = UINT32_MAX},
     /* Back to zero: every delta as negative as it gets. */
     {.kind = MT_K_FREE},
     /* Huge gaps both ways, a tid far below its pid, an old address far from the new one. */
@@ -75,6 +76,9 @@ static const struct mt_event edge[] = {
     {.ts_ns = 4, .pid = 7, .tid = 7, .addr = 0x20, .size = 8, .kind = 30, .flags = 0x80},
     {.ts_ns = 4, .pid = 7, .tid = 8, .addr = 0x20, .size = 8, .kind = 31, .flags = 0x3},
     {.ts_ns = 4, .pid = 7, .tid = 6, .addr = 0x20, .align = 64, .kind = MT_K_MEMALIGN},
+    /* A stack id (version 4), and none again. */
+    {.ts_ns = 9, .pid = 7, .tid = 6, .addr = 0x30, .size = 16, .kind = MT_K_MALLOC, .stack_id = 1},
+    {.ts_ns = 9, .pid = 7, .tid = 6, .addr = 0x30, .kind = MT_K_FREE},
 };
 
 #define N_EDGE (sizeof(edge) / sizeof(edge[0]))
