@@ -433,6 +433,7 @@ static int write_footer_locked(struct mt_artifact_writer *w, const struct mt_art
 	put_u64(&p, f->events_dropped);
 	put_u64(&p, f->args_lost);
 	put_u64(&p, f->end_mono_ns);
+	put_u64(&p, f->stacks_lost);
 	w->len = (size_t)(p - w->buf);
 	return flush_locked(w);
 }

@@ -65,6 +65,7 @@ struct mt_artifact_footer {
 	uint64_t events_dropped;
 	uint64_t args_lost;
 	uint64_t end_mono_ns;
+	uint64_t stacks_lost; /* version 4: allocations recorded without their stack */
 };
 
 struct mt_artifact_writer;

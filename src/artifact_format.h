@@ -19,13 +19,14 @@
 #define MT_ARTIFACT_PROCESS_FIXED   16u		/* bytes before the exe string */
 #define MT_ARTIFACT_POSITION_MAX    1023u	/* a process's tree position */
 #define MT_ARTIFACT_FILE_FIXED	    8u		/* bytes before the build id string */
-#define MT_ARTIFACT_FOOTER_SIZE	    40u
-#define MT_ARTIFACT_UNPROBED_FIXED  8u	       /* bytes before the path string */
-#define MT_ARTIFACT_BLOCK_MAX	    (1u << 20) /* event block payload */
-#define MT_ARTIFACT_BLOCK_FIXED	    4u	       /* the event count before the entries */
-#define MT_ARTIFACT_BLOCK_ENTRY_MIN 3u	       /* tag, timestamp and address of an event */
-#define MT_ARTIFACT_STACK_FIXED	    12u	       /* id, stop and frame count of a stack */
-#define MT_ARTIFACT_STACK_FRAMES    128u       /* frames of a stack, at most */
+#define MT_ARTIFACT_FOOTER_MIN	    40u		/* versions 1 to 3 */
+#define MT_ARTIFACT_FOOTER_SIZE	    48u		/* written: stacks_lost added in version 4 */
+#define MT_ARTIFACT_UNPROBED_FIXED  8u		/* bytes before the path string */
+#define MT_ARTIFACT_BLOCK_MAX	    (1u << 20)	/* event block payload */
+#define MT_ARTIFACT_BLOCK_FIXED	    4u		/* the event count before the entries */
+#define MT_ARTIFACT_BLOCK_ENTRY_MIN 3u		/* tag, timestamp and address of an event */
+#define MT_ARTIFACT_STACK_FIXED	    12u		/* id, stop and frame count of a stack */
+#define MT_ARTIFACT_STACK_FRAMES    128u	/* frames of a stack, at most */
 
 enum mt_record_type {
 	MT_REC_PROCESS = 1,

@@ -213,6 +213,8 @@ static int parse_footer(struct mt_artifact_reader *r, struct cursor *c, uint64_t
 	    !get_u64(c, &f->events_dropped) || !get_u64(c, &f->args_lost) ||
 	    !get_u64(c, &f->end_mono_ns))
 		return mt_artread_corrupt(r, at, "bad footer");
+	if (!get_u64(c, &f->stacks_lost))
+		f->stacks_lost = 0;
 	if (f->events != r->events_read) {
 		snprintf(msg, sizeof(msg), "footer counts %llu events but %llu were read",
 			 (unsigned long long)f->events, (unsigned long long)r->events_read);
@@ -232,7 +234,7 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 	case MT_REC_EVENTS:
 		return len && len % MT_ARTIFACT_EVENT_SIZE == 0 && len <= MT_ARTIFACT_RECORD_MAX;
 	case MT_REC_FOOTER:
-		return len >= MT_ARTIFACT_FOOTER_SIZE && len <= MT_ARTIFACT_META_MAX;
+		return len >= MT_ARTIFACT_FOOTER_MIN && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_UNPROBED:
 		return len >= MT_ARTIFACT_UNPROBED_FIXED + 12 && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_STACK:

@@ -82,6 +82,7 @@ static struct json_object *json_dropped(const struct mt_report *rep)
 	o = json_object_new_object();
 	jset_u64(o, "events", rep->footer.events_dropped);
 	jset_u64(o, "args_lost", rep->footer.args_lost);
+	jset_u64(o, "stacks_lost", rep->footer.stacks_lost);
 	jset_u64(o, "attach_requests", rep->footer.requests_dropped);
 	return o;
 }

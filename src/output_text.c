@@ -428,6 +428,11 @@ static void summary_losses(const struct mt_report *rep, FILE *out)
 			"memtrack: %" PRIu64 " attach requests dropped (recovered by rescanning "
 			"mappings)\n",
 			f->requests_dropped);
+	if (f->stacks_lost)
+		fprintf(out,
+			"memtrack: WARNING: %" PRIu64 " allocations recorded without their stack "
+			"(the stacks map or the events ring was full)\n",
+			f->stacks_lost);
 }
 
 int mt_output_summary(const char *artifact_path, FILE *out)

@@ -283,6 +283,12 @@ static int finish_artifact(struct sup *s)
 	foot.requests_dropped = c.requests_dropped;
 	foot.events_dropped = c.events_dropped;
 	foot.args_lost = c.args_lost;
+	foot.stacks_lost = c.stacks_lost;
+	if (s->cfg->verbose && c.stack_collisions)
+		fprintf(stderr,
+			"memtrack: %llu allocation stacks shared a hash with another: each was "
+			"recorded under its own id\n",
+			(unsigned long long)c.stack_collisions);
 	if (s->cfg->verbose && c.pressure_stops)
 		fprintf(
 		    stderr,

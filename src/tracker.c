@@ -624,5 +624,9 @@ int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c)
 		err = tracker_read_counter(t, MT_CNT_WATCHER_STOPS, &c->watcher_stops);
 	if (!err)
 		err = tracker_read_counter(t, MT_CNT_PRESSURE_STOPS, &c->pressure_stops);
+	if (!err)
+		err = tracker_read_counter(t, MT_CNT_STACKS_LOST, &c->stacks_lost);
+	if (!err)
+		err = tracker_read_counter(t, MT_CNT_STACK_COLLISIONS, &c->stack_collisions);
 	return err;
 }

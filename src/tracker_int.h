@@ -29,8 +29,9 @@
 /*
  * Back-pressure stops a thread that emits while more than 3/4 of the events ring waits for the
  * consumer. The quarter above that mark holds what threads emit between crossing it and their
- * stop: at most 3 events of 56 bytes (with the ring's header) per thread, the rest of one probe
- * hit, so a 2 MiB ring's 512 KiB headroom holds them for 3,000 threads at once.
+ * stop: at most 3 events of 64 bytes (with the ring's header) per thread, the rest of one probe
+ * hit, so a 2 MiB ring's 512 KiB headroom holds them for 2,700 threads at once; with --stacks a
+ * thread may add one new stack's record (1,056 bytes): 430 threads at once.
  */
 #define PRESSURE_MARK(ring) ((ring) / 4 * 3)
 #define MAX_FILES	    65535 /* file ids are 16 bits in events */

@@ -913,7 +913,7 @@ START_TEST(footer_checks)
 
 	/* The footer's event count disagrees with the batches. */
 	memcpy(copy, buf, len);
-	copy[len - 40] ^= 1;
+	copy[len - MT_ARTIFACT_FOOTER_SIZE] ^= 1;
 	expect_error(copy, len, -EBADMSG, "footer counts");
 	/* Anything after the footer. */
 	memcpy(copy, buf, len);

@@ -117,7 +117,7 @@ static char *write_script(void)
 		ck_assert_int_eq(mt_artifact_write_events(w, S->ev, S->n), 0);
 		ck_assert_int_eq(mt_artifact_finish(w, &S->footer), 0);
 		ck_assert_int_eq(stat(path, &st), 0);
-		ck_assert_int_eq(truncate(path, st.st_size - 8 - 40 - 2), 0);
+		ck_assert_int_eq(truncate(path, st.st_size - 8 - MT_ARTIFACT_FOOTER_SIZE - 2), 0);
 		return path;
 	}
 	ck_assert_int_eq(mt_artifact_write_events(w, S->ev, S->n / 2), 0);
