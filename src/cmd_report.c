@@ -119,6 +119,11 @@ static int run_report(const char *path, const struct report_opts *o)
 	char p[MT_PRINTABLE_MAX];
 
 	/* memtrack's artifacts start with their own magic, CodSpeed's with a zstd frame. */
+	if (mt_codspeed_is_artifact(path) && o->folded) {
+		fprintf(stderr, "memtrack: %s: CodSpeed's memory artifact holds no stacks\n",
+			mt_printable(p, sizeof(p), path));
+		return 1;
+	}
 	if (mt_codspeed_is_artifact(path))
 		return run_codspeed_report(path, json);
 	ret = mt_report_load(path, &rep, err, sizeof(err));
