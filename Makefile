@@ -17,7 +17,7 @@ LIBS_PC := libbpf libelf libdw json-c capstone libunwind-ptrace msgpack libzstd
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DMT_VERSION='"$(VERSION)"' \
 	  -I$(BUILD) -Isrc $(shell $(PKG_CONFIG) --cflags $(LIBS_PC))
-LDLIBS += $(shell $(PKG_CONFIG) --libs $(LIBS_PC)) -lz -lpthread -lm
+LDLIBS += $(shell $(PKG_CONFIG) --libs $(LIBS_PC)) -lz -lpthread -lm -lstdc++
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -49,11 +49,13 @@ $(BUILD)/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/memtrack.h $(BUILD)/vmlinux.h
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror \
+	$(CLANG) -g -O2 -target bpf $(BPF_CPU) -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Werror \
 		-c $< -o $@
 
+# memtrack's stack ids come from an atomic fetch-and-add (BPF ISA v3, every kernel from 5.12).
+$(BUILD)/memtrack.bpf.o: BPF_CPU := -mcpu=v3
 # The BPF unwinder's headers (docs/STACKS.md), for the programs that include them.
-$(BUILD)/unwind_check.bpf.o: bpf/unwind.bpf.h bpf/unwind_row.h
+$(BUILD)/unwind_check.bpf.o $(BUILD)/memtrack.bpf.o: bpf/unwind.bpf.h bpf/unwind_row.h
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@

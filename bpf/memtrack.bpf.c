@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "memtrack.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -36,6 +37,14 @@ const volatile __u64 pidns_ino; /* the namespace's inode number (ns_common.inum)
  * every thread may still emit before its stop takes effect; 0 (never set): no back-pressure.
  */
 const volatile __u64 pressure_mark;
+
+/*
+ * --stacks: the allocation entry probes unwind the user stack (bpf/unwind.bpf.h) and each event
+ * carries the id of its stack, stored once (docs/STACKS.md). Off: the verifier drops that code.
+ */
+const volatile bool stacks_enabled;
+/* The last stack id handed out (ids start at 1; 0 is "no stack"). */
+__u32 last_stack_id;
 
 /*
  * Namespace levels walked to find memtrack's own. The kernel allows 32, but 6.1's verifier refuses
@@ -100,6 +109,26 @@ struct {
 	__uint(max_entries, 16 * 1024 * 1024); /* resized by user space before load */
 } events SEC(".maps");
 
+/*
+ * The distinct stacks seen so far, by hash: the in-kernel deduplication. Grown as stacks arrive
+ * (no preallocation), bounded by max_entries, which user space sets before load.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct mt_stack_record);
+} stacks SEC(".maps");
+
+/* A new stack is built here (a map value), then stored and copied into the events ring. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mt_stack_record);
+} stack_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MT_CNT_MAX);
@@ -123,6 +152,7 @@ struct thread_state {
 	__u32 rel_rank; /* its release_rank() */
 	__u32 depth;
 	__u32 throws;	     /* bit i: the call at level i may throw (MT_ROLE_ENTRY_THROWS) */
+	__u32 stack_id;	     /* the outermost call's stack (--stacks), 0: none */
 	__u64 sp[MT_LEVELS]; /* the stack pointer at each level's entry: its return address */
 	__u64 ra[MT_LEVELS]; /* a call that may throw: the return address at sp, at its entry */
 };
@@ -201,7 +231,7 @@ static __always_inline bool current_is_tracked(void)
 /* ---- process lifecycle ---------------------------------------------------------------- */
 
 static __always_inline void emit_kind(__u8 kind, __u16 file_id, __u64 addr, __u64 size, __u64 old,
-				      __u64 align, __u8 flags);
+				      __u64 align, __u8 flags, __u32 stack_id);
 
 /*
  * The lifecycle goes into the events ring with the allocator events (enum mt_stream_kind), from
@@ -228,7 +258,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	/* A vfork child (CLONE_VM) runs in its parent's memory until it execs. */
 	emit_kind(MT_K_FORK, 0, ctgid,
 		  BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm) ? MT_FORK_SHARED_MM : 0, 0,
-		  0, 0);
+		  0, 0, 0);
 	return 0;
 }
 
@@ -237,7 +267,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 {
 	if (!current_is_tracked())
 		return 0;
-	emit_kind(MT_K_EXEC, 0, 0, 0, 0, 0, 0);
+	emit_kind(MT_K_EXEC, 0, 0, 0, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -268,7 +298,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 		return 0;
 	/* The last thread's exit code is the group's: exit_group gives every thread its code. */
 	if (tracking_enabled)
-		emit_kind(MT_K_EXIT, 0, 0, (__u32)BPF_CORE_READ(task, exit_code), 0, 0, 0);
+		emit_kind(MT_K_EXIT, 0, 0, (__u32)BPF_CORE_READ(task, exit_code), 0, 0, 0, 0);
 	bpf_map_delete_elem(&tracked, &tgid);
 	return 0;
 }
@@ -425,7 +455,7 @@ static __always_inline void press(__u32 tid)
 }
 
 static __always_inline void emit_kind(__u8 kind, __u16 file_id, __u64 addr, __u64 size, __u64 old,
-				      __u64 align, __u8 flags)
+				      __u64 align, __u8 flags, __u32 stack_id)
 {
 	struct mt_event *ev;
 	__u64 id, waiting;
@@ -452,6 +482,8 @@ static __always_inline void emit_kind(__u8 kind, __u16 file_id, __u64 addr, __u6
 	ev->file_id = file_id;
 	ev->kind = kind;
 	ev->flags = flags;
+	ev->stack_id = stack_id;
+	ev->pad = 0;
 	if (pressure_mark && waiting >= pressure_mark) {
 		/* Wake the consumer now rather than at its next poll, and stop this thread. */
 		bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
@@ -467,10 +499,102 @@ static __always_inline void emit_kind(__u8 kind, __u16 file_id, __u64 addr, __u6
 
 /* An allocator call's event: kind and file come from its probe's cookie. */
 static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old, __u64 align,
-				 __u8 flags)
+				 __u8 flags, __u32 stack_id)
 {
 	emit_kind((__u8)MT_COOKIE_KIND(cookie), (__u16)MT_COOKIE_FILE(cookie), addr, size, old,
-		  align, flags);
+		  align, flags, stack_id);
+}
+
+/* ---- allocation stacks (--stacks) ------------------------------------------------------ */
+
+#define MT_STACK_HASH_PRIME 0x100000001b3ULL /* FNV-1a's, over 64-bit words */
+
+/* The stack's hash: its frames, their count and why it ended. */
+static __always_inline __u64 stack_hash(const struct mt_unwind_stack *s)
+{
+	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->n << 8 | s->stop);
+
+	for (__u32 i = 0; i < MT_UNWIND_MAX_FRAMES; i++) {
+		if (i >= s->n)
+			break;
+		h = (h ^ s->pcs[i]) * MT_STACK_HASH_PRIME;
+	}
+	return h;
+}
+
+static __always_inline bool same_stack(const struct mt_stack_record *r,
+				       const struct mt_unwind_stack *s)
+{
+	if (r->n != s->n || r->stop != s->stop)
+		return false;
+	for (__u32 i = 0; i < MT_UNWIND_MAX_FRAMES; i++) {
+		if (i >= s->n)
+			break;
+		if (r->frames[i] != s->pcs[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A stack seen for the first time: reserved in the events ring before it is published in the
+ * stacks map, so that any event that finds it there is reserved, and read, after it. Returns its
+ * id, or 0 when it cannot be stored (the ring or the map is full: counted).
+ */
+static __always_inline __u32 new_stack(const struct mt_unwind_stack *s, __u64 h)
+{
+	struct mt_stack_record *rec, *scratch, *old;
+	__u32 zero = 0, id;
+
+	scratch = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!scratch)
+		return 0;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		count(MT_CNT_STACKS_LOST);
+		return 0;
+	}
+	id = __sync_fetch_and_add(&last_stack_id, 1) + 1;
+	scratch->stack_id = id;
+	scratch->pad = 0;
+	scratch->hash = h;
+	bpf_probe_read_kernel(&scratch->n, sizeof(*s), s);
+	if (bpf_map_update_elem(&stacks, &h, scratch, BPF_NOEXIST)) {
+		old = bpf_map_lookup_elem(&stacks, &h);
+		if (old && same_stack(old, s)) {
+			/* Another CPU stored it first: its record is ahead of ours in the ring. */
+			bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+			return old->stack_id;
+		}
+		if (!old) {
+			bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+			count(MT_CNT_STACKS_LOST);
+			return 0;
+		}
+		/* Another stack of the same hash: this one goes out under its own id each time. */
+		count(MT_CNT_STACK_COLLISIONS);
+	}
+	bpf_probe_read_kernel(rec, sizeof(*rec), scratch);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return id;
+}
+
+/* The id of the current thread's stack, unwound from the allocator's entry registers. */
+static __always_inline __u32 current_stack_id(struct pt_regs *ctx)
+{
+	struct mt_unwind_stack *s = mt_unwind_user(ctx, true);
+	struct mt_stack_record *known;
+	__u64 h;
+
+	if (!s) {
+		count(MT_CNT_STACKS_LOST);
+		return 0;
+	}
+	h = stack_hash(s);
+	known = bpf_map_lookup_elem(&stacks, &h);
+	if (known && same_stack(known, s))
+		return known->stack_id;
+	return new_stack(s, h);
 }
 
 /*
@@ -628,7 +752,7 @@ static __always_inline void on_release(struct thread_state *st, __u64 cookie, __
 
 	if (forwarded(st, addr, rank, sp))
 		return;
-	emit(cookie, addr, 0, 0, 0, 0);
+	emit(cookie, addr, 0, 0, 0, 0, 0);
 	st->rel_addr = 0;
 	if (rank > 1 && !bpf_probe_read_user(&st->rel_ra, sizeof(st->rel_ra), (void *)sp)) {
 		st->rel_addr = addr;
@@ -682,9 +806,10 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 	st->args[2] = a2;
 	st->args[3] = a3;
 	st->cookie = cookie;
+	st->stack_id = stacks_enabled ? current_stack_id(ctx) : 0;
 	/* Released now: another thread may get its address before this call returns. */
 	if (a0 && releases_at_entry(MT_COOKIE_KIND(cookie)))
-		emit_kind(MT_K_REALLOC_RELEASE, (__u16)MT_COOKIE_FILE(cookie), a0, 0, 0, 0, 0);
+		emit_kind(MT_K_REALLOC_RELEASE, (__u16)MT_COOKIE_FILE(cookie), a0, 0, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -778,7 +903,7 @@ static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret, b
 	 */
 	if ((!addr && size) || failed)
 		flags |= MT_EV_FAILED;
-	emit(f->cookie, addr, size, old, align, flags);
+	emit(f->cookie, addr, size, old, align, flags, f->stack_id);
 }
 
 static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)

@@ -21,11 +21,13 @@
 
 /* Indices of the per-CPU counters map: everything the BPF side could not deliver, and more. */
 enum mt_counter {
-	MT_CNT_REQ_DROPPED = 0, /* attach request not reserved in attach_requests */
-	MT_CNT_EV_DROPPED,	/* event not reserved in events */
-	MT_CNT_ARGS_LOST,	/* return probe without its entry (scratch full or missing) */
-	MT_CNT_WATCHER_STOPS,	/* SIGSTOPs sent by the watcher */
-	MT_CNT_PRESSURE_STOPS,	/* SIGSTOPs sent because the events ring was nearly full */
+	MT_CNT_REQ_DROPPED = 0,	 /* attach request not reserved in attach_requests */
+	MT_CNT_EV_DROPPED,	 /* event not reserved in events */
+	MT_CNT_ARGS_LOST,	 /* return probe without its entry (scratch full or missing) */
+	MT_CNT_WATCHER_STOPS,	 /* SIGSTOPs sent by the watcher */
+	MT_CNT_PRESSURE_STOPS,	 /* SIGSTOPs sent because the events ring was nearly full */
+	MT_CNT_STACKS_LOST,	 /* allocations whose stack could not be stored (stack id 0) */
+	MT_CNT_STACK_COLLISIONS, /* two stacks of one hash: the second stored under its own id */
 	MT_CNT_MAX,
 };
 
@@ -165,7 +167,7 @@ struct mt_attach_req {
 };
 
 /*
- * One completed allocator call, or a record of enum mt_stream_kind, 48 bytes; the artifact stores
+ * One completed allocator call, or a record of enum mt_stream_kind, 56 bytes; the artifact stores
  * it delta-encoded.
  */
 struct mt_event {
@@ -179,6 +181,25 @@ struct mt_event {
 	__u16 file_id;	/* index of the attached file, see the artifact's file records */
 	__u8 kind;	/* enum mt_kind */
 	__u8 flags;	/* MT_EV_* */
+	__u32 stack_id; /* the allocation's stack (struct mt_stack_record), 0: none */
+	__u32 pad;
+};
+
+/*
+ * A distinct allocation stack (--stacks), emitted into the events ring once, when the BPF side
+ * first sees it, before any event that carries its id. Told apart from an event by its size.
+ * frames[0] is the allocator's entry, frames[1..n) the return addresses, innermost first, each
+ * an MT_FRAME (bpf/unwind_row.h).
+ */
+#define MT_STACK_MAX_FRAMES 128 /* MT_UNWIND_MAX_FRAMES */
+
+struct mt_stack_record {
+	__u32 stack_id; /* from 1 */
+	__u32 pad;
+	__u64 hash;
+	__u32 n;
+	__u32 stop; /* enum mt_unwind_stop */
+	__u64 frames[MT_STACK_MAX_FRAMES];
 };
 
 #endif /* MEMTRACK_H */

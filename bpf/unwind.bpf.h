@@ -39,16 +39,30 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
 	__uint(max_entries, MT_UNWIND_MAX_FILES);
 	__type(key, struct mt_unwind_file_key);
 	__type(value, struct mt_unwind_file);
 } unwind_files SEC(".maps");
 
+/*
+ * The last mapping a frame was found in, with its file's entry: the next frame in the same
+ * mapping (a recursion, a library calling itself) skips bpf_find_vma and the hash lookup. Valid
+ * for one unwind only: another process may run on this CPU next.
+ */
+struct mt_unwind_last {
+	__u64 start, end, bias;
+	struct mt_unwind_file file;
+	__u32 valid;
+	__u32 pad;
+};
+
 /* The stack being unwound: too big for the BPF stack. */
 struct mt_unwind_work {
 	__u64 rip, rsp, rbp;
-	__u32 exact; /* rip is exact (the first frame, or restored by a signal frame) */
-	__u32 done;
+	__u32 exact;	 /* rip is exact (the first frame, or restored by a signal frame) */
+	__u32 normalise; /* record frames as MT_FRAME (file, offset) instead of raw pcs */
+	struct mt_unwind_last last;
 	struct mt_unwind_stack stack;
 };
 
@@ -61,6 +75,7 @@ struct {
 
 struct mt_unwind_vma {
 	__u64 bias; /* vm_start - file offset of vm_start */
+	__u64 start, end;
 	struct mt_unwind_file_key key;
 	__u32 found;
 };
@@ -73,7 +88,9 @@ static long mt_unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vm
 	(void)task;
 	if (!file)
 		return 0;
-	v->bias = BPF_CORE_READ(vma, vm_start) - (BPF_CORE_READ(vma, vm_pgoff) << MT_PAGE_SHIFT);
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->bias = v->start - (BPF_CORE_READ(vma, vm_pgoff) << MT_PAGE_SHIFT);
 	v->key.ino = BPF_CORE_READ(file, f_inode, i_ino);
 	v->key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 	v->found = 1;
@@ -162,12 +179,34 @@ static __always_inline int mt_unwind_by_row(struct mt_unwind_work *w, struct mt_
 	return 0;
 }
 
+/* The mapping and file entry of w->rip into w->last; false when it lies in no known file. */
+static __always_inline bool mt_unwind_find(struct mt_unwind_work *w)
+{
+	struct mt_unwind_vma v = {};
+	struct mt_unwind_file *f;
+
+	if (w->last.valid && w->rip >= w->last.start && w->rip < w->last.end)
+		return true;
+	w->last.valid = 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), w->rip, mt_unwind_vma_cb, &v, 0) || !v.found)
+		return false;
+	f = bpf_map_lookup_elem(&unwind_files, &v.key);
+	if (!f)
+		return false;
+	w->last.start = v.start;
+	w->last.end = v.end;
+	w->last.bias = v.bias;
+	w->last.file = *f;
+	w->last.valid = 1;
+	return true;
+}
+
 /* bpf_loop's callback: one frame. Returns 1 to stop the loop. */
 static long mt_unwind_step(__u32 i, void *ctx)
 {
 	struct mt_unwind_work *w = *(struct mt_unwind_work **)ctx;
-	struct mt_unwind_vma v = {};
 	struct mt_unwind_file *f;
+	__u64 bias;
 	struct mt_unwind_row *row = NULL;
 	__u32 n = w->stack.n;
 	int err;
@@ -179,14 +218,15 @@ static long mt_unwind_step(__u32 i, void *ctx)
 	}
 	w->stack.pcs[n & (MT_UNWIND_MAX_FRAMES - 1)] = w->rip;
 	w->stack.n = n + 1;
-	if (bpf_find_vma(bpf_get_current_task_btf(), w->rip, mt_unwind_vma_cb, &v, 0) || !v.found)
+	if (!mt_unwind_find(w))
 		goto lost;
-	f = bpf_map_lookup_elem(&unwind_files, &v.key);
-	if (!f)
-		goto lost;
+	f = &w->last.file;
+	bias = w->last.bias;
+	if (w->normalise)
+		w->stack.pcs[n & (MT_UNWIND_MAX_FRAMES - 1)] = MT_FRAME(f->file_id, w->rip - bias);
 	if (f->n_rows) {
 		void *table = bpf_map_lookup_elem(&unwind_tables, &f->slot);
-		__u64 addr = w->rip - v.bias + f->vaddr_minus_offset - (w->exact ? 0 : 1);
+		__u64 addr = w->rip - bias + f->vaddr_minus_offset - (w->exact ? 0 : 1);
 
 		if (!table)
 			goto lost;
@@ -212,10 +252,11 @@ lost:
 }
 
 /*
- * Unwind the current thread's user stack from the probe's registers. Returns the per-CPU stack
+ * Unwind the current thread's user stack from the probe's registers, raw pcs or (normalise)
+ * MT_FRAME file offsets. Returns the per-CPU stack
  * (valid until the next unwind on this CPU), or NULL.
  */
-static __always_inline struct mt_unwind_stack *mt_unwind_user(struct pt_regs *ctx)
+static __always_inline struct mt_unwind_stack *mt_unwind_user(struct pt_regs *ctx, bool normalise)
 {
 	__u32 zero = 0;
 	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
@@ -226,6 +267,8 @@ static __always_inline struct mt_unwind_stack *mt_unwind_user(struct pt_regs *ct
 	w->rsp = PT_REGS_SP(ctx);
 	w->rbp = PT_REGS_FP(ctx);
 	w->exact = 1;
+	w->normalise = normalise;
+	w->last.valid = 0;
 	w->stack.n = 0;
 	w->stack.stop = MT_UNWIND_TRUNCATED;
 	bpf_loop(MT_UNWIND_MAX_FRAMES + 1, mt_unwind_step, &w, 0);

@@ -76,7 +76,22 @@ struct mt_unwind_file {
 	__u32 slot;		  /* the file's rows: unwind_tables[slot] */
 	__u32 n_rows;		  /* 0: no table, frame pointer */
 	__s64 vaddr_minus_offset; /* the table's exec_vaddr - exec_offset */
+	__u32 file_id;		  /* memtrack's id of the file (MT_FRAME) */
+	__u32 pad;
 };
+
+/*
+ * A frame as memtrack records it (mt_unwind_work.normalise): the file the pc lies in and the pc's
+ * offset in that file, so that a stack is the same bytes in every process whatever the load
+ * addresses, and symbolises after the processes are gone. A pc in no file memtrack knows (JIT
+ * code, a file it has no id for) stays an absolute address, whose top 16 bits are 0.
+ */
+#define MT_FRAME(file_id, offset)                                                                  \
+	((((__u64)(file_id) + 1) << 48) | ((__u64)(offset)&MT_FRAME_OFFSET_MASK))
+#define MT_FRAME_OFFSET_MASK ((1ULL << 48) - 1)
+#define MT_FRAME_IN_FILE(f)  (((f) >> 48) != 0)
+#define MT_FRAME_FILE(f)     ((__u32)((f) >> 48) - 1)
+#define MT_FRAME_OFFSET(f)   ((f)&MT_FRAME_OFFSET_MASK)
 
 /* A stack: the pc of the probed function, then the return addresses, innermost first. */
 struct mt_unwind_stack {

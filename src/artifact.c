@@ -26,7 +26,7 @@
 #define REC_HDR_SIZE	8u
 /*
  * Events per block: the events thread hands over at most 4096 at a time, and a block of 4096 at
- * their longest (256 KiB) stays well inside the buffer and the format's block limit.
+ * their longest (288 KiB) stays well inside the buffer and the format's block limit.
  */
 #define BLOCK_EVENTS	4096u
 _Static_assert(BLOCK_EVENTS *MT_EVBLOCK_EVENT_MAX + MT_ARTIFACT_BLOCK_FIXED <=
@@ -350,7 +350,7 @@ int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifac
 {
 	size_t blen = field_len(f->build_id, sizeof(f->build_id) - 1);
 	size_t plen = field_len(f->path, sizeof(f->path) - 1);
-	size_t payload = MT_ARTIFACT_FILE_FIXED + 4 + blen + 4 + plen + 4;
+	size_t payload = MT_ARTIFACT_FILE_FIXED + 4 + blen + 4 + plen + 12;
 	uint8_t *p;
 	int err = 0;
 
@@ -365,6 +365,25 @@ int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifac
 	put_str(&p, f->build_id, blen);
 	put_str(&p, f->path, plen);
 	put_u32(&p, f->probes);
+	put_u32(&p, f->unwind_rows);
+	put_u32(&p, (uint32_t)f->unwind_error);
+	return record_end(w, p);
+}
+
+int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s)
+{
+	uint32_t n = s->n < MT_ARTIFACT_STACK_FRAMES ? s->n : MT_ARTIFACT_STACK_FRAMES;
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_STACK, MT_ARTIFACT_STACK_FIXED + 8 * n, &err);
+	if (!p)
+		return err;
+	put_u32(&p, s->id);
+	put_u32(&p, s->stop);
+	put_u32(&p, n);
+	for (uint32_t i = 0; i < n; i++)
+		put_u64(&p, s->frames[i]);
 	return record_end(w, p);
 }
 
@@ -414,6 +433,7 @@ static int write_footer_locked(struct mt_artifact_writer *w, const struct mt_art
 	put_u64(&p, f->events_dropped);
 	put_u64(&p, f->args_lost);
 	put_u64(&p, f->end_mono_ns);
+	put_u64(&p, f->stacks_lost);
 	w->len = (size_t)(p - w->buf);
 	return flush_locked(w);
 }

@@ -37,6 +37,18 @@ struct mt_artifact_file {
 	uint32_t probes;
 	char build_id[41];
 	char path[4096];
+	/* Version 4, --stacks: rows of its unwind table; 0 with unwind_error: by frame pointer. */
+	uint32_t unwind_rows;
+	int32_t unwind_error; /* the errno that left it without a table */
+};
+
+/* A distinct allocation stack (version 4): events carry its id. */
+struct mt_artifact_stack {
+	uint32_t id;   /* from 1 */
+	uint32_t stop; /* enum mt_unwind_stop */
+	uint32_t n;    /* frames, 1 .. MT_ARTIFACT_STACK_FRAMES */
+	/* frames[0] the allocator's entry, then return addresses, innermost first: MT_FRAME. */
+	uint64_t frames[128];
 };
 
 /* A file, or one function of it, that memtrack could not probe: its allocations are missing. */
@@ -53,6 +65,7 @@ struct mt_artifact_footer {
 	uint64_t events_dropped;
 	uint64_t args_lost;
 	uint64_t end_mono_ns;
+	uint64_t stacks_lost; /* version 4: allocations recorded without their stack */
 };
 
 struct mt_artifact_writer;
@@ -68,6 +81,7 @@ int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event
 int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_artifact_process *p);
 int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f);
 int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u);
+int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s);
 /*
  * Whether what is written now can be read back after the run (by the end-of-run summary): the
  * artifact is a regular file and no write has failed. Not for a pipe or a device.

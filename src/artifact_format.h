@@ -8,7 +8,7 @@
 
 #define MT_ARTIFACT_MAGIC	    "MTRACK\0\1"
 #define MT_ARTIFACT_MAGIC_LEN	    8
-#define MT_ARTIFACT_VERSION	    3 /* written; versions 1 and 2 are still read */
+#define MT_ARTIFACT_VERSION	    4 /* written; versions 1 to 3 are still read */
 #define MT_ARTIFACT_VERSION_MIN	    1
 #define MT_ARTIFACT_HEADER_MAX	    (4u << 20) /* header body */
 #define MT_ARTIFACT_ARG_MAX	    65535u     /* one command-line argument */
@@ -19,11 +19,14 @@
 #define MT_ARTIFACT_PROCESS_FIXED   16u		/* bytes before the exe string */
 #define MT_ARTIFACT_POSITION_MAX    1023u	/* a process's tree position */
 #define MT_ARTIFACT_FILE_FIXED	    8u		/* bytes before the build id string */
-#define MT_ARTIFACT_FOOTER_SIZE	    40u
-#define MT_ARTIFACT_UNPROBED_FIXED  8u	       /* bytes before the path string */
-#define MT_ARTIFACT_BLOCK_MAX	    (1u << 20) /* event block payload */
-#define MT_ARTIFACT_BLOCK_FIXED	    4u	       /* the event count before the entries */
-#define MT_ARTIFACT_BLOCK_ENTRY_MIN 3u	       /* tag, timestamp and address of an event */
+#define MT_ARTIFACT_FOOTER_MIN	    40u		/* versions 1 to 3 */
+#define MT_ARTIFACT_FOOTER_SIZE	    48u		/* written: stacks_lost added in version 4 */
+#define MT_ARTIFACT_UNPROBED_FIXED  8u		/* bytes before the path string */
+#define MT_ARTIFACT_BLOCK_MAX	    (1u << 20)	/* event block payload */
+#define MT_ARTIFACT_BLOCK_FIXED	    4u		/* the event count before the entries */
+#define MT_ARTIFACT_BLOCK_ENTRY_MIN 3u		/* tag, timestamp and address of an event */
+#define MT_ARTIFACT_STACK_FIXED	    12u		/* id, stop and frame count of a stack */
+#define MT_ARTIFACT_STACK_FRAMES    128u	/* frames of a stack, at most */
 
 enum mt_record_type {
 	MT_REC_PROCESS = 1,
@@ -32,6 +35,7 @@ enum mt_record_type {
 	MT_REC_FOOTER = 4,
 	MT_REC_UNPROBED = 5, /* version 2 */
 	MT_REC_BLOCK = 6,    /* version 3: events as varint deltas (evblock.h) */
+	MT_REC_STACK = 7,    /* version 4: a distinct allocation stack */
 };
 
 #endif

@@ -146,7 +146,8 @@ static int skip(struct mt_artifact_reader *r, uint32_t len)
 static int next_events(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 {
 	size_t n = r->ev_left < EV_CHUNK ? (size_t)r->ev_left : EV_CHUNK;
-	ssize_t k = mt_artread_src_read(r, r->evbuf, n * MT_ARTIFACT_EVENT_SIZE);
+	uint8_t *raw = (uint8_t *)r->evbuf; /* 48-byte records, spread below */
+	ssize_t k = mt_artread_src_read(r, raw, n * MT_ARTIFACT_EVENT_SIZE);
 	size_t i;
 
 	if (k < 0)
@@ -162,8 +163,13 @@ static int next_events(struct mt_artifact_reader *r, struct mt_artifact_item *it
 	} else {
 		r->ev_left -= n;
 	}
-	for (i = 0; i < n; i++) {
+	/* From the last: an event's 48 bytes never lie after its slot's start. */
+	for (i = n; i-- > 0;) {
 		struct mt_event *e = &r->evbuf[i];
+
+		memmove(e, raw + i * MT_ARTIFACT_EVENT_SIZE, MT_ARTIFACT_EVENT_SIZE);
+		e->stack_id = 0;
+		e->pad = 0;
 
 		e->ts_ns = le64toh(e->ts_ns);
 		e->pid = le32toh(e->pid);
@@ -320,6 +326,15 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 		/* Likewise before version 3. */
 		if (r->info.version >= 3)
 			return start_block(r, len, at, it);
+		if (skip(r, len)) {
+			r->done = true;
+			return 0;
+		}
+		return 2;
+	case MT_REC_STACK:
+		/* Likewise before version 4. */
+		if (r->info.version >= 4)
+			return mt_artread_meta(r, type, len, at, it);
 		if (skip(r, len)) {
 			r->done = true;
 			return 0;

@@ -156,6 +156,23 @@ static int parse_file(struct mt_artifact_reader *r, struct cursor *c, uint64_t a
 	/* Version 2 adds the exact count after the path; version 1 has only the 16 bits. */
 	if (!get_u32(c, &f->probes))
 		f->probes = probes16;
+	/* Version 4 adds how the file's frames are unwound. */
+	if (!get_u32(c, &f->unwind_rows) || !get_u32(c, (uint32_t *)&f->unwind_error)) {
+		f->unwind_rows = 0;
+		f->unwind_error = 0;
+	}
+	return 0;
+}
+
+static int parse_stack(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
+{
+	struct mt_artifact_stack *s = &r->stack;
+
+	if (!get_u32(c, &s->id) || !get_u32(c, &s->stop) || !get_u32(c, &s->n) || !s->id || !s->n ||
+	    s->n > MT_ARTIFACT_STACK_FRAMES || c->left < 8 * (size_t)s->n)
+		return mt_artread_corrupt(r, at, "bad stack record");
+	for (uint32_t i = 0; i < s->n; i++)
+		get_u64(c, &s->frames[i]);
 	return 0;
 }
 
@@ -196,6 +213,8 @@ static int parse_footer(struct mt_artifact_reader *r, struct cursor *c, uint64_t
 	    !get_u64(c, &f->events_dropped) || !get_u64(c, &f->args_lost) ||
 	    !get_u64(c, &f->end_mono_ns))
 		return mt_artread_corrupt(r, at, "bad footer");
+	if (!get_u64(c, &f->stacks_lost))
+		f->stacks_lost = 0;
 	if (f->events != r->events_read) {
 		snprintf(msg, sizeof(msg), "footer counts %llu events but %llu were read",
 			 (unsigned long long)f->events, (unsigned long long)r->events_read);
@@ -215,9 +234,12 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 	case MT_REC_EVENTS:
 		return len && len % MT_ARTIFACT_EVENT_SIZE == 0 && len <= MT_ARTIFACT_RECORD_MAX;
 	case MT_REC_FOOTER:
-		return len >= MT_ARTIFACT_FOOTER_SIZE && len <= MT_ARTIFACT_META_MAX;
+		return len >= MT_ARTIFACT_FOOTER_MIN && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_UNPROBED:
 		return len >= MT_ARTIFACT_UNPROBED_FIXED + 12 && len <= MT_ARTIFACT_META_MAX;
+	case MT_REC_STACK:
+		return len >= MT_ARTIFACT_STACK_FIXED + 8 &&
+		       len <= MT_ARTIFACT_STACK_FIXED + 8 * MT_ARTIFACT_STACK_FRAMES;
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;
@@ -256,6 +278,11 @@ int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, u
 		err = parse_unprobed(r, &c, at);
 		it->type = MT_ITEM_UNPROBED;
 		it->unprobed = &r->unprobed;
+		break;
+	case MT_REC_STACK:
+		err = parse_stack(r, &c, at);
+		it->type = MT_ITEM_STACK;
+		it->stack = &r->stack;
 		break;
 	default:
 		err = parse_footer(r, &c, at);

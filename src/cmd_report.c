@@ -15,14 +15,18 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memtrack report [--json] [--top N] FILE\n"
+		"usage: memtrack report [--json | --folded[=METRIC]] [--top N] FILE\n"
 		"Read an artifact written by 'memtrack run' and print what the run allocated.\n"
 		"FILE may also be CodSpeed's memory artifact (PID.MemtrackArtifact.msgpack, "
 		"written by\n"
 		"'exec-harness -m memory' or CodSpeed's memtrack): its events are summarized.\n"
 		"\n"
 		"  --json      one JSON document instead of the human report\n"
-		"  --top N     rows of the process and file tables (default 20, 0: all)\n"
+		"  --folded[=METRIC]\n"
+		"              folded stacks of a run recorded with --stacks (flamegraph.pl,\n"
+		"              inferno), weighted by METRIC: allocations (default), bytes, or\n"
+		"              live (bytes never freed)\n"
+		"  --top N     rows of the process, file and site tables (default 20, 0: all)\n"
 		"  -h, --help  this help\n");
 }
 
@@ -82,14 +86,44 @@ static int run_codspeed_report(const char *path, bool json)
 	return 0;
 }
 
-static int run_report(const char *path, bool json, size_t top)
+struct report_opts {
+	bool json;
+	bool folded;
+	enum mt_folded_metric metric;
+	size_t top;
+};
+
+/* The report of a memtrack artifact, in the form asked for. */
+static int print_report(struct mt_report *rep, const struct report_opts *o)
 {
+	int ret = 0;
+
+	if (mt_sites_count(rep->sites))
+		ret = mt_sites_symbolize(rep->sites, NULL);
+	if (ret)
+		return ret;
+	if (o->folded)
+		return mt_output_folded(rep, o->metric, stdout);
+	if (o->json)
+		return mt_output_json(rep, stdout);
+	ret = mt_output_text(rep, stdout, o->top);
+	return ret ? ret : mt_output_sites(rep, stdout, o->top);
+}
+
+static int run_report(const char *path, const struct report_opts *o)
+{
+	bool json = o->json;
 	char err[MT_ARTIFACT_ERRLEN];
 	struct mt_report *rep;
 	int ret;
 	char p[MT_PRINTABLE_MAX];
 
 	/* memtrack's artifacts start with their own magic, CodSpeed's with a zstd frame. */
+	if (mt_codspeed_is_artifact(path) && o->folded) {
+		fprintf(stderr, "memtrack: %s: CodSpeed's memory artifact holds no stacks\n",
+			mt_printable(p, sizeof(p), path));
+		return 1;
+	}
 	if (mt_codspeed_is_artifact(path))
 		return run_codspeed_report(path, json);
 	ret = mt_report_load(path, &rep, err, sizeof(err));
@@ -97,7 +131,15 @@ static int run_report(const char *path, bool json, size_t top)
 		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
 		return 1;
 	}
-	ret = json ? mt_output_json(rep, stdout) : mt_output_text(rep, stdout, top);
+	if (o->folded && !mt_sites_count(rep->sites) && rep->events) {
+		fprintf(stderr,
+			"memtrack: %s: the run recorded no stacks (memtrack run --stacks records "
+			"them)\n",
+			mt_printable(p, sizeof(p), path));
+		mt_report_free(rep);
+		return 1;
+	}
+	ret = print_report(rep, o);
 	mt_report_free(rep);
 	if (!ret && fflush(stdout))
 		ret = -errno;
@@ -107,11 +149,6 @@ static int run_report(const char *path, bool json, size_t top)
 	}
 	return 0;
 }
-
-struct report_opts {
-	bool json;
-	size_t top;
-};
 
 static const struct mt_cmd report_cmd;
 
@@ -123,6 +160,20 @@ static int report_option(int c, const char *arg, void *ctx)
 	switch (c) {
 	case 'j':
 		o->json = true;
+		return 0;
+	case 'f':
+		o->folded = true;
+		if (!arg || !strcmp(arg, "allocations"))
+			o->metric = MT_FOLDED_ALLOCATIONS;
+		else if (!strcmp(arg, "bytes"))
+			o->metric = MT_FOLDED_BYTES;
+		else if (!strcmp(arg, "live"))
+			o->metric = MT_FOLDED_LIVE;
+		else
+			return mt_cmd_usage_error(&report_cmd,
+						  "--folded takes allocations, bytes or live, not "
+						  "'%s'",
+						  mt_printable(a, sizeof(a), arg));
 		return 0;
 	case 't':
 		if (!parse_top(arg, &o->top))
@@ -136,6 +187,7 @@ static int report_option(int c, const char *arg, void *ctx)
 static const struct option report_longopts[] = {
     {"json", no_argument, NULL, 'j'},
     {"top", required_argument, NULL, 't'},
+    {"folded", optional_argument, NULL, 'f'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -165,5 +217,9 @@ int mt_cmd_report(int argc, char **argv)
 				   mt_printable(a, sizeof(a), argv[first + 1]));
 		return MT_EXIT_USAGE;
 	}
-	return run_report(argv[first], o.json, o.top);
+	if (o.json && o.folded) {
+		mt_cmd_usage_error(&report_cmd, "--json and --folded are two outputs: choose one");
+		return MT_EXIT_USAGE;
+	}
+	return run_report(argv[first], &o);
 }

@@ -28,6 +28,7 @@ enum {
 	OPT_RING_SIZE,
 	OPT_STRICT,
 	OPT_GDB,
+	OPT_STACKS,
 };
 
 /* --gdb without an address: gdbserver's customary port, on the loopback only. */
@@ -62,6 +63,9 @@ static void usage(FILE *out)
 	    "BPF)\n"
 	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
 	    "                             K/M/G suffixes (default 2M)\n"
+	    "      --stacks[=MODE]        kernel: record each allocation's call stack, unwound\n"
+	    "                             in the kernel from the files' unwind tables; none\n"
+	    "                             (default): no stacks (docs/STACKS.md)\n"
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
 	    "      --strict               exit 125 when the recording is incomplete (files not\n"
 	    "                             probed, allocator calls dropped, a write error)\n"
@@ -169,6 +173,7 @@ static int run_option(int c, const char *arg, void *ctx)
 {
 	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
 	static const char *const placements[] = {"smart", "entry"};
+	static const char *const stack_modes[] = {"none", "kernel"};
 	static const char *const scopes[] = {"tree", "system"};
 	struct run_opts *o = ctx;
 	int v = 0, ret;
@@ -210,6 +215,11 @@ static int run_option(int c, const char *arg, void *ctx)
 		return 0;
 	case OPT_GDB:
 		return parse_gdb(arg, o);
+	case OPT_STACKS:
+		ret = parse_enum("--stacks", arg ? arg : "kernel", stack_modes, 2, &v);
+		if (!ret)
+			o->cfg.stacks = v == 1;
+		return ret;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -232,6 +242,7 @@ static const struct option run_longopts[] = {
     {"ring-size", required_argument, NULL, OPT_RING_SIZE},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"gdb", optional_argument, NULL, OPT_GDB},
+    {"stacks", optional_argument, NULL, OPT_STACKS},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},

@@ -53,6 +53,8 @@ static uint8_t ext_bits(const struct mt_evblock_state *s, const struct mt_event 
 		x |= MT_EVB_X_ALIGN;
 	if (e->flags & ~MT_EV_FAILED)
 		x |= MT_EVB_X_FLAGS;
+	if (e->stack_id)
+		x |= MT_EVB_X_STACK;
 	return x;
 }
 
@@ -85,6 +87,8 @@ size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *start, const struct m
 		p = put_varint(p, e->align);
 	if (x & MT_EVB_X_FLAGS)
 		*p++ = (uint8_t)(e->flags >> 1);
+	if (x & MT_EVB_X_STACK)
+		p = put_varint(p, e->stack_id);
 	s->ts_ns = e->ts_ns;
 	s->addr = e->addr;
 	s->pid = e->pid;
@@ -196,6 +200,8 @@ static void get_event(struct in *in, uint8_t tag, const struct mt_evblock_state 
 		e->align = (uint32_t)get_bounded(in, UINT32_MAX);
 	if (x & MT_EVB_X_FLAGS)
 		e->flags |= (uint8_t)(get_bounded(in, 0x7f) << 1);
+	if (x & MT_EVB_X_STACK)
+		e->stack_id = (uint32_t)get_bounded(in, UINT32_MAX);
 }
 
 enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t *p, size_t left,

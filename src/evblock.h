@@ -13,8 +13,11 @@
 
 #include "../bpf/memtrack.h"
 
-/* The largest encoding of one event: tag, extension, kind, then nine varints at their longest. */
-#define MT_EVBLOCK_EVENT_MAX 64u
+/*
+ * The largest encoding of one event: tag, extension, kind, the flags byte, then ten varints at
+ * their longest (67 bytes).
+ */
+#define MT_EVBLOCK_EVENT_MAX 72u
 
 /* Tag byte of an entry. */
 #define MT_EVB_KIND_MASK    0x1fu
@@ -32,7 +35,8 @@
 #define MT_EVB_X_OLD_ADDR 0x08u /* old_addr is not 0 */
 #define MT_EVB_X_ALIGN	  0x10u /* align is not 0 */
 #define MT_EVB_X_FLAGS	  0x20u /* flags has bits other than MT_EV_FAILED */
-#define MT_EVB_X_KNOWN	  0x3fu
+#define MT_EVB_X_STACK	  0x40u /* stack_id is not 0 (version 4) */
+#define MT_EVB_X_KNOWN	  0x7fu
 
 /* What an entry is decoded against: the previous event of the block. */
 struct mt_evblock_state {

@@ -28,6 +28,7 @@
 
 #define POLL_MS 10
 #define BATCH	4096
+#define STACKS	64 /* new stacks held until the events after them are written */
 
 struct mt_events {
 	struct ring_buffer *rb;
@@ -45,6 +46,8 @@ struct mt_events {
 	uint64_t count;
 	size_t n;
 	struct mt_event batch[BATCH];
+	size_t n_stacks;
+	struct mt_artifact_stack stacks[STACKS];
 };
 
 /*
@@ -53,16 +56,38 @@ struct mt_events {
  */
 static void flush_batch(struct mt_events *e)
 {
+	/* A stack comes before every event that carries its id: it was reserved before them. */
+	for (size_t i = 0; i < e->n_stacks && !e->write_err; i++)
+		e->write_err = mt_artifact_write_stack(e->w, &e->stacks[i]);
+	e->n_stacks = 0;
 	if (e->n && !e->write_err)
 		e->write_err = mt_artifact_write_events(e->w, e->batch, e->n);
 	e->count += e->n;
 	e->n = 0;
 }
 
+/* A stack the BPF side saw for the first time (--stacks). */
+static void on_stack(struct mt_events *e, const struct mt_stack_record *rec)
+{
+	struct mt_artifact_stack *s;
+
+	if (e->n_stacks == STACKS)
+		flush_batch(e);
+	s = &e->stacks[e->n_stacks++];
+	s->id = rec->stack_id;
+	s->stop = rec->stop;
+	s->n = rec->n < MT_STACK_MAX_FRAMES ? rec->n : MT_STACK_MAX_FRAMES;
+	memcpy(s->frames, rec->frames, s->n * sizeof(s->frames[0]));
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct mt_events *e = ctx;
 
+	if (size == sizeof(struct mt_stack_record)) {
+		on_stack(e, data);
+		return 0;
+	}
 	if (size < sizeof(struct mt_event))
 		return 0;
 	memcpy(&e->batch[e->n++], data, sizeof(struct mt_event));

@@ -19,6 +19,7 @@ struct block {
 	uint32_t space;
 	uint32_t image; /* the image that allocated it: its live and peak count it */
 	uint32_t prev, next;
+	uint32_t stack; /* the allocation's stack id, 0: none */
 };
 
 struct space {
@@ -55,7 +56,22 @@ struct mt_images {
 	struct pending *pend;
 	size_t n_pend, cap_pend;
 	uint64_t live_bytes, peak;
+	mt_images_release_fn release_fn;
+	void *release_arg;
 };
+
+void mt_images_on_release(struct mt_images *im, mt_images_release_fn fn, void *arg)
+{
+	im->release_fn = fn;
+	im->release_arg = arg;
+}
+
+/* The program freed b (sign -1) or a failed realloc gave it back (+1). */
+static void released(struct mt_images *im, const struct block *b, int sign)
+{
+	if (b->stack && im->release_fn)
+		im->release_fn(im->release_arg, b->stack, b->size, sign);
+}
 
 static uint64_t mix(uint64_t x)
 {
@@ -469,7 +485,9 @@ static int on_realloc_entry(struct mt_images *im, int64_t i, const struct mt_eve
 	}
 	p->tid = e->tid;
 	p->found = block_take(im, im->img_space[i], e->addr, &p->b);
-	if (!p->found)
+	if (p->found)
+		released(im, &p->b, -1);
+	else
 		p->b.addr = e->addr;
 	return 0;
 }
@@ -493,7 +511,10 @@ static int on_realloc(struct mt_images *im, int64_t i, const struct mt_event *e,
 		g->c.failed++;
 		*eff = MT_EFF_FAILED;
 		/* A failed realloc leaves its block where it was. */
-		return p && p->found ? block_add(im, &p->b) : 0;
+		if (!p || !p->found)
+			return 0;
+		released(im, &p->b, 1);
+		return block_add(im, &p->b);
 	}
 	g->c.reallocs++;
 	g->c.bytes_allocated += e->size;
@@ -502,10 +523,13 @@ static int on_realloc(struct mt_images *im, int64_t i, const struct mt_event *e,
 		g->c.unmatched_frees++;
 	else if (!p && e->old_addr)
 		/* No entry record (older artifacts, xallocx): the old block goes at the return. */
-		block_take(im, space, e->old_addr, &dummy);
-	return block_add(
-	    im, &(struct block){
-		    .addr = e->addr, .size = e->size, .space = space, .image = (uint32_t)i});
+		if (block_take(im, space, e->old_addr, &dummy))
+			released(im, &dummy, -1);
+	return block_add(im, &(struct block){.addr = e->addr,
+					     .size = e->size,
+					     .space = space,
+					     .image = (uint32_t)i,
+					     .stack = e->stack_id});
 }
 
 static int on_call(struct mt_images *im, const struct mt_event *e, enum mt_kind_effect kc,
@@ -532,11 +556,13 @@ static int on_call(struct mt_images *im, const struct mt_event *e, enum mt_kind_
 		return block_add(im, &(struct block){.addr = e->addr,
 						     .size = e->size,
 						     .space = im->img_space[i],
-						     .image = (uint32_t)i});
+						     .image = (uint32_t)i,
+						     .stack = e->stack_id});
 	}
 	if (!e->addr)
 		return 0; /* free(NULL) releases nothing */
 	if (block_take(im, im->img_space[i], e->addr, &b)) {
+		released(im, &b, -1);
 		g->c.frees++;
 		*eff = MT_EFF_FREE;
 	} else {

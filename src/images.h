@@ -97,6 +97,14 @@ int mt_images_event(struct mt_images *im, const struct mt_event *e, enum mt_effe
 /* A process record: describes the latest image of its pid (creating one when none is known). */
 int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p);
 
+/*
+ * Called when the program frees a block that an event with a stack id allocated (sign -1), and
+ * when a failed realloc gives its block back (+1): what allocation sites count as live. Blocks
+ * an exec or exit releases are not freed by the program: no call.
+ */
+typedef void (*mt_images_release_fn)(void *arg, uint32_t stack_id, uint64_t size, int sign);
+void mt_images_on_release(struct mt_images *im, mt_images_release_fn fn, void *arg);
+
 /* The images, in order of appearance; valid until the next call that changes im. */
 size_t mt_images_count(const struct mt_images *im);
 const struct mt_image *mt_images_get(const struct mt_images *im, size_t i);

@@ -17,6 +17,23 @@ int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
 /* One JSON document (json-c). Returns 0, -ENOMEM or -EIO. */
 int mt_output_json(const struct mt_report *rep, FILE *out);
 
+/* The top allocation sites (--stacks), symbolised (mt_sites_symbolize). 0, -ENOMEM or -EIO. */
+int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top);
+
+/* What a folded stack's weight is. */
+enum mt_folded_metric {
+	MT_FOLDED_ALLOCATIONS = 0, /* allocations and reallocs made from it */
+	MT_FOLDED_BYTES,	   /* their bytes */
+	MT_FOLDED_LIVE,		   /* bytes of its blocks never freed */
+};
+
+/*
+ * Folded stacks, one line per distinct symbolised stack: frames from the outermost to the
+ * allocator's caller, ';'-separated, a space, the weight (flamegraph.pl, inferno). Stacks of
+ * weight 0 are left out. 0, -ENOMEM or -EIO.
+ */
+int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, FILE *out);
+
 /*
  * The few lines `memtrack run` prints when the command is done. Returns 0, or a negative errno
  * after printing "memtrack: PATH: REASON" on stderr.

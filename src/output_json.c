@@ -82,6 +82,7 @@ static struct json_object *json_dropped(const struct mt_report *rep)
 	o = json_object_new_object();
 	jset_u64(o, "events", rep->footer.events_dropped);
 	jset_u64(o, "args_lost", rep->footer.args_lost);
+	jset_u64(o, "stacks_lost", rep->footer.stacks_lost);
 	jset_u64(o, "attach_requests", rep->footer.requests_dropped);
 	return o;
 }
@@ -232,6 +233,35 @@ static struct json_object *json_incomplete(const struct mt_report *rep)
 	return a;
 }
 
+static const char *stop_name(uint32_t stop)
+{
+	return stop == 0 ? "complete" : stop == 1 ? "truncated" : "cut";
+}
+
+/* A site (--stacks): its counts and frames, innermost first; frames[0] is the allocator. */
+static struct json_object *json_site(const struct mt_site *s)
+{
+	struct json_object *o = json_object_new_object(), *frames = json_object_new_array();
+
+	jset_u64(o, "stack_id", s->stack_id);
+	jset_u64(o, "allocations", s->allocations);
+	jset_u64(o, "bytes", s->bytes);
+	jset_u64(o, "live_blocks", s->live_blocks);
+	jset_u64(o, "live_bytes", s->live_bytes);
+	jset_str(o, "stack", stop_name(s->stop));
+	for (uint32_t k = 0; k < s->n_frames; k++) {
+		struct json_object *f = json_object_new_object();
+		const struct mt_frame_info *fi = s->sym ? &s->sym[k] : NULL;
+
+		jset(f, "function", fi && fi->function ? jstr(fi->function) : NULL);
+		jset(f, "file", fi && fi->path ? jstr(fi->path) : NULL);
+		jset_u64(f, "offset", fi ? fi->offset : s->frames[k]);
+		json_object_array_add(frames, f);
+	}
+	jset(o, "frames", frames);
+	return o;
+}
+
 static struct json_object *json_report(const struct mt_report *rep)
 {
 	struct json_object *o = json_object_new_object(), *a;
@@ -272,6 +302,10 @@ static struct json_object *json_report(const struct mt_report *rep)
 	jset(o, "not_probed", json_unprobed(rep));
 	jset(o, "families", json_families(rep));
 	jset(o, "histogram", json_histogram(rep));
+	a = json_object_new_array();
+	for (i = 0; i < mt_sites_count(rep->sites); i++)
+		json_object_array_add(a, json_site(mt_sites_get(rep->sites, i)));
+	jset(o, "sites", a);
 	return o;
 }
 

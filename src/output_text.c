@@ -428,6 +428,11 @@ static void summary_losses(const struct mt_report *rep, FILE *out)
 			"memtrack: %" PRIu64 " attach requests dropped (recovered by rescanning "
 			"mappings)\n",
 			f->requests_dropped);
+	if (f->stacks_lost)
+		fprintf(out,
+			"memtrack: WARNING: %" PRIu64 " allocations recorded without their stack "
+			"(the stacks map or the events ring was full)\n",
+			f->stacks_lost);
 }
 
 int mt_output_summary(const char *artifact_path, FILE *out)
@@ -454,6 +459,9 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 		bytes_str(b2, sizeof(b2), t->peak_bytes), t->live_blocks,
 		bytes_str(b3, sizeof(b3), t->live_bytes));
 	summary_files(rep, out);
+	if (mt_sites_count(rep->sites))
+		fprintf(out, "memtrack: stacks: %zu distinct (memtrack report [--folded] FILE)\n",
+			mt_sites_count(rep->sites));
 	if (!rep->has_footer)
 		snprintf(b1, sizeof(b1), "unknown");
 	else if (t->dropped)

@@ -142,7 +142,12 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 	}
 	ft->bytes_allocated += e->size;
 	rep->histogram[mt_report_bucket(e->size)]++;
-	return 0;
+	return e->stack_id ? mt_sites_alloc(rep->sites, e->stack_id, e->size, e->addr != 0) : 0;
+}
+
+static void site_release(void *arg, uint32_t stack_id, uint64_t size, int sign)
+{
+	mt_sites_release(arg, stack_id, size, sign);
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */
@@ -173,7 +178,8 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 	case MT_ITEM_PROCESS:
 		return mt_images_process(rep->index->images, it->process);
 	case MT_ITEM_FILE:
-		return add_file(rep, it->file);
+		err = mt_sites_add_file(rep->sites, it->file);
+		return err ? err : add_file(rep, it->file);
 	case MT_ITEM_EVENTS:
 		for (i = 0; i < it->n_events; i++) {
 			err = add_event(rep, &it->events[i]);
@@ -187,6 +193,8 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 		return 0;
 	case MT_ITEM_UNPROBED:
 		return add_unprobed(rep, it->unprobed);
+	case MT_ITEM_STACK:
+		return mt_sites_add_stack(rep->sites, it->stack);
 	}
 	return 0;
 }
@@ -307,10 +315,11 @@ int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **out, 
 	*out = NULL;
 	rep = calloc(1, sizeof(*rep));
 	if (!rep || !(rep->index = calloc(1, sizeof(*rep->index))) ||
-	    !(rep->index->images = mt_images_new())) {
+	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new())) {
 		ret = -ENOMEM;
 		goto fail;
 	}
+	mt_images_on_release(rep->index->images, site_release, rep->sites);
 	ret = copy_info(rep, mt_artifact_info(r));
 	if (ret)
 		goto fail;
@@ -392,6 +401,7 @@ void mt_report_free(struct mt_report *rep)
 		mt_images_free(rep->index->images);
 		free(rep->index);
 	}
+	mt_sites_free(rep->sites);
 	free(rep);
 }
 

@@ -21,6 +21,7 @@
 #include "artifact_read.h"
 #include "family.h"
 #include "images.h"
+#include "sites.h"
 
 struct mt_report_totals {
 	uint64_t allocations;
@@ -94,6 +95,8 @@ struct mt_report {
 	/* Per family; index MT_FAM_MAX collects events of undescribed files or unknown families. */
 	struct mt_report_totals families[MT_FAM_MAX + 1];
 	uint64_t histogram[MT_REPORT_HIST_BUCKETS];
+	/* Allocation sites (artifacts of runs with --stacks); none otherwise. Never NULL. */
+	struct mt_sites *sites;
 	struct mt_report_index *index; /* lookup tables while aggregating */
 };
 

@@ -225,6 +225,7 @@ static int open_tracking(struct sup *s)
 	    .system_scope = s->cfg->system_scope,
 	    .events = s->cfg->artifact_path != NULL,
 	    .ring_size = s->cfg->ring_size,
+	    .stacks = s->cfg->stacks,
 	    .no_backpressure = sup_backpressure_off(),
 	    .no_uprobe_multi = sup_uprobe_multi_off(),
 	    .verbose = s->cfg->verbose,
@@ -285,6 +286,12 @@ static int finish_artifact(struct sup *s)
 	foot.requests_dropped = c.requests_dropped;
 	foot.events_dropped = c.events_dropped;
 	foot.args_lost = c.args_lost;
+	foot.stacks_lost = c.stacks_lost;
+	if (s->cfg->verbose && c.stack_collisions)
+		fprintf(stderr,
+			"memtrack: %llu allocation stacks shared a hash with another: each was "
+			"recorded under its own id\n",
+			(unsigned long long)c.stack_collisions);
 	if (s->cfg->verbose && c.pressure_stops)
 		fprintf(
 		    stderr,

@@ -27,6 +27,7 @@ struct mt_run_config {
 	bool system_scope; /* --probe-scope=system: probes in every process (pid -1), not per
 			      process */
 	size_t ring_size;  /* events ring buffer bytes (a power of two, pages); 0: default */
+	bool stacks;	   /* --stacks: each allocation's call stack (docs/STACKS.md) */
 	bool verbose;
 	struct mt_identity identity; /* who the command runs as (mt_choose_user) */
 };

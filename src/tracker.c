@@ -238,6 +238,9 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	t->skel->rodata->pidns_nested = t->pidns.st_ino != MT_PROC_PID_INIT_INO;
 	t->skel->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
 	t->skel->rodata->pidns_ino = t->pidns.st_ino;
+	t->skel->rodata->stacks_enabled = t->cfg.stacks && t->cfg.events;
+	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
+	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
 	err = memtrack_bpf__load(t->skel);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
@@ -392,6 +395,12 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 		err = -errno;
 		goto fail;
 	}
+	if (cfg->stacks && cfg->events) {
+		err = mt_unwind_loader_new(&t->unwind, bpf_map__fd(t->skel->maps.unwind_tables),
+					   bpf_map__fd(t->skel->maps.unwind_files));
+		if (err)
+			goto fail;
+	}
 	t->skel->bss->events_enabled = cfg->events;
 	t->skel->bss->tracking_enabled = 1;
 	*out = t;
@@ -527,6 +536,11 @@ void mt_tracker_close(struct mt_tracker *t)
 		if (t->files[i].fd > 0)
 			close(t->files[i].fd);
 	}
+	if (t->unwind && t->cfg.verbose)
+		fprintf(stderr, "memtrack: %zu unwind tables loaded, %zu rows (%zu KiB)\n",
+			mt_unwind_loaded_tables(t->unwind), mt_unwind_loaded_rows(t->unwind),
+			mt_unwind_loaded_rows(t->unwind) * 8 /* bytes per row */ / 1024);
+	mt_unwind_loader_free(t->unwind);
 	free(t->files);
 	free(t->arms);
 	free(t->deferred);
@@ -610,5 +624,9 @@ int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c)
 		err = tracker_read_counter(t, MT_CNT_WATCHER_STOPS, &c->watcher_stops);
 	if (!err)
 		err = tracker_read_counter(t, MT_CNT_PRESSURE_STOPS, &c->pressure_stops);
+	if (!err)
+		err = tracker_read_counter(t, MT_CNT_STACKS_LOST, &c->stacks_lost);
+	if (!err)
+		err = tracker_read_counter(t, MT_CNT_STACK_COLLISIONS, &c->stack_collisions);
 	return err;
 }

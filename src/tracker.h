@@ -35,8 +35,10 @@ struct mt_tracked_file {
 	struct mt_inode_key key;
 	uint16_t file_id;
 	enum mt_family family;
-	unsigned int probes; /* probe points attached */
-	bool no_symbols;     /* neither .dynsym nor .symtab: reported */
+	unsigned int probes;  /* probe points attached */
+	bool no_symbols;      /* neither .dynsym nor .symtab: reported */
+	uint32_t unwind_rows; /* --stacks: rows of its unwind table, 0: unwound by frame pointer */
+	int unwind_err;	      /* --stacks: why it has no table (0: it has one, or no --stacks) */
 	char build_id[41];
 	char *path;
 	struct mt_links system; /* --probe-scope=system: the links in every process */
@@ -51,6 +53,7 @@ struct mt_tracker_config {
 	enum mt_placement_mode placement;
 	bool system_scope;    /* probes in every process (pid -1), filtered in BPF */
 	bool events;	      /* record allocation events (an artifact receives them) */
+	bool stacks;	      /* unwind each allocation's stack (docs/STACKS.md) */
 	size_t ring_size;     /* events ring buffer bytes, 0 for the default */
 	bool no_backpressure; /* test builds only: a full ring drops events instead */
 	bool
@@ -175,6 +178,8 @@ struct mt_drop_counts {
 	uint64_t args_lost;
 	uint64_t watcher_stops;
 	uint64_t pressure_stops;
+	uint64_t stacks_lost;	   /* allocations without a stack id: a map or the ring was full */
+	uint64_t stack_collisions; /* stacks that share a hash with another */
 };
 int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c);
 

@@ -74,6 +74,8 @@ static int record_file(struct mt_tracker *t, const struct mt_tracked_file *f)
 	    .file_id = f->file_id,
 	    .family = f->family,
 	    .probes = f->probes,
+	    .unwind_rows = f->unwind_rows,
+	    .unwind_error = f->unwind_err,
 	};
 
 	if (!t->artifact)
@@ -122,6 +124,31 @@ static int handle_file_without_id(struct mt_tracker *t, const struct mt_inode_ke
 }
 
 /*
+ * --stacks: the file's unwind table into the BPF unwinder's maps, for every executable file
+ * (any of them may be on an allocation's stack), before its first instruction runs. A file
+ * without one is unwound by frame pointer, and says so with -v and in the artifact.
+ */
+static int load_unwind_table(struct mt_tracker *t, struct mt_tracked_file *f, int fd)
+{
+	struct mt_unwind_status st;
+	char p[MT_PRINTABLE_MAX];
+	int err = mt_unwind_load(t->unwind, f->key.dev, f->key.ino, fd, f->file_id, &st);
+
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		st.err = err;
+		st.rows = 0;
+	}
+	f->unwind_rows = st.rows;
+	f->unwind_err = st.err;
+	if (t->cfg.verbose && st.err)
+		fprintf(stderr, "memtrack: %s: %s: its frames are unwound by frame pointer\n",
+			mt_printable(p, sizeof(p), f->path), mt_unwind_status_reason(st.err));
+	return 0;
+}
+
+/*
  * Classify the file open at fd (the inode key) and attach its probes; then mark it DONE. What
  * cannot be classified or probed is recorded as not probed and the run goes on: only memtrack's
  * own failures (no memory, a BPF map that refuses an update) are returned.
@@ -162,6 +189,11 @@ static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int
 					   c.refused[i].reason);
 		if (c.family != MT_FAM_NONE && c.n_points)
 			err = tracker_attach_file(t, f, fd, &c, pid);
+		if (err)
+			goto out;
+	}
+	if (t->unwind) {
+		err = load_unwind_table(t, f, fd);
 		if (err)
 			goto out;
 	}

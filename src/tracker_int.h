@@ -16,6 +16,7 @@
 
 #include "procmaps.h"
 #include "tracker.h"
+#include "unwind_load.h"
 
 /*
  * With back-pressure the ring no longer has to hold a burst, only what the consumer drains in
@@ -28,11 +29,14 @@
 /*
  * Back-pressure stops a thread that emits while more than 3/4 of the events ring waits for the
  * consumer. The quarter above that mark holds what threads emit between crossing it and their
- * stop: at most 3 events of 56 bytes (with the ring's header) per thread, the rest of one probe
- * hit, so a 2 MiB ring's 512 KiB headroom holds them for 3,000 threads at once.
+ * stop: at most 3 events of 64 bytes (with the ring's header) per thread, the rest of one probe
+ * hit, so a 2 MiB ring's 512 KiB headroom holds them for 2,700 threads at once; with --stacks a
+ * thread may add one new stack's record (1,056 bytes): 430 threads at once.
  */
 #define PRESSURE_MARK(ring) ((ring) / 4 * 3)
 #define MAX_FILES	    65535 /* file ids are 16 bits in events */
+/* --stacks: distinct stacks the kernel keeps (each about 1 KiB, allocated as they appear). */
+#define MAX_STACKS	    (1u << 18)
 
 /* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
 #define MAX_CLOSERS 32
@@ -104,6 +108,8 @@ struct mt_tracker {
 	struct closer_queue closer;
 	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */
 	struct stat pidns;	      /* memtrack's own pid namespace (/proc/self/ns/pid) */
+	struct mt_unwind_loader
+	    *unwind; /* --stacks: the files' tables in the BPF unwinder's maps */
 };
 
 /* tracker.c */

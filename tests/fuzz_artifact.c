@@ -94,6 +94,21 @@ static void check_fd_path(const uint8_t *data, size_t size, int mem_ret,
 	mt_report_free(rep);
 }
 
+/* A site counts calls the totals count, and never more live blocks than it made. */
+static void check_sites(const struct mt_report *rep)
+{
+	uint64_t calls = 0;
+
+	for (size_t i = 0; i < mt_sites_count(rep->sites); i++) {
+		const struct mt_site *site = mt_sites_get(rep->sites, i);
+
+		calls += site->allocations;
+		check(site->live_blocks <= site->allocations, "a site's live blocks it made");
+	}
+	check(calls <= rep->totals.allocations + rep->totals.reallocs,
+	      "sites count calls the totals count");
+}
+
 /* Whatever events the bytes decode to, the encoder writes them so that they decode the same. */
 static void check_evblock(const uint8_t *data, size_t size)
 {
@@ -142,9 +157,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_sums(rep);
+	check_sites(rep);
 	check_fd_path(data, size, 0, rep);
 	mt_output_text(rep, devnull, 3);
 	mt_output_json(rep, devnull);
+	mt_output_sites(rep, devnull, 3);
+	mt_output_folded(rep, MT_FOLDED_BYTES, devnull);
 	mt_report_free(rep);
 	return 0;
 }

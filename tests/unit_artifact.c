@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "artifact.h"
+#include "../bpf/unwind_row.h"
 #include "artifact_read.h"
 #include "evblock.h"
 #include "lib/suite.h"
@@ -62,8 +63,20 @@ static struct mt_event mkev(uint64_t i)
 	    .file_id = (uint16_t)(i % 4),
 	    .kind = (uint8_t)(1 + i % (MT_K_MAX - 1)),
 	    .flags = (uint8_t)(i % 7 == 0),
+	    .stack_id = i % 3 ? (uint32_t)(i * 300) : 0,
 	};
 	return e;
+}
+
+/* A stack of n frames: in files (MT_FRAME) and, the last, an absolute address. */
+static struct mt_artifact_stack mkstack(uint32_t id, uint32_t n)
+{
+	struct mt_artifact_stack s = {.id = id, .stop = MT_UNWIND_TRUNCATED, .n = n};
+
+	for (uint32_t i = 0; i + 1 < n; i++)
+		s.frames[i] = MT_FRAME(i % 3, 0x1000 + i * 16);
+	s.frames[n - 1] = 0x7fff12345678ULL;
+	return s;
 }
 
 static char *const test_argv[] = {"prog", "--flag", "arg with spaces", "", NULL};
@@ -77,15 +90,17 @@ static const struct mt_artifact_header test_header = {
 };
 
 /*
- * A small artifact: process, file, 5 events, process again (exited), footer. Returns its
+ * A small artifact: process, file, stack, 5 events, process again (exited), footer. Returns its
  * offsets: the end of the header, and the total length.
  */
 static uint8_t *small_artifact(size_t *len, size_t *hdr_len)
 {
 	struct mt_artifact_writer *w;
 	struct mt_artifact_process p = {.pid = 42, .parent = 0};
-	struct mt_artifact_file f = {.file_id = 1, .family = 1, .probes = 12};
+	struct mt_artifact_file f = {
+	    .file_id = 1, .family = 1, .probes = 12, .unwind_rows = 28274, .unwind_error = -61};
 	struct mt_artifact_footer foot = {.events = 5, .events_dropped = 2, .end_mono_ns = 999000};
+	struct mt_artifact_stack st = mkstack(300, 128);
 	struct mt_event ev[5];
 	char *path = mt_tmpfile();
 	uint8_t *buf;
@@ -99,6 +114,7 @@ static uint8_t *small_artifact(size_t *len, size_t *hdr_len)
 	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
 	ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
 	ck_assert_int_eq(mt_artifact_write_file(w, &f), 0);
+	ck_assert_int_eq(mt_artifact_write_stack(w, &st), 0);
 	ck_assert_int_eq(mt_artifact_write_events(w, ev, 3), 0);
 	ck_assert_int_eq(mt_artifact_write_events(w, ev + 3, 2), 0);
 	p.exited = true;
@@ -199,12 +215,13 @@ START_TEST(roundtrip)
 	struct mt_artifact_item it;
 	const struct mt_artifact_info *in;
 	char err[MT_ARTIFACT_ERRLEN];
+	struct mt_artifact_stack want_stack = mkstack(300, 128);
 	uint64_t nev = 0;
-	int procs = 0, ret;
+	int procs = 0, stacks = 0, ret;
 
 	ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, err, sizeof(err)), 0);
 	in = mt_artifact_info(r);
-	ck_assert_uint_eq(in->version, 3);
+	ck_assert_uint_eq(in->version, 4);
 	ck_assert_uint_eq(in->start_time_ns, 1700000000123456789ULL);
 	ck_assert_uint_eq(in->start_mono_ns, 555000);
 	ck_assert_str_eq(in->watcher, "tracepoint");
@@ -229,6 +246,12 @@ START_TEST(roundtrip)
 			ck_assert_str_eq(it.file->path, "/lib/libc.so.6");
 			ck_assert_str_eq(it.file->build_id,
 					 "0123456789abcdef0123456789abcdef01234567");
+			ck_assert_uint_eq(it.file->unwind_rows, 28274);
+			ck_assert_int_eq(it.file->unwind_error, -61);
+			break;
+		case MT_ITEM_STACK:
+			ck_assert_mem_eq(it.stack, &want_stack, sizeof(want_stack));
+			stacks++;
 			break;
 		case MT_ITEM_EVENTS:
 			for (size_t i = 0; i < it.n_events; i++) {
@@ -251,6 +274,7 @@ START_TEST(roundtrip)
 	}
 	ck_assert_int_eq(ret, 0);
 	ck_assert_int_eq(procs, 2);
+	ck_assert_int_eq(stacks, 1);
 	ck_assert_uint_eq(nev, 5);
 	ck_assert(!mt_artifact_truncated(r));
 	mt_artifact_close(r);
@@ -846,6 +870,41 @@ START_TEST(older_versions)
 }
 END_TEST
 
+/* A stack record: its id, its frame count and its length must agree; version 3 skips it. */
+START_TEST(stack_records)
+{
+	size_t len, hdr, at;
+	uint8_t *buf = small_artifact(&len, &hdr);
+	struct counts c;
+
+	at = record_at(buf, len, hdr, MT_REC_STACK);
+	ck_assert_uint_eq(get32(buf + at + 4), 12 + 8 * 128);
+	/* No frame, more frames than a stack holds, more than the record holds, id 0. */
+	put32(buf + at + 16, 0);
+	c = read_all(buf, len);
+	ck_assert_int_eq(c.err, -EBADMSG);
+	ck_assert_msg(strstr(c.msg, "bad stack record"), "%s", c.msg);
+	put32(buf + at + 16, 129);
+	ck_assert_int_eq(read_all(buf, len).err, -EBADMSG);
+	put32(buf + at + 16, 128);
+	put32(buf + at + 8, 0);
+	ck_assert_int_eq(read_all(buf, len).err, -EBADMSG);
+	put32(buf + at + 8, 300);
+	put32(buf + at + 4, 12 + 8 * 127);
+	ck_assert_int_eq(read_all(buf, len).err, -EBADMSG);
+	put32(buf + at + 4, 12 + 8 * 128);
+	c = read_all(buf, len);
+	ck_assert_int_eq(c.err, 0);
+	ck_assert_uint_eq(c.events, 5);
+	/* Labelled version 3: an unknown record type, passed over; the events still count. */
+	put32(buf + 8, 3);
+	c = read_all(buf, len);
+	ck_assert_int_eq(c.err, 0);
+	ck_assert_uint_eq(c.events, 5);
+	free(buf);
+}
+END_TEST
+
 START_TEST(footer_checks)
 {
 	size_t len, hdr;
@@ -854,7 +913,7 @@ START_TEST(footer_checks)
 
 	/* The footer's event count disagrees with the batches. */
 	memcpy(copy, buf, len);
-	copy[len - 40] ^= 1;
+	copy[len - MT_ARTIFACT_FOOTER_SIZE] ^= 1;
 	expect_error(copy, len, -EBADMSG, "footer counts");
 	/* Anything after the footer. */
 	memcpy(copy, buf, len);
@@ -883,10 +942,10 @@ START_TEST(header_checks)
 	ck_assert_str_eq(err, "not a memtrack artifact (empty file)");
 
 	memcpy(copy, buf, len);
-	put32(copy + 8, 4);
+	put32(copy + 8, 5);
 	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EPROTONOSUPPORT);
-	ck_assert_str_eq(err, "unsupported artifact format version 4 (this memtrack reads "
-			      "versions 1 to 3)");
+	ck_assert_str_eq(err, "unsupported artifact format version 5 (this memtrack reads "
+			      "versions 1 to 4)");
 
 	memcpy(copy, buf, len);
 	put32(copy + 12, MT_ARTIFACT_HEADER_MAX + 1);
@@ -940,6 +999,7 @@ static Suite *artifact_suite(void)
 	tcase_add_test(tc, corrupt_lengths);
 	tcase_add_test(tc, corrupt_blocks);
 	tcase_add_test(tc, older_versions);
+	tcase_add_test(tc, stack_records);
 	tcase_add_test(tc, footer_checks);
 	tcase_add_test(tc, header_checks);
 	suite_add_tcase(s, tc);

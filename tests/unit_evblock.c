@@ -51,7 +51,8 @@ static const struct mt_event edge[] = {
      .align = UINT32_MAX,
      .file_id = UINT16_MAX,
      .kind = UINT8_MAX,
-     .flags = UINT8_MAX},
+     .flags = UINT8_MAX,
+     .stack_id = UINT32_MAX},
     /* Back to zero: every delta as negative as it gets. */
     {.kind = MT_K_FREE},
     /* Huge gaps both ways, a tid far below its pid, an old address far from the new one. */
@@ -75,6 +76,9 @@ static const struct mt_event edge[] = {
     {.ts_ns = 4, .pid = 7, .tid = 7, .addr = 0x20, .size = 8, .kind = 30, .flags = 0x80},
     {.ts_ns = 4, .pid = 7, .tid = 8, .addr = 0x20, .size = 8, .kind = 31, .flags = 0x3},
     {.ts_ns = 4, .pid = 7, .tid = 6, .addr = 0x20, .align = 64, .kind = MT_K_MEMALIGN},
+    /* A stack id (version 4), and none again. */
+    {.ts_ns = 9, .pid = 7, .tid = 6, .addr = 0x30, .size = 16, .kind = MT_K_MALLOC, .stack_id = 1},
+    {.ts_ns = 9, .pid = 7, .tid = 6, .addr = 0x30, .kind = MT_K_FREE},
 };
 
 #define N_EDGE (sizeof(edge) / sizeof(edge[0]))
@@ -164,7 +168,7 @@ START_TEST(bad_entries_are_refused)
 	static const uint8_t wide_ts[] = {0x01, 0x80, 0x80, 0x80, 0x80, 0x80,
 					  0x80, 0x80, 0x80, 0x80, 0x02, 0x00};
 	/* Extension bits the format does not define. */
-	static const uint8_t ext_40[] = {0x81, 0x40, 0x00, 0x00};
+	static const uint8_t ext_80[] = {0x81, 0x80, 0x00, 0x00};
 	/* A pid beyond 32 bits, a file id beyond 16. */
 	static const uint8_t big_pid[] = {0x81, 0x01, 0x00, 0x80, 0x80, 0x80, 0x80, 0x10, 0x00};
 	static const uint8_t big_file[] = {0x81, 0x04, 0x00, 0x80, 0x80, 0x04, 0x00};
@@ -176,7 +180,7 @@ START_TEST(bad_entries_are_refused)
 
 	ck_assert_int_eq(get(long_ts, sizeof(long_ts), &used), MT_EVB_CORRUPT);
 	ck_assert_int_eq(get(wide_ts, sizeof(wide_ts), &used), MT_EVB_CORRUPT);
-	ck_assert_int_eq(get(ext_40, sizeof(ext_40), &used), MT_EVB_CORRUPT);
+	ck_assert_int_eq(get(ext_80, sizeof(ext_80), &used), MT_EVB_CORRUPT);
 	ck_assert_int_eq(get(big_pid, sizeof(big_pid), &used), MT_EVB_CORRUPT);
 	ck_assert_int_eq(get(big_file, sizeof(big_file), &used), MT_EVB_CORRUPT);
 	ck_assert_int_eq(get(big_flags, sizeof(big_flags), &used), MT_EVB_CORRUPT);

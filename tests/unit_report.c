@@ -117,7 +117,7 @@ static char *write_script(void)
 		ck_assert_int_eq(mt_artifact_write_events(w, S->ev, S->n), 0);
 		ck_assert_int_eq(mt_artifact_finish(w, &S->footer), 0);
 		ck_assert_int_eq(stat(path, &st), 0);
-		ck_assert_int_eq(truncate(path, st.st_size - 8 - 40 - 2), 0);
+		ck_assert_int_eq(truncate(path, st.st_size - 8 - MT_ARTIFACT_FOOTER_SIZE - 2), 0);
 		return path;
 	}
 	ck_assert_int_eq(mt_artifact_write_events(w, S->ev, S->n / 2), 0);
@@ -231,6 +231,65 @@ START_TEST(realloc_chain)
 	mfree(100, 0xe0);				  /* 0 */
 	rep = load();
 	T_EQ(&rep->totals, 1, 1, 6, 10 + 20 + 30 + 50 + 0 + 70 + 12, 80, 0, 0);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* The last event made so far carries stack id. */
+static void from(uint32_t stack_id)
+{
+	S->ev[S->n - 1].stack_id = stack_id;
+}
+
+static const struct mt_site *site_of(const struct mt_report *rep, uint32_t id)
+{
+	for (size_t i = 0; i < mt_sites_count(rep->sites); i++)
+		if (mt_sites_get(rep->sites, i)->stack_id == id)
+			return mt_sites_get(rep->sites, i);
+	ck_abort_msg("no site %u", id);
+	return NULL;
+}
+
+/*
+ * Sites (--stacks): calls and bytes per stack, and its blocks never freed by the program; a
+ * realloc's old block leaves the site that made it, a failed realloc gives it back, an exit
+ * releases nothing (its blocks stay live at exit).
+ */
+START_TEST(sites_count_calls_bytes_and_live)
+{
+	struct mt_report *rep;
+	const struct mt_site *s7, *s9;
+
+	alloc(100, MT_K_MALLOC, 0xa0, 10);
+	from(7);
+	alloc(100, MT_K_MALLOC, 0xb0, 20);
+	from(7);
+	alloc(100, MT_K_MALLOC, 0xc0, 40);
+	from(7);
+	mfree(100, 0xa0);
+	re(100, 0xb0, 0xd0, 50); /* no entry record: the old block leaves at the return */
+	from(9);
+	ev(100, MT_K_REALLOC_RELEASE, 0xc0, 0, 0, 0, 1);
+	ev(100, MT_K_REALLOC, 0, 99, 0xc0, MT_EV_FAILED, 1); /* gives 0xc0 back to site 7 */
+	from(9);
+	ev(100, MT_K_MALLOC, 0, 5, 0, MT_EV_FAILED, 1); /* failed: counted nowhere */
+	from(9);
+	alloc(100, MT_K_MALLOC, 0xe0, 8); /* no stack */
+	rep = load();
+	ck_assert_uint_eq(mt_sites_count(rep->sites), 2);
+	s7 = site_of(rep, 7);
+	s9 = site_of(rep, 9);
+	ck_assert_uint_eq(s7->allocations, 3);
+	ck_assert_uint_eq(s7->bytes, 70);
+	ck_assert_uint_eq(s7->live_blocks, 1); /* 0xc0 */
+	ck_assert_uint_eq(s7->live_bytes, 40);
+	ck_assert_uint_eq(s9->allocations, 1);
+	ck_assert_uint_eq(s9->bytes, 50);
+	ck_assert_uint_eq(s9->live_blocks, 1); /* 0xd0 */
+	ck_assert_uint_eq(s9->live_bytes, 50);
+	/* No stack record came: no frames, and the stack is not called complete. */
+	ck_assert_uint_eq(s7->n_frames, 0);
+	ck_assert_uint_ne(s7->stop, 0);
 	mt_report_free(rep);
 }
 END_TEST
@@ -1109,6 +1168,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, malloc_free_pairs);
 	tcase_add_test(tc, calloc_and_aligned_kinds);
 	tcase_add_test(tc, realloc_chain);
+	tcase_add_test(tc, sites_count_calls_bytes_and_live);
 	tcase_add_test(tc, jemalloc_kinds);
 	tcase_add_test(tc, every_free_kind);
 	tcase_add_test(tc, leaks);

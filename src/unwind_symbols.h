@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbolisation of recorded stacks after the run (docs/STACKS.md): a frame names a file and an
+ * offset in it (MT_FRAME, bpf/unwind_row.h); the file's symbols (.symtab, else .dynsym, and the
+ * .symtab of its separate debug file found by build id under /usr/lib/debug/.build-id) give the
+ * function. Read with libelf, each file once, when its first frame is asked for.
+ */
+#ifndef MT_UNWIND_SYMBOLS_H
+#define MT_UNWIND_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_symbols;
+
+/* debug_root: where build-id debug files live ("/usr/lib/debug"); NULL for that default. */
+struct mt_symbols *mt_symbols_new(const char *debug_root);
+void mt_symbols_free(struct mt_symbols *s);
+
+/*
+ * What file_id names: the path recorded when it was mapped, and its build id (lower-case hex, ""
+ * when none). A file whose build id differs from the recorded one (replaced since the run) is
+ * not used; its debug file still is. Returns 0 or -ENOMEM.
+ */
+int mt_symbols_add_file(struct mt_symbols *s, uint16_t file_id, const char *path,
+			const char *build_id);
+
+struct mt_frame_info {
+	const char *function; /* NULL when unknown; owned by s, valid until it is freed */
+	uint64_t offset;      /* the pc's file offset (or its address when it lies in no file) */
+	uint64_t in_function; /* offset of the pc past the function's start */
+	const char *path;     /* the file, NULL for an address in no file */
+};
+
+/*
+ * Resolve one frame. A return address (every frame but a stack's first) is looked up one byte
+ * back, inside its call instruction, so that a call at the end of a function names it.
+ */
+void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_address,
+			struct mt_frame_info *out);
+
+#endif

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation stacks (memtrack run --stacks, docs/STACKS.md): the stacks fixture's allocations
+ * come from known call chains (fixtures/README.md), and the report's folded stacks must name
+ * them frame by frame with their exact counts, bytes and live bytes: through the PLT, from a
+ * dlopen'd plugin, from a thread, from a signal handler, a recursion past the frame limit
+ * (marked truncated), in a dynamic and a static binary.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+#define RECURSE_FRAMES 126 /* 128 pcs: malloc, stk_deep_leaf, then stk_recurse */
+
+/* memtrack run -q --stacks [opt] -o DIR/a.mtk -- argv...; the artifact's path (to free). */
+static char *record(const char *opt, const char *const *cmd, struct mt_out *o)
+{
+	char dir[64], *art = malloc(128);
+	const char *argv[16] = {MEMTRACK, "run", "-q", "--stacks", "-o", art};
+	int n = 6;
+
+	mt_tmpdir(dir);
+	snprintf(art, 128, "%s/a.mtk", dir);
+	if (opt)
+		argv[n++] = opt;
+	argv[n++] = "--";
+	for (int i = 0; cmd[i]; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, o), 0);
+	ck_assert_msg(o->code == 0, "run failed (%d): %s", o->code, o->err);
+	return art;
+}
+
+/*
+ * The frames from the entry point to main: _start, __libc_start_main (exported), and glibc's
+ * __libc_start_call_main, a static function named only where glibc's debug file is installed
+ * (libc6-dbg; else "libc.so.6+0x..."), so the tests read it as "*".
+ */
+#define ENTRY "_start;__libc_start_main;"
+#define MAIN  ENTRY "*;main;"
+
+/* text with ENTRY, one frame and main at the start of a line made MAIN (to free). */
+static char *entry_to_main(char *text)
+{
+	char *out = calloc(1, strlen(text) + 1), *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *rest = line + strlen(ENTRY), *semi = strchr(rest, ';');
+
+		if (!strncmp(line, ENTRY, strlen(ENTRY)) && semi && !strncmp(semi, ";main;", 6)) {
+			strcat(out, MAIN);
+			strcat(out, semi + 6);
+		} else {
+			strcat(out, line);
+		}
+		strcat(out, "\n");
+	}
+	free(text);
+	return out;
+}
+
+/* memtrack report --folded=metric on art: its stdout, through entry_to_main (to free). */
+static char *folded(const char *art, const char *metric)
+{
+	char opt[32];
+	const char *argv[] = {MEMTRACK, "report", opt, art, NULL};
+	struct mt_out o;
+
+	snprintf(opt, sizeof(opt), "--folded=%s", metric);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "report failed: %s", o.err);
+	free(o.err);
+	return entry_to_main(o.out);
+}
+
+/* The frames of the one line of text that starts with prefix and ends with suffix. */
+static int frames_of_line(const char *text, const char *prefix, const char *suffix)
+{
+	int found = 0, frames = 0;
+
+	for (const char *l = text; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l), sl = strlen(suffix);
+
+		if (!strncmp(l, prefix, strlen(prefix)) && len >= sl &&
+		    !strncmp(l + len - sl, suffix, sl)) {
+			found++;
+			frames = 1;
+			for (size_t i = 0; i < len; i++)
+				frames += l[i] == ';';
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	ck_assert_msg(found == 1, "%d lines '%s...%s' in\n%.4000s", found, prefix, suffix, text);
+	return frames;
+}
+
+/* The lines of text whose allocator's caller (the last frame) is one of the fixture's. */
+static char *fixture_lines(const char *text)
+{
+	char *copy = strdup(text), *out = calloc(1, strlen(text) + 1), *save = NULL;
+
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *last = strrchr(line, ';');
+
+		if (strncmp(last ? last + 1 : line, "stk_", 4))
+			continue;
+		strcat(out, line);
+		strcat(out, "\n");
+	}
+	free(copy);
+	return out;
+}
+
+static void expect_line(const char *lines, const char *want)
+{
+	char w[8192];
+
+	const char *at;
+
+	/* A whole line: at the start, or after a newline. */
+	snprintf(w, sizeof(w), "\n%s\n", want);
+	at = strstr(lines, w + 1);
+	ck_assert_msg(at && (at == lines || strstr(lines, w)), "no line\n%.2000s\nin\n%.4000s",
+		      want, lines);
+}
+
+/* The recursion's stack: cut at the frame limit, so marked truncated and without main. */
+static void expect_recursion(const char *lines, unsigned long weight)
+{
+	char want[8192] = "[truncated];";
+
+	for (int i = 0; i < RECURSE_FRAMES; i++)
+		strcat(want, "stk_recurse;");
+	snprintf(want + strlen(want), sizeof(want) - strlen(want), "stk_deep_leaf %lu", weight);
+	expect_line(lines, want);
+}
+
+/* fixture_lines of the folded stacks by metric (to free). */
+static char *fixture_folded(const char *art, const char *metric)
+{
+	char *all = folded(art, metric), *l = fixture_lines(all);
+
+	free(all);
+	return l;
+}
+
+/* The paths both builds have, by allocations, bytes and bytes never freed. */
+static void expect_common(const char *art, int lines_expected)
+{
+	char *l = fixture_folded(art, "allocations"), *b = fixture_folded(art, "bytes");
+	char *live = fixture_folded(art, "live");
+
+	ck_assert_int_eq(mt_count_lines(l, ""), lines_expected);
+	expect_line(l, MAIN "stk_path_a;stk_leaf_malloc 3");
+	expect_line(l, MAIN "stk_path_b;stk_mid_b;stk_leaf_calloc 2");
+	expect_recursion(l, 1);
+	/*
+	 * A thread's stack ends complete (no marker) at glibc's clone3 and start_thread (named
+	 * where glibc's debug file is installed).
+	 */
+	ck_assert_int_eq(frames_of_line(l, "", ";stk_thread_main;stk_thread_leaf 6"), 4);
+	ck_assert_int_eq(mt_count_lines(l, "["), 1);
+	/*
+	 * Through the signal frame into the interrupted code, down to main: raise, then glibc's
+	 * pthread_kill, where the signal struck, and the signal trampoline __restore_rt.
+	 */
+	ck_assert_int_eq(frames_of_line(l, MAIN "stk_raise;raise;", ";stk_on_signal 1"), 9);
+
+	expect_line(b, MAIN "stk_path_a;stk_leaf_malloc 48");
+	expect_line(b, MAIN "stk_path_b;stk_mid_b;stk_leaf_calloc 48");
+	expect_recursion(b, 64);
+	ck_assert_int_eq(frames_of_line(b, "", ";stk_thread_main;stk_thread_leaf 288"), 4);
+	ck_assert_int_eq(frames_of_line(b, MAIN "stk_raise;raise;", ";stk_on_signal 72"), 9);
+	/* Only the calloc'd blocks are never freed. */
+	ck_assert_str_eq(live, MAIN "stk_path_b;stk_mid_b;stk_leaf_calloc 48\n");
+	free(l);
+	free(b);
+	free(live);
+}
+
+START_TEST(dynamic_binary_call_chains)
+{
+	const char *cmd[] = {FIXTURE("stacks"), NULL};
+	struct mt_out o;
+	char *art = record(NULL, cmd, &o), *l, *b;
+
+	expect_common(art, 7);
+	l = fixture_folded(art, "allocations");
+	/* Through the PLT into the fixture's library: the PLT stub is a jump, no frame. */
+	expect_line(l, MAIN "stk_call_lib;stk_lib_alloc 4");
+	/* The plugin's function, mapped after the start, called through a pointer. */
+	expect_line(l, MAIN "stk_call_plugin;stk_plugin_alloc 5");
+	b = fixture_folded(art, "bytes");
+	expect_line(b, MAIN "stk_call_lib;stk_lib_alloc 128");
+	expect_line(b, MAIN "stk_call_plugin;stk_plugin_alloc 200");
+	free(l);
+	free(b);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* The same program with frame pointers: the tables, not the frame pointers, unwind it alike. */
+START_TEST(frame_pointer_build_call_chains)
+{
+	const char *cmd[] = {FIXTURE("stacks_fp"), NULL};
+	struct mt_out o;
+	char *art = record(NULL, cmd, &o);
+
+	expect_common(art, 7);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
+START_TEST(static_binary_call_chains)
+{
+	const char *cmd[] = {FIXTURE("stacks_static"), NULL};
+	struct mt_out o;
+	char *art = record(NULL, cmd, &o);
+
+	expect_common(art, 5);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* Sum of the weights of the lines of text that contain needle. */
+static unsigned long weight_of(const char *text, const char *needle)
+{
+	unsigned long sum = 0;
+
+	for (const char *l = text; l && *l;) {
+		const char *nl = strchr(l, '\n'), *sp;
+		char *line = strndup(l, nl ? (size_t)(nl - l) : strlen(l));
+
+		sp = strrchr(line, ' ');
+		if (strstr(line, needle) && sp)
+			sum += strtoul(sp + 1, NULL, 10);
+		free(line);
+		l = nl ? nl + 1 : NULL;
+	}
+	return sum;
+}
+
+/*
+ * operator new from known functions; a std::vector grown from one (libstdc++'s frames between).
+ * libstdc++'s operator new forwards to malloc, which is the probed call: operator new is the
+ * allocator's caller. Names are demangled, with their parameters.
+ */
+START_TEST(cxx_call_chains)
+{
+	const char *cmd[] = {FIXTURE("stacks_cxx"), NULL};
+	struct mt_out o;
+	char *art = record(NULL, cmd, &o), *l = folded(art, "allocations");
+
+	expect_line(l, MAIN "stk_cxx_path();stk_new_leaf();operator new(unsigned long) 3");
+	/* Capacity 1, 2, 4 ... 128 for 100 push_backs. */
+	ck_assert_uint_eq(weight_of(l, MAIN "stk_vector_grow();"), 8);
+	free(l);
+	l = folded(art, "bytes");
+	expect_line(l, MAIN "stk_cxx_path();stk_new_leaf();operator new(unsigned long) 120");
+	ck_assert_uint_eq(weight_of(l, MAIN "stk_vector_grow();"),
+			  8 * (1 + 2 + 4 + 8 + 16 + 32 + 64 + 128));
+	free(l);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* One stack per call site, whatever the number of calls: the kernel stores it once. */
+START_TEST(report_lists_sites_with_frames)
+{
+	const char *cmd[] = {FIXTURE("stacks"), NULL};
+	struct mt_out o, r;
+	char *art = record(NULL, cmd, &o);
+	const char *argv[] = {MEMTRACK, "report", "--top", "0", art, NULL};
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &r), 0);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_msg(strstr(r.out, " 3 allocations, 48 B; live at exit: 0 blocks, 0 B\n"
+				    "      malloc\n"
+				    "      stk_leaf_malloc\n"
+				    "      stk_path_a\n"
+				    "      main\n"),
+		      "%.3000s", r.out);
+	/* stk_mid_b's loop of two calls, unrolled: two call sites, the same functions. */
+	ck_assert_int_eq(
+	    mt_count_lines(r.out, " 1 allocations, 24 B; live at exit: 1 blocks, 24 B"), 2);
+	ck_assert_msg(
+	    strstr(r.out, " 1 allocations, 64 B; live at exit: 0 blocks, 0 B (truncated: "),
+	    "%.3000s", r.out);
+	mt_out_free(&r);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* memtrack in a pid namespace of its own, under a pty, as users run it: the same stacks. */
+START_TEST(in_a_pid_namespace_under_a_pty)
+{
+	char dir[64], art[128], line[512];
+	const char *argv[] = {"unshare", "--pid",     "--fork", "--mount-proc", "script", "-qec",
+			      line,	 "/dev/null", NULL};
+	struct mt_out o;
+	char *l;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(line, sizeof(line), "%s run -q --stacks -o %s -- %s", MEMTRACK, art,
+		 FIXTURE("stacks"));
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_msg(o.code == 0, "run failed (%d): %s %s", o.code, o.out, o.err);
+	l = fixture_folded(art, "allocations");
+	expect_line(l, MAIN "stk_path_b;stk_mid_b;stk_leaf_calloc 2");
+	expect_line(l, MAIN "stk_call_plugin;stk_plugin_alloc 5");
+	expect_recursion(l, 1);
+	free(l);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* A file without call frame information: unwound by frame pointer, and -v says so. */
+START_TEST(file_without_cfi_says_so)
+{
+	const char *cmd[] = {"env", "LD_PRELOAD=" FIXTURE("libnocfi.so"), FIXTURE("stacks"), NULL};
+	struct mt_out o;
+	char *art = record("-v", cmd, &o);
+
+	ck_assert_msg(strstr(o.err, "libnocfi.so: no call frame information (.eh_frame, "
+				    ".debug_frame): its frames are unwound by frame pointer\n"),
+		      "%s", o.err);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* Without --stacks there are none, and --folded says how to get them. */
+START_TEST(no_stacks_without_the_option)
+{
+	char dir[64], art[128];
+	const char *run[] = {MEMTRACK, "run", "-q", "-o", art, "--", FIXTURE("stacks"), NULL};
+	const char *rep[] = {MEMTRACK, "report", "--folded", art, NULL};
+	const char *text[] = {MEMTRACK, "report", art, NULL};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	ck_assert_int_eq(mt_run(run, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_msg(strstr(o.err, "the run recorded no stacks (memtrack run --stacks records "
+				    "them)\n"),
+		      "%s", o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(text, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_ptr_null(strstr(o.out, "allocation sites"));
+	mt_out_free(&o);
+}
+END_TEST
+
+START_TEST(bad_options)
+{
+	const char *run[] = {MEMTRACK, "run", "--stacks=dwarf", "--", "true", NULL};
+	const char *rep[] = {MEMTRACK, "report", "--folded=peak", "x.mtk", NULL};
+	const char *both[] = {MEMTRACK, "report", "--folded", "--json", "x.mtk", NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(run, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_msg(strstr(o.err, "invalid --stacks 'dwarf'"), "%s", o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_msg(strstr(o.err, "--folded takes allocations, bytes or live, not 'peak'"), "%s",
+		      o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(both, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 2);
+	mt_out_free(&o);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("stacks");
+	TCase *tc = tcase_create("stacks");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, dynamic_binary_call_chains);
+	tcase_add_test(tc, static_binary_call_chains);
+	tcase_add_test(tc, frame_pointer_build_call_chains);
+	tcase_add_test(tc, cxx_call_chains);
+	tcase_add_test(tc, report_lists_sites_with_frames);
+	tcase_add_test(tc, in_a_pid_namespace_under_a_pty);
+	tcase_add_test(tc, file_without_cfi_says_so);
+	tcase_add_test(tc, no_stacks_without_the_option);
+	tcase_add_test(tc, bad_options);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
