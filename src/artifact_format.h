@@ -21,6 +21,7 @@
 #define MT_ARTIFACT_FILE_FIXED	    8u		/* bytes before the build id string */
 #define MT_ARTIFACT_FOOTER_SIZE	    40u
 #define MT_ARTIFACT_UNPROBED_FIXED  8u	       /* bytes before the path string */
+#define MT_ARTIFACT_HANDOFF_FIXED   8u	       /* bytes before the text string */
 #define MT_ARTIFACT_BLOCK_MAX	    (1u << 20) /* event block payload */
 #define MT_ARTIFACT_BLOCK_FIXED	    4u	       /* the event count before the entries */
 #define MT_ARTIFACT_BLOCK_ENTRY_MIN 3u	       /* tag, timestamp and address of an event */
@@ -32,6 +33,7 @@ enum mt_record_type {
 	MT_REC_FOOTER = 4,
 	MT_REC_UNPROBED = 5, /* version 2 */
 	MT_REC_BLOCK = 6,    /* version 3: events as varint deltas (evblock.h) */
+	MT_REC_HANDOFF = 7,  /* a process handed to a debugger, a file it mapped after */
 };
 
 #endif

@@ -34,6 +34,7 @@ enum mt_item_type {
 	MT_ITEM_EVENTS, /* a batch: part or all of one event record */
 	MT_ITEM_FOOTER,
 	MT_ITEM_UNPROBED,
+	MT_ITEM_HANDOFF,
 };
 
 /* One thing read from the stream. The pointers are valid until the next call on the reader. */
@@ -44,6 +45,7 @@ struct mt_artifact_item {
 		const struct mt_artifact_file *file;
 		const struct mt_artifact_footer *footer;
 		const struct mt_artifact_unprobed *unprobed;
+		const struct mt_artifact_handoff *handoff;
 		struct {
 			const struct mt_event *events;
 			size_t n_events;

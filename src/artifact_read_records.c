@@ -173,6 +173,17 @@ static int parse_unprobed(struct mt_artifact_reader *r, struct cursor *c, uint64
 	return 0;
 }
 
+static int parse_handoff(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
+{
+	struct mt_artifact_handoff *h = &r->handoff;
+	uint8_t zero;
+
+	if (!get_u32(c, &h->pid) || !get_u8(c, &h->what) || !get_u8(c, &zero) ||
+	    !get_u16(c, &h->file_id) || !get_str(c, h->text, sizeof(h->text) - 1))
+		return mt_artread_corrupt(r, at, "bad handoff record");
+	return 0;
+}
+
 /* After the footer the file must end: anything more is not something this writer produced. */
 static int check_end(struct mt_artifact_reader *r)
 {
@@ -218,6 +229,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 		return len >= MT_ARTIFACT_FOOTER_SIZE && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_UNPROBED:
 		return len >= MT_ARTIFACT_UNPROBED_FIXED + 12 && len <= MT_ARTIFACT_META_MAX;
+	case MT_REC_HANDOFF:
+		return len >= MT_ARTIFACT_HANDOFF_FIXED + 4 && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;
@@ -256,6 +269,11 @@ int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, u
 		err = parse_unprobed(r, &c, at);
 		it->type = MT_ITEM_UNPROBED;
 		it->unprobed = &r->unprobed;
+		break;
+	case MT_REC_HANDOFF:
+		err = parse_handoff(r, &c, at);
+		it->type = MT_ITEM_HANDOFF;
+		it->handoff = &r->handoff;
 		break;
 	default:
 		err = parse_footer(r, &c, at);

@@ -23,7 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "artifact.h"
 #include "clock.h"
+#include "events.h"
 #include "printable.h"
 #include "procmaps.h"
 #include "supervisor_int.h"
@@ -84,7 +86,7 @@ static int remember_mapped(const struct mt_map_entry *e, void *arg)
 	return strv_add(&h->known, &h->n_known, e->path) ? 1 : 0;
 }
 
-static bool has_probes(const struct sup *s, const char *path)
+static const struct mt_tracked_file *with_probes(const struct sup *s, const char *path)
 {
 	size_t n = s->tracker ? mt_tracker_file_count(s->tracker) : 0;
 
@@ -92,9 +94,24 @@ static bool has_probes(const struct sup *s, const char *path)
 		const struct mt_tracked_file *f = mt_tracker_file(s->tracker, i);
 
 		if (f->probes && strcmp(f->path, path) == 0)
-			return true;
+			return f;
 	}
-	return false;
+	return NULL;
+}
+
+/* A handoff record in the artifact, in its place in the stream (docs/FORMAT.md, type 7). */
+static void record_handoff(struct sup *s, enum mt_handoff_what what, uint16_t file_id,
+			   const char *text)
+{
+	struct mt_artifact_handoff rec = {.pid = s->ho.pid, .what = what, .file_id = file_id};
+
+	if (!s->artifact)
+		return;
+	snprintf(rec.text, sizeof(rec.text), "%s", text);
+	if (s->events)
+		mt_events_write_handoff(s->events, &rec);
+	else
+		mt_artifact_write_handoff(s->artifact, &rec);
 }
 
 /* A file with probes mapped after the handoff: its calls until it was linked are not recorded. */
@@ -102,12 +119,18 @@ static int note_late(const struct mt_map_entry *e, void *arg)
 {
 	struct sup *s = arg;
 	struct handoff *h = &s->ho;
+	const struct mt_tracked_file *f;
 
 	if (strv_has(h->known, h->n_known, e->path) || strv_has(h->late, h->n_late, e->path))
 		return 0;
-	if (!has_probes(s, e->path))
+	f = with_probes(s, e->path);
+	if (!f)
 		return 0;
-	return strv_add(&h->late, &h->n_late, e->path) ? 1 : 0;
+	if (strv_add(&h->late, &h->n_late, e->path))
+		return 1;
+	record_handoff(s, MT_HANDOFF_LATE_FILE, f->file_id, f->path);
+	s->res->handoff_late_files = h->n_late;
+	return 0;
 }
 
 /* Serve the files the handed-off process mapped since the last look, without stopping it. */
@@ -282,6 +305,8 @@ int sup_hand_off(struct sup *s, struct tracee *t, const char *where)
 	if (!h->where || h->pidfd < 0)
 		return h->where ? -errno : -ENOMEM;
 	mt_procmaps_for_each_exec(pid, remember_mapped, h);
+	/* After the events it made under memtrack: the ones after it were the debugger's time. */
+	record_handoff(s, MT_HANDOFF_AT, 0, where);
 	if (s->tracker) {
 		err = mt_tracker_hand_off(s->tracker, pid);
 		if (err)
@@ -491,7 +516,8 @@ void sup_handoff_report(struct sup *s)
 			"memtrack: process %d could not be handed over whole: %zu thread(s) "
 			"never stopped\n",
 			h->pid, h->n_awaited);
-	if (h->n_late) {
+	/* A readable artifact says it in the summary (memtrack report, too). */
+	if (h->n_late && !(s->artifact && mt_artifact_readable_later(s->artifact))) {
 		fprintf(
 		    stderr,
 		    "memtrack: process %d (%s) mapped files with allocators after its handoff, "
