@@ -399,7 +399,7 @@ int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_arti
 		return err;
 	put_u32(&p, h->pid);
 	put_u8(&p, h->what);
-	put_u8(&p, 0);
+	put_u8(&p, h->flags);
 	put_u16(&p, h->file_id);
 	put_str(&p, h->text, tlen);
 	return record_end(w, p);

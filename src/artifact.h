@@ -57,9 +57,14 @@ enum mt_handoff_what {
  * A process handed to a debugger (--stop-at), or a file with probes that it mapped after its
  * handoff, linked without stopping it: its calls into the file before that are not recorded.
  */
+/* MT_HANDOFF_AT: the processes it creates from now on are not recorded (memtrack is not their
+ * tracer, and its probes are per process). */
+#define MT_HANDOFF_CHILDREN_UNRECORDED 0x1
+
 struct mt_artifact_handoff {
 	uint32_t pid;
 	uint8_t what;	  /* enum mt_handoff_what; others are passed over */
+	uint8_t flags;	  /* MT_HANDOFF_AT: MT_HANDOFF_CHILDREN_UNRECORDED */
 	uint16_t file_id; /* MT_HANDOFF_LATE_FILE: the file's id in file records */
 	/* MT_HANDOFF_AT: where it was stopped (a phrase); MT_HANDOFF_LATE_FILE: the file's path */
 	char text[4096];

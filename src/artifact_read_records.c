@@ -176,9 +176,8 @@ static int parse_unprobed(struct mt_artifact_reader *r, struct cursor *c, uint64
 static int parse_handoff(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
 {
 	struct mt_artifact_handoff *h = &r->handoff;
-	uint8_t zero;
 
-	if (!get_u32(c, &h->pid) || !get_u8(c, &h->what) || !get_u8(c, &zero) ||
+	if (!get_u32(c, &h->pid) || !get_u8(c, &h->what) || !get_u8(c, &h->flags) ||
 	    !get_u16(c, &h->file_id) || !get_str(c, h->text, sizeof(h->text) - 1))
 		return mt_artread_corrupt(r, at, "bad handoff record");
 	return 0;

@@ -412,7 +412,11 @@ static int on_fork(struct mt_images *im, const struct mt_event *e)
 	if (old >= 0 && im->img[old].end == MT_IMAGE_RUNNING)
 		image_end(im, old, MT_IMAGE_EXIT);
 	child = image_new(im, (uint32_t)e->addr, parent, e->size & MT_FORK_SHARED_MM, 0);
-	return child < 0 ? (int)child : 0;
+	if (child < 0)
+		return (int)child;
+	im->img[child].unrecorded = im->img[parent].forks_unrecorded;
+	im->img[child].forks_unrecorded = im->img[parent].forks_unrecorded;
+	return 0;
 }
 
 static int on_exec(struct mt_images *im, const struct mt_event *e)
@@ -431,6 +435,8 @@ static int on_exec(struct mt_images *im, const struct mt_event *e)
 		return (int)next;
 	/* The process keeps its place in the tree; its record names the new exe. */
 	im->img[next].first = im->img[i].first;
+	im->img[next].unrecorded = im->img[i].unrecorded;
+	im->img[next].forks_unrecorded = im->img[i].forks_unrecorded;
 	if (set_str(&im->img[next].position, im->img[i].position))
 		return -ENOMEM;
 	return set_str(&im->img[next].exe, "");
@@ -696,6 +702,8 @@ int mt_images_handoff(struct mt_images *im, const struct mt_artifact_handoff *h,
 		return late_add(g->handoff, h->text);
 	g->handoff->event = events;
 	g->handoff->before = g->c;
+	if (h->flags & MT_HANDOFF_CHILDREN_UNRECORDED)
+		g->forks_unrecorded = true;
 	return set_str(&g->handoff->at, h->text);
 }
 

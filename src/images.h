@@ -83,6 +83,12 @@ struct mt_image {
 	struct mt_heap_counts c;
 	struct mt_released released;	  /* live at exec or at exit, after end */
 	struct mt_image_handoff *handoff; /* NULL: never handed to a debugger */
+	/*
+	 * Created by a process after its handoff to a debugger (or by such a process): memtrack is
+	 * not its tracer, and did not record its allocations (its counts are 0, not its truth).
+	 */
+	bool unrecorded;
+	bool forks_unrecorded; /* the processes it creates are not recorded */
 };
 
 /* What one event counted as, for the counts kept by file and family. */

@@ -24,8 +24,8 @@ struct mt_loader_env {
 /*
  * Call fn with the real path of every object the loader will map for a process that has mapped
  * the n objects already (the program and its interpreter at its exec, more after a dlopen), in
- * the loader's order, each once, none of the n. fn returning non-zero stops the walk, and that is
- * returned; else 0, or -ENOMEM.
+ * the loader's order, each once, none of the n (read before fn is first called: fn may change
+ * them). fn returning non-zero stops the walk, and that is returned; else 0, or -ENOMEM.
  */
 int mt_loader_deps(const struct mt_loader_env *env, const char *const *mapped, size_t n,
 		   int (*fn)(const char *path, void *arg), void *arg);

@@ -169,6 +169,8 @@ static struct json_object *json_image(const struct mt_report *rep, const struct 
 	jset_u64(o, "live_bytes", c->live_bytes);
 	jset_exit(o, p->exited, p->exit_status);
 	jset(o, "handoff", json_handoff(p->handoff));
+	/* Created after a handoff: its counts are not its truth. */
+	jset(o, "allocations_recorded", json_object_new_boolean(!p->unrecorded));
 	return o;
 }
 
@@ -255,6 +257,8 @@ static struct json_object *json_incomplete(const struct mt_report *rep)
 		json_object_array_add(a, json_object_new_string("not_probed"));
 	if (mt_report_mapped_after_handoff(rep))
 		json_object_array_add(a, json_object_new_string("mapped_after_handoff"));
+	if (mt_report_unrecorded_images(rep))
+		json_object_array_add(a, json_object_new_string("created_after_handoff"));
 	return a;
 }
 

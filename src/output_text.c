@@ -269,6 +269,20 @@ static void handoff_counts(const struct mt_image *g, char *buf, size_t n)
 		 g->c.frees - b->frees);
 }
 
+/* The pids of the images created after a handoff, whose allocations were not recorded. */
+static void put_unrecorded(FILE *out, const struct mt_report *rep)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < rep->n_images && shown < 8; i++) {
+		if (!rep->images[i].unrecorded || (i && rep->images[i].first != i))
+			continue;
+		fprintf(out, " %" PRIu32, rep->images[i].pid);
+		shown++;
+	}
+	fprintf(out, "%s\n", shown == 8 ? " ..." : "");
+}
+
 static void print_handoffs(const struct mt_report *rep, FILE *out)
 {
 	char pos[64], at[MT_PRINTABLE_MAX], counts[160];
@@ -294,6 +308,12 @@ static void print_handoffs(const struct mt_report *rep, FILE *out)
 			     "them before that may be missing): ");
 		put_late(out, g->handoff);
 	}
+	if (!mt_report_unrecorded_images(rep))
+		return;
+	fprintf(out,
+		"  created after a handoff, not recorded (their counts are 0, not their truth), "
+		"pids:");
+	put_unrecorded(out, rep);
 }
 
 static int print_files(const struct mt_report *rep, FILE *out, size_t top)
@@ -481,6 +501,13 @@ static void summary_handoffs(const struct mt_report *rep, FILE *out)
 			pos);
 		put_late(out, g->handoff);
 	}
+	if (!mt_report_unrecorded_images(rep))
+		return;
+	fprintf(out,
+		"memtrack: WARNING: processes created after the handoff are not recorded (memtrack "
+		"is not their tracer): %zu image(s), pids:",
+		mt_report_unrecorded_images(rep));
+	put_unrecorded(out, rep);
 }
 
 static void summary_losses(const struct mt_report *rep, FILE *out)

@@ -414,6 +414,15 @@ const char *mt_report_family_name(unsigned int family)
 	return family < MT_FAM_MAX ? mt_family_name((enum mt_family)family) : "unknown";
 }
 
+size_t mt_report_unrecorded_images(const struct mt_report *rep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rep->n_images; i++)
+		n += rep->images[i].unrecorded;
+	return n;
+}
+
 bool mt_report_mapped_after_handoff(const struct mt_report *rep)
 {
 	for (size_t i = 0; i < rep->n_images; i++)
@@ -425,5 +434,6 @@ bool mt_report_mapped_after_handoff(const struct mt_report *rep)
 bool mt_report_complete(const struct mt_report *rep)
 {
 	return rep->has_footer && !rep->truncated && !rep->footer.events_dropped &&
-	       !rep->footer.args_lost && !rep->n_unprobed && !mt_report_mapped_after_handoff(rep);
+	       !rep->footer.args_lost && !rep->n_unprobed && !mt_report_mapped_after_handoff(rep) &&
+	       !mt_report_unrecorded_images(rep);
 }

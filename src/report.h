@@ -121,7 +121,7 @@ const char *mt_report_family_name(unsigned int family);
 /*
  * Whether the artifact holds every allocator call of the run: it has its footer, nothing was
  * dropped or lost, every file was probed, and no process handed to a debugger mapped a file
- * with allocators after its handoff. Recovered attach requests are no loss.
+ * with allocators or created a process after its handoff. Recovered attach requests are no loss.
  */
 bool mt_report_complete(const struct mt_report *rep);
 /*
@@ -129,5 +129,7 @@ bool mt_report_complete(const struct mt_report *rep);
  * without stopping the process, its calls into the file before that may be missing.
  */
 bool mt_report_mapped_after_handoff(const struct mt_report *rep);
+/* Images created by a process after its handoff, whose allocations were not recorded. */
+size_t mt_report_unrecorded_images(const struct mt_report *rep);
 
 #endif

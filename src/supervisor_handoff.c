@@ -26,6 +26,7 @@
 #include "artifact.h"
 #include "clock.h"
 #include "events.h"
+#include "loaddeps.h"
 #include "printable.h"
 #include "procmaps.h"
 #include "supervisor_int.h"
@@ -107,6 +108,12 @@ static void record_handoff(struct sup *s, enum mt_handoff_what what, uint16_t fi
 
 	if (!s->artifact)
 		return;
+	/*
+	 * Its children are not memtrack's tracees: with probes per process, they get none (with
+	 * probes in every process they are recorded, tracked through the fork tracepoint).
+	 */
+	if (what == MT_HANDOFF_AT && s->tracker && mt_tracker_per_process(s->tracker))
+		rec.flags = MT_HANDOFF_CHILDREN_UNRECORDED;
 	snprintf(rec.text, sizeof(rec.text), "%s", text);
 	if (s->events)
 		mt_events_write_handoff(s->events, &rec);
@@ -145,6 +152,83 @@ static int catch_up(struct sup *s)
 		return err;
 	mt_procmaps_for_each_exec(s->ho.pid, note_late, s);
 	return 0;
+}
+
+/* ---- the files it will map ------------------------------------------------------------- */
+
+/* pid's environment (NUL-separated), or NULL. */
+static char *read_environ(pid_t pid, size_t *len)
+{
+	char path[64], *buf = NULL, *grown;
+	size_t cap = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	*len = 0;
+	do {
+		if (cap - *len < 4096) {
+			grown = realloc(buf, cap + 65536 + 1);
+			if (!grown)
+				break;
+			buf = grown;
+			cap += 65536;
+		}
+		n = read(fd, buf + *len, cap - *len);
+		*len += n > 0 ? (size_t)n : 0;
+	} while (n > 0);
+	close(fd);
+	if (buf)
+		buf[*len] = '\0';
+	return buf;
+}
+
+static const char *env_value(const char *env, size_t len, const char *name)
+{
+	size_t k = strlen(name);
+
+	for (const char *p = env; p && p < env + len; p += strlen(p) + 1)
+		if (strncmp(p, name, k) == 0 && p[k] == '=')
+			return p + k + 1;
+	return NULL;
+}
+
+static int link_ahead(const char *path, void *arg)
+{
+	struct sup *s = arg;
+	int err = mt_tracker_link_path(s->tracker, s->ho.pid, path);
+
+	if (err)
+		return err;
+	/* Its probes are in place before the process can run it: not a file mapped late. */
+	return strv_add(&s->ho.known, &s->ho.n_known, path);
+}
+
+/*
+ * Before the process goes to the debugger, link what ld.so will map for it (at an exec: libc and
+ * the rest of the program's needs; at a dlopen's mapping: the plugin's), so that not even the
+ * first call into them is missed. What the loader finds elsewhere is reported as mapped late.
+ */
+static int link_what_loader_maps(struct sup *s)
+{
+	struct handoff *h = &s->ho;
+	struct mt_loader_env env = {
+	    .program = s->procs[h->proc].exe,
+	    .preload_file = "/etc/ld.so.preload",
+	    .cache = "/etc/ld.so.cache",
+	};
+	size_t len = 0;
+	char *envbuf = read_environ(h->pid, &len);
+	int err;
+
+	env.library_path = env_value(envbuf, len, "LD_LIBRARY_PATH");
+	env.preload = env_value(envbuf, len, "LD_PRELOAD");
+	err = mt_loader_deps(&env, (const char *const *)h->known, h->n_known, link_ahead, s);
+	free(envbuf);
+	return err;
 }
 
 /* ---- the stop point ------------------------------------------------------------------ */
@@ -308,7 +392,9 @@ int sup_hand_off(struct sup *s, struct tracee *t, const char *where)
 	/* After the events it made under memtrack: the ones after it were the debugger's time. */
 	record_handoff(s, MT_HANDOFF_AT, 0, where);
 	if (s->tracker) {
-		err = mt_tracker_hand_off(s->tracker, pid);
+		err = link_what_loader_maps(s);
+		if (!err)
+			err = mt_tracker_hand_off(s->tracker, pid);
 		if (err)
 			return err;
 	}
@@ -443,6 +529,26 @@ static pid_t read_tracer(pid_t pid)
 	return tracer;
 }
 
+/*
+ * A debugger attached: clear the group-stop (SIGCONT), so that after its detach the process runs
+ * on. A debugger that attached and detached between two looks left no TracerPid, but the BPF side
+ * saw its attach; seen at its ptrace call's entry, though, the attach may still be under way, and
+ * the SIGCONT must not let the process run before the debugger holds it: such a sighting counts
+ * when a later look still finds no tracer.
+ */
+static void continue_when_debugged(struct sup *s)
+{
+	struct handoff *h = &s->ho;
+	bool traced = read_tracer(h->pid) > 0;
+	bool seen = s->tracker && mt_tracker_debugger_seen(s->tracker, h->pid);
+
+	if (traced || (seen && h->seen_untraced)) {
+		h->continued = true;
+		kill(h->pid, SIGCONT);
+	}
+	h->seen_untraced = seen && !traced;
+}
+
 /* The handed-off process ended: status is its wait status, or -1 when it could not be known. */
 void sup_handoff_ended(struct sup *s, int status)
 {
@@ -490,11 +596,8 @@ int sup_handoff_tick(struct sup *s)
 		kill(h->pid, s->end_sig);
 		kill(h->pid, SIGCONT);
 	}
-	/* Attached: clear the group-stop, so that after gdb's detach the process runs on. */
-	if (!h->continued && read_tracer(h->pid) > 0) {
-		h->continued = true;
-		kill(h->pid, SIGCONT);
-	}
+	if (!h->continued)
+		continue_when_debugged(s);
 	/* The root is memtrack's child: its status comes from waitpid (sup_handoff_ended). */
 	if (h->pid != s->root && readable(h->pidfd))
 		sup_handoff_ended(s, read_exit_code(h->pid));

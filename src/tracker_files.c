@@ -395,6 +395,32 @@ static int drain_requests(struct mt_tracker *t)
 	return handle_deferred(t);
 }
 
+int mt_tracker_link_path(struct mt_tracker *t, pid_t pid, const char *path)
+{
+	const struct mt_tracked_file *f;
+	struct mt_inode_key key;
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return 0;
+	}
+	mt_inode_key_from_stat(&st, &key);
+	f = tracker_known_file(t, &key, &err);
+	if (!f && !err)
+		err = handle_file(t, &key, fd, path, pid);
+	close(fd);
+	if (err)
+		return err;
+	/* Known from another process, or classified without links for pid (system scope). */
+	f = mt_tracker_find(t, &key);
+	return f ? tracker_ensure_armed(t, pid, f) : 0;
+}
+
 int mt_tracker_catch_up(struct mt_tracker *t, pid_t pid)
 {
 	int err = drain_requests(t);

@@ -82,11 +82,16 @@ static void re(uint32_t pid, uint64_t old, uint64_t addr, uint64_t size)
 
 static char *const argv_ls[] = {"ls", "-l", "it's here", NULL};
 
-static void write_handoff(struct mt_artifact_writer *w, uint8_t what, uint16_t file_id,
+/* A handoff record of process 100: flags for MT_HANDOFF_AT, the file id for the others. */
+static void write_handoff(struct mt_artifact_writer *w, uint8_t what, uint16_t arg,
 			  const char *text)
 {
-	struct mt_artifact_handoff h = {.pid = 100, .what = what, .file_id = file_id};
+	struct mt_artifact_handoff h = {.pid = 100, .what = what};
 
+	if (what == MT_HANDOFF_AT)
+		h.flags = (uint8_t)arg;
+	else
+		h.file_id = arg;
 	snprintf(h.text, sizeof(h.text), "%s", text);
 	ck_assert_int_eq(mt_artifact_write_handoff(w, &h), 0);
 }
@@ -135,7 +140,8 @@ static char *write_script(void)
 	ck_assert_int_eq(mt_artifact_write_events(w, S->ev, S->n / 2), 0);
 	ck_assert_int_eq(mt_artifact_write_process(w, &child), 0);
 	if (S->handoff)
-		write_handoff(w, MT_HANDOFF_AT, 0, "right after its exec of /usr/bin/ls");
+		write_handoff(w, MT_HANDOFF_AT, MT_HANDOFF_CHILDREN_UNRECORDED,
+			      "right after its exec of /usr/bin/ls");
 	ck_assert_int_eq(mt_artifact_write_events(w, S->ev + S->n / 2, S->n - S->n / 2), 0);
 	if (S->handoff) {
 		write_handoff(w, MT_HANDOFF_LATE_FILE, 2, je.path);
@@ -1117,8 +1123,9 @@ START_TEST(printable_and_utf8)
 END_TEST
 
 /*
- * Process 100 handed to a debugger after the stream's third event (2 allocations, a realloc),
- * then a free of its own; it mapped the jemalloc file after: said in every output.
+ * Process 100 handed to a debugger after the stream's fourth event (2 allocations, a realloc, a
+ * free), then its fork of 300, which allocates unrecorded; it mapped the jemalloc file after:
+ * said in every output.
  */
 START_TEST(handoff_before_and_after)
 {
@@ -1131,17 +1138,22 @@ START_TEST(handoff_before_and_after)
 	FILE *f;
 
 	typical_script();
+	tev(100, 100, MT_K_FORK, 300, 0, 0, 0);
+	alloc(300, MT_K_MALLOC, 0x50, 10);
 	S->handoff = true;
 	rep = load();
 	h = image_of(rep, 100, 0)->handoff;
 	ck_assert_ptr_nonnull(h);
 	ck_assert_ptr_null(image_of(rep, 200, 0)->handoff);
+	ck_assert(!image_of(rep, 200, 0)->unrecorded);
+	ck_assert(image_of(rep, 300, 0)->unrecorded);
+	ck_assert_uint_eq(mt_report_unrecorded_images(rep), 1);
 	ck_assert_str_eq(h->at, "right after its exec of /usr/bin/ls");
-	ck_assert_uint_eq(h->event, 3);
+	ck_assert_uint_eq(h->event, 4);
 	ck_assert_uint_eq(h->before.allocations, 2);
 	ck_assert_uint_eq(h->before.reallocs, 1);
-	ck_assert_uint_eq(h->before.frees, 0);
-	ck_assert_uint_eq(image_of(rep, 100, 0)->c.frees - h->before.frees, 1);
+	ck_assert_uint_eq(h->before.frees, 1);
+	ck_assert_uint_eq(image_of(rep, 100, 0)->c.frees - h->before.frees, 0);
 	ck_assert_uint_eq(h->n_late, 1);
 	ck_assert_str_eq(h->late[0], "/usr/lib/libjemalloc.so.2");
 	ck_assert(!mt_report_complete(rep));
@@ -1153,10 +1165,11 @@ START_TEST(handoff_before_and_after)
 	ck_assert_int_eq(c.ret, 0);
 	ck_assert_msg(strstr(c.out,
 			     "\nHanded to a debugger (1)\n  0 (pid 100) right after its exec "
-			     "of /usr/bin/ls, after event 3: 2 allocations, 0 frees "
-			     "recorded before, 0 allocations, 1 frees after\n"),
+			     "of /usr/bin/ls, after event 4: 2 allocations, 1 frees "
+			     "recorded before, 0 allocations, 0 frees after\n"),
 		      "%s", c.out);
 	ck_assert_ptr_nonnull(strstr(c.out, "may be missing): /usr/lib/libjemalloc.so.2\n"));
+	ck_assert_ptr_nonnull(strstr(c.out, "not their truth), pids: 300\n"));
 	captured_free(&c);
 
 	argv[1] = "--json";
@@ -1164,7 +1177,7 @@ START_TEST(handoff_before_and_after)
 	c = run_main(argv);
 	o = json_tokener_parse(c.out);
 	ck_assert_ptr_nonnull(o);
-	ck_assert_uint_eq(jget(o, "images.0.handoff.event"), 3);
+	ck_assert_uint_eq(jget(o, "images.0.handoff.event"), 4);
 	ck_assert_uint_eq(jget(o, "images.0.handoff.before.allocations"), 2);
 	ck_assert_str_eq(jstr(o, "images", 0, "exe"), "/usr/bin/ls");
 	ck_assert(json_object_object_get_ex(
@@ -1178,6 +1191,13 @@ START_TEST(handoff_before_and_after)
 	ck_assert_ptr_nonnull(
 	    strstr(json_object_to_json_string(json_object_object_get(o, "incomplete")),
 		   "mapped_after_handoff"));
+	ck_assert_ptr_nonnull(
+	    strstr(json_object_to_json_string(json_object_object_get(o, "incomplete")),
+		   "created_after_handoff"));
+	ck_assert_int_eq(json_object_get_boolean(json_object_object_get(
+			     json_object_array_get_idx(json_object_object_get(o, "images"), 2),
+			     "allocations_recorded")),
+			 0);
 	json_object_put(o);
 	captured_free(&c);
 
@@ -1188,11 +1208,13 @@ START_TEST(handoff_before_and_after)
 	ck_assert_ptr_nonnull(s);
 	ck_assert_msg(strstr(s,
 			     "memtrack: process 0 (pid 100) was handed to a debugger right after "
-			     "its exec of /usr/bin/ls: 2 allocations, 0 frees recorded before, 0 "
-			     "allocations, 1 frees after\n"
+			     "its exec of /usr/bin/ls: 2 allocations, 1 frees recorded before, 0 "
+			     "allocations, 0 frees after\n"
 			     "memtrack: WARNING: process 0 mapped files with allocators after its "
 			     "handoff, probed without stopping it: its calls into them before that "
-			     "may be missing: /usr/lib/libjemalloc.so.2\n"),
+			     "may be missing: /usr/lib/libjemalloc.so.2\n"
+			     "memtrack: WARNING: processes created after the handoff are not "
+			     "recorded (memtrack is not their tracer): 1 image(s), pids: 300\n"),
 		      "%s", s);
 	free(s);
 	unlink(out);
