@@ -122,27 +122,37 @@ static void record_handoff(struct sup *s, enum mt_handoff_what what, uint16_t fi
 }
 
 /* A file with probes mapped after the handoff: its calls until it was linked are not recorded. */
-static int note_late(const struct mt_map_entry *e, void *arg)
+static int note_late(struct sup *s, const struct mt_tracked_file *f)
 {
-	struct sup *s = arg;
 	struct handoff *h = &s->ho;
-	const struct mt_tracked_file *f;
 
-	if (strv_has(h->known, h->n_known, e->path) || strv_has(h->late, h->n_late, e->path))
+	if (strv_has(h->known, h->n_known, f->path) || strv_has(h->late, h->n_late, f->path))
 		return 0;
-	f = with_probes(s, e->path);
-	if (!f)
-		return 0;
-	if (strv_add(&h->late, &h->n_late, e->path))
-		return 1;
+	if (strv_add(&h->late, &h->n_late, f->path))
+		return -ENOMEM;
 	record_handoff(s, MT_HANDOFF_LATE_FILE, f->file_id, f->path);
 	s->res->handoff_late_files = h->n_late;
 	return 0;
 }
 
-/* Serve the files the handed-off process mapped since the last look, without stopping it. */
+static int note_late_mapping(const struct mt_map_entry *e, void *arg)
+{
+	struct sup *s = arg;
+	const struct mt_tracked_file *f = with_probes(s, e->path);
+
+	return f && note_late(s, f) ? 1 : 0;
+}
+
+/*
+ * Serve the files the handed-off process mapped since the last look, without stopping it. Every
+ * file with probes linked for it since its handoff was mapped late: known so even when the
+ * process has ended by now (its maps gone), or mapped it after this look's request but before
+ * its mapping showed (the tracepoint watcher asks at the mmap's entry). With probes in every
+ * process nothing is linked per process: its mappings say it, while it runs.
+ */
 static int catch_up(struct sup *s)
 {
+	size_t n;
 	int err;
 
 	if (!s->tracker || s->ho.ended)
@@ -150,8 +160,16 @@ static int catch_up(struct sup *s)
 	err = mt_tracker_catch_up(s->tracker, s->ho.pid);
 	if (err)
 		return err;
-	mt_procmaps_for_each_exec(s->ho.pid, note_late, s);
-	return 0;
+	n = mt_tracker_file_count(s->tracker);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct mt_tracked_file *f = mt_tracker_file(s->tracker, i);
+
+		if (f->probes && mt_tracker_linked(s->tracker, s->ho.pid, f->file_id))
+			err = note_late(s, f);
+	}
+	if (!err)
+		mt_procmaps_for_each_exec(s->ho.pid, note_late_mapping, s);
+	return err;
 }
 
 /* ---- the files it will map ------------------------------------------------------------- */

@@ -91,6 +91,9 @@ bool mt_tracker_debugger_seen(struct mt_tracker *t, pid_t pid);
  * from memtrack, at its stops; false once the run fell back to probes in every process.
  */
 bool mt_tracker_per_process(const struct mt_tracker *t);
+/* Whether pid has its own links to the file file_id (--probe-scope=tree). */
+bool mt_tracker_linked(struct mt_tracker *t, pid_t pid, uint16_t file_id);
+
 /*
  * Link the file at path for pid before pid maps it (a uprobe is set on the file's inode, and the
  * kernel puts its breakpoints into the process's memory when the file is mapped): classified,
