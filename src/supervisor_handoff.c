@@ -567,6 +567,24 @@ static void continue_when_debugged(struct sup *s)
 	h->seen_untraced = seen && !traced;
 }
 
+/* A file it mapped after its handoff and that it took with it before memtrack could open it. */
+static int note_unresolved(const struct mt_inode_key *key, void *arg)
+{
+	struct sup *s = arg;
+	char what[160];
+
+	snprintf(what, sizeof(what),
+		 "(a file gone with the process before memtrack could open it: device %u:%u, "
+		 "inode %llu)",
+		 (unsigned int)(key->dev >> 20), (unsigned int)(key->dev & 0xfffff),
+		 (unsigned long long)key->ino);
+	if (strv_add(&s->ho.late, &s->ho.n_late, what))
+		return -ENOMEM;
+	record_handoff(s, MT_HANDOFF_LATE_FILE, UINT16_MAX, what);
+	s->res->handoff_late_files = s->ho.n_late;
+	return 0;
+}
+
 /* The handed-off process ended: status is its wait status, or -1 when it could not be known. */
 void sup_handoff_ended(struct sup *s, int status)
 {
@@ -575,6 +593,8 @@ void sup_handoff_ended(struct sup *s, int status)
 	if (h->ended)
 		return;
 	catch_up(s);
+	if (s->tracker)
+		mt_tracker_drop_requests(s->tracker, h->pid, note_unresolved, s);
 	h->ended = true;
 	if (h->pidfd >= 0)
 		close(h->pidfd);

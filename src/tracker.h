@@ -91,6 +91,14 @@ bool mt_tracker_debugger_seen(struct mt_tracker *t, pid_t pid);
  * from memtrack, at its stops; false once the run fell back to probes in every process.
  */
 bool mt_tracker_per_process(const struct mt_tracker *t);
+/*
+ * pid has ended with requests that could not be resolved (it mapped a file and was gone before
+ * memtrack could open it): forget them, calling fn with each file's key. Returns fn's first
+ * non-zero value, else 0.
+ */
+int mt_tracker_drop_requests(struct mt_tracker *t, pid_t pid,
+			     int (*fn)(const struct mt_inode_key *key, void *arg), void *arg);
+
 /* Whether pid has its own links to the file file_id (--probe-scope=tree). */
 bool mt_tracker_linked(struct mt_tracker *t, pid_t pid, uint16_t file_id);
 

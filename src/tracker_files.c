@@ -395,6 +395,24 @@ static int drain_requests(struct mt_tracker *t)
 	return handle_deferred(t);
 }
 
+int mt_tracker_drop_requests(struct mt_tracker *t, pid_t pid,
+			     int (*fn)(const struct mt_inode_key *key, void *arg), void *arg)
+{
+	size_t kept = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < t->n_deferred; i++) {
+		if (t->deferred[i].pid != (__u32)pid) {
+			t->deferred[kept++] = t->deferred[i];
+			continue;
+		}
+		if (!err)
+			err = fn(&t->deferred[i].key, arg);
+	}
+	t->n_deferred = kept;
+	return err;
+}
+
 int mt_tracker_link_path(struct mt_tracker *t, pid_t pid, const char *path)
 {
 	const struct mt_tracked_file *f;
