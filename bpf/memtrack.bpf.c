@@ -57,7 +57,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
 	__uint(max_entries, 65536);
 	__type(key, __u32);  /* tgid */
-	__type(value, __u8); /* 1, or MT_TRACKED_HANDED_OFF */
+	__type(value, __u8); /* 1, MT_TRACKED_HANDED_OFF or MT_TRACKED_DEBUGGED */
 } tracked SEC(".maps");
 
 struct {
@@ -310,7 +310,7 @@ static __always_inline bool handed_off(__u32 tgid)
 {
 	__u8 *state = bpf_map_lookup_elem(&tracked, &tgid);
 
-	return state && *state == MT_TRACKED_HANDED_OFF;
+	return state && *state >= MT_TRACKED_HANDED_OFF;
 }
 
 /* Where struct inode kept its ctime before 6.11: __i_ctime (6.6 to 6.10), i_ctime (older). */
@@ -422,6 +422,30 @@ int watch_mmap_tp(struct trace_event_raw_sys_enter *ctx)
 	if (!(ctx->args[2] & PROT_EXEC) || fd < 0 || !current_is_tracked())
 		return 0;
 	return watch_mapping(fd_to_file(fd), fd);
+}
+
+/* ---- the debugger ---------------------------------------------------------------------- */
+
+#define MT_PTRACE_ATTACH 16
+#define MT_PTRACE_SEIZE	 0x4206
+
+/*
+ * A debugger attaches to a process memtrack handed off: marked, so that memtrack sends the
+ * SIGCONT that ends the process's group-stop even when the debugger detached before memtrack
+ * looked (TracerPid is only seen while it is attached). Attached from the first handoff on. The
+ * pid is the one the debugger names, in its own pid namespace: memtrack's, as a rule.
+ */
+SEC("tracepoint/syscalls/sys_enter_ptrace")
+int watch_debugger(struct trace_event_raw_sys_enter *ctx)
+{
+	__u32 pid = (__u32)ctx->args[1];
+	__u8 debugged = MT_TRACKED_DEBUGGED;
+
+	if ((ctx->args[0] != MT_PTRACE_ATTACH && ctx->args[0] != MT_PTRACE_SEIZE) ||
+	    !handed_off(pid))
+		return 0;
+	bpf_map_update_elem(&tracked, &pid, &debugged, BPF_EXIST);
+	return 0;
 }
 
 /* ---- allocator probes ----------------------------------------------------------------- */

@@ -13,6 +13,8 @@
 /* Values of the known_inodes map. Absence means "never seen". */
 /* The value of a tgid in the tracked map once memtrack handed it to a debugger (else 1). */
 #define MT_TRACKED_HANDED_OFF 2
+/* A handed-off tgid that a debugger has attached to (PTRACE_ATTACH or PTRACE_SEIZE) since. */
+#define MT_TRACKED_DEBUGGED   3
 
 #define MT_INODE_PENDING 1
 #define MT_INODE_DONE	 2

@@ -407,6 +407,23 @@ int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_art
 	return record_end(w, p);
 }
 
+int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h)
+{
+	size_t tlen = field_len(h->text, sizeof(h->text) - 1);
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_HANDOFF, MT_ARTIFACT_HANDOFF_FIXED + 4 + tlen, &err);
+	if (!p)
+		return err;
+	put_u32(&p, h->pid);
+	put_u8(&p, h->what);
+	put_u8(&p, h->flags);
+	put_u16(&p, h->file_id);
+	put_str(&p, h->text, tlen);
+	return record_end(w, p);
+}
+
 bool mt_artifact_readable_later(struct mt_artifact_writer *w)
 {
 	bool ok;

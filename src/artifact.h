@@ -59,6 +59,29 @@ struct mt_artifact_unprobed {
 	char reason[256];   /* one sentence: why */
 };
 
+/* What a handoff record says (docs/FORMAT.md, type 7). */
+enum mt_handoff_what {
+	MT_HANDOFF_AT = 1,	  /* the process was handed to a debugger here, in the stream */
+	MT_HANDOFF_LATE_FILE = 2, /* it mapped a file with probes after: calls may be missing */
+};
+
+/*
+ * A process handed to a debugger (--stop-at), or a file with probes that it mapped after its
+ * handoff, linked without stopping it: its calls into the file before that are not recorded.
+ */
+/* MT_HANDOFF_AT: the processes it creates from now on are not recorded (memtrack is not their
+ * tracer, and its probes are per process). */
+#define MT_HANDOFF_CHILDREN_UNRECORDED 0x1
+
+struct mt_artifact_handoff {
+	uint32_t pid;
+	uint8_t what;	  /* enum mt_handoff_what; others are passed over */
+	uint8_t flags;	  /* MT_HANDOFF_AT: MT_HANDOFF_CHILDREN_UNRECORDED */
+	uint16_t file_id; /* MT_HANDOFF_LATE_FILE: the file's id in file records */
+	/* MT_HANDOFF_AT: where it was stopped (a phrase); MT_HANDOFF_LATE_FILE: the file's path */
+	char text[4096];
+};
+
 struct mt_artifact_footer {
 	uint64_t events;
 	uint64_t requests_dropped;
@@ -82,6 +105,7 @@ int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_arti
 int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f);
 int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u);
 int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s);
+int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h);
 /*
  * Whether what is written now can be read back after the run (by the end-of-run summary): the
  * artifact is a regular file and no write has failed. Not for a pipe or a device.

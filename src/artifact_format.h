@@ -27,6 +27,7 @@
 #define MT_ARTIFACT_BLOCK_ENTRY_MIN 3u		/* tag, timestamp and address of an event */
 #define MT_ARTIFACT_STACK_FIXED	    12u		/* id, stop and frame count of a stack */
 #define MT_ARTIFACT_STACK_FRAMES    128u	/* frames of a stack, at most */
+#define MT_ARTIFACT_HANDOFF_FIXED   8u		/* bytes before the text string */
 
 enum mt_record_type {
 	MT_REC_PROCESS = 1,
@@ -36,6 +37,7 @@ enum mt_record_type {
 	MT_REC_UNPROBED = 5, /* version 2 */
 	MT_REC_BLOCK = 6,    /* version 3: events as varint deltas (evblock.h) */
 	MT_REC_STACK = 7,    /* version 4: a distinct allocation stack */
+	MT_REC_HANDOFF = 8,  /* version 4: a process handed to a debugger, a file it mapped after */
 };
 
 #endif

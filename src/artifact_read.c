@@ -323,9 +323,11 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 		}
 		return 2;
 	case MT_REC_BLOCK:
+	case MT_REC_HANDOFF:
 		/* Likewise before version 3. */
 		if (r->info.version >= 3)
-			return start_block(r, len, at, it);
+			return type == MT_REC_BLOCK ? start_block(r, len, at, it)
+						    : mt_artread_meta(r, type, len, at, it);
 		if (skip(r, len)) {
 			r->done = true;
 			return 0;

@@ -35,6 +35,7 @@ enum mt_item_type {
 	MT_ITEM_FOOTER,
 	MT_ITEM_UNPROBED,
 	MT_ITEM_STACK, /* version 4 */
+	MT_ITEM_HANDOFF,
 };
 
 /* One thing read from the stream. The pointers are valid until the next call on the reader. */
@@ -46,6 +47,7 @@ struct mt_artifact_item {
 		const struct mt_artifact_footer *footer;
 		const struct mt_artifact_unprobed *unprobed;
 		const struct mt_artifact_stack *stack;
+		const struct mt_artifact_handoff *handoff;
 		struct {
 			const struct mt_event *events;
 			size_t n_events;

@@ -53,6 +53,7 @@ struct mt_artifact_reader {
 	struct mt_artifact_footer footer;
 	struct mt_artifact_unprobed unprobed;
 	struct mt_artifact_stack stack;
+	struct mt_artifact_handoff handoff;
 };
 
 /* ---- decoding from a payload ---------------------------------------------------------------- */

@@ -190,6 +190,16 @@ static int parse_unprobed(struct mt_artifact_reader *r, struct cursor *c, uint64
 	return 0;
 }
 
+static int parse_handoff(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
+{
+	struct mt_artifact_handoff *h = &r->handoff;
+
+	if (!get_u32(c, &h->pid) || !get_u8(c, &h->what) || !get_u8(c, &h->flags) ||
+	    !get_u16(c, &h->file_id) || !get_str(c, h->text, sizeof(h->text) - 1))
+		return mt_artread_corrupt(r, at, "bad handoff record");
+	return 0;
+}
+
 /* After the footer the file must end: anything more is not something this writer produced. */
 static int check_end(struct mt_artifact_reader *r)
 {
@@ -240,6 +250,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 	case MT_REC_STACK:
 		return len >= MT_ARTIFACT_STACK_FIXED + 8 &&
 		       len <= MT_ARTIFACT_STACK_FIXED + 8 * MT_ARTIFACT_STACK_FRAMES;
+	case MT_REC_HANDOFF:
+		return len >= MT_ARTIFACT_HANDOFF_FIXED + 4 && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;
@@ -283,6 +295,11 @@ int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, u
 		err = parse_stack(r, &c, at);
 		it->type = MT_ITEM_STACK;
 		it->stack = &r->stack;
+		break;
+	case MT_REC_HANDOFF:
+		err = parse_handoff(r, &c, at);
+		it->type = MT_ITEM_HANDOFF;
+		it->handoff = &r->handoff;
 		break;
 	default:
 		err = parse_footer(r, &c, at);

@@ -337,7 +337,10 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 		fprintf(stderr, "; watcher: %s", res->watcher);
 	if (res->stopped_pid)
 		fprintf(stderr, "; process %d was handed to a debugger%s", res->stopped_pid,
-			o->cfg.track ? ", its allocations recorded throughout" : "");
+			!o->cfg.track		  ? ""
+			: res->handoff_late_files ? ", its allocations recorded but for calls into "
+						    "files it mapped later (see below)"
+						  : ", its allocations recorded throughout");
 	fputc('\n', stderr);
 	/* An artifact written to a pipe or /dev/null cannot be read back for a summary. */
 	if (o->cfg.artifact_path && stat(o->cfg.artifact_path, &st) == 0 && S_ISREG(st.st_mode)) {

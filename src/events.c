@@ -140,27 +140,47 @@ static unsigned long ring_pos(const struct mt_events *e, size_t page_index)
 	return __atomic_load_n(pos, __ATOMIC_ACQUIRE);
 }
 
-int mt_events_write_process(struct mt_events *e, const struct mt_artifact_process *rec)
+/*
+ * Consume everything reserved before now, the event a record follows included; the caller
+ * holds e->drain. A record reserved earlier but still being filled stops a consume short of the
+ * end: wait for it, a BPF program never sleeps.
+ */
+static int drain_to_now(struct mt_events *e)
 {
 	unsigned long target;
 	int err = 0;
 
-	pthread_mutex_lock(&e->drain);
-	if (!atomic_load(&e->done)) {
-		/*
-		 * Everything reserved before now, the event this record follows included. A record
-		 * reserved earlier but still being filled stops a consume short of the end: wait
-		 * for it, a BPF program never sleeps.
-		 */
-		target = ring_pos(e, 1);
-		while (!err && (long)(ring_pos(e, 0) - target) < 0) {
-			err = drain_locked(e);
-			if (!err && (long)(ring_pos(e, 0) - target) < 0)
-				sched_yield();
-		}
+	if (atomic_load(&e->done))
+		return 0;
+	target = ring_pos(e, 1);
+	while (!err && (long)(ring_pos(e, 0) - target) < 0) {
+		err = drain_locked(e);
+		if (!err && (long)(ring_pos(e, 0) - target) < 0)
+			sched_yield();
 	}
+	return err;
+}
+
+int mt_events_write_process(struct mt_events *e, const struct mt_artifact_process *rec)
+{
+	int err;
+
+	pthread_mutex_lock(&e->drain);
+	err = drain_to_now(e);
 	if (!err && !e->write_err)
 		err = mt_artifact_write_process(e->w, rec);
+	pthread_mutex_unlock(&e->drain);
+	return err;
+}
+
+int mt_events_write_handoff(struct mt_events *e, const struct mt_artifact_handoff *rec)
+{
+	int err;
+
+	pthread_mutex_lock(&e->drain);
+	err = drain_to_now(e);
+	if (!err && !e->write_err)
+		err = mt_artifact_write_handoff(e->w, rec);
 	pthread_mutex_unlock(&e->drain);
 	return err;
 }

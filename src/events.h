@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct mt_artifact_handoff;
 struct mt_artifact_process;
 struct mt_artifact_writer;
 struct mt_events;
@@ -25,6 +26,8 @@ bool mt_events_has_room(struct mt_events *e);
  * or exit it describes), before any later one. Thread-safe. Returns 0 or a negative errno.
  */
 int mt_events_write_process(struct mt_events *e, const struct mt_artifact_process *rec);
+/* The same for a handoff record: after the events its process made while memtrack had it. */
+int mt_events_write_handoff(struct mt_events *e, const struct mt_artifact_handoff *rec);
 /*
  * Stop the consumer after a last full drain; *count receives the events drained. Returns 0 or the
  * ring's error; an artifact write error is not one (the writer reported it, recording stopped).

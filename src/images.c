@@ -429,7 +429,11 @@ static int on_fork(struct mt_images *im, const struct mt_event *e)
 	if (old >= 0 && im->img[old].end == MT_IMAGE_RUNNING)
 		image_end(im, old, MT_IMAGE_EXIT);
 	child = image_new(im, (uint32_t)e->addr, parent, e->size & MT_FORK_SHARED_MM, 0);
-	return child < 0 ? (int)child : 0;
+	if (child < 0)
+		return (int)child;
+	im->img[child].unrecorded = im->img[parent].forks_unrecorded;
+	im->img[child].forks_unrecorded = im->img[parent].forks_unrecorded;
+	return 0;
 }
 
 static int on_exec(struct mt_images *im, const struct mt_event *e)
@@ -448,6 +452,8 @@ static int on_exec(struct mt_images *im, const struct mt_event *e)
 		return (int)next;
 	/* The process keeps its place in the tree; its record names the new exe. */
 	im->img[next].first = im->img[i].first;
+	im->img[next].unrecorded = im->img[i].unrecorded;
+	im->img[next].forks_unrecorded = im->img[i].forks_unrecorded;
 	if (set_str(&im->img[next].position, im->img[i].position))
 		return -ENOMEM;
 	return set_str(&im->img[next].exe, "");
@@ -635,6 +641,63 @@ int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p)
 	return set_str(&g->exe, p->exe);
 }
 
+static void handoff_free(struct mt_image_handoff *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->n_late; i++)
+		free(h->late[i]);
+	free(h->late);
+	free(h->at);
+	free(h);
+}
+
+static int late_add(struct mt_image_handoff *h, const char *path)
+{
+	char **v;
+
+	for (size_t i = 0; i < h->n_late; i++)
+		if (strcmp(h->late[i], path) == 0)
+			return 0;
+	v = realloc(h->late, (h->n_late + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	h->late = v;
+	v[h->n_late] = strdup(path);
+	if (!v[h->n_late])
+		return -ENOMEM;
+	h->n_late++;
+	return 0;
+}
+
+int mt_images_handoff(struct mt_images *im, const struct mt_artifact_handoff *h, uint64_t events)
+{
+	int64_t i = latest(im, h->pid);
+	struct mt_image *g;
+
+	if (h->what != MT_HANDOFF_AT && h->what != MT_HANDOFF_LATE_FILE)
+		return 0; /* a later kind of record: nothing this reader can say about it */
+	if (i == -2)
+		return -ENOMEM;
+	if (i < 0)
+		i = running(im, h->pid);
+	if (i < 0)
+		return (int)i;
+	g = &im->img[i];
+	if (!g->handoff) {
+		g->handoff = calloc(1, sizeof(*g->handoff));
+		if (!g->handoff || !(g->handoff->at = strdup("")))
+			return -ENOMEM;
+	}
+	if (h->what == MT_HANDOFF_LATE_FILE)
+		return late_add(g->handoff, h->text);
+	g->handoff->event = events;
+	g->handoff->before = g->c;
+	if (h->flags & MT_HANDOFF_CHILDREN_UNRECORDED)
+		g->forks_unrecorded = true;
+	return set_str(&g->handoff->at, h->text);
+}
+
 struct mt_images *mt_images_new(void)
 {
 	struct mt_images *im = calloc(1, sizeof(*im));
@@ -653,6 +716,7 @@ void mt_images_free(struct mt_images *im)
 	for (size_t i = 0; i < im->n_img; i++) {
 		free(im->img[i].exe);
 		free(im->img[i].position);
+		handoff_free(im->img[i].handoff);
 	}
 	free(im->img);
 	free(im->img_space);

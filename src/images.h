@@ -59,6 +59,15 @@ enum mt_image_end {
 	MT_IMAGE_EXIT,	      /* its process exited: live_at_exit holds */
 };
 
+/* A process image handed to a debugger (--stop-at): what its handoff records say. */
+struct mt_image_handoff {
+	char *at;		      /* where it was stopped, a phrase; never NULL */
+	uint64_t event;		      /* events of the stream before its handoff */
+	struct mt_heap_counts before; /* its counts at the handoff; after it: c minus these */
+	size_t n_late;
+	char **late; /* files with allocators mapped after it: calls into them may be missing */
+};
+
 struct mt_image {
 	uint32_t pid;
 	uint32_t exec_seq;   /* execs of the process seen before this image: 0 for its first */
@@ -72,7 +81,14 @@ struct mt_image {
 	char *exe;	/* never NULL */
 	char *position; /* as --trace-stops names the process ("0.1"); "" when not recorded */
 	struct mt_heap_counts c;
-	struct mt_released released; /* live at exec or at exit, after end */
+	struct mt_released released;	  /* live at exec or at exit, after end */
+	struct mt_image_handoff *handoff; /* NULL: never handed to a debugger */
+	/*
+	 * Created by a process after its handoff to a debugger (or by such a process): memtrack is
+	 * not its tracer, and did not record its allocations (its counts are 0, not its truth).
+	 */
+	bool unrecorded;
+	bool forks_unrecorded; /* the processes it creates are not recorded */
 };
 
 /* What one event counted as, for the counts kept by file and family. */
@@ -104,6 +120,12 @@ int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p)
  */
 typedef void (*mt_images_release_fn)(void *arg, uint32_t stack_id, uint64_t size, int sign);
 void mt_images_on_release(struct mt_images *im, mt_images_release_fn fn, void *arg);
+
+/*
+ * A handoff record: the latest image of its pid was handed to a debugger after events events of
+ * the stream, or mapped a file after that. Returns 0 or -ENOMEM.
+ */
+int mt_images_handoff(struct mt_images *im, const struct mt_artifact_handoff *h, uint64_t events);
 
 /* The images, in order of appearance; valid until the next call that changes im. */
 size_t mt_images_count(const struct mt_images *im);

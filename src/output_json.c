@@ -113,6 +113,29 @@ static struct json_object *json_released(bool ended, const struct mt_released *r
 	return o;
 }
 
+/* Handed to a debugger: where, when in the stream, its counts before, files that may miss calls. */
+static struct json_object *json_handoff(const struct mt_image_handoff *h)
+{
+	struct json_object *o, *b, *a;
+
+	if (!h)
+		return NULL;
+	o = json_object_new_object();
+	b = json_object_new_object();
+	a = json_object_new_array();
+	jset_str(o, "at", h->at);
+	jset_u64(o, "event", h->event);
+	jset_u64(b, "allocations", h->before.allocations);
+	jset_u64(b, "frees", h->before.frees);
+	jset_u64(b, "reallocs", h->before.reallocs);
+	jset_u64(b, "bytes_allocated", h->before.bytes_allocated);
+	jset(o, "before", b);
+	for (size_t i = 0; i < h->n_late; i++)
+		json_object_array_add(a, jstr(h->late[i]));
+	jset(o, "mapped_after", a);
+	return o;
+}
+
 static struct json_object *json_image(const struct mt_report *rep, const struct mt_image *p)
 {
 	struct json_object *o = json_object_new_object();
@@ -146,6 +169,9 @@ static struct json_object *json_image(const struct mt_report *rep, const struct 
 	jset_u64(o, "live_blocks", c->live_blocks);
 	jset_u64(o, "live_bytes", c->live_bytes);
 	jset_exit(o, p->exited, p->exit_status);
+	jset(o, "handoff", json_handoff(p->handoff));
+	/* Created after a handoff: its counts are not its truth. */
+	jset(o, "allocations_recorded", json_object_new_boolean(!p->unrecorded));
 	return o;
 }
 
@@ -230,6 +256,10 @@ static struct json_object *json_incomplete(const struct mt_report *rep)
 		json_object_array_add(a, json_object_new_string("args_lost"));
 	if (rep->n_unprobed)
 		json_object_array_add(a, json_object_new_string("not_probed"));
+	if (mt_report_mapped_after_handoff(rep))
+		json_object_array_add(a, json_object_new_string("mapped_after_handoff"));
+	if (mt_report_unrecorded_images(rep))
+		json_object_array_add(a, json_object_new_string("created_after_handoff"));
 	return a;
 }
 

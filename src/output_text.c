@@ -247,6 +247,75 @@ static int print_images(const struct mt_report *rep, FILE *out, size_t top)
 	return 0;
 }
 
+/* The files an image mapped after its handoff, whose calls before their probes may be missing. */
+static void put_late(FILE *out, const struct mt_image_handoff *h)
+{
+	char p[MT_PRINTABLE_MAX];
+
+	for (size_t i = 0; i < h->n_late; i++)
+		fprintf(out, "%s%s", i ? ", " : "", mt_printable(p, sizeof(p), h->late[i]));
+	fputc('\n', out);
+}
+
+/* An image's counts while it was the debugger's: the ones after its handoff record. */
+static void handoff_counts(const struct mt_image *g, char *buf, size_t n)
+{
+	const struct mt_heap_counts *b = &g->handoff->before;
+
+	snprintf(buf, n,
+		 "%" PRIu64 " allocations, %" PRIu64 " frees recorded before, %" PRIu64
+		 " allocations, %" PRIu64 " frees after",
+		 b->allocations, b->frees, g->c.allocations - b->allocations,
+		 g->c.frees - b->frees);
+}
+
+/* The pids of the images created after a handoff, whose allocations were not recorded. */
+static void put_unrecorded(FILE *out, const struct mt_report *rep)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < rep->n_images && shown < 8; i++) {
+		if (!rep->images[i].unrecorded || (i && rep->images[i].first != i))
+			continue;
+		fprintf(out, " %" PRIu32, rep->images[i].pid);
+		shown++;
+	}
+	fprintf(out, "%s\n", shown == 8 ? " ..." : "");
+}
+
+static void print_handoffs(const struct mt_report *rep, FILE *out)
+{
+	char pos[64], at[MT_PRINTABLE_MAX], counts[160];
+	size_t n = 0;
+
+	for (size_t i = 0; i < rep->n_images; i++)
+		n += rep->images[i].handoff != NULL;
+	if (!n)
+		return;
+	fprintf(out, "\nHanded to a debugger (%zu)\n", n);
+	for (size_t i = 0; i < rep->n_images; i++) {
+		const struct mt_image *g = &rep->images[i];
+
+		if (!g->handoff)
+			continue;
+		handoff_counts(g, counts, sizeof(counts));
+		fprintf(out, "  %s (pid %" PRIu32 ") %s, after event %" PRIu64 ": %s\n",
+			image_pos(pos, sizeof(pos), g), g->pid,
+			mt_printable(at, sizeof(at), g->handoff->at), g->handoff->event, counts);
+		if (!g->handoff->n_late)
+			continue;
+		fprintf(out, "    mapped after the handoff, probed without stopping it (calls into "
+			     "them before that may be missing): ");
+		put_late(out, g->handoff);
+	}
+	if (!mt_report_unrecorded_images(rep))
+		return;
+	fprintf(out,
+		"  created after a handoff, not recorded (their counts are 0, not their truth), "
+		"pids:");
+	put_unrecorded(out, rep);
+}
+
 static int print_files(const struct mt_report *rep, FILE *out, size_t top)
 {
 	const void **v = sorted(rep->files, rep->n_files, sizeof(*rep->files), by_allocs_file);
@@ -353,7 +422,10 @@ int mt_output_text(const struct mt_report *rep, FILE *out, size_t top)
 	print_run(rep, out);
 	print_totals(rep, out);
 	print_unprobed(rep, out);
-	if (print_images(rep, out, top) || print_files(rep, out, top))
+	if (print_images(rep, out, top))
+		return -ENOMEM;
+	print_handoffs(rep, out);
+	if (print_files(rep, out, top))
 		return -ENOMEM;
 	print_families(rep, out);
 	print_histogram(rep, out);
@@ -403,6 +475,39 @@ static void summary_unprobed(const struct mt_report *rep, FILE *out, const char 
 	if (n)
 		fprintf(out, "memtrack: WARNING: allocations through what was not probed are "
 			     "missing from the figures above\n");
+}
+
+/* Each image handed to a debugger: what was recorded before and after, what may be missing. */
+static void summary_handoffs(const struct mt_report *rep, FILE *out)
+{
+	char pos[64], at[MT_PRINTABLE_MAX], counts[160];
+
+	for (size_t i = 0; i < rep->n_images; i++) {
+		const struct mt_image *g = &rep->images[i];
+
+		if (!g->handoff)
+			continue;
+		handoff_counts(g, counts, sizeof(counts));
+		fprintf(out,
+			"memtrack: process %s (pid %" PRIu32 ") was handed to a debugger %s: %s\n",
+			image_pos(pos, sizeof(pos), g), g->pid,
+			mt_printable(at, sizeof(at), g->handoff->at), counts);
+		if (!g->handoff->n_late)
+			continue;
+		fprintf(out,
+			"memtrack: WARNING: process %s mapped files with allocators after its "
+			"handoff, probed without stopping it: its calls into them before that may "
+			"be missing: ",
+			pos);
+		put_late(out, g->handoff);
+	}
+	if (!mt_report_unrecorded_images(rep))
+		return;
+	fprintf(out,
+		"memtrack: WARNING: processes created after the handoff are not recorded (memtrack "
+		"is not their tracer): %zu image(s), pids:",
+		mt_report_unrecorded_images(rep));
+	put_unrecorded(out, rep);
 }
 
 static void summary_losses(const struct mt_report *rep, FILE *out)
@@ -470,6 +575,7 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 		snprintf(b1, sizeof(b1), "none");
 	fprintf(out, "memtrack: dropped: %s\n", b1);
 	summary_unprobed(rep, out, artifact_path);
+	summary_handoffs(rep, out);
 	summary_losses(rep, out);
 	mt_report_free(rep);
 	return ferror(out) ? -EIO : 0;

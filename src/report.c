@@ -195,6 +195,8 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 		return add_unprobed(rep, it->unprobed);
 	case MT_ITEM_STACK:
 		return mt_sites_add_stack(rep->sites, it->stack);
+	case MT_ITEM_HANDOFF:
+		return mt_images_handoff(rep->index->images, it->handoff, rep->events);
 	}
 	return 0;
 }
@@ -422,8 +424,26 @@ const char *mt_report_family_name(unsigned int family)
 	return family < MT_FAM_MAX ? mt_family_name((enum mt_family)family) : "unknown";
 }
 
+size_t mt_report_unrecorded_images(const struct mt_report *rep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rep->n_images; i++)
+		n += rep->images[i].unrecorded;
+	return n;
+}
+
+bool mt_report_mapped_after_handoff(const struct mt_report *rep)
+{
+	for (size_t i = 0; i < rep->n_images; i++)
+		if (rep->images[i].handoff && rep->images[i].handoff->n_late)
+			return true;
+	return false;
+}
+
 bool mt_report_complete(const struct mt_report *rep)
 {
 	return rep->has_footer && !rep->truncated && !rep->footer.events_dropped &&
-	       !rep->footer.args_lost && !rep->n_unprobed;
+	       !rep->footer.args_lost && !rep->n_unprobed && !mt_report_mapped_after_handoff(rep) &&
+	       !mt_report_unrecorded_images(rep);
 }

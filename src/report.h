@@ -123,8 +123,16 @@ const char *mt_report_family_name(unsigned int family);
 
 /*
  * Whether the artifact holds every allocator call of the run: it has its footer, nothing was
- * dropped or lost, and every file was probed. Recovered attach requests are no loss.
+ * dropped or lost, every file was probed, and no process handed to a debugger mapped a file
+ * with allocators or created a process after its handoff. Recovered attach requests are no loss.
  */
 bool mt_report_complete(const struct mt_report *rep);
+/*
+ * Whether a process handed to a debugger mapped a file with allocators after its handoff: probed
+ * without stopping the process, its calls into the file before that may be missing.
+ */
+bool mt_report_mapped_after_handoff(const struct mt_report *rep);
+/* Images created by a process after its handoff, whose allocations were not recorded. */
+size_t mt_report_unrecorded_images(const struct mt_report *rep);
 
 #endif

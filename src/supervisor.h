@@ -40,9 +40,11 @@ struct mt_run_result {
 	uint64_t resume_ns;	/* CLOCK_MONOTONIC when the exec-stopped root was continued */
 	uint64_t end_ns;	/* CLOCK_MONOTONIC when the last process of the tree was reaped */
 	pid_t stopped_pid;	/* --stop-at: the process left stopped, else 0 */
-	char watcher[16];	/* back end that ran: "fentry", "tracepoint", or "" */
-	int exec_errno;	 /* the command could not be executed: why (then the return is -it) */
-	bool incomplete; /* not every allocation was recorded: see the summary (run --strict) */
+	/* Files with allocators it mapped after its handoff: calls into them may be missing. */
+	unsigned int handoff_late_files;
+	char watcher[16]; /* back end that ran: "fentry", "tracepoint", or "" */
+	int exec_errno;	  /* the command could not be executed: why (then the return is -it) */
+	bool incomplete;  /* not every allocation was recorded: see the summary (run --strict) */
 };
 
 /*

@@ -23,7 +23,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "artifact.h"
 #include "clock.h"
+#include "events.h"
+#include "loaddeps.h"
 #include "printable.h"
 #include "procmaps.h"
 #include "supervisor_int.h"
@@ -84,7 +87,7 @@ static int remember_mapped(const struct mt_map_entry *e, void *arg)
 	return strv_add(&h->known, &h->n_known, e->path) ? 1 : 0;
 }
 
-static bool has_probes(const struct sup *s, const char *path)
+static const struct mt_tracked_file *with_probes(const struct sup *s, const char *path)
 {
 	size_t n = s->tracker ? mt_tracker_file_count(s->tracker) : 0;
 
@@ -92,27 +95,64 @@ static bool has_probes(const struct sup *s, const char *path)
 		const struct mt_tracked_file *f = mt_tracker_file(s->tracker, i);
 
 		if (f->probes && strcmp(f->path, path) == 0)
-			return true;
+			return f;
 	}
-	return false;
+	return NULL;
+}
+
+/* A handoff record in the artifact, in its place in the stream (docs/FORMAT.md, type 7). */
+static void record_handoff(struct sup *s, enum mt_handoff_what what, uint16_t file_id,
+			   const char *text)
+{
+	struct mt_artifact_handoff rec = {.pid = s->ho.pid, .what = what, .file_id = file_id};
+
+	if (!s->artifact)
+		return;
+	/*
+	 * Its children are not memtrack's tracees: with probes per process, they get none (with
+	 * probes in every process they are recorded, tracked through the fork tracepoint).
+	 */
+	if (what == MT_HANDOFF_AT && s->tracker && mt_tracker_per_process(s->tracker))
+		rec.flags = MT_HANDOFF_CHILDREN_UNRECORDED;
+	snprintf(rec.text, sizeof(rec.text), "%s", text);
+	if (s->events)
+		mt_events_write_handoff(s->events, &rec);
+	else
+		mt_artifact_write_handoff(s->artifact, &rec);
 }
 
 /* A file with probes mapped after the handoff: its calls until it was linked are not recorded. */
-static int note_late(const struct mt_map_entry *e, void *arg)
+static int note_late(struct sup *s, const struct mt_tracked_file *f)
 {
-	struct sup *s = arg;
 	struct handoff *h = &s->ho;
 
-	if (strv_has(h->known, h->n_known, e->path) || strv_has(h->late, h->n_late, e->path))
+	if (strv_has(h->known, h->n_known, f->path) || strv_has(h->late, h->n_late, f->path))
 		return 0;
-	if (!has_probes(s, e->path))
-		return 0;
-	return strv_add(&h->late, &h->n_late, e->path) ? 1 : 0;
+	if (strv_add(&h->late, &h->n_late, f->path))
+		return -ENOMEM;
+	record_handoff(s, MT_HANDOFF_LATE_FILE, f->file_id, f->path);
+	s->res->handoff_late_files = h->n_late;
+	return 0;
 }
 
-/* Serve the files the handed-off process mapped since the last look, without stopping it. */
+static int note_late_mapping(const struct mt_map_entry *e, void *arg)
+{
+	struct sup *s = arg;
+	const struct mt_tracked_file *f = with_probes(s, e->path);
+
+	return f && note_late(s, f) ? 1 : 0;
+}
+
+/*
+ * Serve the files the handed-off process mapped since the last look, without stopping it. Every
+ * file with probes linked for it since its handoff was mapped late: known so even when the
+ * process has ended by now (its maps gone), or mapped it after this look's request but before
+ * its mapping showed (the tracepoint watcher asks at the mmap's entry). With probes in every
+ * process nothing is linked per process: its mappings say it, while it runs.
+ */
 static int catch_up(struct sup *s)
 {
+	size_t n;
 	int err;
 
 	if (!s->tracker || s->ho.ended)
@@ -120,8 +160,93 @@ static int catch_up(struct sup *s)
 	err = mt_tracker_catch_up(s->tracker, s->ho.pid);
 	if (err)
 		return err;
-	mt_procmaps_for_each_exec(s->ho.pid, note_late, s);
-	return 0;
+	n = mt_tracker_file_count(s->tracker);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct mt_tracked_file *f = mt_tracker_file(s->tracker, i);
+
+		if (f->probes && mt_tracker_linked(s->tracker, s->ho.pid, f->file_id))
+			err = note_late(s, f);
+	}
+	if (!err)
+		mt_procmaps_for_each_exec(s->ho.pid, note_late_mapping, s);
+	return err;
+}
+
+/* ---- the files it will map ------------------------------------------------------------- */
+
+/* pid's environment (NUL-separated), or NULL. */
+static char *read_environ(pid_t pid, size_t *len)
+{
+	char path[64], *buf = NULL, *grown;
+	size_t cap = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	*len = 0;
+	do {
+		if (cap - *len < 4096) {
+			grown = realloc(buf, cap + 65536 + 1);
+			if (!grown)
+				break;
+			buf = grown;
+			cap += 65536;
+		}
+		n = read(fd, buf + *len, cap - *len);
+		*len += n > 0 ? (size_t)n : 0;
+	} while (n > 0);
+	close(fd);
+	if (buf)
+		buf[*len] = '\0';
+	return buf;
+}
+
+static const char *env_value(const char *env, size_t len, const char *name)
+{
+	size_t k = strlen(name);
+
+	for (const char *p = env; p && p < env + len; p += strlen(p) + 1)
+		if (strncmp(p, name, k) == 0 && p[k] == '=')
+			return p + k + 1;
+	return NULL;
+}
+
+static int link_ahead(const char *path, void *arg)
+{
+	struct sup *s = arg;
+	int err = mt_tracker_link_path(s->tracker, s->ho.pid, path);
+
+	if (err)
+		return err;
+	/* Its probes are in place before the process can run it: not a file mapped late. */
+	return strv_add(&s->ho.known, &s->ho.n_known, path);
+}
+
+/*
+ * Before the process goes to the debugger, link what ld.so will map for it (at an exec: libc and
+ * the rest of the program's needs; at a dlopen's mapping: the plugin's), so that not even the
+ * first call into them is missed. What the loader finds elsewhere is reported as mapped late.
+ */
+static int link_what_loader_maps(struct sup *s)
+{
+	struct handoff *h = &s->ho;
+	struct mt_loader_env env = {
+	    .program = s->procs[h->proc].exe,
+	    .preload_file = "/etc/ld.so.preload",
+	    .cache = "/etc/ld.so.cache",
+	};
+	size_t len = 0;
+	char *envbuf = read_environ(h->pid, &len);
+	int err;
+
+	env.library_path = env_value(envbuf, len, "LD_LIBRARY_PATH");
+	env.preload = env_value(envbuf, len, "LD_PRELOAD");
+	err = mt_loader_deps(&env, (const char *const *)h->known, h->n_known, link_ahead, s);
+	free(envbuf);
+	return err;
 }
 
 /* ---- the stop point ------------------------------------------------------------------ */
@@ -282,8 +407,12 @@ int sup_hand_off(struct sup *s, struct tracee *t, const char *where)
 	if (!h->where || h->pidfd < 0)
 		return h->where ? -errno : -ENOMEM;
 	mt_procmaps_for_each_exec(pid, remember_mapped, h);
+	/* After the events it made under memtrack: the ones after it were the debugger's time. */
+	record_handoff(s, MT_HANDOFF_AT, 0, where);
 	if (s->tracker) {
-		err = mt_tracker_hand_off(s->tracker, pid);
+		err = link_what_loader_maps(s);
+		if (!err)
+			err = mt_tracker_hand_off(s->tracker, pid);
 		if (err)
 			return err;
 	}
@@ -418,6 +547,44 @@ static pid_t read_tracer(pid_t pid)
 	return tracer;
 }
 
+/*
+ * A debugger attached: clear the group-stop (SIGCONT), so that after its detach the process runs
+ * on. A debugger that attached and detached between two looks left no TracerPid, but the BPF side
+ * saw its attach; seen at its ptrace call's entry, though, the attach may still be under way, and
+ * the SIGCONT must not let the process run before the debugger holds it: such a sighting counts
+ * when a later look still finds no tracer.
+ */
+static void continue_when_debugged(struct sup *s)
+{
+	struct handoff *h = &s->ho;
+	bool traced = read_tracer(h->pid) > 0;
+	bool seen = s->tracker && mt_tracker_debugger_seen(s->tracker, h->pid);
+
+	if (traced || (seen && h->seen_untraced)) {
+		h->continued = true;
+		kill(h->pid, SIGCONT);
+	}
+	h->seen_untraced = seen && !traced;
+}
+
+/* A file it mapped after its handoff and that it took with it before memtrack could open it. */
+static int note_unresolved(const struct mt_inode_key *key, void *arg)
+{
+	struct sup *s = arg;
+	char what[160];
+
+	snprintf(what, sizeof(what),
+		 "(a file gone with the process before memtrack could open it: device %u:%u, "
+		 "inode %llu)",
+		 (unsigned int)(key->dev >> 20), (unsigned int)(key->dev & 0xfffff),
+		 (unsigned long long)key->ino);
+	if (strv_add(&s->ho.late, &s->ho.n_late, what))
+		return -ENOMEM;
+	record_handoff(s, MT_HANDOFF_LATE_FILE, UINT16_MAX, what);
+	s->res->handoff_late_files = s->ho.n_late;
+	return 0;
+}
+
 /* The handed-off process ended: status is its wait status, or -1 when it could not be known. */
 void sup_handoff_ended(struct sup *s, int status)
 {
@@ -426,6 +593,8 @@ void sup_handoff_ended(struct sup *s, int status)
 	if (h->ended)
 		return;
 	catch_up(s);
+	if (s->tracker)
+		mt_tracker_drop_requests(s->tracker, h->pid, note_unresolved, s);
 	h->ended = true;
 	if (h->pidfd >= 0)
 		close(h->pidfd);
@@ -465,11 +634,8 @@ int sup_handoff_tick(struct sup *s)
 		kill(h->pid, s->end_sig);
 		kill(h->pid, SIGCONT);
 	}
-	/* Attached: clear the group-stop, so that after gdb's detach the process runs on. */
-	if (!h->continued && read_tracer(h->pid) > 0) {
-		h->continued = true;
-		kill(h->pid, SIGCONT);
-	}
+	if (!h->continued)
+		continue_when_debugged(s);
 	/* The root is memtrack's child: its status comes from waitpid (sup_handoff_ended). */
 	if (h->pid != s->root && readable(h->pidfd))
 		sup_handoff_ended(s, read_exit_code(h->pid));
@@ -491,7 +657,8 @@ void sup_handoff_report(struct sup *s)
 			"memtrack: process %d could not be handed over whole: %zu thread(s) "
 			"never stopped\n",
 			h->pid, h->n_awaited);
-	if (h->n_late) {
+	/* A readable artifact says it in the summary (memtrack report, too). */
+	if (h->n_late && !(s->artifact && mt_artifact_readable_later(s->artifact))) {
 		fprintf(
 		    stderr,
 		    "memtrack: process %d (%s) mapped files with allocators after its handoff, "

@@ -96,7 +96,8 @@ struct sup {
 		int pidfd;
 		bool collecting; /* its threads are being detached, each at its next stop */
 		bool continued; /* a debugger attached: the SIGCONT that ends the group-stop sent */
-		bool killed;	/* the tree was ended on a termination request */
+		bool seen_untraced; /* at the last look: a debugger's attach seen, no tracer now */
+		bool killed;	    /* the tree was ended on a termination request */
 		bool ended;
 		uint64_t next_look_ns; /* when to look at it again, requests aside */
 		pid_t *awaited;	       /* threads reported created, whose first stop has not come */

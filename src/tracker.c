@@ -187,6 +187,8 @@ static int attach_lifecycle(struct mt_tracker *t, bool fentry)
 
 static void destroy_skel(struct mt_tracker *t)
 {
+	bpf_link__destroy(t->debugger);
+	t->debugger = NULL;
 	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
 		bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
@@ -489,7 +491,7 @@ static void stop_closer(struct closer_queue *c)
 
 static void detach_all(struct mt_tracker *t)
 {
-	size_t n = MT_LIFECYCLE_PROGS, k = 0;
+	size_t n = MT_LIFECYCLE_PROGS + 1, k = 0;
 	struct detach *d;
 
 	stop_closer(&t->closer);
@@ -505,6 +507,11 @@ static void detach_all(struct mt_tracker *t)
 			bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
 	}
+	if (t->debugger && d)
+		d[k++].link = t->debugger;
+	else
+		bpf_link__destroy(t->debugger);
+	t->debugger = NULL;
 	for (size_t i = 0; i < t->n_files; i++)
 		tracker_collect_links(&t->files[i].system, d, &k);
 	for (size_t i = 0; i < t->n_arms; i++) {
@@ -566,9 +573,34 @@ int mt_tracker_hand_off(struct mt_tracker *t, pid_t pid)
 	__u32 tgid = pid;
 	__u8 state = MT_TRACKED_HANDED_OFF;
 
+	/*
+	 * Before the debugger can know the pid: its attach cannot come first. Without it (no
+	 * syscall tracepoint for ptrace), TracerPid alone tells of a debugger: not a failure.
+	 */
+	if (!t->debugger && !t->debugger_tried) {
+		t->debugger_tried = true;
+		t->debugger = bpf_program__attach(t->skel->progs.watch_debugger);
+		if (!t->debugger && t->cfg.verbose)
+			fprintf(stderr, "memtrack: cannot watch for a debugger's attach: %s\n",
+				strerror(errno));
+	}
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tracked), &tgid, &state, BPF_EXIST))
 		return errno == ENOENT ? 0 : -errno;
 	return 0;
+}
+
+bool mt_tracker_per_process(const struct mt_tracker *t)
+{
+	return !t->cfg.system_scope;
+}
+
+bool mt_tracker_debugger_seen(struct mt_tracker *t, pid_t pid)
+{
+	__u32 tgid = pid;
+	__u8 state = 0;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.tracked), &tgid, &state) == 0 &&
+	       state == MT_TRACKED_DEBUGGED;
 }
 
 int mt_tracker_disarm(struct mt_tracker *t, pid_t pid)

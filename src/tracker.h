@@ -85,6 +85,34 @@ int mt_tracker_disarm(struct mt_tracker *t, pid_t pid);
  */
 int mt_tracker_hand_off(struct mt_tracker *t, pid_t pid);
 /*
+ * Whether a debugger attached to the handed-off pid (PTRACE_ATTACH or PTRACE_SEIZE), even one
+ * that has detached since. False once the process has ended.
+ */
+bool mt_tracker_debugger_seen(struct mt_tracker *t, pid_t pid);
+/*
+ * Whether probes are linked per process (--probe-scope=tree), so that a process gets them only
+ * from memtrack, at its stops; false once the run fell back to probes in every process.
+ */
+bool mt_tracker_per_process(const struct mt_tracker *t);
+/*
+ * pid has ended with requests that could not be resolved (it mapped a file and was gone before
+ * memtrack could open it): forget them, calling fn with each file's key. Returns fn's first
+ * non-zero value, else 0.
+ */
+int mt_tracker_drop_requests(struct mt_tracker *t, pid_t pid,
+			     int (*fn)(const struct mt_inode_key *key, void *arg), void *arg);
+
+/* Whether pid has its own links to the file file_id (--probe-scope=tree). */
+bool mt_tracker_linked(struct mt_tracker *t, pid_t pid, uint16_t file_id);
+
+/*
+ * Link the file at path for pid before pid maps it (a uprobe is set on the file's inode, and the
+ * kernel puts its breakpoints into the process's memory when the file is mapped): classified,
+ * attached and recorded as at a watcher stop, the watcher then never stops pid for it. A file
+ * that cannot be opened is passed over. A negative errno is memtrack's failure.
+ */
+int mt_tracker_link_path(struct mt_tracker *t, pid_t pid, const char *path);
+/*
  * A process that is no longer stopped for its files (handed off): drain the attach requests,
  * handle what can be, and link every probed file pid maps. A negative errno is memtrack's failure.
  */

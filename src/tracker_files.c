@@ -427,6 +427,50 @@ static int drain_requests(struct mt_tracker *t)
 	return handle_deferred(t);
 }
 
+int mt_tracker_drop_requests(struct mt_tracker *t, pid_t pid,
+			     int (*fn)(const struct mt_inode_key *key, void *arg), void *arg)
+{
+	size_t kept = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < t->n_deferred; i++) {
+		if (t->deferred[i].pid != (__u32)pid) {
+			t->deferred[kept++] = t->deferred[i];
+			continue;
+		}
+		if (!err)
+			err = fn(&t->deferred[i].key, arg);
+	}
+	t->n_deferred = kept;
+	return err;
+}
+
+int mt_tracker_link_path(struct mt_tracker *t, pid_t pid, const char *path)
+{
+	const struct mt_tracked_file *f;
+	struct mt_inode_key key;
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return 0;
+	}
+	mt_inode_key_from_stat(&st, &key);
+	f = tracker_known_file(t, &key, &err);
+	if (!f && !err)
+		err = handle_file(t, &key, fd, path, pid);
+	close(fd);
+	if (err)
+		return err;
+	/* Known from another process, or classified without links for pid (system scope). */
+	f = mt_tracker_find(t, &key);
+	return f ? tracker_ensure_armed(t, pid, f) : 0;
+}
+
 int mt_tracker_catch_up(struct mt_tracker *t, pid_t pid)
 {
 	int err = drain_requests(t);

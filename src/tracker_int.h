@@ -83,6 +83,8 @@ struct mt_tracker {
 	struct memtrack_bpf *skel;
 	struct ring_buffer *requests;
 	struct bpf_link *lifecycle[MT_LIFECYCLE_PROGS];
+	struct bpf_link *debugger; /* watch_debugger, from the first handoff on */
+	bool debugger_tried;
 	const char *watcher;
 	struct mt_tracker_config cfg;
 	struct mt_artifact_writer *artifact;

@@ -44,6 +44,11 @@ static struct mt_arm *find_arm(struct mt_tracker *t, pid_t pid, uint16_t file_id
 	return NULL;
 }
 
+bool mt_tracker_linked(struct mt_tracker *t, pid_t pid, uint16_t file_id)
+{
+	return find_arm(t, pid, file_id) != NULL;
+}
+
 static struct mt_arm_key arm_key(pid_t pid, const struct mt_tracked_file *f)
 {
 	return (struct mt_arm_key){.tgid = pid, .dev = f->key.dev, .ino = f->key.ino};

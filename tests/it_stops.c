@@ -86,6 +86,59 @@ static void assert_counts(const struct handoff *h, int64_t allocs, int64_t frees
 	ck_assert_int_eq(mt_json_i64(t, "dropped"), 0);
 }
 
+/* The image of process pos ("0") after exec execs, in the report. */
+static struct json_object *image_at(const struct handoff *h, const char *pos, int exec)
+{
+	struct json_object *a = mt_json_get(h->report, "images");
+
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *g = json_object_array_get_idx(a, i);
+		const char *p = json_object_get_string(mt_json_get(g, "position"));
+
+		if (p && strcmp(p, pos) == 0 && mt_json_i64(g, "exec") == exec)
+			return g;
+	}
+	ck_abort_msg("no image %s+%d in %s", pos, exec, json_object_to_json_string(a));
+	return NULL;
+}
+
+/*
+ * The image was handed off after before_allocs allocations and before_frees frees of its own;
+ * mapped_after: the one file it mapped after, or NULL for none.
+ */
+static void assert_handoff(const struct handoff *h, struct json_object *image,
+			   int64_t before_allocs, int64_t before_frees, const char *mapped_after)
+{
+	struct json_object *ho = mt_json_get(image, "handoff"), *late;
+
+	ck_assert_msg(ho, "not handed off: %s", json_object_to_json_string(image));
+	ck_assert_int_eq(mt_json_i64(mt_json_get(ho, "before"), "allocations"), before_allocs);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(ho, "before"), "frees"), before_frees);
+	late = mt_json_get(ho, "mapped_after");
+	ck_assert_int_eq(json_object_array_length(late), mapped_after ? 1 : 0);
+	if (mapped_after)
+		ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(late, 0)),
+				 mapped_after);
+	ck_assert_int_eq(json_object_get_boolean(mt_json_get(h->report, "complete")),
+			 !mapped_after);
+}
+
+/* A file's counts in the report, by path. */
+static struct json_object *file_at(const struct handoff *h, const char *path)
+{
+	struct json_object *a = mt_json_get(h->report, "files");
+
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *f = json_object_array_get_idx(a, i);
+		const char *p = json_object_get_string(mt_json_get(f, "path"));
+
+		if (p && strcmp(p, path) == 0)
+			return f;
+	}
+	ck_abort_msg("no file %s", path);
+	return NULL;
+}
+
 /* In its own session: the root, handed over at its exec, survives; memtrack exits with its 7. */
 START_TEST(handoff_at_exec_in_own_session)
 {
@@ -136,6 +189,130 @@ START_TEST(handoff_at_a_worker_threads_mapping)
 }
 END_TEST
 
+/*
+ * Handed over at its exec, before its first instruction: libc, which ld.so maps after the
+ * handoff, was linked before (the loader's view, src/loaddeps.c), so not even its first calls
+ * are missed. Everything is after the handoff, and said so.
+ */
+START_TEST(handoff_at_exec_records_from_the_first_call)
+{
+	const char *opts[] = {"--stop-at", "exec", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	assert_counts(&h, 7 + 100, 1 + 100, 0);
+	assert_handoff(&h, image_at(&h, "0", 0), 0, 0, NULL);
+	ck_assert_msg(
+	    strstr(
+		h.err,
+		"right after its exec of " FIXTURE(
+		    "dlopen_plugin") ": 0 "
+				     "allocations, 0 frees recorded before, 107 allocations, 101 "
+				     "frees after\n"),
+	    "%s", h.err);
+	ck_assert_ptr_nonnull(strstr(h.err, "its allocations recorded throughout"));
+	handoff_free(&h);
+}
+END_TEST
+
+/* A preload is linked ahead too: the allocator is jemalloc from the first call (exec:GLOB). */
+START_TEST(handoff_at_exec_links_the_preload)
+{
+	const char *opts[] = {"--stop-at", "exec:preload_target", NULL};
+	const char *cmd[] = {"env", "LD_PRELOAD=libjemalloc.so.2", FIXTURE("preload_target"), NULL};
+	struct handoff h;
+	struct json_object *g;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	g = image_at(&h, "0", 1);
+	ck_assert_int_eq(mt_json_i64(g, "allocations"), 18);
+	ck_assert_int_eq(mt_json_i64(g, "reallocs"), 1);
+	ck_assert_int_eq(mt_json_i64(g, "frees"), 17);
+	ck_assert_int_eq(mt_json_i64(g, "bytes_allocated"), 87204);
+	assert_handoff(&h, g, 0, 0, NULL);
+	handoff_free(&h);
+}
+END_TEST
+
+/*
+ * A library dlopened after the handoff (while gdb has the process) is probed without stopping
+ * it: memtrack is woken by its request. Its calls before that may be missing, and the report
+ * says so; libc's are all there (fixtures/README.md: libc 11 allocations, 1 free for dlopen).
+ */
+START_TEST(handoff_then_dlopen_is_probed_and_said)
+{
+	const char *opts[] = {"--stop-at", "exec", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_mimalloc.so"), "100", NULL};
+	const char *mi = "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2.0";
+	struct handoff h;
+	struct json_object *f;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	assert_handoff(&h, image_at(&h, "0", 0), 0, 0, mi);
+	f = file_at(&h, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	ck_assert_int_eq(mt_json_i64(f, "allocations"), 11);
+	ck_assert_int_eq(mt_json_i64(f, "frees"), 1);
+	ck_assert_int_le(mt_json_i64(file_at(&h, mi), "allocations"), 100);
+	ck_assert_msg(strstr(h.err,
+			     "memtrack: WARNING: process 0 mapped files with allocators after "
+			     "its handoff, probed without stopping it: its calls into them "
+			     "before that may be missing: /usr/lib/x86_64-linux-gnu/"
+			     "libmimalloc.so.2.0\n"),
+		      "%s", h.err);
+	ck_assert_ptr_nonnull(strstr(h.err, "but for calls into files it mapped later"));
+	handoff_free(&h);
+}
+END_TEST
+
+/* At a dlopen's mapping, what the plugin needs (libmimalloc) is linked ahead: nothing missed. */
+START_TEST(handoff_at_map_links_the_plugins_needs)
+{
+	const char *opts[] = {"--stop-at", "map:plugin_mimalloc.so", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_mimalloc.so"), "100", NULL};
+	struct handoff h;
+
+	handoff_run(&h, "pty", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	assert_counts(&h, 11 + 100, 1 + 100, 0);
+	ck_assert_int_eq(
+	    mt_json_i64(file_at(&h, "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2.0"), "allocations"),
+	    100);
+	ck_assert_ptr_null(strstr(h.err, "may be missing"));
+	handoff_free(&h);
+}
+END_TEST
+
+/*
+ * A child forked after the handoff is not memtrack's tracee: not recorded, and said so (its
+ * truth, fixtures/README.md: 10 allocations, 10 frees; recorded: none).
+ */
+START_TEST(handoff_then_fork_is_said_unrecorded)
+{
+	const char *opts[] = {"--stop-at", "exec", NULL};
+	const char *cmd[] = {FIXTURE("scope_cases"), "fork", "10", NULL};
+	struct handoff h;
+	struct json_object *child;
+
+	handoff_run(&h, "setsid", "continue", opts, cmd);
+	assert_handed_and_ended(&h, 0);
+	assert_counts(&h, 0, 0, 0);
+	child = json_object_array_get_idx(mt_json_get(h.report, "images"), 1);
+	ck_assert_ptr_nonnull(child);
+	ck_assert_int_eq(json_object_get_boolean(mt_json_get(child, "allocations_recorded")), 0);
+	ck_assert_int_eq(
+	    json_object_get_boolean(mt_json_get(image_at(&h, "0", 0), "allocations_recorded")), 1);
+	ck_assert_msg(strstr(h.err,
+			     "memtrack: WARNING: processes created after the handoff are not "
+			     "recorded (memtrack is not their tracer): 1 image(s), pids: "),
+		      "%s", h.err);
+	handoff_free(&h);
+}
+END_TEST
+
 /* gdb attaches and detaches at once: the process runs on by itself, no kill -CONT needed. */
 START_TEST(handoff_runs_on_after_gdb_detaches)
 {
@@ -148,6 +325,28 @@ START_TEST(handoff_runs_on_after_gdb_detaches)
 	ck_assert_msg(strstr(h.o.out, "rc=0\n"), "%s\n%s", h.o.out, h.err);
 	assert_counts(&h, 7 + 100, 1 + 100, 0);
 	handoff_free(&h);
+}
+END_TEST
+
+/*
+ * A debugger attaches and detaches faster than memtrack looks at the process (every 100 ms):
+ * gdb as fast as it goes, and ptrace_blip, in microseconds. The attach is seen all the same (the
+ * BPF side marks it), and the process runs on, every time.
+ */
+START_TEST(handoff_runs_on_after_quick_detaches)
+{
+	const char *opts[] = {"--stop-at", "exec", NULL};
+	const char *cmd[] = {FIXTURE("exit_code"), "3", NULL};
+	const char *how[] = {"quick", "blip:" FIXTURE("ptrace_blip")};
+
+	for (int i = 0; i < 10; i++) {
+		struct handoff h;
+
+		handoff_run(&h, i % 2 ? "pty" : "setsid", how[i / 2 % 2], opts, cmd);
+		ck_assert_msg(strstr(h.o.out, "gdb: [Inferior 1 (process "), "%s", h.o.out);
+		ck_assert_msg(strstr(h.o.out, "rc=3\n"), "run %d: %s\n%s", i, h.o.out, h.err);
+		handoff_free(&h);
+	}
 }
 END_TEST
 
@@ -385,6 +584,12 @@ static Suite *suite(void)
 	tcase_add_test(tools, handoff_at_map_in_a_pty_records_before_and_after);
 	tcase_add_test(tools, handoff_at_a_worker_threads_mapping);
 	tcase_add_test(tools, handoff_runs_on_after_gdb_detaches);
+	tcase_add_test(tools, handoff_runs_on_after_quick_detaches);
+	tcase_add_test(tools, handoff_at_exec_records_from_the_first_call);
+	tcase_add_test(tools, handoff_at_exec_links_the_preload);
+	tcase_add_test(tools, handoff_then_dlopen_is_probed_and_said);
+	tcase_add_test(tools, handoff_at_map_links_the_plugins_needs);
+	tcase_add_test(tools, handoff_then_fork_is_said_unrecorded);
 	tcase_add_test(tools, stop_at_exec_glob_any_process);
 	tcase_add_test(tools, stop_at_proc_position);
 	tcase_add_test(tools, stop_at_map_by_soname);

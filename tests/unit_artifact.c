@@ -270,6 +270,9 @@ START_TEST(roundtrip)
 		case MT_ITEM_UNPROBED:
 			ck_abort_msg("no not-probed record was written");
 			break;
+		case MT_ITEM_HANDOFF:
+			ck_abort_msg("no handoff record was written");
+			break;
 		}
 	}
 	ck_assert_int_eq(ret, 0);

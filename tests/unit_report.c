@@ -32,6 +32,7 @@ struct script {
 	uint64_t t;
 	struct mt_artifact_footer footer;
 	bool no_footer;
+	bool handoff; /* process 100 handed to a debugger after the first half of the events */
 };
 
 static struct script *S;
@@ -81,6 +82,20 @@ static void re(uint32_t pid, uint64_t old, uint64_t addr, uint64_t size)
 
 static char *const argv_ls[] = {"ls", "-l", "it's here", NULL};
 
+/* A handoff record of process 100: flags for MT_HANDOFF_AT, the file id for the others. */
+static void write_handoff(struct mt_artifact_writer *w, uint8_t what, uint16_t arg,
+			  const char *text)
+{
+	struct mt_artifact_handoff h = {.pid = 100, .what = what};
+
+	if (what == MT_HANDOFF_AT)
+		h.flags = (uint8_t)arg;
+	else
+		h.file_id = arg;
+	snprintf(h.text, sizeof(h.text), "%s", text);
+	ck_assert_int_eq(mt_artifact_write_handoff(w, &h), 0);
+}
+
 /* Write S with two processes (100, root; 200, its child) and two files (1 glibc, 2 jemalloc). */
 static char *write_script(void)
 {
@@ -99,6 +114,8 @@ static char *write_script(void)
 	char *path = mt_tmpfile();
 
 	strcpy(root.exe, "/usr/bin/ls");
+	if (S->handoff)
+		strcpy(root.position, "0");
 	strcpy(child.exe, "/usr/bin/child");
 	strcpy(libc.path, "/lib/x86_64-linux-gnu/libc.so.6");
 	strcpy(je.path, "/usr/lib/libjemalloc.so.2");
@@ -122,7 +139,15 @@ static char *write_script(void)
 	}
 	ck_assert_int_eq(mt_artifact_write_events(w, S->ev, S->n / 2), 0);
 	ck_assert_int_eq(mt_artifact_write_process(w, &child), 0);
+	if (S->handoff)
+		write_handoff(w, MT_HANDOFF_AT, MT_HANDOFF_CHILDREN_UNRECORDED,
+			      "right after its exec of /usr/bin/ls");
 	ck_assert_int_eq(mt_artifact_write_events(w, S->ev + S->n / 2, S->n - S->n / 2), 0);
+	if (S->handoff) {
+		write_handoff(w, MT_HANDOFF_LATE_FILE, 2, je.path);
+		write_handoff(w, MT_HANDOFF_LATE_FILE, 2, je.path); /* said twice: listed once */
+		write_handoff(w, 99, 0, "a kind of record from a later memtrack");
+	}
 	child.exited = true;
 	child.exit_status = 9; /* killed by SIGKILL */
 	root.exited = true;
@@ -1156,6 +1181,108 @@ START_TEST(printable_and_utf8)
 }
 END_TEST
 
+/*
+ * Process 100 handed to a debugger after the stream's fourth event (2 allocations, a realloc, a
+ * free), then its fork of 300, which allocates unrecorded; it mapped the jemalloc file after:
+ * said in every output.
+ */
+START_TEST(handoff_before_and_after)
+{
+	char *argv[] = {"report", NULL, NULL, NULL};
+	const struct mt_image_handoff *h;
+	struct mt_report *rep;
+	struct json_object *o, *ho;
+	struct captured c;
+	char *path, *out = mt_tmpfile(), *s;
+	FILE *f;
+
+	typical_script();
+	tev(100, 100, MT_K_FORK, 300, 0, 0, 0);
+	alloc(300, MT_K_MALLOC, 0x50, 10);
+	S->handoff = true;
+	rep = load();
+	h = image_of(rep, 100, 0)->handoff;
+	ck_assert_ptr_nonnull(h);
+	ck_assert_ptr_null(image_of(rep, 200, 0)->handoff);
+	ck_assert(!image_of(rep, 200, 0)->unrecorded);
+	ck_assert(image_of(rep, 300, 0)->unrecorded);
+	ck_assert_uint_eq(mt_report_unrecorded_images(rep), 1);
+	ck_assert_str_eq(h->at, "right after its exec of /usr/bin/ls");
+	ck_assert_uint_eq(h->event, 4);
+	ck_assert_uint_eq(h->before.allocations, 2);
+	ck_assert_uint_eq(h->before.reallocs, 1);
+	ck_assert_uint_eq(h->before.frees, 1);
+	ck_assert_uint_eq(image_of(rep, 100, 0)->c.frees - h->before.frees, 0);
+	ck_assert_uint_eq(h->n_late, 1);
+	ck_assert_str_eq(h->late[0], "/usr/lib/libjemalloc.so.2");
+	ck_assert(!mt_report_complete(rep));
+	mt_report_free(rep);
+
+	path = write_script();
+	argv[1] = path;
+	c = run_main(argv);
+	ck_assert_int_eq(c.ret, 0);
+	ck_assert_msg(strstr(c.out,
+			     "\nHanded to a debugger (1)\n  0 (pid 100) right after its exec "
+			     "of /usr/bin/ls, after event 4: 2 allocations, 1 frees "
+			     "recorded before, 0 allocations, 0 frees after\n"),
+		      "%s", c.out);
+	ck_assert_ptr_nonnull(strstr(c.out, "may be missing): /usr/lib/libjemalloc.so.2\n"));
+	ck_assert_ptr_nonnull(strstr(c.out, "not their truth), pids: 300\n"));
+	captured_free(&c);
+
+	argv[1] = "--json";
+	argv[2] = path;
+	c = run_main(argv);
+	o = json_tokener_parse(c.out);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_eq(jget(o, "images.0.handoff.event"), 4);
+	ck_assert_uint_eq(jget(o, "images.0.handoff.before.allocations"), 2);
+	ck_assert_str_eq(jstr(o, "images", 0, "exe"), "/usr/bin/ls");
+	ck_assert(json_object_object_get_ex(
+	    json_object_array_get_idx(json_object_object_get(o, "images"), 0), "handoff", &ho));
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(
+			     json_object_object_get(ho, "mapped_after"), 0)),
+			 "/usr/lib/libjemalloc.so.2");
+	ck_assert(json_object_object_get_ex(
+	    json_object_array_get_idx(json_object_object_get(o, "images"), 1), "handoff", &ho));
+	ck_assert_ptr_null(ho);
+	ck_assert_ptr_nonnull(
+	    strstr(json_object_to_json_string(json_object_object_get(o, "incomplete")),
+		   "mapped_after_handoff"));
+	ck_assert_ptr_nonnull(
+	    strstr(json_object_to_json_string(json_object_object_get(o, "incomplete")),
+		   "created_after_handoff"));
+	ck_assert_int_eq(json_object_get_boolean(json_object_object_get(
+			     json_object_array_get_idx(json_object_object_get(o, "images"), 2),
+			     "allocations_recorded")),
+			 0);
+	json_object_put(o);
+	captured_free(&c);
+
+	f = fopen(out, "w");
+	ck_assert_int_eq(mt_output_summary(path, f), 0);
+	fclose(f);
+	s = mt_slurp(out);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(strstr(s,
+			     "memtrack: process 0 (pid 100) was handed to a debugger right after "
+			     "its exec of /usr/bin/ls: 2 allocations, 1 frees recorded before, 0 "
+			     "allocations, 0 frees after\n"
+			     "memtrack: WARNING: process 0 mapped files with allocators after its "
+			     "handoff, probed without stopping it: its calls into them before that "
+			     "may be missing: /usr/lib/libjemalloc.so.2\n"
+			     "memtrack: WARNING: processes created after the handoff are not "
+			     "recorded (memtrack is not their tracer): 1 image(s), pids: 300\n"),
+		      "%s", s);
+	free(s);
+	unlink(out);
+	unlink(path);
+	free(out);
+	free(path);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -1166,6 +1293,7 @@ static Suite *report_suite(void)
 	tcase_add_checked_fixture(to, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, malloc_free_pairs);
+	tcase_add_test(tc, handoff_before_and_after);
 	tcase_add_test(tc, calloc_and_aligned_kinds);
 	tcase_add_test(tc, realloc_chain);
 	tcase_add_test(tc, sites_count_calls_bytes_and_live);

@@ -6,6 +6,9 @@
 # "pty" (script(1): a terminal, memtrack in the foreground). GDB: "continue" (run it to its end)
 # or "detach" (attach and detach at once: it must run on by itself). memtrack's stderr goes to
 # ERR. Prints the process's state when handed over, gdb's last word, memtrack's exit status.
+# GDB "quick": attach and detach as fast as gdb can (no shared library symbols, no handle
+# commands); "blip:PATH": attach and detach with PATH (fixtures/ptrace_blip.c), in well under the
+# 100 ms between two looks of memtrack at the process.
 how=$1 what=$2 err=$3
 shift 3
 case $how in
@@ -14,7 +17,7 @@ pty)
 	cmd=$(printf "'%s' " "$@")
 	script -qec "$cmd 2>'$err'" /dev/null </dev/null >/dev/null &
 	;;
-*) echo "usage: handoff.sh setsid|pty continue|detach ERR MEMTRACK-ARGS..." >&2; exit 2 ;;
+*) echo "usage: handoff.sh setsid|pty continue|detach|quick|blip:PATH ERR MEMTRACK-ARGS..." >&2; exit 2 ;;
 esac
 mt=$!
 i=0
@@ -30,11 +33,12 @@ done
 gdb=$(sed -n 's/.*Attach with: //p' "$err")
 pid=$(echo "$gdb" | sed -n 's/^gdb -p \([0-9]*\) .*/\1/p')
 echo "state=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$pid/status")"
-if [ "$what" = continue ]; then
-	eval "$gdb -batch -nx -ex continue" >"$err.gdb" 2>&1
-else
-	eval "$gdb -batch -nx" >"$err.gdb" 2>&1
-fi
+case $what in
+continue) eval "$gdb -batch -nx -ex continue" >"$err.gdb" 2>&1 ;;
+quick) gdb -batch -nx -iex 'set auto-solib-add off' -p "$pid" -ex detach >"$err.gdb" 2>&1 ;;
+blip:*) "${what#blip:}" "$pid" >"$err.gdb" 2>&1 && echo "[Inferior 1 (process $pid) detached]" >>"$err.gdb" ;;
+*) eval "$gdb -batch -nx" >"$err.gdb" 2>&1 ;;
+esac
 echo "gdb: $(grep '^\[Inferior 1' "$err.gdb")"
 wait $mt
 echo "rc=$?"
