@@ -61,7 +61,12 @@ static void read_results(struct session *s)
 	mt_out_free(&r);
 }
 
-/* gdb -batch on cmd under memtrack (opts: more run options), running the gdb commands cmds. */
+/*
+ * gdb -batch on cmd under memtrack (opts: more run options), running the gdb commands cmds. gdb
+ * waits 2 s for a reply by default; memtrack answers qSupported only once the command is stopped
+ * at its exec with the BPF side loaded, which under ASan on a loaded machine took longer (gdb then
+ * took the late reply for the next packet's).
+ */
 static void gdb_session(struct session *s, const char *opts, const char *const *cmd,
 			const char *const *cmds)
 {
@@ -69,8 +74,9 @@ static void gdb_session(struct session *s, const char *opts, const char *const *
 				"-batch", cmd[0],
 				"-ex",	  "set confirm off",
 				"-ex",	  "set breakpoint pending on",
+				"-ex",	  "set remotetimeout 60",
 				"-ex",	  s->target};
-	size_t n = 10;
+	size_t n = 12;
 
 	make_target(s, opts, cmd);
 	for (size_t i = 0; cmds[i] && n < 94; i++) {
