@@ -18,7 +18,7 @@ struct mt_sites {
 	size_t mask;
 	struct mt_symbols *symbols;
 	struct mt_artifact_file *files; /* recorded, for the symboliser */
-	size_t n_files;
+	size_t n_files, cap_files;
 };
 
 struct mt_sites *mt_sites_new(void)
@@ -130,11 +130,16 @@ int mt_sites_add_stack(struct mt_sites *s, const struct mt_artifact_stack *st)
 
 int mt_sites_add_file(struct mt_sites *s, const struct mt_artifact_file *f)
 {
-	struct mt_artifact_file *v = realloc(s->files, (s->n_files + 1) * sizeof(*v));
+	/* Doubling: a tree can map tens of thousands of files (JIT memfds), one record each. */
+	if (s->n_files == s->cap_files) {
+		size_t cap = s->cap_files ? 2 * s->cap_files : 64;
+		struct mt_artifact_file *v = realloc(s->files, cap * sizeof(*v));
 
-	if (!v)
-		return -ENOMEM;
-	s->files = v;
+		if (!v)
+			return -ENOMEM;
+		s->files = v;
+		s->cap_files = cap;
+	}
 	s->files[s->n_files++] = *f;
 	return 0;
 }
