@@ -355,34 +355,41 @@ static int op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
 
 /* ---- registers --------------------------------------------------------------------------- */
 
+/* Both register sets of a parked thread of the served process; -ESRCH when tid is not one. */
+static int get_regs(struct sup *s, pid_t tid, struct tracee **t, struct user_regs_struct *r,
+		    struct user_fpregs_struct *fp)
+{
+	*t = parked(s, tid);
+	if (!*t)
+		return -ESRCH;
+	if (ptrace(PTRACE_GETREGS, (*t)->tid, 0, r) < 0 ||
+	    ptrace(PTRACE_GETFPREGS, (*t)->tid, 0, fp) < 0)
+		return -errno;
+	return 0;
+}
+
 static int op_read_regs(void *ctx, pid_t tid, uint8_t *buf)
 {
-	struct sup *s = ctx;
-	struct tracee *t = parked(s, tid);
 	struct user_regs_struct r;
 	struct user_fpregs_struct fp;
+	struct tracee *t;
+	int err = get_regs(ctx, tid, &t, &r, &fp);
 
-	if (!t)
-		return -ESRCH;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 ||
-	    ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) < 0)
-		return -errno;
+	if (err)
+		return err;
 	mt_gdb_amd64_from_user(&r, &fp, buf);
 	return 0;
 }
 
 static int op_write_regs(void *ctx, pid_t tid, const uint8_t *buf)
 {
-	struct sup *s = ctx;
-	struct tracee *t = parked(s, tid);
 	struct user_regs_struct r;
 	struct user_fpregs_struct fp;
+	struct tracee *t;
+	int err = get_regs(ctx, tid, &t, &r, &fp);
 
-	if (!t)
-		return -ESRCH;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 ||
-	    ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) < 0)
-		return -errno;
+	if (err)
+		return err;
 	mt_gdb_amd64_to_user(buf, &r, &fp);
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 ||
 	    ptrace(PTRACE_SETFPREGS, t->tid, 0, &fp) < 0)
