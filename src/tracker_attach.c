@@ -341,17 +341,6 @@ static int link_first(struct mt_tracker *t, struct mt_tracked_file *f, const cha
 		t->multi = false;
 		t->mm_filter = false; /* the programs check the cookie's process */
 	}
-	/*
-	 * Per-process perf links (the cookie names the process) pass make check here through the
-	 * test build's MT_NO_UPROBE_MULTI, but have not passed 6.1's kernel matrix yet: until
-	 * they do, a kernel that refuses uprobe_multi keeps the pid -1 scheme (docs/PROBES.md).
-	 */
-	if (!t->cfg.no_uprobe_multi && !t->cfg.system_scope) {
-		if (t->cfg.verbose)
-			fprintf(stderr, "memtrack: no uprobe_multi: probes in every process "
-					"(--probe-scope=system)\n");
-		t->cfg.system_scope = true;
-	}
 	if (t->cfg.system_scope)
 		pid = -1;
 	return tracker_attach_perf(t, f, path, c->points, c->n_points, pid,
