@@ -91,7 +91,7 @@ int mt_tracker_hand_off(struct mt_tracker *t, pid_t pid);
 bool mt_tracker_debugger_seen(struct mt_tracker *t, pid_t pid);
 /*
  * Whether probes are linked per process (--probe-scope=tree), so that a process gets them only
- * from memtrack, at its stops; false once the run fell back to probes in every process.
+ * from memtrack, at its stops; false with --probe-scope=system.
  */
 bool mt_tracker_per_process(const struct mt_tracker *t);
 /*

@@ -379,8 +379,6 @@ int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 		err = 0;
 	}
 	f->probes = f->n_points;
-	if (t->cfg.system_scope)
-		pid = -1; /* link_first fell back to the pid -1 scheme */
 	if (!err && pid > 0 && f->n_points) {
 		f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		err = f->fd < 0 ? -errno : tracker_store_arm(t, pid, f, &l);

@@ -13,8 +13,7 @@
  *
  * Each case runs twice: with the links this kernel allows, and with one perf link per probe and
  * process (MT_NO_UPROBE_MULTI, test build only), the way of kernels without uprobe_multi (6.1),
- * whose filters differ (docs/PROBES.md). memtrack itself still gives such kernels the pid -1
- * scheme: there the first run checks that (breakpoints everywhere, counts exact).
+ * whose filters differ (docs/PROBES.md). On 6.1 both runs take that way.
  */
 #include <check.h>
 #include <errno.h>
@@ -47,19 +46,6 @@ static void use_path(int i)
 		return;
 	memtrack = MEMTRACK_FAULTS;
 	setenv("MT_NO_UPROBE_MULTI", "1", 1);
-}
-
-/* Whether the memtrack under test puts probes in every process on this kernel (6.1: -v says). */
-static bool probes_everywhere(void)
-{
-	const char *argv[] = {memtrack, "run", "-v", "-o", "/dev/null", "--", "true", NULL};
-	struct mt_out o;
-	bool everywhere;
-
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
-	everywhere = strstr(o.err, "probes in every process") != NULL;
-	mt_out_free(&o);
-	return everywhere;
 }
 
 /* libc's executable mapping in pid: address range and file offset; false when it has none. */
@@ -253,16 +239,12 @@ static bool observe(const char *scope, bool *untraced_differs, bool *traced_diff
 
 START_TEST(untraced_process_has_no_breakpoint)
 {
-	bool untraced, traced, everywhere;
+	bool untraced, traced;
 
 	use_path(_i);
-	everywhere = probes_everywhere();
 	if (!observe("tree", &untraced, &traced))
 		return disturbed(__func__);
-	/* Without uprobe_multi memtrack keeps the pid -1 scheme: what that kernel gets. */
-	ck_assert_msg(untraced == everywhere,
-		      "a process outside the tree has %s breakpoint in libc",
-		      untraced ? "a" : "no");
+	ck_assert_msg(!untraced, "a process outside the tree has a breakpoint in libc");
 	ck_assert_msg(traced, "the traced shell has no breakpoint in libc");
 }
 END_TEST
