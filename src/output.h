@@ -35,6 +35,13 @@ enum mt_folded_metric {
 int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, FILE *out);
 
 /*
+ * The allocation sites, symbolised, as a pprof profile (gzip'd profile.proto, src/output_pprof.c):
+ * sample types alloc_objects, alloc_space, inuse_objects, inuse_space (blocks never freed). 0,
+ * -ENOMEM or a negative errno of writing.
+ */
+int mt_output_pprof(const struct mt_report *rep, FILE *out);
+
+/*
  * The few lines `memtrack run` prints when the command is done. Returns 0, or a negative errno
  * after printing "memtrack: PATH: REASON" on stderr.
  */
