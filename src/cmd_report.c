@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "codspeed_read.h"
@@ -15,7 +17,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memtrack report [--json | --folded[=METRIC]] [--top N] FILE\n"
+		"usage: memtrack report [--json | --folded[=METRIC] | --pprof OUT] [--top N] FILE\n"
 		"Read an artifact written by 'memtrack run' and print what the run allocated.\n"
 		"FILE may also be CodSpeed's memory artifact (PID.MemtrackArtifact.msgpack, "
 		"written by\n"
@@ -26,6 +28,8 @@ static void usage(FILE *out)
 		"              folded stacks of a run recorded with --stacks (flamegraph.pl,\n"
 		"              inferno), weighted by METRIC: allocations (default), bytes, or\n"
 		"              live (bytes never freed)\n"
+		"  --pprof OUT write the sites of a run recorded with --stacks to OUT as a\n"
+		"              gzip'd pprof profile (go tool pprof, Pyroscope, Speedscope)\n"
 		"  --top N     rows of the process, file and site tables (default 20, 0: all)\n"
 		"  -h, --help  this help\n");
 }
@@ -89,9 +93,35 @@ static int run_codspeed_report(const char *path, bool json)
 struct report_opts {
 	bool json;
 	bool folded;
+	const char *pprof; /* the profile's path, or NULL */
 	enum mt_folded_metric metric;
 	size_t top;
 };
+
+/* The pprof profile in the file path: written whole, or removed. */
+static int write_pprof(const struct mt_report *rep, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = mt_output_pprof(rep, f);
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret)
+		unlink(path);
+	return ret;
+}
+
+/* Whether path names the file the artifact is (writing there would destroy it). */
+static bool same_file(const char *path, const char *artifact)
+{
+	struct stat a, b;
+
+	return !stat(path, &a) && !stat(artifact, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
 
 /* The report of a memtrack artifact, in the form asked for. */
 static int print_report(struct mt_report *rep, const struct report_opts *o)
@@ -102,6 +132,8 @@ static int print_report(struct mt_report *rep, const struct report_opts *o)
 		ret = mt_sites_symbolize(rep->sites, NULL);
 	if (ret)
 		return ret;
+	if (o->pprof)
+		return write_pprof(rep, o->pprof);
 	if (o->folded)
 		return mt_output_folded(rep, o->metric, stdout);
 	if (o->json)
@@ -118,8 +150,13 @@ static int run_report(const char *path, const struct report_opts *o)
 	int ret;
 	char p[MT_PRINTABLE_MAX];
 
+	if (o->pprof && same_file(o->pprof, path)) {
+		fprintf(stderr, "memtrack: %s: --pprof would overwrite the artifact it reads\n",
+			mt_printable(p, sizeof(p), o->pprof));
+		return 1;
+	}
 	/* memtrack's artifacts start with their own magic, CodSpeed's with a zstd frame. */
-	if (mt_codspeed_is_artifact(path) && o->folded) {
+	if (mt_codspeed_is_artifact(path) && (o->folded || o->pprof)) {
 		fprintf(stderr, "memtrack: %s: CodSpeed's memory artifact holds no stacks\n",
 			mt_printable(p, sizeof(p), path));
 		return 1;
@@ -131,7 +168,7 @@ static int run_report(const char *path, const struct report_opts *o)
 		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
 		return 1;
 	}
-	if (o->folded && !mt_sites_count(rep->sites) && rep->events) {
+	if ((o->folded || o->pprof) && !mt_sites_count(rep->sites) && rep->events) {
 		fprintf(stderr,
 			"memtrack: %s: the run recorded no stacks (memtrack run --stacks records "
 			"them)\n",
@@ -143,11 +180,12 @@ static int run_report(const char *path, const struct report_opts *o)
 	mt_report_free(rep);
 	if (!ret && fflush(stdout))
 		ret = -errno;
-	if (ret) {
+	if (ret && o->pprof)
+		fprintf(stderr, "memtrack: cannot write %s: %s\n",
+			mt_printable(p, sizeof(p), o->pprof), strerror(-ret));
+	else if (ret)
 		fprintf(stderr, "memtrack: cannot write the report: %s\n", strerror(-ret));
-		return 1;
-	}
-	return 0;
+	return ret ? 1 : 0;
 }
 
 static const struct mt_cmd report_cmd;
@@ -175,6 +213,9 @@ static int report_option(int c, const char *arg, void *ctx)
 						  "'%s'",
 						  mt_printable(a, sizeof(a), arg));
 		return 0;
+	case 'p':
+		o->pprof = arg;
+		return 0;
 	case 't':
 		if (!parse_top(arg, &o->top))
 			return mt_cmd_usage_error(&report_cmd, "--top needs a number, not '%s'",
@@ -188,6 +229,7 @@ static const struct option report_longopts[] = {
     {"json", no_argument, NULL, 'j'},
     {"top", required_argument, NULL, 't'},
     {"folded", optional_argument, NULL, 'f'},
+    {"pprof", required_argument, NULL, 'p'}, /* OUT: the profile's path */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -219,6 +261,11 @@ int mt_cmd_report(int argc, char **argv)
 	}
 	if (o.json && o.folded) {
 		mt_cmd_usage_error(&report_cmd, "--json and --folded are two outputs: choose one");
+		return MT_EXIT_USAGE;
+	}
+	if (o.pprof && (o.json || o.folded)) {
+		mt_cmd_usage_error(&report_cmd, "--pprof writes a file of its own: not with %s",
+				   o.json ? "--json" : "--folded");
 		return MT_EXIT_USAGE;
 	}
 	return run_report(argv[first], &o);

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `memtrack report --pprof` end to end: the stacks fixtures (fixtures/stacks/, truth in
+ * fixtures/README.md) recorded with --stacks, their profile read by Go's pprof (Debian's
+ * golang-go, offline, nothing symbolised by pprof): its totals must be the report's, each
+ * function's flat weight the folded stacks' weight of the lines it ends, for every sample type,
+ * the fixture's functions at their exact counts, and the mappings must carry the files' build
+ * ids. And every bad input is one sentence and a non-zero exit, with no profile left behind.
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/mtjson.h"
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+/* memtrack run -q --stacks -o DIR/a.mtk -- cmd...: the artifact's path (to free). */
+static char *record(const char *const *cmd)
+{
+	char dir[64], *art = malloc(128);
+	const char *argv[16] = {MEMTRACK, "run", "-q", "--stacks", "-o", art, "--"};
+	struct mt_out o;
+	int n = 7;
+
+	mt_tmpdir(dir);
+	snprintf(art, 128, "%s/a.mtk", dir);
+	for (int i = 0; cmd[i] && n < 15; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
+	mt_out_free(&o);
+	return art;
+}
+
+/* memtrack report ARGS... ART: stdout (to free); the report must succeed. */
+static char *report(const char *opt, const char *art)
+{
+	const char *argv[] = {MEMTRACK, "report", opt, art, NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "report %s failed (%d): %s", opt, o.code, o.err);
+	free(o.err);
+	return o.out;
+}
+
+/* memtrack report --pprof ART.pb.gz ART: the profile's path (to free). */
+static char *profile_of(const char *art)
+{
+	char *prof = malloc(strlen(art) + 8);
+	const char *argv[] = {MEMTRACK, "report", "--pprof", prof, art, NULL};
+	struct mt_out o;
+
+	sprintf(prof, "%s.pb.gz", art);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "report --pprof failed (%d): %s", o.code, o.err);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_str_eq(o.err, "");
+	mt_out_free(&o);
+	return prof;
+}
+
+/*
+ * go tool pprof -symbolize=none OPT [-sample_index=INDEX] PROFILE, offline, with a home and
+ * caches of its own: stdout (to free).
+ */
+static char *go_pprof(const char *opt, const char *index, const char *prof)
+{
+	char dir[64], home[96], cache[96], path[96], tmp[96], si[64];
+	const char *env[] = {home,
+			     cache,
+			     path,
+			     tmp,
+			     "GOFLAGS=",
+			     "GOPROXY=off",
+			     "GOTOOLCHAIN=local",
+			     "GOTELEMETRY=off",
+			     "PPROF_BINARY_PATH=/nonexistent",
+			     NULL};
+	const char *argv[12] = {"go", "tool", "pprof", "-symbolize=none", opt};
+	struct mt_out o;
+	int n = 5;
+
+	mt_tmpdir(dir);
+	snprintf(home, sizeof(home), "HOME=%s", dir);
+	snprintf(cache, sizeof(cache), "GOCACHE=%s/cache", dir);
+	snprintf(path, sizeof(path), "GOPATH=%s/go", dir);
+	snprintf(tmp, sizeof(tmp), "PPROF_TMPDIR=%s", dir);
+	if (index) {
+		snprintf(si, sizeof(si), "-sample_index=%s", index);
+		argv[n++] = si;
+		argv[n++] = "-nodefraction=0";
+		argv[n++] = "-nodecount=100000";
+		if (strstr(index, "_space"))
+			argv[n++] = "-unit=B"; /* bytes as integers, not "1.50kB" */
+	}
+	argv[n++] = prof;
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, env, NULL, 120, &o), 0);
+	ck_assert_msg(o.code == 0,
+		      "go tool pprof failed (%d; 127: no go, which tools/install-deps installs "
+		      "as golang-go): %s",
+		      o.code, o.err);
+	free(o.err);
+	return o.out;
+}
+
+/* ---- reading what pprof printed ---------------------------------------------------------- */
+
+/* The lines of text after the line equal to start, up to the line equal to end (NULL: all). */
+static char *section(const char *text, const char *start, const char *end)
+{
+	char s[64], e[64];
+	const char *a, *b;
+
+	snprintf(s, sizeof(s), "\n%s\n", start);
+	a = strstr(text, s);
+	ck_assert_msg(a, "no '%s' in\n%.3000s", start, text);
+	a += strlen(s);
+	if (!end)
+		return strdup(a);
+	snprintf(e, sizeof(e), "\n%s\n", end);
+	b = strstr(a, e);
+	ck_assert_msg(b, "no '%s' in\n%.3000s", end, text);
+	return strndup(a, (size_t)(b - a + 1));
+}
+
+/* Sums of each value of the samples of pprof -raw: "V1 V2 V3 V4: LOC...". */
+static void raw_totals(const char *raw, long long sum[4], int *samples)
+{
+	char *s = section(raw, "Samples:", "Locations"), *save = NULL;
+
+	memset(sum, 0, 4 * sizeof(*sum));
+	*samples = 0;
+	for (char *l = strtok_r(s, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		long long v[4];
+
+		if (sscanf(l, " %lld %lld %lld %lld:", &v[0], &v[1], &v[2], &v[3]) != 4)
+			continue;
+		for (int i = 0; i < 4; i++)
+			sum[i] += v[i];
+		(*samples)++;
+	}
+	free(s);
+}
+
+/*
+ * A weight as pprof -top -unit=B prints it: an integer, "B" after bytes. Returns the text after
+ * it and its spaces, or NULL when s does not start with one.
+ */
+static const char *weight(const char *s, long long *v)
+{
+	char *end;
+
+	while (*s == ' ')
+		s++;
+	if (*s < '0' || *s > '9')
+		return NULL;
+	*v = strtoll(s, &end, 10);
+	if (*end == 'B')
+		end++;
+	if (*end != ' ')
+		return NULL;
+	while (*end == ' ')
+		end++;
+	return end;
+}
+
+/* A percentage and the spaces after it, or NULL. */
+static const char *percent(const char *s)
+{
+	char *end;
+
+	strtod(s, &end);
+	if (end == s || *end != '%')
+		return NULL;
+	for (end++; *end == ' '; end++)
+		;
+	return end;
+}
+
+/*
+ * The flat (or, with cum, the cumulative) weight of function fn in pprof -top: lines
+ * "FLAT FLAT% SUM% CUM CUM% NAME". 0 when fn is not there.
+ */
+static long long top_weight(const char *top, const char *fn, bool cum)
+{
+	long long found = -1;
+
+	for (const char *l = top; l && *l;) {
+		const char *nl = strchr(l, '\n'), *at;
+		char *line = strndup(l, nl ? (size_t)(nl - l) : strlen(l));
+		long long flat, c;
+
+		at = weight(line, &flat);
+		at = at ? percent(at) : NULL;
+		at = at ? percent(at) : NULL;
+		at = at ? weight(at, &c) : NULL;
+		at = at ? percent(at) : NULL;
+		if (at && !strcmp(at, fn)) {
+			ck_assert_msg(found < 0, "%s twice in\n%.3000s", fn, top);
+			found = cum ? c : flat;
+		}
+		free(line);
+		l = nl ? nl + 1 : NULL;
+	}
+	return found < 0 ? 0 : found;
+}
+
+static long long top_flat(const char *top, const char *fn)
+{
+	return top_weight(top, fn, false);
+}
+
+/* ---- reading what memtrack printed --------------------------------------------------------- */
+
+/* The function a folded line ends in (the allocator's caller), and the line's weight. */
+static bool folded_leaf(const char *line, char *fn, size_t n, long long *weight)
+{
+	const char *sp = strrchr(line, ' '), *semi;
+
+	if (!sp)
+		return false;
+	semi = memrchr(line, ';', (size_t)(sp - line));
+	semi = semi ? semi + 1 : line;
+	snprintf(fn, n, "%.*s", (int)(sp - semi), semi);
+	*weight = atoll(sp + 1);
+	return true;
+}
+
+/* Functions ending folded lines, and the sum of the weights of the lines each ends. */
+struct leaves {
+	char *fn[4096];
+	long long weight[4096];
+	int n;
+};
+
+static void add_leaf(struct leaves *v, const char *fn, long long w)
+{
+	for (int i = 0; i < v->n; i++) {
+		if (!strcmp(v->fn[i], fn)) {
+			v->weight[i] += w;
+			return;
+		}
+	}
+	ck_assert_int_lt(v->n, 4096);
+	v->fn[v->n] = strdup(fn);
+	v->weight[v->n++] = w;
+}
+
+/*
+ * Every function that ends a folded line (named by the symboliser: not "file+0x..." nor a
+ * marker) has, in pprof -top of the same weight, that many flat: the folded lines it ends, all
+ * summed. Returns how many functions were compared.
+ */
+static int expect_flat_equals_folded(const char *prof, const char *art, const char *index,
+				     const char *metric)
+{
+	char opt[32], *folded, *top, *save = NULL, fn[4096];
+	struct leaves *v = calloc(1, sizeof(*v));
+	int compared = 0;
+
+	snprintf(opt, sizeof(opt), "--folded=%s", metric);
+	folded = report(opt, art);
+	for (char *l = strtok_r(folded, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		long long w;
+
+		if (folded_leaf(l, fn, sizeof(fn), &w) && !strstr(fn, "+0x") && fn[0] != '[')
+			add_leaf(v, fn, w);
+	}
+	top = go_pprof("-top", index, prof);
+	for (int i = 0; i < v->n; i++) {
+		long long flat = top_flat(top, v->fn[i]);
+
+		ck_assert_msg(flat == v->weight[i], "%s: %s flat %lld in pprof, %lld folded\n%s",
+			      index, v->fn[i], flat, v->weight[i], top);
+		free(v->fn[i]);
+		compared++;
+	}
+	free(v);
+	free(folded);
+	free(top);
+	return compared;
+}
+
+/* The report's totals as pprof's four sample types count them. */
+static void json_totals(const char *art, long long t[4])
+{
+	char *out = report("--json", art);
+	struct json_object *doc = json_tokener_parse(out), *tot;
+
+	ck_assert_ptr_nonnull(doc);
+	tot = mt_json_get(doc, "totals");
+	/* A site counts allocations and reallocs alike: both hand out a block. */
+	t[0] = mt_json_i64(tot, "allocations") + mt_json_i64(tot, "reallocs");
+	t[1] = mt_json_i64(tot, "bytes_allocated");
+	t[2] = mt_json_i64(tot, "live_blocks");
+	t[3] = mt_json_i64(tot, "live_bytes");
+	/* Allocations without their stack are in no sample: none here. */
+	ck_assert_int_eq(mt_json_i64(mt_json_get(doc, "dropped"), "stacks_lost"), 0);
+	json_object_put(doc);
+	free(out);
+}
+
+static void expect_totals(const char *prof, const char *art)
+{
+	char *raw = go_pprof("-raw", NULL, prof);
+	long long sum[4], want[4];
+	int samples;
+
+	raw_totals(raw, sum, &samples);
+	json_totals(art, want);
+	ck_assert_int_gt(samples, 0);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(sum[i] == want[i], "value %d: %lld in pprof, %lld in the report\n%s",
+			      i, sum[i], want[i], raw);
+	free(raw);
+}
+
+/* The build id readelf -n (binutils, not memtrack) finds in file. */
+static char *build_id_of(const char *file)
+{
+	const char *argv[] = {"readelf", "-n", file, NULL};
+	struct mt_out o;
+	char *at, id[64] = "";
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	at = strstr(o.out, "Build ID: ");
+	ck_assert_msg(at, "%s", o.out);
+	sscanf(at + 10, "%63[0-9a-f]", id);
+	mt_out_free(&o);
+	return strdup(id);
+}
+
+/* pprof -raw lists a mapping of file with its build id. */
+static void expect_mapping(const char *raw, const char *file)
+{
+	char *maps = section(raw, "Mappings", NULL), *id = build_id_of(file), want[4200];
+
+	snprintf(want, sizeof(want), " %s %s", file, id);
+	ck_assert_msg(strstr(maps, want), "no '%s' in\n%s", want, maps);
+	free(id);
+	free(maps);
+}
+
+/* ---- the tests ----------------------------------------------------------------------------- */
+
+/* The fixture's lines of fixtures/README.md, by function: calls, bytes, live bytes. */
+static const struct {
+	const char *fn;
+	long long calls, bytes, live;
+} truth[] = {
+    {"stk_thread_leaf", 6, 288, 0}, {"stk_plugin_alloc", 5, 200, 0}, {"stk_lib_alloc", 4, 128, 0},
+    {"stk_leaf_malloc", 3, 48, 0},  {"stk_leaf_calloc", 2, 48, 48},  {"stk_deep_leaf", 1, 64, 0},
+    {"stk_on_signal", 1, 72, 0},
+};
+
+START_TEST(stacks_profile_equals_the_report)
+{
+	const char *cmd[] = {FIXTURE("stacks"), NULL};
+	char *art = record(cmd), *prof = profile_of(art), *top, *raw;
+
+	expect_totals(prof, art);
+	ck_assert_int_ge(expect_flat_equals_folded(prof, art, "alloc_objects", "allocations"), 7);
+	ck_assert_int_ge(expect_flat_equals_folded(prof, art, "alloc_space", "bytes"), 7);
+	ck_assert_int_ge(expect_flat_equals_folded(prof, art, "inuse_space", "live"), 1);
+	top = go_pprof("-top", "alloc_objects", prof);
+	for (size_t i = 0; i < sizeof(truth) / sizeof(truth[0]); i++)
+		ck_assert_int_eq(top_flat(top, truth[i].fn), truth[i].calls);
+	free(top);
+	/* The fixture's blocks never freed: stk_leaf_calloc's two. */
+	top = go_pprof("-top", "inuse_objects", prof);
+	ck_assert_int_eq(top_flat(top, "stk_leaf_calloc"), 2);
+	ck_assert_int_eq(top_flat(top, "stk_leaf_malloc"), 0);
+	free(top);
+	raw = go_pprof("-raw", NULL, prof);
+	expect_mapping(raw, FIXTURE("stacks"));
+	expect_mapping(raw, FIXTURE("libstk.so"));
+	free(raw);
+	unlink(prof);
+	free(prof);
+	free(art);
+}
+END_TEST
+
+/* C++: demangled names, operator new the allocator's caller, libstdc++'s frames between. */
+START_TEST(cxx_names_are_demangled)
+{
+	const char *cmd[] = {FIXTURE("stacks_cxx"), NULL};
+	char *art = record(cmd), *prof = profile_of(art), *top;
+
+	expect_totals(prof, art);
+	ck_assert_int_ge(expect_flat_equals_folded(prof, art, "alloc_objects", "allocations"), 1);
+	ck_assert_int_ge(expect_flat_equals_folded(prof, art, "alloc_space", "bytes"), 1);
+	top = go_pprof("-top", "alloc_objects", prof);
+	/* 3 from stk_new_leaf, 8 from the vector's growth (fixtures/README.md). */
+	ck_assert_int_eq(top_flat(top, "operator new(unsigned long)"), 3 + 8);
+	ck_assert_int_eq(top_weight(top, "stk_new_leaf()", true), 3);
+	ck_assert_int_eq(top_weight(top, "stk_vector_grow()", true), 8);
+	/* pprof names the profile's file after its first mapping: the command's. */
+	ck_assert_msg(!strncmp(top, "File: stacks_cxx\n", 17), "%s", top);
+	free(top);
+	unlink(prof);
+	free(prof);
+	free(art);
+}
+END_TEST
+
+/* Two processes, a static and a dynamic build of one program: one profile, their sums. */
+START_TEST(processes_of_a_tree_add_up)
+{
+	const char *cmd[] = {
+	    "sh", "-c", "\"$0\" & \"$1\"; wait", FIXTURE("stacks_static"), FIXTURE("stacks"), NULL};
+	char *art = record(cmd), *prof = profile_of(art), *top, *raw;
+
+	expect_totals(prof, art);
+	expect_flat_equals_folded(prof, art, "alloc_objects", "allocations");
+	top = go_pprof("-top", "alloc_objects", prof);
+	ck_assert_int_eq(top_flat(top, "stk_leaf_malloc"), 2 * 3);
+	ck_assert_int_eq(top_flat(top, "stk_thread_leaf"), 2 * 6);
+	ck_assert_int_eq(top_flat(top, "stk_lib_alloc"), 4);
+	free(top);
+	raw = go_pprof("-raw", NULL, prof);
+	expect_mapping(raw, FIXTURE("stacks_static"));
+	expect_mapping(raw, FIXTURE("stacks"));
+	free(raw);
+	unlink(prof);
+	free(prof);
+	free(art);
+}
+END_TEST
+
+/* The command failed with code, one line on stderr containing said, nothing on stdout. */
+static void expect_refused(const char *const *argv, int code, const char *said)
+{
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == code, "exit %d, not %d: %s", o.code, code, o.err);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_int_eq(mt_count_lines(o.err, ""), 1);
+	ck_assert_msg(strstr(o.err, said), "'%s' not in: %s", said, o.err);
+	mt_out_free(&o);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st);
+}
+
+/* Without --stacks there are no sites: refused as --folded refuses, and no file is written. */
+START_TEST(no_stacks_is_refused)
+{
+	char dir[64], art[128], prof[160];
+	const char *run[] = {MEMTRACK, "run", "-q", "-o", art, "--", FIXTURE("stacks"), NULL};
+	const char *rep[] = {MEMTRACK, "report", "--pprof", prof, art, NULL};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(prof, sizeof(prof), "%s/p.pb.gz", dir);
+	ck_assert_int_eq(mt_run(run, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	mt_out_free(&o);
+	expect_refused(rep, 1, "the run recorded no stacks (memtrack run --stacks records them)");
+	ck_assert(!exists(prof));
+}
+END_TEST
+
+START_TEST(bad_inputs_are_one_sentence)
+{
+	const char *cmd[] = {FIXTURE("stacks"), NULL};
+	char *art = record(cmd), dir[64], junk[128], prof[160], bytes[] = "not an artifact\n";
+	const char *corrupt[] = {MEMTRACK, "report", "--pprof", prof, junk, NULL};
+	const char *no_dir[] = {MEMTRACK, "report", "--pprof", "/nonexistent/p.pb.gz", art, NULL};
+	const char *a_dir[] = {MEMTRACK, "report", "--pprof", dir, art, NULL};
+	const char *itself[] = {MEMTRACK, "report", "--pprof", art, art, NULL};
+	const char *json[] = {MEMTRACK, "report", "--json", "--pprof", prof, art, NULL};
+	const char *folded[] = {MEMTRACK, "report", "--pprof", prof, "--folded", art, NULL};
+	const char *no_arg[] = {MEMTRACK, "report", art, "--pprof", NULL};
+	char *before = mt_slurp(art), *after;
+	FILE *f;
+
+	mt_tmpdir(dir);
+	snprintf(junk, sizeof(junk), "%s/junk.mtk", dir);
+	snprintf(prof, sizeof(prof), "%s/p.pb.gz", dir);
+	f = fopen(junk, "w");
+	fputs(bytes, f);
+	fclose(f);
+	expect_refused(corrupt, 1, junk);
+	ck_assert(!exists(prof));
+	expect_refused(no_dir, 1, "memtrack: cannot write /nonexistent/p.pb.gz: No such file");
+	expect_refused(a_dir, 1, "Is a directory");
+	expect_refused(itself, 1, "--pprof would overwrite the artifact it reads");
+	after = mt_slurp(art);
+	ck_assert_str_eq(after, before);
+	expect_refused(json, 2, "--pprof writes a file of its own: not with --json");
+	expect_refused(folded, 2, "--pprof writes a file of its own: not with --folded");
+	expect_refused(no_arg, 2, "--pprof");
+	ck_assert(!exists(prof));
+	free(before);
+	free(after);
+	free(art);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("pprof");
+	TCase *tc = tcase_create("pprof");
+	TCase *tools = tcase_create("tools");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, no_stacks_is_refused);
+	tcase_add_test(tc, bad_inputs_are_one_sentence);
+	suite_add_tcase(s, tc);
+	/* Go's pprof (golang-go), which the kernel matrix's guest lacks. */
+	tcase_set_tags(tools, "tools");
+	tcase_set_timeout(tools, 300);
+	tcase_add_test(tools, stacks_profile_equals_the_report);
+	tcase_add_test(tools, cxx_names_are_demangled);
+	tcase_add_test(tools, processes_of_a_tree_add_up);
+	suite_add_tcase(s, tools);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
