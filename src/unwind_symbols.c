@@ -284,7 +284,9 @@ static int load_file(struct mt_symbols *s, struct file_syms *f)
 		err = read_debug_file(s, f, &cap);
 	if (err < 0)
 		return err;
-	qsort(f->syms, f->n_syms, sizeof(*f->syms), cmp_sym);
+	/* A stripped file with no debug file has none: qsort must not be given NULL. */
+	if (f->n_syms)
+		qsort(f->syms, f->n_syms, sizeof(*f->syms), cmp_sym);
 	return 0;
 }
 
