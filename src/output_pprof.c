@@ -8,8 +8,8 @@
  * stacks name them (output_sites.c): the allocator is the sample's "allocator" label, not a
  * frame, so that the flat top of a profile is the code that asked for memory. A frame is a file
  * and an offset in it, not an address in one process (docs/FORMAT.md): each file becomes one
- * mapping placed in an address range of its own, where a location's address minus the
- * mapping's start is the file offset, as pprof's symbolisers (by path or build id) expect.
+ * mapping placed in an address range of its own, where address - memory_start + file_offset is
+ * the frame's file offset, as pprof's symbolisers (by path or build id) expect.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -139,7 +139,7 @@ struct sample {
 
 struct mapping {
 	MtPprof__Mapping m;
-	uint64_t end; /* past the highest offset a location has in it */
+	uint64_t lo, end; /* the lowest offset a location has in it, and past the highest */
 };
 
 /* The pseudo-frames of folded stacks, where a stack has no frame or ends early. */
@@ -360,6 +360,8 @@ static int frame_location(struct builder *b, uint64_t frame, const struct mt_fra
 	l->m.n_line = fid ? 1 : 0;
 	if (map && !fid)
 		b->maps[map - 1].m.has_functions = false;
+	if (map && (!b->maps[map - 1].end || l->offset < b->maps[map - 1].lo))
+		b->maps[map - 1].lo = l->offset;
 	if (map && l->offset + 1 > b->maps[map - 1].end)
 		b->maps[map - 1].end = l->offset + 1;
 	*id = *slot;
@@ -449,20 +451,23 @@ static int add_comments(struct builder *b)
 
 /* ---- assembling and writing ------------------------------------------------------------------ */
 
-/* Once every location is known: the mappings' ranges, the addresses, the pointers. */
+/*
+ * Once every location is known: the mappings' ranges, the addresses, the pointers. A file's range
+ * covers the pages of its locations, as the mapping of its code would: pprof matches a mapping's
+ * file offset and size with the file's executable segment before it names anything in it.
+ */
 static void place(struct builder *b)
 {
 	uint64_t start = MAPPING_BASE;
 
 	for (size_t i = 0; i < b->n_maps; i++) {
 		struct mapping *m = &b->maps[i];
+		uint64_t first = m->lo / MAPPING_ALIGN * MAPPING_ALIGN;
+		uint64_t past = (m->end + MAPPING_ALIGN - 1) / MAPPING_ALIGN * MAPPING_ALIGN;
 
 		m->m.memory_start = start;
-		m->m.memory_limit =
-		    start + (m->end + MAPPING_ALIGN - 1) / MAPPING_ALIGN * MAPPING_ALIGN;
-		if (m->m.memory_limit == start)
-			m->m.memory_limit += MAPPING_ALIGN;
-		m->m.file_offset = 0;
+		m->m.memory_limit = start + (past > first ? past - first : MAPPING_ALIGN);
+		m->m.file_offset = first;
 		start = m->m.memory_limit;
 	}
 	for (size_t i = 0; i < b->n_locs; i++) {
@@ -471,8 +476,13 @@ static void place(struct builder *b)
 		l->lines[0] = &l->line;
 		l->m.line = l->lines;
 		l->m.mapping_id = l->mapping;
-		l->m.address =
-		    l->mapping ? b->maps[l->mapping - 1].m.memory_start + l->offset : l->offset;
+		if (l->mapping) {
+			const MtPprof__Mapping *m = &b->maps[l->mapping - 1].m;
+
+			l->m.address = m->memory_start + l->offset - m->file_offset;
+		} else {
+			l->m.address = l->offset;
+		}
 	}
 	for (size_t i = 0; i < b->n_samples; i++) {
 		struct sample *s = &b->samples[i];

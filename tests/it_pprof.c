@@ -67,12 +67,13 @@ static char *profile_of(const char *art)
 }
 
 /*
- * go tool pprof -symbolize=none OPT [-sample_index=INDEX] PROFILE, offline, with a home and
- * caches of its own: stdout (to free).
+ * go tool pprof -symbolize=SYM OPT [-sample_index=INDEX] PROFILE, offline, with a home and
+ * caches of its own: stdout (to free). SYM "none": the names are memtrack's; "force": pprof's
+ * own, from the mappings' files (addr2line), with -lines their source lines.
  */
-static char *go_pprof(const char *opt, const char *index, const char *prof)
+static char *go_pprof_sym(const char *sym, const char *opt, const char *index, const char *prof)
 {
-	char dir[64], home[96], cache[96], path[96], tmp[96], si[64];
+	char dir[64], home[96], cache[96], path[96], tmp[96], si[64], symbolize[32];
 	const char *env[] = {home,
 			     cache,
 			     path,
@@ -83,11 +84,15 @@ static char *go_pprof(const char *opt, const char *index, const char *prof)
 			     "GOTELEMETRY=off",
 			     "PPROF_BINARY_PATH=/nonexistent",
 			     NULL};
-	const char *argv[12] = {"go", "tool", "pprof", "-symbolize=none", opt};
-	struct mt_out o;
+	const char *argv[16] = {"go", "tool", "pprof", symbolize, opt};
+	const char *rm[] = {"rm", "-rf", dir, NULL};
+	struct mt_out o, r;
 	int n = 5;
 
 	mt_tmpdir(dir);
+	snprintf(symbolize, sizeof(symbolize), "-symbolize=%s", sym);
+	if (!strcmp(sym, "force"))
+		argv[n++] = "-lines";
 	snprintf(home, sizeof(home), "HOME=%s", dir);
 	snprintf(cache, sizeof(cache), "GOCACHE=%s/cache", dir);
 	snprintf(path, sizeof(path), "GOPATH=%s/go", dir);
@@ -108,7 +113,14 @@ static char *go_pprof(const char *opt, const char *index, const char *prof)
 		      "as golang-go): %s",
 		      o.code, o.err);
 	free(o.err);
+	ck_assert_int_eq(mt_run(rm, NULL, NULL, 60, &r), 0);
+	mt_out_free(&r);
 	return o.out;
+}
+
+static char *go_pprof(const char *opt, const char *index, const char *prof)
+{
+	return go_pprof_sym("none", opt, index, prof);
 }
 
 /* ---- reading what pprof printed ---------------------------------------------------------- */
@@ -211,6 +223,29 @@ static long long top_weight(const char *top, const char *fn, bool cum)
 		l = nl ? nl + 1 : NULL;
 	}
 	return found < 0 ? 0 : found;
+}
+
+/* The flat weights of the lines of pprof -top whose name starts with prefix, summed. */
+static long long top_flat_prefixed(const char *top, const char *prefix)
+{
+	long long sum = 0;
+
+	for (const char *l = top; l && *l;) {
+		const char *nl = strchr(l, '\n'), *at;
+		char *line = strndup(l, nl ? (size_t)(nl - l) : strlen(l));
+		long long flat, c;
+
+		at = weight(line, &flat);
+		at = at ? percent(at) : NULL;
+		at = at ? percent(at) : NULL;
+		at = at ? weight(at, &c) : NULL;
+		at = at ? percent(at) : NULL;
+		if (at && !strncmp(at, prefix, strlen(prefix)))
+			sum += flat;
+		free(line);
+		l = nl ? nl + 1 : NULL;
+	}
+	return sum;
 }
 
 static long long top_flat(const char *top, const char *fn)
@@ -389,6 +424,30 @@ START_TEST(stacks_profile_equals_the_report)
 }
 END_TEST
 
+/*
+ * pprof's own symboliser, forced over every mapping, finds the same functions at the profile's
+ * addresses, and their source lines: each mapping turns an address back into its file's offset
+ * (the program, the fixture's library, the dlopen'd plugin). The files are named as the
+ * fixtures' build compiled them (fixtures/fixtures.mk, from the repository's root).
+ */
+START_TEST(pprof_names_the_same_functions_from_the_files)
+{
+	const char *cmd[] = {FIXTURE("stacks"), NULL};
+	char *art = record(cmd), *prof = profile_of(art);
+	char *top = go_pprof_sym("force", "-top", "alloc_objects", prof);
+
+	ck_assert_int_eq(top_flat_prefixed(top, "stk_leaf_malloc fixtures/stacks/stacks.c:"), 3);
+	ck_assert_int_eq(top_flat_prefixed(top, "stk_leaf_calloc fixtures/stacks/stacks.c:"), 2);
+	ck_assert_int_eq(top_flat_prefixed(top, "stk_lib_alloc fixtures/stacks/libstk.c:"), 4);
+	ck_assert_int_eq(top_flat_prefixed(top, "stk_plugin_alloc fixtures/stacks/stk_plugin.c:"),
+			 5);
+	free(top);
+	unlink(prof);
+	free(prof);
+	free(art);
+}
+END_TEST
+
 /* C++: demangled names, operator new the allocator's caller, libstdc++'s frames between. */
 START_TEST(cxx_names_are_demangled)
 {
@@ -526,6 +585,7 @@ static Suite *suite(void)
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 300);
 	tcase_add_test(tools, stacks_profile_equals_the_report);
+	tcase_add_test(tools, pprof_names_the_same_functions_from_the_files);
 	tcase_add_test(tools, cxx_names_are_demangled);
 	tcase_add_test(tools, processes_of_a_tree_add_up);
 	suite_add_tcase(s, tools);

@@ -348,6 +348,10 @@ START_TEST(mappings_have_path_build_id_and_disjoint_ranges)
 	/* Every location of this binary is named; libfake.so's are not (pprof may name them). */
 	ck_assert(self->has_functions);
 	ck_assert(!fake->has_functions);
+	/* Each covers the pages of its locations, as a mapping of the file's code would. */
+	ck_assert_uint_eq(self->file_offset, caller_off / 4096 * 4096);
+	ck_assert_uint_eq(fake->file_offset, 0x2000);
+	ck_assert_uint_eq(fake->memory_limit - fake->memory_start, 4096);
 	ck_assert_uint_ne(self->memory_start, 0);
 	ck_assert_uint_lt(self->memory_start, self->memory_limit);
 	ck_assert_uint_le(self->memory_limit, fake->memory_start);
