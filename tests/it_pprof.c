@@ -19,23 +19,36 @@
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
-/* memtrack run -q --stacks -o DIR/a.mtk -- cmd...: the artifact's path (to free). */
-static char *record(const char *const *cmd)
+/*
+ * [wrap...] memtrack run -q --stacks -o DIR/a.mtk -- cmd... (wrap NULL-terminated, or NULL):
+ * the artifact's path (to free).
+ */
+static char *record_in(const char *const *wrap, const char *const *cmd)
 {
 	char dir[64], *art = malloc(128);
-	const char *argv[16] = {MEMTRACK, "run", "-q", "--stacks", "-o", art, "--"};
+	const char *argv[24];
+	const char *run[] = {MEMTRACK, "run", "-q", "--stacks", "-o", art, "--", NULL};
 	struct mt_out o;
-	int n = 7;
+	int n = 0;
 
 	mt_tmpdir(dir);
 	snprintf(art, 128, "%s/a.mtk", dir);
-	for (int i = 0; cmd[i] && n < 15; i++)
+	for (int i = 0; wrap && wrap[i]; i++)
+		argv[n++] = wrap[i];
+	for (int i = 0; run[i]; i++)
+		argv[n++] = run[i];
+	for (int i = 0; cmd[i] && n < 23; i++)
 		argv[n++] = cmd[i];
 	argv[n] = NULL;
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
 	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
 	mt_out_free(&o);
 	return art;
+}
+
+static char *record(const char *const *cmd)
+{
+	return record_in(NULL, cmd);
 }
 
 /* memtrack report ARGS... ART: stdout (to free); the report must succeed. */
@@ -471,12 +484,17 @@ START_TEST(cxx_names_are_demangled)
 }
 END_TEST
 
-/* Two processes, a static and a dynamic build of one program: one profile, their sums. */
+/*
+ * Two processes, a static and a dynamic build of one program, each with a thread and a signal
+ * handler: one profile, their sums.
+ */
 START_TEST(processes_of_a_tree_add_up)
 {
+	/* As a user may run it: in a pid namespace of its own, in a session of its own. */
+	const char *wrap[] = {"unshare", "--pid", "--fork", "--mount-proc", "setsid", "-w", NULL};
 	const char *cmd[] = {
 	    "sh", "-c", "\"$0\" & \"$1\"; wait", FIXTURE("stacks_static"), FIXTURE("stacks"), NULL};
-	char *art = record(cmd), *prof = profile_of(art), *top, *raw;
+	char *art = record_in(wrap, cmd), *prof = profile_of(art), *top, *raw;
 
 	expect_totals(prof, art);
 	expect_flat_equals_folded(prof, art, "alloc_objects", "allocations");
