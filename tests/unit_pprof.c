@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
 
 #include "../bpf/unwind_row.h"
 #include "artifact.h"
+#include "artifact_format.h"
 #include "output.h"
 #include "proto/profile.pb-c.h"
 #include "report.h"
@@ -141,20 +143,32 @@ static char *write_artifact(void)
 	return path;
 }
 
-/* The report of the artifact, its sites symbolised as memtrack report does. */
-static struct mt_report *load(void)
+/*
+ * The report of the artifact, its sites symbolised as memtrack report does; cut, it ends
+ * without its footer (a killed run).
+ */
+static struct mt_report *load_cut(bool cut)
 {
 	char err[MT_ARTIFACT_ERRLEN], *path;
 	struct mt_report *rep;
+	struct stat st;
 
 	alloc_off = file_offset_of((const void *)pprof_fake_malloc);
 	caller_off = file_offset_of((const void *)pprof_named_caller);
 	path = write_artifact();
+	ck_assert_int_eq(stat(path, &st), 0);
+	if (cut)
+		ck_assert_int_eq(truncate(path, st.st_size - 8 - MT_ARTIFACT_FOOTER_SIZE), 0);
 	ck_assert_msg(mt_report_load(path, &rep, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(mt_sites_symbolize(rep->sites, NULL), 0);
 	unlink(path);
 	free(path);
 	return rep;
+}
+
+static struct mt_report *load(void)
+{
+	return load_cut(false);
 }
 
 /* mt_output_pprof into a file, gunzipped and decoded. */
@@ -361,6 +375,26 @@ START_TEST(mappings_have_path_build_id_and_disjoint_ranges)
 }
 END_TEST
 
+/* A killed run: the same samples, no duration, and a note that the recording is incomplete. */
+START_TEST(cut_artifact_says_incomplete)
+{
+	struct mt_report *rep = load_cut(true);
+	MtPprof__Profile *p = encode_decode(rep);
+	int said = 0;
+
+	ck_assert(rep->truncated);
+	ck_assert_uint_eq(p->n_sample, 4);
+	ck_assert_int_eq(p->duration_nanos, 0);
+	ck_assert_int_eq(p->time_nanos, (int64_t)START_NS);
+	for (size_t i = 0; i < p->n_comment; i++)
+		said += !strcmp(str(p, p->comment[i]),
+				"the recording is incomplete: memtrack report says why");
+	ck_assert_int_eq(said, 1);
+	mt_pprof__profile__free_unpacked(p, NULL);
+	mt_report_free(rep);
+}
+END_TEST
+
 /* A run without allocations: a valid profile with no sample. */
 START_TEST(empty_run_is_an_empty_profile)
 {
@@ -408,6 +442,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, header_types_times_and_notes);
 	tcase_add_test(tc, one_sample_per_site_leaf_first);
 	tcase_add_test(tc, mappings_have_path_build_id_and_disjoint_ranges);
+	tcase_add_test(tc, cut_artifact_says_incomplete);
 	tcase_add_test(tc, empty_run_is_an_empty_profile);
 	tcase_add_test(tc, write_error_is_returned);
 	suite_add_tcase(s, tc);
