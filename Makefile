@@ -66,6 +66,9 @@ $(BUILD)/obj/%.o: src/%.c | $(SKELS) $(BUILD)/obj
 $(BUILD)/obj:
 	@mkdir -p $@
 
+# The HTML report's script and style sheet are linked in as they are (.incbin, src/output_html.c).
+$(BUILD)/obj/output_html.o: src/output_html.js src/output_html.css
+
 $(BUILD)/memtrack: $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 

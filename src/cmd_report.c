@@ -15,7 +15,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memtrack report [--json | --folded[=METRIC]] [--top N] FILE\n"
+		"usage: memtrack report [--json | --folded[=METRIC] | --html OUT.html |\n"
+		"                        --svg OUT.svg --over-time] [--top N] FILE\n"
 		"Read an artifact written by 'memtrack run' and print what the run allocated.\n"
 		"FILE may also be CodSpeed's memory artifact (PID.MemtrackArtifact.msgpack, "
 		"written by\n"
@@ -24,8 +25,14 @@ static void usage(FILE *out)
 		"  --json      one JSON document instead of the human report\n"
 		"  --folded[=METRIC]\n"
 		"              folded stacks of a run recorded with --stacks (flamegraph.pl,\n"
-		"              inferno), weighted by METRIC: allocations (default), bytes, or\n"
-		"              live (bytes never freed)\n"
+		"              inferno), weighted by METRIC: allocations (default), bytes,\n"
+		"              live (bytes never freed), or peak (bytes live at the tree's peak)\n"
+		"  --html OUT.html\n"
+		"              write the report as one self-contained HTML page: summary, heap\n"
+		"              over time, flamegraph of allocation sites, largest blocks at exit\n"
+		"  --svg OUT.svg --over-time\n"
+		"              write the heap over time (live bytes per process image and in\n"
+		"              all, the peak, the allocation rate) as an SVG picture\n"
 		"  --top N     rows of the process, file and site tables (default 20, 0: all)\n"
 		"  -h, --help  this help\n");
 }
@@ -91,7 +98,50 @@ struct report_opts {
 	bool folded;
 	enum mt_folded_metric metric;
 	size_t top;
+	const char *html; /* --html: the page's path */
+	const char *svg;  /* --svg: the picture's path */
+	bool over_time;
 };
+
+/* out written with fn, then closed: one sentence on stderr when it cannot be. */
+static int write_file(const char *path, int (*fn)(const struct mt_report *, FILE *),
+		      const struct mt_report *rep)
+{
+	FILE *f = fopen(path, "w");
+	char p[MT_PRINTABLE_MAX];
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, "memtrack: cannot create %s: %s\n",
+			mt_printable(p, sizeof(p), path), strerror(errno));
+		return 1;
+	}
+	ret = fn(rep, f);
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret) {
+		fprintf(stderr, "memtrack: cannot write %s: %s\n", mt_printable(p, sizeof(p), path),
+			strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+/* The files of --html and --svg; nothing on stdout. */
+static int write_pictures(struct mt_report *rep, const struct report_opts *o)
+{
+	int ret = 0;
+
+	if (o->html && mt_sites_count(rep->sites))
+		ret = mt_sites_symbolize(rep->sites, NULL);
+	if (ret) {
+		fprintf(stderr, "memtrack: out of memory\n");
+		return 1;
+	}
+	if (o->svg && write_file(o->svg, mt_output_svg, rep))
+		return 1;
+	return o->html ? write_file(o->html, mt_output_html, rep) : 0;
+}
 
 /* The report of a memtrack artifact, in the form asked for. */
 static int print_report(struct mt_report *rep, const struct report_opts *o)
@@ -119,9 +169,10 @@ static int run_report(const char *path, const struct report_opts *o)
 	char p[MT_PRINTABLE_MAX];
 
 	/* memtrack's artifacts start with their own magic, CodSpeed's with a zstd frame. */
-	if (mt_codspeed_is_artifact(path) && o->folded) {
-		fprintf(stderr, "memtrack: %s: CodSpeed's memory artifact holds no stacks\n",
-			mt_printable(p, sizeof(p), path));
+	if (mt_codspeed_is_artifact(path) && (o->folded || o->html || o->svg)) {
+		fprintf(stderr, "memtrack: %s: CodSpeed's memory artifact %s\n",
+			mt_printable(p, sizeof(p), path),
+			o->folded ? "holds no stacks" : "is summarized in text or JSON only");
 		return 1;
 	}
 	if (mt_codspeed_is_artifact(path))
@@ -130,6 +181,11 @@ static int run_report(const char *path, const struct report_opts *o)
 	if (ret) {
 		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
 		return 1;
+	}
+	if (o->html || o->svg) {
+		ret = write_pictures(rep, o);
+		mt_report_free(rep);
+		return ret;
 	}
 	if (o->folded && !mt_sites_count(rep->sites) && rep->events) {
 		fprintf(stderr,
@@ -169,11 +225,23 @@ static int report_option(int c, const char *arg, void *ctx)
 			o->metric = MT_FOLDED_BYTES;
 		else if (!strcmp(arg, "live"))
 			o->metric = MT_FOLDED_LIVE;
+		else if (!strcmp(arg, "peak"))
+			o->metric = MT_FOLDED_PEAK;
 		else
-			return mt_cmd_usage_error(&report_cmd,
-						  "--folded takes allocations, bytes or live, not "
-						  "'%s'",
-						  mt_printable(a, sizeof(a), arg));
+			return mt_cmd_usage_error(
+			    &report_cmd,
+			    "--folded takes allocations, bytes, live or peak, "
+			    "not '%s'",
+			    mt_printable(a, sizeof(a), arg));
+		return 0;
+	case 'H':
+		o->html = arg;
+		return 0;
+	case 'S':
+		o->svg = arg;
+		return 0;
+	case 'O':
+		o->over_time = true;
 		return 0;
 	case 't':
 		if (!parse_top(arg, &o->top))
@@ -185,11 +253,10 @@ static int report_option(int c, const char *arg, void *ctx)
 }
 
 static const struct option report_longopts[] = {
-    {"json", no_argument, NULL, 'j'},
-    {"top", required_argument, NULL, 't'},
-    {"folded", optional_argument, NULL, 'f'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    {"json", no_argument, NULL, 'j'},	      {"top", required_argument, NULL, 't'},
+    {"folded", optional_argument, NULL, 'f'}, {"html", required_argument, NULL, 'H'},
+    {"svg", required_argument, NULL, 'S'},    {"over-time", no_argument, NULL, 'O'},
+    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
 };
 
 static const struct mt_cmd report_cmd = {
@@ -219,6 +286,17 @@ int mt_cmd_report(int argc, char **argv)
 	}
 	if (o.json && o.folded) {
 		mt_cmd_usage_error(&report_cmd, "--json and --folded are two outputs: choose one");
+		return MT_EXIT_USAGE;
+	}
+	if ((o.html || o.svg) && (o.json || o.folded)) {
+		mt_cmd_usage_error(&report_cmd, "--%s writes a file, --%s prints: choose one",
+				   o.html ? "html" : "svg", o.json ? "json" : "folded");
+		return MT_EXIT_USAGE;
+	}
+	if (o.over_time != !!o.svg) {
+		mt_cmd_usage_error(&report_cmd, o.svg ? "--svg draws --over-time: add it"
+						      : "--over-time is a picture: --svg OUT.svg "
+							"says where to write it");
 		return MT_EXIT_USAGE;
 	}
 	return run_report(argv[first], &o);

@@ -8,7 +8,7 @@
  * are its own, the tree's are the sums of its images', a file's and a family's count the events
  * made through their functions. Tree live blocks are the blocks never freed: released by an exec
  * or an exit (live at exec, live at exit), or live when the artifact ends. Peak: the largest live
- * byte count of the tree, in stream order.
+ * byte count of the tree, in stream order; the sites' and the timeline's peak is that one.
  */
 #ifndef MT_REPORT_H
 #define MT_REPORT_H
@@ -22,6 +22,7 @@
 #include "family.h"
 #include "images.h"
 #include "sites.h"
+#include "timeline.h"
 
 struct mt_report_totals {
 	uint64_t allocations;
@@ -97,6 +98,7 @@ struct mt_report {
 	uint64_t histogram[MT_REPORT_HIST_BUCKETS];
 	/* Allocation sites (artifacts of runs with --stacks); none otherwise. Never NULL. */
 	struct mt_sites *sites;
+	struct mt_timeline *timeline;  /* live bytes over time; never NULL */
 	struct mt_report_index *index; /* lookup tables while aggregating */
 };
 
