@@ -60,6 +60,7 @@ struct mt_images {
 	void *release_arg;
 	mt_images_live_fn live_fn;
 	void *live_arg;
+	bool ending; /* an address space is being released */
 };
 
 void mt_images_on_live(struct mt_images *im, mt_images_live_fn fn, void *arg)
@@ -185,8 +186,12 @@ static void slot_erase(struct mt_images *im, uint32_t *slot)
 static void charge(struct mt_images *im, const struct block *b, bool add)
 {
 	struct mt_heap_counts *c = &im->img[b->image].c;
-	struct mt_live_change ch = {
-	    .image = b->image, .stack_id = b->stack, .size = b->size, .add = add};
+	struct mt_live_change ch = {.image = b->image,
+				    .stack_id = b->stack,
+				    .addr = b->addr,
+				    .size = b->size,
+				    .add = add,
+				    .ended = im->ending};
 
 	if (add) {
 		c->live_blocks++;
@@ -287,11 +292,13 @@ static struct mt_released space_release(struct mt_images *im, uint32_t space)
 {
 	struct mt_released r = {im->spaces[space].blocks, im->spaces[space].bytes};
 
+	im->ending = true;
 	while (im->spaces[space].head) {
 		struct block *b = &im->nodes[im->spaces[space].head];
 
 		block_remove(im, slot_of(im, space, b->addr));
 	}
+	im->ending = false;
 	return r;
 }
 
@@ -753,6 +760,23 @@ size_t mt_images_count(const struct mt_images *im)
 const struct mt_image *mt_images_get(const struct mt_images *im, size_t i)
 {
 	return &im->img[i];
+}
+
+void mt_images_live_blocks(const struct mt_images *im, mt_images_live_fn fn, void *arg)
+{
+	for (size_t i = 0; i <= im->mask; i++) {
+		const struct block *b;
+
+		if (!im->table[i])
+			continue;
+		b = &im->nodes[im->table[i]];
+		fn(arg, &(struct mt_live_change){.image = b->image,
+						 .stack_id = b->stack,
+						 .addr = b->addr,
+						 .size = b->size,
+						 .image_live = im->img[b->image].c.live_bytes,
+						 .tree_live = im->live_bytes});
+	}
 }
 
 uint64_t mt_images_peak(const struct mt_images *im)

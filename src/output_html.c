@@ -271,6 +271,66 @@ static int put_text_report(const struct mt_report *rep, FILE *out)
 	return err;
 }
 
+/* ---- the largest blocks never freed ------------------------------------------------------ */
+
+static const char *block_end(const struct mt_report *rep, const struct mt_report_block *b)
+{
+	if (b->at_end)
+		return "live at the end";
+	return rep->images[b->image].end == MT_IMAGE_EXEC ? "its exec" : "its exit";
+}
+
+/* The frames of a block's allocation, innermost first (the allocator, then its callers). */
+static void put_block_stack(const struct mt_report *rep, const struct mt_report_block *b, FILE *out)
+{
+	const struct mt_site *s = b->stack_id ? mt_sites_of(rep->sites, b->stack_id) : NULL;
+	char buf[MT_PRINTABLE_MAX];
+
+	if (!s || !s->sym) {
+		fputs(b->stack_id ? "(no record of its stack)" : "(no stack: run with --stacks)",
+		      out);
+		return;
+	}
+	fputs("<details><summary>", out);
+	mt_output_xml_text(
+	    out, mt_output_frame_name(buf, sizeof(buf), &s->sym[s->n_frames > 1 ? 1 : 0]));
+	fputs("</summary><ol class=\"stack\">", out);
+	for (uint32_t k = 0; k < s->n_frames; k++) {
+		fputs("<li>", out);
+		mt_output_xml_text(out, mt_output_frame_name(buf, sizeof(buf), &s->sym[k]));
+		fputs("</li>", out);
+	}
+	fputs("</ol></details>", out);
+}
+
+static void put_largest(const struct mt_report *rep, FILE *out)
+{
+	fputs("<section id=\"largest\"><h2>Largest blocks never freed</h2>\n", out);
+	if (!rep->n_largest) {
+		fputs("<p>None: the program freed every block it allocated.</p></section>\n", out);
+		return;
+	}
+	fputs("<table class=\"blocks\"><tr><th>bytes</th><th>allocated by</th>"
+	      "<th>released by</th><th>address</th><th>allocated from</th></tr>\n",
+	      out);
+	for (size_t i = 0; i < rep->n_largest; i++) {
+		const struct mt_report_block *b = &rep->largest[i];
+		const struct mt_image *g = &rep->images[b->image];
+		const char *base = strrchr(g->exe, '/');
+
+		fprintf(out,
+			"<tr data-bytes=\"%" PRIu64 "\"><td class=\"num\">%" PRIu64
+			"</td><td>pid %" PRIu32 " ",
+			b->size, b->size, g->pid);
+		mt_output_xml_text(out, base ? base + 1 : g->exe);
+		fprintf(out, "</td><td>%s</td><td><code>0x%" PRIx64 "</code></td><td>",
+			block_end(rep, b), b->addr);
+		put_block_stack(rep, b, out);
+		fputs("</td></tr>\n", out);
+	}
+	fputs("</table></section>\n", out);
+}
+
 static void put_title(const struct mt_report *rep, FILE *out)
 {
 	for (int i = 0; i < rep->argc; i++) {
@@ -318,6 +378,7 @@ int mt_output_html(const struct mt_report *rep, FILE *out)
 		    "<section id=\"sites\"><h2>Allocation sites</h2><p>The run recorded no stacks "
 		    "(<code>memtrack run --stacks</code> records them).</p></section>\n",
 		    out);
+	put_largest(rep, out);
 	err = put_data(rep, out);
 	if (err)
 		return err;

@@ -156,11 +156,39 @@ static void site_release(void *arg, uint32_t stack_id, uint64_t size, int sign)
 	mt_sites_release(arg, stack_id, size, sign);
 }
 
+/* A block never freed: kept when it is among the largest (ties: the first seen stays). */
+static void largest_add(struct mt_report *rep, const struct mt_live_change *c, bool at_end)
+{
+	size_t i = rep->n_largest;
+
+	if (i == MT_REPORT_LARGEST && rep->largest[i - 1].size >= c->size)
+		return;
+	if (i == MT_REPORT_LARGEST)
+		i--;
+	else
+		rep->n_largest++;
+	for (; i > 0 && rep->largest[i - 1].size < c->size; i--)
+		rep->largest[i] = rep->largest[i - 1];
+	rep->largest[i] = (struct mt_report_block){.addr = c->addr,
+						   .size = c->size,
+						   .stack_id = c->stack_id,
+						   .image = c->image,
+						   .at_end = at_end};
+}
+
+static void live_at_end(void *arg, const struct mt_live_change *c)
+{
+	largest_add(arg, c, true);
+}
+
 /* What is live changed: the heap over time and the sites' bytes at the peak follow it. */
 static void on_live(void *arg, const struct mt_live_change *c)
 {
 	struct mt_report *rep = arg;
 	int err = mt_timeline_live(rep->timeline, c);
+
+	if (c->ended)
+		largest_add(rep, c, false);
 
 	if (!err)
 		err = mt_sites_live(rep->sites, c->stack_id, c->size, c->add, c->new_peak);
@@ -361,6 +389,7 @@ int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **out, 
 	rep->truncated = mt_artifact_truncated(r);
 	sum_images(rep);
 	mt_sites_end(rep->sites);
+	mt_images_live_blocks(rep->index->images, live_at_end, rep);
 	if (mt_timeline_end(rep->timeline) || sum_processes(rep)) {
 		ret = -ENOMEM;
 		goto fail;

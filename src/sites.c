@@ -249,6 +249,13 @@ size_t mt_sites_count(const struct mt_sites *s)
 	return s->n;
 }
 
+const struct mt_site *mt_sites_of(const struct mt_sites *s, uint32_t stack_id)
+{
+	const struct slot *slot = find(s, stack_id);
+
+	return slot ? &slot->site : NULL;
+}
+
 const struct mt_site *mt_sites_get(const struct mt_sites *s, size_t i)
 {
 	return &s->v[i].site;

@@ -56,6 +56,9 @@ void mt_sites_end(struct mt_sites *s);
 /* Resolve every frame's function. debug_root as for mt_symbols_new. 0 or -ENOMEM. */
 int mt_sites_symbolize(struct mt_sites *s, const char *debug_root);
 
+/* The site of a stack id, NULL when none. */
+const struct mt_site *mt_sites_of(const struct mt_sites *s, uint32_t stack_id);
+
 /* The sites, in order of first appearance. */
 size_t mt_sites_count(const struct mt_sites *s);
 const struct mt_site *mt_sites_get(const struct mt_sites *s, size_t i);

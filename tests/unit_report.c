@@ -646,6 +646,34 @@ START_TEST(sites_at_the_peak)
 	/* Leaks are the blocks never freed, at exit: not the same as at the peak. */
 	ck_assert_uint_eq(site_of(rep, 7)->live_bytes, 60);
 	ck_assert_uint_eq(site_of(rep, 9)->live_bytes, 200);
+	/* The blocks never freed, largest first: here all live when the artifact ends. */
+	ck_assert_uint_eq(rep->n_largest, 3);
+	ck_assert_uint_eq(rep->largest[0].size, 200);
+	ck_assert_uint_eq(rep->largest[0].addr, 0x20);
+	ck_assert_uint_eq(rep->largest[0].stack_id, 9);
+	ck_assert(rep->largest[0].at_end);
+	ck_assert_uint_eq(rep->largest[1].size, 50);
+	ck_assert_uint_eq(rep->images[rep->largest[1].image].pid, 200);
+	ck_assert_uint_eq(rep->largest[2].size, 10);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* Only the largest blocks never freed are kept; an exit releases them, which frees nothing. */
+START_TEST(largest_blocks_at_exit)
+{
+	struct mt_report *rep;
+
+	for (uint64_t i = 1; i <= 30; i++)
+		alloc(100, MT_K_MALLOC, 0x1000 * i, i);
+	mfree(100, 0x1000 * 30);
+	ev(100, MT_K_EXIT, 0, 0, 0, 0, 0);
+	rep = load();
+	ck_assert_uint_eq(rep->n_largest, MT_REPORT_LARGEST);
+	for (size_t k = 0; k < MT_REPORT_LARGEST; k++) {
+		ck_assert_uint_eq(rep->largest[k].size, 29 - k);
+		ck_assert(!rep->largest[k].at_end);
+	}
 	mt_report_free(rep);
 }
 END_TEST
@@ -1554,6 +1582,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, double_allocation);
 	tcase_add_test(tc, peak);
 	tcase_add_test(tc, sites_at_the_peak);
+	tcase_add_test(tc, largest_blocks_at_exit);
 	tcase_add_test(tc, timeline_buckets);
 	tcase_add_test(tc, timeline_merges);
 	tcase_add_test(tc, histogram);
