@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../bpf/unwind_row.h"
 #include "artifact.h"
 #include "printable.h"
 #include "cmd.h"
@@ -24,7 +25,7 @@
 
 /* ---- building artifacts --------------------------------------------------------------------- */
 
-#define MAXEV 4096
+#define MAXEV 16384
 
 struct script {
 	struct mt_event ev[MAXEV];
@@ -32,7 +33,8 @@ struct script {
 	uint64_t t;
 	struct mt_artifact_footer footer;
 	bool no_footer;
-	bool handoff; /* process 100 handed to a debugger after the first half of the events */
+	bool handoff;	 /* process 100 handed to a debugger after the first half of the events */
+	uint32_t stacks; /* stack records 1..stacks, written first (stack_of) */
 };
 
 static struct script *S;
@@ -96,6 +98,20 @@ static void write_handoff(struct mt_artifact_writer *w, uint8_t what, uint16_t a
 	ck_assert_int_eq(mt_artifact_write_handoff(w, &h), 0);
 }
 
+/*
+ * Stack id: malloc, a function of its own, then the caller they all share, all in file 50, which
+ * no record describes: the frames are named by their offsets ("0x...").
+ */
+static void write_stack(struct mt_artifact_writer *w, uint32_t id)
+{
+	struct mt_artifact_stack st = {.id = id, .stop = 0, .n = 3};
+
+	st.frames[0] = MT_FRAME(50, 0x10);
+	st.frames[1] = MT_FRAME(50, 0x100000 + id);
+	st.frames[2] = MT_FRAME(50, 0x9000);
+	ck_assert_int_eq(mt_artifact_write_stack(w, &st), 0);
+}
+
 /* Write S with two processes (100, root; 200, its child) and two files (1 glibc, 2 jemalloc). */
 static char *write_script(void)
 {
@@ -123,6 +139,8 @@ static char *write_script(void)
 	ck_assert_int_eq(mt_artifact_write_process(w, &root), 0);
 	ck_assert_int_eq(mt_artifact_write_file(w, &libc), 0);
 	ck_assert_int_eq(mt_artifact_write_file(w, &je), 0);
+	for (uint32_t id = 1; id <= S->stacks; id++)
+		write_stack(w, id);
 	if (S->no_footer) {
 		struct stat st;
 
@@ -1528,6 +1546,36 @@ START_TEST(html_self_contained)
 }
 END_TEST
 
+/*
+ * Thousands of stacks, one big: the page gets the big one's path, and one "[smaller frames]" node
+ * for the 5,000 sites too small to see under any weight, with their exact sums.
+ */
+START_TEST(html_folds_small_frames)
+{
+	char *out = mt_tmpfile(), *html;
+	struct captured c;
+
+	S->stacks = 5001;
+	alloc(100, MT_K_MALLOC, 0x10, 100000);
+	from(1);
+	for (uint32_t i = 2; i <= 5001; i++) {
+		alloc(100, MT_K_MALLOC, 0x100 + 16 * i, 1);
+		from(i);
+	}
+	c = report_to("--html", out, NULL, &html);
+	ck_assert_msg(c.ret == 0, "%s", c.err);
+	ck_assert_msg(strstr(html, "\"drawable\":4,\"nodes\":[[-1,0,5001,105000,105000,105000],"
+				   "[0,0,5001,105000,105000,105000],[1,1,1,100000,100000,100000],"
+				   "[-2,1,5000,5000,5000,5000]]"),
+		      "%.300s", strstr(html, "\"drawable\""));
+	ck_assert_ptr_nonnull(strstr(html, "\"names\":[\"0x9000\",\"0x100001\","));
+	captured_free(&c);
+	free(html);
+	unlink(out);
+	free(out);
+}
+END_TEST
+
 START_TEST(picture_errors)
 {
 	char *a1[] = {"report", "--over-time", "x", NULL};
@@ -1604,6 +1652,7 @@ static Suite *report_suite(void)
 	tcase_add_test(to, svg_over_time);
 	tcase_add_test(to, html_self_contained);
 	tcase_add_test(to, picture_errors);
+	tcase_add_test(to, html_folds_small_frames);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, to);
 	return s;
