@@ -93,6 +93,9 @@ static int run_codspeed_report(const char *path, bool json)
 	return 0;
 }
 
+/* The options without a letter. */
+enum { OPT_HTML = 256, OPT_SVG, OPT_OVER_TIME };
+
 struct report_opts {
 	bool json;
 	bool folded;
@@ -228,19 +231,18 @@ static int report_option(int c, const char *arg, void *ctx)
 		else if (!strcmp(arg, "peak"))
 			o->metric = MT_FOLDED_PEAK;
 		else
-			return mt_cmd_usage_error(
-			    &report_cmd,
-			    "--folded takes allocations, bytes, live or peak, "
-			    "not '%s'",
-			    mt_printable(a, sizeof(a), arg));
+			return mt_cmd_usage_error(&report_cmd,
+						  "--folded takes allocations, bytes, live or "
+						  "peak, not '%s'",
+						  mt_printable(a, sizeof(a), arg));
 		return 0;
-	case 'H':
+	case OPT_HTML:
 		o->html = arg;
 		return 0;
-	case 'S':
+	case OPT_SVG:
 		o->svg = arg;
 		return 0;
-	case 'O':
+	case OPT_OVER_TIME:
 		o->over_time = true;
 		return 0;
 	case 't':
@@ -253,10 +255,14 @@ static int report_option(int c, const char *arg, void *ctx)
 }
 
 static const struct option report_longopts[] = {
-    {"json", no_argument, NULL, 'j'},	      {"top", required_argument, NULL, 't'},
-    {"folded", optional_argument, NULL, 'f'}, {"html", required_argument, NULL, 'H'},
-    {"svg", required_argument, NULL, 'S'},    {"over-time", no_argument, NULL, 'O'},
-    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
+    {"json", no_argument, NULL, 'j'},
+    {"top", required_argument, NULL, 't'},
+    {"folded", optional_argument, NULL, 'f'},
+    {"html", required_argument, NULL, OPT_HTML},     /* output_html.c */
+    {"svg", required_argument, NULL, OPT_SVG},	     /* output_svg.c */
+    {"over-time", no_argument, NULL, OPT_OVER_TIME}, /* the one picture --svg draws */
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static const struct mt_cmd report_cmd = {
