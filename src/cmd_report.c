@@ -33,7 +33,8 @@ static void usage(FILE *out)
 		"  --svg OUT.svg --over-time\n"
 		"              write the heap over time (live bytes per process image and in\n"
 		"              all, the peak, the allocation rate) as an SVG picture\n"
-		"  --top N     rows of the process, file and site tables (default 20, 0: all)\n"
+		"  --top N     rows of the process, file and site tables (default 20, 0: all),\n"
+		"              in the text report and in the page of --html\n"
 		"  -h, --help  this help\n");
 }
 
@@ -106,9 +107,9 @@ struct report_opts {
 	bool over_time;
 };
 
-/* out written with fn, then closed: one sentence on stderr when it cannot be. */
-static int write_file(const char *path, int (*fn)(const struct mt_report *, FILE *),
-		      const struct mt_report *rep)
+/* The picture of --svg, or the page of --html, written to path: one sentence when it cannot be. */
+static int write_file(const char *path, bool html, const struct mt_report *rep,
+		      const struct report_opts *o)
 {
 	FILE *f = fopen(path, "w");
 	char p[MT_PRINTABLE_MAX];
@@ -119,7 +120,7 @@ static int write_file(const char *path, int (*fn)(const struct mt_report *, FILE
 			mt_printable(p, sizeof(p), path), strerror(errno));
 		return 1;
 	}
-	ret = fn(rep, f);
+	ret = html ? mt_output_html(rep, f, o->top) : mt_output_svg(rep, f);
 	if (fclose(f) && !ret)
 		ret = -errno;
 	if (ret) {
@@ -141,9 +142,9 @@ static int write_pictures(struct mt_report *rep, const struct report_opts *o)
 		fprintf(stderr, "memtrack: out of memory\n");
 		return 1;
 	}
-	if (o->svg && write_file(o->svg, mt_output_svg, rep))
+	if (o->svg && write_file(o->svg, false, rep, o))
 		return 1;
-	return o->html ? write_file(o->html, mt_output_html, rep) : 0;
+	return o->html ? write_file(o->html, true, rep, o) : 0;
 }
 
 /* The report of a memtrack artifact, in the form asked for. */

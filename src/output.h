@@ -87,10 +87,11 @@ int mt_flame_build(const struct mt_report *rep, struct mt_flame **fl);
 void mt_flame_free(struct mt_flame *fl);
 
 /*
- * The HTML report, one self-contained file: the summary, the heap over time, the flamegraph of
- * allocation sites (symbolised), the largest blocks live at exit. 0, -ENOMEM or -EIO.
+ * The HTML report, one self-contained file: the summary (the text report, top as there), the
+ * heap over time, the flamegraph of allocation sites (symbolised), the largest blocks never
+ * freed. 0, -ENOMEM or -EIO.
  */
-int mt_output_html(const struct mt_report *rep, FILE *out);
+int mt_output_html(const struct mt_report *rep, FILE *out, size_t top);
 
 /*
  * The few lines `memtrack run` prints when the command is done. Returns 0, or a negative errno

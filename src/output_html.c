@@ -245,7 +245,7 @@ static void put_figures(const struct mt_report *rep, FILE *out)
 }
 
 /* The text report's own lines: the same figures, per process image, file and family. */
-static int put_text_report(const struct mt_report *rep, FILE *out)
+static int put_text_report(const struct mt_report *rep, FILE *out, size_t top)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -254,16 +254,15 @@ static int put_text_report(const struct mt_report *rep, FILE *out)
 
 	if (!m)
 		return -ENOMEM;
-	err = mt_output_text(rep, m, 0);
+	err = mt_output_text(rep, m, top);
 	if (!err)
-		err = mt_output_sites(rep, m, 20);
+		err = mt_output_sites(rep, m, top);
 	if (fclose(m) && !err)
 		err = -ENOMEM;
 	if (!err) {
-		fputs(
-		    "<details open><summary>The text report (<code>memtrack report --top 0</code>)"
-		    "</summary><pre id=\"text-report\">",
-		    out);
+		fputs("<details open><summary>The text report (<code>memtrack report</code>)"
+		      "</summary><pre id=\"text-report\">",
+		      out);
 		mt_output_xml_text(out, buf);
 		fputs("</pre></details>\n", out);
 	}
@@ -339,7 +338,7 @@ static void put_title(const struct mt_report *rep, FILE *out)
 	}
 }
 
-int mt_output_html(const struct mt_report *rep, FILE *out)
+int mt_output_html(const struct mt_report *rep, FILE *out, size_t top)
 {
 	int err;
 
@@ -354,7 +353,7 @@ int mt_output_html(const struct mt_report *rep, FILE *out)
 	put_title(rep, out);
 	fputs("</code></h1>\n<section id=\"summary\"><h2>Summary</h2>\n", out);
 	put_figures(rep, out);
-	err = put_text_report(rep, out);
+	err = put_text_report(rep, out, top);
 	if (err)
 		return err;
 	fputs("</section>\n<section id=\"over-time\"><h2>Heap over time</h2>\n"
