@@ -177,7 +177,7 @@ static void put_time(FILE *out, uint64_t ns)
 	else if (ns >= 1000u)
 		fprintf(out, "%g \xc2\xb5s", (double)ns / 1e3);
 	else
-		fprintf(out, "%" PRIu64 " ns", ns);
+		fprintf(out, ns ? "%" PRIu64 " ns" : "0", ns);
 }
 
 static void put_axes(const struct mt_report *rep, const struct frame *f, FILE *out)
@@ -259,6 +259,13 @@ static void put_peak(const struct mt_report *rep, const struct frame *f, FILE *o
 	double x = xb(f, b), y = yv(f, tl->peak_bytes);
 	char h[32];
 
+	if (!tl->peak_bytes) {
+		fprintf(out,
+			"<text class=\"peak\" x=\"%d\" y=\"%d\" font-size=\"12\">nothing was "
+			"ever live</text>\n",
+			PLOT_L + 10, PLOT_T + PLOT_H - 10);
+		return;
+	}
 	fprintf(out,
 		"<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d62728\"/>"
 		"<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#d62728\" text-anchor=\"%s\">"
