@@ -153,14 +153,10 @@ static int put_flame(const struct mt_flame *fl, FILE *out)
 	size_t *idx = calloc(fl->n_nodes, sizeof(*idx)), n = 0, drawn;
 	uint64_t(*rest)[MT_FLAME_WEIGHTS] = calloc(fl->n_nodes, sizeof(*rest));
 	uint64_t g = FLAME_GRAIN;
+	int err = -ENOMEM;
 
-	if (!keep || !other || !idx || !rest) {
-		free(keep);
-		free(other);
-		free(idx);
-		free(rest);
-		return -ENOMEM;
-	}
+	if (!keep || !other || !idx || !rest)
+		goto out;
 	while ((drawn = mark(fl, g, keep, other)) > FLAME_MAX_NODES && g > 1)
 		g /= 2;
 	fputs("\"flame\":{\"names\":[", out);
@@ -185,11 +181,13 @@ static int put_flame(const struct mt_flame *fl, FILE *out)
 		if (keep[i] && other[i])
 			put_node(out, false, -2, idx[i], rest[i]);
 	fputs("]}", out);
+	err = 0;
+out:
 	free(keep);
 	free(other);
 	free(idx);
 	free(rest);
-	return 0;
+	return err;
 }
 
 static int put_data(const struct mt_report *rep, FILE *out)
