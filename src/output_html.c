@@ -258,11 +258,11 @@ static int put_text_report(const struct mt_report *rep, FILE *out, size_t top)
 	if (fclose(m) && !err)
 		err = -ENOMEM;
 	if (!err) {
-		fputs("<details open><summary>The text report (<code>memtrack report</code>)"
-		      "</summary><pre id=\"text-report\">",
+		fputs("<section id=\"text\"><h2>The text report (<code>memtrack report</code>)"
+		      "</h2>\n<pre id=\"text-report\">",
 		      out);
 		mt_output_xml_text(out, buf);
-		fputs("</pre></details>\n", out);
+		fputs("</pre></section>\n", out);
 	}
 	free(buf);
 	return err;
@@ -328,6 +328,25 @@ static void put_largest(const struct mt_report *rep, FILE *out)
 	fputs("</table></section>\n", out);
 }
 
+/* The flamegraph's frame and controls: the script draws into it. */
+static void put_sites(const struct mt_report *rep, FILE *out)
+{
+	fputs("<section id=\"sites\"><h2>Allocation sites</h2>\n", out);
+	if (!mt_sites_count(rep->sites)) {
+		fputs("<p>The run recorded no stacks (<code>memtrack run --stacks</code> records "
+		      "them).</p></section>\n",
+		      out);
+		return;
+	}
+	fputs("<div class=\"controls\">weight: <span id=\"flame-weights\"></span> "
+	      "<input id=\"flame-search\" type=\"search\" placeholder=\"search frames\"> "
+	      "<button id=\"flame-reset\" type=\"button\">zoom out</button> "
+	      "<span id=\"flame-match\"></span></div>\n"
+	      "<div id=\"flame\"></div><div id=\"flame-tip\" class=\"tip\" hidden></div>\n"
+	      "</section>\n",
+	      out);
+}
+
 static void put_title(const struct mt_report *rep, FILE *out)
 {
 	for (int i = 0; i < rep->argc; i++) {
@@ -351,31 +370,19 @@ int mt_output_html(const struct mt_report *rep, FILE *out, size_t top)
 	put_title(rep, out);
 	fputs("</code></h1>\n<section id=\"summary\"><h2>Summary</h2>\n", out);
 	put_figures(rep, out);
-	err = put_text_report(rep, out, top);
-	if (err)
-		return err;
-	fputs("</section>\n<section id=\"over-time\"><h2>Heap over time</h2>\n"
-	      "<div class=\"plot\">\n",
+	fputs("<p>Per process image, file and family, with what was dropped and what could not be "
+	      "probed: the text report, at the end of this page.</p>\n</section>\n"
+	      "<section id=\"over-time\"><h2>Heap over time</h2>\n<div class=\"plot\">\n",
 	      out);
 	err = mt_output_svg_plot(rep, out);
 	if (err)
 		return err;
 	fputs("<div id=\"plot-tip\" class=\"tip\" hidden></div></div>\n</section>\n", out);
-	if (mt_sites_count(rep->sites))
-		fputs("<section id=\"sites\"><h2>Allocation sites</h2>\n<div class=\"controls\">"
-		      "weight: <span id=\"flame-weights\"></span> "
-		      "<input id=\"flame-search\" type=\"search\" placeholder=\"search frames\"> "
-		      "<button id=\"flame-reset\" type=\"button\">zoom out</button> "
-		      "<span id=\"flame-match\"></span></div>\n"
-		      "<div id=\"flame\"></div><div id=\"flame-tip\" class=\"tip\" hidden></div>\n"
-		      "</section>\n",
-		      out);
-	else
-		fputs(
-		    "<section id=\"sites\"><h2>Allocation sites</h2><p>The run recorded no stacks "
-		    "(<code>memtrack run --stacks</code> records them).</p></section>\n",
-		    out);
+	put_sites(rep, out);
 	put_largest(rep, out);
+	err = put_text_report(rep, out, top);
+	if (err)
+		return err;
 	err = put_data(rep, out);
 	if (err)
 		return err;
