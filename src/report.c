@@ -190,7 +190,8 @@ static void on_live(void *arg, const struct mt_live_change *c)
 	if (c->ended)
 		largest_add(rep, c, false);
 
-	if (!err)
+	/* Sites count blocks with a stack, and the peaks. */
+	if (!err && (c->stack_id || c->new_peak))
 		err = mt_sites_live(rep->sites, c->stack_id, c->size, c->add, c->new_peak);
 	if (err)
 		rep->index->live_err = err;

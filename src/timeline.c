@@ -36,10 +36,10 @@ static int extend(struct mt_timeline_series *s, size_t b)
 	return 0;
 }
 
-/* s holds v from bucket b on. */
-static int touch(struct mt_timeline_series *s, size_t b, uint64_t v)
+/* s holds v from bucket b on. Most changes fall in the bucket of the one before. */
+static inline int touch(struct mt_timeline_series *s, size_t b, uint64_t v)
 {
-	if (extend(s, b))
+	if ((!s->n || s->first + s->n <= b) && extend(s, b))
 		return -ENOMEM;
 	s->now = v;
 	if (v > s->max[b - s->first])
@@ -93,6 +93,9 @@ int mt_timeline_at(struct mt_timeline *tl, uint64_t time_ns)
 	if (rel < tl->last_ns)
 		rel = tl->last_ns;
 	tl->last_ns = rel;
+	/* Most events fall in the current bucket: no division for them. */
+	if (rel < (uint64_t)tl->n_buckets * tl->width_ns)
+		return 0;
 	while (rel / tl->width_ns >= MT_TIMELINE_MAX_BUCKETS)
 		merge(tl);
 	b = (size_t)(rel / tl->width_ns);
