@@ -2,7 +2,8 @@
 // over time, and the flamegraph of allocation sites drawn from the data memtrack aggregated.
 // No library, no network. Once drawn, each part says so in data-* attributes (the tests read
 // them): the plot data-rendered, the flamegraph data-rendered, data-weight, data-total (the root's
-// weight as drawn) and data-drawn (rectangles drawn).
+// weight as drawn), data-focus (the frame zoomed on), data-drawn (rectangles drawn) and
+// data-matched (the weight of the frames the search matches).
 'use strict';
 (function () {
 	const data = JSON.parse(document.getElementById('mt-data').textContent);
@@ -113,8 +114,13 @@
 		}
 		for (const k of kids) k.sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
 
-		const hash = /weight=(\w+)/.exec(location.hash);
-		const state = {m: Math.max(0, WEIGHTS.findIndex((x) => hash && x[0] === hash[1])), focus: 0, search: ''};
+		// The URL's fragment may choose the view: #weight=bytes&focus=main&search=sqlite
+		const param = (k) => {
+			const m = new RegExp('[#&]' + k + '=([^&]*)').exec(location.hash);
+			return m ? decodeURIComponent(m[1]) : '';
+		};
+		const focus = Math.max(0, nodes.findIndex((x, i) => i && name(i) === param('focus')));
+		const state = {m: Math.max(0, WEIGHTS.findIndex((x) => x[0] === param('weight'))), focus: focus, search: param('search').toLowerCase()};
 
 		function color(i) {
 			if (nodes[i][0] < 0) return '#bbb';
@@ -137,6 +143,7 @@
 			const out = document.getElementById('flame-match');
 			if (!state.search) {
 				out.textContent = '';
+				delete box.dataset.matched;
 				return;
 			}
 			let sum = 0;
@@ -150,6 +157,7 @@
 			})(0);
 			const total = w(0, state.m);
 			out.textContent = 'matched: ' + exact(sum) + ' of ' + exact(total) + ' (' + (total ? ((100 * sum) / total).toFixed(2) : '0.00') + '%)';
+			box.dataset.matched = sum;
 		}
 
 		function render() {
@@ -214,6 +222,7 @@
 			});
 			buttons.appendChild(b);
 		});
+		document.getElementById('flame-search').value = state.search;
 		document.getElementById('flame-search').addEventListener('input', (ev) => {
 			state.search = ev.target.value.toLowerCase();
 			render();

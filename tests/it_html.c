@@ -240,6 +240,27 @@ static void expect_flame(const char *url_base, const char *weight, const char *t
 }
 
 /*
+ * Zoomed on main and searching for it (the URL's fragment sets both, as a click and typing do):
+ * main's ancestors and main drawn, the search matching all of it.
+ */
+static void expect_zoom_and_search(const char *url_base)
+{
+	char url[512];
+	char *dom;
+
+	snprintf(url, sizeof(url), "%s#weight=bytes&focus=main&search=MAIN", url_base);
+	dom = chromium(url, "--dump-dom", NULL);
+	expect_attr(dom, "<div id=\"flame\"", "data-focus", "main");
+	expect_attr(dom, "<div id=\"flame\"", "data-total", "40400");
+	expect_attr(dom, "<div id=\"flame\"", "data-matched", "40400");
+	/* all, _start, __libc_start_main, __libc_start_call_main, main: the allocator is no frame.
+	 */
+	expect_attr(dom, "<div id=\"flame\"", "data-drawn", "5");
+	ck_assert_ptr_nonnull(strstr(dom, "matched: 40,400 of 40,400 (100.00%)"));
+	free(dom);
+}
+
+/*
  * leaks (fixtures/README.md): 100 mallocs from main, 40,400 bytes, all live together before the
  * first free (the peak), 40 blocks of 16,640 bytes never freed. The page's script draws the
  * plot's lines and the flamegraph from the data memtrack wrote, and says what it drew.
@@ -283,6 +304,8 @@ START_TEST(html_drawn_by_chromium)
 	expect_flame(url, "bytes", "40400");
 	expect_flame(url, "live", "16640");
 	expect_flame(url, "peak", "40400");
+
+	expect_zoom_and_search(url);
 
 	/* No request: the network log, which sees the requests of a page that makes some. */
 	ck_assert_int_eq(page_requests(url), 0);
