@@ -15,8 +15,9 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memtrack report [--json | --folded[=METRIC] | --html OUT.html |\n"
-		"                        --svg OUT.svg --over-time] [--top N] FILE\n"
+		"usage: memtrack report [--json | --folded[=METRIC]] [--top N] FILE\n"
+		"       memtrack report [--html OUT.html] [--svg OUT.svg --over-time] [--top N] "
+		"FILE\n"
 		"Read an artifact written by 'memtrack run' and print what the run allocated.\n"
 		"FILE may also be CodSpeed's memory artifact (PID.MemtrackArtifact.msgpack, "
 		"written by\n"
