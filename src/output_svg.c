@@ -282,19 +282,20 @@ static void put_rate(const struct mt_report *rep, const struct frame *f, FILE *o
 {
 	const struct mt_timeline *tl = rep->timeline;
 	double secs = (double)tl->width_ns / 1e9, bar = (double)(PLOT_R - PLOT_L) / f->buckets;
-	uint64_t top = 0;
+	uint64_t top = 0, per_s;
 	char h[32];
 
 	for (size_t b = 0; b < tl->n_buckets; b++)
 		if (tl->allocated[b] > top)
 			top = tl->allocated[b];
+	/* Sizes from a hostile artifact can make a rate no uint64_t holds. */
+	per_s = (double)top / secs < 1.8e19 ? (uint64_t)((double)top / secs + 0.5) : UINT64_MAX;
 	fprintf(out,
 		"<g class=\"rate\"><text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#444\">"
 		"allocation rate, up to %s/s</text>\n"
 		"<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#999\"/>\n",
-		PLOT_L, RATE_T - 6,
-		mt_bytesize_human(h, sizeof(h), (uint64_t)((double)top / secs + 0.5)), PLOT_L,
-		PLOT_R, RATE_T + RATE_H, RATE_T + RATE_H);
+		PLOT_L, RATE_T - 6, mt_bytesize_human(h, sizeof(h), per_s), PLOT_L, PLOT_R,
+		RATE_T + RATE_H, RATE_T + RATE_H);
 	if (!top) {
 		fputs("</g>\n", out);
 		return;
