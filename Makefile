@@ -78,6 +78,9 @@ $(BUILD)/obj/%.pb-c.o: $(BUILD)/proto/%.pb-c.c | $(BUILD)/obj
 
 $(BUILD)/obj/output_pprof.o: $(BUILD)/proto/profile.pb-c.h
 
+# The HTML report's script and style sheet are linked in as they are (.incbin, src/output_html.c).
+$(BUILD)/obj/output_html.o: src/output_html.js src/output_html.css
+
 $(BUILD)/memtrack: $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 

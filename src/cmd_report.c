@@ -17,7 +17,10 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memtrack report [--json | --folded[=METRIC] | --pprof OUT] [--top N] FILE\n"
+		"usage: memtrack report [--json | --folded[=METRIC]] [--top N] FILE\n"
+		"       memtrack report [--html OUT.html] [--svg OUT.svg --over-time] "
+		"[--pprof OUT.pb.gz]\n"
+		"                       [--top N] FILE\n"
 		"Read an artifact written by 'memtrack run' and print what the run allocated.\n"
 		"FILE may also be CodSpeed's memory artifact (PID.MemtrackArtifact.msgpack, "
 		"written by\n"
@@ -26,11 +29,19 @@ static void usage(FILE *out)
 		"  --json      one JSON document instead of the human report\n"
 		"  --folded[=METRIC]\n"
 		"              folded stacks of a run recorded with --stacks (flamegraph.pl,\n"
-		"              inferno), weighted by METRIC: allocations (default), bytes, or\n"
-		"              live (bytes never freed)\n"
-		"  --pprof OUT write the sites of a run recorded with --stacks to OUT as a\n"
-		"              gzip'd pprof profile (go tool pprof, Pyroscope, Speedscope)\n"
-		"  --top N     rows of the process, file and site tables (default 20, 0: all)\n"
+		"              inferno), weighted by METRIC: allocations (default), bytes,\n"
+		"              live (bytes never freed), or peak (bytes live at the tree's peak)\n"
+		"  --html OUT.html\n"
+		"              write the report as one self-contained HTML page: summary, heap\n"
+		"              over time, flamegraph of allocation sites, largest blocks at exit\n"
+		"  --svg OUT.svg --over-time\n"
+		"              write the heap over time (live bytes per process image and in\n"
+		"              all, the peak, the allocation rate) as an SVG picture\n"
+		"  --pprof OUT.pb.gz\n"
+		"              write the sites of a run recorded with --stacks as a gzip'd\n"
+		"              pprof profile (go tool pprof, Pyroscope, Speedscope)\n"
+		"  --top N     rows of the process, file and site tables (default 20, 0: all),\n"
+		"              in the text report and in the page of --html\n"
 		"  -h, --help  this help\n");
 }
 
@@ -90,28 +101,35 @@ static int run_codspeed_report(const char *path, bool json)
 	return 0;
 }
 
+/* The options without a letter. */
+enum { OPT_HTML = 256, OPT_SVG, OPT_OVER_TIME, OPT_PPROF };
+
 struct report_opts {
 	bool json;
 	bool folded;
-	const char *pprof; /* the profile's path, or NULL */
 	enum mt_folded_metric metric;
 	size_t top;
+	const char *html; /* --html: the page's path */
+	const char *svg;  /* --svg: the picture's path */
+	bool over_time;
+	const char *pprof; /* --pprof: the profile's path */
 };
 
-/* The pprof profile in the file path: written whole, or removed. */
-static int write_pprof(const struct mt_report *rep, const char *path)
-{
-	FILE *f = fopen(path, "wb");
-	int ret;
+/* What a file output holds. */
+enum report_file { FILE_SVG, FILE_HTML, FILE_PPROF };
 
-	if (!f)
-		return -errno;
-	ret = mt_output_pprof(rep, f);
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (ret)
-		unlink(path);
-	return ret;
+static int write_output(enum report_file what, const struct mt_report *rep, FILE *f,
+			const struct report_opts *o)
+{
+	switch (what) {
+	case FILE_SVG:
+		return mt_output_svg(rep, f);
+	case FILE_HTML:
+		return mt_output_html(rep, f, o->top);
+	case FILE_PPROF:
+		return mt_output_pprof(rep, f);
+	}
+	return -EINVAL;
 }
 
 /* Whether path names the file the artifact is (writing there would destroy it). */
@@ -123,6 +141,52 @@ static bool same_file(const char *path, const char *artifact)
 	       a.st_ino == b.st_ino;
 }
 
+/*
+ * The picture of --svg, the page of --html or the profile of --pprof, written whole to path or
+ * removed: one sentence when it cannot be.
+ */
+static int write_file(const char *path, enum report_file what, const struct mt_report *rep,
+		      const struct report_opts *o)
+{
+	FILE *f = fopen(path, "wb");
+	char p[MT_PRINTABLE_MAX];
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, "memtrack: cannot create %s: %s\n",
+			mt_printable(p, sizeof(p), path), strerror(errno));
+		return 1;
+	}
+	ret = write_output(what, rep, f, o);
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret) {
+		unlink(path);
+		fprintf(stderr, "memtrack: cannot write %s: %s\n", mt_printable(p, sizeof(p), path),
+			strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+/* The files of --html, --svg and --pprof; nothing on stdout. */
+static int write_files(struct mt_report *rep, const struct report_opts *o)
+{
+	int ret = 0;
+
+	if ((o->html || o->pprof) && mt_sites_count(rep->sites))
+		ret = mt_sites_symbolize(rep->sites, NULL);
+	if (ret) {
+		fprintf(stderr, "memtrack: out of memory\n");
+		return 1;
+	}
+	if (o->svg && write_file(o->svg, FILE_SVG, rep, o))
+		return 1;
+	if (o->pprof && write_file(o->pprof, FILE_PPROF, rep, o))
+		return 1;
+	return o->html ? write_file(o->html, FILE_HTML, rep, o) : 0;
+}
+
 /* The report of a memtrack artifact, in the form asked for. */
 static int print_report(struct mt_report *rep, const struct report_opts *o)
 {
@@ -132,8 +196,6 @@ static int print_report(struct mt_report *rep, const struct report_opts *o)
 		ret = mt_sites_symbolize(rep->sites, NULL);
 	if (ret)
 		return ret;
-	if (o->pprof)
-		return write_pprof(rep, o->pprof);
 	if (o->folded)
 		return mt_output_folded(rep, o->metric, stdout);
 	if (o->json)
@@ -150,15 +212,24 @@ static int run_report(const char *path, const struct report_opts *o)
 	int ret;
 	char p[MT_PRINTABLE_MAX];
 
-	if (o->pprof && same_file(o->pprof, path)) {
-		fprintf(stderr, "memtrack: %s: --pprof would overwrite the artifact it reads\n",
-			mt_printable(p, sizeof(p), o->pprof));
-		return 1;
+	const char *outs[] = {o->html, o->svg, o->pprof};
+
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		const char *out = outs[i];
+
+		if (out && same_file(out, path)) {
+			fprintf(stderr,
+				"memtrack: %s: writing there would overwrite the artifact\n",
+				mt_printable(p, sizeof(p), out));
+			return 1;
+		}
 	}
 	/* memtrack's artifacts start with their own magic, CodSpeed's with a zstd frame. */
-	if (mt_codspeed_is_artifact(path) && (o->folded || o->pprof)) {
-		fprintf(stderr, "memtrack: %s: CodSpeed's memory artifact holds no stacks\n",
-			mt_printable(p, sizeof(p), path));
+	if (mt_codspeed_is_artifact(path) && (o->folded || o->pprof || o->html || o->svg)) {
+		fprintf(stderr, "memtrack: %s: CodSpeed's memory artifact %s\n",
+			mt_printable(p, sizeof(p), path),
+			o->folded || o->pprof ? "holds no stacks"
+					      : "is summarized in text or JSON only");
 		return 1;
 	}
 	if (mt_codspeed_is_artifact(path))
@@ -176,16 +247,20 @@ static int run_report(const char *path, const struct report_opts *o)
 		mt_report_free(rep);
 		return 1;
 	}
+	if (o->html || o->svg || o->pprof) {
+		ret = write_files(rep, o);
+		mt_report_free(rep);
+		return ret;
+	}
 	ret = print_report(rep, o);
 	mt_report_free(rep);
 	if (!ret && fflush(stdout))
 		ret = -errno;
-	if (ret && o->pprof)
-		fprintf(stderr, "memtrack: cannot write %s: %s\n",
-			mt_printable(p, sizeof(p), o->pprof), strerror(-ret));
-	else if (ret)
+	if (ret) {
 		fprintf(stderr, "memtrack: cannot write the report: %s\n", strerror(-ret));
-	return ret ? 1 : 0;
+		return 1;
+	}
+	return 0;
 }
 
 static const struct mt_cmd report_cmd;
@@ -207,13 +282,24 @@ static int report_option(int c, const char *arg, void *ctx)
 			o->metric = MT_FOLDED_BYTES;
 		else if (!strcmp(arg, "live"))
 			o->metric = MT_FOLDED_LIVE;
+		else if (!strcmp(arg, "peak"))
+			o->metric = MT_FOLDED_PEAK;
 		else
 			return mt_cmd_usage_error(&report_cmd,
-						  "--folded takes allocations, bytes or live, not "
-						  "'%s'",
+						  "--folded takes allocations, bytes, live or "
+						  "peak, not '%s'",
 						  mt_printable(a, sizeof(a), arg));
 		return 0;
-	case 'p':
+	case OPT_HTML:
+		o->html = arg;
+		return 0;
+	case OPT_SVG:
+		o->svg = arg;
+		return 0;
+	case OPT_OVER_TIME:
+		o->over_time = true;
+		return 0;
+	case OPT_PPROF:
 		o->pprof = arg;
 		return 0;
 	case 't':
@@ -229,7 +315,10 @@ static const struct option report_longopts[] = {
     {"json", no_argument, NULL, 'j'},
     {"top", required_argument, NULL, 't'},
     {"folded", optional_argument, NULL, 'f'},
-    {"pprof", required_argument, NULL, 'p'}, /* OUT: the profile's path */
+    {"html", required_argument, NULL, OPT_HTML},     /* output_html.c */
+    {"svg", required_argument, NULL, OPT_SVG},	     /* output_svg.c */
+    {"over-time", no_argument, NULL, OPT_OVER_TIME}, /* the one picture --svg draws */
+    {"pprof", required_argument, NULL, OPT_PPROF},   /* output_pprof.c */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -263,9 +352,18 @@ int mt_cmd_report(int argc, char **argv)
 		mt_cmd_usage_error(&report_cmd, "--json and --folded are two outputs: choose one");
 		return MT_EXIT_USAGE;
 	}
-	if (o.pprof && (o.json || o.folded)) {
-		mt_cmd_usage_error(&report_cmd, "--pprof writes a file of its own: not with %s",
-				   o.json ? "--json" : "--folded");
+	if ((o.html || o.svg || o.pprof) && (o.json || o.folded)) {
+		mt_cmd_usage_error(&report_cmd, "--%s writes a file, --%s prints: choose one",
+				   o.html  ? "html"
+				   : o.svg ? "svg"
+					   : "pprof",
+				   o.json ? "json" : "folded");
+		return MT_EXIT_USAGE;
+	}
+	if (o.over_time != !!o.svg) {
+		mt_cmd_usage_error(&report_cmd, o.svg ? "--svg draws --over-time: add it"
+						      : "--over-time is a picture: --svg OUT.svg "
+							"says where to write it");
 		return MT_EXIT_USAGE;
 	}
 	return run_report(argv[first], &o);

@@ -58,7 +58,16 @@ struct mt_images {
 	uint64_t live_bytes, peak;
 	mt_images_release_fn release_fn;
 	void *release_arg;
+	mt_images_live_fn live_fn;
+	void *live_arg;
+	bool ending; /* an address space is being released */
 };
+
+void mt_images_on_live(struct mt_images *im, mt_images_live_fn fn, void *arg)
+{
+	im->live_fn = fn;
+	im->live_arg = arg;
+}
 
 void mt_images_on_release(struct mt_images *im, mt_images_release_fn fn, void *arg)
 {
@@ -174,22 +183,35 @@ static void slot_erase(struct mt_images *im, uint32_t *slot)
 	im->used--;
 }
 
-static void charge(struct mt_images *im, uint32_t image, int64_t blocks, uint64_t bytes, bool add)
+static void charge(struct mt_images *im, const struct block *b, bool add)
 {
-	struct mt_heap_counts *c = &im->img[image].c;
+	struct mt_heap_counts *c = &im->img[b->image].c;
+	struct mt_live_change ch = {.image = b->image,
+				    .stack_id = b->stack,
+				    .addr = b->addr,
+				    .size = b->size,
+				    .add = add,
+				    .ended = im->ending};
 
-	c->live_blocks += (uint64_t)blocks;
-	if (!add) {
-		c->live_bytes -= bytes;
-		im->live_bytes -= bytes;
-		return;
+	if (add) {
+		c->live_blocks++;
+		c->live_bytes += b->size;
+		im->live_bytes += b->size;
+		if (c->live_bytes > c->peak_bytes)
+			c->peak_bytes = c->live_bytes;
+		ch.new_peak = im->live_bytes > im->peak;
+		if (ch.new_peak)
+			im->peak = im->live_bytes;
+	} else {
+		c->live_blocks--;
+		c->live_bytes -= b->size;
+		im->live_bytes -= b->size;
 	}
-	c->live_bytes += bytes;
-	im->live_bytes += bytes;
-	if (c->live_bytes > c->peak_bytes)
-		c->peak_bytes = c->live_bytes;
-	if (im->live_bytes > im->peak)
-		im->peak = im->live_bytes;
+	if (!im->live_fn)
+		return;
+	ch.image_live = c->live_bytes;
+	ch.tree_live = im->live_bytes;
+	im->live_fn(im->live_arg, &ch);
 }
 
 /* Take block n out of the table slot, its space's chain and the counts; the node is freed. */
@@ -207,7 +229,7 @@ static void block_remove(struct mt_images *im, uint32_t *slot)
 		im->nodes[b->next].prev = b->prev;
 	sp->blocks--;
 	sp->bytes -= b->size;
-	charge(im, b->image, -1, b->size, false);
+	charge(im, b, false);
 	slot_erase(im, slot);
 	b->next = im->free_node;
 	im->free_node = n;
@@ -246,7 +268,7 @@ static int block_add(struct mt_images *im, const struct block *nb)
 	sp->bytes += nb->size;
 	*slot = n;
 	im->used++;
-	charge(im, nb->image, 1, nb->size, true);
+	charge(im, &im->nodes[n], true);
 	return 0;
 }
 
@@ -270,11 +292,13 @@ static struct mt_released space_release(struct mt_images *im, uint32_t space)
 {
 	struct mt_released r = {im->spaces[space].blocks, im->spaces[space].bytes};
 
+	im->ending = true;
 	while (im->spaces[space].head) {
 		struct block *b = &im->nodes[im->spaces[space].head];
 
 		block_remove(im, slot_of(im, space, b->addr));
 	}
+	im->ending = false;
 	return r;
 }
 
@@ -736,6 +760,23 @@ size_t mt_images_count(const struct mt_images *im)
 const struct mt_image *mt_images_get(const struct mt_images *im, size_t i)
 {
 	return &im->img[i];
+}
+
+void mt_images_live_blocks(const struct mt_images *im, mt_images_live_fn fn, void *arg)
+{
+	for (size_t i = 0; i <= im->mask; i++) {
+		const struct block *b;
+
+		if (!im->table[i])
+			continue;
+		b = &im->nodes[im->table[i]];
+		fn(arg, &(struct mt_live_change){.image = b->image,
+						 .stack_id = b->stack,
+						 .addr = b->addr,
+						 .size = b->size,
+						 .image_live = im->img[b->image].c.live_bytes,
+						 .tree_live = im->live_bytes});
+	}
 }
 
 uint64_t mt_images_peak(const struct mt_images *im)

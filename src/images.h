@@ -122,6 +122,28 @@ typedef void (*mt_images_release_fn)(void *arg, uint32_t stack_id, uint64_t size
 void mt_images_on_release(struct mt_images *im, mt_images_release_fn fn, void *arg);
 
 /*
+ * Every change of what the tree holds live, whoever releases the block (the program, a realloc's
+ * entry, an exec or an exit): what the heap over time (timeline.h) and the sites' bytes at the
+ * peak follow, from this one replay.
+ */
+struct mt_live_change {
+	uint32_t image;	   /* the image that allocated the block (mt_images_get) */
+	uint32_t stack_id; /* of the block's allocation, 0: none */
+	uint64_t addr;	   /* of the block */
+	uint64_t size;
+	bool add;	     /* the block became live; else it stopped being live */
+	bool ended;	     /* it stopped with its address space (exec, exit): never freed */
+	uint64_t image_live; /* the image's live bytes after the change */
+	uint64_t tree_live;  /* the tree's */
+	bool new_peak;	     /* tree_live is larger than any before: the new mt_images_peak */
+};
+typedef void (*mt_images_live_fn)(void *arg, const struct mt_live_change *c);
+void mt_images_on_live(struct mt_images *im, mt_images_live_fn fn, void *arg);
+
+/* Call fn for every block live now (at the end of the stream: never freed either). */
+void mt_images_live_blocks(const struct mt_images *im, mt_images_live_fn fn, void *arg);
+
+/*
  * A handoff record: the latest image of its pid was handed to a debugger after events events of
  * the stream, or mapped a file after that. Returns 0 or -ENOMEM.
  */

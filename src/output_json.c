@@ -278,6 +278,8 @@ static struct json_object *json_site(const struct mt_site *s)
 	jset_u64(o, "bytes", s->bytes);
 	jset_u64(o, "live_blocks", s->live_blocks);
 	jset_u64(o, "live_bytes", s->live_bytes);
+	jset_u64(o, "peak_blocks", s->peak_blocks);
+	jset_u64(o, "peak_bytes", s->peak_bytes);
 	jset_str(o, "stack", stop_name(s->stop));
 	for (uint32_t k = 0; k < s->n_frames; k++) {
 		struct json_object *f = json_object_new_object();

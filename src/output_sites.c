@@ -54,7 +54,7 @@ int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top)
 {
 	size_t n = mt_sites_count(rep->sites), shown;
 	const struct mt_site **v;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32];
 
 	if (!n)
 		return 0;
@@ -71,9 +71,10 @@ int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top)
 
 		fprintf(out,
 			"  #%zu  %" PRIu64 " allocations, %s; live at exit: %" PRIu64
-			" blocks, %s%s\n",
+			" blocks, %s; at the peak: %" PRIu64 " blocks, %s%s\n",
 			i + 1, s->allocations, mt_bytesize_human(b1, sizeof(b1), s->bytes),
 			s->live_blocks, mt_bytesize_human(b2, sizeof(b2), s->live_bytes),
+			s->peak_blocks, mt_bytesize_human(b3, sizeof(b3), s->peak_bytes),
 			stop_note(s->stop));
 		if (!s->n_frames)
 			fprintf(out, "      (no record of stack %" PRIu32 ")\n", s->stack_id);
@@ -118,13 +119,10 @@ static int put(struct buf *b, const char *s, size_t n)
 	return 0;
 }
 
-/* A frame as folded stacks name it: no ';' (the separator) and no newline. */
-static int put_folded_frame(struct buf *b, const struct mt_frame_info *f)
+const char *mt_output_frame_name(char *buf, size_t n, const struct mt_frame_info *f)
 {
-	char tmp[64], p[MT_PRINTABLE_MAX];
+	char tmp[64];
 	const char *s = tmp;
-	size_t start = b->n;
-	int err;
 
 	if (f->function)
 		s = f->function;
@@ -133,7 +131,17 @@ static int put_folded_frame(struct buf *b, const struct mt_frame_info *f)
 			 strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path, f->offset);
 	else
 		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->offset);
-	s = mt_printable(p, sizeof(p), s);
+	return mt_printable(buf, n, s);
+}
+
+/* A frame as folded stacks name it: no ';' (the separator) and no newline. */
+static int put_folded_frame(struct buf *b, const struct mt_frame_info *f)
+{
+	char p[MT_PRINTABLE_MAX];
+	const char *s = mt_output_frame_name(p, sizeof(p), f);
+	size_t start = b->n;
+	int err;
+
 	err = put(b, s, strlen(s));
 	for (size_t i = start; !err && i < b->n; i++)
 		if (b->p[i] == ';' || b->p[i] == '\n')
@@ -172,6 +180,8 @@ static uint64_t weight_of(const struct mt_site *s, enum mt_folded_metric m)
 		return s->bytes;
 	case MT_FOLDED_LIVE:
 		return s->live_bytes;
+	case MT_FOLDED_PEAK:
+		return s->peak_bytes;
 	default:
 		return s->allocations;
 	}

@@ -18,6 +18,7 @@ struct mt_report_index {
 	struct mt_images *images;
 	uint32_t file_idx1[65536]; /* file_id -> index + 1 of rep->files */
 	size_t file_cap;
+	int live_err; /* of the live hook, which cannot return it */
 };
 
 /* ---- entities ------------------------------------------------------------------------------- */
@@ -112,7 +113,11 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 	int err;
 
 	rep->events++;
-	err = mt_images_event(rep->index->images, e, &eff);
+	err = mt_timeline_at(rep->timeline, e->ts_ns);
+	if (!err)
+		err = mt_images_event(rep->index->images, e, &eff);
+	if (!err)
+		err = rep->index->live_err;
 	if (err)
 		return err;
 	if (eff == MT_EFF_UNKNOWN)
@@ -141,6 +146,7 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 		return 0;
 	}
 	ft->bytes_allocated += e->size;
+	mt_timeline_allocated(rep->timeline, e->size);
 	rep->histogram[mt_report_bucket(e->size)]++;
 	return e->stack_id ? mt_sites_alloc(rep->sites, e->stack_id, e->size, e->addr != 0) : 0;
 }
@@ -148,6 +154,47 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 static void site_release(void *arg, uint32_t stack_id, uint64_t size, int sign)
 {
 	mt_sites_release(arg, stack_id, size, sign);
+}
+
+/* A block never freed: kept when it is among the largest (ties: the first seen stays). */
+static void largest_add(struct mt_report *rep, const struct mt_live_change *c, bool at_end)
+{
+	size_t i = rep->n_largest;
+
+	if (i == MT_REPORT_LARGEST && rep->largest[i - 1].size >= c->size)
+		return;
+	if (i == MT_REPORT_LARGEST)
+		i--;
+	else
+		rep->n_largest++;
+	for (; i > 0 && rep->largest[i - 1].size < c->size; i--)
+		rep->largest[i] = rep->largest[i - 1];
+	rep->largest[i] = (struct mt_report_block){.addr = c->addr,
+						   .size = c->size,
+						   .stack_id = c->stack_id,
+						   .image = c->image,
+						   .at_end = at_end};
+}
+
+static void live_at_end(void *arg, const struct mt_live_change *c)
+{
+	largest_add(arg, c, true);
+}
+
+/* What is live changed: the heap over time and the sites' bytes at the peak follow it. */
+static void on_live(void *arg, const struct mt_live_change *c)
+{
+	struct mt_report *rep = arg;
+	int err = mt_timeline_live(rep->timeline, c);
+
+	if (c->ended)
+		largest_add(rep, c, false);
+
+	/* Sites count blocks with a stack, and the peaks. */
+	if (!err && (c->stack_id || c->new_peak))
+		err = mt_sites_live(rep->sites, c->stack_id, c->size, c->add, c->new_peak);
+	if (err)
+		rep->index->live_err = err;
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */
@@ -190,7 +237,10 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 	case MT_ITEM_FOOTER:
 		rep->footer = *it->footer;
 		rep->has_footer = true;
-		return 0;
+		/* The heap over time runs to the end of the run, not only to its last event. */
+		return it->footer->end_mono_ns
+			   ? mt_timeline_at(rep->timeline, it->footer->end_mono_ns)
+			   : 0;
 	case MT_ITEM_UNPROBED:
 		return add_unprobed(rep, it->unprobed);
 	case MT_ITEM_STACK:
@@ -322,7 +372,10 @@ int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **out, 
 		goto fail;
 	}
 	mt_images_on_release(rep->index->images, site_release, rep->sites);
+	mt_images_on_live(rep->index->images, on_live, rep);
 	ret = copy_info(rep, mt_artifact_info(r));
+	if (!ret && !(rep->timeline = mt_timeline_new(rep->start_mono_ns)))
+		ret = -ENOMEM;
 	if (ret)
 		goto fail;
 	while ((ret = mt_artifact_next(r, &it)) > 0) {
@@ -336,7 +389,9 @@ int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **out, 
 	}
 	rep->truncated = mt_artifact_truncated(r);
 	sum_images(rep);
-	if (sum_processes(rep)) {
+	mt_sites_end(rep->sites);
+	mt_images_live_blocks(rep->index->images, live_at_end, rep);
+	if (mt_timeline_end(rep->timeline) || sum_processes(rep)) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -404,6 +459,7 @@ void mt_report_free(struct mt_report *rep)
 		free(rep->index);
 	}
 	mt_sites_free(rep->sites);
+	mt_timeline_free(rep->timeline);
 	free(rep);
 }
 

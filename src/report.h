@@ -8,7 +8,7 @@
  * are its own, the tree's are the sums of its images', a file's and a family's count the events
  * made through their functions. Tree live blocks are the blocks never freed: released by an exec
  * or an exit (live at exec, live at exit), or live when the artifact ends. Peak: the largest live
- * byte count of the tree, in stream order.
+ * byte count of the tree, in stream order; the sites' and the timeline's peak is that one.
  */
 #ifndef MT_REPORT_H
 #define MT_REPORT_H
@@ -22,6 +22,7 @@
 #include "family.h"
 #include "images.h"
 #include "sites.h"
+#include "timeline.h"
 
 struct mt_report_totals {
 	uint64_t allocations;
@@ -71,6 +72,18 @@ struct mt_report_unprobed {
 	char *reason;
 };
 
+/* A block never freed by the program: released by its image's exec or exit, or live at the end. */
+struct mt_report_block {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t stack_id; /* of its allocation (sites.h), 0: none */
+	size_t image;	   /* that allocated it: an index of images */
+	bool at_end;	   /* live when the artifact ended (its image had not exited) */
+};
+
+/* The largest blocks never freed that the report keeps. */
+#define MT_REPORT_LARGEST 20
+
 struct mt_report {
 	uint32_t version;
 	char watcher[MT_ARTIFACT_WATCHER_MAX + 1];
@@ -97,6 +110,9 @@ struct mt_report {
 	uint64_t histogram[MT_REPORT_HIST_BUCKETS];
 	/* Allocation sites (artifacts of runs with --stacks); none otherwise. Never NULL. */
 	struct mt_sites *sites;
+	struct mt_timeline *timeline; /* live bytes over time; never NULL */
+	size_t n_largest;	      /* the largest blocks never freed, largest first */
+	struct mt_report_block largest[MT_REPORT_LARGEST];
 	struct mt_report_index *index; /* lookup tables while aggregating */
 };
 

@@ -3,6 +3,11 @@
  * Allocation sites (src/sites.h): stack ids found through an open-addressing table. Ids come
  * from the file, so nothing is sized by them: a hostile id costs one site, not an array of its
  * size.
+ *
+ * Bytes at the peak without a copy of every site at every new peak (a growing heap makes a new
+ * peak at each allocation): peaks are numbered, and a site that changes after a peak it has not
+ * seen first keeps what it held then. A site that never changed since the last peak holds now
+ * what it held at it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,14 +16,22 @@
 #include "../bpf/unwind_row.h"
 #include "sites.h"
 
+/* A site and what the replay holds of it now. */
+struct slot {
+	struct mt_site site;
+	uint64_t now_blocks, now_bytes; /* live now, however they are released */
+	uint64_t seen_peak;		/* the last peak number it changed after */
+};
+
 struct mt_sites {
-	struct mt_site *v;
+	struct slot *v;
 	size_t n, cap;
 	uint32_t *table; /* index + 1 of v; 0 empty */
 	size_t mask;
 	struct mt_symbols *symbols;
 	struct mt_artifact_file *files; /* recorded, for the symboliser */
 	size_t n_files, cap_files;
+	uint64_t peaks; /* new peaks of the tree's live bytes so far */
 };
 
 struct mt_sites *mt_sites_new(void)
@@ -31,8 +44,8 @@ void mt_sites_free(struct mt_sites *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
-		free(s->v[i].frames);
-		free(s->v[i].sym);
+		free(s->v[i].site.frames);
+		free(s->v[i].site.sym);
 	}
 	free(s->v);
 	free(s->table);
@@ -54,7 +67,7 @@ static int table_grow(struct mt_sites *s)
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++) {
-		size_t j = slot_hash(s->v[i].stack_id, cap - 1);
+		size_t j = slot_hash(s->v[i].site.stack_id, cap - 1);
 
 		while (t[j])
 			j = (j + 1) & (cap - 1);
@@ -66,20 +79,20 @@ static int table_grow(struct mt_sites *s)
 	return 0;
 }
 
-static struct mt_site *find(const struct mt_sites *s, uint32_t id)
+static struct slot *find(const struct mt_sites *s, uint32_t id)
 {
 	if (!s->table)
 		return NULL;
 	for (size_t j = slot_hash(id, s->mask); s->table[j]; j = (j + 1) & s->mask)
-		if (s->v[s->table[j] - 1].stack_id == id)
+		if (s->v[s->table[j] - 1].site.stack_id == id)
 			return &s->v[s->table[j] - 1];
 	return NULL;
 }
 
 /* The site of id, made (with no frames) when it is new. */
-static struct mt_site *get(struct mt_sites *s, uint32_t id)
+static struct slot *get(struct mt_sites *s, uint32_t id)
 {
-	struct mt_site *site = find(s, id);
+	struct slot *site = find(s, id);
 
 	if (site)
 		return site;
@@ -87,7 +100,7 @@ static struct mt_site *get(struct mt_sites *s, uint32_t id)
 		return NULL;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct mt_site *v = realloc(s->v, cap * sizeof(*v));
+		struct slot *v = realloc(s->v, cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
@@ -96,8 +109,8 @@ static struct mt_site *get(struct mt_sites *s, uint32_t id)
 	}
 	site = &s->v[s->n];
 	memset(site, 0, sizeof(*site));
-	site->stack_id = id;
-	site->stop = MT_UNWIND_LOST;
+	site->site.stack_id = id;
+	site->site.stop = MT_UNWIND_LOST;
 	s->n++;
 	for (size_t j = slot_hash(id, s->mask);; j = (j + 1) & s->mask) {
 		if (!s->table[j]) {
@@ -110,7 +123,8 @@ static struct mt_site *get(struct mt_sites *s, uint32_t id)
 
 int mt_sites_add_stack(struct mt_sites *s, const struct mt_artifact_stack *st)
 {
-	struct mt_site *site = get(s, st->id);
+	struct slot *slot = get(s, st->id);
+	struct mt_site *site = slot ? &slot->site : NULL;
 	uint64_t *frames;
 
 	if (!site)
@@ -146,7 +160,8 @@ int mt_sites_add_file(struct mt_sites *s, const struct mt_artifact_file *f)
 
 int mt_sites_alloc(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool live)
 {
-	struct mt_site *site = get(s, stack_id);
+	struct slot *slot = get(s, stack_id);
+	struct mt_site *site = slot ? &slot->site : NULL;
 
 	if (!site)
 		return -ENOMEM;
@@ -161,12 +176,46 @@ int mt_sites_alloc(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool li
 
 void mt_sites_release(struct mt_sites *s, uint32_t stack_id, uint64_t size, int sign)
 {
-	struct mt_site *site = find(s, stack_id);
+	struct slot *slot = find(s, stack_id);
 
-	if (!site)
+	if (!slot)
 		return;
-	site->live_blocks += (uint64_t)(int64_t)sign;
-	site->live_bytes += sign < 0 ? -size : size;
+	slot->site.live_blocks += (uint64_t)(int64_t)sign;
+	slot->site.live_bytes += sign < 0 ? -size : size;
+}
+
+int mt_sites_live(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool add, bool new_peak)
+{
+	struct slot *slot = stack_id ? get(s, stack_id) : NULL;
+
+	if (stack_id && !slot)
+		return -ENOMEM;
+	if (slot) {
+		/* Its first change since the last peak: what it holds now, it held then. */
+		if (slot->seen_peak != s->peaks) {
+			slot->site.peak_blocks = slot->now_blocks;
+			slot->site.peak_bytes = slot->now_bytes;
+			slot->seen_peak = s->peaks;
+		}
+		slot->now_blocks += add ? 1 : (uint64_t)-1;
+		slot->now_bytes += add ? size : -size;
+	}
+	/* The change is part of the new peak: sites see it at their next change, or at the end. */
+	s->peaks += new_peak;
+	return 0;
+}
+
+void mt_sites_end(struct mt_sites *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct slot *slot = &s->v[i];
+
+		if (slot->seen_peak != s->peaks) {
+			slot->site.peak_blocks = slot->now_blocks;
+			slot->site.peak_bytes = slot->now_bytes;
+			slot->seen_peak = s->peaks;
+		}
+	}
 }
 
 int mt_sites_symbolize(struct mt_sites *s, const char *debug_root)
@@ -182,7 +231,7 @@ int mt_sites_symbolize(struct mt_sites *s, const char *debug_root)
 				return -ENOMEM;
 	}
 	for (size_t i = 0; i < s->n; i++) {
-		struct mt_site *site = &s->v[i];
+		struct mt_site *site = &s->v[i].site;
 
 		if (site->sym || !site->n_frames)
 			continue;
@@ -200,7 +249,14 @@ size_t mt_sites_count(const struct mt_sites *s)
 	return s->n;
 }
 
+const struct mt_site *mt_sites_of(const struct mt_sites *s, uint32_t stack_id)
+{
+	const struct slot *slot = find(s, stack_id);
+
+	return slot ? &slot->site : NULL;
+}
+
 const struct mt_site *mt_sites_get(const struct mt_sites *s, size_t i)
 {
-	return &s->v[i];
+	return &s->v[i].site;
 }

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: the artifact reader and the report over arbitrary bytes. Each input is read
  * twice, from memory and through a file descriptor (the two sources of the reader), and the two
- * readings must agree; the aggregates must be consistent with each other; both outputs are
+ * readings must agree; the aggregates must be consistent with each other; every output is
  * rendered. The same bytes, taken as the entries of an event block, must decode to events that
  * encode and decode back to themselves. Built and run by tools/fuzz.
  */
@@ -109,6 +109,23 @@ static void check_sites(const struct mt_report *rep)
 	      "sites count calls the totals count");
 }
 
+/* The heap over time and the sites at the peak follow the replay's own peak. */
+static void check_peak(const struct mt_report *rep)
+{
+	const struct mt_timeline *tl = rep->timeline;
+	uint64_t most = 0, at_peak = 0;
+
+	check(tl->n_buckets <= MT_TIMELINE_MAX_BUCKETS && tl->tree.n == tl->n_buckets,
+	      "the tree's line has a point per bucket, at most the maximum");
+	for (size_t b = 0; b < tl->tree.n; b++)
+		most = tl->tree.max[b] > most ? tl->tree.max[b] : most;
+	check(most == rep->totals.peak_bytes && tl->peak_bytes == most,
+	      "the tree's line reaches the peak");
+	for (size_t i = 0; i < mt_sites_count(rep->sites); i++)
+		at_peak += mt_sites_get(rep->sites, i)->peak_bytes;
+	check(at_peak <= rep->totals.peak_bytes, "sites hold at most the peak at the peak");
+}
+
 /* Whatever events the bytes decode to, the encoder writes them so that they decode the same. */
 static void check_evblock(const uint8_t *data, size_t size)
 {
@@ -158,11 +175,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_sums(rep);
 	check_sites(rep);
+	check_peak(rep);
 	check_fd_path(data, size, 0, rep);
 	mt_output_text(rep, devnull, 3);
 	mt_output_json(rep, devnull);
 	mt_output_sites(rep, devnull, 3);
 	mt_output_folded(rep, MT_FOLDED_BYTES, devnull);
+	mt_output_svg(rep, devnull);
+	mt_output_html(rep, devnull, 3);
 	mt_report_free(rep);
 	return 0;
 }

@@ -576,11 +576,11 @@ START_TEST(bad_inputs_are_one_sentence)
 	ck_assert(!exists(prof));
 	expect_refused(no_dir, 1, "memtrack: cannot write /nonexistent/p.pb.gz: No such file");
 	expect_refused(a_dir, 1, "Is a directory");
-	expect_refused(itself, 1, "--pprof would overwrite the artifact it reads");
+	expect_refused(itself, 1, "writing there would overwrite the artifact");
 	after = mt_slurp(art);
 	ck_assert_str_eq(after, before);
-	expect_refused(json, 2, "--pprof writes a file of its own: not with --json");
-	expect_refused(folded, 2, "--pprof writes a file of its own: not with --folded");
+	expect_refused(json, 2, "--pprof writes a file, --json prints: choose one");
+	expect_refused(folded, 2, "--pprof writes a file, --folded prints: choose one");
 	expect_refused(no_arg, 2, "--pprof");
 	ck_assert(!exists(prof));
 	free(before);

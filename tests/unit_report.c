@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../bpf/unwind_row.h"
 #include "artifact.h"
 #include "printable.h"
 #include "cmd.h"
@@ -24,7 +25,7 @@
 
 /* ---- building artifacts --------------------------------------------------------------------- */
 
-#define MAXEV 4096
+#define MAXEV 16384
 
 struct script {
 	struct mt_event ev[MAXEV];
@@ -32,7 +33,8 @@ struct script {
 	uint64_t t;
 	struct mt_artifact_footer footer;
 	bool no_footer;
-	bool handoff; /* process 100 handed to a debugger after the first half of the events */
+	bool handoff;	 /* process 100 handed to a debugger after the first half of the events */
+	uint32_t stacks; /* stack records 1..stacks, written first (stack_of) */
 };
 
 static struct script *S;
@@ -96,6 +98,20 @@ static void write_handoff(struct mt_artifact_writer *w, uint8_t what, uint16_t a
 	ck_assert_int_eq(mt_artifact_write_handoff(w, &h), 0);
 }
 
+/*
+ * Stack id: malloc, a function of its own, then the caller they all share, all in file 50, which
+ * no record describes: the frames are named by their offsets ("0x...").
+ */
+static void write_stack(struct mt_artifact_writer *w, uint32_t id)
+{
+	struct mt_artifact_stack st = {.id = id, .stop = 0, .n = 3};
+
+	st.frames[0] = MT_FRAME(50, 0x10);
+	st.frames[1] = MT_FRAME(50, 0x100000 + id);
+	st.frames[2] = MT_FRAME(50, 0x9000);
+	ck_assert_int_eq(mt_artifact_write_stack(w, &st), 0);
+}
+
 /* Write S with two processes (100, root; 200, its child) and two files (1 glibc, 2 jemalloc). */
 static char *write_script(void)
 {
@@ -123,6 +139,8 @@ static char *write_script(void)
 	ck_assert_int_eq(mt_artifact_write_process(w, &root), 0);
 	ck_assert_int_eq(mt_artifact_write_file(w, &libc), 0);
 	ck_assert_int_eq(mt_artifact_write_file(w, &je), 0);
+	for (uint32_t id = 1; id <= S->stacks; id++)
+		write_stack(w, id);
 	if (S->no_footer) {
 		struct stat st;
 
@@ -595,6 +613,163 @@ START_TEST(peak)
 	T_EQ(&rep->totals, 5, 5, 0, 910, 550, 0, 0);
 	ck_assert_uint_eq(proc(rep, 100)->t.peak_bytes, 510);
 	ck_assert_uint_eq(proc(rep, 200)->t.peak_bytes, 300);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* The last event made so far happened at t ns after the run's start (its header's 1000). */
+static void at(uint64_t t)
+{
+	S->ev[S->n - 1].ts_ns = 1000 + t;
+}
+
+/*
+ * Two processes, events 1000 ns apart (one timeline bucket each): the tree peaks at 350 bytes
+ * when 0x30 (site 7) and 0x20 and 0x40 (site 9) are live; sites' bytes at the peak add up to it.
+ */
+static void peak_script(void)
+{
+	alloc(100, MT_K_MALLOC, 0x10, 100); /* 100 */
+	from(7);
+	at(500);
+	alloc(100, MT_K_MALLOC, 0x20, 200); /* 300 */
+	from(9);
+	at(1500);
+	mfree(100, 0x10); /* 200 */
+	at(2500);
+	alloc(200, MT_K_MALLOC, 0x30, 50); /* 250 */
+	from(7);
+	at(3500);
+	alloc(200, MT_K_MALLOC, 0x40, 100); /* 350: the peak */
+	from(9);
+	at(4500);
+	mfree(200, 0x40); /* 250 */
+	at(5500);
+	alloc(100, MT_K_MALLOC, 0x50, 10); /* 260 */
+	from(7);
+	at(6500);
+}
+
+START_TEST(sites_at_the_peak)
+{
+	struct mt_report *rep;
+
+	peak_script();
+	rep = load();
+	ck_assert_uint_eq(rep->totals.peak_bytes, 350);
+	ck_assert_uint_eq(site_of(rep, 7)->peak_blocks, 1);
+	ck_assert_uint_eq(site_of(rep, 7)->peak_bytes, 50);
+	ck_assert_uint_eq(site_of(rep, 9)->peak_blocks, 2);
+	ck_assert_uint_eq(site_of(rep, 9)->peak_bytes, 300);
+	/* Leaks are the blocks never freed, at exit: not the same as at the peak. */
+	ck_assert_uint_eq(site_of(rep, 7)->live_bytes, 60);
+	ck_assert_uint_eq(site_of(rep, 9)->live_bytes, 200);
+	/* The blocks never freed, largest first: here all live when the artifact ends. */
+	ck_assert_uint_eq(rep->n_largest, 3);
+	ck_assert_uint_eq(rep->largest[0].size, 200);
+	ck_assert_uint_eq(rep->largest[0].addr, 0x20);
+	ck_assert_uint_eq(rep->largest[0].stack_id, 9);
+	ck_assert(rep->largest[0].at_end);
+	ck_assert_uint_eq(rep->largest[1].size, 50);
+	ck_assert_uint_eq(rep->images[rep->largest[1].image].pid, 200);
+	ck_assert_uint_eq(rep->largest[2].size, 10);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* Only the largest blocks never freed are kept; an exit releases them, which frees nothing. */
+START_TEST(largest_blocks_at_exit)
+{
+	struct mt_report *rep;
+
+	for (uint64_t i = 1; i <= 30; i++)
+		alloc(100, MT_K_MALLOC, 0x1000 * i, i);
+	mfree(100, 0x1000 * 30);
+	ev(100, MT_K_EXIT, 0, 0, 0, 0, 0);
+	rep = load();
+	ck_assert_uint_eq(rep->n_largest, MT_REPORT_LARGEST);
+	for (size_t k = 0; k < MT_REPORT_LARGEST; k++) {
+		ck_assert_uint_eq(rep->largest[k].size, 29 - k);
+		ck_assert(!rep->largest[k].at_end);
+	}
+	mt_report_free(rep);
+}
+END_TEST
+
+/* A line's value in bucket b. */
+static uint64_t tv(const struct mt_timeline_series *s, size_t b)
+{
+	return mt_timeline_value(s, b);
+}
+
+/*
+ * The heap over time from the same replay: each bucket holds the largest live byte count in it
+ * (the value a line enters it with included), an image's line runs from its first change.
+ */
+START_TEST(timeline_buckets)
+{
+	static const uint64_t tree[] = {100, 300, 300, 250, 350, 350, 260};
+	static const uint64_t allocated[] = {100, 200, 0, 50, 100, 0, 10};
+	const struct mt_timeline *tl;
+	const struct mt_timeline_series *p, *c;
+	struct mt_report *rep;
+
+	peak_script();
+	rep = load();
+	tl = rep->timeline;
+	ck_assert_uint_eq(tl->width_ns, MT_TIMELINE_FIRST_WIDTH_NS);
+	ck_assert_uint_eq(tl->n_buckets, 7);
+	ck_assert_uint_eq(tl->peak_bytes, 350);
+	ck_assert_uint_eq(tl->peak_ns, 4500);
+	for (size_t b = 0; b < 7; b++) {
+		ck_assert_uint_eq(tv(&tl->tree, b), tree[b]);
+		ck_assert_uint_eq(tl->allocated[b], allocated[b]);
+	}
+	ck_assert_uint_eq(rep->n_images, 2);
+	p = &tl->images[0];
+	c = &tl->images[1];
+	ck_assert_uint_eq(p->first, 0);
+	ck_assert_uint_eq(p->n, 7);
+	ck_assert_uint_eq(tv(p, 2), 300);
+	ck_assert_uint_eq(tv(p, 3), 200); /* no change: it holds 200 */
+	ck_assert_uint_eq(tv(p, 6), 210);
+	ck_assert_uint_eq(c->first, 3);
+	ck_assert_uint_eq(tv(c, 3), 50);
+	ck_assert_uint_eq(tv(c, 4), 150);
+	ck_assert_uint_eq(tv(c, 6), 50); /* live at the end: its line runs to the last bucket */
+	mt_report_free(rep);
+}
+END_TEST
+
+/* A long run: buckets merge in pairs, never more than the maximum, the peak stays exact. */
+START_TEST(timeline_merges)
+{
+	const struct mt_timeline *tl;
+	struct mt_report *rep;
+	uint64_t most = 0;
+
+	for (uint64_t i = 0; i < 1000; i++) {
+		alloc(100, MT_K_MALLOC, 0x1000 + 16 * i, i == 700 ? 5000 : 10);
+		at(i * 4999);
+		mfree(100, 0x1000 + 16 * i);
+		at(i * 4999 + 1);
+	}
+	rep = load();
+	tl = rep->timeline;
+	/* 4,995,001 ns in 1,000 ns buckets is 4,996 of them: twice halved, 4,000 ns wide. */
+	ck_assert_uint_eq(tl->width_ns, 4 * MT_TIMELINE_FIRST_WIDTH_NS);
+	ck_assert_uint_eq(tl->n_buckets, 4995001 / 4000 + 1);
+	ck_assert_uint_le(tl->tree.n, MT_TIMELINE_MAX_BUCKETS);
+	for (size_t b = 0; b < tl->n_buckets; b++)
+		if (tv(&tl->tree, b) > most)
+			most = tv(&tl->tree, b);
+	ck_assert_uint_eq(most, 5000);
+	ck_assert_uint_eq(tl->peak_bytes, 5000);
+	ck_assert_uint_eq(tl->peak_ns, 700 * 4999);
+	ck_assert_uint_eq(tv(&tl->tree, 700 * 4999 / 4000), 5000);
+	for (size_t b = 0; b < tl->n_buckets; b++)
+		most += tl->allocated[b];
+	ck_assert_uint_eq(most, 5000 + 999 * 10 + 5000);
 	mt_report_free(rep);
 }
 END_TEST
@@ -1283,6 +1458,150 @@ START_TEST(handoff_before_and_after)
 }
 END_TEST
 
+/* memtrack report with args (NULL-terminated) before the artifact of S; the file out written. */
+static struct captured report_to(const char *opt1, const char *opt2, const char *opt3, char **text)
+{
+	char *art = write_script();
+	char *argv[] = {"report", (char *)opt1, (char *)opt2, (char *)opt3, art, NULL};
+	struct captured c;
+
+	if (!opt3) {
+		argv[3] = art;
+		argv[4] = NULL;
+	}
+	c = run_main(argv);
+	*text = mt_slurp(opt2);
+	unlink(art);
+	free(art);
+	return c;
+}
+
+/* The SVG: one polyline per image and the tree's, the peak exact, well-formed enough to parse. */
+START_TEST(svg_over_time)
+{
+	char *out = mt_tmpfile(), *svg;
+	struct captured c;
+
+	peak_script();
+	/* The order the issue writes: the option after the artifact. */
+	c = report_to("--svg", out, NULL, &svg);
+	ck_assert_int_eq(c.ret, 2);
+	ck_assert_ptr_nonnull(strstr(c.err, "--svg draws --over-time: add it"));
+	captured_free(&c);
+	free(svg);
+	c = report_to("--svg", out, "--over-time", &svg);
+	ck_assert_msg(c.ret == 0, "%s", c.err);
+	ck_assert_str_eq(c.out, "");
+	ck_assert_ptr_nonnull(svg);
+	ck_assert(!strncmp(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg ", 44));
+	ck_assert_int_eq(mt_count_lines(svg, "<polyline "), 3);
+	ck_assert_int_eq(mt_count_lines(svg, "<polyline class=\"tree\" data-peak=\"350\""), 1);
+	ck_assert_ptr_nonnull(strstr(svg, "data-peak-bytes=\"350\" data-peak-ns=\"4500\""));
+	ck_assert_ptr_nonnull(strstr(svg, ">peak 350 bytes (350 B) at 4.5 \xc2\xb5s</text>"));
+	ck_assert_ptr_nonnull(strstr(svg, ">pid 100 ls (peak 300 B)</text>"));
+	ck_assert_ptr_nonnull(strstr(svg, ">pid 200 child (peak 150 B)</text>"));
+	ck_assert_ptr_nonnull(strstr(svg, "</svg>\n"));
+	captured_free(&c);
+	free(svg);
+	unlink(out);
+	free(out);
+}
+END_TEST
+
+/* The page holds everything it shows: nothing to fetch, the data the script draws from. */
+START_TEST(html_self_contained)
+{
+	char *out = mt_tmpfile(), *html;
+	struct captured c;
+	const char *p;
+
+	peak_script();
+	c = report_to("--html", out, NULL, &html);
+	ck_assert_msg(c.ret == 0, "%s", c.err);
+	ck_assert_str_eq(c.out, "");
+	ck_assert(!strncmp(html, "<!DOCTYPE html>\n", 16));
+	ck_assert_ptr_null(strstr(html, " src="));
+	ck_assert_ptr_null(strstr(html, " href="));
+	ck_assert_ptr_null(strstr(html, "url("));
+	ck_assert_ptr_null(strstr(html, "@import"));
+	/* The one URL is the SVG namespace's name (markup and script), which is never fetched. */
+	for (p = html; (p = strstr(p, "://")); p++)
+		ck_assert_msg(!strncmp(p - 4, "http://www.w3.org/2000/svg", 26), "%.80s", p - 20);
+	ck_assert_ptr_nonnull(strstr(html, "default-src 'none'"));
+	ck_assert_ptr_nonnull(
+	    strstr(html, "<div class=\"value\" data-key=\"peak_bytes\">350</div>"));
+	ck_assert_ptr_nonnull(strstr(html, "\"peak_bytes\":350,\"peak_ns\":4500,\"tree\":[100,300,"
+					   "300,250,350,350,260]"));
+	/* Two sites without stack records: the root and one node for both. */
+	ck_assert_ptr_nonnull(strstr(html, "\"names\":[\"[no stack record]\"]"));
+	ck_assert_msg(strstr(html, "\"nodes\":[[-1,0,5,460,260,350],[0,0,5,460,260,350]]"),
+		      "%.300s", strstr(html, "\"flame\":{"));
+	ck_assert_ptr_nonnull(strstr(html, "<pre id=\"text-report\">command:   ls -l &#39;it&#39;"
+					   "\\&#39;&#39;s here&#39;\n"));
+	ck_assert_ptr_nonnull(strstr(html, "</script>\n</body></html>\n"));
+	captured_free(&c);
+	free(html);
+	unlink(out);
+	free(out);
+}
+END_TEST
+
+/*
+ * Thousands of stacks, one big: the page gets the big one's path, and one "[smaller frames]" node
+ * for the 5,000 sites too small to see under any weight, with their exact sums.
+ */
+START_TEST(html_folds_small_frames)
+{
+	char *out = mt_tmpfile(), *html;
+	struct captured c;
+
+	S->stacks = 5001;
+	alloc(100, MT_K_MALLOC, 0x10, 100000);
+	from(1);
+	for (uint32_t i = 2; i <= 5001; i++) {
+		alloc(100, MT_K_MALLOC, 0x100 + 16 * i, 1);
+		from(i);
+	}
+	c = report_to("--html", out, NULL, &html);
+	ck_assert_msg(c.ret == 0, "%s", c.err);
+	ck_assert_msg(strstr(html, "\"drawable\":4,\"nodes\":[[-1,0,5001,105000,105000,105000],"
+				   "[0,0,5001,105000,105000,105000],[1,1,1,100000,100000,100000],"
+				   "[-2,1,5000,5000,5000,5000]]"),
+		      "%.300s", strstr(html, "\"drawable\""));
+	ck_assert_ptr_nonnull(strstr(html, "\"names\":[\"0x9000\",\"0x100001\","));
+	captured_free(&c);
+	free(html);
+	unlink(out);
+	free(out);
+}
+END_TEST
+
+START_TEST(picture_errors)
+{
+	char *a1[] = {"report", "--over-time", "x", NULL};
+	char *a2[] = {"report", "--html", "a.html", "--json", "x", NULL};
+	char *a3[] = {"report", "--html", "/nonexistent/dir/a.html", NULL, NULL};
+	struct captured c;
+
+	c = run_main(a1);
+	ck_assert_int_eq(c.ret, 2);
+	ck_assert_ptr_nonnull(strstr(c.err, "--over-time is a picture: --svg OUT.svg says where"));
+	captured_free(&c);
+	c = run_main(a2);
+	ck_assert_int_eq(c.ret, 2);
+	ck_assert_ptr_nonnull(strstr(c.err, "--html writes a file, --json prints: choose one"));
+	captured_free(&c);
+	a3[3] = write_script();
+	c = run_main(a3);
+	ck_assert_int_eq(c.ret, 1);
+	ck_assert_str_eq(c.err, "memtrack: cannot create /nonexistent/dir/a.html: No such file or "
+				"directory\n");
+	captured_free(&c);
+	unlink(a3[3]);
+	free(a3[3]);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -1310,6 +1629,10 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, zero_sized);
 	tcase_add_test(tc, double_allocation);
 	tcase_add_test(tc, peak);
+	tcase_add_test(tc, sites_at_the_peak);
+	tcase_add_test(tc, largest_blocks_at_exit);
+	tcase_add_test(tc, timeline_buckets);
+	tcase_add_test(tc, timeline_merges);
 	tcase_add_test(tc, histogram);
 	tcase_add_test(tc, files_families_processes);
 	tcase_add_test(tc, unknown_kinds_passed_over);
@@ -1326,6 +1649,10 @@ static Suite *report_suite(void)
 	tcase_add_test(to, artifact_errors);
 	tcase_add_test(to, summary);
 	tcase_add_test(to, totals_of);
+	tcase_add_test(to, svg_over_time);
+	tcase_add_test(to, html_self_contained);
+	tcase_add_test(to, picture_errors);
+	tcase_add_test(to, html_folds_small_frames);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, to);
 	return s;

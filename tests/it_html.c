@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pictures of a run (issue 14): `memtrack report --svg OUT.svg --over-time` and
+ * `memtrack report --html OUT.html`, made from real runs of deterministic fixtures
+ * (fixtures/README.md) and opened as people open them: the SVG parsed as XML, the page in a
+ * browser (Debian's chromium, headless), whose script must draw the heap over time and the
+ * flamegraph with the fixture's exact totals under each weight, without one network request
+ * (the browser's network log says which requests a page made).
+ * The browser's screenshot is kept as build/tests/html-report.png.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+#define SCREENSHOT MT_BUILD_DIR "/tests/html-report.png"
+
+/* memtrack run -q [opt] -o DIR/a.mtk -- cmd...; the artifact's path in art (128 bytes). */
+static void record(const char *opt, const char *const *cmd, char *art)
+{
+	char dir[64];
+	const char *argv[16] = {MEMTRACK, "run", "-q", "-o", art};
+	struct mt_out o;
+	int n = 5;
+
+	mt_tmpdir(dir);
+	snprintf(art, 128, "%s/a.mtk", dir);
+	if (opt)
+		argv[n++] = opt;
+	argv[n++] = "--";
+	for (int i = 0; cmd[i]; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
+	mt_out_free(&o);
+}
+
+/* memtrack report with argv[2..] (NULL-terminated, from a[0]); exits 0 and prints nothing. */
+static void report(const char *const *a)
+{
+	const char *argv[8] = {MEMTRACK, "report"};
+	struct mt_out o;
+
+	for (int i = 0; a[i]; i++)
+		argv[i + 2] = a[i];
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "report failed (%d): %s", o.code, o.err);
+	ck_assert_str_eq(o.out, "");
+	mt_out_free(&o);
+}
+
+/* The value of attribute attr in the first start tag of text that begins with tag (to free). */
+static char *attr(const char *text, const char *tag, const char *attr)
+{
+	const char *t = strstr(text, tag), *end, *a;
+	char want[64];
+
+	ck_assert_msg(t, "no %s in %.2000s", tag, text);
+	end = strchr(t, '>');
+	snprintf(want, sizeof(want), " %s=\"", attr);
+	a = strstr(t, want);
+	ck_assert_msg(a && a < end, "%s has no %s: %.300s", tag, attr, t);
+	a += strlen(want);
+	return strndup(a, strcspn(a, "\""));
+}
+
+static void expect_attr(const char *text, const char *tag, const char *name, const char *want)
+{
+	char *v = attr(text, tag, name);
+
+	ck_assert_msg(!strcmp(v, want), "%s %s=\"%s\", not \"%s\"", tag, name, v, want);
+	free(v);
+}
+
+/* The JSON report's tree peak of art. */
+static long long json_peak(const char *art)
+{
+	const char *argv[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct mt_out o;
+	long long v;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	v = mt_json_int(strstr(o.out, "\"totals\""), "peak_bytes");
+	mt_out_free(&o);
+	return v;
+}
+
+/*
+ * forks4: the parent's 1000 bytes and its 4 children's, each one image with its own line; their
+ * peaks are exact (child k: 10 (k + 1) blocks of 32 (k + 1) bytes, all live together). The
+ * tree's peak depends on how the children overlap, but it is the report's, to the byte.
+ */
+START_TEST(svg_lines_of_forks4)
+{
+	const char *cmd[] = {FIXTURE("forks4"), NULL};
+	static const char *const peaks[] = {"1000", "320", "1280", "2880", "5120"};
+	char art[128], svg[192], want[64];
+	const char *xml[] = {"python3", "-c",
+			     "import sys, xml.dom.minidom as m; "
+			     "d = m.parse(sys.argv[1]); "
+			     "print(len(d.getElementsByTagName('polyline')))",
+			     svg, NULL};
+	struct mt_out o;
+	char *text, *peak;
+
+	record(NULL, cmd, art);
+	snprintf(svg, sizeof(svg), "%s.svg", art);
+	/* The order of the issue's example: the artifact, then --over-time. */
+	report((const char *const[]){"--svg", svg, art, "--over-time", NULL});
+	text = mt_slurp(svg);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(mt_count_lines(text, "<polyline "), 6);
+	ck_assert_int_eq(mt_count_lines(text, "<polyline class=\"image\""), 5);
+	for (int k = 0; k < 5; k++) {
+		snprintf(want, sizeof(want),
+			 "<polyline class=\"image\" data-image=\"%d\" data-peak=\"%s\"", k,
+			 peaks[k]);
+		ck_assert_msg(strstr(text, want), "no %s in %.3000s", want, text);
+	}
+	peak = attr(text, "<svg ", "data-peak-bytes");
+	ck_assert_int_eq(atoll(peak), json_peak(art));
+	ck_assert_int_ge(atoll(peak), 1000 + 5120);
+	ck_assert_int_le(atoll(peak), 1000 + 320 + 1280 + 2880 + 5120);
+	expect_attr(text, "<polyline class=\"tree\"", "data-peak", peak);
+	/* Well-formed: an XML parser reads it, and finds the same lines. */
+	ck_assert_int_eq(mt_run(xml, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "not well-formed: %s", o.err);
+	ck_assert_str_eq(o.out, "6\n");
+	mt_out_free(&o);
+	free(peak);
+	free(text);
+	unlink(svg);
+	unlink(art);
+}
+END_TEST
+
+/* ---- the page in a browser ------------------------------------------------------------------ */
+
+/*
+ * chromium --headless on url, with what (--dump-dom, --screenshot=...); its stdout (to free).
+ * Through a proxy on a port where nothing listens: nothing leaves the machine. netlog, when not
+ * NULL, gets the browser's network log (--log-net-log).
+ */
+static char *chromium(const char *url, const char *what, const char *netlog)
+{
+	char dir[64], profile[96], log[256];
+	const char *argv[] = {"chromium",
+			      "--headless",
+			      "--no-sandbox",
+			      "--disable-gpu",
+			      "--no-first-run",
+			      "--disable-background-networking",
+			      "--disable-sync",
+			      "--window-size=1200,1500",
+			      "--proxy-server=http://127.0.0.1:9",
+			      profile,
+			      what,
+			      netlog ? log : url,
+			      url,
+			      NULL};
+	const char *env[] = {"HOME=/tmp", NULL};
+	struct mt_out o;
+	char *out;
+
+	mt_tmpdir(dir);
+	snprintf(profile, sizeof(profile), "--user-data-dir=%s", dir);
+	snprintf(log, sizeof(log), "--log-net-log=%s", netlog ? netlog : "");
+	if (!netlog)
+		argv[12] = NULL;
+	ck_assert_msg(mt_run(argv, env, NULL, 120, &o) == 0, "cannot run chromium");
+	ck_assert_msg(o.code == 0, "chromium failed (%d): %.2000s", o.code, o.err);
+	out = o.out;
+	free(o.err);
+	return out;
+}
+
+/*
+ * The requests a page made, from the browser's network log: each names its initiator, the page's
+ * origin ("null" for a file), where the browser's own (its clock, its updater, which it makes
+ * whatever page it shows) say "not an origin". The number of requests of the page.
+ */
+static int page_requests(const char *url)
+{
+	char dir[64], log[128];
+	char *text;
+	int n;
+
+	mt_tmpdir(dir);
+	snprintf(log, sizeof(log), "%s/net.json", dir);
+	free(chromium(url, "--dump-dom", log));
+	text = mt_slurp(log);
+	ck_assert_msg(text && strstr(text, "\"initiator\""), "no network log in %s", log);
+	n = mt_count_lines(text, "\"initiator\":\"null\"") +
+	    mt_count_lines(text, "\"initiator\":\"file");
+	free(text);
+	unlink(log);
+	return n;
+}
+
+/* The network log tells a page's request apart: one that loads an image and fetches JSON. */
+static void expect_requests_seen(void)
+{
+	char dir[64], page[96], url[128];
+	FILE *f;
+
+	mt_tmpdir(dir);
+	snprintf(page, sizeof(page), "%s/fetches.html", dir);
+	snprintf(url, sizeof(url), "file://%s", page);
+	f = fopen(page, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("<!DOCTYPE html><img src=\"http://example.invalid/x.png\"><script>"
+	      "fetch('http://example.invalid/y.json').catch(() => 0);</script>\n",
+	      f);
+	fclose(f);
+	ck_assert_int_ge(page_requests(url), 1);
+	unlink(page);
+	rmdir(dir);
+}
+
+/* The flamegraph drawn under one weight: its total, and main's frame (all of leaks' calls). */
+static void expect_flame(const char *url_base, const char *weight, const char *total)
+{
+	char url[512], tag[64];
+	char *dom;
+
+	snprintf(url, sizeof(url), "%s#weight=%s", url_base, weight);
+	dom = chromium(url, "--dump-dom", NULL);
+	expect_attr(dom, "<div id=\"flame\"", "data-rendered", "1");
+	expect_attr(dom, "<div id=\"flame\"", "data-weight", weight);
+	expect_attr(dom, "<div id=\"flame\"", "data-total", total);
+	snprintf(tag, sizeof(tag), "<g class=\"frame\" data-name=\"main\"");
+	expect_attr(dom, tag, "data-value", total);
+	free(dom);
+}
+
+/*
+ * Zoomed on main and searching for it (the URL's fragment sets both, as a click and typing do):
+ * main's ancestors and main drawn, the search matching all of it.
+ */
+static void expect_zoom_and_search(const char *url_base)
+{
+	char url[512];
+	char *dom;
+
+	snprintf(url, sizeof(url), "%s#weight=bytes&focus=main&search=MAIN", url_base);
+	dom = chromium(url, "--dump-dom", NULL);
+	expect_attr(dom, "<div id=\"flame\"", "data-focus", "main");
+	expect_attr(dom, "<div id=\"flame\"", "data-total", "40400");
+	expect_attr(dom, "<div id=\"flame\"", "data-matched", "40400");
+	/* all, _start, __libc_start_main, __libc_start_call_main, main: the allocator is no frame.
+	 */
+	expect_attr(dom, "<div id=\"flame\"", "data-drawn", "5");
+	ck_assert_ptr_nonnull(strstr(dom, "matched: 40,400 of 40,400 (100.00%)"));
+	free(dom);
+}
+
+/*
+ * leaks (fixtures/README.md): 100 mallocs from main, 40,400 bytes, all live together before the
+ * first free (the peak), 40 blocks of 16,640 bytes never freed. The page's script draws the
+ * plot's lines and the flamegraph from the data memtrack wrote, and says what it drew.
+ */
+START_TEST(html_drawn_by_chromium)
+{
+	const char *cmd[] = {FIXTURE("leaks"), NULL};
+	char art[128], html[192], url[256], *text, *dom, *png;
+
+	record("--stacks", cmd, art);
+	snprintf(html, sizeof(html), "%s.html", art);
+	report((const char *const[]){"--html", html, art, NULL});
+	text = mt_slurp(html);
+	ck_assert_ptr_nonnull(text);
+	/* Nothing to fetch: no URL but the SVG namespace's name, no src, href or url(). */
+	for (const char *p = text; (p = strstr(p, "://")); p++)
+		ck_assert_msg(!strncmp(p - 4, "http://www.w3.org/2000/svg", 26), "%.60s", p - 20);
+	ck_assert_ptr_null(strstr(text, " src="));
+	ck_assert_ptr_null(strstr(text, " href="));
+	ck_assert_ptr_null(strstr(text, "url("));
+	free(text);
+
+	snprintf(url, sizeof(url), "file://%s", html);
+	dom = chromium(url, "--dump-dom", NULL);
+	expect_attr(dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\"",
+		    "data-rendered", "1");
+	/* One process image and the tree. */
+	expect_attr(dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\"",
+		    "data-drawn-lines", "2");
+	expect_attr(dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\"",
+		    "data-drawn-peak", "40400");
+	ck_assert_ptr_nonnull(strstr(dom, "data-key=\"allocations\">100</div>"));
+	ck_assert_ptr_nonnull(strstr(dom, "data-key=\"live_bytes\">16640</div>"));
+	expect_attr(dom, "<div id=\"flame\"", "data-weight", "allocations");
+	expect_attr(dom, "<div id=\"flame\"", "data-total", "100");
+	expect_attr(dom, "<g class=\"frame\" data-name=\"main\"", "data-value", "100");
+	/* The largest block never freed: leaks' block 99, 800 bytes, from main. */
+	expect_attr(dom, "<tr data-bytes=", "data-bytes", "800");
+	free(dom);
+
+	expect_flame(url, "bytes", "40400");
+	expect_flame(url, "live", "16640");
+	expect_flame(url, "peak", "40400");
+
+	expect_zoom_and_search(url);
+
+	/* No request: the network log, which sees the requests of a page that makes some. */
+	ck_assert_int_eq(page_requests(url), 0);
+	expect_requests_seen();
+
+	unlink(SCREENSHOT);
+	free(chromium(url, "--screenshot=" SCREENSHOT, NULL));
+	png = mt_slurp(SCREENSHOT);
+	ck_assert_msg(png && !memcmp(png, "\x89PNG", 4), "no screenshot at " SCREENSHOT);
+	free(png);
+	unlink(html);
+	unlink(art);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("html");
+	TCase *tc = tcase_create("exact");
+	TCase *tools = tcase_create("tools");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, svg_lines_of_forks4);
+	suite_add_tcase(s, tc);
+	/* The browser, which the kernel matrix's guest lacks. */
+	tcase_set_tags(tools, "tools");
+	tcase_set_timeout(tools, 600);
+	tcase_add_test(tools, html_drawn_by_chromium);
+	suite_add_tcase(s, tools);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
