@@ -49,6 +49,8 @@ int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, 
  * -ENOMEM or a negative errno of writing.
  */
 int mt_output_pprof(const struct mt_report *rep, FILE *out);
+
+/*
  * The heap over time (timeline.h) as an SVG document: the tree's line, the images with the
  * largest peaks, the peak marked, the allocation rate. 0, -ENOMEM or -EIO.
  */
