@@ -574,7 +574,7 @@ START_TEST(bad_inputs_are_one_sentence)
 	fclose(f);
 	expect_refused(corrupt, 1, junk);
 	ck_assert(!exists(prof));
-	expect_refused(no_dir, 1, "memtrack: cannot write /nonexistent/p.pb.gz: No such file");
+	expect_refused(no_dir, 1, "memtrack: cannot create /nonexistent/p.pb.gz: No such file");
 	expect_refused(a_dir, 1, "Is a directory");
 	expect_refused(itself, 1, "writing there would overwrite the artifact");
 	after = mt_slurp(art);
