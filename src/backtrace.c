@@ -153,10 +153,8 @@ static int unwind(pid_t tid, struct bt_pc *pcs, unsigned int max, int *end)
 		return -ENOMEM;
 	}
 	*end = 0;
-	if (unw_init_remote(&cursor, as, upt) < 0) {
-		n = 0;
-		goto out;
-	}
+	if (unw_init_remote(&cursor, as, upt) < 0)
+		goto out; /* no frame */
 	do {
 		unw_word_t ip = 0;
 
