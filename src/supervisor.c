@@ -322,6 +322,7 @@ static void sup_free(struct sup *s)
 	if (s->sigfd > 0)
 		close(s->sigfd);
 	mt_stoplog_free(s->log);
+	mt_backtracer_free(s->backtracer);
 	mt_tracker_close(s->tracker);
 }
 

@@ -65,6 +65,7 @@ struct sup {
 	struct mt_events *events;
 	struct mt_artifact_writer *artifact;
 	struct mt_stoplog *log;
+	struct mt_backtracer *backtracer; /* made at the first backtrace */
 	pid_t root;
 
 	struct proc *procs;

@@ -338,6 +338,14 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 	return SUP_RESUME(0);
 }
 
+/* The stack of stopped thread t, names only (src/backtrace.h); NULL when it cannot be read. */
+static struct json_object *stack_of(struct sup *s, struct tracee *t)
+{
+	if (!s->backtracer)
+		s->backtracer = mt_backtracer_new();
+	return s->backtracer ? mt_backtrace(s->backtracer, t->tid, MT_BACKTRACE_MAX) : NULL;
+}
+
 static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inode_key *key)
 {
 	pid_t pid = s->procs[t->proc].pid;
@@ -355,6 +363,13 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 	 */
 	if (f && f->probes) {
 		sup_detail_str(d, "path", f->path);
+		/* Who mapped it (dlopen <- load_plugin <- main): the same names in every run. */
+		if (s->cfg->trace_stops_path && !sup_handoff_owns(s, t)) {
+			struct json_object *frames = stack_of(s, t);
+
+			if (frames)
+				json_object_object_add(d, "backtrace", frames);
+		}
 		sup_log_stop(s, t, "map", d);
 	} else {
 		json_object_put(d);
@@ -415,7 +430,7 @@ static bool is_stop_sig(int sig)
 /* A signal about to kill a process: say where it struck, while the thread can still be read. */
 static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct json_object *d)
 {
-	struct json_object *frames = mt_backtrace(t->tid, 32);
+	struct json_object *frames = stack_of(s, t);
 	char buf[16];
 	size_t n;
 

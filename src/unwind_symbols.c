@@ -268,8 +268,11 @@ static int load_file(struct mt_symbols *s, struct file_syms *f)
 	elf = open_elf(f->path, &fd);
 	if (elf) {
 		hex_build_id(elf, id, sizeof(id));
+		/* No build id recorded: the file's own names its debug file. */
+		if (!f->build_id[0])
+			memcpy(f->build_id, id, sizeof(id));
 		/* Replaced since the run: its symbols would lie. */
-		if (!f->build_id[0] || !strcmp(id, f->build_id)) {
+		if (!strcmp(id, f->build_id)) {
 			err = read_segments(elf, f);
 			if (!err)
 				err = in_symtab = read_symtab(elf, SHT_SYMTAB, f, &cap);

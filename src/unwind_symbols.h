@@ -20,8 +20,9 @@ void mt_symbols_free(struct mt_symbols *s);
 
 /*
  * What file_id names: the path recorded when it was mapped, and its build id (lower-case hex, ""
- * when none). A file whose build id differs from the recorded one (replaced since the run) is
- * not used; its debug file still is. Returns 0 or -ENOMEM.
+ * when none is known: then the file's own is taken). A file whose build id differs from the
+ * recorded one (replaced since the run) is not used; its debug file still is. Returns 0 or
+ * -ENOMEM.
  */
 int mt_symbols_add_file(struct mt_symbols *s, uint16_t file_id, const char *path,
 			const char *build_id);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
@@ -394,10 +395,120 @@ START_TEST(bad_options)
 }
 END_TEST
 
+/* tools/dhat-compare --json on a fixture: its exit status, and its document (to put). */
+static struct json_object *dhat_compare(const char *fixture, int *code)
+{
+	const char *argv[] = {MT_SOURCE_DIR "/tools/dhat-compare",
+			      "--memtrack",
+			      MEMTRACK,
+			      "--json",
+			      "--",
+			      fixture,
+			      NULL};
+	struct json_object *res;
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 300, &o), 0);
+	*code = o.code;
+	res = json_tokener_parse(o.out);
+	ck_assert_msg(res != NULL, "%s: no JSON from dhat-compare: %s", fixture, o.err);
+	mt_out_free(&o);
+	return res;
+}
+
+/* The site whose innermost caller is first, and, when given, whose next one is second. */
+static struct json_object *site_of(struct json_object *res, const char *first, const char *second)
+{
+	struct json_object *sites = mt_json_get(res, "sites"), *found = NULL;
+
+	for (size_t i = 0; i < json_object_array_length(sites); i++) {
+		struct json_object *s = json_object_array_get_idx(sites, i);
+		struct json_object *st = mt_json_get(s, "stack");
+
+		if (strcmp(json_object_get_string(json_object_array_get_idx(st, 0)), first) ||
+		    (second &&
+		     (json_object_array_length(st) < 2 ||
+		      strcmp(json_object_get_string(json_object_array_get_idx(st, 1)), second))))
+			continue;
+		ck_assert_msg(!found, "two sites at %s", first);
+		found = s;
+	}
+	ck_assert_msg(found != NULL, "no site at %s", first);
+	return found;
+}
+
+/* Which sides have the site, and its allocations on each (-1: absent). */
+static void expect_site(struct json_object *site, int64_t dhat, int64_t memtrack)
+{
+	struct json_object *d = mt_json_get(site, "dhat"), *m = mt_json_get(site, "memtrack");
+
+	ck_assert_int_eq(d ? mt_json_i64(d, "allocations") : -1, dhat);
+	ck_assert_int_eq(m ? mt_json_i64(m, "allocations") : -1, memtrack);
+}
+
+/*
+ * Valgrind's DHAT on the C++ fixture (docs/STACKS.md, "Compared with DHAT"): the same sites by
+ * function names, with the same allocations, bytes and blocks live at the end, every one.
+ */
+START_TEST(dhat_agrees_on_every_site)
+{
+	int code;
+	struct json_object *res = dhat_compare(FIXTURE("stacks_cxx"), &code);
+
+	ck_assert_int_eq(code, 0);
+	ck_assert(json_object_get_boolean(mt_json_get(res, "exact")));
+	ck_assert_int_eq(json_object_array_length(mt_json_get(res, "sites")), 3);
+	expect_site(site_of(res, "stk_new_leaf()", "stk_cxx_path()"), 3, 3);
+	expect_site(site_of(res,
+			    "void std::vector<long, std::allocator<long> >::_M_realloc_insert<long "
+			    "const&>(__gnu_cxx::__normal_iterator<long*, std::vector<long, "
+			    "std::allocator<long> > >, long const&)",
+			    "stk_vector_grow()"),
+		    8, 8);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(mt_json_get(res, "totals"), "dhat"), "bytes"),
+			 74864);
+	json_object_put(res);
+}
+END_TEST
+
+/*
+ * On the C fixture, DHAT and memtrack differ in two names only, with the same counts: the
+ * plugin's function, which DHAT cannot name once the plugin is dlclose'd, and the signal
+ * trampoline, which DHAT looks up one byte before it, outside any function.
+ */
+START_TEST(dhat_differs_only_in_two_names)
+{
+	int code;
+	struct json_object *res = dhat_compare(FIXTURE("stacks"), &code), *sites;
+	struct json_object *tot = mt_json_get(res, "totals");
+	size_t exact = 0;
+
+	ck_assert_int_eq(code, 1);
+	expect_site(site_of(res, "[?]", "stk_call_plugin"), 5, -1);
+	expect_site(site_of(res, "stk_plugin_alloc", "stk_call_plugin"), -1, 5);
+	expect_site(site_of(res, "stk_on_signal", "[libc.so.6]"), 1, -1);
+	expect_site(site_of(res, "stk_on_signal", "__restore_rt"), -1, 1);
+	expect_site(site_of(res, "stk_leaf_calloc", NULL), 2, 2);
+	sites = mt_json_get(res, "sites");
+	for (size_t i = 0; i < json_object_array_length(sites); i++)
+		exact += json_object_get_boolean(
+		    mt_json_get(json_object_array_get_idx(sites, i), "exact"));
+	ck_assert_int_eq(exact + 4, json_object_array_length(sites));
+	ck_assert_int_ge(exact, 10);
+	for (const char *const *k =
+		 (const char *const[]){"allocations", "bytes", "live_blocks", "live_bytes", NULL};
+	     *k; k++)
+		ck_assert_int_eq(mt_json_i64(mt_json_get(tot, "dhat"), *k),
+				 mt_json_i64(mt_json_get(tot, "memtrack"), *k));
+	json_object_put(res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("stacks");
 	TCase *tc = tcase_create("stacks");
+	TCase *tools = tcase_create("tools");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, dynamic_binary_call_chains);
@@ -410,6 +521,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, no_stacks_without_the_option);
 	tcase_add_test(tc, bad_options);
 	suite_add_tcase(s, tc);
+
+	/* Valgrind, which the kernel matrix's guest lacks. */
+	tcase_set_tags(tools, "tools");
+	tcase_set_timeout(tools, 600);
+	tcase_add_test(tools, dhat_agrees_on_every_site);
+	tcase_add_test(tools, dhat_differs_only_in_two_names);
+	suite_add_tcase(s, tools);
 	return s;
 }
 

@@ -5,6 +5,7 @@
  * with the gdb command memtrack prints, memtrack waiting for it to the end (docs/STOPS.md).
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -561,6 +562,64 @@ START_TEST(clone_names_its_new_thread_apart)
 }
 END_TEST
 
+/* The record of t whose text starts with start, as a string of its own (to free). */
+static char *record_of(const char *t, const char *start)
+{
+	const char *r = strstr(t, start);
+
+	ck_assert_msg(r != NULL, "no record %s in:\n%s", start, t);
+	return strndup(r, strcspn(r, "\n"));
+}
+
+/*
+ * The frames from the entry point to main, outermost last: glibc's __libc_start_call_main is a
+ * static function, named where glibc's debug file is installed (libc6-dbg), else by its file.
+ */
+static bool ends_at_entry(const char *rec, const char *from_main)
+{
+	static const char *const tails[] = {"\"__libc_start_call_main\",\"__libc_start_main\","
+					    "\"_start\"]}",
+					    "\"libc.so.6\",\"__libc_start_main\",\"_start\"]}"};
+	const char *m = strstr(rec, from_main);
+
+	if (!m)
+		return false;
+	m += strlen(from_main);
+	for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++)
+		if (!strcmp(m, tails[i]))
+			return true;
+	return false;
+}
+
+/*
+ * A map stop names who mapped the file, by function names only, the same in every run:
+ * dlopen_plugin's load_plugin dlopens plugin_mimalloc.so, and ld.so maps the plugin's
+ * libmimalloc (a file with probes) inside that dlopen. From dlopen out, the frames are exactly
+ * the program's; inside it, glibc's loader's. The libc map stop at start-up is ld.so's alone.
+ */
+START_TEST(map_stop_names_who_mapped)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_mimalloc.so"), "10", NULL};
+	char *a = trace_of(cmd), *b = trace_of(cmd);
+	char *mi = record_of(a, "{\"proc\":\"0\",\"thread\":0,\"seq\":2,\"kind\":\"map\",\"path\":"
+				"\"/usr/lib/x86_64-linux-gnu/libmimalloc.so.2");
+	char *libc = record_of(a, "{\"proc\":\"0\",\"thread\":0,\"seq\":1,\"kind\":\"map\","
+				  "\"path\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\",");
+
+	ck_assert_str_eq(a, b);
+	ck_assert_msg(ends_at_entry(mi, ",\"dlopen\",\"load_plugin\",\"main\","), "%s", mi);
+	/* No offsets, no frame the unwinder could not follow or name. */
+	ck_assert_msg(!strstr(mi, "+0x") && !strstr(mi, "\"?\"") && !strstr(mi, "[cut]"), "%s", mi);
+	ck_assert_msg(strstr(libc, ",\"backtrace\":[\"") && !strstr(libc, "\"main\"") &&
+			  !strstr(libc, "+0x") && !strstr(libc, "[cut]"),
+		      "%s", libc);
+	free(libc);
+	free(mi);
+	free(a);
+	free(b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("stops");
@@ -575,6 +634,7 @@ static Suite *suite(void)
 	tcase_set_timeout(traces, 600);
 	tcase_add_test(traces, concurrent_tree_has_one_trace);
 	tcase_add_test(traces, clone_names_its_new_thread_apart);
+	tcase_add_test(traces, map_stop_names_who_mapped);
 	suite_add_tcase(s, traces);
 
 	/* gdb and script, which the kernel matrix's guest lacks. */
