@@ -17,7 +17,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memtrack report [--json | --folded[=METRIC]] [--top N] FILE\n"
+		"usage: memtrack report [--json | --folded[=METRIC]] [--top N] [--sites-by METRIC] "
+		"FILE\n"
 		"       memtrack report [--html OUT.html] [--svg OUT.svg --over-time] "
 		"[--pprof OUT.pb.gz]\n"
 		"                       [--top N] FILE\n"
@@ -42,6 +43,9 @@ static void usage(FILE *out)
 		"              pprof profile (go tool pprof, Pyroscope, Speedscope)\n"
 		"  --top N     rows of the process, file and site tables (default 20, 0: all),\n"
 		"              in the text report and in the page of --html\n"
+		"  --sites-by METRIC\n"
+		"              order of the text report's top sites: allocations, bytes\n"
+		"              (default), live or peak, as for --folded\n"
 		"  -h, --help  this help\n");
 }
 
@@ -102,12 +106,13 @@ static int run_codspeed_report(const char *path, bool json)
 }
 
 /* The options without a letter. */
-enum { OPT_HTML = 256, OPT_SVG, OPT_OVER_TIME, OPT_PPROF };
+enum { OPT_HTML = 256, OPT_SVG, OPT_OVER_TIME, OPT_PPROF, OPT_SITES_BY };
 
 struct report_opts {
 	bool json;
 	bool folded;
 	enum mt_folded_metric metric;
+	enum mt_folded_metric sites_by; /* the top sites' order */
 	size_t top;
 	const char *html; /* --html: the page's path */
 	const char *svg;  /* --svg: the picture's path */
@@ -201,7 +206,7 @@ static int print_report(struct mt_report *rep, const struct report_opts *o)
 	if (o->json)
 		return mt_output_json(rep, stdout);
 	ret = mt_output_text(rep, stdout, o->top);
-	return ret ? ret : mt_output_sites(rep, stdout, o->top);
+	return ret ? ret : mt_output_sites(rep, stdout, o->top, o->sites_by);
 }
 
 static int run_report(const char *path, const struct report_opts *o)
@@ -265,6 +270,28 @@ static int run_report(const char *path, const struct report_opts *o)
 
 static const struct mt_cmd report_cmd;
 
+/* A site metric's name (NULL: allocations, --folded's default). 0 or the usage error. */
+static int parse_metric(const char *opt, const char *arg, enum mt_folded_metric *m)
+{
+	static const char *const names[] = {
+	    [MT_FOLDED_ALLOCATIONS] = "allocations",
+	    [MT_FOLDED_BYTES] = "bytes",
+	    [MT_FOLDED_LIVE] = "live",
+	    [MT_FOLDED_PEAK] = "peak",
+	};
+	char a[MT_PRINTABLE_MAX];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!arg ? i == MT_FOLDED_ALLOCATIONS : !strcmp(arg, names[i])) {
+			*m = i;
+			return 0;
+		}
+	}
+	return mt_cmd_usage_error(&report_cmd,
+				  "%s takes allocations, bytes, live or peak, not '%s'", opt,
+				  mt_printable(a, sizeof(a), arg));
+}
+
 static int report_option(int c, const char *arg, void *ctx)
 {
 	struct report_opts *o = ctx;
@@ -276,20 +303,9 @@ static int report_option(int c, const char *arg, void *ctx)
 		return 0;
 	case 'f':
 		o->folded = true;
-		if (!arg || !strcmp(arg, "allocations"))
-			o->metric = MT_FOLDED_ALLOCATIONS;
-		else if (!strcmp(arg, "bytes"))
-			o->metric = MT_FOLDED_BYTES;
-		else if (!strcmp(arg, "live"))
-			o->metric = MT_FOLDED_LIVE;
-		else if (!strcmp(arg, "peak"))
-			o->metric = MT_FOLDED_PEAK;
-		else
-			return mt_cmd_usage_error(&report_cmd,
-						  "--folded takes allocations, bytes, live or "
-						  "peak, not '%s'",
-						  mt_printable(a, sizeof(a), arg));
-		return 0;
+		return parse_metric("--folded", arg, &o->metric);
+	case OPT_SITES_BY:
+		return parse_metric("--sites-by", arg, &o->sites_by);
 	case OPT_HTML:
 		o->html = arg;
 		return 0;
@@ -319,6 +335,7 @@ static const struct option report_longopts[] = {
     {"svg", required_argument, NULL, OPT_SVG},	     /* output_svg.c */
     {"over-time", no_argument, NULL, OPT_OVER_TIME}, /* the one picture --svg draws */
     {"pprof", required_argument, NULL, OPT_PPROF},   /* output_pprof.c */
+    {"sites-by", required_argument, NULL, OPT_SITES_BY},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -333,7 +350,7 @@ static const struct mt_cmd report_cmd = {
 
 int mt_cmd_report(int argc, char **argv)
 {
-	struct report_opts o = {.top = 20};
+	struct report_opts o = {.top = 20, .sites_by = MT_FOLDED_BYTES};
 	int first = mt_cmd_options(&report_cmd, argc, argv, &o);
 	char a[MT_PRINTABLE_MAX];
 

@@ -19,22 +19,25 @@ int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
 /* One JSON document (json-c). Returns 0, -ENOMEM or -EIO. */
 int mt_output_json(const struct mt_report *rep, FILE *out);
 
-/* The top allocation sites (--stacks), symbolised (mt_sites_symbolize). 0, -ENOMEM or -EIO. */
-int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top);
-
 /*
  * A frame's name, as folded stacks and the flamegraph show it: its function, else its file's last
  * component and offset, else its address; printable. Returns buf (n: MT_PRINTABLE_MAX).
  */
 const char *mt_output_frame_name(char *buf, size_t n, const struct mt_frame_info *f);
 
-/* What a folded stack's weight is. */
+/* What a site weighs: a folded stack's weight, the order of the top sites. */
 enum mt_folded_metric {
 	MT_FOLDED_ALLOCATIONS = 0, /* allocations and reallocs made from it */
 	MT_FOLDED_BYTES,	   /* their bytes */
 	MT_FOLDED_LIVE,		   /* bytes of its blocks never freed */
 	MT_FOLDED_PEAK,		   /* bytes of its blocks live at the tree's peak */
 };
+
+/*
+ * The top allocation sites (--stacks), symbolised (mt_sites_symbolize), heaviest by first.
+ * 0, -ENOMEM or -EIO.
+ */
+int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_folded_metric by);
 
 /*
  * Folded stacks, one line per distinct symbolised stack: frames from the outermost to the

@@ -254,7 +254,7 @@ static int put_text_report(const struct mt_report *rep, FILE *out, size_t top)
 		return -ENOMEM;
 	err = mt_output_text(rep, m, top);
 	if (!err)
-		err = mt_output_sites(rep, m, top);
+		err = mt_output_sites(rep, m, top, MT_FOLDED_BYTES);
 	if (fclose(m) && !err)
 		err = -ENOMEM;
 	if (!err) {

@@ -38,11 +38,17 @@ static const char *stop_note(uint32_t stop)
 	}
 }
 
-static int by_bytes_site(const void *a, const void *b)
+static uint64_t weight_of(const struct mt_site *s, enum mt_folded_metric m);
+
+/* Heavier first by the metric, then by bytes and allocations; the stack id ends ties. */
+static int by_weight(const void *a, const void *b, void *metric)
 {
 	const struct mt_site *x = *(const struct mt_site *const *)a;
 	const struct mt_site *y = *(const struct mt_site *const *)b;
+	enum mt_folded_metric m = *(const enum mt_folded_metric *)metric;
 
+	if (weight_of(x, m) != weight_of(y, m))
+		return weight_of(x, m) < weight_of(y, m) ? 1 : -1;
 	if (x->bytes != y->bytes)
 		return x->bytes < y->bytes ? 1 : -1;
 	if (x->allocations != y->allocations)
@@ -50,7 +56,21 @@ static int by_bytes_site(const void *a, const void *b)
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
-int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top)
+static const char *metric_title(enum mt_folded_metric m)
+{
+	switch (m) {
+	case MT_FOLDED_ALLOCATIONS:
+		return "allocations";
+	case MT_FOLDED_LIVE:
+		return "bytes live at exit";
+	case MT_FOLDED_PEAK:
+		return "bytes live at the peak";
+	default:
+		return "bytes allocated";
+	}
+}
+
+int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_folded_metric by)
 {
 	size_t n = mt_sites_count(rep->sites), shown;
 	const struct mt_site **v;
@@ -63,9 +83,9 @@ int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		v[i] = mt_sites_get(rep->sites, i);
-	qsort(v, n, sizeof(*v), by_bytes_site);
+	qsort_r(v, n, sizeof(*v), by_weight, &by);
 	shown = top && top < n ? top : n;
-	fprintf(out, "\nTop allocation sites (%zu distinct stacks, by bytes allocated)\n", n);
+	fprintf(out, "\nTop allocation sites (%zu distinct stacks, by %s)\n", n, metric_title(by));
 	for (size_t i = 0; i < shown; i++) {
 		const struct mt_site *s = v[i];
 

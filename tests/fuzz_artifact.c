@@ -179,7 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_fd_path(data, size, 0, rep);
 	mt_output_text(rep, devnull, 3);
 	mt_output_json(rep, devnull);
-	mt_output_sites(rep, devnull, 3);
+	mt_output_sites(rep, devnull, 3, MT_FOLDED_LIVE);
 	mt_output_folded(rep, MT_FOLDED_BYTES, devnull);
 	mt_output_svg(rep, devnull);
 	mt_output_html(rep, devnull, 3);

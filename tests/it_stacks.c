@@ -378,6 +378,7 @@ START_TEST(bad_options)
 	const char *run[] = {MEMTRACK, "run", "--stacks=dwarf", "--", "true", NULL};
 	const char *rep[] = {MEMTRACK, "report", "--folded=leaks", "x.mtk", NULL};
 	const char *both[] = {MEMTRACK, "report", "--folded", "--json", "x.mtk", NULL};
+	const char *by[] = {MEMTRACK, "report", "--sites-by", "count", "x.mtk", NULL};
 	struct mt_out o;
 
 	ck_assert_int_eq(mt_run(run, NULL, NULL, 60, &o), 0);
@@ -388,6 +389,12 @@ START_TEST(bad_options)
 	ck_assert_int_eq(o.code, 2);
 	ck_assert_msg(strstr(o.err, "--folded takes allocations, bytes, live or peak, not 'leaks'"),
 		      "%s", o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(by, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_msg(
+	    strstr(o.err, "--sites-by takes allocations, bytes, live or peak, not 'count'"), "%s",
+	    o.err);
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(both, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 2);

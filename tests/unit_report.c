@@ -677,6 +677,40 @@ START_TEST(sites_at_the_peak)
 }
 END_TEST
 
+/* The top sites, heaviest first by the metric asked for: site 7 has more calls, site 9 more bytes.
+ */
+START_TEST(top_sites_by_metric)
+{
+	static const struct {
+		enum mt_folded_metric by;
+		const char *title;
+		uint32_t first;
+	} cases[] = {
+	    {MT_FOLDED_ALLOCATIONS, "by allocations)", 7},
+	    {MT_FOLDED_BYTES, "by bytes allocated)", 9},
+	    {MT_FOLDED_LIVE, "by bytes live at exit)", 9},
+	    {MT_FOLDED_PEAK, "by bytes live at the peak)", 9},
+	};
+	struct mt_report *rep;
+
+	peak_script();
+	rep = load();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *buf = NULL, want[64];
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		ck_assert_int_eq(mt_output_sites(rep, f, 1, cases[i].by), 0);
+		fclose(f);
+		snprintf(want, sizeof(want), "(no record of stack %u)\n  ... 1 more",
+			 cases[i].first);
+		ck_assert_msg(strstr(buf, cases[i].title) && strstr(buf, want), "%s", buf);
+		free(buf);
+	}
+	mt_report_free(rep);
+}
+END_TEST
+
 /* Only the largest blocks never freed are kept; an exit releases them, which frees nothing. */
 START_TEST(largest_blocks_at_exit)
 {
@@ -1630,6 +1664,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, double_allocation);
 	tcase_add_test(tc, peak);
 	tcase_add_test(tc, sites_at_the_peak);
+	tcase_add_test(tc, top_sites_by_metric);
 	tcase_add_test(tc, largest_blocks_at_exit);
 	tcase_add_test(tc, timeline_buckets);
 	tcase_add_test(tc, timeline_merges);
