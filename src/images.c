@@ -649,8 +649,9 @@ int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p)
 	}
 	if (im->img[i].parent < 0 && p->parent) {
 		/*
-		 * Known from its events first (an artifact without lifecycle records). A parent seen
-		 * only after it stays unknown: parents come first, so the images form no cycle.
+		 * Known from its events first (an artifact without lifecycle records). A parent
+		 * seen only after it stays unknown: parents come first, so the images form no
+		 * cycle.
 		 */
 		parent = latest(im, p->parent);
 		if (parent == -2)
