@@ -211,54 +211,71 @@ static const char *percent(const char *s)
 }
 
 /*
- * The flat (or, with cum, the cumulative) weight of function fn in pprof -top: lines
- * "FLAT FLAT% SUM% CUM CUM% NAME". 0 when fn is not there.
+ * Each line of pprof -top, "FLAT FLAT% SUM% CUM CUM% NAME", given to fn with its weights; a line
+ * of another shape is skipped.
  */
-static long long top_weight(const char *top, const char *fn, bool cum)
+static void top_lines(const char *top,
+		      void (*fn)(const char *name, long long flat, long long cum, void *arg),
+		      void *arg)
 {
-	long long found = -1;
-
 	for (const char *l = top; l && *l;) {
 		const char *nl = strchr(l, '\n'), *at;
 		char *line = strndup(l, nl ? (size_t)(nl - l) : strlen(l));
-		long long flat, c;
+		long long flat, cum;
 
 		at = weight(line, &flat);
 		at = at ? percent(at) : NULL;
 		at = at ? percent(at) : NULL;
-		at = at ? weight(at, &c) : NULL;
+		at = at ? weight(at, &cum) : NULL;
 		at = at ? percent(at) : NULL;
-		if (at && !strcmp(at, fn)) {
-			ck_assert_msg(found < 0, "%s twice in\n%.3000s", fn, top);
-			found = cum ? c : flat;
-		}
+		if (at)
+			fn(at, flat, cum, arg);
 		free(line);
 		l = nl ? nl + 1 : NULL;
 	}
-	return found < 0 ? 0 : found;
+}
+
+struct top_query {
+	const char *top, *fn; /* fn: a name, or a prefix of names */
+	bool cum;
+	long long found; /* -1: not seen */
+};
+
+static void weight_of_name(const char *name, long long flat, long long cum, void *arg)
+{
+	struct top_query *q = arg;
+
+	if (strcmp(name, q->fn))
+		return;
+	ck_assert_msg(q->found < 0, "%s twice in\n%.3000s", q->fn, q->top);
+	q->found = q->cum ? cum : flat;
+}
+
+static void sum_of_prefixed(const char *name, long long flat, long long cum, void *arg)
+{
+	struct top_query *q = arg;
+
+	(void)cum;
+	if (!strncmp(name, q->fn, strlen(q->fn)))
+		q->found += flat;
+}
+
+/* The flat (or, with cum, the cumulative) weight of function fn in pprof -top; 0 if absent. */
+static long long top_weight(const char *top, const char *fn, bool cum)
+{
+	struct top_query q = {.top = top, .fn = fn, .cum = cum, .found = -1};
+
+	top_lines(top, weight_of_name, &q);
+	return q.found < 0 ? 0 : q.found;
 }
 
 /* The flat weights of the lines of pprof -top whose name starts with prefix, summed. */
 static long long top_flat_prefixed(const char *top, const char *prefix)
 {
-	long long sum = 0;
+	struct top_query q = {.top = top, .fn = prefix};
 
-	for (const char *l = top; l && *l;) {
-		const char *nl = strchr(l, '\n'), *at;
-		char *line = strndup(l, nl ? (size_t)(nl - l) : strlen(l));
-		long long flat, c;
-
-		at = weight(line, &flat);
-		at = at ? percent(at) : NULL;
-		at = at ? percent(at) : NULL;
-		at = at ? weight(at, &c) : NULL;
-		at = at ? percent(at) : NULL;
-		if (at && !strncmp(at, prefix, strlen(prefix)))
-			sum += flat;
-		free(line);
-		l = nl ? nl + 1 : NULL;
-	}
-	return sum;
+	top_lines(top, sum_of_prefixed, &q);
+	return q.found;
 }
 
 static long long top_flat(const char *top, const char *fn)
