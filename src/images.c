@@ -183,6 +183,20 @@ static void slot_erase(struct mt_images *im, uint32_t *slot)
 	im->used--;
 }
 
+/*
+ * Live bytes move by a block's size. No real heap comes near 2^64 bytes, but a hostile artifact
+ * can: the sums stop at the ends instead of wrapping, so that a line never exceeds its peak.
+ */
+static void live_add(uint64_t *live, uint64_t size)
+{
+	*live = *live > UINT64_MAX - size ? UINT64_MAX : *live + size;
+}
+
+static void live_sub(uint64_t *live, uint64_t size)
+{
+	*live = *live > size ? *live - size : 0;
+}
+
 static void charge(struct mt_images *im, const struct block *b, bool add)
 {
 	struct mt_heap_counts *c = &im->img[b->image].c;
@@ -195,8 +209,8 @@ static void charge(struct mt_images *im, const struct block *b, bool add)
 
 	if (add) {
 		c->live_blocks++;
-		c->live_bytes += b->size;
-		im->live_bytes += b->size;
+		live_add(&c->live_bytes, b->size);
+		live_add(&im->live_bytes, b->size);
 		if (c->live_bytes > c->peak_bytes)
 			c->peak_bytes = c->live_bytes;
 		ch.new_peak = im->live_bytes > im->peak;
@@ -204,8 +218,8 @@ static void charge(struct mt_images *im, const struct block *b, bool add)
 			im->peak = im->live_bytes;
 	} else {
 		c->live_blocks--;
-		c->live_bytes -= b->size;
-		im->live_bytes -= b->size;
+		live_sub(&c->live_bytes, b->size);
+		live_sub(&im->live_bytes, b->size);
 	}
 	if (!im->live_fn)
 		return;
