@@ -8,7 +8,7 @@
  * on a 5-byte nop, Linux 6.18 turns it into a call to a trampoline that makes the uprobe syscall;
  * a uretprobe adds a return through a trampoline (a syscall since 6.11). What those cost is a
  * property of the host (a hypervisor may make every trap a world switch), and sets the floor of
- * any uprobe-based tool against one that stays in user space (docs/PERFORMANCE.md, section 12).
+ * any uprobe-based tool against one that stays in user space (docs/PERFORMANCE.md, section 13).
  */
 #include <stdbool.h>
 #include <stdio.h>
