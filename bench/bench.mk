@@ -11,7 +11,7 @@ BENCH_PLUGIN_IDS := $(shell seq 0 $$(($(BENCH_PLUGIN_COUNT) - 1)))
 BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec $(BENCH_DIR)/evblock_cost \
 	$(BENCH_DIR)/linkcost $(BENCH_DIR)/unwind_size
 BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc \
-	$(BENCH_DIR)/noalloc $(BENCH_DIR)/deepchurn
+	$(BENCH_DIR)/noalloc $(BENCH_DIR)/deepchurn $(BENCH_DIR)/entrycost
 BENCH_PLUGINS := $(foreach k,$(BENCH_PLUGIN_IDS),$(BENCH_DIR)/plugins/empty_$(k).so \
 	$(BENCH_DIR)/plugins/alloc_$(k).so)
 BENCH_BINS := $(BENCH_TOOLS) $(BENCH_WORKLOADS) $(BENCH_PLUGINS)
@@ -60,6 +60,11 @@ $(BENCH_DIR)/churn_jemalloc: fixtures/churn.c
 $(BENCH_DIR)/deepchurn: bench/deepchurn.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_WL_CFLAGS) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls $< -o $@
+
+# The host's kernel-entry costs: a syscall, a uprobe's trap, an optimized uprobe, a uretprobe.
+$(BENCH_DIR)/entrycost: bench/entrycost.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_WL_CFLAGS) $< -o $@
 
 $(BENCH_DIR)/noalloc: bench/noalloc.c
 	@mkdir -p $(@D)

@@ -19,6 +19,7 @@
 #include "../bpf/unwind_row.h"
 #include "backtrace.h"
 #include "procmaps.h"
+#include "procstatus.h"
 #include "unwind_symbols.h"
 
 /* A file the backtraces met: its index is its id for the symbols (MT_FRAME). */
@@ -224,28 +225,9 @@ out:
 	return frames;
 }
 
-/* One of the SigCgt/SigIgn masks of /proc/PID/status. */
-static unsigned long long signal_mask(pid_t pid, const char *field)
-{
-	unsigned long long mask = 0;
-	char path[64], line[128];
-	size_t n = strlen(field);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, field, n) == 0 && sscanf(line + n, "%llx", &mask) == 1)
-			break;
-	fclose(f);
-	return mask;
-}
-
 bool mt_signal_is_fatal(pid_t pid, int sig)
 {
-	unsigned long long bit = 1ULL << (sig - 1);
+	struct mt_proc_status st;
 
 	switch (sig) {
 	case SIGCHLD:
@@ -258,7 +240,7 @@ bool mt_signal_is_fatal(pid_t pid, int sig)
 	case SIGTTOU:
 		return false;
 	}
-	if (sig < 1 || sig > 64)
+	if (sig < 1 || sig > 64 || mt_proc_status_read(pid, 0, &st))
 		return false;
-	return !(signal_mask(pid, "SigCgt:") & bit) && !(signal_mask(pid, "SigIgn:") & bit);
+	return !((st.sig_cgt | st.sig_ign) & MT_SIG_BIT(sig));
 }

@@ -29,6 +29,7 @@
 #include "loaddeps.h"
 #include "printable.h"
 #include "procmaps.h"
+#include "procstatus.h"
 #include "supervisor_int.h"
 
 bool sup_handoff_owns(const struct sup *s, const struct tracee *t)
@@ -532,19 +533,9 @@ static int read_exit_code(pid_t pid)
 
 static pid_t read_tracer(pid_t pid)
 {
-	char path[64], line[128];
-	pid_t tracer = 0;
-	FILE *f;
+	struct mt_proc_status st;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
-	return tracer;
+	return mt_proc_status_read(pid, 0, &st) ? 0 : st.tracer;
 }
 
 /*

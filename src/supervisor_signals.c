@@ -30,6 +30,7 @@
 #include "clock.h"
 #include "events.h"
 #include "privileges.h"
+#include "procstatus.h"
 #include "stoplog.h"
 #include "supervisor.h"
 #include "tracker.h"
@@ -120,22 +121,9 @@ static struct sent *find_sent(struct sup *s, const siginfo_t *si)
 /* Whether sig is pending for pid, thread (SigPnd) or process-wide (ShdPnd). */
 bool sup_sig_pending(pid_t pid, int sig)
 {
-	char path[64], line[128];
-	unsigned long long mask;
-	bool pending = false;
-	FILE *f;
+	struct mt_proc_status st;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
-		     sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
-		    (mask & (1ull << (sig - 1))))
-			pending = true;
-	fclose(f);
-	return pending;
+	return !mt_proc_status_read(pid, 0, &st) && ((st.sig_pnd | st.shd_pnd) & MT_SIG_BIT(sig));
 }
 
 /* The root has the signal pending, or is stopped at its delivery. */

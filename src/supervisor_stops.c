@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "events.h"
 #include "privileges.h"
+#include "procstatus.h"
 #include "stoplog.h"
 #include "supervisor.h"
 #include "tracker.h"
@@ -175,19 +176,9 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 /* The thread group of a stopped tracee, from /proc/TID/status; 0 when it cannot be read. */
 pid_t sup_read_tgid(pid_t tid)
 {
-	char path[64], line[128];
-	pid_t tgid = 0;
-	FILE *f;
+	struct mt_proc_status st;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	return mt_proc_status_read(tid, 0, &st) ? 0 : st.tgid;
 }
 
 static bool is_thread_of(pid_t tgid, pid_t tid)

@@ -30,6 +30,7 @@
 #include "artifact.h"
 #include "printable.h"
 #include "procmaps.h"
+#include "procstatus.h"
 #include "tracker.h"
 
 #include "tracker_int.h"
@@ -255,21 +256,11 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
  */
 static bool thread_goes_on(pid_t pid, pid_t tid)
 {
-	char path[64], line[128];
-	unsigned long long pending = 0;
-	char state = '?';
-	FILE *f;
+	struct mt_proc_status st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
+	if (mt_proc_status_read(pid, tid, &st))
 		return false;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "State: %c", &state);
-		sscanf(line, "SigPnd: %llx", &pending);
-	}
-	fclose(f);
-	return state != 'Z' && state != 'X' && !(pending & (1ull << (SIGKILL - 1)));
+	return st.state != 'Z' && st.state != 'X' && !(st.sig_pnd & MT_SIG_BIT(SIGKILL));
 }
 
 /* A thread of pid other than its leader and than tid that goes on running; 0 when none. */

@@ -24,7 +24,7 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 struct sym {
 	uint64_t addr, size;
 	char *name;
-	int rank; /* of aliases at one address, the lowest names it: global, weak, local */
+	bool local; /* STB_LOCAL: of aliases at one address, a public name is preferred */
 };
 
 struct seg {
@@ -126,11 +126,6 @@ static int read_segments(Elf *elf, struct file_syms *f)
 	return 0;
 }
 
-static int bind_rank(int bind)
-{
-	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-}
-
 static int add_sym(struct file_syms *f, size_t *cap, const GElf_Sym *s, const char *name)
 {
 	if (f->n_syms == *cap) {
@@ -147,7 +142,7 @@ static int add_sym(struct file_syms *f, size_t *cap, const GElf_Sym *s, const ch
 		return -ENOMEM;
 	f->syms[f->n_syms].addr = s->st_value;
 	f->syms[f->n_syms].size = s->st_size;
-	f->syms[f->n_syms].rank = bind_rank(GELF_ST_BIND(s->st_info));
+	f->syms[f->n_syms].local = GELF_ST_BIND(s->st_info) == STB_LOCAL;
 	f->n_syms++;
 	return 0;
 }
@@ -221,14 +216,17 @@ static int read_debug_file(struct mt_symbols *s, struct file_syms *f, size_t *ca
 		return 0;
 	hex_build_id(elf, id, sizeof(id));
 	n = strcmp(id, f->build_id) ? 0 : read_symtab(elf, SHT_SYMTAB, f, cap);
-	if (!f->n_segs && n > 0)
-		read_segments(elf, f);
 	elf_end(elf);
 	close(fd);
 	return n;
 }
 
-/* Of two names of one function, the public one: fewer leading '_' ("malloc", not "__libc_malloc").
+/*
+ * Of two public names of one function, the one its callers write: fewer leading '_', then the
+ * shorter ("malloc", not "__libc_malloc"; "fputs", not "_IO_fputs"; "nanosleep", not
+ * "__nanosleep"). Whether the name is global or weak says nothing here: glibc makes the public
+ * name the weak one as often as the other way round. Valgrind chooses the same way, so its
+ * stacks and ours name the same functions (docs/STACKS.md, "Compared with DHAT").
  */
 static int cmp_alias(const char *x, const char *y)
 {
@@ -247,11 +245,11 @@ static int cmp_sym(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Of aliases, the sized one first, then global over weak over local, then by name. */
+	/* Of aliases, the sized one first, then a public over a local one, then by name. */
 	if ((x->size != 0) != (y->size != 0))
 		return x->size ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank - y->rank;
+	if (x->local != y->local)
+		return x->local ? 1 : -1;
 	return cmp_alias(x->name, y->name);
 }
 
@@ -282,8 +280,11 @@ static int load_file(struct mt_symbols *s, struct file_syms *f)
 		elf_end(elf);
 		close(fd);
 	}
-	/* Without .symtab, static functions are missing: the debug file has them. */
-	if (err >= 0 && !in_symtab)
+	/*
+	 * Without .symtab, static functions are missing: the debug file has them. Without the
+	 * file's segments (gone, or replaced) no offset could be looked up in it.
+	 */
+	if (err >= 0 && !in_symtab && f->n_segs)
 		err = read_debug_file(s, f, &cap);
 	if (err < 0)
 		return err;

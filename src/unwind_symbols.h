@@ -21,8 +21,9 @@ void mt_symbols_free(struct mt_symbols *s);
 /*
  * What file_id names: the path recorded when it was mapped, and its build id (lower-case hex, ""
  * when none is known: then the file's own is taken). A file whose build id differs from the
- * recorded one (replaced since the run) is not used; its debug file still is. Returns 0 or
- * -ENOMEM.
+ * recorded one (replaced since the run), or that is gone, names nothing: a frame is an offset in
+ * the file, and only the file's own program headers say which address that is (a debug file's
+ * have no file offsets). Returns 0 or -ENOMEM.
  */
 int mt_symbols_add_file(struct mt_symbols *s, uint16_t file_id, const char *path,
 			const char *build_id);

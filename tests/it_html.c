@@ -19,25 +19,16 @@
 
 #define SCREENSHOT MT_BUILD_DIR "/tests/html-report.png"
 
-/* memtrack run -q [opt] -o DIR/a.mtk -- cmd...; the artifact's path in art (128 bytes). */
-static void record(const char *opt, const char *const *cmd, char *art)
+/* memtrack run -q [opt] -o DIR/a.mtk -- cmd..., which must exit 0: the artifact (to free). */
+static char *record(const char *opt, const char *const *cmd)
 {
-	char dir[64];
-	const char *argv[16] = {MEMTRACK, "run", "-q", "-o", art};
 	struct mt_out o;
-	int n = 5;
+	char *art = mt_record(MEMTRACK, NULL, (const char *const[]){opt, NULL}, cmd, 120, &o);
 
-	mt_tmpdir(dir);
-	snprintf(art, 128, "%s/a.mtk", dir);
-	if (opt)
-		argv[n++] = opt;
-	argv[n++] = "--";
-	for (int i = 0; cmd[i]; i++)
-		argv[n++] = cmd[i];
-	argv[n] = NULL;
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_ptr_nonnull(art);
 	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
 	mt_out_free(&o);
+	return art;
 }
 
 /* memtrack report with argv[2..] (NULL-terminated, from a[0]); exits 0 and prints nothing. */
@@ -100,7 +91,7 @@ START_TEST(svg_lines_of_forks4)
 {
 	const char *cmd[] = {FIXTURE("forks4"), NULL};
 	static const char *const peaks[] = {"1000", "320", "1280", "2880", "5120"};
-	char art[128], svg[192], want[64];
+	char *art = record(NULL, cmd), svg[192], want[64];
 	const char *xml[] = {"python3", "-c",
 			     "import sys, xml.dom.minidom as m; "
 			     "d = m.parse(sys.argv[1]); "
@@ -109,7 +100,6 @@ START_TEST(svg_lines_of_forks4)
 	struct mt_out o;
 	char *text, *peak;
 
-	record(NULL, cmd, art);
 	snprintf(svg, sizeof(svg), "%s.svg", art);
 	/* The order of the example: the artifact, then --over-time. */
 	report((const char *const[]){"--svg", svg, art, "--over-time", NULL});
@@ -137,6 +127,7 @@ START_TEST(svg_lines_of_forks4)
 	free(text);
 	unlink(svg);
 	unlink(art);
+	free(art);
 }
 END_TEST
 
@@ -268,9 +259,8 @@ static void expect_zoom_and_search(const char *url_base)
 START_TEST(html_drawn_by_chromium)
 {
 	const char *cmd[] = {FIXTURE("leaks"), NULL};
-	char art[128], html[192], url[256], *text, *dom, *png;
+	char *art = record("--stacks", cmd), html[192], url[256], *text, *dom, *png;
 
-	record("--stacks", cmd, art);
 	snprintf(html, sizeof(html), "%s.html", art);
 	report((const char *const[]){"--html", html, art, NULL});
 	text = mt_slurp(html);
@@ -318,6 +308,7 @@ START_TEST(html_drawn_by_chromium)
 	free(png);
 	unlink(html);
 	unlink(art);
+	free(art);
 }
 END_TEST
 

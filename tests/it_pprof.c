@@ -19,28 +19,14 @@
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
-/*
- * [wrap...] memtrack run -q --stacks -o DIR/a.mtk -- cmd... (wrap NULL-terminated, or NULL):
- * the artifact's path (to free).
- */
+/* [wrap...] memtrack run -q --stacks -o DIR/a.mtk -- cmd..., which must exit 0: the artifact. */
 static char *record_in(const char *const *wrap, const char *const *cmd)
 {
-	char dir[64], *art = malloc(128);
-	const char *argv[24];
-	const char *run[] = {MEMTRACK, "run", "-q", "--stacks", "-o", art, "--", NULL};
 	struct mt_out o;
-	int n = 0;
+	char *art =
+	    mt_record(MEMTRACK, wrap, (const char *const[]){"--stacks", NULL}, cmd, 120, &o);
 
-	mt_tmpdir(dir);
-	snprintf(art, 128, "%s/a.mtk", dir);
-	for (int i = 0; wrap && wrap[i]; i++)
-		argv[n++] = wrap[i];
-	for (int i = 0; run[i]; i++)
-		argv[n++] = run[i];
-	for (int i = 0; cmd[i] && n < 23; i++)
-		argv[n++] = cmd[i];
-	argv[n] = NULL;
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_ptr_nonnull(art);
 	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
 	mt_out_free(&o);
 	return art;

@@ -17,22 +17,13 @@
 
 #define RECURSE_FRAMES 126 /* 128 pcs: malloc, stk_deep_leaf, then stk_recurse */
 
-/* memtrack run -q --stacks [opt] -o DIR/a.mtk -- argv...; the artifact's path (to free). */
+/* memtrack run -q --stacks [opt] -o DIR/a.mtk -- argv..., which must exit 0: the artifact. */
 static char *record(const char *opt, const char *const *cmd, struct mt_out *o)
 {
-	char dir[64], *art = malloc(128);
-	const char *argv[16] = {MEMTRACK, "run", "-q", "--stacks", "-o", art};
-	int n = 6;
+	char *art =
+	    mt_record(MEMTRACK, NULL, (const char *const[]){"--stacks", opt, NULL}, cmd, 120, o);
 
-	mt_tmpdir(dir);
-	snprintf(art, 128, "%s/a.mtk", dir);
-	if (opt)
-		argv[n++] = opt;
-	argv[n++] = "--";
-	for (int i = 0; cmd[i]; i++)
-		argv[n++] = cmd[i];
-	argv[n] = NULL;
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, o), 0);
+	ck_assert_ptr_nonnull(art);
 	ck_assert_msg(o->code == 0, "run failed (%d): %s", o->code, o->err);
 	return art;
 }

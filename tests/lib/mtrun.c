@@ -303,30 +303,57 @@ struct json_object *mt_run_report(const char *const *opts, const char *const *cm
 	return mt_run_report_with(MEMTRACK, opts, cmd, timeout_s, o);
 }
 
-struct json_object *mt_run_report_with(const char *memtrack, const char *const *opts,
-				       const char *const *cmd, int timeout_s, struct mt_out *o)
+char *mt_record(const char *memtrack, const char *const *wrap, const char *const *opts,
+		const char *const *cmd, int timeout_s, struct mt_out *o)
 {
-	char dir[64], art[128];
-	const char *argv[64] = {memtrack, "run", "-q", "-o", art};
-	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
-	struct json_object *report = NULL;
-	struct mt_out r;
-	size_t n = 5;
+	char dir[64], *art = malloc(128);
+	const char *argv[64];
+	size_t n = 0;
 
+	if (!art)
+		return NULL;
 	mt_tmpdir(dir);
-	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(art, 128, "%s/a.mtk", dir);
+	for (size_t i = 0; wrap && wrap[i] && n < 16; i++)
+		argv[n++] = wrap[i];
+	argv[n++] = memtrack;
+	argv[n++] = "run";
+	argv[n++] = "-q";
+	argv[n++] = "-o";
+	argv[n++] = art;
 	for (size_t i = 0; opts && opts[i] && n < 40; i++)
 		argv[n++] = opts[i];
 	argv[n++] = "--";
 	for (size_t i = 0; cmd[i] && n < 63; i++)
 		argv[n++] = cmd[i];
 	argv[n] = NULL;
-	if (mt_run(argv, NULL, NULL, timeout_s, o) == 0 && mt_run(rep, NULL, NULL, 60, &r) == 0) {
+	if (mt_run(argv, NULL, NULL, timeout_s, o)) {
+		rmdir(dir);
+		free(art);
+		return NULL;
+	}
+	return art;
+}
+
+struct json_object *mt_run_report_with(const char *memtrack, const char *const *opts,
+				       const char *const *cmd, int timeout_s, struct mt_out *o)
+{
+	char *art = mt_record(memtrack, NULL, opts, cmd, timeout_s, o), *slash;
+	struct json_object *report = NULL;
+	struct mt_out r;
+
+	if (!art)
+		return NULL;
+	if (mt_run((const char *const[]){MEMTRACK, "report", "--json", art, NULL}, NULL, NULL, 60,
+		   &r) == 0) {
 		if (r.code == 0)
 			report = json_tokener_parse(r.out);
 		mt_out_free(&r);
 	}
 	unlink(art);
-	rmdir(dir);
+	slash = strrchr(art, '/');
+	*slash = 0;
+	rmdir(art);
+	free(art);
 	return report;
 }

@@ -49,6 +49,15 @@ bool mt_pid_alive(pid_t pid);
 bool mt_gdb_attaches(pid_t pid, char **said);
 
 /*
+ * [wrap...] memtrack run -q [opts...] -o DIR/a.mtk -- cmd..., DIR a fresh directory, memtrack the
+ * binary to run (MEMTRACK, or a test build). wrap and opts are NULL-terminated or NULL (wrap runs
+ * memtrack, as `unshare --pid --fork` would). Fills *o and returns the artifact's path (to free),
+ * or NULL when memtrack could not be started. The caller judges o->code.
+ */
+char *mt_record(const char *memtrack, const char *const *wrap, const char *const *opts,
+		const char *const *cmd, int timeout_s, struct mt_out *o);
+
+/*
  * memtrack run -q -o ARTIFACT [opts...] -- cmd..., then memtrack report --json ARTIFACT.
  * opts and cmd are NULL-terminated (opts may be NULL). Fills *o with the run's output and returns
  * the report (a json_object *, to put), or NULL when the run left no readable artifact.

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reading /proc/PID/status: the state, thread group, tracer and signal masks of a task, which the
+ * supervisor consults at stops and the tracker when it picks a thread. One reader, so that every
+ * caller parses the file alike.
+ */
+#ifndef MT_PROCSTATUS_H
+#define MT_PROCSTATUS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mt_proc_status {
+	char state;	  /* 'R', 'S', 'T', 't', 'Z', 'X', ...; '?' when the line is absent */
+	pid_t tgid;	  /* 0 when absent */
+	pid_t tracer;	  /* TracerPid: 0 when not traced */
+	uint64_t sig_pnd; /* signals pending for the thread */
+	uint64_t shd_pnd; /* signals pending for the whole process */
+	uint64_t sig_ign; /* ignored */
+	uint64_t sig_cgt; /* caught by a handler */
+};
+
+/* A signal's bit in the masks above. */
+#define MT_SIG_BIT(sig) (1ULL << ((sig)-1))
+
+/*
+ * Read the status of pid, or of its thread tid when tid > 0 (/proc/PID/task/TID/status).
+ * Returns 0, or -errno when the file cannot be read (the task is gone); *st is then all unknown.
+ */
+int mt_proc_status_read(pid_t pid, pid_t tid, struct mt_proc_status *st);
+
+#endif

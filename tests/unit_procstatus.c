@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Reading /proc/PID/status (src/procstatus.c), on this test's own process and its children. */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/suite.h"
+#include "procstatus.h"
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+}
+
+/* Pending, ignored and caught signals each land in their own mask. */
+START_TEST(masks_of_this_process)
+{
+	struct sigaction sa = {.sa_handler = on_usr2};
+	struct mt_proc_status st;
+	sigset_t block, old;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	ck_assert_int_eq(sigprocmask(SIG_BLOCK, &block, &old), 0);
+	ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+	signal(SIGWINCH, SIG_IGN);
+	/* Thread-directed: SigPnd; process-directed: ShdPnd. */
+	ck_assert_int_eq(syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGUSR1), 0);
+	ck_assert_int_eq(mt_proc_status_read(getpid(), 0, &st), 0);
+	ck_assert_int_eq(st.tgid, getpid());
+	ck_assert_int_eq(st.state, 'R');
+	ck_assert_uint_eq(st.sig_pnd & MT_SIG_BIT(SIGUSR1), MT_SIG_BIT(SIGUSR1));
+	ck_assert_uint_eq(st.shd_pnd & MT_SIG_BIT(SIGUSR1), 0);
+	ck_assert_uint_eq(st.sig_cgt & MT_SIG_BIT(SIGUSR2), MT_SIG_BIT(SIGUSR2));
+	ck_assert_uint_eq(st.sig_ign & MT_SIG_BIT(SIGWINCH), MT_SIG_BIT(SIGWINCH));
+	ck_assert_uint_eq(st.sig_ign & MT_SIG_BIT(SIGUSR2), 0);
+	kill(getpid(), SIGUSR1);
+	ck_assert_int_eq(mt_proc_status_read(getpid(), 0, &st), 0);
+	ck_assert_uint_eq(st.shd_pnd & MT_SIG_BIT(SIGUSR1), MT_SIG_BIT(SIGUSR1));
+	/* Consume the pending SIGUSR1s before unblocking, so the default action never runs. */
+	signal(SIGUSR1, SIG_IGN);
+	ck_assert_int_eq(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+	ck_assert_int_eq(mt_proc_status_read(getpid(), 0, &st), 0);
+	ck_assert_uint_eq((st.sig_pnd | st.shd_pnd) & MT_SIG_BIT(SIGUSR1), 0);
+}
+END_TEST
+
+static volatile pid_t parked_tid;
+
+static void *parked(void *arg)
+{
+	(void)arg;
+	parked_tid = (pid_t)syscall(SYS_gettid);
+	pause();
+	return NULL;
+}
+
+/* A thread's own file, and its process as its thread group. */
+START_TEST(thread_of_this_process)
+{
+	struct mt_proc_status st;
+	pthread_t t;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, parked, NULL), 0);
+	while (!parked_tid)
+		usleep(1000);
+	ck_assert_int_ne(parked_tid, getpid());
+	ck_assert_int_eq(mt_proc_status_read(getpid(), parked_tid, &st), 0);
+	ck_assert_int_eq(st.tgid, getpid());
+	ck_assert_int_eq(mt_proc_status_read(parked_tid, 0, &st), 0);
+	ck_assert_int_eq(st.tgid, getpid());
+	ck_assert_int_eq(mt_proc_status_read(getpid(), getpid() + 1000000, &st), -ENOENT);
+	pthread_cancel(t);
+	pthread_join(t, NULL);
+}
+END_TEST
+
+/* A stopped child, a zombie, and a reaped one (gone: -ENOENT). */
+START_TEST(states_of_a_child)
+{
+	struct mt_proc_status st;
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		raise(SIGSTOP);
+		_exit(3);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
+	ck_assert_int_eq(mt_proc_status_read(pid, 0, &st), 0);
+	ck_assert_int_eq(st.state, 'T');
+	ck_assert_int_eq(st.tracer, 0);
+	kill(pid, SIGCONT);
+	ck_assert_int_eq(waitid(P_PID, pid, &(siginfo_t){0}, WEXITED | WNOWAIT), 0);
+	ck_assert_int_eq(mt_proc_status_read(pid, 0, &st), 0);
+	ck_assert_int_eq(st.state, 'Z');
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(mt_proc_status_read(pid, 0, &st), -ENOENT);
+	ck_assert_int_eq(st.state, '?');
+	ck_assert_int_eq(st.tgid, 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("procstatus");
+	TCase *tc = tcase_create("procstatus");
+
+	tcase_add_test(tc, masks_of_this_process);
+	tcase_add_test(tc, thread_of_this_process);
+	tcase_add_test(tc, states_of_a_child);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
