@@ -369,16 +369,23 @@ static void write_site_text(FILE *out, const char *s, size_t len)
 	fwrite(s, 1, (size_t)(end - s), out);
 }
 
+/* Right after a write to out failed (ferror): its errno, a full disk or a closed pipe. */
+static int write_error(void)
+{
+	return errno ? -errno : -EIO;
+}
+
 /*
- * The "sites" array, the document's last member: each site built, written and freed in turn. A
- * write error ends it early (the caller sees it in ferror(out)). 0 or -ENOMEM.
+ * The "sites" array, the document's last member: each site built, written and freed in turn. 0,
+ * -ENOMEM, or the errno of a write that failed: the rest is not built for nobody.
  */
 static int write_sites(const struct mt_report *rep, FILE *out)
 {
 	size_t n = mt_sites_count(rep->sites);
+	int ret;
 
 	fputs(",\n  \"sites\":[\n", out);
-	for (size_t i = 0; i < n && !ferror(out); i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_site(mt_sites_get(rep->sites, i));
 		const char *s;
 		size_t len;
@@ -391,7 +398,10 @@ static int write_sites(const struct mt_report *rep, FILE *out)
 		if (i)
 			fputs(",\n", out);
 		write_site_text(out, s, len);
+		ret = ferror(out) ? write_error() : 0;
 		json_object_put(o);
+		if (ret)
+			return ret;
 	}
 	fputs(n ? "\n  ]" : "  ]", out);
 	return 0;
@@ -413,9 +423,9 @@ int mt_output_json(const struct mt_report *rep, FILE *out)
 		goto out;
 	}
 	fwrite(s, 1, len - 2, out);
-	ret = write_sites(rep, out);
+	ret = ferror(out) ? write_error() : write_sites(rep, out);
 	if (!ret && (fputs("\n}\n", out) < 0 || ferror(out)))
-		ret = -EIO;
+		ret = write_error();
 out:
 	json_object_put(o);
 	return ret;

@@ -1210,6 +1210,34 @@ START_TEST(json_sites_text)
 }
 END_TEST
 
+/*
+ * A write that fails (a full disk) is the writer's errno, whether it fails in the top of the
+ * document (unbuffered: the first write) or in its sites (buffered: once they overflow the buffer).
+ */
+START_TEST(json_write_error_is_returned)
+{
+	struct mt_report *rep;
+
+	S->stacks = 40;
+	for (uint32_t id = 1; id <= S->stacks; id++) {
+		alloc(100, MT_K_MALLOC, 0x1000 + id * 16, 8);
+		from(id);
+	}
+	rep = load();
+	ck_assert_uint_eq(mt_sites_count(rep->sites), 40);
+	for (int buffered = 0; buffered <= 1; buffered++) {
+		FILE *f = fopen("/dev/full", "w");
+
+		ck_assert_ptr_nonnull(f);
+		if (!buffered)
+			setvbuf(f, NULL, _IONBF, 0);
+		ck_assert_int_eq(mt_output_json(rep, f), -ENOSPC);
+		fclose(f);
+	}
+	mt_report_free(rep);
+}
+END_TEST
+
 START_TEST(json_truncated_has_null_drops)
 {
 	char *path;
@@ -1766,6 +1794,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, truncated_artifact);
 	tcase_add_test(to, json_output);
 	tcase_add_test(to, json_sites_text);
+	tcase_add_test(to, json_write_error_is_returned);
 	tcase_add_test(to, json_truncated_has_null_drops);
 	tcase_add_test(to, human_output);
 	tcase_add_test(to, human_truncated_and_top);
