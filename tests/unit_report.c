@@ -1136,11 +1136,12 @@ END_TEST
  */
 START_TEST(json_sites_text)
 {
-	static const char frame[] = "        {\n"
-				    "          \"function\":null,\n"
-				    "          \"file\":\"/nowhere/a\\\"b\\\\c\\u0001\x7f\xef\xbf\xbd.so\",\n"
-				    "          \"offset\":%u\n"
-				    "        }";
+	static const char frame[] =
+	    "        {\n"
+	    "          \"function\":null,\n"
+	    "          \"file\":\"/nowhere/a\\\"b\\\\c\\u0001\x7f\xef\xbf\xbd.so\",\n"
+	    "          \"offset\":%u\n"
+	    "        }";
 	static const char site[] = "    {\n"
 				   "      \"stack_id\":%u,\n"
 				   "      \"allocations\":%u,\n"
