@@ -377,7 +377,7 @@ static int write_error(void)
 
 /*
  * The "sites" array, the document's last member: each site built, written and freed in turn. 0,
- * -ENOMEM, or the errno of a write that failed: the rest is not built for nobody.
+ * -ENOMEM, or the errno of the write that failed: the sites after it are not built.
  */
 static int write_sites(const struct mt_report *rep, FILE *out)
 {
