@@ -9,7 +9,7 @@ BENCH_PLUGIN_COUNT ?= 48
 BENCH_PLUGIN_IDS := $(shell seq 0 $$(($(BENCH_PLUGIN_COUNT) - 1)))
 
 BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec $(BENCH_DIR)/evblock_cost \
-	$(BENCH_DIR)/linkcost $(BENCH_DIR)/unwind_size
+	$(BENCH_DIR)/linkcost $(BENCH_DIR)/unwind_size $(BENCH_DIR)/manystacks
 BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc \
 	$(BENCH_DIR)/noalloc $(BENCH_DIR)/deepchurn $(BENCH_DIR)/entrycost
 BENCH_PLUGINS := $(foreach k,$(BENCH_PLUGIN_IDS),$(BENCH_DIR)/plugins/empty_$(k).so \
@@ -82,3 +82,8 @@ $(BENCH_DIR)/plugins/alloc_%.so: bench/plugin_alloc.c
 $(BENCH_DIR)/evblock_cost: bench/evblock_cost.c $(BUILD)/libmemtrack.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) bench/evblock_cost.c -o $@ $(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)
+
+# A synthetic artifact of many distinct stacks, for the cost of reporting it (docs/PERFORMANCE.md).
+$(BENCH_DIR)/manystacks: bench/manystacks.c $(BUILD)/libmemtrack.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) bench/manystacks.c -o $@ $(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)

@@ -16,7 +16,10 @@
 
 /* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
 int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
-/* One JSON document (json-c). Returns 0, -ENOMEM or -EIO. */
+/*
+ * One JSON document (json-c), its sites written one at a time. Returns 0, -ENOMEM, or the errno of
+ * a write that failed (-ENOSPC, -EPIPE): then it stops there.
+ */
 int mt_output_json(const struct mt_report *rep, FILE *out);
 
 /*

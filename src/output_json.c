@@ -2,6 +2,7 @@
 /* The JSON output of an aggregated run (output.h): one document, the shape README describes. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include <json.h>
@@ -294,6 +295,7 @@ static struct json_object *json_site(const struct mt_site *s)
 	return o;
 }
 
+/* The document but its sites: small, a few objects per process, image and file. */
 static struct json_object *json_report(const struct mt_report *rep)
 {
 	struct json_object *o = json_object_new_object(), *a;
@@ -334,27 +336,97 @@ static struct json_object *json_report(const struct mt_report *rep)
 	jset(o, "not_probed", json_unprobed(rep));
 	jset(o, "families", json_families(rep));
 	jset(o, "histogram", json_histogram(rep));
-	a = json_object_new_array();
-	for (i = 0; i < mt_sites_count(rep->sites); i++)
-		json_object_array_add(a, json_site(mt_sites_get(rep->sites, i)));
-	jset(o, "sites", a);
 	return o;
+}
+
+/*
+ * The document is json-c's throughout, pretty (two spaces a level, no space after a colon, no
+ * "\/"), but it is not one tree: with --stacks the sites are nearly all of it (an object per
+ * frame; gigabytes for a big program's), so each site is a tree of its own, serialised, written
+ * and freed in turn. Not written by hand: every string of the document keeps json-c's escaping of
+ * odd bytes, one escaper, and the bytes are those the single tree printed.
+ */
+#define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* A site's indentation: two levels, an element of the top level's "sites" array. */
+static const char site_indent[] = "    ";
+
+/*
+ * A site s, serialised as a top level, written at its depth: each line break followed by its
+ * indentation. A line break of s is always one of the layout's, never in a string: json-c writes
+ * every control byte of a string as an escape.
+ */
+static void write_site_text(FILE *out, const char *s, size_t len)
+{
+	const char *end = s + len, *nl;
+
+	fputs(site_indent, out);
+	while ((nl = memchr(s, '\n', (size_t)(end - s)))) {
+		fwrite(s, 1, (size_t)(nl + 1 - s), out);
+		fputs(site_indent, out);
+		s = nl + 1;
+	}
+	fwrite(s, 1, (size_t)(end - s), out);
+}
+
+/* Right after a write to out failed (ferror): its errno, a full disk or a closed pipe. */
+static int write_error(void)
+{
+	return errno ? -errno : -EIO;
+}
+
+/*
+ * The "sites" array, the document's last member: each site built, written and freed in turn. 0,
+ * -ENOMEM, or the errno of the write that failed: the sites after it are not built.
+ */
+static int write_sites(const struct mt_report *rep, FILE *out)
+{
+	size_t n = mt_sites_count(rep->sites);
+	int ret;
+
+	fputs(",\n  \"sites\":[\n", out);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_site(mt_sites_get(rep->sites, i));
+		const char *s;
+		size_t len;
+
+		s = o ? json_object_to_json_string_length(o, JSON_FLAGS, &len) : NULL;
+		if (!s) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		if (i)
+			fputs(",\n", out);
+		write_site_text(out, s, len);
+		ret = ferror(out) ? write_error() : 0;
+		json_object_put(o);
+		if (ret)
+			return ret;
+	}
+	fputs(n ? "\n  ]" : "  ]", out);
+	return 0;
 }
 
 int mt_output_json(const struct mt_report *rep, FILE *out)
 {
 	struct json_object *o = json_report(rep);
 	const char *s;
+	size_t len;
 	int ret = 0;
 
 	if (!o)
 		return -ENOMEM;
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						  JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!s)
+	/* The top level ends "\n}": the sites go in before that. */
+	s = json_object_to_json_string_length(o, JSON_FLAGS, &len);
+	if (!s || len < 2) {
 		ret = -ENOMEM;
-	else if (fprintf(out, "%s\n", s) < 0 || ferror(out))
-		ret = -EIO;
+		goto out;
+	}
+	fwrite(s, 1, len - 2, out);
+	ret = ferror(out) ? write_error() : write_sites(rep, out);
+	if (!ret && (fputs("\n}\n", out) < 0 || ferror(out)))
+		ret = write_error();
+out:
 	json_object_put(o);
 	return ret;
 }

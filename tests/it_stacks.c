@@ -266,6 +266,68 @@ START_TEST(cxx_call_chains)
 }
 END_TEST
 
+/* Whether a site of report --json has these functions as its first frames, innermost first. */
+static bool site_starts_with(struct json_object *site, const char *const *fns, size_t n)
+{
+	struct json_object *frames = mt_json_get(site, "frames");
+
+	if (json_object_array_length(frames) < n)
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *f = json_object_array_get_idx(frames, k);
+		const char *fn = json_object_get_string(mt_json_get(f, "function"));
+
+		if (!fn || strcmp(fn, fns[k]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The JSON of the same sites (its sites are written one at a time): the path to stk_leaf_malloc
+ * once, with its counts and the fixture's file, and the recursion's 128 frames, truncated.
+ */
+static void expect_json_sites(const char *art)
+{
+	static const char *const leaf[] = {"malloc", "stk_leaf_malloc", "stk_path_a", "main"};
+	const char *argv[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct json_object *doc, *sites, *found = NULL, *deep = NULL;
+	const char *file;
+	struct mt_out r;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &r), 0);
+	ck_assert_msg(r.code == 0, "report --json failed: %s", r.err);
+	doc = json_tokener_parse(r.out);
+	ck_assert_msg(doc != NULL, "not JSON: %.3000s", r.out);
+	sites = mt_json_get(doc, "sites");
+	for (size_t i = 0; i < json_object_array_length(sites); i++) {
+		struct json_object *s = json_object_array_get_idx(sites, i);
+
+		if (site_starts_with(s, leaf, 4)) {
+			ck_assert_msg(!found, "two sites of stk_leaf_malloc");
+			found = s;
+		}
+		if (!strcmp(json_object_get_string(mt_json_get(s, "stack")), "truncated")) {
+			ck_assert_msg(!deep, "two truncated sites");
+			deep = s;
+		}
+	}
+	ck_assert_msg(found, "no site of stk_leaf_malloc in %.3000s", r.out);
+	ck_assert_int_eq(mt_json_i64(found, "allocations"), 3);
+	ck_assert_int_eq(mt_json_i64(found, "bytes"), 48);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(found, "stack")), "complete");
+	file = json_object_get_string(
+	    mt_json_get(json_object_array_get_idx(mt_json_get(found, "frames"), 1), "file"));
+	ck_assert_msg(file && strlen(file) > 16 &&
+			  !strcmp(file + strlen(file) - 16, "/fixtures/stacks"),
+		      "stk_leaf_malloc in %s", file);
+	ck_assert_msg(deep, "no truncated site");
+	ck_assert_int_eq(json_object_array_length(mt_json_get(deep, "frames")), RECURSE_FRAMES + 2);
+	ck_assert_int_eq(mt_json_i64(deep, "bytes"), 64);
+	json_object_put(doc);
+	mt_out_free(&r);
+}
+
 /* One stack per call site, whatever the number of calls: the kernel stores it once. */
 START_TEST(report_lists_sites_with_frames)
 {
@@ -291,6 +353,7 @@ START_TEST(report_lists_sites_with_frames)
 	ck_assert_msg(strstr(r.out, " 1 allocations, 64 B; live at exit: 0 blocks, 0 B; at the "
 				    "peak: 0 blocks, 0 B (truncated: "),
 		      "%.3000s", r.out);
+	expect_json_sites(art);
 	mt_out_free(&r);
 	free(art);
 	mt_out_free(&o);

@@ -35,6 +35,8 @@ struct script {
 	bool no_footer;
 	bool handoff;	 /* process 100 handed to a debugger after the first half of the events */
 	uint32_t stacks; /* stack records 1..stacks, written first (stack_of) */
+	/* The path of the stacks' file 50 (write_stack) when it has a record; no file is there. */
+	const char *frames_path;
 };
 
 static struct script *S;
@@ -139,6 +141,12 @@ static char *write_script(void)
 	ck_assert_int_eq(mt_artifact_write_process(w, &root), 0);
 	ck_assert_int_eq(mt_artifact_write_file(w, &libc), 0);
 	ck_assert_int_eq(mt_artifact_write_file(w, &je), 0);
+	if (S->frames_path) {
+		struct mt_artifact_file frames = {.file_id = 50, .family = MT_FAM_NONE};
+
+		snprintf(frames.path, sizeof(frames.path), "%s", S->frames_path);
+		ck_assert_int_eq(mt_artifact_write_file(w, &frames), 0);
+	}
 	for (uint32_t id = 1; id <= S->stacks; id++)
 		write_stack(w, id);
 	if (S->no_footer) {
@@ -1120,6 +1128,117 @@ START_TEST(json_output)
 }
 END_TEST
 
+/*
+ * The sites, written one at a time (src/output_json.c), are the document's last member, laid out
+ * and escaped as one json-c tree prints them: a site with frames in a file whose path has odd
+ * bytes (quote, backslash, a control byte, DEL, a byte that is not UTF-8), one with another stack,
+ * and one whose stack no record describes (no frames), allocated after the peak.
+ */
+START_TEST(json_sites_text)
+{
+	static const char frame[] =
+	    "        {\n"
+	    "          \"function\":null,\n"
+	    "          \"file\":\"/nowhere/a\\\"b\\\\c\\u0001\x7f\xef\xbf\xbd.so\",\n"
+	    "          \"offset\":%u\n"
+	    "        }";
+	static const char site[] = "    {\n"
+				   "      \"stack_id\":%u,\n"
+				   "      \"allocations\":%u,\n"
+				   "      \"bytes\":%u,\n"
+				   "      \"live_blocks\":%u,\n"
+				   "      \"live_bytes\":%u,\n"
+				   "      \"peak_blocks\":%u,\n"
+				   "      \"peak_bytes\":%u,\n"
+				   "      \"stack\":\"%s\",\n"
+				   "      \"frames\":[\n"
+				   "%s\n"
+				   "      ]\n"
+				   "    }";
+	char *argv[] = {"report", "--json", NULL, NULL}, frames[3][2048], want[16384];
+	char f1[4096], f2[4096];
+	const char *at;
+	struct captured c;
+
+	S->stacks = 2;
+	S->frames_path = "/nowhere/a\"b\\c\x01\x7f\xff.so";
+	alloc(100, MT_K_MALLOC, 0x10, 100);
+	from(1);
+	alloc(100, MT_K_MALLOC, 0x20, 30);
+	from(2);
+	alloc(100, MT_K_MALLOC, 0x30, 7);
+	from(1);
+	mfree(100, 0x10);
+	alloc(100, MT_K_MALLOC, 0x40, 5);
+	from(7);
+	argv[2] = write_script();
+	for (unsigned int id = 1; id <= 2; id++) {
+		char f[3][512];
+
+		snprintf(f[0], sizeof(f[0]), frame, 0x10);
+		snprintf(f[1], sizeof(f[1]), frame, 0x100000 + id);
+		snprintf(f[2], sizeof(f[2]), frame, 0x9000);
+		snprintf(frames[id], sizeof(frames[id]), "%s,\n%s,\n%s", f[0], f[1], f[2]);
+	}
+	snprintf(f1, sizeof(f1), site, 1, 2, 107, 1, 7, 2, 107, "complete", frames[1]);
+	snprintf(f2, sizeof(f2), site, 2, 1, 30, 1, 30, 1, 30, "complete", frames[2]);
+	snprintf(want, sizeof(want),
+		 ",\n  \"sites\":[\n%s,\n%s,\n"
+		 "    {\n"
+		 "      \"stack_id\":7,\n"
+		 "      \"allocations\":1,\n"
+		 "      \"bytes\":5,\n"
+		 "      \"live_blocks\":1,\n"
+		 "      \"live_bytes\":5,\n"
+		 "      \"peak_blocks\":0,\n"
+		 "      \"peak_bytes\":0,\n"
+		 "      \"stack\":\"cut\",\n"
+		 "      \"frames\":[\n"
+		 "      ]\n"
+		 "    }\n"
+		 "  ]\n"
+		 "}\n",
+		 f1, f2);
+	c = run_main(argv);
+	ck_assert_int_eq(c.ret, 0);
+	ck_assert_str_eq(c.err, "");
+	at = strstr(c.out, ",\n  \"sites\":[");
+	ck_assert_msg(at != NULL, "no sites: %s", c.out);
+	ck_assert_str_eq(at, want);
+	captured_free(&c);
+	unlink(argv[2]);
+	free(argv[2]);
+}
+END_TEST
+
+/*
+ * A write that fails (a full disk) is the writer's errno, whether it fails in the top of the
+ * document (unbuffered: the first write) or in its sites (buffered: once they overflow the buffer).
+ */
+START_TEST(json_write_error_is_returned)
+{
+	struct mt_report *rep;
+
+	S->stacks = 40;
+	for (uint32_t id = 1; id <= S->stacks; id++) {
+		alloc(100, MT_K_MALLOC, 0x1000 + id * 16, 8);
+		from(id);
+	}
+	rep = load();
+	ck_assert_uint_eq(mt_sites_count(rep->sites), 40);
+	for (int buffered = 0; buffered <= 1; buffered++) {
+		FILE *f = fopen("/dev/full", "w");
+
+		ck_assert_ptr_nonnull(f);
+		if (!buffered)
+			setvbuf(f, NULL, _IONBF, 0);
+		ck_assert_int_eq(mt_output_json(rep, f), -ENOSPC);
+		fclose(f);
+	}
+	mt_report_free(rep);
+}
+END_TEST
+
 START_TEST(json_truncated_has_null_drops)
 {
 	char *path;
@@ -1675,6 +1794,8 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, dropped_counts);
 	tcase_add_test(tc, truncated_artifact);
 	tcase_add_test(to, json_output);
+	tcase_add_test(to, json_sites_text);
+	tcase_add_test(to, json_write_error_is_returned);
 	tcase_add_test(to, json_truncated_has_null_drops);
 	tcase_add_test(to, human_output);
 	tcase_add_test(to, human_truncated_and_top);
