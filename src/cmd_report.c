@@ -148,13 +148,16 @@ static bool same_file(const char *path, const char *artifact)
 
 /*
  * The picture of --svg, the page of --html or the profile of --pprof, written whole to path or
- * removed: one sentence when it cannot be.
+ * removed: one sentence when it cannot be. Only a regular file is removed: path may name a
+ * device, a FIFO or /dev/stdout, which were there before memtrack and stay.
  */
 static int write_file(const char *path, enum report_file what, const struct mt_report *rep,
 		      const struct report_opts *o)
 {
 	FILE *f = fopen(path, "wb");
 	char p[MT_PRINTABLE_MAX];
+	struct stat st;
+	bool regular;
 	int ret;
 
 	if (!f) {
@@ -162,11 +165,14 @@ static int write_file(const char *path, enum report_file what, const struct mt_r
 			mt_printable(p, sizeof(p), path), strerror(errno));
 		return 1;
 	}
+	regular = !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
 	ret = write_output(what, rep, f, o);
-	if (fclose(f) && !ret)
+	/* The outputs say -EIO for a stream in error; fclose's flush says why (ENOSPC, EPIPE). */
+	if (fclose(f) && (!ret || ret == -EIO))
 		ret = -errno;
 	if (ret) {
-		unlink(path);
+		if (regular)
+			unlink(path);
 		fprintf(stderr, "memtrack: cannot write %s: %s\n", mt_printable(p, sizeof(p), path),
 			strerror(-ret));
 		return 1;
@@ -259,7 +265,7 @@ static int run_report(const char *path, const struct report_opts *o)
 	}
 	ret = print_report(rep, o);
 	mt_report_free(rep);
-	if (!ret && fflush(stdout))
+	if (fflush(stdout) && (!ret || ret == -EIO))
 		ret = -errno;
 	if (ret) {
 		fprintf(stderr, "memtrack: cannot write the report: %s\n", strerror(-ret));
