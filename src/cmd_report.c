@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrack report: the command line of reading an artifact. */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -224,6 +225,12 @@ static int run_report(const char *path, const struct report_opts *o)
 	char p[MT_PRINTABLE_MAX];
 
 	const char *outs[] = {o->html, o->svg, o->pprof};
+
+	/*
+	 * main ignores SIGPIPE for run's sake; a report read through `| head` ends as cat's does,
+	 * silently, of SIGPIPE, rather than with a write error.
+	 */
+	signal(SIGPIPE, SIG_DFL);
 
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
 		const char *out = outs[i];

@@ -377,6 +377,37 @@ START_TEST(report_files_on_a_full_device)
 }
 END_TEST
 
+/*
+ * memtrack report into a pipe nobody reads any more (`| head`) ends as cat does: killed by
+ * SIGPIPE, nothing on stderr. The pipe is a FIFO whose only reader is closed before memtrack
+ * starts, so its first write fails, whatever the timing.
+ */
+START_TEST(report_into_a_closed_pipe)
+{
+	char dir[64], art[128];
+	const char *argv[] = {"sh",
+			      "-c",
+			      "mkfifo \"$2/fifo\" && exec 3<>\"$2/fifo\" 4>\"$2/fifo\" 3<&- && "
+			      "\"$0\" report \"$1\" >&4; echo \"status $?\"",
+			      MEMTRACK,
+			      art,
+			      dir,
+			      NULL};
+	struct mt_out o;
+
+	record_leaks(dir, art, sizeof(art));
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_str_eq(o.out, "status 141\n");
+	ck_assert_str_eq(o.err, "");
+	mt_out_free(&o);
+	snprintf(art + strlen(dir), sizeof(art) - strlen(dir), "/fifo");
+	unlink(art);
+	snprintf(art + strlen(dir), sizeof(art) - strlen(dir), "/a.mtk");
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
 /* Strictly valid JSON and UTF-8, or NULL. */
 static struct json_object *parse_strict(const char *s)
 {
@@ -516,6 +547,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, closed_output_pipe);
 	tcase_add_test(tc, full_disk);
 	tcase_add_test(tc, report_files_on_a_full_device);
+	tcase_add_test(tc, report_into_a_closed_pipe);
 	tcase_add_test(tc, known_inodes_full);
 	tcase_add_test(tc, hostile_file_names);
 	tcase_add_test(tc, unprivileged_tracefs_message);
