@@ -408,6 +408,32 @@ START_TEST(report_into_a_closed_pipe)
 }
 END_TEST
 
+/*
+ * An artifact read from a pipe (memtrack report /dev/stdin, <(zstdcat run.mtk.zst)) is the
+ * same artifact: its report is the file's, byte for byte. The look for CodSpeed's magic must
+ * not eat the first bytes of a pipe.
+ */
+START_TEST(report_reads_a_pipe)
+{
+	char dir[64], art[128];
+	const char *file[] = {MEMTRACK, "report", "--json", art, NULL};
+	const char *piped[] = {"sh",	 "-c", "cat \"$1\" | \"$0\" report --json /dev/stdin",
+			       MEMTRACK, art,  NULL};
+	struct mt_out f, p;
+
+	record_leaks(dir, art, sizeof(art));
+	ck_assert_int_eq(mt_run(file, NULL, NULL, 60, &f), 0);
+	ck_assert_msg(f.code == 0, "report failed (%d): %s", f.code, f.err);
+	ck_assert_int_eq(mt_run(piped, NULL, NULL, 60, &p), 0);
+	ck_assert_msg(p.code == 0, "report of a pipe failed (%d): %s", p.code, p.err);
+	ck_assert_str_eq(p.out, f.out);
+	mt_out_free(&f);
+	mt_out_free(&p);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
 /* Strictly valid JSON and UTF-8, or NULL. */
 static struct json_object *parse_strict(const char *s)
 {
@@ -548,6 +574,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, full_disk);
 	tcase_add_test(tc, report_files_on_a_full_device);
 	tcase_add_test(tc, report_into_a_closed_pipe);
+	tcase_add_test(tc, report_reads_a_pipe);
 	tcase_add_test(tc, known_inodes_full);
 	tcase_add_test(tc, hostile_file_names);
 	tcase_add_test(tc, unprivileged_tracefs_message);
