@@ -651,6 +651,41 @@ START_TEST(bad_output_paths_before_the_run)
 }
 END_TEST
 
+/*
+ * -o and --trace-stops naming one file, spelt two ways: the trace, written at the end, would
+ * replace the artifact. A usage error before the command runs; an artifact already there stays.
+ */
+START_TEST(artifact_and_trace_in_one_file)
+{
+	char dir[64], art[128], trace[128];
+	const char *argv[] = {MEMTRACK, "run", "-o",	   art, "--trace-stops", trace, "--",
+			      "sh",	"-c",  "echo ran", NULL};
+	struct mt_out o;
+	char *kept;
+	FILE *f;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(trace, sizeof(trace), "%s/./a.mtk", dir);
+	for (int existing = 0; existing < 2; existing++) {
+		o = run_quiet(argv);
+		ck_assert_int_eq(o.code, 2);
+		ck_assert_str_eq(o.out, "");
+		ck_assert_str_eq(o.err, "memtrack run: -o and --trace-stops name one file: the "
+					"trace would replace the artifact\n");
+		mt_out_free(&o);
+		kept = mt_slurp(art);
+		ck_assert_str_eq(kept ? kept : "(none)", existing ? "earlier\n" : "(none)");
+		free(kept);
+		f = fopen(art, "w");
+		fputs("earlier\n", f);
+		fclose(f);
+	}
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
 /* Without privileges: one sentence naming what is missing, and exit 1. */
 START_TEST(missing_capabilities)
 {
@@ -773,6 +808,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, missing_interpreter_is_named);
 	tcase_add_test(tc, failed_start_leaves_the_output_alone);
 	tcase_add_test(tc, bad_output_paths_before_the_run);
+	tcase_add_test(tc, artifact_and_trace_in_one_file);
 	tcase_add_test(tc, fatal_error_releases_the_tree);
 	suite_add_tcase(s, tc);
 	return s;
