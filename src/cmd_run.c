@@ -290,7 +290,9 @@ static int check_writable(const char *opt, const char *path)
 
 	if (!copy)
 		return -ENOMEM;
-	if (stat(path, &st) == 0) {
+	if (!*path) {
+		err = ENOENT; /* dirname("") is ".", but open("") fails */
+	} else if (stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			err = EISDIR;
 		else if (access(path, W_OK) < 0)

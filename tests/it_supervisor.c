@@ -648,6 +648,12 @@ START_TEST(bad_output_paths_before_the_run)
 	ck_assert_str_eq(
 	    o.err, "memtrack run: cannot write -o /nonexistent/a.mtk: No such file or directory\n");
 	mt_out_free(&o);
+	art[3] = ""; /* -o "" (an unset variable), whose dirname is "." */
+	o = run_quiet(art);
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_str_eq(o.err, "memtrack run: cannot write -o : No such file or directory\n");
+	mt_out_free(&o);
 }
 END_TEST
 
