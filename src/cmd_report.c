@@ -361,6 +361,32 @@ static const struct mt_cmd report_cmd = {
     .option = report_option,
 };
 
+/*
+ * Two of --html, --svg and --pprof naming one regular file, existing or not (the last would
+ * replace the first): said. A device (/dev/null) may take several.
+ */
+static bool output_twice(const struct report_opts *o)
+{
+	const char *paths[] = {o->html, o->svg, o->pprof};
+	const char *names[] = {"--html", "--svg", "--pprof"};
+	char a[MT_PRINTABLE_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (!paths[i] || !paths[j] ||
+			    (strcmp(paths[i], paths[j]) && !same_file(paths[i], paths[j])) ||
+			    (!stat(paths[i], &st) && !S_ISREG(st.st_mode)))
+				continue;
+			mt_cmd_usage_error(&report_cmd, "%s and %s both write %s: one file each",
+					   names[j], names[i],
+					   mt_printable(a, sizeof(a), paths[i]));
+			return true;
+		}
+	}
+	return false;
+}
+
 int mt_cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {.top = 20, .sites_by = MT_FOLDED_BYTES};
@@ -390,6 +416,8 @@ int mt_cmd_report(int argc, char **argv)
 				   o.json ? "json" : "folded");
 		return MT_EXIT_USAGE;
 	}
+	if (output_twice(&o))
+		return MT_EXIT_USAGE;
 	if (o.over_time != !!o.svg) {
 		mt_cmd_usage_error(&report_cmd, o.svg ? "--svg draws --over-time: add it"
 						      : "--over-time is a picture: --svg OUT.svg "

@@ -580,6 +580,7 @@ START_TEST(bad_inputs_are_one_sentence)
 	const char *json[] = {MEMTRACK, "report", "--json", "--pprof", prof, art, NULL};
 	const char *folded[] = {MEMTRACK, "report", "--pprof", prof, "--folded", art, NULL};
 	const char *no_arg[] = {MEMTRACK, "report", art, "--pprof", NULL};
+	const char *twice[] = {MEMTRACK, "report", "--pprof", prof, "--html", prof, art, NULL};
 	char *before = mt_slurp(art), *after;
 	FILE *f;
 
@@ -599,6 +600,8 @@ START_TEST(bad_inputs_are_one_sentence)
 	expect_refused(json, 2, "--pprof writes a file, --json prints: choose one");
 	expect_refused(folded, 2, "--pprof writes a file, --folded prints: choose one");
 	expect_refused(no_arg, 2, "--pprof");
+	/* the page would replace the profile */
+	expect_refused(twice, 2, "--html and --pprof both write");
 	ck_assert(!exists(prof));
 	free(before);
 	free(after);
