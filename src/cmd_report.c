@@ -257,7 +257,12 @@ static int run_report(const char *path, const struct report_opts *o)
 		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
 		return 1;
 	}
-	if ((o->folded || o->pprof) && !mt_sites_count(rep->sites) && rep->events) {
+	/*
+	 * Sites are made of allocation calls: a run that made none (gzip, a tree of shells that
+	 * only exec) has no sites and an empty flamegraph, whether or not it ran with --stacks.
+	 */
+	if ((o->folded || o->pprof) && !mt_sites_count(rep->sites) &&
+	    rep->totals.allocations + rep->totals.reallocs) {
 		fprintf(stderr,
 			"memtrack: %s: the run recorded no stacks (memtrack run --stacks records "
 			"them)\n",
