@@ -55,6 +55,42 @@ START_TEST(signal_death_is_128_plus_n)
 }
 END_TEST
 
+/*
+ * SIGPIPE (a pipeline's reader left: memtrack run -q -- yes | head) and SIGINT (Ctrl-C) end
+ * pipelines every day and shells say nothing of them: neither does memtrack on stderr, while
+ * --trace-stops still has where they struck.
+ */
+START_TEST(pipe_and_interrupt_deaths_are_quiet)
+{
+	static const struct {
+		const char *num;
+		int sig;
+		const char *name;
+	} sigs[] = {{"13", SIGPIPE, "\"SIGPIPE\""}, {"2", SIGINT, "\"SIGINT\""}};
+	char *trace = mt_tmpfile(), *text;
+	struct mt_out o;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		const char *argv[] = {MEMTRACK,	       "run", "-q", "--no-track",
+				      "--trace-stops", trace, "--", FIXTURE("die_signal"),
+				      sigs[i].num,     NULL};
+
+		o = run_quiet(argv);
+		ck_assert_int_eq(o.code, 128 + sigs[i].sig);
+		ck_assert_str_eq(o.err, "");
+		mt_out_free(&o);
+		text = mt_slurp(trace);
+		ck_assert_ptr_nonnull(text);
+		ck_assert_msg(mt_count_lines(text, "\"backtrace\":[\"kill\",\"main\"") == 1 &&
+				  strstr(text, sigs[i].name),
+			      "%s", text);
+		free(text);
+	}
+	unlink(trace);
+	free(trace);
+}
+END_TEST
+
 START_TEST(missing_command_is_127)
 {
 	const char *argv[] = {MEMTRACK, "run", "--", "/nonexistent/cmd", NULL};
@@ -789,6 +825,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, exit_code_is_the_commands);
 	tcase_add_test(tc, signal_death_is_128_plus_n);
+	tcase_add_test(tc, pipe_and_interrupt_deaths_are_quiet);
 	tcase_add_test(tc, missing_command_is_127);
 	tcase_add_test(tc, non_executable_is_126);
 	tcase_add_test(tc, usage_errors_are_2);
