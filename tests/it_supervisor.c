@@ -91,6 +91,29 @@ START_TEST(pipe_and_interrupt_deaths_are_quiet)
 }
 END_TEST
 
+/*
+ * memtrack under a tracer that follows forks (here memtrack itself; strace -f and gdb do the
+ * same): that tracer takes memtrack's child at its fork, so memtrack cannot seize it. One
+ * sentence naming the tracer, exit 1, and the command never runs.
+ */
+START_TEST(already_traced_command_is_said)
+{
+	const char *argv[] = {MEMTRACK,	    "run", "-q", "--no-track", "--",	   MEMTRACK, "run",
+			      "--no-track", "--",  "sh", "-c",	       "echo ran", NULL};
+	struct mt_out o = run_quiet(argv);
+	char want[256];
+
+	snprintf(want, sizeof(want),
+		 "memtrack: cannot trace 'sh': process %d traces it already (memtrack runs under a "
+		 "tracer that follows its children)\n",
+		 (int)o.pid);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_str_eq(o.err, want);
+	mt_out_free(&o);
+}
+END_TEST
+
 START_TEST(missing_command_is_127)
 {
 	const char *argv[] = {MEMTRACK, "run", "--", "/nonexistent/cmd", NULL};
@@ -826,6 +849,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, exit_code_is_the_commands);
 	tcase_add_test(tc, signal_death_is_128_plus_n);
 	tcase_add_test(tc, pipe_and_interrupt_deaths_are_quiet);
+	tcase_add_test(tc, already_traced_command_is_said);
 	tcase_add_test(tc, missing_command_is_127);
 	tcase_add_test(tc, non_executable_is_126);
 	tcase_add_test(tc, usage_errors_are_2);
