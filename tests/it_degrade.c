@@ -378,6 +378,31 @@ START_TEST(report_files_on_a_full_device)
 END_TEST
 
 /*
+ * The --trace-stops log on a device that is always full, the log longer than stdio's buffer
+ * (200 children): the disk's word, not the stream's generic I/O error.
+ */
+START_TEST(trace_on_a_full_device)
+{
+	char dir[64], full[128], said[256];
+	const char *argv[] = {MEMTRACK,	       "run", "-q", "--no-track",
+			      "--trace-stops", full,  "--", FIXTURE("stress"),
+			      "children",      "200", NULL};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(full, sizeof(full), "%s/full", dir);
+	ck_assert_int_eq(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
+	snprintf(said, sizeof(said), "memtrack: cannot write %s: No space left on device\n", full);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_str_eq(o.err, said);
+	mt_out_free(&o);
+	unlink(full);
+	rmdir(dir);
+}
+END_TEST
+
+/*
  * memtrack report into a pipe nobody reads any more (`| head`) ends as cat does: killed by
  * SIGPIPE, nothing on stderr. The pipe is a FIFO whose only reader is closed before memtrack
  * starts, so its first write fails, whatever the timing.
@@ -573,6 +598,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, closed_output_pipe);
 	tcase_add_test(tc, full_disk);
 	tcase_add_test(tc, report_files_on_a_full_device);
+	tcase_add_test(tc, trace_on_a_full_device);
 	tcase_add_test(tc, report_into_a_closed_pipe);
 	tcase_add_test(tc, report_reads_a_pipe);
 	tcase_add_test(tc, known_inodes_full);
