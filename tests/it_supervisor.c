@@ -146,12 +146,31 @@ START_TEST(usage_errors_are_2)
 	const char *badstop[] = {MEMTRACK, "run", "--stop-at", "nowhere", "--", "true", NULL};
 	const char *unknown[] = {MEMTRACK, "frobnicate", NULL};
 	const char *const *cases[] = {none, nocmd, badopt, badwatch, badstop, unknown};
+	/* Long options that take no value, given one: named as written, never as getopt's code. */
+	const char *noval_run[] = {MEMTRACK, "run", "--no-track=1", "--", "true", NULL};
+	const char *noval_report[] = {MEMTRACK, "report", "--over-time=yes", "a.mtk", NULL};
+	const char *noval_letter[] = {MEMTRACK, "report", "--json=x", "a.mtk", NULL};
+	const struct {
+		const char *const *argv;
+		const char *said;
+	} novals[] = {
+	    {noval_run, "memtrack run: option '--no-track' takes no value\n"},
+	    {noval_report, "memtrack report: option '--over-time' takes no value\n"},
+	    {noval_letter, "memtrack report: option '--json' takes no value\n"},
+	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct mt_out o = run_quiet(cases[i]);
 
 		ck_assert_msg(o.code == 2, "case %zu exited %d", i, o.code);
 		ck_assert_msg(strncmp(o.err, "memtrack", 8) == 0, "case %zu: %s", i, o.err);
+		mt_out_free(&o);
+	}
+	for (size_t i = 0; i < sizeof(novals) / sizeof(novals[0]); i++) {
+		struct mt_out o = run_quiet(novals[i].argv);
+
+		ck_assert_int_eq(o.code, 2);
+		ck_assert_str_eq(o.err, novals[i].said);
 		mt_out_free(&o);
 	}
 }
