@@ -109,7 +109,8 @@ START_TEST(already_traced_command_is_said)
 		 (int)o.pid);
 	ck_assert_int_eq(o.code, 1);
 	ck_assert_str_eq(o.out, "");
-	ck_assert_str_eq(o.err, want);
+	/* The first line: an ASan build's LeakSanitizer adds that it cannot work under ptrace. */
+	ck_assert_msg(!strncmp(o.err, want, strlen(want)), "%s", o.err);
 	mt_out_free(&o);
 }
 END_TEST
