@@ -408,7 +408,8 @@ static int run(int argc, char **argv, struct run_opts *op)
 		op->cfg.artifact_path = op->output ? op->output : default_artifact(op);
 	if ((op->cfg.trace_stops_path &&
 	     check_writable("--trace-stops", op->cfg.trace_stops_path)) ||
-	    (op->cfg.artifact_path && check_writable("-o", op->cfg.artifact_path)))
+	    (op->cfg.artifact_path &&
+	     check_writable(op->output ? "-o" : "the artifact", op->cfg.artifact_path)))
 		return MT_EXIT_USAGE;
 	if (op->cfg.trace_stops_path && op->cfg.artifact_path &&
 	    one_file(op->cfg.trace_stops_path, op->cfg.artifact_path)) {

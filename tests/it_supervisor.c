@@ -709,6 +709,9 @@ END_TEST
 /* An output path that cannot be written is one sentence before the command runs, not after. */
 START_TEST(bad_output_paths_before_the_run)
 {
+	char dir[64], cmd[512];
+	const char *ro_cwd[] = {"unshare", "--mount", "sh", "-c", cmd, NULL};
+	const char *said = "memtrack run: cannot write the artifact memtrack-";
 	const char *stops[] = {
 	    MEMTRACK, "run", "--no-track", "--trace-stops", "/nonexistent/s.json",
 	    "--",     "sh",  "-c",	   "echo ran",	    NULL};
@@ -727,6 +730,19 @@ START_TEST(bad_output_paths_before_the_run)
 	ck_assert_str_eq(
 	    o.err, "memtrack run: cannot write -o /nonexistent/a.mtk: No such file or directory\n");
 	mt_out_free(&o);
+	/* No -o, in a read-only directory: the default artifact, named as such. */
+	mt_tmpdir(dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mount --bind -o ro %s %s && cd %s && %s run -- sh -c 'echo ran'", dir, dir, dir,
+		 MEMTRACK);
+	o = run_quiet(ro_cwd);
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_msg(!strncmp(o.err, said, strlen(said)) &&
+			  strstr(o.err, ".mtk: Read-only file system\n"),
+		      "%s", o.err);
+	mt_out_free(&o);
+	rmdir(dir);
 	art[3] = ""; /* -o "" (an unset variable), whose dirname is "." */
 	o = run_quiet(art);
 	ck_assert_int_eq(o.code, 2);
