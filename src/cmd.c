@@ -28,6 +28,14 @@ static int bad_option(const struct mt_cmd *cmd, int c, char **argv)
 
 	if (c == ':')
 		return mt_cmd_usage_error(cmd, "option '%s' needs an argument", opt);
+	/*
+	 * A long option known but given a value it does not take (--json=x): getopt sets optopt to
+	 * its value, a letter or a number past 255, which is no option the user wrote.
+	 */
+	if (!strncmp(opt, "--", 2))
+		return optopt ? mt_cmd_usage_error(cmd, "option '%.*s' takes no value",
+						   (int)strcspn(opt, "="), opt)
+			      : mt_cmd_usage_error(cmd, "unknown option '%s'", opt);
 	if (optopt)
 		return mt_cmd_usage_error(cmd, "unknown option '-%c'", optopt);
 	return mt_cmd_usage_error(cmd, "unknown option '%s'", opt);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrack report: the command line of reading an artifact. */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -148,13 +149,16 @@ static bool same_file(const char *path, const char *artifact)
 
 /*
  * The picture of --svg, the page of --html or the profile of --pprof, written whole to path or
- * removed: one sentence when it cannot be.
+ * removed: one sentence when it cannot be. Only a regular file is removed: path may name a
+ * device, a FIFO or /dev/stdout, which were there before memtrack and stay.
  */
 static int write_file(const char *path, enum report_file what, const struct mt_report *rep,
 		      const struct report_opts *o)
 {
 	FILE *f = fopen(path, "wb");
 	char p[MT_PRINTABLE_MAX];
+	struct stat st;
+	bool regular;
 	int ret;
 
 	if (!f) {
@@ -162,11 +166,14 @@ static int write_file(const char *path, enum report_file what, const struct mt_r
 			mt_printable(p, sizeof(p), path), strerror(errno));
 		return 1;
 	}
+	regular = !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
 	ret = write_output(what, rep, f, o);
-	if (fclose(f) && !ret)
+	/* The outputs say -EIO for a stream in error; fclose's flush says why (ENOSPC, EPIPE). */
+	if (fclose(f) && (!ret || ret == -EIO))
 		ret = -errno;
 	if (ret) {
-		unlink(path);
+		if (regular)
+			unlink(path);
 		fprintf(stderr, "memtrack: cannot write %s: %s\n", mt_printable(p, sizeof(p), path),
 			strerror(-ret));
 		return 1;
@@ -219,6 +226,12 @@ static int run_report(const char *path, const struct report_opts *o)
 
 	const char *outs[] = {o->html, o->svg, o->pprof};
 
+	/*
+	 * main ignores SIGPIPE for run's sake; a report read through `| head` ends as cat's does,
+	 * silently, of SIGPIPE, rather than with a write error.
+	 */
+	signal(SIGPIPE, SIG_DFL);
+
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
 		const char *out = outs[i];
 
@@ -244,7 +257,12 @@ static int run_report(const char *path, const struct report_opts *o)
 		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
 		return 1;
 	}
-	if ((o->folded || o->pprof) && !mt_sites_count(rep->sites) && rep->events) {
+	/*
+	 * Sites are made of allocation calls: a run that made none (gzip, a tree of shells that
+	 * only exec) has no sites and an empty flamegraph, whether or not it ran with --stacks.
+	 */
+	if ((o->folded || o->pprof) && !mt_sites_count(rep->sites) &&
+	    rep->totals.allocations + rep->totals.reallocs) {
 		fprintf(stderr,
 			"memtrack: %s: the run recorded no stacks (memtrack run --stacks records "
 			"them)\n",
@@ -259,7 +277,7 @@ static int run_report(const char *path, const struct report_opts *o)
 	}
 	ret = print_report(rep, o);
 	mt_report_free(rep);
-	if (!ret && fflush(stdout))
+	if (fflush(stdout) && (!ret || ret == -EIO))
 		ret = -errno;
 	if (ret) {
 		fprintf(stderr, "memtrack: cannot write the report: %s\n", strerror(-ret));
@@ -348,6 +366,32 @@ static const struct mt_cmd report_cmd = {
     .option = report_option,
 };
 
+/*
+ * Two of --html, --svg and --pprof naming one regular file, existing or not (the last would
+ * replace the first): said. A device (/dev/null) may take several.
+ */
+static bool output_twice(const struct report_opts *o)
+{
+	const char *paths[] = {o->html, o->svg, o->pprof};
+	const char *names[] = {"--html", "--svg", "--pprof"};
+	char a[MT_PRINTABLE_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (!paths[i] || !paths[j] ||
+			    (strcmp(paths[i], paths[j]) && !same_file(paths[i], paths[j])) ||
+			    (!stat(paths[i], &st) && !S_ISREG(st.st_mode)))
+				continue;
+			mt_cmd_usage_error(&report_cmd, "%s and %s both write %s: one file each",
+					   names[j], names[i],
+					   mt_printable(a, sizeof(a), paths[i]));
+			return true;
+		}
+	}
+	return false;
+}
+
 int mt_cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {.top = 20, .sites_by = MT_FOLDED_BYTES};
@@ -377,6 +421,8 @@ int mt_cmd_report(int argc, char **argv)
 				   o.json ? "json" : "folded");
 		return MT_EXIT_USAGE;
 	}
+	if (output_twice(&o))
+		return MT_EXIT_USAGE;
 	if (o.over_time != !!o.svg) {
 		mt_cmd_usage_error(&report_cmd, o.svg ? "--svg draws --over-time: add it"
 						      : "--over-time is a picture: --svg OUT.svg "

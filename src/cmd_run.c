@@ -290,7 +290,9 @@ static int check_writable(const char *opt, const char *path)
 
 	if (!copy)
 		return -ENOMEM;
-	if (stat(path, &st) == 0) {
+	if (!*path) {
+		err = ENOENT; /* dirname("") is ".", but open("") fails */
+	} else if (stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			err = EISDIR;
 		else if (access(path, W_OK) < 0)
@@ -305,6 +307,45 @@ static int check_writable(const char *opt, const char *path)
 		return 0;
 	fprintf(stderr, "memtrack run: cannot write %s %s: %s\n", opt, path, strerror(err));
 	return -err;
+}
+
+/* The directory of path, resolved (to free), or NULL. */
+static char *real_dir(const char *path)
+{
+	char *copy = strdup(path), *dir = NULL;
+
+	if (copy)
+		dir = realpath(dirname(copy), NULL);
+	free(copy);
+	return dir;
+}
+
+/*
+ * Whether -o and --trace-stops name one regular file, existing or not: the trace, written at the
+ * end, would replace the artifact. A device or a FIFO (/dev/stdout) may take both.
+ */
+static bool one_file(const char *a, const char *b)
+{
+	char *ca, *cb, *da = NULL, *db = NULL;
+	struct stat sa, sb;
+	bool same = false;
+
+	if (!stat(a, &sa) && !stat(b, &sb))
+		return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (!stat(a, &sa) || !stat(b, &sb))
+		return false; /* one exists, the other does not */
+	ca = strdup(a);
+	cb = strdup(b);
+	if (ca && cb && !strcmp(basename(ca), basename(cb))) {
+		da = real_dir(a);
+		db = real_dir(b);
+		same = da && db && !strcmp(da, db);
+	}
+	free(ca);
+	free(cb);
+	free(da);
+	free(db);
+	return same;
 }
 
 /* A name that does not clobber an earlier run: date, time and memtrack's pid. */
@@ -367,8 +408,15 @@ static int run(int argc, char **argv, struct run_opts *op)
 		op->cfg.artifact_path = op->output ? op->output : default_artifact(op);
 	if ((op->cfg.trace_stops_path &&
 	     check_writable("--trace-stops", op->cfg.trace_stops_path)) ||
-	    (op->cfg.artifact_path && check_writable("-o", op->cfg.artifact_path)))
+	    (op->cfg.artifact_path &&
+	     check_writable(op->output ? "-o" : "the artifact", op->cfg.artifact_path)))
 		return MT_EXIT_USAGE;
+	if (op->cfg.trace_stops_path && op->cfg.artifact_path &&
+	    one_file(op->cfg.trace_stops_path, op->cfg.artifact_path)) {
+		mt_cmd_usage_error(&run_cmd, "-o and --trace-stops name one file: the trace would "
+					     "replace the artifact");
+		return MT_EXIT_USAGE;
+	}
 	err = mt_supervise(&op->cfg, &res);
 	if (err)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -25,9 +26,14 @@ bool mt_codspeed_is_artifact(const char *path)
 {
 	static const unsigned char magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 	unsigned char head[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
 	bool is;
+	int fd;
 
+	/* Reading a pipe's first bytes would take them from memtrack's own reader. */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	is = read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) && !memcmp(head, magic, 4);

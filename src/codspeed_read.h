@@ -36,7 +36,10 @@ struct mt_codspeed_summary {
 	uint64_t first_ns, last_ns;
 };
 
-/* Whether the file starts with a zstd frame's magic number (CodSpeed's artifact does). */
+/*
+ * Whether the file starts with a zstd frame's magic number (CodSpeed's artifact does); false for
+ * a file that is not a regular one (a pipe: memtrack report /dev/stdin), which is not read.
+ */
 bool mt_codspeed_is_artifact(const char *path);
 
 /* Name of a type ("Malloc", ...), as in the artifact. */

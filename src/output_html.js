@@ -115,9 +115,16 @@
 		for (const k of kids) k.sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
 
 		// The URL's fragment may choose the view: #weight=bytes&focus=main&search=sqlite
+		// A malformed escape (#search=100%, a link cut short) is taken as typed, not thrown:
+		// decodeURIComponent's URIError would leave the page without its flamegraph.
 		const param = (k) => {
 			const m = new RegExp('[#&]' + k + '=([^&]*)').exec(location.hash);
-			return m ? decodeURIComponent(m[1]) : '';
+			if (!m) return '';
+			try {
+				return decodeURIComponent(m[1]);
+			} catch (e) {
+				return m[1];
+			}
 		};
 		const focus = Math.max(0, nodes.findIndex((x, i) => i && name(i) === param('focus')));
 		const state = {m: Math.max(0, WEIGHTS.findIndex((x) => x[0] === param('weight'))), focus: focus, search: param('search').toLowerCase()};

@@ -204,7 +204,8 @@ int mt_stoplog_write(struct mt_stoplog *log, const char *path)
 		fprintf(f, "%s\n", plain(log->files[i]));
 	if (ferror(f))
 		err = -EIO;
-	if (fclose(f) && !err)
+	/* fclose's flush retries, and says why the stream failed (ENOSPC): better than EIO. */
+	if (fclose(f) && (!err || err == -EIO))
 		err = -errno;
 	return err;
 }

@@ -531,7 +531,8 @@ static int read_exit_code(pid_t pid)
 	return -1;
 }
 
-static pid_t read_tracer(pid_t pid)
+/* The tracer of pid (TracerPid in its status), 0 when none or unknown. */
+pid_t sup_tracer_of(pid_t pid)
 {
 	struct mt_proc_status st;
 
@@ -548,7 +549,7 @@ static pid_t read_tracer(pid_t pid)
 static void continue_when_debugged(struct sup *s)
 {
 	struct handoff *h = &s->ho;
-	bool traced = read_tracer(h->pid) > 0;
+	bool traced = sup_tracer_of(h->pid) > 0;
 	bool seen = s->tracker && mt_tracker_debugger_seen(s->tracker, h->pid);
 
 	if (traced || (seen && h->seen_untraced)) {

@@ -185,6 +185,7 @@ void sup_handoff_ended(struct sup *s, int status);
 int sup_handoff_tick(struct sup *s);
 void sup_handoff_report(struct sup *s);
 void sup_handoff_free(struct sup *s);
+pid_t sup_tracer_of(pid_t pid);
 
 /* supervisor_gdb.c */
 int sup_gdb_open(struct sup *s);

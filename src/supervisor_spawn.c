@@ -139,6 +139,24 @@ static void say_exec_failure(const char *cmd, int err)
 	fprintf(stderr, "memtrack: cannot run '%s': %s\n", cmd, strerror(err));
 }
 
+/*
+ * Say why the command's process could not be seized. Under a tracer that follows forks (strace
+ * -f, gdb, memtrack running memtrack), that tracer took the child at its fork: name it.
+ */
+static void say_seize_failure(const char *cmd, pid_t pid, int err)
+{
+	pid_t tracer = sup_tracer_of(pid);
+
+	if (err == -EPERM && tracer > 0 && tracer != getpid()) {
+		fprintf(stderr,
+			"memtrack: cannot trace '%s': process %d traces it already (memtrack runs "
+			"under a tracer that follows its children)\n",
+			cmd, tracer);
+		return;
+	}
+	fprintf(stderr, "memtrack: cannot trace '%s': %s\n", cmd, strerror(-err));
+}
+
 /* Fork the command; on success it is stopped at its exec with the trace options set. */
 int sup_spawn(struct sup *s)
 {
@@ -173,6 +191,7 @@ int sup_spawn(struct sup *s)
 	close(gofd[0]);
 	err = ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)PTRACE_OPTIONS) < 0 ? -errno : 0;
 	if (err) {
+		say_seize_failure(s->cfg->argv[0], pid, err);
 		kill(pid, SIGKILL); /* before it may go on untraced */
 		close(gofd[1]);
 		close(pipefd[0]);

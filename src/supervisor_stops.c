@@ -418,7 +418,11 @@ static bool is_stop_sig(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-/* A signal about to kill a process: say where it struck, while the thread can still be read. */
+/*
+ * A signal about to kill a process: say where it struck, while the thread can still be read.
+ * On stderr too, but for SIGINT (Ctrl-C) and SIGPIPE (the reader of `| head` left): the end of
+ * any pipeline, of which shells say nothing either.
+ */
 static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct json_object *d)
 {
 	struct json_object *frames = stack_of(s, t);
@@ -427,6 +431,9 @@ static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct js
 
 	if (!frames)
 		return;
+	json_object_object_add(d, "backtrace", frames);
+	if (sig == SIGINT || sig == SIGPIPE)
+		return;
 	n = json_object_array_length(frames);
 	fprintf(stderr, "memtrack: process %d (%s) got %s at", s->procs[t->proc].pid,
 		s->procs[t->proc].exe, sup_signame(sig, buf, sizeof(buf)));
@@ -434,7 +441,6 @@ static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct js
 		fprintf(stderr, "%s %s", i ? " <-" : "",
 			json_object_get_string(json_object_array_get_idx(frames, i)));
 	fputc('\n', stderr);
-	json_object_object_add(d, "backtrace", frames);
 }
 
 static int on_signal_stop(struct sup *s, struct tracee *t, int sig)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "lib/mtjson.h"
@@ -328,6 +329,136 @@ START_TEST(full_disk)
 }
 END_TEST
 
+/* memtrack run -q --stacks -o DIR/a.mtk -- leaks, in a fresh DIR (64 bytes); the artifact in art.
+ */
+static void record_leaks(char *dir, char *art, size_t artlen)
+{
+	const char *argv[] = {MEMTRACK,		"run", "-q", "--stacks", "-o", art, "--",
+			      FIXTURE("leaks"), NULL};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(art, artlen, "%s/a.mtk", dir);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
+	mt_out_free(&o);
+}
+
+/*
+ * report's files on a device that is always full (a node of /dev/full's numbers): each output
+ * says why in one sentence, the disk's word and not a generic I/O error, and the device, which
+ * memtrack did not create, is still there (a failed output is removed only if a regular file).
+ */
+START_TEST(report_files_on_a_full_device)
+{
+	char dir[64], art[128], full[128], said[256];
+	const char *html[] = {MEMTRACK, "report", "--html", full, art, NULL};
+	const char *svg[] = {MEMTRACK, "report", "--svg", full, "--over-time", art, NULL};
+	const char *pprof[] = {MEMTRACK, "report", "--pprof", full, art, NULL};
+	const char *const *outputs[] = {html, svg, pprof};
+	struct mt_out o;
+	struct stat st;
+
+	record_leaks(dir, art, sizeof(art));
+	snprintf(full, sizeof(full), "%s/full", dir);
+	ck_assert_int_eq(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
+	snprintf(said, sizeof(said), "memtrack: cannot write %s: No space left on device\n", full);
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		ck_assert_int_eq(mt_run(outputs[i], NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 1, "%s: exit %d: %s", outputs[i][2], o.code, o.err);
+		ck_assert_str_eq(o.err, said);
+		mt_out_free(&o);
+		ck_assert_int_eq(stat(full, &st), 0);
+		ck_assert_msg(S_ISCHR(st.st_mode), "%s removed the device", outputs[i][2]);
+	}
+	unlink(full);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
+/*
+ * The --trace-stops log on a device that is always full, the log longer than stdio's buffer
+ * (200 children): the disk's word, not the stream's generic I/O error.
+ */
+START_TEST(trace_on_a_full_device)
+{
+	char dir[64], full[128], said[256];
+	const char *argv[] = {MEMTRACK,	       "run", "-q", "--no-track",
+			      "--trace-stops", full,  "--", FIXTURE("stress"),
+			      "children",      "200", NULL};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(full, sizeof(full), "%s/full", dir);
+	ck_assert_int_eq(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
+	snprintf(said, sizeof(said), "memtrack: cannot write %s: No space left on device\n", full);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_str_eq(o.err, said);
+	mt_out_free(&o);
+	unlink(full);
+	rmdir(dir);
+}
+END_TEST
+
+/*
+ * memtrack report into a pipe nobody reads any more (`| head`) ends as cat does: killed by
+ * SIGPIPE, nothing on stderr. The pipe is a FIFO whose only reader is closed before memtrack
+ * starts, so its first write fails, whatever the timing.
+ */
+START_TEST(report_into_a_closed_pipe)
+{
+	char dir[64], art[128];
+	const char *argv[] = {"sh",
+			      "-c",
+			      "mkfifo \"$2/fifo\" && exec 3<>\"$2/fifo\" 4>\"$2/fifo\" 3<&- && "
+			      "\"$0\" report \"$1\" >&4; echo \"status $?\"",
+			      MEMTRACK,
+			      art,
+			      dir,
+			      NULL};
+	struct mt_out o;
+
+	record_leaks(dir, art, sizeof(art));
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_str_eq(o.out, "status 141\n");
+	ck_assert_str_eq(o.err, "");
+	mt_out_free(&o);
+	snprintf(art + strlen(dir), sizeof(art) - strlen(dir), "/fifo");
+	unlink(art);
+	snprintf(art + strlen(dir), sizeof(art) - strlen(dir), "/a.mtk");
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
+/*
+ * An artifact read from a pipe (memtrack report /dev/stdin, <(zstdcat run.mtk.zst)) is the
+ * same artifact: its report is the file's, byte for byte. The look for CodSpeed's magic must
+ * not eat the first bytes of a pipe.
+ */
+START_TEST(report_reads_a_pipe)
+{
+	char dir[64], art[128];
+	const char *file[] = {MEMTRACK, "report", "--json", art, NULL};
+	const char *piped[] = {"sh",	 "-c", "cat \"$1\" | \"$0\" report --json /dev/stdin",
+			       MEMTRACK, art,  NULL};
+	struct mt_out f, p;
+
+	record_leaks(dir, art, sizeof(art));
+	ck_assert_int_eq(mt_run(file, NULL, NULL, 60, &f), 0);
+	ck_assert_msg(f.code == 0, "report failed (%d): %s", f.code, f.err);
+	ck_assert_int_eq(mt_run(piped, NULL, NULL, 60, &p), 0);
+	ck_assert_msg(p.code == 0, "report of a pipe failed (%d): %s", p.code, p.err);
+	ck_assert_str_eq(p.out, f.out);
+	mt_out_free(&f);
+	mt_out_free(&p);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
 /* Strictly valid JSON and UTF-8, or NULL. */
 static struct json_object *parse_strict(const char *s)
 {
@@ -466,6 +597,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, not_probed_said_without_summary);
 	tcase_add_test(tc, closed_output_pipe);
 	tcase_add_test(tc, full_disk);
+	tcase_add_test(tc, report_files_on_a_full_device);
+	tcase_add_test(tc, trace_on_a_full_device);
+	tcase_add_test(tc, report_into_a_closed_pipe);
+	tcase_add_test(tc, report_reads_a_pipe);
 	tcase_add_test(tc, known_inodes_full);
 	tcase_add_test(tc, hostile_file_names);
 	tcase_add_test(tc, unprivileged_tracefs_message);

@@ -249,6 +249,14 @@ static void expect_zoom_and_search(const char *url_base)
 	expect_attr(dom, "<div id=\"flame\"", "data-drawn", "5");
 	ck_assert_ptr_nonnull(strstr(dom, "matched: 40,400 of 40,400 (100.00%)"));
 	free(dom);
+
+	/* A malformed escape in the fragment (typed, or a link cut short) is searched as typed. */
+	snprintf(url, sizeof(url), "%s#search=100%%", url_base);
+	dom = chromium(url, "--dump-dom", NULL);
+	expect_attr(dom, "<div id=\"flame\"", "data-rendered", "1");
+	expect_attr(dom, "<div id=\"flame\"", "data-total", "100");
+	expect_attr(dom, "<div id=\"flame\"", "data-matched", "0");
+	free(dom);
 }
 
 /*

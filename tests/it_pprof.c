@@ -555,6 +555,41 @@ START_TEST(no_stacks_is_refused)
 }
 END_TEST
 
+/*
+ * A run with --stacks that made no allocation call (exit_code 0: none, fixtures/README.md) has
+ * no sites: its folded stacks are empty and its profile has no sample, neither is refused as a
+ * run without --stacks.
+ */
+START_TEST(no_allocations_is_an_empty_profile)
+{
+	char dir[64], art[128], prof[160];
+	const char *run[] = {
+	    MEMTRACK, "run", "-q", "--stacks", "-o", art, "--", FIXTURE("exit_code"), "0", NULL};
+	const char *folded[] = {MEMTRACK, "report", "--folded", art, NULL};
+	const char *pprof[] = {MEMTRACK, "report", "--pprof", prof, art, NULL};
+	const char *const *reports[] = {folded, pprof};
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(prof, sizeof(prof), "%s/p.pb.gz", dir);
+	ck_assert_int_eq(mt_run(run, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	mt_out_free(&o);
+	for (size_t i = 0; i < sizeof(reports) / sizeof(reports[0]); i++) {
+		ck_assert_int_eq(mt_run(reports[i], NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0, "%s: exit %d: %s", reports[i][2], o.code, o.err);
+		ck_assert_str_eq(o.out, "");
+		ck_assert_str_eq(o.err, "");
+		mt_out_free(&o);
+	}
+	ck_assert(exists(prof));
+	unlink(prof);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(bad_inputs_are_one_sentence)
 {
 	const char *cmd[] = {FIXTURE("stacks"), NULL};
@@ -566,6 +601,7 @@ START_TEST(bad_inputs_are_one_sentence)
 	const char *json[] = {MEMTRACK, "report", "--json", "--pprof", prof, art, NULL};
 	const char *folded[] = {MEMTRACK, "report", "--pprof", prof, "--folded", art, NULL};
 	const char *no_arg[] = {MEMTRACK, "report", art, "--pprof", NULL};
+	const char *twice[] = {MEMTRACK, "report", "--pprof", prof, "--html", prof, art, NULL};
 	char *before = mt_slurp(art), *after;
 	FILE *f;
 
@@ -585,6 +621,8 @@ START_TEST(bad_inputs_are_one_sentence)
 	expect_refused(json, 2, "--pprof writes a file, --json prints: choose one");
 	expect_refused(folded, 2, "--pprof writes a file, --folded prints: choose one");
 	expect_refused(no_arg, 2, "--pprof");
+	/* the page would replace the profile */
+	expect_refused(twice, 2, "--html and --pprof both write");
 	ck_assert(!exists(prof));
 	free(before);
 	free(after);
@@ -600,6 +638,7 @@ static Suite *suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, no_stacks_is_refused);
+	tcase_add_test(tc, no_allocations_is_an_empty_profile);
 	tcase_add_test(tc, bad_inputs_are_one_sentence);
 	suite_add_tcase(s, tc);
 	/* Go's pprof (golang-go), which the kernel matrix's guest lacks. */

@@ -55,6 +55,66 @@ START_TEST(signal_death_is_128_plus_n)
 }
 END_TEST
 
+/*
+ * SIGPIPE (a pipeline's reader left: memtrack run -q -- yes | head) and SIGINT (Ctrl-C) end
+ * pipelines every day and shells say nothing of them: neither does memtrack on stderr, while
+ * --trace-stops still has where they struck.
+ */
+START_TEST(pipe_and_interrupt_deaths_are_quiet)
+{
+	static const struct {
+		const char *num;
+		int sig;
+		const char *name;
+	} sigs[] = {{"13", SIGPIPE, "\"SIGPIPE\""}, {"2", SIGINT, "\"SIGINT\""}};
+	char *trace = mt_tmpfile(), *text;
+	struct mt_out o;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		const char *argv[] = {MEMTRACK,	       "run", "-q", "--no-track",
+				      "--trace-stops", trace, "--", FIXTURE("die_signal"),
+				      sigs[i].num,     NULL};
+
+		o = run_quiet(argv);
+		ck_assert_int_eq(o.code, 128 + sigs[i].sig);
+		ck_assert_str_eq(o.err, "");
+		mt_out_free(&o);
+		text = mt_slurp(trace);
+		ck_assert_ptr_nonnull(text);
+		ck_assert_msg(mt_count_lines(text, "\"backtrace\":[\"kill\",\"main\"") == 1 &&
+				  strstr(text, sigs[i].name),
+			      "%s", text);
+		free(text);
+	}
+	unlink(trace);
+	free(trace);
+}
+END_TEST
+
+/*
+ * memtrack under a tracer that follows forks (here memtrack itself; strace -f and gdb do the
+ * same): that tracer takes memtrack's child at its fork, so memtrack cannot seize it. One
+ * sentence naming the tracer, exit 1, and the command never runs.
+ */
+START_TEST(already_traced_command_is_said)
+{
+	const char *argv[] = {MEMTRACK,	    "run", "-q", "--no-track", "--",	   MEMTRACK, "run",
+			      "--no-track", "--",  "sh", "-c",	       "echo ran", NULL};
+	struct mt_out o = run_quiet(argv);
+	char want[256];
+
+	snprintf(want, sizeof(want),
+		 "memtrack: cannot trace 'sh': process %d traces it already (memtrack runs under a "
+		 "tracer that follows its children)\n",
+		 (int)o.pid);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_str_eq(o.out, "");
+	/* The first line: an ASan build's LeakSanitizer adds that it cannot work under ptrace. */
+	ck_assert_msg(!strncmp(o.err, want, strlen(want)), "%s", o.err);
+	mt_out_free(&o);
+}
+END_TEST
+
 START_TEST(missing_command_is_127)
 {
 	const char *argv[] = {MEMTRACK, "run", "--", "/nonexistent/cmd", NULL};
@@ -87,12 +147,31 @@ START_TEST(usage_errors_are_2)
 	const char *badstop[] = {MEMTRACK, "run", "--stop-at", "nowhere", "--", "true", NULL};
 	const char *unknown[] = {MEMTRACK, "frobnicate", NULL};
 	const char *const *cases[] = {none, nocmd, badopt, badwatch, badstop, unknown};
+	/* Long options that take no value, given one: named as written, never as getopt's code. */
+	const char *noval_run[] = {MEMTRACK, "run", "--no-track=1", "--", "true", NULL};
+	const char *noval_report[] = {MEMTRACK, "report", "--over-time=yes", "a.mtk", NULL};
+	const char *noval_letter[] = {MEMTRACK, "report", "--json=x", "a.mtk", NULL};
+	const struct {
+		const char *const *argv;
+		const char *said;
+	} novals[] = {
+	    {noval_run, "memtrack run: option '--no-track' takes no value\n"},
+	    {noval_report, "memtrack report: option '--over-time' takes no value\n"},
+	    {noval_letter, "memtrack report: option '--json' takes no value\n"},
+	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct mt_out o = run_quiet(cases[i]);
 
 		ck_assert_msg(o.code == 2, "case %zu exited %d", i, o.code);
 		ck_assert_msg(strncmp(o.err, "memtrack", 8) == 0, "case %zu: %s", i, o.err);
+		mt_out_free(&o);
+	}
+	for (size_t i = 0; i < sizeof(novals) / sizeof(novals[0]); i++) {
+		struct mt_out o = run_quiet(novals[i].argv);
+
+		ck_assert_int_eq(o.code, 2);
+		ck_assert_str_eq(o.err, novals[i].said);
 		mt_out_free(&o);
 	}
 }
@@ -630,6 +709,9 @@ END_TEST
 /* An output path that cannot be written is one sentence before the command runs, not after. */
 START_TEST(bad_output_paths_before_the_run)
 {
+	char dir[64], cmd[512];
+	const char *ro_cwd[] = {"unshare", "--mount", "sh", "-c", cmd, NULL};
+	const char *said = "memtrack run: cannot write the artifact memtrack-";
 	const char *stops[] = {
 	    MEMTRACK, "run", "--no-track", "--trace-stops", "/nonexistent/s.json",
 	    "--",     "sh",  "-c",	   "echo ran",	    NULL};
@@ -648,6 +730,60 @@ START_TEST(bad_output_paths_before_the_run)
 	ck_assert_str_eq(
 	    o.err, "memtrack run: cannot write -o /nonexistent/a.mtk: No such file or directory\n");
 	mt_out_free(&o);
+	/* No -o, in a read-only directory: the default artifact, named as such. */
+	mt_tmpdir(dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mount --bind -o ro %s %s && cd %s && %s run -- sh -c 'echo ran'", dir, dir, dir,
+		 MEMTRACK);
+	o = run_quiet(ro_cwd);
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_msg(!strncmp(o.err, said, strlen(said)) &&
+			  strstr(o.err, ".mtk: Read-only file system\n"),
+		      "%s", o.err);
+	mt_out_free(&o);
+	rmdir(dir);
+	art[3] = ""; /* -o "" (an unset variable), whose dirname is "." */
+	o = run_quiet(art);
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_str_eq(o.err, "memtrack run: cannot write -o : No such file or directory\n");
+	mt_out_free(&o);
+}
+END_TEST
+
+/*
+ * -o and --trace-stops naming one file, spelt two ways: the trace, written at the end, would
+ * replace the artifact. A usage error before the command runs; an artifact already there stays.
+ */
+START_TEST(artifact_and_trace_in_one_file)
+{
+	char dir[64], art[128], trace[128];
+	const char *argv[] = {MEMTRACK, "run", "-o",	   art, "--trace-stops", trace, "--",
+			      "sh",	"-c",  "echo ran", NULL};
+	struct mt_out o;
+	char *kept;
+	FILE *f;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(trace, sizeof(trace), "%s/./a.mtk", dir);
+	for (int existing = 0; existing < 2; existing++) {
+		o = run_quiet(argv);
+		ck_assert_int_eq(o.code, 2);
+		ck_assert_str_eq(o.out, "");
+		ck_assert_str_eq(o.err, "memtrack run: -o and --trace-stops name one file: the "
+					"trace would replace the artifact\n");
+		mt_out_free(&o);
+		kept = mt_slurp(art);
+		ck_assert_str_eq(kept ? kept : "(none)", existing ? "earlier\n" : "(none)");
+		free(kept);
+		f = fopen(art, "w");
+		fputs("earlier\n", f);
+		fclose(f);
+	}
+	unlink(art);
+	rmdir(dir);
 }
 END_TEST
 
@@ -748,6 +884,8 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, exit_code_is_the_commands);
 	tcase_add_test(tc, signal_death_is_128_plus_n);
+	tcase_add_test(tc, pipe_and_interrupt_deaths_are_quiet);
+	tcase_add_test(tc, already_traced_command_is_said);
 	tcase_add_test(tc, missing_command_is_127);
 	tcase_add_test(tc, non_executable_is_126);
 	tcase_add_test(tc, usage_errors_are_2);
@@ -773,6 +911,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, missing_interpreter_is_named);
 	tcase_add_test(tc, failed_start_leaves_the_output_alone);
 	tcase_add_test(tc, bad_output_paths_before_the_run);
+	tcase_add_test(tc, artifact_and_trace_in_one_file);
 	tcase_add_test(tc, fatal_error_releases_the_tree);
 	suite_add_tcase(s, tc);
 	return s;
