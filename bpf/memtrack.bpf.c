@@ -265,8 +265,12 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
 	if (!current_is_tracked())
 		return 0;
+	/* A new address space: the old one's ranges (its mm is checked too, ASLR or not). */
+	bpf_map_delete_elem(&unwind_vma_cache, &tgid);
 	emit_kind(MT_K_EXEC, 0, 0, 0, 0, 0, 0, 0);
 	return 0;
 }
@@ -294,7 +298,10 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	bpf_map_delete_elem(&pressure_marks, &tid);
 	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
-	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !bpf_map_lookup_elem(&tracked, &tgid))
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	bpf_map_delete_elem(&unwind_vma_cache, &tgid);
+	if (!bpf_map_lookup_elem(&tracked, &tgid))
 		return 0;
 	/* The last thread's exit code is the group's: exit_group gives every thread its code. */
 	if (tracking_enabled)
@@ -422,6 +429,50 @@ int watch_mmap_tp(struct trace_event_raw_sys_enter *ctx)
 	if (!(ctx->args[2] & PROT_EXEC) || fd < 0 || !current_is_tracked())
 		return 0;
 	return watch_mapping(fd_to_file(fd), fd);
+}
+
+/* ---- the unwinder's cache of mappings (bpf/unwind.bpf.h) -------------------------------- */
+
+#define MT_MAP_FIXED 0x10
+
+/* The entry being rewritten by a drop: apart from the unwinder's, which a probe may be using. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mt_vma_cache);
+} vma_drop_scratch SEC(".maps");
+
+static __always_inline void drop_mapped(__u64 start, __u64 len)
+{
+	__u32 zero = 0;
+	struct mt_vma_cache *scratch = bpf_map_lookup_elem(&vma_drop_scratch, &zero);
+
+	if (scratch)
+		mt_vma_cache_drop(scratch, start, len);
+}
+
+/* Attached with --stacks only: what a process unmaps or maps over leaves its cached ranges. */
+SEC("tracepoint/syscalls/sys_enter_munmap")
+int unwind_munmap(struct trace_event_raw_sys_enter *ctx)
+{
+	drop_mapped(ctx->args[0], ctx->args[1]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mremap")
+int unwind_mremap(struct trace_event_raw_sys_enter *ctx)
+{
+	drop_mapped(ctx->args[0], ctx->args[1]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int unwind_mmap_fixed(struct trace_event_raw_sys_enter *ctx)
+{
+	if (ctx->args[3] & MT_MAP_FIXED)
+		drop_mapped(ctx->args[0], ctx->args[1]);
+	return 0;
 }
 
 /* ---- the debugger ---------------------------------------------------------------------- */

@@ -57,6 +57,43 @@ struct mt_unwind_last {
 	__u32 pad;
 };
 
+/*
+ * The file mappings a process's stacks went through, so that a frame is placed without
+ * bpf_find_vma. That helper only try-locks the address space: while another thread of the
+ * process maps or unmaps memory (a thread's malloc arena, a thread stack), it fails, and the
+ * stack would end at that frame. With a process's text ranges cached after their first lookup,
+ * its threads unwind whatever their siblings do with the address space.
+ *
+ * One entry per process (tgid), replaced whole by bpf_map_update_elem (an element of a map
+ * without preallocation is swapped under RCU, so a reader copying a range never sees half of a
+ * write); mm tells a process that exec'd (same tgid, new address space) from the one cached. An
+ * unmap, a remap or a MAP_FIXED mapping over a cached range drops that range before it happens
+ * (memtrack.bpf.c); a program would have to run code in a range it is unmapping for a lookup to
+ * cache it again in between.
+ */
+#define MT_VMA_CACHE_RANGES 16
+
+struct mt_vma_range {
+	__u64 start, end; /* end 0: an empty slot */
+	__u64 bias;
+	struct mt_unwind_file_key key;
+};
+
+struct mt_vma_cache {
+	__u64 mm;
+	__u32 next; /* the slot the next range replaces */
+	__u32 pad;
+	struct mt_vma_range r[MT_VMA_CACHE_RANGES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct mt_vma_cache);
+} unwind_vma_cache SEC(".maps");
+
 /* The stack being unwound: too big for the BPF stack. */
 struct mt_unwind_work {
 	__u64 rip, rsp, rbp;
@@ -64,6 +101,7 @@ struct mt_unwind_work {
 	__u32 normalise; /* record frames as MT_FRAME (file, offset) instead of raw pcs */
 	struct mt_unwind_last last;
 	struct mt_unwind_stack stack;
+	struct mt_vma_cache cache; /* a process's entry being rewritten (mt_vma_cache_add) */
 };
 
 struct {
@@ -179,6 +217,79 @@ static __always_inline int mt_unwind_by_row(struct mt_unwind_work *w, struct mt_
 	return 0;
 }
 
+static __always_inline __u64 mt_current_mm(void)
+{
+	return (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm);
+}
+
+/* The cached mapping of w->rip into *v; false when the process has none cached for it. */
+static __always_inline bool mt_vma_cache_find(struct mt_unwind_work *w, struct mt_unwind_vma *v)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_vma_cache *c = bpf_map_lookup_elem(&unwind_vma_cache, &tgid);
+
+	if (!c || c->mm != mt_current_mm())
+		return false;
+	for (int i = 0; i < MT_VMA_CACHE_RANGES; i++) {
+		struct mt_vma_range *r = &c->r[i];
+
+		if (w->rip >= r->start && w->rip < r->end) {
+			v->start = r->start;
+			v->end = r->end;
+			v->bias = r->bias;
+			v->key = r->key;
+			v->found = 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Add the mapping bpf_find_vma found to the process's entry, rewritten whole. */
+static __always_inline void mt_vma_cache_add(struct mt_unwind_work *w, struct mt_unwind_vma *v)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, slot;
+	struct mt_vma_cache *c = bpf_map_lookup_elem(&unwind_vma_cache, &tgid);
+	__u64 mm = mt_current_mm();
+
+	if (c && c->mm == mm)
+		__builtin_memcpy(&w->cache, c, sizeof(w->cache));
+	else
+		__builtin_memset(&w->cache, 0, sizeof(w->cache));
+	w->cache.mm = mm;
+	slot = w->cache.next++ & (MT_VMA_CACHE_RANGES - 1);
+	w->cache.r[slot].start = v->start;
+	w->cache.r[slot].end = v->end;
+	w->cache.r[slot].bias = v->bias;
+	w->cache.r[slot].key = v->key;
+	bpf_map_update_elem(&unwind_vma_cache, &tgid, &w->cache, BPF_ANY);
+}
+
+/*
+ * Drop the ranges of the current process that [start, start + len) overlaps: that memory is
+ * about to be unmapped or replaced. Called by the address-space syscalls' tracepoints.
+ */
+static __always_inline void mt_vma_cache_drop(struct mt_vma_cache *scratch, __u64 start, __u64 len)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_vma_cache *c = bpf_map_lookup_elem(&unwind_vma_cache, &tgid);
+	bool hit = false;
+
+	if (!c)
+		return;
+	__builtin_memcpy(scratch, c, sizeof(*scratch));
+	for (int i = 0; i < MT_VMA_CACHE_RANGES; i++) {
+		struct mt_vma_range *r = &scratch->r[i];
+
+		if (r->end && start < r->end && start + len > r->start) {
+			r->start = r->end = 0;
+			hit = true;
+		}
+	}
+	if (hit)
+		bpf_map_update_elem(&unwind_vma_cache, &tgid, scratch, BPF_ANY);
+}
+
 /* The mapping and file entry of w->rip into w->last; false when it lies in no known file. */
 static __always_inline bool mt_unwind_find(struct mt_unwind_work *w)
 {
@@ -188,8 +299,12 @@ static __always_inline bool mt_unwind_find(struct mt_unwind_work *w)
 	if (w->last.valid && w->rip >= w->last.start && w->rip < w->last.end)
 		return true;
 	w->last.valid = 0;
-	if (bpf_find_vma(bpf_get_current_task_btf(), w->rip, mt_unwind_vma_cb, &v, 0) || !v.found)
-		return false;
+	if (!mt_vma_cache_find(w, &v)) {
+		if (bpf_find_vma(bpf_get_current_task_btf(), w->rip, mt_unwind_vma_cb, &v, 0) ||
+		    !v.found)
+			return false;
+		mt_vma_cache_add(w, &v);
+	}
 	f = bpf_map_lookup_elem(&unwind_files, &v.key);
 	if (!f)
 		return false;

@@ -175,9 +175,14 @@ static int attach_lifecycle(struct mt_tracker *t, bool fentry)
 	    s->progs.handle_exec,
 	    s->progs.handle_exit,
 	    fentry ? s->progs.watch_mmap_fentry : s->progs.watch_mmap_tp,
+	    t->cfg.stacks ? s->progs.unwind_munmap : NULL,
+	    t->cfg.stacks ? s->progs.unwind_mremap : NULL,
+	    t->cfg.stacks ? s->progs.unwind_mmap_fixed : NULL,
 	};
 
 	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
+		if (!progs[i])
+			continue;
 		t->lifecycle[i] = bpf_program__attach(progs[i]);
 		if (!t->lifecycle[i])
 			return -errno;
@@ -243,6 +248,10 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	t->skel->rodata->stacks_enabled = t->cfg.stacks && t->cfg.events;
 	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
 	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
+	bpf_map__set_max_entries(t->skel->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
+	bpf_program__set_autoload(t->skel->progs.unwind_munmap, t->cfg.stacks);
+	bpf_program__set_autoload(t->skel->progs.unwind_mremap, t->cfg.stacks);
+	bpf_program__set_autoload(t->skel->progs.unwind_mmap_fixed, t->cfg.stacks);
 	err = memtrack_bpf__load(t->skel);
 	if (!err)
 		err = attach_lifecycle(t, fentry);

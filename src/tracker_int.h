@@ -37,6 +37,7 @@
 #define MAX_FILES	    65535 /* file ids are 16 bits in events */
 /* --stacks: distinct stacks the kernel keeps (each about 1 KiB, allocated as they appear). */
 #define MAX_STACKS	    (1u << 18)
+#define MAX_VMA_CACHE	    16384 /* processes alive at once whose text ranges are cached */
 
 /* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
 #define MAX_CLOSERS 32
@@ -77,7 +78,7 @@ struct closer_queue {
 };
 
 /* Fork, exec, exit and the watcher: attached for the whole run. */
-#define MT_LIFECYCLE_PROGS 4
+#define MT_LIFECYCLE_PROGS 7 /* fork, exec, exit, the watcher; with --stacks, 3 unmaps */
 
 struct mt_tracker {
 	struct memtrack_bpf *skel;

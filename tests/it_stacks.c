@@ -266,6 +266,26 @@ START_TEST(cxx_call_chains)
 }
 END_TEST
 
+/*
+ * 100 threads allocate while their siblings make their malloc arenas (mmap, munmap, mprotect):
+ * the kernel's mapping lookup only try-locks the address space and fails then, so frames were
+ * placed from the process's cached text ranges. Every allocation keeps its whole stack: none
+ * cut, all 40,000 at the one site, down to clone3.
+ */
+START_TEST(threads_keep_stacks_while_the_address_space_is_busy)
+{
+	const char *cmd[] = {FIXTURE("stk_threads"), "100", "400", NULL};
+	struct mt_out o;
+	char *art = record(NULL, cmd, &o), *l = folded(art, "allocations");
+
+	ck_assert_msg(!strstr(l, "[cut]"), "stacks cut:\n%.3000s", l);
+	expect_line(l, "clone3;start_thread;stk_thr_work;stk_thr_leaf 40000");
+	free(l);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
 /* Whether a site of report --json has these functions as its first frames, innermost first. */
 static bool site_starts_with(struct json_object *site, const char *const *fns, size_t n)
 {
@@ -576,6 +596,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, static_binary_call_chains);
 	tcase_add_test(tc, frame_pointer_build_call_chains);
 	tcase_add_test(tc, cxx_call_chains);
+	tcase_add_test(tc, threads_keep_stacks_while_the_address_space_is_busy);
 	tcase_add_test(tc, report_lists_sites_with_frames);
 	tcase_add_test(tc, in_a_pid_namespace_under_a_pty);
 	tcase_add_test(tc, file_without_cfi_says_so);
