@@ -16,7 +16,7 @@ static void usage(FILE *out)
 	    "Usage: memtrack run [OPTIONS] -- CMD [ARGS...]\n"
 	    "       memtrack exec-harness [OPTIONS] -- CMD [ARGS...]\n"
 	    "       memtrack exec-harness -    (a JSON list of benchmarks on stdin)\n"
-	    "       memtrack report [--json] [--top N] FILE\n"
+	    "       memtrack report [--json | --folded | --html OUT | --pprof OUT ...] FILE\n"
 	    "       memtrack --help | --version\n"
 	    "\n"
 	    "Records every heap allocation of a command and all of its descendants, with ptrace\n"
@@ -24,7 +24,7 @@ static void usage(FILE *out)
 	    "\n"
 	    "  run           run CMD, write an artifact, print a summary, exit with CMD's status\n"
 	    "  exec-harness  benchmark CMD: warm-up and timed rounds, walltime results JSON\n"
-	    "  report        read an artifact: summary, per process, per file, histogram, JSON\n"
+	    "  report        read an artifact: summary, sites, JSON, folded stacks, HTML, pprof\n"
 	    "\n"
 	    "'memtrack SUBCOMMAND --help' describes each. Needs root, or CAP_BPF, CAP_PERFMON,\n"
 	    "CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE.\n");
