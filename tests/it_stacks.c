@@ -270,7 +270,7 @@ END_TEST
  * 100 threads allocate while their siblings make their malloc arenas (mmap, munmap, mprotect):
  * the kernel's mapping lookup only try-locks the address space and fails then, so frames were
  * placed from the process's cached text ranges. Every allocation keeps its whole stack: none
- * cut, all 40,000 at the one site, down to clone3.
+ * cut, all 40,000 at the one site, down to glibc's clone3.
  */
 START_TEST(threads_keep_stacks_while_the_address_space_is_busy)
 {
@@ -279,7 +279,8 @@ START_TEST(threads_keep_stacks_while_the_address_space_is_busy)
 	char *art = record(NULL, cmd, &o), *l = folded(art, "allocations");
 
 	ck_assert_msg(!strstr(l, "[cut]"), "stacks cut:\n%.3000s", l);
-	expect_line(l, "clone3;start_thread;stk_thr_work;stk_thr_leaf 40000");
+	/* glibc's clone3 and start_thread (named where its debug file is installed), then ours. */
+	ck_assert_int_eq(frames_of_line(l, "", ";stk_thr_work;stk_thr_leaf 40000"), 4);
 	free(l);
 	free(art);
 	mt_out_free(&o);
