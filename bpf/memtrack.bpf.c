@@ -290,18 +290,21 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task)
 {
 	__u64 id = task_pid_tgid(task);
-	__u32 tid = (__u32)id, tgid = id >> 32;
+	__u32 tid = (__u32)id, tgid = id >> 32, global_tgid = BPF_CORE_READ(task, tgid);
 
+	/*
+	 * The unwinder's cache is keyed by the tgid in the initial namespace (that of
+	 * bpf_get_current_pid_tgid), not memtrack's: a process memtrack cannot see has one too.
+	 */
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		bpf_map_delete_elem(&unwind_vma_cache, &global_tgid);
 	if (!id)
 		return 0;
 	bpf_map_delete_elem(&stop_marks, &tid);
 	bpf_map_delete_elem(&pressure_marks, &tid);
 	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
-	if (BPF_CORE_READ(task, signal, live.counter) != 0)
-		return 0;
-	bpf_map_delete_elem(&unwind_vma_cache, &tgid);
-	if (!bpf_map_lookup_elem(&tracked, &tgid))
+	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !bpf_map_lookup_elem(&tracked, &tgid))
 		return 0;
 	/* The last thread's exit code is the group's: exit_group gives every thread its code. */
 	if (tracking_enabled)
