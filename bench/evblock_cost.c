@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "artifact_read.h"
-#include "evblock.h"
+#include "reader/artifact_read.h"
+#include "writer/evblock.h"
 
 #define BLOCK 4096u
 

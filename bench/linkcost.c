@@ -25,9 +25,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "classify.h"
+#include "classify/classify.h"
 #include "floor.skel.h"
-#include "tracker.h"
+#include "tracker/tracker.h"
 
 static uint64_t now(void)
 {

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../bpf/unwind_row.h"
-#include "artifact.h"
-#include "artifact_format.h"
-#include "family.h"
+#include "bpf/unwind_row.h"
+#include "writer/artifact.h"
+#include "writer/artifact_format.h"
+#include "base/family.h"
 
 #define BATCH 4096
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 static double now(void)
 {

@@ -23,8 +23,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "classify.h"
-#include "tracker.h"
+#include "classify/classify.h"
+#include "tracker/tracker.h"
 #include "floor.skel.h"
 #include "spawn.h"
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The in-kernel unwinder (docs/STACKS.md): the user stack of the current thread, from the probe's
- * registers and the unwind tables user space loaded (src/unwind_table.c), step for step as the
- * reference unwinder src/unwind_walk.c does. Included by a BPF program; the maps are defined here.
+ * registers and the unwind tables user space loaded (src/unwind/unwind_table.c), step for step as
+ * the reference unwinder src/unwind/unwind_walk.c does. Included by a BPF program; the maps are
+ * defined here.
  *
  * - unwind_tables: an array of maps, one inner array of rows per file, each exactly its table's
  *   size (BPF_F_INNER_MAP lets inner arrays differ in max_entries).

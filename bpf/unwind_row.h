@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * One row of an unwind table (src/unwind_table.h builds them, docs/STACKS.md describes them): how
- * to find a frame's caller from any address in [addr, next row's addr). Shared by user space and
- * the BPF unwinder, so the layout is a contract: 8 bytes, no padding, a power of two so that the
- * BPF side indexes a row with a shift and a table of N rows is 8N bytes.
+ * One row of an unwind table (src/unwind/unwind_table.h builds them, docs/STACKS.md describes
+ * them): how to find a frame's caller from any address in [addr, next row's addr). Shared by user
+ * space and the BPF unwinder, so the layout is a contract: 8 bytes, no padding, a power of two so
+ * that the BPF side indexes a row with a shift and a table of N rows is 8N bytes.
  *
  * x86-64 only: the canonical frame address (CFA) is the caller's rsp, the return address is
  * always at CFA - 8 (the rows of a file where it is not are MT_CFA_UNKNOWN), and the only other

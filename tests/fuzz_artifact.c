@@ -13,8 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "evblock.h"
-#include "output.h"
+#include "writer/evblock.h"
+#include "output/output.h"
 
 static FILE *devnull;
 

@@ -192,8 +192,8 @@ END_TEST
 
 /*
  * Handed over at its exec, before its first instruction: libc, which ld.so maps after the
- * handoff, was linked before (the loader's view, src/loaddeps.c), so not even its first calls
- * are missed. Everything is after the handoff, and said so.
+ * handoff, was linked before (the loader's view, src/classify/loaddeps.c), so not even its first
+ * calls are missed. Everything is after the handoff, and said so.
  */
 START_TEST(handoff_at_exec_records_from_the_first_call)
 {

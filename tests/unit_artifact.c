@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "artifact.h"
-#include "../bpf/unwind_row.h"
-#include "artifact_read.h"
-#include "evblock.h"
+#include "writer/artifact.h"
+#include "bpf/unwind_row.h"
+#include "reader/artifact_read.h"
+#include "writer/evblock.h"
 #include "lib/suite.h"
 #include "lib/mtrun.h"
 

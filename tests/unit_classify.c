@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "classify.h"
+#include "classify/classify.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "evblock.h"
+#include "writer/evblock.h"
 #include "lib/suite.h"
 
 /* Encode n events as one block, decode them back, compare. Returns the encoded length. */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gdb's remote protocol, the stub's side (src/gdbremote.c), against a fake target: the packets
- * gdb 13 sends when it connects (recorded with `set debug remote 1` against memtrack's stub),
- * those lldb 14 sends (`log enable gdb-remote packets`),
- * framing (checksums, acknowledgements, a refused packet resent, no-ack mode, escapes),
- * registers, memory, breakpoints, continue and step, stop replies, kill and detach.
+ * gdb's remote protocol, the stub's side (src/gdbremote/gdbremote.c), against a fake target: the
+ * packets gdb 13 sends when it connects (recorded with `set debug remote 1` against memtrack's
+ * stub), those lldb 14 sends (`log enable gdb-remote packets`), framing (checksums,
+ * acknowledgements, a refused packet resent, no-ack mode, escapes), registers, memory, breakpoints,
+ * continue and step, stop replies, kill and detach.
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -18,9 +18,9 @@
 #include <link.h>
 #include <unistd.h>
 
-#include "gdbremote.h"
+#include "gdbremote/gdbremote.h"
 #include "lib/suite.h"
-#include "supervisor_int.h"
+#include "supervisor/supervisor_int.h"
 
 #define MEM_BASE 0x400000u
 #define MEM_SIZE 4096u

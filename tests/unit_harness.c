@@ -15,11 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "duration.h"
-#include "cmd.h"
-#include "harness.h"
-#include "harness_duration.h"
-#include "harness_stats.h"
+#include "base/duration.h"
+#include "cmd/cmd.h"
+#include "harness/harness.h"
+#include "harness/harness_duration.h"
+#include "harness/harness_stats.h"
 #include "lib/suite.h"
 
 #define MS  1000000ULL

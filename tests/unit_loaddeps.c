@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the loader's view (src/loaddeps.c): the objects ld.so will map for the fixtures
- * and this machine's libraries, by the search order glibc documents (ld.so(8)): preloads,
+ * Unit tests of the loader's view (src/classify/loaddeps.c): the objects ld.so will map for the
+ * fixtures and this machine's libraries, by the search order glibc documents (ld.so(8)): preloads,
  * DT_RUNPATH with $ORIGIN, LD_LIBRARY_PATH before the cache, files of another class skipped.
  */
 #include <check.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "loaddeps.h"
+#include "classify/loaddeps.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 

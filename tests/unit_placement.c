@@ -17,8 +17,8 @@
 
 #include <capstone/capstone.h>
 
-#include "classify.h"
-#include "placement.h"
+#include "classify/classify.h"
+#include "classify/placement.h"
 #include "lib/suite.h"
 
 #define LIBDIR "/usr/lib/x86_64-linux-gnu/"

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The pprof encoder (src/output_pprof.c) over an artifact whose sites are known: the profile is
- * gunzipped, decoded back with protobuf-c, and every field pprof reads is asserted: sample types,
- * one sample per site with its exact values, locations leaf first and shared between stacks, the
- * folded stacks' markers, mappings with path and build id whose ranges turn an address back into
- * the file offset, functions named by memtrack's symboliser, the header's times and notes.
+ * The pprof encoder (src/output/output_pprof.c) over an artifact whose sites are known: the profile
+ * is gunzipped, decoded back with protobuf-c, and every field pprof reads is asserted: sample
+ * types, one sample per site with its exact values, locations leaf first and shared between stacks,
+ * the folded stacks' markers, mappings with path and build id whose ranges turn an address back
+ * into the file offset, functions named by memtrack's symboliser, the header's times and notes.
  */
 #include <check.h>
 #include <errno.h>
@@ -16,12 +16,12 @@
 
 #include <zlib.h>
 
-#include "../bpf/unwind_row.h"
-#include "artifact.h"
-#include "artifact_format.h"
-#include "output.h"
+#include "bpf/unwind_row.h"
+#include "writer/artifact.h"
+#include "writer/artifact_format.h"
+#include "output/output.h"
 #include "proto/profile.pb-c.h"
-#include "report.h"
+#include "aggregate/report.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 

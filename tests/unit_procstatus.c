@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Reading /proc/PID/status (src/procstatus.c), on this test's own process and its children. */
+/* Reading /proc/PID/status (src/tracker/procstatus.c), on this test's own process and its children.
+ */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -9,7 +10,7 @@
 #include <unistd.h>
 
 #include "lib/suite.h"
-#include "procstatus.h"
+#include "tracker/procstatus.h"
 
 static void on_usr2(int sig)
 {

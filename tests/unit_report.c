@@ -14,12 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../bpf/unwind_row.h"
-#include "artifact.h"
-#include "printable.h"
-#include "cmd.h"
-#include "output.h"
-#include "report.h"
+#include "bpf/unwind_row.h"
+#include "writer/artifact.h"
+#include "base/printable.h"
+#include "cmd/cmd.h"
+#include "output/output.h"
+#include "aggregate/report.h"
 #include "lib/suite.h"
 #include "lib/mtrun.h"
 
@@ -1129,8 +1129,8 @@ START_TEST(json_output)
 END_TEST
 
 /*
- * The sites, written one at a time (src/output_json.c), are the document's last member, laid out
- * and escaped as one json-c tree prints them: a site with frames in a file whose path has odd
+ * The sites, written one at a time (src/output/output_json.c), are the document's last member, laid
+ * out and escaped as one json-c tree prints them: a site with frames in a file whose path has odd
  * bytes (quote, backslash, a control byte, DEL, a byte that is not UTF-8), one with another stack,
  * and one whose stack no record describes (no frames), allocated after the peak.
  */

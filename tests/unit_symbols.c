@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Symbolisation of recorded frames (src/unwind_symbols.c), on libraries built here: which of a
- * function's aliases names it, the separate debug file found by build id, a file replaced since
+ * Symbolisation of recorded frames (src/unwind/unwind_symbols.c), on libraries built here: which of
+ * a function's aliases names it, the separate debug file found by build id, a file replaced since
  * the run, a return address at the end of a function, C++ names.
  */
 #include <check.h>
@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../bpf/unwind_row.h"
+#include "bpf/unwind_row.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
-#include "unwind_symbols.h"
+#include "unwind/unwind_symbols.h"
 
 static char dir[64];
 

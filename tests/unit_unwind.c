@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of unwind tables (src/unwind_table.c, src/unwind_cache.c): every row of readelf's
- * own evaluation of the CFI (--debug-dump=frames-interp, binutils' reader, not libdw) must be what
- * the table says at that address, on the unwind fixtures (fixtures/README.md) and on libc; the
- * fixtures' row counts and chosen rows are exact; errors and the cache behave as documented.
+ * Unit tests of unwind tables (src/unwind/unwind_table.c, src/unwind/unwind_cache.c): every row of
+ * readelf's own evaluation of the CFI (--debug-dump=frames-interp, binutils' reader, not libdw)
+ * must be what the table says at that address, on the unwind fixtures (fixtures/README.md) and on
+ * libc; the fixtures' row counts and chosen rows are exact; errors and the cache behave as
+ * documented.
  */
 #include <check.h>
 #include <errno.h>
@@ -15,8 +16,8 @@
 
 #include "lib/mtrun.h"
 #include "lib/suite.h"
-#include "unwind_cache.h"
-#include "unwind_table.h"
+#include "unwind/unwind_cache.h"
+#include "unwind/unwind_table.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 

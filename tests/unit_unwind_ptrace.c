@@ -3,9 +3,9 @@
  * End-to-end check of the unwind tables in user space: a fixture (fixtures/README.md, unwind
  * fixtures) is stopped with a breakpoint at malloc, or inside its PLT, in a chain of more than 64
  * frames through its own shared library; its stack is unwound from the registers and memory
- * (process_vm_readv) with memtrack's tables and the reference walker (src/unwind_walk.c), and
- * compared frame by frame with libunwind-ptrace's unwinding of the same stopped thread. Then the
- * BPF unwinder (bpf/unwind.bpf.h) unwinds the same call from a uprobe, with the same tables
+ * (process_vm_readv) with memtrack's tables and the reference walker (src/unwind/unwind_walk.c),
+ * and compared frame by frame with libunwind-ptrace's unwinding of the same stopped thread. Then
+ * the BPF unwinder (bpf/unwind.bpf.h) unwinds the same call from a uprobe, with the same tables
  * loaded into its maps, and must give the same frames.
  */
 #include <bpf/bpf.h>
@@ -27,10 +27,10 @@
 
 #include "lib/mtrun.h"
 #include "lib/suite.h"
-#include "procmaps.h"
-#include "unwind_cache.h"
+#include "tracker/procmaps.h"
+#include "unwind/unwind_cache.h"
 #include "unwind_check.skel.h"
-#include "unwind_walk.h"
+#include "unwind/unwind_walk.h"
 
 #define MAX_FRAMES 256
 #define MAX_MAPS   64

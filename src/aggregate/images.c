@@ -1,0 +1,803 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The replay of the ordered stream over process images and address spaces (images.h). Live
+ * blocks are nodes in a pool, found by (address space, address) through an open-addressing table
+ * and chained per address space, so that an exec or exit releases its blocks without looking at
+ * anyone else's: a shell that keeps a large heap and runs thousands of commands stays linear.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate/images.h"
+#include "base/kind.h"
+
+/* A live block; nodes are numbered from 1, 0 is "none". */
+struct block {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t space;
+	uint32_t image; /* the image that allocated it: its live and peak count it */
+	uint32_t prev, next;
+	uint32_t stack; /* the allocation's stack id, 0: none */
+};
+
+struct space {
+	uint32_t head; /* first block, 0 when none */
+	uint64_t blocks, bytes;
+};
+
+/* A realloc entered (MT_K_REALLOC_RELEASE) whose return is not seen yet: its block, if live. */
+struct pending {
+	uint32_t tid;
+	bool found;
+	struct block b;
+};
+
+/* pid -> index + 1 of its latest image; idx1 0 marks an empty slot. */
+struct pid_slot {
+	uint32_t pid;
+	uint32_t idx1;
+};
+
+struct mt_images {
+	struct mt_image *img;
+	uint32_t *img_space; /* the address space of each image */
+	size_t n_img, cap_img;
+	struct space *spaces;
+	size_t n_spaces, cap_spaces;
+	struct block *nodes; /* nodes[0] unused */
+	size_t n_nodes, cap_nodes;
+	uint32_t free_node; /* a chain through next */
+	uint32_t *table;    /* node numbers; 0 empty */
+	size_t mask, used;
+	struct pid_slot *pids;
+	size_t pid_mask, pid_used;
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+	uint64_t live_bytes, peak;
+	mt_images_release_fn release_fn;
+	void *release_arg;
+	mt_images_live_fn live_fn;
+	void *live_arg;
+	bool ending; /* an address space is being released */
+};
+
+void mt_images_on_live(struct mt_images *im, mt_images_live_fn fn, void *arg)
+{
+	im->live_fn = fn;
+	im->live_arg = arg;
+}
+
+void mt_images_on_release(struct mt_images *im, mt_images_release_fn fn, void *arg)
+{
+	im->release_fn = fn;
+	im->release_arg = arg;
+}
+
+/* The program freed b (sign -1) or a failed realloc gave it back (+1). */
+static void released(struct mt_images *im, const struct block *b, int sign)
+{
+	if (b->stack && im->release_fn)
+		im->release_fn(im->release_arg, b->stack, b->size, sign);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	/* A 64-bit finaliser: addresses differ in few low bits, spread them over the table. */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t block_hash(uint32_t space, uint64_t addr)
+{
+	return (size_t)mix(addr ^ ((uint64_t)space << 40) ^ space);
+}
+
+/* Double an array of n used elements of size sz when it is full. */
+static int grow(void **v, size_t *cap, size_t n, size_t sz, size_t first)
+{
+	size_t c = *cap ? *cap * 2 : first;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, c * sz);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/* ---- the block table ------------------------------------------------------------------------ */
+
+static int table_grow(struct mt_images *im)
+{
+	size_t cap = im->table ? (im->mask + 1) * 2 : 1024, i, j;
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; im->table && i <= im->mask; i++) {
+		const struct block *b;
+
+		if (!im->table[i])
+			continue;
+		b = &im->nodes[im->table[i]];
+		for (j = block_hash(b->space, b->addr) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = im->table[i];
+	}
+	free(im->table);
+	im->table = t;
+	im->mask = cap - 1;
+	return 0;
+}
+
+/* The slot of (space, addr), or the empty slot where it would go. */
+static uint32_t *slot_of(struct mt_images *im, uint32_t space, uint64_t addr)
+{
+	size_t j = block_hash(space, addr) & im->mask;
+
+	for (;; j = (j + 1) & im->mask) {
+		const struct block *b;
+
+		/* Node 0 is no block: nodes may not exist yet while every slot is empty. */
+		if (!im->table[j])
+			return &im->table[j];
+		b = &im->nodes[im->table[j]];
+		if (b->addr == addr && b->space == space)
+			return &im->table[j];
+	}
+}
+
+/*
+ * Empty a slot by shifting back the entries of its probe chain, so the table needs no tombstones
+ * and lookups stay short however many blocks come and go.
+ */
+static void slot_erase(struct mt_images *im, uint32_t *slot)
+{
+	size_t hole = (size_t)(slot - im->table), j = hole;
+
+	for (;;) {
+		struct block *b;
+		size_t home;
+
+		j = (j + 1) & im->mask;
+		if (!im->table[j])
+			break;
+		b = &im->nodes[im->table[j]];
+		home = block_hash(b->space, b->addr) & im->mask;
+		/* Move j into the hole unless its home lies cyclically in (hole, j]. */
+		if (((j - home) & im->mask) >= ((j - hole) & im->mask)) {
+			im->table[hole] = im->table[j];
+			hole = j;
+		}
+	}
+	im->table[hole] = 0;
+	im->used--;
+}
+
+/*
+ * Live bytes move by a block's size. No real heap comes near 2^64 bytes, but a hostile artifact
+ * can: the sums stop at the ends instead of wrapping, so that a line never exceeds its peak.
+ */
+static void live_add(uint64_t *live, uint64_t size)
+{
+	*live = *live > UINT64_MAX - size ? UINT64_MAX : *live + size;
+}
+
+static void live_sub(uint64_t *live, uint64_t size)
+{
+	*live = *live > size ? *live - size : 0;
+}
+
+static void charge(struct mt_images *im, const struct block *b, bool add)
+{
+	struct mt_heap_counts *c = &im->img[b->image].c;
+	struct mt_live_change ch = {.image = b->image,
+				    .stack_id = b->stack,
+				    .addr = b->addr,
+				    .size = b->size,
+				    .add = add,
+				    .ended = im->ending};
+
+	if (add) {
+		c->live_blocks++;
+		live_add(&c->live_bytes, b->size);
+		live_add(&im->live_bytes, b->size);
+		if (c->live_bytes > c->peak_bytes)
+			c->peak_bytes = c->live_bytes;
+		ch.new_peak = im->live_bytes > im->peak;
+		if (ch.new_peak)
+			im->peak = im->live_bytes;
+	} else {
+		c->live_blocks--;
+		live_sub(&c->live_bytes, b->size);
+		live_sub(&im->live_bytes, b->size);
+	}
+	if (!im->live_fn)
+		return;
+	ch.image_live = c->live_bytes;
+	ch.tree_live = im->live_bytes;
+	im->live_fn(im->live_arg, &ch);
+}
+
+/* Take block n out of the table slot, its space's chain and the counts; the node is freed. */
+static void block_remove(struct mt_images *im, uint32_t *slot)
+{
+	uint32_t n = *slot;
+	struct block *b = &im->nodes[n];
+	struct space *sp = &im->spaces[b->space];
+
+	if (b->prev)
+		im->nodes[b->prev].next = b->next;
+	else
+		sp->head = b->next;
+	if (b->next)
+		im->nodes[b->next].prev = b->prev;
+	sp->blocks--;
+	sp->bytes -= b->size;
+	charge(im, b, false);
+	slot_erase(im, slot);
+	b->next = im->free_node;
+	im->free_node = n;
+}
+
+static int block_add(struct mt_images *im, const struct block *nb)
+{
+	struct space *sp = &im->spaces[nb->space];
+	uint32_t *slot, n;
+
+	if (!nb->addr)
+		return 0;
+	if ((im->used + 1) * 4 > (im->mask + 1) * 3 && table_grow(im))
+		return -ENOMEM;
+	slot = slot_of(im, nb->space, nb->addr);
+	/* Handed out twice without a release we saw (dropped events): the new one wins. */
+	if (*slot)
+		block_remove(im, slot);
+	if (im->free_node) {
+		n = im->free_node;
+		im->free_node = im->nodes[n].next;
+	} else {
+		if (grow((void **)&im->nodes, &im->cap_nodes, im->n_nodes + 1, sizeof(*im->nodes),
+			 1024))
+			return -ENOMEM;
+		n = (uint32_t)++im->n_nodes;
+	}
+	slot = slot_of(im, nb->space, nb->addr);
+	im->nodes[n] = *nb;
+	im->nodes[n].prev = 0;
+	im->nodes[n].next = sp->head;
+	if (sp->head)
+		im->nodes[sp->head].prev = n;
+	sp->head = n;
+	sp->blocks++;
+	sp->bytes += nb->size;
+	*slot = n;
+	im->used++;
+	charge(im, &im->nodes[n], true);
+	return 0;
+}
+
+/* The live block (space, addr) taken out into *out; false when there is none. */
+static bool block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct block *out)
+{
+	uint32_t *slot;
+
+	if (!addr || !im->table)
+		return false;
+	slot = slot_of(im, space, addr);
+	if (!*slot)
+		return false;
+	*out = im->nodes[*slot];
+	block_remove(im, slot);
+	return true;
+}
+
+/* An exec or exit: every block of the space is gone. */
+static struct mt_released space_release(struct mt_images *im, uint32_t space)
+{
+	struct mt_released r = {im->spaces[space].blocks, im->spaces[space].bytes};
+
+	im->ending = true;
+	while (im->spaces[space].head) {
+		struct block *b = &im->nodes[im->spaces[space].head];
+
+		block_remove(im, slot_of(im, space, b->addr));
+	}
+	im->ending = false;
+	return r;
+}
+
+/* ---- images --------------------------------------------------------------------------------- */
+
+static int pid_grow(struct mt_images *im)
+{
+	size_t cap = im->pids ? (im->pid_mask + 1) * 2 : 64, i, j;
+	struct pid_slot *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; im->pids && i <= im->pid_mask; i++) {
+		if (!im->pids[i].idx1)
+			continue;
+		for (j = mix(im->pids[i].pid) & (cap - 1); t[j].idx1; j = (j + 1) & (cap - 1))
+			;
+		t[j] = im->pids[i];
+	}
+	free(im->pids);
+	im->pids = t;
+	im->pid_mask = cap - 1;
+	return 0;
+}
+
+/* The pid's slot, or the empty one where it goes; NULL on ENOMEM. */
+static struct pid_slot *pid_slot(struct mt_images *im, uint32_t pid)
+{
+	size_t j;
+
+	if ((im->pid_used + 1) * 2 > im->pid_mask + 1 && pid_grow(im))
+		return NULL;
+	for (j = mix(pid) & im->pid_mask; im->pids[j].idx1; j = (j + 1) & im->pid_mask)
+		if (im->pids[j].pid == pid)
+			break;
+	return &im->pids[j];
+}
+
+/* The latest image of pid, -1 when none; -ENOMEM is -2. */
+static int64_t latest(struct mt_images *im, uint32_t pid)
+{
+	struct pid_slot *s = pid_slot(im, pid);
+
+	if (!s)
+		return -2;
+	return s->idx1 ? (int64_t)s->idx1 - 1 : -1;
+}
+
+static int new_space(struct mt_images *im, uint32_t *out)
+{
+	if (grow((void **)&im->spaces, &im->cap_spaces, im->n_spaces, sizeof(*im->spaces), 16))
+		return -ENOMEM;
+	memset(&im->spaces[im->n_spaces], 0, sizeof(*im->spaces));
+	*out = (uint32_t)im->n_spaces++;
+	return 0;
+}
+
+/*
+ * A new image of pid, in its parent's space when shared (parent >= 0), else in a space of its
+ * own. It becomes the pid's latest. Returns its index, or -ENOMEM.
+ */
+static int64_t image_new(struct mt_images *im, uint32_t pid, int64_t parent, bool shared,
+			 uint32_t exec_seq)
+{
+	struct pid_slot *s = pid_slot(im, pid);
+	struct mt_image *g;
+	uint32_t space;
+
+	if (!s || grow((void **)&im->img, &im->cap_img, im->n_img, sizeof(*im->img), 16))
+		return -ENOMEM;
+	{
+		size_t cap = im->cap_img;
+		uint32_t *v = realloc(im->img_space, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		im->img_space = v;
+	}
+	shared = shared && parent >= 0;
+	if (shared)
+		space = im->img_space[parent];
+	else if (new_space(im, &space))
+		return -ENOMEM;
+	g = &im->img[im->n_img];
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	g->exec_seq = exec_seq;
+	g->parent = parent;
+	g->first = im->n_img;
+	g->shared_memory = shared;
+	g->exe = strdup(parent >= 0 ? im->img[parent].exe : "");
+	g->position = strdup("");
+	if (!g->exe || !g->position) {
+		free(g->exe);
+		free(g->position);
+		return -ENOMEM;
+	}
+	im->img_space[im->n_img] = space;
+	if (!s->idx1) {
+		s->pid = pid;
+		im->pid_used++;
+	}
+	s->idx1 = (uint32_t)++im->n_img;
+	return (int64_t)im->n_img - 1;
+}
+
+/* The running image of pid: its latest, or a new one when it has none or that one ended. */
+static int64_t running(struct mt_images *im, uint32_t pid)
+{
+	int64_t i = latest(im, pid);
+
+	if (i == -2)
+		return -ENOMEM;
+	if (i >= 0 && im->img[i].end == MT_IMAGE_RUNNING)
+		return i;
+	return image_new(im, pid, -1, false, 0);
+}
+
+/* An exec or exit ends the image; its own space goes with it, a shared one stays its parent's. */
+static void image_end(struct mt_images *im, int64_t i, enum mt_image_end how)
+{
+	struct mt_image *g = &im->img[i];
+
+	g->end = how;
+	if (!g->shared_memory)
+		g->released = space_release(im, im->img_space[i]);
+}
+
+/* ---- the stream ----------------------------------------------------------------------------- */
+
+static int set_str(char **dst, const char *src)
+{
+	char *s = strdup(src);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int on_fork(struct mt_images *im, const struct mt_event *e)
+{
+	int64_t parent = running(im, e->pid), old, child;
+
+	if (parent < 0)
+		return (int)parent;
+	/* A pid reused without the exit of its last holder in the stream (dropped events). */
+	old = latest(im, (uint32_t)e->addr);
+	if (old == -2)
+		return -ENOMEM;
+	if (old >= 0 && im->img[old].end == MT_IMAGE_RUNNING)
+		image_end(im, old, MT_IMAGE_EXIT);
+	child = image_new(im, (uint32_t)e->addr, parent, e->size & MT_FORK_SHARED_MM, 0);
+	if (child < 0)
+		return (int)child;
+	im->img[child].unrecorded = im->img[parent].forks_unrecorded;
+	im->img[child].forks_unrecorded = im->img[parent].forks_unrecorded;
+	return 0;
+}
+
+static int on_exec(struct mt_images *im, const struct mt_event *e)
+{
+	int64_t i = running(im, e->pid), next;
+	int64_t parent;
+	uint32_t seq;
+
+	if (i < 0)
+		return (int)i;
+	image_end(im, i, MT_IMAGE_EXEC);
+	parent = im->img[i].parent;
+	seq = im->img[i].exec_seq + 1;
+	next = image_new(im, e->pid, parent, false, seq);
+	if (next < 0)
+		return (int)next;
+	/* The process keeps its place in the tree; its record names the new exe. */
+	im->img[next].first = im->img[i].first;
+	im->img[next].unrecorded = im->img[i].unrecorded;
+	im->img[next].forks_unrecorded = im->img[i].forks_unrecorded;
+	if (set_str(&im->img[next].position, im->img[i].position))
+		return -ENOMEM;
+	return set_str(&im->img[next].exe, "");
+}
+
+static int on_exit_event(struct mt_images *im, const struct mt_event *e)
+{
+	int64_t i = running(im, e->pid);
+
+	if (i < 0)
+		return (int)i;
+	image_end(im, i, MT_IMAGE_EXIT);
+	im->img[i].exited = true;
+	im->img[i].exit_status = (int32_t)e->size;
+	return 0;
+}
+
+static struct pending *pending_of(struct mt_images *im, uint32_t tid)
+{
+	for (size_t k = 0; k < im->n_pend; k++)
+		if (im->pend[k].tid == tid)
+			return &im->pend[k];
+	return NULL;
+}
+
+/* The old block of a realloc, released at the call's entry: kept to give back on failure. */
+static int on_realloc_entry(struct mt_images *im, int64_t i, const struct mt_event *e)
+{
+	struct pending *p = pending_of(im, e->tid);
+
+	if (!p) {
+		if (grow((void **)&im->pend, &im->cap_pend, im->n_pend, sizeof(*im->pend), 8))
+			return -ENOMEM;
+		p = &im->pend[im->n_pend++];
+	}
+	p->tid = e->tid;
+	p->found = block_take(im, im->img_space[i], e->addr, &p->b);
+	if (p->found)
+		released(im, &p->b, -1);
+	else
+		p->b.addr = e->addr;
+	return 0;
+}
+
+static int on_realloc(struct mt_images *im, int64_t i, const struct mt_event *e,
+		      enum mt_effect *eff)
+{
+	struct pending *p = pending_of(im, e->tid), pend;
+	struct mt_image *g = &im->img[i];
+	uint32_t space = im->img_space[i];
+	struct block dummy;
+
+	if (p && p->b.addr == e->old_addr) {
+		pend = *p;
+		*p = im->pend[--im->n_pend];
+		p = &pend;
+	} else {
+		p = NULL;
+	}
+	if (e->flags & MT_EV_FAILED) {
+		g->c.failed++;
+		*eff = MT_EFF_FAILED;
+		/* A failed realloc leaves its block where it was. */
+		if (!p || !p->found)
+			return 0;
+		released(im, &p->b, 1);
+		return block_add(im, &p->b);
+	}
+	g->c.reallocs++;
+	g->c.bytes_allocated += e->size;
+	*eff = MT_EFF_REALLOC;
+	if (p && !p->found && e->old_addr)
+		g->c.unmatched_frees++;
+	else if (!p && e->old_addr)
+		/* No entry record (older artifacts, xallocx): the old block goes at the return. */
+		if (block_take(im, space, e->old_addr, &dummy))
+			released(im, &dummy, -1);
+	return block_add(im, &(struct block){.addr = e->addr,
+					     .size = e->size,
+					     .space = space,
+					     .image = (uint32_t)i,
+					     .stack = e->stack_id});
+}
+
+static int on_call(struct mt_images *im, const struct mt_event *e, enum mt_kind_effect kc,
+		   enum mt_effect *eff)
+{
+	int64_t i = running(im, e->pid);
+	struct mt_image *g;
+	struct block b;
+
+	if (i < 0)
+		return (int)i;
+	g = &im->img[i];
+	if (kc == MT_KIND_REALLOC)
+		return on_realloc(im, i, e, eff);
+	if (kc == MT_KIND_ALLOC && (e->flags & MT_EV_FAILED)) {
+		g->c.failed++;
+		*eff = MT_EFF_FAILED;
+		return 0;
+	}
+	if (kc == MT_KIND_ALLOC) {
+		g->c.allocations++;
+		g->c.bytes_allocated += e->size;
+		*eff = MT_EFF_ALLOC;
+		return block_add(im, &(struct block){.addr = e->addr,
+						     .size = e->size,
+						     .space = im->img_space[i],
+						     .image = (uint32_t)i,
+						     .stack = e->stack_id});
+	}
+	if (!e->addr)
+		return 0; /* free(NULL) releases nothing */
+	if (block_take(im, im->img_space[i], e->addr, &b)) {
+		released(im, &b, -1);
+		g->c.frees++;
+		*eff = MT_EFF_FREE;
+	} else {
+		g->c.unmatched_frees++;
+		*eff = MT_EFF_UNMATCHED;
+	}
+	return 0;
+}
+
+int mt_images_event(struct mt_images *im, const struct mt_event *e, enum mt_effect *eff)
+{
+	enum mt_kind_effect kc = mt_kind_effect(e->kind);
+	int64_t i;
+
+	*eff = MT_EFF_NONE;
+	if (kc != MT_KIND_NONE)
+		return on_call(im, e, kc, eff);
+	*eff = MT_EFF_STREAM;
+	switch (e->kind) {
+	case MT_K_FORK:
+		return on_fork(im, e);
+	case MT_K_EXEC:
+		return on_exec(im, e);
+	case MT_K_EXIT:
+		return on_exit_event(im, e);
+	case MT_K_REALLOC_RELEASE:
+		i = running(im, e->pid);
+		return i < 0 ? (int)i : on_realloc_entry(im, i, e);
+	default:
+		*eff = MT_EFF_UNKNOWN;
+		return 0;
+	}
+}
+
+/*
+ * The supervisor writes a record after the stream event it follows (a fork, an exec, an exit) and
+ * before any later event of the process: it describes the pid's latest image. In artifacts
+ * without lifecycle records a pid has one image, described by its last record.
+ */
+int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p)
+{
+	int64_t i = latest(im, p->pid), parent;
+	struct mt_image *g;
+
+	if (i == -2)
+		return -ENOMEM;
+	if (i < 0) {
+		parent = p->parent ? latest(im, p->parent) : -1;
+		if (parent == -2)
+			return -ENOMEM;
+		i = image_new(im, p->pid, parent, false, 0);
+		if (i < 0)
+			return (int)i;
+	}
+	if (im->img[i].parent < 0 && p->parent) {
+		/*
+		 * Known from its events first (an artifact without lifecycle records). A parent
+		 * seen only after it stays unknown: parents come first, so the images form no
+		 * cycle.
+		 */
+		parent = latest(im, p->parent);
+		if (parent == -2)
+			return -ENOMEM;
+		im->img[i].parent = parent < i ? parent : -1;
+	}
+	g = &im->img[i];
+	g->recorded = true;
+	if (p->exited) {
+		g->exited = true;
+		g->exit_status = p->exit_status;
+	}
+	if (p->position[0] && set_str(&g->position, p->position))
+		return -ENOMEM;
+	return set_str(&g->exe, p->exe);
+}
+
+static void handoff_free(struct mt_image_handoff *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->n_late; i++)
+		free(h->late[i]);
+	free(h->late);
+	free(h->at);
+	free(h);
+}
+
+static int late_add(struct mt_image_handoff *h, const char *path)
+{
+	char **v;
+
+	for (size_t i = 0; i < h->n_late; i++)
+		if (strcmp(h->late[i], path) == 0)
+			return 0;
+	v = realloc(h->late, (h->n_late + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	h->late = v;
+	v[h->n_late] = strdup(path);
+	if (!v[h->n_late])
+		return -ENOMEM;
+	h->n_late++;
+	return 0;
+}
+
+int mt_images_handoff(struct mt_images *im, const struct mt_artifact_handoff *h, uint64_t events)
+{
+	int64_t i = latest(im, h->pid);
+	struct mt_image *g;
+
+	if (h->what != MT_HANDOFF_AT && h->what != MT_HANDOFF_LATE_FILE)
+		return 0; /* a later kind of record: nothing this reader can say about it */
+	if (i == -2)
+		return -ENOMEM;
+	if (i < 0)
+		i = running(im, h->pid);
+	if (i < 0)
+		return (int)i;
+	g = &im->img[i];
+	if (!g->handoff) {
+		g->handoff = calloc(1, sizeof(*g->handoff));
+		if (!g->handoff || !(g->handoff->at = strdup("")))
+			return -ENOMEM;
+	}
+	if (h->what == MT_HANDOFF_LATE_FILE)
+		return late_add(g->handoff, h->text);
+	g->handoff->event = events;
+	g->handoff->before = g->c;
+	if (h->flags & MT_HANDOFF_CHILDREN_UNRECORDED)
+		g->forks_unrecorded = true;
+	return set_str(&g->handoff->at, h->text);
+}
+
+struct mt_images *mt_images_new(void)
+{
+	struct mt_images *im = calloc(1, sizeof(*im));
+
+	if (im && table_grow(im)) {
+		free(im);
+		return NULL;
+	}
+	return im;
+}
+
+void mt_images_free(struct mt_images *im)
+{
+	if (!im)
+		return;
+	for (size_t i = 0; i < im->n_img; i++) {
+		free(im->img[i].exe);
+		free(im->img[i].position);
+		handoff_free(im->img[i].handoff);
+	}
+	free(im->img);
+	free(im->img_space);
+	free(im->spaces);
+	free(im->nodes);
+	free(im->table);
+	free(im->pids);
+	free(im->pend);
+	free(im);
+}
+
+size_t mt_images_count(const struct mt_images *im)
+{
+	return im->n_img;
+}
+
+const struct mt_image *mt_images_get(const struct mt_images *im, size_t i)
+{
+	return &im->img[i];
+}
+
+void mt_images_live_blocks(const struct mt_images *im, mt_images_live_fn fn, void *arg)
+{
+	for (size_t i = 0; i <= im->mask; i++) {
+		const struct block *b;
+
+		if (!im->table[i])
+			continue;
+		b = &im->nodes[im->table[i]];
+		fn(arg, &(struct mt_live_change){.image = b->image,
+						 .stack_id = b->stack,
+						 .addr = b->addr,
+						 .size = b->size,
+						 .image_live = im->img[b->image].c.live_bytes,
+						 .tree_live = im->live_bytes});
+	}
+}
+
+uint64_t mt_images_peak(const struct mt_images *im)
+{
+	return im->peak;
+}

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Aggregation of an artifact: counting only, no printing (the outputs are output_text.c and
+ * output_json.c). The stream is replayed over process images by images.c, which counts; this
+ * file adds what each event counted as to its file and family, and the tree's totals are the
+ * sums of the images'.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate/report.h"
+
+/* ---- lookup tables -------------------------------------------------------------------------- */
+
+struct mt_report_index {
+	struct mt_images *images;
+	uint32_t file_idx1[65536]; /* file_id -> index + 1 of rep->files */
+	size_t file_cap;
+	int live_err; /* of the live hook, which cannot return it */
+};
+
+/* ---- entities ------------------------------------------------------------------------------- */
+
+static struct mt_report_file *file_get(struct mt_report *rep, uint16_t id)
+{
+	struct mt_report_index *ix = rep->index;
+	struct mt_report_file *f;
+
+	if (ix->file_idx1[id])
+		return &rep->files[ix->file_idx1[id] - 1];
+	if (rep->n_files == ix->file_cap) {
+		size_t cap = ix->file_cap ? ix->file_cap * 2 : 16;
+		void *n = realloc(rep->files, cap * sizeof(*rep->files));
+
+		if (!n)
+			return NULL;
+		rep->files = n;
+		ix->file_cap = cap;
+	}
+	f = &rep->files[rep->n_files];
+	memset(f, 0, sizeof(*f));
+	f->file_id = id;
+	f->family = MT_FAM_MAX; /* unknown until a record describes it */
+	f->path = strdup("");
+	if (!f->path)
+		return NULL;
+	ix->file_idx1[id] = (uint32_t)++rep->n_files;
+	return f;
+}
+
+static int replace_str(char **dst, const char *src)
+{
+	char *s = strdup(src);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int add_file(struct mt_report *rep, const struct mt_artifact_file *af)
+{
+	struct mt_report_file *f = file_get(rep, af->file_id);
+
+	if (!f)
+		return -ENOMEM;
+	f->family = af->family;
+	f->probes = af->probes;
+	f->recorded = true;
+	memcpy(f->build_id, af->build_id, sizeof(f->build_id));
+	f->build_id[sizeof(f->build_id) - 1] = '\0';
+	return replace_str(&f->path, af->path);
+}
+
+static int add_unprobed(struct mt_report *rep, const struct mt_artifact_unprobed *au)
+{
+	struct mt_report_unprobed *u;
+
+	u = realloc(rep->unprobed, (rep->n_unprobed + 1) * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	rep->unprobed = u;
+	u += rep->n_unprobed;
+	u->error = au->error;
+	u->path = strdup(au->path);
+	u->function = strdup(au->function);
+	u->reason = strdup(au->reason);
+	rep->n_unprobed++; /* counted even when a copy failed: freed with the rest */
+	return u->path && u->function && u->reason ? 0 : -ENOMEM;
+}
+
+/* ---- events --------------------------------------------------------------------------------- */
+
+unsigned int mt_report_bucket(uint64_t size)
+{
+	return size ? 64u - (unsigned int)__builtin_clzll(size) : 0;
+}
+
+uint64_t mt_report_bucket_min(unsigned int b)
+{
+	return b ? 1ULL << (b - 1) : 0;
+}
+
+/* What an event counted as, by the file whose function made it. */
+static int add_event(struct mt_report *rep, const struct mt_event *e)
+{
+	struct mt_report_file *f;
+	struct mt_report_totals *ft;
+	enum mt_effect eff;
+	int err;
+
+	rep->events++;
+	err = mt_timeline_at(rep->timeline, e->ts_ns);
+	if (!err)
+		err = mt_images_event(rep->index->images, e, &eff);
+	if (!err)
+		err = rep->index->live_err;
+	if (err)
+		return err;
+	if (eff == MT_EFF_UNKNOWN)
+		rep->unknown_events++;
+	if (eff == MT_EFF_NONE || eff == MT_EFF_STREAM || eff == MT_EFF_UNKNOWN)
+		return 0;
+	f = file_get(rep, e->file_id);
+	if (!f)
+		return -ENOMEM;
+	ft = &f->t;
+	switch (eff) {
+	case MT_EFF_ALLOC:
+		ft->allocations++;
+		break;
+	case MT_EFF_REALLOC:
+		ft->reallocs++;
+		break;
+	case MT_EFF_FREE:
+		ft->frees++;
+		return 0;
+	case MT_EFF_UNMATCHED:
+		ft->unmatched_frees++;
+		return 0;
+	default:
+		ft->failed++;
+		return 0;
+	}
+	ft->bytes_allocated += e->size;
+	mt_timeline_allocated(rep->timeline, e->size);
+	rep->histogram[mt_report_bucket(e->size)]++;
+	return e->stack_id ? mt_sites_alloc(rep->sites, e->stack_id, e->size, e->addr != 0) : 0;
+}
+
+static void site_release(void *arg, uint32_t stack_id, uint64_t size, int sign)
+{
+	mt_sites_release(arg, stack_id, size, sign);
+}
+
+/* A block never freed: kept when it is among the largest (ties: the first seen stays). */
+static void largest_add(struct mt_report *rep, const struct mt_live_change *c, bool at_end)
+{
+	size_t i = rep->n_largest;
+
+	if (i == MT_REPORT_LARGEST && rep->largest[i - 1].size >= c->size)
+		return;
+	if (i == MT_REPORT_LARGEST)
+		i--;
+	else
+		rep->n_largest++;
+	for (; i > 0 && rep->largest[i - 1].size < c->size; i--)
+		rep->largest[i] = rep->largest[i - 1];
+	rep->largest[i] = (struct mt_report_block){.addr = c->addr,
+						   .size = c->size,
+						   .stack_id = c->stack_id,
+						   .image = c->image,
+						   .at_end = at_end};
+}
+
+static void live_at_end(void *arg, const struct mt_live_change *c)
+{
+	largest_add(arg, c, true);
+}
+
+/* What is live changed: the heap over time and the sites' bytes at the peak follow it. */
+static void on_live(void *arg, const struct mt_live_change *c)
+{
+	struct mt_report *rep = arg;
+	int err = mt_timeline_live(rep->timeline, c);
+
+	if (c->ended)
+		largest_add(rep, c, false);
+
+	/* Sites count blocks with a stack, and the peaks. */
+	if (!err && (c->stack_id || c->new_peak))
+		err = mt_sites_live(rep->sites, c->stack_id, c->size, c->add, c->new_peak);
+	if (err)
+		rep->index->live_err = err;
+}
+
+/* ---- loading -------------------------------------------------------------------------------- */
+
+static int copy_info(struct mt_report *rep, const struct mt_artifact_info *in)
+{
+	rep->version = in->version;
+	memcpy(rep->watcher, in->watcher, sizeof(rep->watcher));
+	rep->start_time_ns = in->start_time_ns;
+	rep->start_mono_ns = in->start_mono_ns;
+	rep->argv = calloc((size_t)in->argc + 1, sizeof(*rep->argv));
+	if (!rep->argv)
+		return -ENOMEM;
+	for (rep->argc = 0; rep->argc < in->argc; rep->argc++) {
+		rep->argv[rep->argc] = strdup(in->argv[rep->argc]);
+		if (!rep->argv[rep->argc])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
+{
+	size_t i;
+	int err;
+
+	switch (it->type) {
+	case MT_ITEM_PROCESS:
+		return mt_images_process(rep->index->images, it->process);
+	case MT_ITEM_FILE:
+		err = mt_sites_add_file(rep->sites, it->file);
+		return err ? err : add_file(rep, it->file);
+	case MT_ITEM_EVENTS:
+		for (i = 0; i < it->n_events; i++) {
+			err = add_event(rep, &it->events[i]);
+			if (err)
+				return err;
+		}
+		return 0;
+	case MT_ITEM_FOOTER:
+		rep->footer = *it->footer;
+		rep->has_footer = true;
+		/* The heap over time runs to the end of the run, not only to its last event. */
+		return it->footer->end_mono_ns
+			   ? mt_timeline_at(rep->timeline, it->footer->end_mono_ns)
+			   : 0;
+	case MT_ITEM_UNPROBED:
+		return add_unprobed(rep, it->unprobed);
+	case MT_ITEM_STACK:
+		return mt_sites_add_stack(rep->sites, it->stack);
+	case MT_ITEM_HANDOFF:
+		return mt_images_handoff(rep->index->images, it->handoff, rep->events);
+	}
+	return 0;
+}
+
+static void add_counts(struct mt_report_totals *t, const struct mt_report_totals *c)
+{
+	t->allocations += c->allocations;
+	t->frees += c->frees;
+	t->reallocs += c->reallocs;
+	t->unmatched_frees += c->unmatched_frees;
+	t->failed += c->failed;
+	t->bytes_allocated += c->bytes_allocated;
+}
+
+/* What an image adds to a process's or the tree's counts: its blocks never freed are live. */
+static void add_image_counts(struct mt_report_totals *t, const struct mt_image *g)
+{
+	t->allocations += g->c.allocations;
+	t->frees += g->c.frees;
+	t->reallocs += g->c.reallocs;
+	t->unmatched_frees += g->c.unmatched_frees;
+	t->failed += g->c.failed;
+	t->bytes_allocated += g->c.bytes_allocated;
+	t->live_blocks += g->c.live_blocks + g->released.blocks;
+	t->live_bytes += g->c.live_bytes + g->released.bytes;
+}
+
+/*
+ * The tree's counts are the sums of its images'; its live blocks are every block never freed:
+ * released by an exec or an exit, or live at the end of the stream.
+ */
+static void sum_images(struct mt_report *rep)
+{
+	struct mt_images *im = rep->index->images;
+	struct mt_report_totals *t = &rep->totals;
+
+	rep->n_images = mt_images_count(im);
+	rep->images = rep->n_images ? mt_images_get(im, 0) : NULL;
+	for (size_t i = 0; i < rep->n_images; i++) {
+		const struct mt_image *g = &rep->images[i];
+
+		add_image_counts(t, g);
+	}
+	t->peak_bytes = mt_images_peak(im);
+}
+
+/* A process's row: the sums of its images, peak the largest of theirs. */
+static void add_image(struct mt_report_process *p, const struct mt_report *rep,
+		      const struct mt_image *g)
+{
+	struct mt_report_totals *t = &p->t;
+
+	p->pid = g->pid;
+	if (g->parent >= 0)
+		p->parent = rep->images[g->parent].pid;
+	p->exited = g->exited;
+	p->exit_status = g->exit_status;
+	p->exe = g->exe;
+	p->position = g->position;
+	add_image_counts(t, g);
+	if (g->c.peak_bytes > t->peak_bytes)
+		t->peak_bytes = g->c.peak_bytes;
+}
+
+static int sum_processes(struct mt_report *rep)
+{
+	size_t *row = calloc(rep->n_images ? rep->n_images : 1, sizeof(*row));
+
+	if (!row)
+		return -ENOMEM;
+	rep->processes = calloc(rep->n_images ? rep->n_images : 1, sizeof(*rep->processes));
+	if (!rep->processes) {
+		free(row);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rep->n_images; i++) {
+		const struct mt_image *g = &rep->images[i];
+
+		if (g->first == i)
+			row[i] = rep->n_processes++;
+		else
+			row[i] = row[g->first];
+		add_image(&rep->processes[row[i]], rep, g);
+	}
+	free(row);
+	return 0;
+}
+
+/* Families are known only once every file record is read: fold the per-file counts at the end. */
+static void fold_families(struct mt_report *rep)
+{
+	size_t i;
+
+	for (i = 0; i < rep->n_files; i++) {
+		const struct mt_report_totals *ft = &rep->files[i].t;
+		unsigned int fam = rep->files[i].family;
+
+		add_counts(&rep->families[fam < MT_FAM_MAX ? fam : MT_FAM_MAX], ft);
+	}
+	if (rep->has_footer)
+		rep->totals.dropped = rep->footer.requests_dropped + rep->footer.events_dropped +
+				      rep->footer.args_lost;
+}
+
+static void report_fail(char *err, size_t errlen, const char *msg)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s", msg);
+}
+
+int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **out, char *err,
+			  size_t errlen)
+{
+	struct mt_report *rep;
+	struct mt_artifact_item it;
+	int ret;
+
+	*out = NULL;
+	rep = calloc(1, sizeof(*rep));
+	if (!rep || !(rep->index = calloc(1, sizeof(*rep->index))) ||
+	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new())) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	mt_images_on_release(rep->index->images, site_release, rep->sites);
+	mt_images_on_live(rep->index->images, on_live, rep);
+	ret = copy_info(rep, mt_artifact_info(r));
+	if (!ret && !(rep->timeline = mt_timeline_new(rep->start_mono_ns)))
+		ret = -ENOMEM;
+	if (ret)
+		goto fail;
+	while ((ret = mt_artifact_next(r, &it)) > 0) {
+		ret = add_item(rep, &it);
+		if (ret)
+			goto fail;
+	}
+	if (ret < 0) {
+		report_fail(err, errlen, mt_artifact_error(r));
+		goto out_free;
+	}
+	rep->truncated = mt_artifact_truncated(r);
+	sum_images(rep);
+	mt_sites_end(rep->sites);
+	mt_images_live_blocks(rep->index->images, live_at_end, rep);
+	if (mt_timeline_end(rep->timeline) || sum_processes(rep)) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	fold_families(rep);
+	*out = rep;
+	return 0;
+
+fail:
+	report_fail(err, errlen, "out of memory");
+out_free:
+	mt_report_free(rep);
+	return ret;
+}
+
+static int load_from(struct mt_artifact_reader *r, struct mt_report **rep, char *err, size_t errlen)
+{
+	int ret = mt_report_from_reader(r, rep, err, errlen);
+
+	mt_artifact_close(r);
+	return ret;
+}
+
+int mt_report_load(const char *path, struct mt_report **rep, char *err, size_t errlen)
+{
+	struct mt_artifact_reader *r;
+	int ret;
+
+	*rep = NULL;
+	ret = mt_artifact_open(&r, path, err, errlen);
+	return ret ? ret : load_from(r, rep, err, errlen);
+}
+
+int mt_report_load_mem(const void *buf, size_t len, struct mt_report **rep, char *err,
+		       size_t errlen)
+{
+	struct mt_artifact_reader *r;
+	int ret;
+
+	*rep = NULL;
+	ret = mt_artifact_open_mem(&r, buf, len, err, errlen);
+	return ret ? ret : load_from(r, rep, err, errlen);
+}
+
+void mt_report_free(struct mt_report *rep)
+{
+	size_t i;
+
+	if (!rep)
+		return;
+	for (i = 0; rep->argv && i < (size_t)rep->argc; i++)
+		free(rep->argv[i]);
+	free(rep->argv);
+	free(rep->processes);
+	for (i = 0; i < rep->n_files; i++)
+		free(rep->files[i].path);
+	for (i = 0; i < rep->n_unprobed; i++) {
+		free(rep->unprobed[i].path);
+		free(rep->unprobed[i].function);
+		free(rep->unprobed[i].reason);
+	}
+	free(rep->unprobed);
+	free(rep->files);
+	if (rep->index) {
+		mt_images_free(rep->index->images);
+		free(rep->index);
+	}
+	mt_sites_free(rep->sites);
+	mt_timeline_free(rep->timeline);
+	free(rep);
+}
+
+int mt_report_totals_of(const char *path, struct mt_report_totals *t, char *err, size_t errlen)
+{
+	struct mt_report *rep;
+	int ret = mt_report_load(path, &rep, err, errlen);
+
+	if (ret)
+		return ret;
+	*t = rep->totals;
+	mt_report_free(rep);
+	return 0;
+}
+
+const char *mt_report_family_name(unsigned int family)
+{
+	return family < MT_FAM_MAX ? mt_family_name((enum mt_family)family) : "unknown";
+}
+
+size_t mt_report_unrecorded_images(const struct mt_report *rep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rep->n_images; i++)
+		n += rep->images[i].unrecorded;
+	return n;
+}
+
+bool mt_report_mapped_after_handoff(const struct mt_report *rep)
+{
+	for (size_t i = 0; i < rep->n_images; i++)
+		if (rep->images[i].handoff && rep->images[i].handoff->n_late)
+			return true;
+	return false;
+}
+
+bool mt_report_complete(const struct mt_report *rep)
+{
+	return rep->has_footer && !rep->truncated && !rep->footer.events_dropped &&
+	       !rep->footer.args_lost && !rep->n_unprobed && !mt_report_mapped_after_handoff(rep) &&
+	       !mt_report_unrecorded_images(rep);
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation sites (src/aggregate/sites.h): stack ids found through an open-addressing table. Ids
+ * come from the file, so nothing is sized by them: a hostile id costs one site, not an array of its
+ * size.
+ *
+ * Bytes at the peak without a copy of every site at every new peak (a growing heap makes a new
+ * peak at each allocation): peaks are numbered, and a site that changes after a peak it has not
+ * seen first keeps what it held then. A site that never changed since the last peak holds now
+ * what it held at it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/unwind_row.h"
+#include "aggregate/sites.h"
+
+/* A site and what the replay holds of it now. */
+struct slot {
+	struct mt_site site;
+	uint64_t now_blocks, now_bytes; /* live now, however they are released */
+	uint64_t seen_peak;		/* the last peak number it changed after */
+};
+
+struct mt_sites {
+	struct slot *v;
+	size_t n, cap;
+	uint32_t *table; /* index + 1 of v; 0 empty */
+	size_t mask;
+	struct mt_symbols *symbols;
+	struct mt_artifact_file *files; /* recorded, for the symboliser */
+	size_t n_files, cap_files;
+	uint64_t peaks; /* new peaks of the tree's live bytes so far */
+};
+
+struct mt_sites *mt_sites_new(void)
+{
+	return calloc(1, sizeof(struct mt_sites));
+}
+
+void mt_sites_free(struct mt_sites *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].site.frames);
+		free(s->v[i].site.sym);
+	}
+	free(s->v);
+	free(s->table);
+	free(s->files);
+	mt_symbols_free(s->symbols);
+	free(s);
+}
+
+static size_t slot_hash(uint32_t id, size_t mask)
+{
+	return (size_t)(id * 0x9e3779b97f4a7c15ULL >> 17) & mask;
+}
+
+static int table_grow(struct mt_sites *s)
+{
+	size_t cap = s->table ? 2 * (s->mask + 1) : 256;
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t j = slot_hash(s->v[i].site.stack_id, cap - 1);
+
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = (uint32_t)i + 1;
+	}
+	free(s->table);
+	s->table = t;
+	s->mask = cap - 1;
+	return 0;
+}
+
+static struct slot *find(const struct mt_sites *s, uint32_t id)
+{
+	if (!s->table)
+		return NULL;
+	for (size_t j = slot_hash(id, s->mask); s->table[j]; j = (j + 1) & s->mask)
+		if (s->v[s->table[j] - 1].site.stack_id == id)
+			return &s->v[s->table[j] - 1];
+	return NULL;
+}
+
+/* The site of id, made (with no frames) when it is new. */
+static struct slot *get(struct mt_sites *s, uint32_t id)
+{
+	struct slot *site = find(s, id);
+
+	if (site)
+		return site;
+	if ((s->n + 1) * 2 > (s->table ? s->mask + 1 : 0) && table_grow(s))
+		return NULL;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct slot *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		s->v = v;
+		s->cap = cap;
+	}
+	site = &s->v[s->n];
+	memset(site, 0, sizeof(*site));
+	site->site.stack_id = id;
+	site->site.stop = MT_UNWIND_LOST;
+	s->n++;
+	for (size_t j = slot_hash(id, s->mask);; j = (j + 1) & s->mask) {
+		if (!s->table[j]) {
+			s->table[j] = (uint32_t)s->n;
+			break;
+		}
+	}
+	return site;
+}
+
+int mt_sites_add_stack(struct mt_sites *s, const struct mt_artifact_stack *st)
+{
+	struct slot *slot = get(s, st->id);
+	struct mt_site *site = slot ? &slot->site : NULL;
+	uint64_t *frames;
+
+	if (!site)
+		return -ENOMEM;
+	/* The first record of an id stands; the writer never repeats one. */
+	if (site->n_frames)
+		return 0;
+	frames = malloc(st->n * sizeof(*frames));
+	if (!frames)
+		return -ENOMEM;
+	memcpy(frames, st->frames, st->n * sizeof(*frames));
+	site->frames = frames;
+	site->n_frames = st->n;
+	site->stop = st->stop;
+	return 0;
+}
+
+int mt_sites_add_file(struct mt_sites *s, const struct mt_artifact_file *f)
+{
+	/* Doubling: a tree can map tens of thousands of files (JIT memfds), one record each. */
+	if (s->n_files == s->cap_files) {
+		size_t cap = s->cap_files ? 2 * s->cap_files : 64;
+		struct mt_artifact_file *v = realloc(s->files, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->files = v;
+		s->cap_files = cap;
+	}
+	s->files[s->n_files++] = *f;
+	return 0;
+}
+
+int mt_sites_alloc(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool live)
+{
+	struct slot *slot = get(s, stack_id);
+	struct mt_site *site = slot ? &slot->site : NULL;
+
+	if (!site)
+		return -ENOMEM;
+	site->allocations++;
+	site->bytes += size;
+	if (live) {
+		site->live_blocks++;
+		site->live_bytes += size;
+	}
+	return 0;
+}
+
+void mt_sites_release(struct mt_sites *s, uint32_t stack_id, uint64_t size, int sign)
+{
+	struct slot *slot = find(s, stack_id);
+
+	if (!slot)
+		return;
+	slot->site.live_blocks += (uint64_t)(int64_t)sign;
+	slot->site.live_bytes += sign < 0 ? -size : size;
+}
+
+int mt_sites_live(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool add, bool new_peak)
+{
+	struct slot *slot = stack_id ? get(s, stack_id) : NULL;
+
+	if (stack_id && !slot)
+		return -ENOMEM;
+	if (slot) {
+		/* Its first change since the last peak: what it holds now, it held then. */
+		if (slot->seen_peak != s->peaks) {
+			slot->site.peak_blocks = slot->now_blocks;
+			slot->site.peak_bytes = slot->now_bytes;
+			slot->seen_peak = s->peaks;
+		}
+		slot->now_blocks += add ? 1 : (uint64_t)-1;
+		slot->now_bytes += add ? size : -size;
+	}
+	/* The change is part of the new peak: sites see it at their next change, or at the end. */
+	s->peaks += new_peak;
+	return 0;
+}
+
+void mt_sites_end(struct mt_sites *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct slot *slot = &s->v[i];
+
+		if (slot->seen_peak != s->peaks) {
+			slot->site.peak_blocks = slot->now_blocks;
+			slot->site.peak_bytes = slot->now_bytes;
+			slot->seen_peak = s->peaks;
+		}
+	}
+}
+
+int mt_sites_symbolize(struct mt_sites *s, const char *debug_root)
+{
+	if (!s->symbols) {
+		s->symbols = mt_symbols_new(debug_root);
+		if (!s->symbols)
+			return -ENOMEM;
+		/* A later record of a file id replaces an earlier one: the last is added last. */
+		for (size_t i = 0; i < s->n_files; i++)
+			if (mt_symbols_add_file(s->symbols, s->files[i].file_id, s->files[i].path,
+						s->files[i].build_id))
+				return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct mt_site *site = &s->v[i].site;
+
+		if (site->sym || !site->n_frames)
+			continue;
+		site->sym = calloc(site->n_frames, sizeof(*site->sym));
+		if (!site->sym)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < site->n_frames; k++)
+			mt_symbols_resolve(s->symbols, site->frames[k], k > 0, &site->sym[k]);
+	}
+	return 0;
+}
+
+size_t mt_sites_count(const struct mt_sites *s)
+{
+	return s->n;
+}
+
+const struct mt_site *mt_sites_of(const struct mt_sites *s, uint32_t stack_id)
+{
+	const struct slot *slot = find(s, stack_id);
+
+	return slot ? &slot->site : NULL;
+}
+
+const struct mt_site *mt_sites_get(const struct mt_sites *s, size_t i)
+{
+	return &s->v[i].site;
+}

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "bpf/memtrack.h"
+
+#include "base/kind.h"
+
+enum mt_kind_effect mt_kind_effect(uint8_t kind)
+{
+	switch (kind) {
+	case MT_K_MALLOC:
+	case MT_K_CALLOC:
+	case MT_K_ALIGNED_ALLOC:
+	case MT_K_MEMALIGN:
+	case MT_K_POSIX_MEMALIGN:
+	case MT_K_VALLOC:
+	case MT_K_PVALLOC:
+	case MT_K_MALLOCX:
+	case MT_K_NEW:
+	case MT_K_NEW_ALIGNED:
+	case MT_K_MALLOC_ALIGNED:
+	case MT_K_CALLOC_ALIGNED:
+		return MT_KIND_ALLOC;
+	case MT_K_REALLOC:
+	case MT_K_REALLOCARRAY:
+	case MT_K_RALLOCX:
+	case MT_K_REALLOC_ALIGNED:
+	case MT_K_XALLOCX:
+		return MT_KIND_REALLOC;
+	case MT_K_FREE:
+	case MT_K_FREE_SIZED:
+	case MT_K_FREE_ALIGNED_SIZED:
+	case MT_K_SDALLOCX:
+	case MT_K_DALLOCX:
+	case MT_K_DELETE:
+		return MT_KIND_FREE;
+	default:
+		return MT_KIND_NONE;
+	}
+}

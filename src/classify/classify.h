@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Classification of an executable file by the allocator functions it defines, and the probe
+ * points (with their placement) that memtrack attaches to it. One table in classify.c drives
+ * both what a file is and what gets probed.
+ */
+#ifndef MT_CLASSIFY_H
+#define MT_CLASSIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/memtrack.h"
+#include "base/family.h"
+
+enum mt_placement_mode {
+	MT_PLACE_SMART = 0, /* first instruction the kernel emulates, when it is safe (default) */
+	MT_PLACE_ENTRY,	    /* the function's first instruction */
+};
+
+struct mt_probe_point {
+	char symbol[64];       /* the name the table matched (first alias when several) */
+	uint64_t func_offset;  /* file offset of the function's entry (what uprobes attach to) */
+	uint64_t probe_offset; /* file offset chosen by placement (== func_offset for entry) */
+	enum mt_kind kind;
+	bool ret;	 /* needs a return probe (the result matters) */
+	uint8_t role;	 /* enum mt_role: an entry, or a return site of a function that may throw */
+	char reason[96]; /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
+};
+
+/* An allocator function that matched but is not probed, and why (recorded as not probed). */
+struct mt_refused_point {
+	char symbol[64];
+	char reason[128];
+};
+
+struct mt_classification {
+	enum mt_family family;
+	char build_id[41]; /* hex, "" when the file has no NT_GNU_BUILD_ID */
+	bool has_symbols;  /* false: neither .dynsym nor .symtab: reported, not silently skipped */
+	size_t n_points;
+	struct mt_probe_point *points;
+	size_t n_refused;
+	struct mt_refused_point *refused;
+};
+
+/* Classify an open ELF file. Returns 0 or a negative errno (-ENOEXEC: not ELF). */
+int mt_classify_fd(int fd, enum mt_placement_mode mode, struct mt_classification *out);
+int mt_classify_path(const char *path, enum mt_placement_mode mode, struct mt_classification *out);
+void mt_classification_free(struct mt_classification *c);
+
+struct Elf; /* libelf's Elf */
+
+/*
+ * For classify.c (classify_returns.c): give each point of c that may throw (operator new and its
+ * kin) uprobes on its returns instead of a uretprobe, where they can all be found. 0 or -ENOMEM.
+ */
+int mt_classify_return_points(struct mt_classification *c, int fd, struct Elf *e);
+
+/*
+ * For classification (classify_elf.c): the file offset of vaddr in an executable PT_LOAD and how
+ * many file bytes follow it there; the executable segment holding file offset off, in file
+ * offsets; the NT_GNU_BUILD_ID in hex ("" when there is none). The first two return false when
+ * no executable segment holds the address.
+ */
+bool mt_classify_elf_offset(struct Elf *e, uint64_t vaddr, uint64_t *off, uint64_t *avail);
+bool mt_classify_elf_exec_segment(struct Elf *e, uint64_t off, uint64_t *start, uint64_t *end);
+void mt_classify_elf_build_id(struct Elf *e, char out[41]);
+
+const char *mt_kind_name(enum mt_kind k);
+
+#endif

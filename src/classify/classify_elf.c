@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What classification reads of an ELF file's headers (classify.h): segments and build id. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "classify/classify.h"
+
+/* The first executable PT_LOAD that holds at: a virtual address, or a file offset. */
+static bool exec_load(Elf *e, uint64_t at, bool by_offset, GElf_Phdr *out)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		uint64_t base;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		base = by_offset ? ph.p_offset : ph.p_vaddr;
+		if (at >= base && at < base + ph.p_filesz) {
+			*out = ph;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool mt_classify_elf_offset(Elf *e, uint64_t vaddr, uint64_t *off, uint64_t *avail)
+{
+	GElf_Phdr ph;
+
+	if (!exec_load(e, vaddr, false, &ph))
+		return false;
+	*off = vaddr - ph.p_vaddr + ph.p_offset;
+	*avail = ph.p_vaddr + ph.p_filesz - vaddr;
+	return true;
+}
+
+bool mt_classify_elf_exec_segment(Elf *e, uint64_t off, uint64_t *start, uint64_t *end)
+{
+	GElf_Phdr ph;
+
+	if (!exec_load(e, off, true, &ph))
+		return false;
+	*start = ph.p_offset;
+	*end = ph.p_offset + ph.p_filesz;
+	return true;
+}
+
+static void hex_build_id(const uint8_t *p, size_t n, char out[41])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n && i < 20; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 0xf];
+	}
+	out[2 * i] = '\0';
+}
+
+static bool note_build_id(Elf_Data *d, char out[41])
+{
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off;
+
+	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *name = (const char *)d->d_buf + name_off;
+
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+			hex_build_id((const uint8_t *)d->d_buf + desc_off, nh.n_descsz, out);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* From the PT_NOTE segments, which every loadable file keeps; sections as a fallback. */
+void mt_classify_elf_build_id(Elf *e, char out[41])
+{
+	Elf_Scn *scn = NULL;
+	size_t n;
+
+	out[0] = '\0';
+	if (!elf_getphdrnum(e, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			if (note_build_id(elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
+							       ELF_T_NHDR),
+					  out))
+				return;
+		}
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    note_build_id(elf_getdata(scn, NULL), out))
+			return;
+	}
+}

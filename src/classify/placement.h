@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Probe placement: where inside an allocator function the uprobe goes. The kernel single-steps
+ * most probed instructions out of line (a trap and a second kernel entry, ~17 us in a VM) but
+ * emulates a few (jmp, call, jcc, nops, push): moving the probe forward to the first emulated
+ * instruction, when nothing skipped changes what the BPF side reads, makes every hit cheaper.
+ * The rules are in docs/PLACEMENT.md.
+ */
+#ifndef MT_PLACEMENT_H
+#define MT_PLACEMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classify/classify.h"
+
+/* Look at most this many instructions and bytes from the entry for an emulated instruction. */
+#define MT_PLACE_MAX_INSNS 16
+#define MT_PLACE_MAX_BYTES 64
+/* Largest function body scanned for branches back into the skipped prologue. */
+#define MT_PLACE_MAX_BODY  (64 * 1024)
+
+/* What the kernel's x86-64 uprobes emulate beyond relative branches and nops, by version. */
+struct mt_uprobe_caps {
+	bool push; /* push %reg: Linux 4.17 and later */
+};
+
+/* Capabilities of the running kernel (from uname). */
+void mt_uprobe_caps_detect(struct mt_uprobe_caps *caps);
+
+struct mt_placement {
+	uint32_t offset; /* bytes from the function entry */
+	char reason[96];
+};
+
+/*
+ * Decide where to probe a function from its code; args: the argument registers its probe reads
+ * (skipped instructions must leave them alone): code[0..len) starts at the
+ * entry and should be the whole body (st_size) so branches back into a skipped prologue are
+ * seen; with less, only the bytes given are scanned for them. Returns 0, or -ENOMEM when the
+ * disassembler cannot be set up (out->offset is then 0).
+ */
+int mt_place_code(const uint8_t *code, size_t len, bool ret, unsigned int args,
+		  const struct mt_uprobe_caps *caps, struct mt_placement *out);
+
+/*
+ * Whether decoding code[0..len) instruction by instruction from its start reaches an instruction
+ * that starts exactly at target and decodes. false when target falls inside an instruction, or
+ * when bytes before it (or at it) do not decode: a boundary must be proven, not assumed.
+ */
+bool mt_insn_boundary(const uint8_t *code, size_t len, uint64_t target);
+
+/* Argument registers a probe reads, as a mask for mt_place_code's args. */
+#define MT_ARG_RDI  0x1
+#define MT_ARG_RSI  0x2
+#define MT_ARG_RDX  0x4
+#define MT_ARG_RCX  0x8
+#define MT_ARGS_ALL 0xf
+
+/* The argument registers the BPF side reads for a function of this kind (bpf/memtrack.bpf.c). */
+unsigned int mt_kind_args(enum mt_kind kind);
+
+/*
+ * Fill pt->probe_offset and pt->reason for a point whose func_offset, kind and ret are set,
+ * reading the code from fd. size: the function's st_size (0: unknown), avail: bytes of the
+ * executable segment from the entry on. An unreadable body falls back to the entry, with the
+ * reason saying so; the return value is 0 or -ENOMEM.
+ */
+int mt_place_point(int fd, struct mt_probe_point *pt, uint64_t size, uint64_t avail,
+		   enum mt_placement_mode mode, const struct mt_uprobe_caps *caps);
+
+#endif

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/* memtrack report: the command line of reading an artifact. */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "codspeed/codspeed_read.h"
+#include "output/output.h"
+#include "base/printable.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: memtrack report [--json | --folded[=METRIC]] [--top N] [--sites-by METRIC] "
+		"FILE\n"
+		"       memtrack report [--html OUT.html] [--svg OUT.svg --over-time] "
+		"[--pprof OUT.pb.gz]\n"
+		"                       [--top N] FILE\n"
+		"Read an artifact written by 'memtrack run' and print what the run allocated.\n"
+		"FILE may also be CodSpeed's memory artifact (PID.MemtrackArtifact.msgpack, "
+		"written by\n"
+		"'exec-harness -m memory' or CodSpeed's memtrack): its events are summarized.\n"
+		"\n"
+		"  --json      one JSON document instead of the human report\n"
+		"  --folded[=METRIC]\n"
+		"              folded stacks of a run recorded with --stacks (flamegraph.pl,\n"
+		"              inferno), weighted by METRIC: allocations (default), bytes,\n"
+		"              live (bytes never freed), or peak (bytes live at the tree's peak)\n"
+		"  --html OUT.html\n"
+		"              write the report as one self-contained HTML page: summary, heap\n"
+		"              over time, flamegraph of allocation sites, largest blocks at exit\n"
+		"  --svg OUT.svg --over-time\n"
+		"              write the heap over time (live bytes per process image and in\n"
+		"              all, the peak, the allocation rate) as an SVG picture\n"
+		"  --pprof OUT.pb.gz\n"
+		"              write the sites of a run recorded with --stacks as a gzip'd\n"
+		"              pprof profile (go tool pprof, Pyroscope, Speedscope)\n"
+		"  --top N     rows of the process, file and site tables (default 20, 0: all),\n"
+		"              in the text report and in the page of --html\n"
+		"  --sites-by METRIC\n"
+		"              order of the text report's top sites: allocations, bytes\n"
+		"              (default), live or peak, as for --folded\n"
+		"  -h, --help  this help\n");
+}
+
+static bool parse_top(const char *s, size_t *top)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > SIZE_MAX)
+		return false;
+	*top = (size_t)v;
+	return true;
+}
+
+static void print_codspeed(const struct mt_codspeed_summary *s, bool json, FILE *out)
+{
+	int t;
+
+	fprintf(out,
+		json ? "{\"format\": \"codspeed-memtrack\", \"events\": %llu, \"by_type\": {"
+		     : "CodSpeed memory artifact: %llu events\n",
+		(unsigned long long)s->events);
+	for (t = 0; t < MT_CS_TYPES; t++)
+		fprintf(out, json ? "%s\"%s\": %llu" : "%s  %-13s %llu\n", json && t ? ", " : "",
+			mt_codspeed_type_name(t), (unsigned long long)s->by_type[t]);
+	fprintf(out,
+		json ? "}, \"processes\": %llu, \"bytes_allocated\": %llu, \"peak_bytes\": %llu, "
+		       "\"live_blocks\": %llu, \"live_bytes\": %llu, \"duration_ns\": %llu}\n"
+		     : "processes %llu, allocated %llu bytes, peak %llu bytes, %llu blocks "
+		       "(%llu bytes) live at the end, over %llu ns\n",
+		(unsigned long long)s->processes, (unsigned long long)s->bytes_allocated,
+		(unsigned long long)s->peak_bytes, (unsigned long long)s->live_blocks,
+		(unsigned long long)s->live_bytes, (unsigned long long)(s->last_ns - s->first_ns));
+}
+
+/* CodSpeed's artifact: what a CodSpeed run uploads, summarized (codspeed_read.h). */
+static int run_codspeed_report(const char *path, bool json)
+{
+	struct mt_codspeed_summary s;
+	char err[320], p[MT_PRINTABLE_MAX];
+	int ret = mt_codspeed_summarize(path, &s, err, sizeof(err));
+
+	if (ret) {
+		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path),
+			ret == -ENOMEM ? "out of memory" : err);
+		return 1;
+	}
+	print_codspeed(&s, json, stdout);
+	if (fflush(stdout)) {
+		fprintf(stderr, "memtrack: cannot write the report: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* The options without a letter. */
+enum { OPT_HTML = 256, OPT_SVG, OPT_OVER_TIME, OPT_PPROF, OPT_SITES_BY };
+
+struct report_opts {
+	bool json;
+	bool folded;
+	enum mt_folded_metric metric;
+	enum mt_folded_metric sites_by; /* the top sites' order */
+	size_t top;
+	const char *html; /* --html: the page's path */
+	const char *svg;  /* --svg: the picture's path */
+	bool over_time;
+	const char *pprof; /* --pprof: the profile's path */
+};
+
+/* What a file output holds. */
+enum report_file { FILE_SVG, FILE_HTML, FILE_PPROF };
+
+static int write_output(enum report_file what, const struct mt_report *rep, FILE *f,
+			const struct report_opts *o)
+{
+	switch (what) {
+	case FILE_SVG:
+		return mt_output_svg(rep, f);
+	case FILE_HTML:
+		return mt_output_html(rep, f, o->top);
+	case FILE_PPROF:
+		return mt_output_pprof(rep, f);
+	}
+	return -EINVAL;
+}
+
+/* Whether path names the file the artifact is (writing there would destroy it). */
+static bool same_file(const char *path, const char *artifact)
+{
+	struct stat a, b;
+
+	return !stat(path, &a) && !stat(artifact, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/*
+ * The picture of --svg, the page of --html or the profile of --pprof, written whole to path or
+ * removed: one sentence when it cannot be. Only a regular file is removed: path may name a
+ * device, a FIFO or /dev/stdout, which were there before memtrack and stay.
+ */
+static int write_file(const char *path, enum report_file what, const struct mt_report *rep,
+		      const struct report_opts *o)
+{
+	FILE *f = fopen(path, "wb");
+	char p[MT_PRINTABLE_MAX];
+	struct stat st;
+	bool regular;
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, "memtrack: cannot create %s: %s\n",
+			mt_printable(p, sizeof(p), path), strerror(errno));
+		return 1;
+	}
+	regular = !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
+	ret = write_output(what, rep, f, o);
+	/* The outputs say -EIO for a stream in error; fclose's flush says why (ENOSPC, EPIPE). */
+	if (fclose(f) && (!ret || ret == -EIO))
+		ret = -errno;
+	if (ret) {
+		if (regular)
+			unlink(path);
+		fprintf(stderr, "memtrack: cannot write %s: %s\n", mt_printable(p, sizeof(p), path),
+			strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+/* The files of --html, --svg and --pprof; nothing on stdout. */
+static int write_files(struct mt_report *rep, const struct report_opts *o)
+{
+	int ret = 0;
+
+	if ((o->html || o->pprof) && mt_sites_count(rep->sites))
+		ret = mt_sites_symbolize(rep->sites, NULL);
+	if (ret) {
+		fprintf(stderr, "memtrack: out of memory\n");
+		return 1;
+	}
+	if (o->svg && write_file(o->svg, FILE_SVG, rep, o))
+		return 1;
+	if (o->pprof && write_file(o->pprof, FILE_PPROF, rep, o))
+		return 1;
+	return o->html ? write_file(o->html, FILE_HTML, rep, o) : 0;
+}
+
+/* The report of a memtrack artifact, in the form asked for. */
+static int print_report(struct mt_report *rep, const struct report_opts *o)
+{
+	int ret = 0;
+
+	if (mt_sites_count(rep->sites))
+		ret = mt_sites_symbolize(rep->sites, NULL);
+	if (ret)
+		return ret;
+	if (o->folded)
+		return mt_output_folded(rep, o->metric, stdout);
+	if (o->json)
+		return mt_output_json(rep, stdout);
+	ret = mt_output_text(rep, stdout, o->top);
+	return ret ? ret : mt_output_sites(rep, stdout, o->top, o->sites_by);
+}
+
+static int run_report(const char *path, const struct report_opts *o)
+{
+	bool json = o->json;
+	char err[MT_ARTIFACT_ERRLEN];
+	struct mt_report *rep;
+	int ret;
+	char p[MT_PRINTABLE_MAX];
+
+	const char *outs[] = {o->html, o->svg, o->pprof};
+
+	/*
+	 * main ignores SIGPIPE for run's sake; a report read through `| head` ends as cat's does,
+	 * silently, of SIGPIPE, rather than with a write error.
+	 */
+	signal(SIGPIPE, SIG_DFL);
+
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		const char *out = outs[i];
+
+		if (out && same_file(out, path)) {
+			fprintf(stderr,
+				"memtrack: %s: writing there would overwrite the artifact\n",
+				mt_printable(p, sizeof(p), out));
+			return 1;
+		}
+	}
+	/* memtrack's artifacts start with their own magic, CodSpeed's with a zstd frame. */
+	if (mt_codspeed_is_artifact(path) && (o->folded || o->pprof || o->html || o->svg)) {
+		fprintf(stderr, "memtrack: %s: CodSpeed's memory artifact %s\n",
+			mt_printable(p, sizeof(p), path),
+			o->folded || o->pprof ? "holds no stacks"
+					      : "is summarized in text or JSON only");
+		return 1;
+	}
+	if (mt_codspeed_is_artifact(path))
+		return run_codspeed_report(path, json);
+	ret = mt_report_load(path, &rep, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
+		return 1;
+	}
+	/*
+	 * Sites are made of allocation calls: a run that made none (gzip, a tree of shells that
+	 * only exec) has no sites and an empty flamegraph, whether or not it ran with --stacks.
+	 */
+	if ((o->folded || o->pprof) && !mt_sites_count(rep->sites) &&
+	    rep->totals.allocations + rep->totals.reallocs) {
+		fprintf(stderr,
+			"memtrack: %s: the run recorded no stacks (memtrack run --stacks records "
+			"them)\n",
+			mt_printable(p, sizeof(p), path));
+		mt_report_free(rep);
+		return 1;
+	}
+	if (o->html || o->svg || o->pprof) {
+		ret = write_files(rep, o);
+		mt_report_free(rep);
+		return ret;
+	}
+	ret = print_report(rep, o);
+	mt_report_free(rep);
+	if (fflush(stdout) && (!ret || ret == -EIO))
+		ret = -errno;
+	if (ret) {
+		fprintf(stderr, "memtrack: cannot write the report: %s\n", strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+static const struct mt_cmd report_cmd;
+
+/* A site metric's name (NULL: allocations, --folded's default). 0 or the usage error. */
+static int parse_metric(const char *opt, const char *arg, enum mt_folded_metric *m)
+{
+	static const char *const names[] = {
+	    [MT_FOLDED_ALLOCATIONS] = "allocations",
+	    [MT_FOLDED_BYTES] = "bytes",
+	    [MT_FOLDED_LIVE] = "live",
+	    [MT_FOLDED_PEAK] = "peak",
+	};
+	char a[MT_PRINTABLE_MAX];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!arg ? i == MT_FOLDED_ALLOCATIONS : !strcmp(arg, names[i])) {
+			*m = i;
+			return 0;
+		}
+	}
+	return mt_cmd_usage_error(&report_cmd,
+				  "%s takes allocations, bytes, live or peak, not '%s'", opt,
+				  mt_printable(a, sizeof(a), arg));
+}
+
+static int report_option(int c, const char *arg, void *ctx)
+{
+	struct report_opts *o = ctx;
+	char a[MT_PRINTABLE_MAX];
+
+	switch (c) {
+	case 'j':
+		o->json = true;
+		return 0;
+	case 'f':
+		o->folded = true;
+		return parse_metric("--folded", arg, &o->metric);
+	case OPT_SITES_BY:
+		return parse_metric("--sites-by", arg, &o->sites_by);
+	case OPT_HTML:
+		o->html = arg;
+		return 0;
+	case OPT_SVG:
+		o->svg = arg;
+		return 0;
+	case OPT_OVER_TIME:
+		o->over_time = true;
+		return 0;
+	case OPT_PPROF:
+		o->pprof = arg;
+		return 0;
+	case 't':
+		if (!parse_top(arg, &o->top))
+			return mt_cmd_usage_error(&report_cmd, "--top needs a number, not '%s'",
+						  mt_printable(a, sizeof(a), arg));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static const struct option report_longopts[] = {
+    {"json", no_argument, NULL, 'j'},
+    {"top", required_argument, NULL, 't'},
+    {"folded", optional_argument, NULL, 'f'},
+    {"html", required_argument, NULL, OPT_HTML},     /* output_html.c */
+    {"svg", required_argument, NULL, OPT_SVG},	     /* output_svg.c */
+    {"over-time", no_argument, NULL, OPT_OVER_TIME}, /* the one picture --svg draws */
+    {"pprof", required_argument, NULL, OPT_PPROF},   /* output_pprof.c */
+    {"sites-by", required_argument, NULL, OPT_SITES_BY},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct mt_cmd report_cmd = {
+    .name = "memtrack report",
+    .shortopts = "h",
+    .longopts = report_longopts,
+    .help = usage,
+    .option = report_option,
+};
+
+/*
+ * Two of --html, --svg and --pprof naming one regular file, existing or not (the last would
+ * replace the first): said. A device (/dev/null) may take several.
+ */
+static bool output_twice(const struct report_opts *o)
+{
+	const char *paths[] = {o->html, o->svg, o->pprof};
+	const char *names[] = {"--html", "--svg", "--pprof"};
+	char a[MT_PRINTABLE_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (!paths[i] || !paths[j] ||
+			    (strcmp(paths[i], paths[j]) && !same_file(paths[i], paths[j])) ||
+			    (!stat(paths[i], &st) && !S_ISREG(st.st_mode)))
+				continue;
+			mt_cmd_usage_error(&report_cmd, "%s and %s both write %s: one file each",
+					   names[j], names[i],
+					   mt_printable(a, sizeof(a), paths[i]));
+			return true;
+		}
+	}
+	return false;
+}
+
+int mt_cmd_report(int argc, char **argv)
+{
+	struct report_opts o = {.top = 20, .sites_by = MT_FOLDED_BYTES};
+	int first = mt_cmd_options(&report_cmd, argc, argv, &o);
+	char a[MT_PRINTABLE_MAX];
+
+	if (first <= 0)
+		return mt_cmd_options_status(first);
+	if (first == argc) {
+		mt_cmd_usage_error(&report_cmd, "no artifact given");
+		return MT_EXIT_USAGE;
+	}
+	if (argc - first > 1) {
+		mt_cmd_usage_error(&report_cmd, "one artifact at a time, not '%s' too",
+				   mt_printable(a, sizeof(a), argv[first + 1]));
+		return MT_EXIT_USAGE;
+	}
+	if (o.json && o.folded) {
+		mt_cmd_usage_error(&report_cmd, "--json and --folded are two outputs: choose one");
+		return MT_EXIT_USAGE;
+	}
+	if ((o.html || o.svg || o.pprof) && (o.json || o.folded)) {
+		mt_cmd_usage_error(&report_cmd, "--%s writes a file, --%s prints: choose one",
+				   o.html  ? "html"
+				   : o.svg ? "svg"
+					   : "pprof",
+				   o.json ? "json" : "folded");
+		return MT_EXIT_USAGE;
+	}
+	if (output_twice(&o))
+		return MT_EXIT_USAGE;
+	if (o.over_time != !!o.svg) {
+		mt_cmd_usage_error(&report_cmd, o.svg ? "--svg draws --over-time: add it"
+						      : "--over-time is a picture: --svg OUT.svg "
+							"says where to write it");
+		return MT_EXIT_USAGE;
+	}
+	return run_report(argv[first], &o);
+}

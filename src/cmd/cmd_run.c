@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+/* memtrack run: parse the options, supervise the command, print the summary. */
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/printable.h"
+#include "base/privileges.h"
+#include "cmd/cmd.h"
+#include "output/output.h"
+#include "supervisor/supervisor.h"
+
+enum {
+	OPT_TRACE_STOPS = 256,
+	OPT_STOP_AT,
+	OPT_WATCHER,
+	OPT_PLACEMENT,
+	OPT_SCOPE,
+	OPT_NO_TRACK,
+	OPT_USER,
+	OPT_RING_SIZE,
+	OPT_STRICT,
+	OPT_GDB,
+	OPT_STACKS,
+};
+
+/* --gdb without an address: gdbserver's customary port, on the loopback only. */
+#define MT_GDB_DEFAULT_ADDR "127.0.0.1:2345"
+
+/* --strict: the exit status of a run whose recording is incomplete (README, Command line). */
+#define MT_EXIT_INCOMPLETE 125
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "Usage: memtrack run [OPTIONS] [--] CMD [ARGS...]\n"
+	    "\n"
+	    "Run CMD under the supervisor, record every allocation of its process tree into an\n"
+	    "artifact, print a summary on stderr and exit with CMD's status (128+N when it died\n"
+	    "of signal N).\n"
+	    "\n"
+	    "  -o, --output FILE          artifact path (default: memtrack-DATE-PID.mtk here)\n"
+	    "      --no-track             trace the tree only: no BPF, no artifact\n"
+	    "      --trace-stops FILE     write every handled stop as JSON lines\n"
+	    "      --stop-at POINT        hand the first process that reaches POINT to gdb:\n"
+	    "                             'exec' (the command's exec), 'exec:GLOB' (an exec\n"
+	    "                             of a program matching GLOB), 'map:GLOB' (right after\n"
+	    "                             mapping a file matching GLOB), each optionally\n"
+	    "                             after 'proc:POS,' (that process only: 0.1 is the\n"
+	    "                             command's 2nd child); 'proc:POS' alone: its exec\n"
+	    "      --watcher MODE         auto (default), fentry or tracepoint\n"
+	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
+	    "      --probe-scope S        tree (default: breakpoints only in the traced tree's\n"
+	    "                             processes) or system (in every process, filtered in "
+	    "BPF)\n"
+	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
+	    "                             K/M/G suffixes (default 2M)\n"
+	    "      --stacks[=MODE]        kernel: record each allocation's call stack, unwound\n"
+	    "                             in the kernel from the files' unwind tables; none\n"
+	    "                             (default): no stacks (docs/STACKS.md)\n"
+	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
+	    "      --strict               exit 125 when the recording is incomplete (files not\n"
+	    "                             probed, allocator calls dropped, a write error)\n"
+	    "      --gdb[=ADDR]           serve gdb's remote protocol for the command (or the\n"
+	    "                             --stop-at process) on HOST:PORT (default\n"
+	    "                             " MT_GDB_DEFAULT_ADDR "), or on stdin/stdout with '-'\n"
+	    "                             (target remote | memtrack run --gdb=- -- CMD)\n"
+	    "  -q, --quiet                no summary\n"
+	    "  -v, --verbose              say what is attached where, and why\n"
+	    "  -h, --help                 this help\n");
+}
+
+struct run_opts {
+	struct mt_run_config cfg;
+	const char *output;
+	bool quiet;
+	bool no_track;
+	bool strict;
+	const char *user;
+	char default_path[128];
+};
+
+static const struct mt_cmd run_cmd;
+
+/* val as the index of one of names into *out, or a usage error. */
+static int parse_enum(const char *opt, const char *val, const char *const *names, int n, int *out)
+{
+	char v[MT_PRINTABLE_MAX];
+
+	for (int i = 0; i < n; i++) {
+		if (strcmp(val, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	return mt_cmd_usage_error(&run_cmd, "invalid %s '%s'", opt,
+				  mt_printable(v, sizeof(v), val));
+}
+
+/* The kernel takes a ring buffer of a power-of-two number of pages. */
+static int parse_ring_size(const char *arg, size_t *out)
+{
+	unsigned long long v;
+	char *end, a[MT_PRINTABLE_MAX];
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		v <<= 30, end++;
+	if (errno || end == arg || *end || v < 4096 || v > (1ull << 30) || (v & (v - 1)))
+		return mt_cmd_usage_error(
+		    &run_cmd, "invalid --ring-size '%s' (a power of two from 4096 to 1G)",
+		    mt_printable(a, sizeof(a), arg));
+	*out = v;
+	return 0;
+}
+
+static int parse_stop_at(const char *arg, struct run_opts *o)
+{
+	char a[MT_PRINTABLE_MAX];
+
+	int err;
+
+	mt_stop_point_free(&o->cfg.stop);
+	err = mt_stop_point_parse(arg, &o->cfg.stop);
+	if (err == -ENOMEM)
+		return mt_cmd_usage_error(&run_cmd, "out of memory");
+	if (err)
+		return mt_cmd_usage_error(
+		    &run_cmd,
+		    "invalid --stop-at '%s' ([proc:POS,]exec, exec:GLOB or map:GLOB, or proc:POS)",
+		    mt_printable(a, sizeof(a), arg));
+	return 0;
+}
+
+/* --gdb[=ADDR]: '-' (stdin/stdout) or HOST:PORT with a numeric port. */
+static int parse_gdb(const char *arg, struct run_opts *o)
+{
+	const char *colon;
+	char a[MT_PRINTABLE_MAX], *end;
+	unsigned long port;
+
+	if (!arg) {
+		o->cfg.gdb = MT_GDB_DEFAULT_ADDR;
+		return 0;
+	}
+	o->cfg.gdb = arg;
+	if (strcmp(arg, "-") == 0)
+		return 0;
+	colon = strrchr(arg, ':');
+	errno = 0;
+	port = colon ? strtoul(colon + 1, &end, 10) : 0;
+	if (!colon || colon == arg || !colon[1] || *end || errno || port > 65535)
+		return mt_cmd_usage_error(&run_cmd,
+					  "invalid --gdb '%s' (HOST:PORT, or - for stdin/stdout)",
+					  mt_printable(a, sizeof(a), arg));
+	return 0;
+}
+
+static int run_option(int c, const char *arg, void *ctx)
+{
+	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
+	static const char *const placements[] = {"smart", "entry"};
+	static const char *const stack_modes[] = {"none", "kernel"};
+	static const char *const scopes[] = {"tree", "system"};
+	struct run_opts *o = ctx;
+	int v = 0, ret;
+
+	switch (c) {
+	case 'o':
+		o->output = arg;
+		return 0;
+	case OPT_NO_TRACK:
+		o->no_track = true;
+		return 0;
+	case OPT_TRACE_STOPS:
+		o->cfg.trace_stops_path = arg;
+		return 0;
+	case OPT_STOP_AT:
+		return parse_stop_at(arg, o);
+	case OPT_WATCHER:
+		ret = parse_enum("--watcher", arg, watchers, 3, &v);
+		if (!ret)
+			o->cfg.watcher = v;
+		return ret;
+	case OPT_PLACEMENT:
+		ret = parse_enum("--probe-placement", arg, placements, 2, &v);
+		if (!ret)
+			o->cfg.placement = v;
+		return ret;
+	case OPT_SCOPE:
+		ret = parse_enum("--probe-scope", arg, scopes, 2, &v);
+		if (!ret)
+			o->cfg.system_scope = v == 1;
+		return ret;
+	case OPT_USER:
+		o->user = arg;
+		return 0;
+	case OPT_RING_SIZE:
+		return parse_ring_size(arg, &o->cfg.ring_size);
+	case OPT_STRICT:
+		o->strict = true;
+		return 0;
+	case OPT_GDB:
+		return parse_gdb(arg, o);
+	case OPT_STACKS:
+		ret = parse_enum("--stacks", arg ? arg : "kernel", stack_modes, 2, &v);
+		if (!ret)
+			o->cfg.stacks = v == 1;
+		return ret;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'v':
+		o->cfg.verbose = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static const struct option run_longopts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"no-track", no_argument, NULL, OPT_NO_TRACK},
+    {"trace-stops", required_argument, NULL, OPT_TRACE_STOPS},
+    {"stop-at", required_argument, NULL, OPT_STOP_AT},
+    {"watcher", required_argument, NULL, OPT_WATCHER},
+    {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
+    {"probe-scope", required_argument, NULL, OPT_SCOPE},
+    {"user", required_argument, NULL, OPT_USER},
+    {"ring-size", required_argument, NULL, OPT_RING_SIZE},
+    {"strict", no_argument, NULL, OPT_STRICT},
+    {"gdb", optional_argument, NULL, OPT_GDB},
+    {"stacks", optional_argument, NULL, OPT_STACKS},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
+static const struct mt_cmd run_cmd = {
+    .name = "memtrack run",
+    .shortopts = "o:qvh",
+    .longopts = run_longopts,
+    .in_order = true,
+    .help = usage,
+    .option = run_option,
+};
+
+/* Returns -1 to run, or the exit status: 0 after --help, 2 after a usage error. */
+static int parse(int argc, char **argv, struct run_opts *o)
+{
+	int first = mt_cmd_options(&run_cmd, argc, argv, o);
+
+	if (first <= 0)
+		return mt_cmd_options_status(first);
+	if (first >= argc) {
+		mt_cmd_usage_error(&run_cmd, "no command given (memtrack run -- CMD [ARGS...])");
+		return MT_EXIT_USAGE;
+	}
+	if (o->no_track && (o->output || o->cfg.stop.map)) {
+		mt_cmd_usage_error(&run_cmd, "--no-track excludes -o and --stop-at map:GLOB");
+		return MT_EXIT_USAGE;
+	}
+	o->cfg.argv = argv + first;
+	return -1;
+}
+
+/*
+ * An output file memtrack will write at the end (--trace-stops) or once the command runs (-o):
+ * checked before the command starts, so that a bad path is one sentence and no run. Nothing is
+ * created or truncated here.
+ */
+static int check_writable(const char *opt, const char *path)
+{
+	char *copy = strdup(path);
+	struct stat st;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	if (!*path) {
+		err = ENOENT; /* dirname("") is ".", but open("") fails */
+	} else if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			err = EISDIR;
+		else if (access(path, W_OK) < 0)
+			err = errno;
+	} else if (errno != ENOENT) {
+		err = errno;
+	} else if (access(dirname(copy), W_OK | X_OK) < 0) {
+		err = errno;
+	}
+	free(copy);
+	if (!err)
+		return 0;
+	fprintf(stderr, "memtrack run: cannot write %s %s: %s\n", opt, path, strerror(err));
+	return -err;
+}
+
+/* The directory of path, resolved (to free), or NULL. */
+static char *real_dir(const char *path)
+{
+	char *copy = strdup(path), *dir = NULL;
+
+	if (copy)
+		dir = realpath(dirname(copy), NULL);
+	free(copy);
+	return dir;
+}
+
+/*
+ * Whether -o and --trace-stops name one regular file, existing or not: the trace, written at the
+ * end, would replace the artifact. A device or a FIFO (/dev/stdout) may take both.
+ */
+static bool one_file(const char *a, const char *b)
+{
+	char *ca, *cb, *da = NULL, *db = NULL;
+	struct stat sa, sb;
+	bool same = false;
+
+	if (!stat(a, &sa) && !stat(b, &sb))
+		return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (!stat(a, &sa) || !stat(b, &sb))
+		return false; /* one exists, the other does not */
+	ca = strdup(a);
+	cb = strdup(b);
+	if (ca && cb && !strcmp(basename(ca), basename(cb))) {
+		da = real_dir(a);
+		db = real_dir(b);
+		same = da && db && !strcmp(da, db);
+	}
+	free(ca);
+	free(cb);
+	free(da);
+	free(db);
+	return same;
+}
+
+/* A name that does not clobber an earlier run: date, time and memtrack's pid. */
+static const char *default_artifact(struct run_opts *o)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char stamp[32];
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(o->default_path, sizeof(o->default_path), "memtrack-%s-%d.mtk", stamp, getpid());
+	return o->default_path;
+}
+
+static void print_summary(const struct run_opts *o, const struct mt_run_result *res)
+{
+	char cmd[MT_PRINTABLE_MAX];
+	struct stat st;
+
+	mt_printable(cmd, sizeof(cmd), o->cfg.argv[0]);
+	if (WIFSIGNALED(res->wait_status))
+		fprintf(stderr, "memtrack: %s killed by SIG%s", cmd,
+			sigabbrev_np(WTERMSIG(res->wait_status)) ?: "?");
+	else
+		fprintf(stderr, "memtrack: %s exited with %d", cmd, res->exit_code);
+	fprintf(stderr, "; %u process%s, %u thread%s", res->processes,
+		res->processes == 1 ? "" : "es", res->threads, res->threads == 1 ? "" : "s");
+	if (res->watcher[0])
+		fprintf(stderr, "; watcher: %s", res->watcher);
+	if (res->stopped_pid)
+		fprintf(stderr, "; process %d was handed to a debugger%s", res->stopped_pid,
+			!o->cfg.track		  ? ""
+			: res->handoff_late_files ? ", its allocations recorded but for calls into "
+						    "files it mapped later (see below)"
+						  : ", its allocations recorded throughout");
+	fputc('\n', stderr);
+	/* An artifact written to a pipe or /dev/null cannot be read back for a summary. */
+	if (o->cfg.artifact_path && stat(o->cfg.artifact_path, &st) == 0 && S_ISREG(st.st_mode)) {
+		mt_output_summary(o->cfg.artifact_path, stderr);
+		fprintf(stderr, "memtrack: artifact: %s\n",
+			mt_printable(cmd, sizeof(cmd), o->cfg.artifact_path));
+	}
+}
+
+static int run(int argc, char **argv, struct run_opts *op)
+{
+	struct mt_run_result res;
+	int rc, err;
+
+	rc = parse(argc, argv, op);
+	if (rc >= 0)
+		return rc;
+	if (mt_choose_user(&op->cfg.identity, op->user) < 0)
+		return MT_EXIT_USAGE;
+	op->cfg.track = !op->no_track;
+	if (op->cfg.track && mt_check_capabilities(true) < 0)
+		return 1;
+	if (op->cfg.track)
+		op->cfg.artifact_path = op->output ? op->output : default_artifact(op);
+	if ((op->cfg.trace_stops_path &&
+	     check_writable("--trace-stops", op->cfg.trace_stops_path)) ||
+	    (op->cfg.artifact_path &&
+	     check_writable(op->output ? "-o" : "the artifact", op->cfg.artifact_path)))
+		return MT_EXIT_USAGE;
+	if (op->cfg.trace_stops_path && op->cfg.artifact_path &&
+	    one_file(op->cfg.trace_stops_path, op->cfg.artifact_path)) {
+		mt_cmd_usage_error(&run_cmd, "-o and --trace-stops name one file: the trace would "
+					     "replace the artifact");
+		return MT_EXIT_USAGE;
+	}
+	err = mt_supervise(&op->cfg, &res);
+	if (err)
+		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
+	if (!op->quiet)
+		print_summary(op, &res);
+	if (op->strict && res.incomplete) {
+		fprintf(stderr,
+			"memtrack: --strict: the recording is incomplete: exit status %d instead "
+			"of %d\n",
+			MT_EXIT_INCOMPLETE, res.exit_code);
+		return MT_EXIT_INCOMPLETE;
+	}
+	return res.exit_code;
+}
+
+int mt_cmd_run(int argc, char **argv)
+{
+	struct run_opts o = {0};
+	int rc = run(argc, argv, &o);
+
+	mt_stop_point_free(&o.cfg.stop);
+	return rc;
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/* memtrack: the command line. Dispatches to the three subcommands. */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "base/printable.h"
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "Usage: memtrack run [OPTIONS] -- CMD [ARGS...]\n"
+	    "       memtrack exec-harness [OPTIONS] -- CMD [ARGS...]\n"
+	    "       memtrack exec-harness -    (a JSON list of benchmarks on stdin)\n"
+	    "       memtrack report [--json | --folded | --html OUT | --pprof OUT ...] FILE\n"
+	    "       memtrack --help | --version\n"
+	    "\n"
+	    "Records every heap allocation of a command and all of its descendants, with ptrace\n"
+	    "and BPF uprobes attached on demand; nothing is injected into the command.\n"
+	    "\n"
+	    "  run           run CMD, write an artifact, print a summary, exit with CMD's status\n"
+	    "  exec-harness  benchmark CMD: warm-up and timed rounds, walltime results JSON\n"
+	    "  report        read an artifact: summary, sites, JSON, folded stacks, HTML, pprof\n"
+	    "\n"
+	    "'memtrack SUBCOMMAND --help' describes each. Needs root, or CAP_BPF, CAP_PERFMON,\n"
+	    "CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE.\n");
+}
+
+static int main_option(int c, const char *arg, void *ctx)
+{
+	(void)arg;
+	*(bool *)ctx = c == 'V';
+	return c == 'V' ? 0 : -EINVAL;
+}
+
+static const struct option main_longopts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {0},
+};
+
+static const struct mt_cmd main_cmd = {
+    .name = "memtrack",
+    .shortopts = "hV",
+    .longopts = main_longopts,
+    .in_order = true,
+    .help = usage,
+    .option = main_option,
+};
+
+int main(int argc, char **argv)
+{
+	char a[MT_PRINTABLE_MAX];
+	bool version = false;
+	int first;
+
+	/* A closed output (-o /dev/stdout | head) is a write error, never memtrack's death. */
+	signal(SIGPIPE, SIG_IGN);
+	/* Installed as exec-harness (make install's link), memtrack is CodSpeed's exec-harness. */
+	if (argc > 0 && strcmp(basename(argv[0]), "exec-harness") == 0)
+		return mt_cmd_harness(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "run") == 0)
+		return mt_cmd_run(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "exec-harness") == 0)
+		return mt_cmd_harness(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return mt_cmd_report(argc - 1, argv + 1);
+
+	first = mt_cmd_options(&main_cmd, argc, argv, &version);
+	if (first <= 0)
+		return mt_cmd_options_status(first);
+	if (version) {
+		printf("memtrack %s\n", MT_VERSION);
+		return 0;
+	}
+	if (first < argc)
+		mt_cmd_usage_error(&main_cmd, "unknown subcommand '%s'",
+				   mt_printable(a, sizeof(a), argv[first]));
+	else
+		mt_cmd_usage_error(&main_cmd, "a subcommand is needed");
+	usage(stderr);
+	return MT_EXIT_USAGE;
+}

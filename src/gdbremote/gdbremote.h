@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gdb's remote serial protocol, the stub's side (gdb manual, "Remote Protocol"): the bytes gdb
+ * sends are framed into packets ($data#checksum, acknowledged with + or refused with - until
+ * no-ack mode), each packet becomes a request on the target interface (struct mt_gdb_ops), and
+ * the result becomes the reply. Nothing here knows ptrace: the supervisor implements the target
+ * (src/supervisor/supervisor_gdb.c); the tests implement a fake one (tests/unit_gdbremote.c).
+ *
+ * All-stop mode only. The target runs after a resume request and the stub says nothing until
+ * the target reports its next stop with mt_gdb_stopped() (or gdb sends the interrupt byte, 0x03,
+ * which becomes ops->interrupt). Thread ids are the kernel's tids, in hex, without the
+ * multiprocess extension. Signal numbers are converted between gdb's numbering (the protocol's)
+ * and the host's here, so that the target only sees host signals.
+ */
+#ifndef MT_GDBREMOTE_H
+#define MT_GDBREMOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The largest packet gdb may send us, and we it (qSupported's PacketSize). */
+#define MT_GDB_PACKET_MAX 16384
+
+/* One register of the target description, in the order of the 'g' packet. */
+struct mt_gdb_reg {
+	const char *name;
+	unsigned int bits;
+};
+
+/* The target's architecture: its registers and the target description gdb reads (target.xml). */
+struct mt_gdb_arch {
+	const struct mt_gdb_reg *regs;
+	size_t n_regs;
+	const char *target_xml;
+	const char *triple; /* for lldb's qHostInfo and qProcessInfo */
+	unsigned int ptr_bytes;
+};
+
+/* The amd64 Linux description (src/gdbremote/gdbremote_amd64.c). */
+extern const struct mt_gdb_arch mt_gdb_amd64;
+
+struct user_regs_struct;
+struct user_fpregs_struct;
+
+/* The amd64 'g' block from ptrace's register sets (PTRACE_GETREGS, PTRACE_GETFPREGS), and back. */
+void mt_gdb_amd64_from_user(const struct user_regs_struct *r, const struct user_fpregs_struct *fp,
+			    uint8_t *block);
+void mt_gdb_amd64_to_user(const uint8_t *block, struct user_regs_struct *r,
+			  struct user_fpregs_struct *fp);
+
+/* Byte offset of register regno in the 'g' block, its size in *len; -1 if no such register. */
+long mt_gdb_reg_offset(const struct mt_gdb_arch *arch, unsigned int regno, size_t *len);
+/* Size in bytes of the whole 'g' block. */
+size_t mt_gdb_regs_size(const struct mt_gdb_arch *arch);
+
+/* One action of a resume request (vCont, c, C, s, S): what one thread, or every other, does. */
+struct mt_gdb_action {
+	char kind; /* 'c' continue, 's' single-step */
+	int sig;   /* host signal to deliver as it resumes, 0: none */
+	pid_t tid; /* -1: every thread no earlier action named */
+};
+
+/* How the target stopped, as mt_gdb_stopped() reports it. */
+struct mt_gdb_stop {
+	enum { MT_GDB_STOP_SIGNAL, MT_GDB_STOP_EXITED, MT_GDB_STOP_KILLED } kind;
+	int value;    /* host signal (SIGNAL, KILLED), exit code (EXITED) */
+	pid_t tid;    /* the thread that stopped (SIGNAL) */
+	bool swbreak; /* it hit a software breakpoint; its pc is already the breakpoint's */
+};
+
+/*
+ * The target the stub drives. Every function returns 0 (or a count) or a negative errno, which
+ * becomes an error reply (E + errno). ctx is the one given to mt_gdb_new().
+ */
+struct mt_gdb_ops {
+	/* Send bytes to gdb, whole. */
+	int (*send)(void *ctx, const void *buf, size_t len);
+	/* The 'g' block of thread tid (mt_gdb_regs_size() bytes, target byte order). */
+	int (*read_regs)(void *ctx, pid_t tid, uint8_t *buf);
+	int (*write_regs)(void *ctx, pid_t tid, const uint8_t *buf);
+	/* Up to len bytes at addr: returns how many were read (short at an unmapped page). */
+	ssize_t (*read_mem)(void *ctx, uint64_t addr, uint8_t *buf, size_t len);
+	int (*write_mem)(void *ctx, uint64_t addr, const uint8_t *buf, size_t len);
+	/* A software breakpoint (Z0/z0) at addr; kind is the size gdb gives (1 on amd64). */
+	int (*insert_breakpoint)(void *ctx, uint64_t addr, unsigned int kind);
+	int (*remove_breakpoint)(void *ctx, uint64_t addr, unsigned int kind);
+	/* Resume with actions (in gdb's order: the first that names a thread applies to it). */
+	int (*resume)(void *ctx, const struct mt_gdb_action *actions, size_t n);
+	/* Stop the running target (gdb's ^C): it reports the stop later, with mt_gdb_stopped(). */
+	int (*interrupt)(void *ctx);
+	/* The live threads, up to max, the first the process's main thread; returns how many. */
+	int (*threads)(void *ctx, pid_t *tids, size_t max);
+	/* End the process (k, vKill). */
+	int (*kill)(void *ctx);
+	/* Let the process run on without gdb (D): breakpoints removed, threads resumed. */
+	int (*detach)(void *ctx);
+	/* The path of the program (qXfer:exec-file:read). */
+	int (*exec_file)(void *ctx, char *buf, size_t len);
+	/* The process's auxiliary vector, raw (qXfer:auxv:read): into buf, returns its length. */
+	ssize_t (*auxv)(void *ctx, uint8_t *buf, size_t len);
+	/*
+	 * Optional (NULL: not offered): the shared library list as the body of
+	 * qXfer:libraries-svr4:read's document, written into buf; returns its length.
+	 */
+	ssize_t (*libraries_svr4)(void *ctx, char *buf, size_t len);
+	/*
+	 * Optional (NULL: the empty reply): lldb's qShlibInfoAddr, where the dynamic loader says
+	 * where its list is: the address of the program's DT_DEBUG value, which holds r_debug's.
+	 */
+	int (*shlib_info_addr)(void *ctx, uint64_t *addr);
+};
+
+struct mt_gdb;
+
+struct mt_gdb *mt_gdb_new(const struct mt_gdb_ops *ops, void *ctx, const struct mt_gdb_arch *arch,
+			  const struct mt_gdb_stop *first);
+void mt_gdb_free(struct mt_gdb *g);
+
+/*
+ * Bytes received from gdb: every complete packet is acknowledged, handled and answered. Returns
+ * 0, or a negative errno when sending failed (the connection is gone).
+ */
+int mt_gdb_input(struct mt_gdb *g, const char *buf, size_t len);
+
+/* The target stopped (after a resume or an interrupt): the stop reply is sent. */
+int mt_gdb_stopped(struct mt_gdb *g, const struct mt_gdb_stop *stop);
+
+/* The target runs: a resume was asked and its stop not reported yet. */
+bool mt_gdb_running(const struct mt_gdb *g);
+
+/* The session is over: the process was killed, detached or ended (the stub said so to gdb). */
+bool mt_gdb_finished(const struct mt_gdb *g);
+
+/* Signal numbers between gdb's numbering (the protocol's) and the host's; 0 when none maps. */
+int mt_gdb_signal_from_host(int sig);
+int mt_gdb_signal_to_host(int gdb_sig);
+
+#endif

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memtrack exec-harness: runs a command (or a JSON list of them) through the supervisor for a
+ * warm-up and measured rounds, and writes wall-time statistics in the walltime results schema
+ * that CodSpeed's tools read (docs/HARNESS.md). Its modules: the benchmarks read from JSON
+ * (harness_json.c), the round plan and the statistics (harness_stats.c), the runner
+ * (harness_run.c), the results (harness_results.c), CodSpeed's duration grammar
+ * (harness_duration.c) and CodSpeed's memory artifact (harness_codspeed.c). Its command line is
+ * cmd_harness.c.
+ */
+#ifndef MT_HARNESS_H
+#define MT_HARNESS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness/harness_stats.h"
+#include "aggregate/report.h"
+#include "supervisor/supervisor.h"
+
+/* The start of the harness's messages on stderr. */
+#define MT_HARNESS_PROG	  "memtrack exec-harness"
+/* Room for one sentence from a parser. */
+#define MT_HARNESS_ERRLEN 320
+
+struct mt_bench {
+	char *name;  /* NULL: the command line joined with spaces */
+	char **argv; /* NULL-terminated */
+	struct mt_bench_limits limits;
+};
+
+struct mt_bench_list {
+	struct mt_bench *v;
+	size_t n;
+};
+
+/*
+ * Read the benchmarks of `memtrack exec-harness -` from JSON text. Limits start from defaults
+ * (the command-line options) and non-null walltime_args fields override them. Returns 0, or
+ * -EINVAL with one sentence in err (-ENOMEM without one). out is empty on error.
+ */
+int mt_harness_json_parse(const char *text, size_t len, const struct mt_bench_limits *defaults,
+			  struct mt_bench_list *out, char *err, size_t errlen);
+void mt_bench_list_free(struct mt_bench_list *l);
+
+/* CodSpeed's measurement modes that memtrack implements (-m, $CODSPEED_RUNNER_MODE). */
+enum mt_harness_mode {
+	MT_HARNESS_WALLTIME, /* warm-up and rounds, DIR/results/PID.json */
+	MT_HARNESS_MEMORY,   /* one tracked run each, CodSpeed's memory artifact in DIR/results */
+};
+
+/* One run of exec-harness: where the results go and what every round shares. */
+struct mt_harness {
+	const char *output; /* --output DIR; NULL: $CODSPEED_PROFILE_FOLDER, else ./.codspeed */
+	enum mt_harness_mode mode;
+	bool memory; /* a tracked run of each benchmark: --memory, or memory mode */
+	bool quiet;
+	char results_dir[PATH_MAX];  /* DIR/results: only results JSON, which runners read */
+	char artifact_dir[PATH_MAX]; /* DIR/memtrack: the --memory artifacts */
+	struct mt_run_config base;   /* what every round shares: identity, watcher, placement */
+	int exit_code;		     /* memtrack's exit status once a benchmark failed */
+};
+
+/* What one benchmark measured. */
+struct mt_bench_result {
+	char *name; /* truncated to 924 bytes as CodSpeed does */
+	char *uri;  /* exec_harness:: and the whole name */
+	struct mt_bench_config cfg;
+	uint64_t *times;
+	size_t n, cap;
+	uint64_t warmup_runs;
+	struct mt_stats stats;
+	bool has_memory; /* --memory ran; mem is valid only with memory_ok */
+	bool memory_ok;
+	struct mt_report_totals mem; /* of the tracked run's artifact */
+	char artifact[PATH_MAX];
+	uint64_t tracked_start_ns, tracked_end_ns; /* memory mode: CLOCK_MONOTONIC of the run */
+};
+
+/*
+ * Name every benchmark and resolve its limits before any runs, so that a typo in the last one
+ * costs no time. Returns 0, -ENOMEM, or -EINVAL after one sentence on stderr.
+ */
+int mt_harness_resolve(const struct mt_bench_list *list, struct mt_bench_result *res);
+
+/*
+ * Run every benchmark: its warm-up, its rounds, its statistics and, with h->memory, the tracked
+ * run. Returns 0, or a negative errno after one sentence; h->exit_code is then memtrack's exit
+ * status (the command's when it failed).
+ */
+int mt_harness_run_all(struct mt_harness *h, const struct mt_bench_list *list,
+		       struct mt_bench_result *res);
+void mt_harness_results_free(struct mt_bench_result *res, size_t n);
+
+/* Make DIR/results (and DIR/memtrack with h->memory). 0 or a negative errno after a sentence. */
+int mt_harness_prepare_output(struct mt_harness *h);
+/* DIR/results/PID.json, whole or not at all. 0 or a negative errno after a sentence. */
+int mt_harness_write_results(const struct mt_harness *h, const struct mt_bench_result *res,
+			     size_t n);
+/*
+ * Memory mode: for each benchmark, CodSpeed's memory artifact
+ * DIR/results/PID.MemtrackArtifact.msgpack (PID: the tracked command's), and
+ * DIR/results/ExecutionTimestamps.msgpack naming every benchmark (harness_codspeed.c). 0 or a
+ * negative errno after a sentence.
+ */
+int mt_harness_write_codspeed(const struct mt_harness *h, const struct mt_bench_result *res,
+			      size_t n);
+/* The table of the results, and the --memory figures, on stderr. */
+void mt_harness_print_table(const struct mt_bench_result *res, size_t n);
+
+#endif

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The runner of exec-harness (harness.h). A measured round is timed as CodSpeed's exec-harness
+ * times it (crates/exec-harness/src/walltime/benchmark_loop.rs): from the moment the command's
+ * exec has succeeded to the moment its own process has exited and been reaped, not its
+ * descendants. The tracked runs (memory mode, --memory) go through mt_supervise(), which
+ * follows the whole tree.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/duration.h"
+#include "harness/harness.h"
+#include "harness/harness_duration.h"
+#include "base/privileges.h"
+
+#define URI_PREFIX	"exec_harness::"
+/* CodSpeed's MAX_NAME_LENGTH (crates/exec-harness/src/uri.rs): 1024 - 100 bytes. */
+#define MAX_NAME_LENGTH 924
+
+static char *join_argv(char *const *argv)
+{
+	size_t len = 1, i;
+	char *s;
+
+	for (i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (i = 0; argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/*
+ * The name and URI as CodSpeed's generate_name_and_uri makes them: the URI from the whole name,
+ * the name then cut to 924 bytes. CodSpeed's cut panics inside a character; this one backs off
+ * to the character's start.
+ */
+static int name_and_uri(const struct mt_bench *b, struct mt_bench_result *r)
+{
+	char *name = b->name ? strdup(b->name) : join_argv(b->argv);
+	size_t len, cut;
+
+	if (!name)
+		return -ENOMEM;
+	len = strlen(name);
+	r->uri = malloc(strlen(URI_PREFIX) + len + 1);
+	if (!r->uri) {
+		free(name);
+		return -ENOMEM;
+	}
+	strcat(strcpy(r->uri, URI_PREFIX), name);
+	cut = mt_harness_utf8_prefix(name, MAX_NAME_LENGTH);
+	if (cut < len) {
+		fprintf(stderr,
+			MT_HARNESS_PROG ": warning: benchmark name is too long (%zu bytes), "
+					"truncated to %zu bytes\n",
+			len, cut);
+		name[cut] = '\0';
+	}
+	r->name = name;
+	return 0;
+}
+
+/* Validates every benchmark before any runs, so a typo in the last one costs no time. */
+int mt_harness_resolve(const struct mt_bench_list *list, struct mt_bench_result *res)
+{
+	char err[MT_HARNESS_ERRLEN];
+	size_t i;
+
+	for (i = 0; i < list->n; i++) {
+		if (name_and_uri(&list->v[i], &res[i]))
+			return -ENOMEM;
+		if (mt_harness_stats_config(&list->v[i].limits, &res[i].cfg, err, sizeof(err))) {
+			fprintf(stderr, MT_HARNESS_PROG ": benchmark '%s': %s\n", res[i].name, err);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- Running ----------------------------------------------------------------------------- */
+
+static void report_failure(const char *name, const struct mt_run_result *res)
+{
+	if (WIFSIGNALED(res->wait_status))
+		fprintf(stderr,
+			MT_HARNESS_PROG
+			": benchmark '%s' failed: the command was killed by signal %d (%s)\n",
+			name, WTERMSIG(res->wait_status), strsignal(WTERMSIG(res->wait_status)));
+	else
+		fprintf(stderr,
+			MT_HARNESS_PROG
+			": benchmark '%s' failed: the command exited with status %d\n",
+			name, res->exit_code);
+}
+
+/* One run of the command; *ns is its round time. A failing command aborts the benchmark. */
+static int run_once(struct mt_harness *h, const char *name, const struct mt_run_config *cfg,
+		    uint64_t *ns)
+{
+	struct mt_run_result res;
+	int ret;
+
+	memset(&res, 0, sizeof(res));
+	ret = mt_supervise(cfg, &res);
+	if (ret < 0) {
+		/*
+		 * mt_supervise already said why. A command that cannot be executed exits 127 or
+		 * 126 like in a shell; a failure of memtrack itself (BPF, ptrace) is 1.
+		 */
+		h->exit_code = res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
+		return ret;
+	}
+	if (res.exit_code != 0) {
+		report_failure(name, &res);
+		h->exit_code = res.exit_code;
+		return -ECHILD;
+	}
+	*ns = res.end_ns > res.resume_ns ? res.end_ns - res.resume_ns : 0;
+	return 0;
+}
+
+/* The child of a round: become the chosen user, exec, or send errno through the pipe. */
+static void __attribute__((noreturn))
+round_child(const struct mt_harness *h, char *const *argv, int fd)
+{
+	int e = h->base.identity.drop_privileges ? -mt_become_user(&h->base.identity) : 0;
+
+	if (!e) {
+		execvp(argv[0], argv);
+		e = errno;
+	}
+	if (write(fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* Wait for the child's exec: 0 once it succeeded (the pipe closed), else its errno. */
+static int wait_exec(int fd)
+{
+	ssize_t n;
+	int e = 0;
+
+	do
+		n = read(fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(e) ? e : 0;
+}
+
+/*
+ * One measured round, timed as CodSpeed times it: from the end of the spawn (the exec has
+ * succeeded) to the reaping of the command's own process. A child it leaves behind runs on
+ * unmeasured, as it does under CodSpeed.
+ */
+static int spawn_round(struct mt_harness *h, const char *name, char *const *argv, uint64_t *ns)
+{
+	struct mt_run_result res;
+	uint64_t start;
+	int pfd[2], e, status;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		fprintf(stderr, MT_HARNESS_PROG ": cannot fork: %s\n", strerror(e));
+		return -e;
+	}
+	if (pid == 0)
+		round_child(h, argv, pfd[1]);
+	close(pfd[1]);
+	e = wait_exec(pfd[0]);
+	start = mt_clock_now_ns();
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	*ns = mt_clock_now_ns() - start;
+	if (e) {
+		fprintf(stderr, "memtrack: cannot run '%s': %s\n", argv[0], strerror(e));
+		h->exit_code = mt_exec_failure_code(-e);
+		return -e;
+	}
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	memset(&res, 0, sizeof(res));
+	res.wait_status = status;
+	res.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	report_failure(name, &res);
+	h->exit_code = res.exit_code;
+	return -ECHILD;
+}
+
+static int push_time(struct mt_bench_result *r, uint64_t ns)
+{
+	uint64_t *t;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+
+		t = realloc(r->times, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		r->times = t;
+		r->cap = cap;
+	}
+	r->times[r->n++] = ns;
+	return 0;
+}
+
+static int warm_up(struct mt_harness *h, char *const *argv, struct mt_bench_result *r,
+		   struct mt_warmup *w)
+{
+	uint64_t start = mt_clock_now_ns(), ns;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	if (!r->cfg.warmup_ns)
+		return 0;
+	do {
+		ret = spawn_round(h, r->name, argv, &ns);
+		if (ret)
+			return ret;
+		if (!w->runs)
+			w->first_ns = ns;
+		w->runs++;
+	} while (mt_clock_now_ns() - start < r->cfg.warmup_ns);
+	/* Spawning is part of the cost of a round when budgeting max_time. */
+	w->elapsed_ns = mt_clock_now_ns() - start;
+	return 0;
+}
+
+static void say_plan(const struct mt_harness *h, const struct mt_bench_result *r,
+		     const struct mt_warmup *w, const struct mt_round_plan *p)
+{
+	char d[32];
+
+	if (p->min_above_max)
+		fprintf(stderr,
+			MT_HARNESS_PROG
+			": warning: benchmark '%s': the minimum of %llu rounds exceeds the "
+			"maximum of %llu; running %llu\n",
+			r->name, (unsigned long long)p->min_rounds,
+			(unsigned long long)p->max_rounds, (unsigned long long)p->max_rounds);
+	if (h->quiet)
+		return;
+	if (p->warmup_is_result)
+		fprintf(stderr,
+			"memtrack: '%s': one warm-up run took %s, more than max_time: it is the "
+			"result\n",
+			r->name, mt_format_duration((double)w->first_ns, d, sizeof(d)));
+	else if (p->fixed)
+		fprintf(stderr, "memtrack: '%s': %llu warm-up runs, measuring %llu rounds\n",
+			r->name, (unsigned long long)w->runs, (unsigned long long)p->rounds);
+	else
+		fprintf(stderr, "memtrack: '%s': no warm-up, measuring until the time limit\n",
+			r->name);
+}
+
+static int measure(struct mt_harness *h, char *const *argv, struct mt_bench_result *r)
+{
+	struct mt_round_plan plan;
+	struct mt_warmup w;
+	uint64_t start, ns;
+	int ret;
+
+	ret = warm_up(h, argv, r, &w);
+	if (ret)
+		return ret;
+	if (mt_harness_stats_plan(&r->cfg, &w, &plan)) {
+		/* mt_harness_stats_config rules this out; say so rather than loop forever. */
+		fprintf(stderr,
+			MT_HARNESS_PROG ": benchmark '%s': cannot determine the number of rounds\n",
+			r->name);
+		return -EINVAL;
+	}
+	say_plan(h, r, &w, &plan);
+	if (plan.warmup_is_result)
+		return push_time(r, w.first_ns);
+	r->warmup_runs = w.runs;
+	start = mt_clock_now_ns();
+	do {
+		ret = spawn_round(h, r->name, argv, &ns);
+		if (!ret)
+			ret = push_time(r, ns);
+		if (ret)
+			return ret;
+	} while (!mt_harness_stats_plan_done(&r->cfg, &plan, r->n, mt_clock_now_ns() - start));
+	return 0;
+}
+
+static int measure_memory(struct mt_harness *h, size_t idx, char *const *argv,
+			  struct mt_bench_result *r)
+{
+	struct mt_run_config cfg = h->base;
+	char err[MT_HARNESS_ERRLEN];
+	uint64_t ns;
+	int ret;
+
+	if (snprintf(r->artifact, sizeof(r->artifact), "%s/%d-%zu.mtk", h->artifact_dir,
+		     (int)getpid(), idx) >= (int)sizeof(r->artifact)) {
+		fprintf(stderr, MT_HARNESS_PROG ": the artifact path under '%s' is too long\n",
+			h->artifact_dir);
+		return -ENAMETOOLONG;
+	}
+	cfg.argv = argv;
+	cfg.track = true;
+	cfg.artifact_path = r->artifact;
+	if (!h->quiet)
+		fprintf(stderr, "memtrack: '%s': one run with allocation tracking\n", r->name);
+	r->tracked_start_ns = mt_clock_now_ns();
+	ret = run_once(h, r->name, &cfg, &ns);
+	r->tracked_end_ns = mt_clock_now_ns();
+	if (ret)
+		return ret;
+	r->has_memory = true;
+	/* The timings stand without the totals: warn, keep the artifact for memtrack report. */
+	err[0] = '\0';
+	if (mt_report_totals_of(r->artifact, &r->mem, err, sizeof(err)))
+		fprintf(stderr,
+			MT_HARNESS_PROG ": warning: benchmark '%s': no memory summary: %s\n",
+			r->name, err);
+	else
+		r->memory_ok = true;
+	return 0;
+}
+
+static int run_bench(struct mt_harness *h, size_t idx, const struct mt_bench *b,
+		     struct mt_bench_result *r)
+{
+	int ret;
+
+	/* Memory mode runs each command once, tracked, as CodSpeed's analysis mode does. */
+	if (h->mode == MT_HARNESS_MEMORY)
+		return measure_memory(h, idx, b->argv, r);
+	ret = measure(h, b->argv, r);
+	if (!ret)
+		ret = mt_harness_stats_compute(r->times, r->n, &r->stats);
+	if (!ret && h->memory)
+		ret = measure_memory(h, idx, b->argv, r);
+	return ret;
+}
+
+void mt_harness_results_free(struct mt_bench_result *res, size_t n)
+{
+	size_t i;
+
+	for (i = 0; res && i < n; i++) {
+		free(res[i].name);
+		free(res[i].uri);
+		free(res[i].times);
+	}
+	free(res);
+}
+
+int mt_harness_run_all(struct mt_harness *h, const struct mt_bench_list *list,
+		       struct mt_bench_result *res)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < list->n; i++) {
+		if (!h->quiet)
+			fprintf(stderr, "memtrack: benchmarking '%s'\n", res[i].name);
+		ret = run_bench(h, i, &list->v[i], &res[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

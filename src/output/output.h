@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The outputs of an aggregated run (report.h): the text report and the end-of-run summary
+ * (output_text.c), one JSON document (output_json.c), the allocation sites and folded stacks
+ * (output_sites.c), the heap over time as SVG (output_svg.c), the HTML report (output_html.c).
+ * They print what aggregation counted and count nothing themselves.
+ */
+#ifndef MT_OUTPUT_H
+#define MT_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "aggregate/report.h"
+
+/* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
+int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
+/*
+ * One JSON document (json-c), its sites written one at a time. Returns 0, -ENOMEM, or the errno of
+ * a write that failed (-ENOSPC, -EPIPE): then it stops there.
+ */
+int mt_output_json(const struct mt_report *rep, FILE *out);
+
+/*
+ * A frame's name, as folded stacks and the flamegraph show it: its function, else its file's last
+ * component and offset, else its address; printable. Returns buf (n: MT_PRINTABLE_MAX).
+ */
+const char *mt_output_frame_name(char *buf, size_t n, const struct mt_frame_info *f);
+
+/* What a site weighs: a folded stack's weight, the order of the top sites. */
+enum mt_folded_metric {
+	MT_FOLDED_ALLOCATIONS = 0, /* allocations and reallocs made from it */
+	MT_FOLDED_BYTES,	   /* their bytes */
+	MT_FOLDED_LIVE,		   /* bytes of its blocks never freed */
+	MT_FOLDED_PEAK,		   /* bytes of its blocks live at the tree's peak */
+};
+
+/*
+ * The top allocation sites (--stacks), symbolised (mt_sites_symbolize), heaviest by first.
+ * 0, -ENOMEM or -EIO.
+ */
+int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_folded_metric by);
+
+/*
+ * Folded stacks, one line per distinct symbolised stack: frames from the outermost to the
+ * allocator's caller, ';'-separated, a space, the weight (flamegraph.pl, inferno). Stacks of
+ * weight 0 are left out. 0, -ENOMEM or -EIO.
+ */
+int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, FILE *out);
+
+/*
+ * The allocation sites, symbolised, as a pprof profile (gzip'd profile.proto,
+ * src/output/output_pprof.c): sample types alloc_objects, alloc_space, inuse_objects, inuse_space
+ * (blocks never freed). 0, -ENOMEM or a negative errno of writing.
+ */
+int mt_output_pprof(const struct mt_report *rep, FILE *out);
+
+/*
+ * The heap over time (timeline.h) as an SVG document: the tree's line, the images with the
+ * largest peaks, the peak marked, the allocation rate. 0, -ENOMEM or -EIO.
+ */
+int mt_output_svg(const struct mt_report *rep, FILE *out);
+/* The same picture as an <svg> element, to embed in HTML. */
+int mt_output_svg_plot(const struct mt_report *rep, FILE *out);
+/*
+ * The images whose lines the picture draws, largest peak first, into *images (to free; room for
+ * one more); *hidden: images with a line not drawn. Returns their number, or -ENOMEM.
+ */
+int mt_output_svg_lines(const struct mt_report *rep, size_t **images, size_t *hidden);
+/* s as XML or HTML text: each line made printable (printable.h), markup escaped. */
+void mt_output_xml_text(FILE *out, const char *s);
+
+/* The flamegraph's weights, the page's four views of the sites. */
+enum mt_flame_weight {
+	MT_FLAME_ALLOCATIONS = 0, /* allocations and reallocs */
+	MT_FLAME_BYTES,		  /* their bytes */
+	MT_FLAME_LIVE,		  /* bytes never freed (live at exit) */
+	MT_FLAME_PEAK,		  /* bytes live at the tree's peak */
+	MT_FLAME_WEIGHTS,
+};
+
+/* A node: one frame name on one path from the outermost frame; weights of the sites below. */
+struct mt_flame_node {
+	uint32_t name;	 /* index of names; UINT32_MAX for the root */
+	uint32_t parent; /* index of nodes; UINT32_MAX for the root */
+	uint32_t depth;	 /* 0 for the root */
+	uint64_t w[MT_FLAME_WEIGHTS];
+};
+
+/* The sites (symbolised) merged into a tree by frame names, as folded stacks merge them. */
+struct mt_flame {
+	char **names;
+	size_t n_names;
+	struct mt_flame_node *nodes; /* nodes[0] is the root; a parent comes before its children */
+	size_t n_nodes, cap_nodes;
+};
+
+int mt_flame_build(const struct mt_report *rep, struct mt_flame **fl);
+void mt_flame_free(struct mt_flame *fl);
+
+/*
+ * The HTML report, one self-contained file: the summary (the text report, top as there), the
+ * heap over time, the flamegraph of allocation sites (symbolised), the largest blocks never
+ * freed. 0, -ENOMEM or -EIO.
+ */
+int mt_output_html(const struct mt_report *rep, FILE *out, size_t top);
+
+/*
+ * The few lines `memtrack run` prints when the command is done. Returns 0, or a negative errno
+ * after printing "memtrack: PATH: REASON" on stderr.
+ */
+int mt_output_summary(const char *artifact_path, FILE *out);
+
+#endif

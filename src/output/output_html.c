@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The HTML report (`memtrack report --html OUT.html`): one file that opens anywhere, without the
+ * network: no external script, style sheet, font or image. The summary is the text report's own
+ * lines; the heap over time is output_svg.c's picture, made interactive by the page's script; the
+ * flamegraph is drawn by the script from the sites merged here (output_flame.c) and cut to what a
+ * page can draw: nodes too small to see under every weight are folded into one "[smaller frames]"
+ * node per parent, so a run of hundreds of thousands of stacks gives a page of a few thousand
+ * nodes. The script and the style sheet (output_html.js, output_html.css) are linked into
+ * memtrack as they are, to be read and edited as the files they are.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/output.h"
+#include "base/printable.h"
+
+__asm__(".pushsection .rodata\n"
+	".global mt_html_script\n"
+	".hidden mt_html_script\n"
+	"mt_html_script:\n"
+	".incbin \"src/output/output_html.js\"\n"
+	".byte 0\n"
+	".global mt_html_style\n"
+	".hidden mt_html_style\n"
+	"mt_html_style:\n"
+	".incbin \"src/output/output_html.css\"\n"
+	".byte 0\n"
+	".popsection\n");
+extern const char mt_html_script[];
+extern const char mt_html_style[];
+
+/*
+ * A node is drawn when it is at least 1/FLAME_GRAIN of the total under some weight (a quarter of
+ * a pixel on a 1000-pixel page, zoomed out); the grain coarsens until at most FLAME_MAX_NODES are.
+ */
+#define FLAME_GRAIN	4000
+#define FLAME_MAX_NODES 20000
+
+/* s as a JSON string inside a <script> element: UTF-8, and no '<' that could end the element. */
+static void put_jstr(FILE *out, const char *s)
+{
+	char *u = mt_utf8_dup(s);
+
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(u ? u : "?"); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+	free(u);
+}
+
+static void put_u64s(FILE *out, const uint64_t *v, size_t n)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", v[i]);
+	fputc(']', out);
+}
+
+/* ---- the heap over time --------------------------------------------------------------------- */
+
+static int put_over_time_data(const struct mt_report *rep, FILE *out)
+{
+	const struct mt_timeline *tl = rep->timeline;
+	size_t *img, hidden;
+	int n = mt_output_svg_lines(rep, &img, &hidden);
+
+	if (n < 0)
+		return n;
+	fprintf(out,
+		"\"over_time\":{\"bucket_ns\":%" PRIu64 ",\"buckets\":%zu,\"peak_bytes\":%" PRIu64
+		",\"peak_ns\":%" PRIu64 ",\"tree\":",
+		tl->width_ns, tl->n_buckets, tl->peak_bytes, tl->peak_ns);
+	put_u64s(out, tl->tree.max, tl->tree.n);
+	fputs(",\"allocated\":", out);
+	put_u64s(out, tl->allocated, tl->n_buckets);
+	fputs(",\"lines\":[", out);
+	for (int k = 0; k < n; k++) {
+		const struct mt_image *g = &rep->images[img[k]];
+		char label[MT_PRINTABLE_MAX + 64];
+		const char *base = strrchr(g->exe, '/');
+
+		snprintf(label, sizeof(label), "pid %" PRIu32 " %s", g->pid,
+			 base	   ? base + 1
+			 : *g->exe ? g->exe
+				   : "?");
+		fprintf(out, "%s{\"label\":", k ? "," : "");
+		put_jstr(out, label);
+		fprintf(out, ",\"first\":%zu,\"max\":", tl->images[img[k]].first);
+		put_u64s(out, tl->images[img[k]].max, tl->images[img[k]].n);
+		fputc('}', out);
+	}
+	fputs("]}", out);
+	free(img);
+	return 0;
+}
+
+/* ---- the flamegraph ------------------------------------------------------------------------- */
+
+/* Whether node i is big enough under some weight, at grain g. */
+static bool big(const struct mt_flame *fl, size_t i, uint64_t g)
+{
+	for (int m = 0; m < MT_FLAME_WEIGHTS; m++)
+		if (fl->nodes[0].w[m] && fl->nodes[i].w[m] * g >= fl->nodes[0].w[m])
+			return true;
+	return false;
+}
+
+/* keep[i]: node i is drawn (its parent too). Returns how many are, with an "other" per parent. */
+static size_t mark(const struct mt_flame *fl, uint64_t g, bool *keep, bool *other)
+{
+	size_t n = 1;
+
+	keep[0] = true;
+	other[0] = false;
+	for (size_t i = 1; i < fl->n_nodes; i++) {
+		size_t p = fl->nodes[i].parent;
+
+		other[i] = false;
+		keep[i] = keep[p] && big(fl, i, g);
+		n += keep[i];
+		if (keep[p] && !keep[i] && !other[p]) {
+			other[p] = true;
+			n++;
+		}
+	}
+	return n;
+}
+
+static void put_node(FILE *out, bool first, int64_t name, size_t parent, const uint64_t *w)
+{
+	fprintf(out, "%s[%" PRId64 ",%zu", first ? "" : ",", name, parent);
+	for (int m = 0; m < MT_FLAME_WEIGHTS; m++)
+		fprintf(out, ",%" PRIu64, w[m]);
+	fputc(']', out);
+}
+
+/*
+ * "flame": names, and nodes as [name, parent, allocations, bytes, live, peak] with the parent
+ * before its children; name -1 is the root, -2 the smaller frames folded together.
+ */
+static int put_flame(const struct mt_flame *fl, FILE *out)
+{
+	bool *keep = calloc(fl->n_nodes, sizeof(*keep)), *other = calloc(fl->n_nodes, 1);
+	size_t *idx = calloc(fl->n_nodes, sizeof(*idx)), n = 0, drawn;
+	uint64_t(*rest)[MT_FLAME_WEIGHTS] = calloc(fl->n_nodes, sizeof(*rest));
+	uint64_t g = FLAME_GRAIN;
+	int err = -ENOMEM;
+
+	if (!keep || !other || !idx || !rest)
+		goto out;
+	while ((drawn = mark(fl, g, keep, other)) > FLAME_MAX_NODES && g > 1)
+		g /= 2;
+	fputs("\"flame\":{\"names\":[", out);
+	for (size_t i = 0; i < fl->n_names; i++) {
+		fputs(i ? "," : "", out);
+		put_jstr(out, fl->names[i]);
+	}
+	fprintf(out, "],\"drawable\":%zu,\"nodes\":[", drawn);
+	for (size_t i = 0; i < fl->n_nodes; i++) {
+		const struct mt_flame_node *nd = &fl->nodes[i];
+
+		if (!keep[i]) {
+			if (i && keep[nd->parent])
+				for (int m = 0; m < MT_FLAME_WEIGHTS; m++)
+					rest[nd->parent][m] += nd->w[m];
+			continue;
+		}
+		idx[i] = n++;
+		put_node(out, i == 0, i ? (int64_t)nd->name : -1, i ? idx[nd->parent] : 0, nd->w);
+	}
+	for (size_t i = 0; i < fl->n_nodes; i++)
+		if (keep[i] && other[i])
+			put_node(out, false, -2, idx[i], rest[i]);
+	fputs("]}", out);
+	err = 0;
+out:
+	free(keep);
+	free(other);
+	free(idx);
+	free(rest);
+	return err;
+}
+
+static int put_data(const struct mt_report *rep, FILE *out)
+{
+	struct mt_flame *fl = NULL;
+	int err;
+
+	fputs("<script type=\"application/json\" id=\"mt-data\">{", out);
+	err = put_over_time_data(rep, out);
+	if (!err && mt_sites_count(rep->sites)) {
+		err = mt_flame_build(rep, &fl);
+		fputc(',', out);
+		if (!err)
+			err = put_flame(fl, out);
+		mt_flame_free(fl);
+	}
+	fputs("}</script>\n", out);
+	return err;
+}
+
+/* ---- the summary ---------------------------------------------------------------------------- */
+
+static void put_figure(FILE *out, const char *name, const char *key, uint64_t v)
+{
+	fprintf(out,
+		"<div class=\"figure\"><div class=\"value\" data-key=\"%s\">%" PRIu64
+		"</div><div class=\"name\">%s</div></div>\n",
+		key, v, name);
+}
+
+static void put_figures(const struct mt_report *rep, FILE *out)
+{
+	const struct mt_report_totals *t = &rep->totals;
+
+	fputs("<div class=\"figures\">\n", out);
+	put_figure(out, "allocations", "allocations", t->allocations);
+	put_figure(out, "reallocs", "reallocs", t->reallocs);
+	put_figure(out, "frees", "frees", t->frees);
+	put_figure(out, "bytes allocated", "bytes_allocated", t->bytes_allocated);
+	put_figure(out, "peak bytes", "peak_bytes", t->peak_bytes);
+	put_figure(out, "blocks never freed", "live_blocks", t->live_blocks);
+	put_figure(out, "bytes never freed", "live_bytes", t->live_bytes);
+	put_figure(out, "processes", "processes", rep->n_processes);
+	if (rep->has_footer)
+		put_figure(out, "calls dropped or lost", "dropped", t->dropped);
+	put_figure(out, "files not probed", "unprobed", rep->n_unprobed);
+	fputs("</div>\n", out);
+	if (!mt_report_complete(rep))
+		fputs(
+		    "<p class=\"warning\">This artifact does not hold every allocator call of the "
+		    "run: the text report below says what is missing.</p>\n",
+		    out);
+}
+
+/* The text report's own lines: the same figures, per process image, file and family. */
+static int put_text_report(const struct mt_report *rep, FILE *out, size_t top)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	err = mt_output_text(rep, m, top);
+	if (!err)
+		err = mt_output_sites(rep, m, top, MT_FOLDED_BYTES);
+	if (fclose(m) && !err)
+		err = -ENOMEM;
+	if (!err) {
+		fputs("<section id=\"text\"><h2>The text report (<code>memtrack report</code>)"
+		      "</h2>\n<pre id=\"text-report\">",
+		      out);
+		mt_output_xml_text(out, buf);
+		fputs("</pre></section>\n", out);
+	}
+	free(buf);
+	return err;
+}
+
+/* ---- the largest blocks never freed ------------------------------------------------------ */
+
+static const char *block_end(const struct mt_report *rep, const struct mt_report_block *b)
+{
+	if (b->at_end)
+		return "live at the end";
+	return rep->images[b->image].end == MT_IMAGE_EXEC ? "its exec" : "its exit";
+}
+
+/* The frames of a block's allocation, innermost first (the allocator, then its callers). */
+static void put_block_stack(const struct mt_report *rep, const struct mt_report_block *b, FILE *out)
+{
+	const struct mt_site *s = b->stack_id ? mt_sites_of(rep->sites, b->stack_id) : NULL;
+	char buf[MT_PRINTABLE_MAX];
+
+	if (!s || !s->sym) {
+		fputs(b->stack_id ? "(no record of its stack)" : "(no stack: run with --stacks)",
+		      out);
+		return;
+	}
+	fputs("<details><summary>", out);
+	mt_output_xml_text(
+	    out, mt_output_frame_name(buf, sizeof(buf), &s->sym[s->n_frames > 1 ? 1 : 0]));
+	fputs("</summary><ol class=\"stack\">", out);
+	for (uint32_t k = 0; k < s->n_frames; k++) {
+		fputs("<li>", out);
+		mt_output_xml_text(out, mt_output_frame_name(buf, sizeof(buf), &s->sym[k]));
+		fputs("</li>", out);
+	}
+	fputs("</ol></details>", out);
+}
+
+static void put_largest(const struct mt_report *rep, FILE *out)
+{
+	fputs("<section id=\"largest\"><h2>Largest blocks never freed</h2>\n", out);
+	if (!rep->n_largest) {
+		fputs("<p>None: the program freed every block it allocated.</p></section>\n", out);
+		return;
+	}
+	fputs("<table class=\"blocks\"><tr><th>bytes</th><th>allocated by</th>"
+	      "<th>released by</th><th>address</th><th>allocated from</th></tr>\n",
+	      out);
+	for (size_t i = 0; i < rep->n_largest; i++) {
+		const struct mt_report_block *b = &rep->largest[i];
+		const struct mt_image *g = &rep->images[b->image];
+		const char *base = strrchr(g->exe, '/');
+
+		fprintf(out,
+			"<tr data-bytes=\"%" PRIu64 "\"><td class=\"num\">%" PRIu64
+			"</td><td>pid %" PRIu32 " ",
+			b->size, b->size, g->pid);
+		mt_output_xml_text(out, base ? base + 1 : g->exe);
+		fprintf(out, "</td><td>%s</td><td><code>0x%" PRIx64 "</code></td><td>",
+			block_end(rep, b), b->addr);
+		put_block_stack(rep, b, out);
+		fputs("</td></tr>\n", out);
+	}
+	fputs("</table></section>\n", out);
+}
+
+/* The flamegraph's frame and controls: the script draws into it. */
+static void put_sites(const struct mt_report *rep, FILE *out)
+{
+	fputs("<section id=\"sites\"><h2>Allocation sites</h2>\n", out);
+	if (!mt_sites_count(rep->sites)) {
+		fputs("<p>The run recorded no stacks (<code>memtrack run --stacks</code> records "
+		      "them).</p></section>\n",
+		      out);
+		return;
+	}
+	fputs("<div class=\"controls\">weight: <span id=\"flame-weights\"></span> "
+	      "<input id=\"flame-search\" type=\"search\" placeholder=\"search frames\"> "
+	      "<button id=\"flame-reset\" type=\"button\">zoom out</button> "
+	      "<span id=\"flame-match\"></span></div>\n"
+	      "<div id=\"flame\"></div><div id=\"flame-tip\" class=\"tip\" hidden></div>\n"
+	      "</section>\n",
+	      out);
+}
+
+static void put_title(const struct mt_report *rep, FILE *out)
+{
+	for (int i = 0; i < rep->argc; i++) {
+		fputs(i ? " " : "", out);
+		mt_output_xml_text(out, rep->argv[i]);
+	}
+}
+
+int mt_output_html(const struct mt_report *rep, FILE *out, size_t top)
+{
+	int err;
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n<title>"
+	      "memtrack: ",
+	      out);
+	put_title(rep, out);
+	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>memtrack: <code>",
+		mt_html_style);
+	put_title(rep, out);
+	fputs("</code></h1>\n<section id=\"summary\"><h2>Summary</h2>\n", out);
+	put_figures(rep, out);
+	fputs("<p>Per process image, file and family, with what was dropped and what could not be "
+	      "probed: the text report, at the end of this page.</p>\n</section>\n"
+	      "<section id=\"over-time\"><h2>Heap over time</h2>\n<div class=\"plot\">\n",
+	      out);
+	err = mt_output_svg_plot(rep, out);
+	if (err)
+		return err;
+	fputs("<div id=\"plot-tip\" class=\"tip\" hidden></div></div>\n</section>\n", out);
+	put_sites(rep, out);
+	put_largest(rep, out);
+	err = put_text_report(rep, out, top);
+	if (err)
+		return err;
+	err = put_data(rep, out);
+	if (err)
+		return err;
+	fprintf(out, "<script>\n%s</script>\n</body></html>\n", mt_html_script);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The allocation sites of a run recorded with --stacks (sites.h) as a pprof profile: one gzip'd
+ * profile.proto message (`memtrack report --pprof OUT.pb.gz`), which go tool pprof, Pyroscope
+ * and Speedscope read. protobuf-c encodes it from proto/profile.proto; zlib compresses it.
+ *
+ * One sample per site, its locations leaf first from the allocator's caller outward, as folded
+ * stacks name them (output_sites.c): the allocator is the sample's "allocator" label, not a
+ * frame, so that the flat top of a profile is the code that asked for memory. A frame is a file
+ * and an offset in it, not an address in one process (docs/FORMAT.md): each file becomes one
+ * mapping placed in an address range of its own, where address - memory_start + file_offset is
+ * the frame's file offset, as pprof's symbolisers (by path or build id) expect.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "bpf/unwind_row.h"
+#include "output/output.h"
+#include "base/printable.h"
+#include "proto/profile.pb-c.h"
+
+#ifndef MT_VERSION
+#define MT_VERSION "0.0.0"
+#endif
+
+/* Where the first file's range starts: not 0, which reads as "no address". */
+#define MAPPING_BASE  0x10000ULL
+#define MAPPING_ALIGN 0x1000ULL
+
+/* ---- growing arrays and tables --------------------------------------------------------------- */
+
+/* Room for one more of size bytes in *v, which holds n of *cap. 0 or -ENOMEM. */
+static int room(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t c;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 64;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/* u64 key -> index, open addressing; a value of 0 is an empty slot (values are index + 1). */
+struct idmap {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t n, mask;
+};
+
+static size_t key_hash(uint64_t k, size_t mask)
+{
+	return (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+}
+
+static int idmap_grow(struct idmap *m)
+{
+	size_t cap = m->keys ? 2 * (m->mask + 1) : 256;
+	uint64_t *keys = calloc(cap, sizeof(*keys));
+	uint32_t *vals = calloc(cap, sizeof(*vals));
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; m->keys && i <= m->mask; i++) {
+		size_t j;
+
+		if (!m->vals[i])
+			continue;
+		for (j = key_hash(m->keys[i], cap - 1); vals[j]; j = (j + 1) & (cap - 1))
+			;
+		keys[j] = m->keys[i];
+		vals[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->mask = cap - 1;
+	return 0;
+}
+
+/* The slot of key: its value, or 0 where it is to go. NULL without memory. */
+static uint32_t *idmap_slot(struct idmap *m, uint64_t key)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > (m->keys ? m->mask + 1 : 0) && idmap_grow(m))
+		return NULL;
+	for (j = key_hash(key, m->mask); m->vals[j]; j = (j + 1) & m->mask)
+		if (m->keys[j] == key)
+			return &m->vals[j];
+	m->keys[j] = key;
+	return &m->vals[j];
+}
+
+static void idmap_free(struct idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+}
+
+/* ---- the profile being built ----------------------------------------------------------------- */
+
+/* The string table: each string once, as valid UTF-8 (proto3 strings must be). */
+struct strtab {
+	char **v;
+	size_t n, cap;
+	uint32_t *slot; /* index + 1 of v */
+	size_t mask;
+};
+
+/* A location and what it points to, fixed up when every one is known (the arrays move). */
+struct loc {
+	MtPprof__Location m;
+	MtPprof__Line line;
+	MtPprof__Line *lines[1];
+	uint32_t mapping; /* index + 1 of the mapping, 0: none */
+	uint64_t offset;  /* in the mapping's file, or the address when in no mapping */
+};
+
+struct sample {
+	MtPprof__Sample m;
+	int64_t values[4];
+	MtPprof__Label label;
+	MtPprof__Label *labels[1];
+};
+
+struct mapping {
+	MtPprof__Mapping m;
+	uint64_t lo, end; /* the lowest offset a location has in it, and past the highest */
+};
+
+/* The pseudo-frames of folded stacks, where a stack has no frame or ends early. */
+enum pseudo { PSEUDO_TRUNCATED, PSEUDO_CUT, PSEUDO_UNKNOWN, PSEUDO_MAX };
+static const char *const pseudo_name[PSEUDO_MAX] = {"[truncated]", "[cut]", "[unknown]"};
+
+struct builder {
+	const struct mt_report *rep;
+	struct strtab st;
+	struct loc *locs;
+	size_t n_locs, cap_locs;
+	struct idmap loc_of_frame;
+	uint32_t pseudo_loc[PSEUDO_MAX]; /* index + 1 of locs */
+	MtPprof__Function *funcs;
+	size_t n_funcs, cap_funcs;
+	struct idmap func_of_name; /* string index -> funcs */
+	struct mapping *maps;
+	size_t n_maps, cap_maps;
+	uint32_t *map_of_file; /* [65536]: file_id -> index + 1 of maps */
+	uint32_t *file_of_id;  /* [65536]: file_id -> index + 1 of rep->files */
+	struct sample *samples;
+	size_t n_samples, cap_samples;
+	int64_t *comments;
+	size_t n_comments, cap_comments;
+	int64_t allocator_key;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static int strtab_grow(struct strtab *st)
+{
+	size_t cap = st->slot ? 2 * (st->mask + 1) : 1024;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n; i++) {
+		size_t j = str_hash(st->v[i]) & (cap - 1);
+
+		while (slot[j])
+			j = (j + 1) & (cap - 1);
+		slot[j] = (uint32_t)i + 1;
+	}
+	free(st->slot);
+	st->slot = slot;
+	st->mask = cap - 1;
+	return 0;
+}
+
+/* The index of s (any bytes) in the table, added when new. 0 or -ENOMEM. */
+static int intern(struct strtab *st, const char *s, int64_t *idx)
+{
+	char *u = mt_utf8_dup(s);
+	size_t j;
+
+	if (!u)
+		return -ENOMEM;
+	if ((st->n + 1) * 2 > (st->slot ? st->mask + 1 : 0) && strtab_grow(st))
+		goto nomem;
+	for (j = str_hash(u) & st->mask; st->slot[j]; j = (j + 1) & st->mask) {
+		if (!strcmp(st->v[st->slot[j] - 1], u)) {
+			*idx = st->slot[j] - 1;
+			free(u);
+			return 0;
+		}
+	}
+	if (room((void **)&st->v, &st->cap, st->n, sizeof(*st->v)))
+		goto nomem;
+	st->v[st->n] = u;
+	st->slot[j] = (uint32_t)++st->n;
+	*idx = (int64_t)st->n - 1;
+	return 0;
+nomem:
+	free(u);
+	return -ENOMEM;
+}
+
+static void strtab_free(struct strtab *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		free(st->v[i]);
+	free(st->v);
+	free(st->slot);
+}
+
+static int add_comment(struct builder *b, const char *text)
+{
+	int64_t idx;
+
+	if (intern(&b->st, text, &idx) ||
+	    room((void **)&b->comments, &b->cap_comments, b->n_comments, sizeof(*b->comments)))
+		return -ENOMEM;
+	b->comments[b->n_comments++] = idx;
+	return 0;
+}
+
+/* The function named name (any bytes): its id. 0 or -ENOMEM. */
+static int function_id(struct builder *b, const char *name, uint64_t *id)
+{
+	int64_t idx;
+	uint32_t *slot;
+	MtPprof__Function *f;
+
+	if (intern(&b->st, name, &idx))
+		return -ENOMEM;
+	slot = idmap_slot(&b->func_of_name, (uint64_t)idx);
+	if (!slot)
+		return -ENOMEM;
+	if (!*slot) {
+		if (room((void **)&b->funcs, &b->cap_funcs, b->n_funcs, sizeof(*b->funcs)))
+			return -ENOMEM;
+		f = &b->funcs[b->n_funcs];
+		mt_pprof__function__init(f);
+		f->id = b->n_funcs + 1;
+		/* Demangled by the symboliser; the mangled name is not kept. */
+		f->name = f->system_name = idx;
+		*slot = (uint32_t)++b->n_funcs;
+		b->func_of_name.n++;
+	}
+	*id = *slot;
+	return 0;
+}
+
+/* The mapping of a recorded file: index + 1, or 0 when no record names the file. */
+static int mapping_of(struct builder *b, uint16_t file_id, uint32_t *out)
+{
+	const struct mt_report_file *rf;
+	struct mapping *m;
+
+	*out = b->map_of_file[file_id];
+	if (*out || !b->file_of_id[file_id])
+		return 0;
+	rf = &b->rep->files[b->file_of_id[file_id] - 1];
+	if (room((void **)&b->maps, &b->cap_maps, b->n_maps, sizeof(*b->maps)))
+		return -ENOMEM;
+	m = &b->maps[b->n_maps];
+	memset(m, 0, sizeof(*m));
+	mt_pprof__mapping__init(&m->m);
+	m->m.id = b->n_maps + 1;
+	m->m.has_functions = true; /* until a location in it has no function */
+	if (intern(&b->st, rf->path, &m->m.filename) ||
+	    intern(&b->st, rf->build_id, &m->m.build_id))
+		return -ENOMEM;
+	*out = b->map_of_file[file_id] = (uint32_t)++b->n_maps;
+	return 0;
+}
+
+static struct loc *new_loc(struct builder *b, uint32_t *slot)
+{
+	struct loc *l;
+
+	if (room((void **)&b->locs, &b->cap_locs, b->n_locs, sizeof(*b->locs)))
+		return NULL;
+	l = &b->locs[b->n_locs];
+	memset(l, 0, sizeof(*l));
+	mt_pprof__location__init(&l->m);
+	mt_pprof__line__init(&l->line);
+	l->m.id = b->n_locs + 1;
+	*slot = (uint32_t)++b->n_locs;
+	return l;
+}
+
+static int pseudo_location(struct builder *b, enum pseudo p, uint64_t *id)
+{
+	struct loc *l;
+	uint64_t fid;
+
+	if (!b->pseudo_loc[p]) {
+		if (function_id(b, pseudo_name[p], &fid))
+			return -ENOMEM;
+		l = new_loc(b, &b->pseudo_loc[p]);
+		if (!l)
+			return -ENOMEM;
+		l->line.function_id = fid;
+		l->m.n_line = 1;
+	}
+	*id = b->pseudo_loc[p];
+	return 0;
+}
+
+/*
+ * The location of a caller's frame (a return address), at its call instruction: the byte
+ * before the return address, where memtrack's symboliser looks too.
+ */
+static int frame_location(struct builder *b, uint64_t frame, const struct mt_frame_info *sym,
+			  uint64_t *id)
+{
+	uint32_t *slot = idmap_slot(&b->loc_of_frame, frame);
+	uint64_t fid = 0, off;
+	uint32_t map = 0;
+	struct loc *l;
+
+	if (!slot)
+		return -ENOMEM;
+	if (*slot) {
+		*id = *slot;
+		return 0;
+	}
+	b->loc_of_frame.n++;
+	off = MT_FRAME_IN_FILE(frame) ? MT_FRAME_OFFSET(frame) : frame;
+	if (MT_FRAME_IN_FILE(frame) && mapping_of(b, (uint16_t)MT_FRAME_FILE(frame), &map))
+		return -ENOMEM;
+	if (sym->function && function_id(b, sym->function, &fid))
+		return -ENOMEM;
+	l = new_loc(b, slot);
+	if (!l)
+		return -ENOMEM;
+	l->mapping = map;
+	l->offset = off ? off - 1 : 0;
+	l->line.function_id = fid;
+	l->m.n_line = fid ? 1 : 0;
+	if (map && !fid)
+		b->maps[map - 1].m.has_functions = false;
+	if (map && (!b->maps[map - 1].end || l->offset < b->maps[map - 1].lo))
+		b->maps[map - 1].lo = l->offset;
+	if (map && l->offset + 1 > b->maps[map - 1].end)
+		b->maps[map - 1].end = l->offset + 1;
+	*id = *slot;
+	return 0;
+}
+
+/* A site's locations, leaf first: the allocator's caller out, then the folded stack's marker. */
+static int site_locations(struct builder *b, const struct mt_site *s, struct sample *out)
+{
+	uint32_t n = s->sym && s->n_frames > 1 ? s->n_frames - 1 : 1;
+	bool marker = s->n_frames && s->stop != MT_UNWIND_COMPLETE;
+	uint64_t *ids = calloc(n + marker, sizeof(*ids));
+	int err = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	out->m.location_id = ids;
+	out->m.n_location_id = n + marker;
+	if (s->n_frames <= 1 || !s->sym)
+		err = pseudo_location(b, PSEUDO_UNKNOWN, &ids[0]);
+	for (uint32_t k = 1; !err && s->sym && k < s->n_frames; k++)
+		err = frame_location(b, s->frames[k], &s->sym[k], &ids[k - 1]);
+	if (!err && marker)
+		err = pseudo_location(
+		    b, s->stop == MT_UNWIND_TRUNCATED ? PSEUDO_TRUNCATED : PSEUDO_CUT, &ids[n]);
+	return err;
+}
+
+static int add_site(struct builder *b, const struct mt_site *s)
+{
+	struct sample *smp;
+	const char *allocator = s->sym && s->n_frames ? s->sym[0].function : NULL;
+
+	/* A stack record no allocation came from. */
+	if (!s->allocations && !s->live_blocks)
+		return 0;
+	if (room((void **)&b->samples, &b->cap_samples, b->n_samples, sizeof(*b->samples)))
+		return -ENOMEM;
+	smp = &b->samples[b->n_samples++];
+	memset(smp, 0, sizeof(*smp));
+	mt_pprof__sample__init(&smp->m);
+	mt_pprof__label__init(&smp->label);
+	smp->values[0] = (int64_t)s->allocations;
+	smp->values[1] = (int64_t)s->bytes;
+	smp->values[2] = (int64_t)s->live_blocks;
+	smp->values[3] = (int64_t)s->live_bytes;
+	smp->m.n_label = allocator ? 1 : 0;
+	smp->label.key = b->allocator_key;
+	if (allocator && intern(&b->st, allocator, &smp->label.str))
+		return -ENOMEM;
+	return site_locations(b, s, smp);
+}
+
+/* ---- the profile's header: what the values are, when, and notes ------------------------------ */
+
+static const char *const sample_types[4][2] = {
+    {"alloc_objects", "count"},
+    {"alloc_space", "bytes"},
+    {"inuse_objects", "count"},
+    {"inuse_space", "bytes"},
+};
+
+static int add_comments(struct builder *b)
+{
+	const struct mt_report *rep = b->rep;
+	char line[512];
+	size_t at;
+	int err;
+
+	at = (size_t)snprintf(line, sizeof(line), "memtrack %s:", MT_VERSION);
+	for (int i = 0; i < rep->argc && at < sizeof(line); i++)
+		at += (size_t)snprintf(line + at, sizeof(line) - at, " %s", rep->argv[i]);
+	err = add_comment(b, line);
+	if (!err)
+		err = add_comment(b, "every allocation is counted, none sampled; inuse_* are the "
+				     "blocks never freed (live at exit)");
+	if (!err && rep->footer.stacks_lost) {
+		snprintf(line, sizeof(line),
+			 "allocations recorded without their stack, not in this profile: %" PRIu64,
+			 rep->footer.stacks_lost);
+		err = add_comment(b, line);
+	}
+	if (!err && !mt_report_complete(rep))
+		err = add_comment(b, "the recording is incomplete: memtrack report says why");
+	return err;
+}
+
+/* ---- assembling and writing ------------------------------------------------------------------ */
+
+/*
+ * Once every location is known: the mappings' ranges, the addresses, the pointers. A file's range
+ * covers the pages of its locations, as the mapping of its code would: pprof matches a mapping's
+ * file offset and size with the file's executable segment before it names anything in it.
+ */
+static void place(struct builder *b)
+{
+	uint64_t start = MAPPING_BASE;
+
+	for (size_t i = 0; i < b->n_maps; i++) {
+		struct mapping *m = &b->maps[i];
+		uint64_t first = m->lo / MAPPING_ALIGN * MAPPING_ALIGN;
+		uint64_t past = (m->end + MAPPING_ALIGN - 1) / MAPPING_ALIGN * MAPPING_ALIGN;
+
+		m->m.memory_start = start;
+		m->m.memory_limit = start + (past > first ? past - first : MAPPING_ALIGN);
+		m->m.file_offset = first;
+		start = m->m.memory_limit;
+	}
+	for (size_t i = 0; i < b->n_locs; i++) {
+		struct loc *l = &b->locs[i];
+
+		l->lines[0] = &l->line;
+		l->m.line = l->lines;
+		l->m.mapping_id = l->mapping;
+		if (l->mapping) {
+			const MtPprof__Mapping *m = &b->maps[l->mapping - 1].m;
+
+			l->m.address = m->memory_start + l->offset - m->file_offset;
+		} else {
+			l->m.address = l->offset;
+		}
+	}
+	for (size_t i = 0; i < b->n_samples; i++) {
+		struct sample *s = &b->samples[i];
+
+		s->labels[0] = &s->label;
+		s->m.label = s->labels;
+		s->m.value = s->values;
+		s->m.n_value = 4;
+	}
+}
+
+/* protobuf-c's output sink: the bytes deflated into a gzip stream on a FILE. */
+struct gz_sink {
+	ProtobufCBuffer base;
+	z_stream z;
+	FILE *out;
+	int err;
+};
+
+static void gz_deflate(struct gz_sink *g, int flush)
+{
+	unsigned char chunk[16384];
+	int zr;
+
+	do {
+		size_t have;
+
+		g->z.next_out = chunk;
+		g->z.avail_out = sizeof(chunk);
+		zr = deflate(&g->z, flush);
+		if (zr == Z_STREAM_ERROR) {
+			g->err = -EIO;
+			return;
+		}
+		have = sizeof(chunk) - g->z.avail_out;
+		errno = 0;
+		if (have && fwrite(chunk, 1, have, g->out) != have) {
+			g->err = errno ? -errno : -EIO;
+			return;
+		}
+	} while (flush == Z_FINISH ? zr != Z_STREAM_END : !g->z.avail_out);
+}
+
+static void gz_append(ProtobufCBuffer *buf, size_t len, const uint8_t *data)
+{
+	struct gz_sink *g = (struct gz_sink *)buf;
+
+	while (len && !g->err) {
+		uInt n = len > (1u << 30) ? 1u << 30 : (uInt)len;
+
+		g->z.next_in = (Bytef *)data;
+		g->z.avail_in = n;
+		gz_deflate(g, Z_NO_FLUSH);
+		data += n;
+		len -= n;
+	}
+}
+
+static int write_gzip(const MtPprof__Profile *p, FILE *out)
+{
+	struct gz_sink g = {.base = {.append = gz_append}, .out = out};
+
+	/* windowBits 15 + 16: a gzip header and trailer around the deflate stream. */
+	if (deflateInit2(&g.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -ENOMEM;
+	mt_pprof__profile__pack_to_buffer(p, &g.base);
+	if (!g.err)
+		gz_deflate(&g, Z_FINISH);
+	deflateEnd(&g.z);
+	if (g.err)
+		return g.err;
+	return ferror(out) ? -EIO : 0;
+}
+
+/* The message over the builder's arrays (pointers into them, freed with it). */
+static int encode(struct builder *b, FILE *out)
+{
+	MtPprof__Profile p = MT_PPROF__PROFILE__INIT;
+	MtPprof__ValueType types[4], period = MT_PPROF__VALUE_TYPE__INIT;
+	MtPprof__ValueType *type_ptrs[4];
+	void **ptrs = calloc(b->n_samples + b->n_maps + b->n_locs + b->n_funcs + 1, sizeof(*ptrs));
+	size_t k = 0;
+	int err = 0;
+
+	if (!ptrs)
+		return -ENOMEM;
+	for (int i = 0; i < 4 && !err; i++) {
+		mt_pprof__value_type__init(&types[i]);
+		type_ptrs[i] = &types[i];
+		err = intern(&b->st, sample_types[i][0], &types[i].type) ||
+		      intern(&b->st, sample_types[i][1], &types[i].unit);
+	}
+	if (err || intern(&b->st, "space", &period.type) || intern(&b->st, "bytes", &period.unit) ||
+	    intern(&b->st, "alloc_space", &p.default_sample_type)) {
+		free(ptrs);
+		return -ENOMEM;
+	}
+	place(b);
+	p.n_sample_type = 4;
+	p.sample_type = type_ptrs;
+	p.sample = (MtPprof__Sample **)&ptrs[k];
+	for (size_t i = 0; i < b->n_samples; i++)
+		ptrs[k + p.n_sample++] = &b->samples[i].m;
+	k += p.n_sample;
+	p.mapping = (MtPprof__Mapping **)&ptrs[k];
+	for (size_t i = 0; i < b->n_maps; i++)
+		ptrs[k + p.n_mapping++] = &b->maps[i].m;
+	k += p.n_mapping;
+	p.location = (MtPprof__Location **)&ptrs[k];
+	for (size_t i = 0; i < b->n_locs; i++)
+		ptrs[k + p.n_location++] = &b->locs[i].m;
+	k += p.n_location;
+	p.function = (MtPprof__Function **)&ptrs[k];
+	for (size_t i = 0; i < b->n_funcs; i++)
+		ptrs[k + p.n_function++] = &b->funcs[i];
+	p.n_string_table = b->st.n;
+	p.string_table = b->st.v;
+	p.time_nanos = (int64_t)b->rep->start_time_ns;
+	if (b->rep->has_footer && b->rep->footer.end_mono_ns > b->rep->start_mono_ns)
+		p.duration_nanos = (int64_t)(b->rep->footer.end_mono_ns - b->rep->start_mono_ns);
+	p.period_type = &period;
+	p.period = 1; /* every allocation: nothing is sampled */
+	p.n_comment = b->n_comments;
+	p.comment = b->comments;
+	err = write_gzip(&p, out);
+	free(ptrs);
+	return err;
+}
+
+static void builder_free(struct builder *b)
+{
+	for (size_t i = 0; i < b->n_samples; i++)
+		free(b->samples[i].m.location_id);
+	free(b->samples);
+	free(b->locs);
+	free(b->funcs);
+	free(b->maps);
+	free(b->comments);
+	free(b->map_of_file);
+	free(b->file_of_id);
+	idmap_free(&b->loc_of_frame);
+	idmap_free(&b->func_of_name);
+	strtab_free(&b->st);
+}
+
+/*
+ * pprof takes the first mapping for the program the profile is of ("File:"): the command's
+ * executable, when a file record names it, even if no frame lies in it.
+ */
+static int command_mapping_first(struct builder *b)
+{
+	const struct mt_report *rep = b->rep;
+	uint32_t map;
+
+	if (!rep->n_processes)
+		return 0;
+	for (size_t i = 0; i < rep->n_files; i++)
+		if (rep->files[i].recorded && !strcmp(rep->files[i].path, rep->processes[0].exe))
+			return mapping_of(b, rep->files[i].file_id, &map);
+	return 0;
+}
+
+static int build(struct builder *b)
+{
+	const struct mt_report *rep = b->rep;
+	int64_t empty;
+	int err;
+
+	b->map_of_file = calloc(65536, sizeof(*b->map_of_file));
+	b->file_of_id = calloc(65536, sizeof(*b->file_of_id));
+	/* The string table starts with "", as pprof requires. */
+	if (!b->map_of_file || !b->file_of_id || intern(&b->st, "", &empty) ||
+	    intern(&b->st, "allocator", &b->allocator_key))
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->n_files; i++)
+		if (rep->files[i].recorded)
+			b->file_of_id[rep->files[i].file_id] = (uint32_t)i + 1;
+	err = add_comments(b);
+	if (!err)
+		err = command_mapping_first(b);
+	for (size_t i = 0; !err && i < mt_sites_count(rep->sites); i++)
+		err = add_site(b, mt_sites_get(rep->sites, i));
+	return err;
+}
+
+int mt_output_pprof(const struct mt_report *rep, FILE *out)
+{
+	struct builder b = {.rep = rep};
+	int err = build(&b);
+
+	if (!err)
+		err = encode(&b, out);
+	builder_free(&b);
+	return err;
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The allocation sites of a run recorded with --stacks (sites.h): the text report's top sites,
+ * and folded stacks, the input of flamegraph.pl and inferno (`memtrack report --folded`).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/unwind_row.h"
+#include "base/bytesize.h"
+#include "output/output.h"
+#include "base/printable.h"
+
+/* One frame for people: the function, else where it is. */
+static void put_frame(FILE *out, const struct mt_frame_info *f)
+{
+	char p[MT_PRINTABLE_MAX];
+
+	if (f->function)
+		fprintf(out, "%s", mt_printable(p, sizeof(p), f->function));
+	else if (f->path)
+		fprintf(out, "%s+0x%" PRIx64, mt_printable(p, sizeof(p), f->path), f->offset);
+	else
+		fprintf(out, "0x%" PRIx64, f->offset);
+}
+
+static const char *stop_note(uint32_t stop)
+{
+	switch (stop) {
+	case MT_UNWIND_COMPLETE:
+		return "";
+	case MT_UNWIND_TRUNCATED:
+		return " (truncated: callers beyond the frame limit are missing)";
+	default:
+		return " (cut: the stack could not be unwound further)";
+	}
+}
+
+static uint64_t weight_of(const struct mt_site *s, enum mt_folded_metric m);
+
+/* Heavier first by the metric, then by bytes and allocations; the stack id ends ties. */
+static int by_weight(const void *a, const void *b, void *metric)
+{
+	const struct mt_site *x = *(const struct mt_site *const *)a;
+	const struct mt_site *y = *(const struct mt_site *const *)b;
+	enum mt_folded_metric m = *(const enum mt_folded_metric *)metric;
+
+	if (weight_of(x, m) != weight_of(y, m))
+		return weight_of(x, m) < weight_of(y, m) ? 1 : -1;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	if (x->allocations != y->allocations)
+		return x->allocations < y->allocations ? 1 : -1;
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static const char *metric_title(enum mt_folded_metric m)
+{
+	switch (m) {
+	case MT_FOLDED_ALLOCATIONS:
+		return "allocations";
+	case MT_FOLDED_LIVE:
+		return "bytes live at exit";
+	case MT_FOLDED_PEAK:
+		return "bytes live at the peak";
+	default:
+		return "bytes allocated";
+	}
+}
+
+int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_folded_metric by)
+{
+	size_t n = mt_sites_count(rep->sites), shown;
+	const struct mt_site **v;
+	char b1[32], b2[32], b3[32];
+
+	if (!n)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = mt_sites_get(rep->sites, i);
+	qsort_r(v, n, sizeof(*v), by_weight, &by);
+	shown = top && top < n ? top : n;
+	fprintf(out, "\nTop allocation sites (%zu distinct stacks, by %s)\n", n, metric_title(by));
+	for (size_t i = 0; i < shown; i++) {
+		const struct mt_site *s = v[i];
+
+		fprintf(out,
+			"  #%zu  %" PRIu64 " allocations, %s; live at exit: %" PRIu64
+			" blocks, %s; at the peak: %" PRIu64 " blocks, %s%s\n",
+			i + 1, s->allocations, mt_bytesize_human(b1, sizeof(b1), s->bytes),
+			s->live_blocks, mt_bytesize_human(b2, sizeof(b2), s->live_bytes),
+			s->peak_blocks, mt_bytesize_human(b3, sizeof(b3), s->peak_bytes),
+			stop_note(s->stop));
+		if (!s->n_frames)
+			fprintf(out, "      (no record of stack %" PRIu32 ")\n", s->stack_id);
+		for (uint32_t k = 0; s->sym && k < s->n_frames; k++) {
+			fprintf(out, "      ");
+			put_frame(out, &s->sym[k]);
+			fputc('\n', out);
+		}
+	}
+	if (shown < n)
+		fprintf(out, "  ... %zu more (--top 0 shows all)\n", n - shown);
+	free(v);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- folded stacks -------------------------------------------------------------------------- */
+
+struct folded {
+	char *line; /* frames, outermost first, ';'-separated */
+	uint64_t weight;
+};
+
+struct buf {
+	char *p;
+	size_t n, cap;
+};
+
+static int put(struct buf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = (b->n + n + 1) * 2;
+		char *p = realloc(b->p, cap);
+
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+	return 0;
+}
+
+const char *mt_output_frame_name(char *buf, size_t n, const struct mt_frame_info *f)
+{
+	char tmp[64];
+	const char *s = tmp;
+
+	if (f->function)
+		s = f->function;
+	else if (f->path)
+		snprintf(tmp, sizeof(tmp), "%s+0x%" PRIx64,
+			 strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path, f->offset);
+	else
+		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->offset);
+	return mt_printable(buf, n, s);
+}
+
+/* A frame as folded stacks name it: no ';' (the separator) and no newline. */
+static int put_folded_frame(struct buf *b, const struct mt_frame_info *f)
+{
+	char p[MT_PRINTABLE_MAX];
+	const char *s = mt_output_frame_name(p, sizeof(p), f);
+	size_t start = b->n;
+	int err;
+
+	err = put(b, s, strlen(s));
+	for (size_t i = start; !err && i < b->n; i++)
+		if (b->p[i] == ';' || b->p[i] == '\n')
+			b->p[i] = ':';
+	return err;
+}
+
+/* The stack of s, outermost first, down to the allocator's caller. */
+static char *folded_line(const struct mt_site *s)
+{
+	struct buf b = {0};
+	int err = put(&b, "", 0);
+
+	if (!err && s->stop == MT_UNWIND_TRUNCATED)
+		err = put(&b, "[truncated];", 12);
+	else if (!err && s->stop != MT_UNWIND_COMPLETE)
+		err = put(&b, "[cut];", 6);
+	for (uint32_t k = s->n_frames; !err && k-- > 1;) {
+		err = put_folded_frame(&b, &s->sym[k]);
+		if (!err && k > 1)
+			err = put(&b, ";", 1);
+	}
+	if (!err && s->n_frames <= 1)
+		err = put(&b, "[unknown]", 9);
+	if (err) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+static uint64_t weight_of(const struct mt_site *s, enum mt_folded_metric m)
+{
+	switch (m) {
+	case MT_FOLDED_BYTES:
+		return s->bytes;
+	case MT_FOLDED_LIVE:
+		return s->live_bytes;
+	case MT_FOLDED_PEAK:
+		return s->peak_bytes;
+	default:
+		return s->allocations;
+	}
+}
+
+static int by_line(const void *a, const void *b)
+{
+	return strcmp(((const struct folded *)a)->line, ((const struct folded *)b)->line);
+}
+
+int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, FILE *out)
+{
+	size_t n = mt_sites_count(rep->sites), k = 0;
+	struct folded *v = calloc(n ? n : 1, sizeof(*v));
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct mt_site *s = mt_sites_get(rep->sites, i);
+
+		v[k].weight = weight_of(s, metric);
+		if (!v[k].weight || !s->sym)
+			continue;
+		v[k].line = folded_line(s);
+		err = v[k].line ? 0 : -ENOMEM;
+		k++;
+	}
+	qsort(v, k, sizeof(*v), by_line);
+	/* Two stacks that symbolise alike (two calls in one function) make one line. */
+	for (size_t i = 0; !err && i < k; i++) {
+		uint64_t w = v[i].weight;
+
+		while (i + 1 < k && !strcmp(v[i].line, v[i + 1].line))
+			w += v[++i].weight;
+		fprintf(out, "%s %" PRIu64 "\n", v[i].line, w);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].line);
+	free(v);
+	if (err)
+		return err;
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The artifact reader (format in docs/FORMAT.md). Artifacts come from runs that may have been
+ * killed, from disks that may have filled, and from anyone who can hand a file to `memtrack
+ * report`, so every length is checked against the format's bounds before it sizes anything, buffers
+ * grow only as bytes actually arrive, and event batches are streamed in fixed-size pieces.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "reader/artifact_read_int.h"
+
+/* ---- errors --------------------------------------------------------------------------------- */
+
+int __attribute__((format(printf, 3, 4)))
+mt_artread_fail(struct mt_artifact_reader *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+	r->err = err;
+	return err;
+}
+
+int mt_artread_corrupt(struct mt_artifact_reader *r, uint64_t at, const char *what)
+{
+	return mt_artread_fail(r, -EBADMSG, "corrupt artifact at offset %llu: %s",
+			       (unsigned long long)at, what);
+}
+
+static void copy_err(const struct mt_artifact_reader *r, char *err, size_t errlen)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s", r->msg);
+}
+
+/* ---- the source ----------------------------------------------------------------------------- */
+
+static ssize_t fd_refill(struct mt_artifact_reader *r)
+{
+	for (;;) {
+		ssize_t k = read(r->fd, r->rbuf, READ_BUF_SIZE);
+
+		if (k >= 0 || errno != EINTR)
+			return k < 0 ? -errno : k;
+	}
+}
+
+/*
+ * Copy up to n bytes to dst. Returns how many were copied, fewer than n only at the end of the
+ * file, or a negative errno (with the message set).
+ */
+ssize_t mt_artread_src_read(struct mt_artifact_reader *r, void *dst, size_t n)
+{
+	uint8_t *d = dst;
+	size_t got = 0;
+
+	while (got < n) {
+		size_t k;
+
+		if (r->src_pos == r->src_len) {
+			ssize_t f;
+
+			if (r->fd < 0)
+				break;
+			f = fd_refill(r);
+			if (f < 0)
+				return mt_artread_fail(r, (int)f, "read error: %s",
+						       strerror((int)-f));
+			if (f == 0)
+				break;
+			r->src = r->rbuf;
+			r->src_len = (size_t)f;
+			r->src_pos = 0;
+		}
+		k = r->src_len - r->src_pos;
+		if (k > n - got)
+			k = n - got;
+		memcpy(d + got, r->src + r->src_pos, k);
+		r->src_pos += k;
+		got += k;
+	}
+	r->offset += got;
+	return (ssize_t)got;
+}
+
+/*
+ * Read len bytes into r->payload, growing it as bytes arrive so that a length lying about a short
+ * file allocates no more than the file holds. Returns how many were read, or a negative errno.
+ */
+ssize_t mt_artread_payload(struct mt_artifact_reader *r, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		size_t want = len - got < GROW_STEP ? len - got : GROW_STEP;
+		ssize_t k;
+
+		if (r->payload_cap < got + want) {
+			uint8_t *p = realloc(r->payload, got + want);
+
+			if (!p)
+				return mt_artread_fail(r, -ENOMEM, "out of memory");
+			r->payload = p;
+			r->payload_cap = got + want;
+		}
+		k = mt_artread_src_read(r, r->payload + got, want);
+		if (k < 0)
+			return k;
+		got += (size_t)k;
+		if ((size_t)k < want)
+			break;
+	}
+	return (ssize_t)got;
+}
+
+/* Discard the payload of a record of a type this reader does not know. */
+static int skip(struct mt_artifact_reader *r, uint32_t len)
+{
+	uint8_t scratch[4096];
+
+	while (len) {
+		size_t want = len < sizeof(scratch) ? len : sizeof(scratch);
+		ssize_t k = mt_artread_src_read(r, scratch, want);
+
+		if (k < 0)
+			return (int)k;
+		if ((size_t)k < want) {
+			r->truncated = true;
+			return 1;
+		}
+		len -= (uint32_t)want;
+	}
+	return 0;
+}
+
+/* Hand out the next piece of the current event batch. */
+static int next_events(struct mt_artifact_reader *r, struct mt_artifact_item *it)
+{
+	size_t n = r->ev_left < EV_CHUNK ? (size_t)r->ev_left : EV_CHUNK;
+	uint8_t *raw = (uint8_t *)r->evbuf; /* 48-byte records, spread below */
+	ssize_t k = mt_artread_src_read(r, raw, n * MT_ARTIFACT_EVENT_SIZE);
+	size_t i;
+
+	if (k < 0)
+		return (int)k;
+	if ((size_t)k < n * MT_ARTIFACT_EVENT_SIZE) {
+		/* Cut inside the batch: its complete events are still good. */
+		n = (size_t)k / MT_ARTIFACT_EVENT_SIZE;
+		r->truncated = true;
+		r->done = true;
+		r->ev_left = 0;
+		if (!n)
+			return 0;
+	} else {
+		r->ev_left -= n;
+	}
+	/* From the last: an event's 48 bytes never lie after its slot's start. */
+	for (i = n; i-- > 0;) {
+		struct mt_event *e = &r->evbuf[i];
+
+		memmove(e, raw + i * MT_ARTIFACT_EVENT_SIZE, MT_ARTIFACT_EVENT_SIZE);
+		e->stack_id = 0;
+		e->pad = 0;
+
+		e->ts_ns = le64toh(e->ts_ns);
+		e->pid = le32toh(e->pid);
+		e->tid = le32toh(e->tid);
+		e->addr = le64toh(e->addr);
+		e->size = le64toh(e->size);
+		e->old_addr = le64toh(e->old_addr);
+		e->align = le32toh(e->align);
+		e->file_id = le16toh(e->file_id);
+	}
+	r->events_read += n;
+	it->type = MT_ITEM_EVENTS;
+	it->events = r->evbuf;
+	it->n_events = n;
+	return 1;
+}
+
+/* The end of the current block: its entries must hold exactly the events it counts. */
+static int end_block(struct mt_artifact_reader *r)
+{
+	char msg[96];
+
+	r->in_block = false;
+	if (r->block_cut) {
+		r->truncated = true;
+		r->done = true;
+		return 0;
+	}
+	if (r->block_seen != r->block_count) {
+		snprintf(msg, sizeof(msg), "event block counts %u events but holds %u",
+			 r->block_count, r->block_seen);
+		return mt_artread_corrupt(r, r->block_at, msg);
+	}
+	return 0;
+}
+
+/* Decode the next piece of the current event block. Returns 1 (events), 2 (none), or -errno. */
+static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_item *it)
+{
+	size_t n = 0, used;
+	int err;
+
+	while (n < EV_CHUNK && r->block_pos < r->block_len) {
+		enum mt_evblock_result res =
+		    mt_evblock_get(&r->block_state, r->payload + r->block_pos,
+				   r->block_len - r->block_pos, &r->evbuf[n], &used);
+
+		if (res == MT_EVB_SHORT && r->block_cut) {
+			/* The cut: the events before it are complete and good. */
+			r->block_pos = r->block_len;
+			break;
+		}
+		if (res == MT_EVB_REQUIRED)
+			return mt_artread_fail(
+			    r, -EPROTONOSUPPORT,
+			    "the artifact holds records this memtrack does not know (event "
+			    "block entry type %u at offset %llu): a newer memtrack reads it",
+			    r->block_state.escape_type,
+			    (unsigned long long)(r->block_at + 8 + r->block_pos));
+		if (res == MT_EVB_SHORT || res == MT_EVB_CORRUPT)
+			return mt_artread_corrupt(r, r->block_at + 8 + r->block_pos,
+						  "bad event block entry");
+		if (res == MT_EVB_EVENT) {
+			if (r->block_seen == r->block_count)
+				return mt_artread_corrupt(
+				    r, r->block_at, "event block holds more events than it counts");
+			r->block_seen++;
+			n++;
+		}
+		r->block_pos += used;
+	}
+	if (r->block_pos == r->block_len) {
+		err = end_block(r);
+		if (err)
+			return err;
+	}
+	r->events_read += n;
+	if (!n)
+		return r->done ? 0 : 2;
+	it->type = MT_ITEM_EVENTS;
+	it->events = r->evbuf;
+	it->n_events = n;
+	return 1;
+}
+
+/* Read a whole event block (bounded by MT_ARTIFACT_BLOCK_MAX) and start handing it out. */
+static int start_block(struct mt_artifact_reader *r, uint32_t len, uint64_t at,
+		       struct mt_artifact_item *it)
+{
+	struct cursor c;
+	ssize_t k = mt_artread_payload(r, len);
+
+	if (k < 0)
+		return (int)k;
+	c = (struct cursor){r->payload, (size_t)k};
+	r->block_cut = (size_t)k < len;
+	if (!get_u32(&c, &r->block_count)) {
+		r->truncated = true;
+		r->done = true;
+		return 0;
+	}
+	/* Every event takes at least its tag, timestamp and address. */
+	if (!r->block_count ||
+	    r->block_count > (len - MT_ARTIFACT_BLOCK_FIXED) / MT_ARTIFACT_BLOCK_ENTRY_MIN)
+		return mt_artread_corrupt(r, at, "bad event count in event block");
+	r->in_block = true;
+	r->block_at = at;
+	r->block_seen = 0;
+	r->block_pos = MT_ARTIFACT_BLOCK_FIXED;
+	r->block_len = (size_t)k;
+	mt_evblock_reset(&r->block_state);
+	return next_block_events(r, it);
+}
+
+/* Read one record header and dispatch. Returns 1 (item), 0 (end), 2 (skipped), or -errno. */
+static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it)
+{
+	uint8_t hdr[8];
+	struct cursor c = {hdr, sizeof(hdr)};
+	uint64_t at = r->offset;
+	uint32_t type, len;
+	ssize_t k = mt_artread_src_read(r, hdr, sizeof(hdr));
+
+	if (k < 0)
+		return (int)k;
+	if ((size_t)k < sizeof(hdr)) {
+		/* At a record boundary or inside a record header: either way, no footer. */
+		r->truncated = true;
+		r->done = true;
+		return 0;
+	}
+	get_u32(&c, &type);
+	get_u32(&c, &len);
+	if (!mt_artread_len_ok(type, len))
+		return mt_artread_corrupt(r, at, "record length out of bounds");
+	switch (type) {
+	case MT_REC_EVENTS:
+		r->ev_left = len / MT_ARTIFACT_EVENT_SIZE;
+		return next_events(r, it);
+	case MT_REC_PROCESS:
+	case MT_REC_FILE:
+	case MT_REC_FOOTER:
+		return mt_artread_meta(r, type, len, at, it);
+	case MT_REC_UNPROBED:
+		/* Version 1 had no such record: there it is an unknown type, passed over. */
+		if (r->info.version >= 2)
+			return mt_artread_meta(r, type, len, at, it);
+		if (skip(r, len)) {
+			r->done = true;
+			return 0;
+		}
+		return 2;
+	case MT_REC_BLOCK:
+	case MT_REC_HANDOFF:
+		/* Likewise before version 3. */
+		if (r->info.version >= 3)
+			return type == MT_REC_BLOCK ? start_block(r, len, at, it)
+						    : mt_artread_meta(r, type, len, at, it);
+		if (skip(r, len)) {
+			r->done = true;
+			return 0;
+		}
+		return 2;
+	case MT_REC_STACK:
+		/* Likewise before version 4. */
+		if (r->info.version >= 4)
+			return mt_artread_meta(r, type, len, at, it);
+		if (skip(r, len)) {
+			r->done = true;
+			return 0;
+		}
+		return 2;
+	default:
+		if (skip(r, len)) {
+			r->done = true;
+			return 0;
+		}
+		return 2;
+	}
+}
+
+int mt_artifact_next(struct mt_artifact_reader *r, struct mt_artifact_item *it)
+{
+	int ret;
+
+	if (r->err)
+		return r->err;
+	do {
+		if (r->done)
+			return 0;
+		if (r->ev_left)
+			ret = next_events(r, it);
+		else if (r->in_block)
+			ret = next_block_events(r, it);
+		else
+			ret = next_record(r, it);
+	} while (ret == 2);
+	if (ret < 0 && !r->err)
+		r->err = ret;
+	return ret;
+}
+
+/* ---- opening -------------------------------------------------------------------------------- */
+
+static struct mt_artifact_reader *reader_new(void)
+{
+	struct mt_artifact_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->fd = -1;
+	r->evbuf = malloc(EV_CHUNK * sizeof(*r->evbuf));
+	if (!r->evbuf) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static int finish_open(struct mt_artifact_reader **rp, struct mt_artifact_reader *r, char *err,
+		       size_t errlen)
+{
+	int ret = mt_artread_header(r);
+
+	if (ret) {
+		copy_err(r, err, errlen);
+		mt_artifact_close(r);
+		return ret;
+	}
+	*rp = r;
+	return 0;
+}
+
+int mt_artifact_open(struct mt_artifact_reader **rp, const char *path, char *err, size_t errlen)
+{
+	struct mt_artifact_reader *r;
+	int ret;
+
+	*rp = NULL;
+	r = reader_new();
+	if (!r)
+		goto nomem;
+	r->rbuf = malloc(READ_BUF_SIZE);
+	if (!r->rbuf) {
+		mt_artifact_close(r);
+		goto nomem;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		ret = -errno;
+		mt_artread_fail(r, ret, "cannot open: %s", strerror(errno));
+		copy_err(r, err, errlen);
+		mt_artifact_close(r);
+		return ret;
+	}
+	return finish_open(rp, r, err, errlen);
+nomem:
+	if (err && errlen)
+		snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+int mt_artifact_open_mem(struct mt_artifact_reader **rp, const void *buf, size_t len, char *err,
+			 size_t errlen)
+{
+	struct mt_artifact_reader *r;
+
+	*rp = NULL;
+	r = reader_new();
+	if (!r) {
+		if (err && errlen)
+			snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r->src = buf;
+	r->src_len = buf ? len : 0;
+	return finish_open(rp, r, err, errlen);
+}
+
+void mt_artifact_close(struct mt_artifact_reader *r)
+{
+	int i;
+
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	if (r->info.argv) {
+		for (i = 0; i < r->info.argc; i++)
+			free(r->info.argv[i]);
+		free(r->info.argv);
+	}
+	free(r->rbuf);
+	free(r->payload);
+	free(r->evbuf);
+	free(r);
+}
+
+const struct mt_artifact_info *mt_artifact_info(const struct mt_artifact_reader *r)
+{
+	return &r->info;
+}
+
+const char *mt_artifact_error(const struct mt_artifact_reader *r)
+{
+	return r->err ? r->msg : "";
+}
+
+bool mt_artifact_truncated(const struct mt_artifact_reader *r)
+{
+	return r->truncated;
+}
+
+uint64_t mt_artifact_events_read(const struct mt_artifact_reader *r)
+{
+	return r->events_read;
+}

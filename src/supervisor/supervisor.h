@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The ptrace supervisor: spawns a command stopped at its exec, traces its whole tree, handles
+ * every stop in one event loop, and reports how the tree ended.
+ */
+#ifndef MT_SUPERVISOR_H
+#define MT_SUPERVISOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "classify/classify.h"
+#include "base/privileges.h"
+#include "supervisor/stoppoint.h"
+#include "tracker/tracker.h"
+
+struct mt_run_config {
+	char *const *argv;	      /* the command */
+	const char *trace_stops_path; /* --trace-stops FILE, or NULL */
+	struct mt_stop_point stop;    /* --stop-at (stop.text NULL: none) */
+	const char *gdb; /* --gdb: HOST:PORT, or "-" for stdin/stdout; NULL: none (docs/GDB.md) */
+	const char *artifact_path; /* allocation artifact; NULL with track == false */
+	bool track;		   /* load BPF, attach allocators, record events */
+	enum mt_watcher_mode watcher;
+	enum mt_placement_mode placement;
+	bool system_scope; /* --probe-scope=system: probes in every process (pid -1), not per
+			      process */
+	size_t ring_size;  /* events ring buffer bytes (a power of two, pages); 0: default */
+	bool stacks;	   /* --stacks: each allocation's call stack (docs/STACKS.md) */
+	bool verbose;
+	struct mt_identity identity; /* who the command runs as (mt_choose_user) */
+};
+
+struct mt_run_result {
+	int wait_status;	/* the root's raw wait status */
+	int exit_code;		/* shell convention: exit code, or 128 + signal */
+	unsigned int processes; /* processes of the tree, the root included */
+	unsigned int threads;	/* threads of the tree, main threads included */
+	uint64_t resume_ns;	/* CLOCK_MONOTONIC when the exec-stopped root was continued */
+	uint64_t end_ns;	/* CLOCK_MONOTONIC when the last process of the tree was reaped */
+	pid_t stopped_pid;	/* --stop-at: the process left stopped, else 0 */
+	/* Files with allocators it mapped after its handoff: calls into them may be missing. */
+	unsigned int handoff_late_files;
+	char watcher[16]; /* back end that ran: "fentry", "tracepoint", or "" */
+	int exec_errno;	  /* the command could not be executed: why (then the return is -it) */
+	bool incomplete;  /* not every allocation was recorded: see the summary (run --strict) */
+};
+
+/*
+ * Run cfg->argv to completion. Returns 0 with *res filled, or a negative errno after printing one
+ * sentence on stderr. Exec failure is not an error here: it returns -ENOENT or -EACCES (and
+ * similar) after printing "memtrack: cannot run 'CMD': REASON"; mt_exec_failure_code() maps it.
+ */
+int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res);
+
+/* 127 when the command was not found, 126 when it could not be executed. */
+int mt_exec_failure_code(int neg_errno);
+
+#endif

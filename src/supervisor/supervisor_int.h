@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The supervisor's private state, shared by its files (supervisor*.c) and included by no other
+ * part: the tree of traced threads and processes, and the run (struct sup).
+ */
+#ifndef MT_SUPERVISOR_INT_H
+#define MT_SUPERVISOR_INT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "supervisor/stoplog.h"
+#include "supervisor/supervisor.h"
+#include "tracker/tracker.h"
+
+#define PTRACE_OPTIONS                                                                             \
+	(PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |     \
+	 PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL)
+
+struct proc {
+	pid_t pid;
+	pid_t parent_pid;
+	char *pos;
+	char *exe;
+	unsigned int children;
+	unsigned int threads;
+};
+
+/*
+ * A traced thread. Each is allocated on its own and never moves: a stop handler may hold one
+ * across the creation of others (a fork report creates the child's).
+ */
+struct tracee {
+	pid_t tid;
+	int proc;	/* index in procs, -1 until its creator reports it */
+	bool started;	/* its first (attach) stop has been seen */
+	bool held;	/* stopped at that first stop until its creator reports it */
+	bool pressed;	/* held at a pressure stop until the events consumer made room */
+	bool listening; /* left in a group-stop with PTRACE_LISTEN */
+	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
+	int end_status; /* how it ended, when it ended before its creator reported it */
+	struct mt_log_thread *log;
+	/* A thread of the process served to gdb (supervisor_gdb.c). */
+	bool gdb_parked;      /* stopped for gdb (all-stop), until gdb resumes it */
+	bool gdb_interrupted; /* asked to stop (PTRACE_INTERRUPT), its stop not seen yet */
+	bool gdb_step;	      /* resumed by gdb with a single-step */
+	int gdb_sig;	      /* the signal it gets when gdb resumes it without naming one */
+};
+
+/* A set of tracees, in no order: removing swaps the last one in. */
+struct tracee_set {
+	struct tracee **v;
+	size_t n, cap;
+};
+
+struct sup {
+	const struct mt_run_config *cfg;
+	struct mt_run_result *res;
+	struct mt_tracker *tracker;
+	struct mt_events *events;
+	struct mt_artifact_writer *artifact;
+	struct mt_stoplog *log;
+	struct mt_backtracer *backtracer; /* made at the first backtrace */
+	pid_t root;
+
+	struct proc *procs;
+	size_t n_procs, cap_procs;
+	struct tracee_set live;
+	/* Tracees that ended before their creator reported them: placed when it does. */
+	struct tracee_set unplaced;
+	/* Threads held at a pressure stop (see on_pressure_stop()), also in live. */
+	struct tracee_set pressed;
+	size_t files_logged; /* tracker files already named in the log */
+	size_t n_held;
+	unsigned int n_orphans;
+	bool root_gone; /* the root ended, or was left stopped for a debugger */
+	bool told_left; /* "waiting for N process(es) left by CMD" was said */
+
+	/* Recent termination signals, one per sender: see on_request(). */
+	struct sent {
+		int sig, code;
+		pid_t pid;
+		uint64_t first_ns;
+		bool forwarded;		/* memtrack sent it on to the root */
+		bool forward_delivered; /* the root got memtrack's copy, or one it merged into */
+		unsigned int delivered; /* deliveries to the root from the sender itself */
+	} sent[8];
+	/* The process handed to a debugger at the stop point: see supervisor_handoff.c. */
+	struct handoff {
+		pid_t pid; /* 0: none */
+		int proc;  /* its index in procs */
+		int pidfd;
+		bool collecting; /* its threads are being detached, each at its next stop */
+		bool continued; /* a debugger attached: the SIGCONT that ends the group-stop sent */
+		bool seen_untraced; /* at the last look: a debugger's attach seen, no tracer now */
+		bool killed;	    /* the tree was ended on a termination request */
+		bool ended;
+		uint64_t next_look_ns; /* when to look at it again, requests aside */
+		pid_t *awaited;	       /* threads reported created, whose first stop has not come */
+		size_t n_awaited;
+		char *where;
+		char **known; /* the executable files it mapped at the handoff */
+		size_t n_known;
+		char **late; /* files with probes it mapped after */
+		size_t n_late;
+	} ho;
+	struct sup_gdb *gdb; /* --gdb: the process served to gdb (supervisor_gdb.c) */
+	int sigfd; /* the wake signals, while a handed-off process is waited for (0: none) */
+	/* Ending the tree on a termination request: see end_tree(). */
+	const struct sent *end_send; /* the send that started it */
+	int end_sig;
+	int end_phase;
+	uint64_t end_deadline;
+};
+
+/* How often the loop looks at a handed-off process (a debugger attached, files it mapped). */
+#define HANDOFF_POLL_NS (100 * 1000000L)
+
+/* How often the loop looks whether the consumer made room for threads held by back-pressure. */
+#define PRESSURE_POLL_NS (1000 * 1000)
+
+/* How long signals of one sender count as one send (timeout sends to memtrack, then the group). */
+#define SEND_WINDOW_NS (1000 * 1000000ull)
+
+/* The grace the command gets to end its tree, then the rest gets it, before SIGKILL. */
+#define END_GRACE_NS (2000 * 1000000ull)
+
+extern sigset_t sup_caller_mask;
+
+/*
+ * What a stop handler decided for its tracee, when it returns no error (a negative errno):
+ * SUP_LEAVE leaves it as the handler left it (held until its creator reports it or the ring has
+ * room, detached for a debugger, listening in a group-stop, gone); SUP_RESUME(sig) continues it,
+ * delivering sig (0: none). sup_carry_out() does it, in one place.
+ */
+#define SUP_LEAVE	0
+#define SUP_RESUME(sig) (1 + (sig))
+
+/* supervisor_tree.c */
+int sup_tset_put(struct tracee_set *set, struct tracee *t);
+void sup_tset_take(struct tracee_set *set, struct tracee *t);
+void sup_tset_free(struct tracee_set *set);
+struct tracee *sup_find_tracee(struct sup *s, pid_t tid);
+struct tracee *sup_add_tracee(struct sup *s, pid_t tid);
+struct tracee *sup_reported_child(struct sup *s, pid_t tid, bool *ended);
+void sup_unpress(struct sup *s, struct tracee *t);
+void sup_remove_tracee(struct sup *s, struct tracee *t);
+int sup_add_proc(struct sup *s, pid_t pid, int parent);
+char *sup_read_exe(pid_t pid);
+const char *sup_signame(int sig, char *buf, size_t len);
+
+/* supervisor_stops.c */
+struct json_object *sup_detail_new(void);
+void sup_detail_str(struct json_object *d, const char *key, const char *val);
+void sup_detail_int(struct json_object *d, const char *key, int64_t val);
+void sup_log_files(struct sup *s);
+int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d);
+int sup_resume(pid_t tid, int sig);
+int sup_carry_out(struct tracee *t, int next);
+void sup_record_process(struct sup *s, const struct proc *p, int status, bool exited);
+int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader);
+int sup_release_held(struct sup *s);
+int sup_resume_pressed(struct sup *s);
+bool sup_backpressure_off(void);
+bool sup_uprobe_multi_off(void);
+int sup_on_stop(struct sup *s, struct tracee *t, int status);
+int sup_on_new_child(struct sup *s, struct tracee *t, int event);
+pid_t sup_read_tgid(pid_t tid);
+
+/* supervisor_handoff.c */
+bool sup_stop_point_at_exec(struct sup *s, struct tracee *t, bool root_first, char *where,
+			    size_t len);
+bool sup_stop_point_at_map(struct sup *s, struct tracee *t, const char *path);
+bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
+bool sup_handoff_alive(const struct sup *s);
+int sup_hand_off(struct sup *s, struct tracee *t, const char *where);
+int sup_handoff_stop(struct sup *s, struct tracee *t, int status);
+int sup_handoff_await(struct sup *s, pid_t tid);
+void sup_handoff_ended(struct sup *s, int status);
+int sup_handoff_tick(struct sup *s);
+void sup_handoff_report(struct sup *s);
+void sup_handoff_free(struct sup *s);
+pid_t sup_tracer_of(pid_t pid);
+
+/* supervisor_gdb.c */
+int sup_gdb_open(struct sup *s);
+bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
+int sup_gdb_start(struct sup *s, struct tracee *t, const char *where);
+int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si);
+int sup_gdb_carry(struct sup *s, struct tracee *t, int next);
+void sup_gdb_new_child(struct sup *s, struct tracee *t, int event);
+void sup_gdb_exec(struct sup *s, struct tracee *t);
+void sup_gdb_gone(struct sup *s, struct tracee *t, int status);
+int sup_gdb_tick(struct sup *s);
+int sup_gdb_fd(const struct sup *s);
+void sup_gdb_report(struct sup *s);
+void sup_gdb_free(struct sup *s);
+/* supervisor_gdb_libs.c: the loader's library list of pid, as gdb's svr4 document. */
+ssize_t sup_gdb_libraries(pid_t pid, char *buf, size_t len);
+/* ... and where its DT_DEBUG value is in memory (lldb's qShlibInfoAddr); -ENOENT: static. */
+int sup_gdb_debug_slot(pid_t pid, uint64_t *addr);
+
+/* supervisor_signals.c */
+bool sup_is_term_sig(int sig);
+void sup_block_requests(void);
+void sup_unblock_requests(void);
+bool sup_sig_pending(pid_t pid, int sig);
+bool sup_root_delivery_wanted(struct sup *s, const siginfo_t *si);
+void sup_reap_orphans(void);
+void sup_take_requests(struct sup *s);
+int sup_wait_for_news(struct sup *s);
+
+/* supervisor_spawn.c */
+int sup_spawn(struct sup *s);
+
+#endif

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The supervisor's termination requests: the signals memtrack receives, forwarded to the command
+ * or ending its tree, and the wait for the next stop or request.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "writer/artifact.h"
+#include "supervisor/backtrace.h"
+#include "base/clock.h"
+#include "writer/events.h"
+#include "base/privileges.h"
+#include "tracker/procstatus.h"
+#include "supervisor/stoplog.h"
+#include "supervisor/supervisor.h"
+#include "tracker/tracker.h"
+
+#include "supervisor/supervisor_int.h"
+
+/* The signals memtrack takes as requests to end the run; SIGCHLD wakes the loop. */
+static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define N_TERM_SIGS (sizeof(term_sigs) / sizeof(term_sigs[0]))
+
+/* memtrack's signal mask before mt_supervise: what the command gets back. */
+sigset_t sup_caller_mask;
+
+/* ---- termination requests ------------------------------------------------------------ */
+
+/*
+ * memtrack blocks the termination signals and SIGCHLD in all its threads and takes them with
+ * sigtimedwait in the loop, with their siginfo, so that a request is handled between two stops.
+ *
+ * The forwarding rule: a termination signal sent to memtrack reaches the command exactly once.
+ * memtrack forwards it to the root only when the root will not get it otherwise. A signal sent to
+ * the process group (Ctrl-C on a terminal, kill -- -PGID, timeout, systemd) reached the root too:
+ * memtrack, as its tracer, sees the root's signal-delivery-stop (a delivery with the same signal,
+ * si_code and sender not matched with a request yet), or the signal pending for the root
+ * (SigPnd/ShdPnd in /proc/ROOT/status), or the root stopped at its delivery. Then the command got
+ * it by itself and decides alone what to do with it (a REPL survives Ctrl-C). Otherwise (a kill
+ * of memtrack's pid) memtrack forwards it and ends the tree: see end_tree().
+ */
+bool sup_is_term_sig(int sig)
+{
+	for (size_t i = 0; i < N_TERM_SIGS; i++)
+		if (term_sigs[i] == sig)
+			return true;
+	return false;
+}
+
+static void wake_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (size_t i = 0; i < N_TERM_SIGS; i++)
+		sigaddset(set, term_sigs[i]);
+}
+
+/* Before any thread exists: every thread memtrack starts inherits the mask. */
+void sup_block_requests(void)
+{
+	sigset_t set;
+
+	wake_set(&set);
+	pthread_sigmask(SIG_BLOCK, &set, &sup_caller_mask);
+}
+
+/* After the run: requests that came too late to matter are dropped, the mask is restored. */
+void sup_unblock_requests(void)
+{
+	const struct timespec zero = {0, 0};
+	sigset_t set;
+
+	wake_set(&set);
+	sigdelset(&set, SIGCHLD);
+	while (sigtimedwait(&set, NULL, &zero) > 0)
+		;
+	pthread_sigmask(SIG_SETMASK, &sup_caller_mask, NULL);
+}
+
+/* The recent send of this signal by this sender, made if needed (the oldest slot is reused). */
+static struct sent *find_sent(struct sup *s, const siginfo_t *si)
+{
+	uint64_t now = mt_clock_now_ns();
+	struct sent *oldest = &s->sent[0];
+	const size_t n = sizeof(s->sent) / sizeof(s->sent[0]);
+
+	for (size_t i = 0; i < n; i++) {
+		struct sent *e = &s->sent[i];
+
+		if (e->sig == si->si_signo && e->code == si->si_code && e->pid == si->si_pid &&
+		    now - e->first_ns < SEND_WINDOW_NS)
+			return e;
+		if (e->first_ns < oldest->first_ns)
+			oldest = e;
+	}
+	*oldest = (struct sent){
+	    .sig = si->si_signo, .code = si->si_code, .pid = si->si_pid, .first_ns = now};
+	return oldest;
+}
+
+/* Whether sig is pending for pid, thread (SigPnd) or process-wide (ShdPnd). */
+bool sup_sig_pending(pid_t pid, int sig)
+{
+	struct mt_proc_status st;
+
+	return !mt_proc_status_read(pid, 0, &st) && ((st.sig_pnd | st.shd_pnd) & MT_SIG_BIT(sig));
+}
+
+/* The root has the signal pending, or is stopped at its delivery. */
+static bool root_getting(struct sup *s, int sig)
+{
+	siginfo_t si;
+
+	return sup_sig_pending(s->root, sig) ||
+	       (ptrace(PTRACE_GETSIGINFO, s->root, 0, &si) == 0 && si.si_signo == sig);
+}
+
+/*
+ * A termination signal at the root's signal-delivery-stop: whether to deliver it. memtrack's own
+ * forward is. One from a sender whose send memtrack already forwarded is the same send reaching
+ * the root a second way (sent to memtrack and to the group): dropped once, but only while
+ * memtrack's copy is delivered or still to come. A standard signal already pending absorbs a
+ * second one, so when the sender's copy reached the root just before memtrack's, memtrack's
+ * merged into it and this delivery is the only one: it is delivered.
+ */
+bool sup_root_delivery_wanted(struct sup *s, const siginfo_t *si)
+{
+	const size_t n = sizeof(s->sent) / sizeof(s->sent[0]);
+	struct sent *e;
+
+	if (si->si_code == SI_USER && si->si_pid == getpid()) {
+		for (size_t i = 0; i < n; i++) {
+			e = &s->sent[i];
+			if (e->sig == si->si_signo && e->forwarded && !e->forward_delivered) {
+				e->forward_delivered = true;
+				break;
+			}
+		}
+		return true;
+	}
+	e = find_sent(s, si);
+	if (e->forwarded && e->delivered++ == 0) {
+		/* Not memtrack's alone to end the tree, then: the command decides. */
+		if (s->end_phase == 1 && s->end_send == e) {
+			s->end_phase = 0;
+			s->end_deadline = 0;
+		}
+		if (e->forward_delivered || sup_sig_pending(s->root, si->si_signo))
+			return false;
+		e->forward_delivered = true;
+		return true;
+	}
+	if (!e->forwarded)
+		e->delivered++;
+	return true;
+}
+
+/* Send sig to every process of the tree but the root, once per process. */
+static void signal_the_rest(struct sup *s, int sig)
+{
+	for (size_t i = 0; i < s->live.n; i++) {
+		struct tracee *t = s->live.v[i];
+
+		if (t->tid == s->root || (t->proc >= 0 && s->procs[t->proc].pid != t->tid))
+			continue;
+		kill(t->tid, sig);
+	}
+}
+
+/*
+ * Ending the tree after a request the command did not get by itself: phase 1, the root has it
+ * and END_GRACE_NS to end its own tree; phase 2, what is left gets the same signal and
+ * END_GRACE_NS more; phase 3, what is left gets SIGKILL. memtrack becomes a child subreaper, so
+ * the orphans of the tree are reaped by it. Without a root, phase 2 starts at once.
+ */
+static void end_tree(struct sup *s)
+{
+	switch (s->end_phase) {
+	case 1:
+		signal_the_rest(s, s->end_sig);
+		s->end_phase = 2;
+		s->end_deadline = mt_clock_now_ns() + END_GRACE_NS;
+		break;
+	case 2:
+		for (size_t i = 0; i < s->live.n; i++)
+			kill(s->live.v[i]->tid, SIGKILL);
+		s->end_phase = 3;
+		s->end_deadline = 0;
+		break;
+	}
+}
+
+/*
+ * A termination signal sent to memtrack. Forwarded to the root unless the root got the same
+ * sender's signal by itself (delivered, pending, or stopped at its delivery); then the command
+ * handles it alone. A forwarded one ends the tree: see end_tree().
+ */
+static void on_request(struct sup *s, const siginfo_t *si)
+{
+	int sig = si->si_signo;
+	struct sent *e;
+
+	e = find_sent(s, si);
+	if (!s->root_gone) {
+		if (e->delivered || e->forwarded || root_getting(s, sig))
+			return;
+		e->forwarded = true;
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (!s->root_gone)
+		kill(s->root, sig);
+	if (s->end_phase)
+		return;
+	s->end_send = e;
+	s->end_sig = sig;
+	s->end_phase = 1;
+	s->end_deadline = mt_clock_now_ns() + END_GRACE_NS;
+	if (s->root_gone)
+		end_tree(s);
+}
+
+/*
+ * After ending the tree: a process whose parent died after it is reparented to memtrack (the
+ * subreaper) as a zombie once memtrack, as its tracer, has seen it end. Reap those.
+ */
+void sup_reap_orphans(void)
+{
+	int status;
+
+	while (waitpid(-1, &status, __WALL | WNOHANG) > 0)
+		;
+}
+
+/* Handle the requests that came, and the phase of ending the tree that is due. */
+void sup_take_requests(struct sup *s)
+{
+	const struct timespec zero = {0, 0};
+	siginfo_t si;
+	sigset_t set;
+
+	wake_set(&set);
+	sigdelset(&set, SIGCHLD);
+	while (sigtimedwait(&set, &si, &zero) > 0)
+		on_request(s, &si);
+	if (s->end_deadline && mt_clock_now_ns() >= s->end_deadline)
+		end_tree(s);
+}
+
+/*
+ * A handed-off process maps files without being stopped: wake as soon as it asks for one (its
+ * attach request), when it ends (its pidfd), or when a signal comes (a signalfd, never read: the
+ * signal stays pending for sigtimedwait).
+ */
+static void wait_for_handed(struct sup *s, const sigset_t *set, const struct timespec *timeout)
+{
+	struct pollfd p[4];
+	nfds_t n = 0;
+
+	if (s->sigfd <= 0)
+		s->sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sigfd > 0)
+		p[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
+	/* gdb's packets (or its connection) wake the loop too: see supervisor_gdb.c. */
+	if (sup_gdb_fd(s) >= 0)
+		p[n++] = (struct pollfd){.fd = sup_gdb_fd(s), .events = POLLIN};
+	if (sup_handoff_alive(s))
+		p[n++] = (struct pollfd){.fd = s->ho.pidfd, .events = POLLIN};
+	if (s->tracker && sup_handoff_alive(s))
+		p[n++] =
+		    (struct pollfd){.fd = mt_tracker_requests_fd(s->tracker), .events = POLLIN};
+	ppoll(p, n, timeout, NULL);
+}
+
+/* Sleep until a child changes state, a request comes, or the next phase of ending is due. */
+int sup_wait_for_news(struct sup *s)
+{
+	struct timespec zero = {0, 0}, ts, *timeout = NULL;
+	uint64_t now = mt_clock_now_ns(), left;
+	siginfo_t si;
+	sigset_t set;
+	int sig;
+
+	if (s->end_deadline) {
+		left = s->end_deadline > now ? s->end_deadline - now : 0;
+		ts = (struct timespec){left / 1000000000ull, left % 1000000000ull};
+		timeout = &ts;
+	}
+	/* The consumer makes room for held threads without telling: look again soon. */
+	if (s->pressed.n && (!timeout || ts.tv_sec || ts.tv_nsec > PRESSURE_POLL_NS)) {
+		ts = (struct timespec){0, PRESSURE_POLL_NS};
+		timeout = &ts;
+	}
+	/* A debugger's attach and a handed-off process's end are looked for, not signalled. */
+	if (sup_handoff_alive(s) && (!timeout || ts.tv_sec || ts.tv_nsec > HANDOFF_POLL_NS)) {
+		ts = (struct timespec){0, HANDOFF_POLL_NS};
+		timeout = &ts;
+	}
+	wake_set(&set);
+	if ((sup_handoff_alive(s) && !s->ho.collecting) || sup_gdb_fd(s) >= 0) {
+		wait_for_handed(s, &set, timeout);
+		timeout = &zero;
+	}
+	sig = sigtimedwait(&set, &si, timeout);
+	if (sig < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (sig != SIGCHLD)
+		on_request(s, &si);
+	return 0;
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The supervisor's tree: the set of traced threads and the table of processes. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "writer/artifact.h"
+#include "supervisor/backtrace.h"
+#include "base/clock.h"
+#include "writer/events.h"
+#include "base/privileges.h"
+#include "supervisor/stoplog.h"
+#include "supervisor/supervisor.h"
+#include "tracker/tracker.h"
+
+#include "supervisor/supervisor_int.h"
+
+/* ---- the tree ------------------------------------------------------------------------ */
+
+static struct tracee *tset_find(const struct tracee_set *set, pid_t tid)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i]->tid == tid)
+			return set->v[i];
+	return NULL;
+}
+
+int sup_tset_put(struct tracee_set *set, struct tracee *t)
+{
+	struct tracee **grown;
+
+	if (set->n == set->cap) {
+		size_t c = set->cap ? 2 * set->cap : 32;
+
+		grown = realloc(set->v, c * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		set->v = grown;
+		set->cap = c;
+	}
+	set->v[set->n++] = t;
+	return 0;
+}
+
+/* Take t out of the set; the caller owns it then. */
+void sup_tset_take(struct tracee_set *set, struct tracee *t)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		if (set->v[i] == t) {
+			set->v[i] = set->v[--set->n];
+			return;
+		}
+	}
+}
+
+void sup_tset_free(struct tracee_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		free(set->v[i]);
+	free(set->v);
+}
+
+struct tracee *sup_find_tracee(struct sup *s, pid_t tid)
+{
+	return tset_find(&s->live, tid);
+}
+
+struct tracee *sup_add_tracee(struct sup *s, pid_t tid)
+{
+	struct tracee *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	*t = (struct tracee){.tid = tid, .proc = -1, .log = mt_stoplog_thread(s->log)};
+	if (!t->log || sup_tset_put(&s->live, t) < 0) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/*
+ * The tracee a creator reports: live, or already ended and waiting for its place (*ended is set
+ * and the caller owns it), or not seen yet (its first stop is on its way).
+ */
+struct tracee *sup_reported_child(struct sup *s, pid_t tid, bool *ended)
+{
+	struct tracee *t = sup_find_tracee(s, tid);
+
+	*ended = false;
+	if (t)
+		return t;
+	t = tset_find(&s->unplaced, tid);
+	if (t) {
+		sup_tset_take(&s->unplaced, t);
+		*ended = true;
+		return t;
+	}
+	return sup_add_tracee(s, tid);
+}
+
+/* t is no longer held at a pressure stop: resumed, or woken by SIGKILL, or gone. */
+void sup_unpress(struct sup *s, struct tracee *t)
+{
+	if (!t->pressed)
+		return;
+	t->pressed = false;
+	sup_tset_take(&s->pressed, t);
+}
+
+void sup_remove_tracee(struct sup *s, struct tracee *t)
+{
+	sup_unpress(s, t);
+	sup_tset_take(&s->live, t);
+	free(t);
+}
+
+int sup_add_proc(struct sup *s, pid_t pid, int parent)
+{
+	struct proc *p;
+	char pos[512];
+
+	if (s->n_procs == s->cap_procs) {
+		size_t cap = s->cap_procs ? 2 * s->cap_procs : 16;
+
+		p = realloc(s->procs, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->procs = p;
+		s->cap_procs = cap;
+	}
+	if (parent == -1)
+		snprintf(pos, sizeof(pos), "0");
+	else if (parent < -1)
+		snprintf(pos, sizeof(pos), "x%u", s->n_orphans++);
+	else
+		snprintf(pos, sizeof(pos), "%s.%u", s->procs[parent].pos,
+			 s->procs[parent].children++);
+	p = &s->procs[s->n_procs];
+	*p = (struct proc){.pid = pid, .parent_pid = parent < 0 ? 0 : s->procs[parent].pid};
+	p->exe = strdup("?");
+	p->pos = strdup(pos);
+	if (!p->pos)
+		return -ENOMEM;
+	s->res->processes++;
+	s->res->threads++;
+	return s->n_procs++;
+}
+
+char *sup_read_exe(pid_t pid)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return strdup("?");
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+const char *sup_signame(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else
+		snprintf(buf, len, "%d", sig);
+	return buf;
+}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracker's attach: a classified file's probe points linked, once for every process or in the
+ * first process that maps it, the points the kernel accepted kept, the files not probed recorded.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fentry_probe.skel.h"
+#include "memtrack.skel.h"
+
+#include "writer/artifact.h"
+#include "base/printable.h"
+#include "tracker/procmaps.h"
+#include "tracker/tracker.h"
+
+#include "tracker/tracker_int.h"
+
+/*
+ * A full known_inodes map (E2BIG; JITs that map thousands of memfds fill it) costs speed, not
+ * coverage: a file that cannot be marked DONE makes each of its mappings stop its thread again,
+ * and the stop finds it handled already. Any other failure is memtrack's own, and fatal.
+ */
+int tracker_mark_known(struct mt_tracker *t, const struct mt_inode_key *key, __u32 state)
+{
+	if (!bpf_map_update_elem(bpf_map__fd(t->skel->maps.known_inodes), key, &state, BPF_ANY))
+		return 0;
+	if (errno != E2BIG)
+		return -errno;
+	if (!t->inodes_full)
+		fprintf(
+		    stderr,
+		    "memtrack: more than %u distinct executable files: from now on each mapping "
+		    "of a new one stops its thread (slower, nothing is lost)\n",
+		    bpf_map__max_entries(t->skel->maps.known_inodes));
+	t->inodes_full = true;
+	return 0;
+}
+
+int tracker_mark_done(struct mt_tracker *t, const struct mt_inode_key *key)
+{
+	return tracker_mark_known(t, key, MT_INODE_DONE);
+}
+
+/* What the watcher does with a handled file: nothing, or make sure the process has its links. */
+__u32 tracker_file_state(const struct mt_tracker *t, const struct mt_tracked_file *f)
+{
+	return !t->cfg.system_scope && f->n_points ? MT_INODE_PROBED : MT_INODE_DONE;
+}
+
+/*
+ * The known file key names, or NULL. When it is known under an older ctime, the BPF side learns
+ * the new key too, or every later mapping of the file would stop its thread again.
+ */
+const struct mt_tracked_file *tracker_known_file(struct mt_tracker *t,
+						 const struct mt_inode_key *key, int *err)
+{
+	const struct mt_tracked_file *f = mt_tracker_find(t, key);
+
+	*err = 0;
+	if (f && !mt_inode_key_eq(&f->key, key))
+		*err = tracker_mark_known(t, key, tracker_file_state(t, f));
+	return f;
+}
+
+/*
+ * Record a file, or one function of it (function non-NULL), as not probed: in the artifact, and
+ * on stderr at once where the artifact will not carry it to the summary (none, a pipe, a write
+ * error). The run goes on.
+ */
+__attribute__((format(printf, 5, 6))) void tracker_not_probed(struct mt_tracker *t,
+							      const char *path,
+							      const char *function, int err,
+							      const char *fmt, ...)
+{
+	static struct mt_artifact_unprobed u; /* 4.6 KB: not on the stack of every stop */
+	char p[MT_PRINTABLE_MAX], fn[sizeof(u.function)], r[sizeof(u.reason)];
+	va_list ap;
+
+	memset(&u, 0, sizeof(u));
+	u.error = err < 0 ? -err : err;
+	snprintf(u.path, sizeof(u.path), "%s", path);
+	snprintf(u.function, sizeof(u.function), "%s", function ? function : "");
+	va_start(ap, fmt);
+	vsnprintf(u.reason, sizeof(u.reason), fmt, ap);
+	va_end(ap);
+	t->n_unprobed++;
+	/* A write error is the writer's to report: the recording stops, the run does not. */
+	if (t->artifact)
+		mt_artifact_write_unprobed(t->artifact, &u);
+	if (!t->artifact || t->cfg.verbose || !mt_artifact_readable_later(t->artifact))
+		fprintf(stderr, "memtrack: not probed: %s: %s%s%s\n",
+			mt_printable(p, sizeof(p), path), mt_printable(fn, sizeof(fn), u.function),
+			function ? ": " : "", mt_printable(r, sizeof(r), u.reason));
+}
+
+size_t mt_tracker_unprobed_count(const struct mt_tracker *t)
+{
+	return t->n_unprobed;
+}
+
+static int attach_point(struct mt_tracker *t, struct mt_links *l, uint16_t file_id,
+			const char *path, const struct mt_probe_point *p, bool retprobe, pid_t pid,
+			uint64_t tag)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
+		    .bpf_cookie = MT_COOKIE(file_id, MT_KIND_ROLE(p->kind, p->role)) | tag);
+	struct bpf_program *prog =
+	    retprobe ? t->skel->progs.alloc_exit : t->skel->progs.alloc_enter;
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, p->probe_offset, &opts);
+	if (!link)
+		return -errno;
+	l->links[l->n_links++] = link;
+	return 0;
+}
+
+/* Why the kernel would not probe a function, in words. */
+const char *tracker_attach_error(int err)
+{
+	/* 524 is the kernel's internal ENOTSUPP: the instruction there cannot be probed. */
+	if (err == -524)
+		return "the kernel refuses a probe on its instruction (error 524)";
+	return strerror(-err);
+}
+
+/*
+ * One perf link per probe, entry and return probe of a point both or neither, on pid (-1: every
+ * process), with tag in their cookies (the process they count for, MT_COOKIE_FOR). With ok (the
+ * first attach of a file), a refused point is recorded as not probed and skipped, and ok collects
+ * the accepted ones; without (a file linked again for another process), any refusal fails all.
+ */
+int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
+			const struct mt_probe_point *pts, size_t n, pid_t pid, uint64_t tag,
+			struct mt_links *l, struct mt_probe_point *ok, size_t *n_ok)
+{
+	int err;
+
+	l->links = calloc(2 * n + 1, sizeof(*l->links));
+	if (!l->links)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_probe_point *p = &pts[i];
+		size_t before = l->n_links;
+
+		err = attach_point(t, l, f->file_id, path, p, false, pid, tag);
+		if (!err && p->ret)
+			err = attach_point(t, l, f->file_id, path, p, true, pid, tag);
+		if (err) {
+			while (l->n_links > before)
+				bpf_link__destroy(l->links[--l->n_links]);
+			if (err == -ENOMEM || !ok)
+				return err;
+			tracker_not_probed(t, f->path, p->symbol, err, "%s",
+					   tracker_attach_error(err));
+			continue;
+		}
+		if (ok)
+			ok[(*n_ok)++] = *p;
+	}
+	return 0;
+}
+
+/* The link_create attributes of a uprobe_multi link (UAPI layout, kernel 6.6+). */
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t n, bool ret, pid_t pid)
+{
+	struct uprobe_multi_attr attr = {
+	    .prog_fd = bpf_program__fd(prog),
+	    .attach_type = MT_BPF_TRACE_UPROBE_MULTI,
+	    .path = (uintptr_t)path,
+	    .offsets = (uintptr_t)offsets,
+	    .cookies = (uintptr_t)cookies,
+	    .cnt = n,
+	    .multi_flags = ret ? MT_BPF_F_UPROBE_MULTI_RETURN : 0,
+	    .pid = pid > 0 ? (__u32)pid : 0,
+	};
+	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+
+	return fd < 0 ? -errno : fd;
+}
+
+int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program *exit,
+				  const char *path, const struct mt_classification *c,
+				  uint16_t file_id, pid_t pid, int fds[2])
+{
+	uint64_t *offs = calloc(2 * c->n_points, sizeof(*offs));
+	uint64_t *cookies = calloc(2 * c->n_points, sizeof(*cookies));
+	size_t n_ret = 0, base = c->n_points;
+	int fd, err = 0;
+
+	fds[0] = fds[1] = 0;
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Entries first, return probes after them, in one pair of arrays. */
+	for (size_t i = 0; i < c->n_points; i++) {
+		const struct mt_probe_point *p = &c->points[i];
+
+		offs[i] = p->probe_offset;
+		cookies[i] = MT_COOKIE(file_id, MT_KIND_ROLE(p->kind, p->role));
+		if (p->ret) {
+			offs[base + n_ret] = p->probe_offset;
+			cookies[base + n_ret++] = cookies[i];
+		}
+	}
+	fd = mt_uprobe_multi_link(enter, path, offs, cookies, c->n_points, false, pid);
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	fds[0] = fd;
+	if (n_ret) {
+		fd =
+		    mt_uprobe_multi_link(exit, path, offs + base, cookies + base, n_ret, true, pid);
+		if (fd < 0) {
+			close(fds[0]);
+			fds[0] = 0;
+			err = fd;
+			goto out;
+		}
+		fds[1] = fd;
+	}
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
+/* Can the kernel link this one point (and its return probe) in pid? 0, or why not. */
+static int try_point(struct mt_tracker *t, const char *path, const struct mt_probe_point *p,
+		     uint16_t file_id, pid_t pid)
+{
+	uint64_t cookie = MT_COOKIE(file_id, p->kind);
+	int fd = mt_uprobe_multi_link(t->skel->progs.alloc_enter_multi, path, &p->probe_offset,
+				      &cookie, 1, false, pid);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	if (!p->ret)
+		return 0;
+	fd = mt_uprobe_multi_link(t->skel->progs.alloc_exit_multi, path, &p->probe_offset, &cookie,
+				  1, true, pid);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/*
+ * The kernel refused the file's link, which is all or nothing: try each point alone, record the
+ * refused ones as not probed, and link the rest (they go to ok).
+ */
+static int attach_multi_accepted(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
+				 const struct mt_classification *c, pid_t pid, struct mt_links *l,
+				 struct mt_probe_point *ok_points, size_t *n_ok)
+{
+	struct mt_classification ok = *c;
+	int err;
+
+	ok.points = ok_points;
+	ok.n_points = 0;
+	for (size_t i = 0; i < c->n_points; i++) {
+		err = try_point(t, path, &c->points[i], f->file_id, pid);
+		if (err == -ENOMEM || err == -ESRCH)
+			return err;
+		if (err)
+			tracker_not_probed(t, f->path, c->points[i].symbol, err, "%s",
+					   tracker_attach_error(err));
+		else
+			ok.points[ok.n_points++] = c->points[i];
+	}
+	*n_ok = ok.n_points;
+	if (!ok.n_points)
+		return 0;
+	return mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
+					     t->skel->progs.alloc_exit_multi, path, &ok, f->file_id,
+					     pid, l->multi_fd);
+}
+
+/* Link the points in c for pid (-1: every process); the accepted ones go to ok. */
+static int link_first(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
+		      const struct mt_classification *c, pid_t pid, struct mt_links *l,
+		      struct mt_probe_point *ok, size_t *n_ok)
+{
+	int err;
+
+	if (t->multi) {
+		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
+						    t->skel->progs.alloc_exit_multi, path, c,
+						    f->file_id, pid, l->multi_fd);
+		if (!err) {
+			memcpy(ok, c->points, c->n_points * sizeof(*ok));
+			*n_ok = c->n_points;
+			return 0;
+		}
+		if (err != -EINVAL && err != -EOPNOTSUPP && err != -ESRCH)
+			err = attach_multi_accepted(t, f, path, c, pid, l, ok, n_ok);
+		if (err != -EINVAL && err != -EOPNOTSUPP)
+			return err;
+		/* A kernel that loaded the programs but cannot link them: probe one by one. */
+		if (t->cfg.verbose)
+			fprintf(stderr,
+				"memtrack: uprobe_multi links refused (%s): one link per probe\n",
+				strerror(-err));
+		t->multi = false;
+		t->mm_filter = false; /* the programs check the cookie's process */
+	}
+	if (t->cfg.system_scope)
+		pid = -1;
+	return tracker_attach_perf(t, f, path, c->points, c->n_points, pid,
+				   pid > 0 ? MT_COOKIE_FOR(pid) : 0, l, ok, n_ok);
+}
+
+/*
+ * The first attach of a classified file, in pid that maps it (--probe-scope=tree) or in every
+ * process; the accepted points are kept for the other processes that will map it.
+ */
+int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
+			const struct mt_classification *c, pid_t pid)
+{
+	char path[64], shown[MT_PRINTABLE_MAX];
+	struct mt_links l = {0};
+	int err;
+
+	/* The kernel resolves the path to the inode at attach time: our fd names the very file. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (t->cfg.verbose)
+		for (size_t i = 0; i < c->n_points; i++)
+			fprintf(stderr, "memtrack: %s: %s at +%#" PRIx64 " (%s)\n",
+				mt_printable(shown, sizeof(shown), f->path), c->points[i].symbol,
+				c->points[i].probe_offset - c->points[i].func_offset,
+				c->points[i].reason);
+	f->points = calloc(c->n_points, sizeof(*f->points));
+	if (!f->points)
+		return -ENOMEM;
+	if (t->cfg.system_scope)
+		pid = -1;
+	err = link_first(t, f, path, c, pid, &l, f->points, &f->n_points);
+	if (err == -ESRCH) {
+		/* The process is gone: nothing was tried, the next process tries them all. */
+		memcpy(f->points, c->points, c->n_points * sizeof(*f->points));
+		f->n_points = c->n_points;
+		err = 0;
+	}
+	f->probes = f->n_points;
+	if (!err && pid > 0 && f->n_points) {
+		f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		err = f->fd < 0 ? -errno : tracker_store_arm(t, pid, f, &l);
+	} else if (!err) {
+		f->system = l;
+	}
+	/* Only memtrack's own failures end the run; anything else leaves the file unprobed. */
+	if (err && err != -ENOMEM) {
+		tracker_not_probed(t, f->path, NULL, err, "cannot attach its probes: %s",
+				   tracker_attach_error(err));
+		f->probes = f->n_points = 0;
+		err = 0;
+	}
+	if (err || !f->probes)
+		tracker_collect_links(&l, NULL, NULL);
+	return err;
+}

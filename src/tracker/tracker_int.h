@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The tracker's private state, shared by its files (tracker*.c) and included by no other part.
+ */
+#ifndef MT_TRACKER_INT_H
+#define MT_TRACKER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <bpf/libbpf.h>
+
+#include "tracker/procmaps.h"
+#include "tracker/tracker.h"
+#include "unwind/unwind_load.h"
+
+/*
+ * With back-pressure the ring no longer has to hold a burst, only what the consumer drains in
+ * one poll (10 ms: about 20,000 events at the fastest this machine produces, 1.1 MB) plus the
+ * pressure headroom. 2 MiB, mapped twice by the consumer, keeps memtrack's own peak RSS at
+ * about 25 MiB on churn 2000000 (52 MiB with the former 16 MiB, docs/PERFORMANCE.md).
+ */
+#define DEFAULT_RING_SIZE (2u << 20)
+
+/*
+ * Back-pressure stops a thread that emits while more than 3/4 of the events ring waits for the
+ * consumer. The quarter above that mark holds what threads emit between crossing it and their
+ * stop: at most 3 events of 64 bytes (with the ring's header) per thread, the rest of one probe
+ * hit, so a 2 MiB ring's 512 KiB headroom holds them for 2,700 threads at once; with --stacks a
+ * thread may add one new stack's record (1,056 bytes): 430 threads at once.
+ */
+#define PRESSURE_MARK(ring) ((ring) / 4 * 3)
+#define MAX_FILES	    65535 /* file ids are 16 bits in events */
+/* --stacks: distinct stacks the kernel keeps (each about 1 KiB, allocated as they appear). */
+#define MAX_STACKS	    (1u << 18)
+#define MAX_VMA_CACHE	    16384 /* processes alive at once whose text ranges are cached */
+
+/* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
+#define MAX_CLOSERS 32
+
+/* The inode of the initial pid namespace (the kernel's PROC_PID_INIT_INO). */
+#define MT_PROC_PID_INIT_INO 0xEFFFFFFCu
+
+#define MT_BPF_TRACE_UPROBE_MULTI    48
+#define MT_BPF_F_UPROBE_MULTI_RETURN 1
+
+/*
+ * The links of one probed file in one process (--probe-scope=tree). After the process's leader
+ * exited before its other threads, keep holds links on a live thread (keep_tid) that count
+ * nothing and only keep the breakpoints in the process's memory (docs/PROBES.md).
+ */
+struct mt_arm {
+	pid_t pid;
+	uint16_t file_id;
+	struct mt_links l;
+	pid_t keep_tid;
+	struct mt_links keep;
+};
+
+/* Something to detach: a libbpf link, or the fd of a uprobe_multi link. */
+struct detach {
+	struct bpf_link *link;
+	int fd;
+};
+
+/* Links of ended processes, detached by a thread off the stop path, in batches. */
+struct closer_queue {
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct detach *q;
+	size_t n, cap;
+};
+
+/* Fork, exec, exit and the watcher: attached for the whole run. */
+#define MT_LIFECYCLE_PROGS 7 /* fork, exec, exit, the watcher; with --stacks, 3 unmaps */
+
+struct mt_tracker {
+	struct memtrack_bpf *skel;
+	struct ring_buffer *requests;
+	struct bpf_link *lifecycle[MT_LIFECYCLE_PROGS];
+	struct bpf_link *debugger; /* watch_debugger, from the first handoff on */
+	bool debugger_tried;
+	const char *watcher;
+	struct mt_tracker_config cfg;
+	struct mt_artifact_writer *artifact;
+
+	struct mt_tracked_file *files;
+	size_t n_files, cap_files;
+
+	struct mt_attach_req *deferred;
+	size_t n_deferred, cap_deferred;
+	int consume_err;
+
+	size_t n_unprobed; /* files and functions recorded as not probed */
+	bool inodes_full;  /* known_inodes is full: new files are no longer marked DONE */
+	bool files_full;   /* every 16-bit file id is taken */
+
+	uint64_t req_drops_seen;
+	int ncpus;
+	__u64 *percpu;	/* ncpus values: one read of a per-CPU counter */
+	bool multi;	/* uprobe_multi links work: one link per file and direction */
+	bool mm_filter; /* links count for every task of the linked task's mm (vfork children) */
+	struct mt_arm *arms; /* --probe-scope=tree: per process and file */
+	size_t n_arms, cap_arms;
+	struct closer_queue closer;
+	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */
+	struct stat pidns;	      /* memtrack's own pid namespace (/proc/self/ns/pid) */
+	struct mt_unwind_loader
+	    *unwind; /* --stacks: the files' tables in the BPF unwinder's maps */
+};
+
+/* tracker.c */
+void tracker_detach_in_parallel(const struct detach *d, size_t n);
+void tracker_collect_links(struct mt_links *l, struct detach *d, size_t *k);
+int tracker_read_counter(const struct mt_tracker *t, __u32 idx, uint64_t *sum);
+
+/* tracker_attach.c */
+int tracker_mark_known(struct mt_tracker *t, const struct mt_inode_key *key, __u32 state);
+int tracker_mark_done(struct mt_tracker *t, const struct mt_inode_key *key);
+__u32 tracker_file_state(const struct mt_tracker *t, const struct mt_tracked_file *f);
+const struct mt_tracked_file *tracker_known_file(struct mt_tracker *t,
+						 const struct mt_inode_key *key, int *err);
+__attribute__((format(printf, 5, 6))) void tracker_not_probed(struct mt_tracker *t,
+							      const char *path,
+							      const char *function, int err,
+							      const char *fmt, ...);
+const char *tracker_attach_error(int err);
+int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
+			const struct mt_probe_point *pts, size_t n, pid_t pid, uint64_t tag,
+			struct mt_links *l, struct mt_probe_point *ok, size_t *n_ok);
+int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
+			const struct mt_classification *c, pid_t pid);
+
+/* tracker_links.c */
+int tracker_store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f,
+		      struct mt_links *l);
+int tracker_ensure_armed(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f);
+
+#endif

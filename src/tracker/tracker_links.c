@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracker's per-process links (--probe-scope=tree): each process that maps a probed file gets
+ * its own links, inherited at birth, dropped at exit and exec by a closer thread off the stop path.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fentry_probe.skel.h"
+#include "memtrack.skel.h"
+
+#include "writer/artifact.h"
+#include "base/printable.h"
+#include "tracker/procmaps.h"
+#include "tracker/procstatus.h"
+#include "tracker/tracker.h"
+
+#include "tracker/tracker_int.h"
+
+/* ---- per-process links (--probe-scope=tree) ------------------------------------------ */
+
+static struct mt_arm *find_arm(struct mt_tracker *t, pid_t pid, uint16_t file_id)
+{
+	for (size_t i = 0; i < t->n_arms; i++)
+		if (t->arms[i].pid == pid && t->arms[i].file_id == file_id)
+			return &t->arms[i];
+	return NULL;
+}
+
+bool mt_tracker_linked(struct mt_tracker *t, pid_t pid, uint16_t file_id)
+{
+	return find_arm(t, pid, file_id) != NULL;
+}
+
+static struct mt_arm_key arm_key(pid_t pid, const struct mt_tracked_file *f)
+{
+	return (struct mt_arm_key){.tgid = pid, .dev = f->key.dev, .ino = f->key.ino};
+}
+
+/*
+ * Keep l as pid's links to f (taking them over) and tell the watcher, so that pid's mappings of
+ * f stop nobody. A full armed map costs stops, not coverage.
+ */
+int tracker_store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f,
+		      struct mt_links *l)
+{
+	struct mt_arm_key k = arm_key(pid, f);
+	__u8 one = 1;
+	struct mt_arm *grown;
+
+	if (t->n_arms == t->cap_arms) {
+		size_t cap = t->cap_arms ? 2 * t->cap_arms : 64;
+
+		grown = realloc(t->arms, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		t->arms = grown;
+		t->cap_arms = cap;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.armed), &k, &one, BPF_ANY) &&
+	    errno != E2BIG)
+		return -errno;
+	t->arms[t->n_arms++] = (struct mt_arm){.pid = pid, .file_id = f->file_id, .l = *l};
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/* Link f's accepted points again, for pid. */
+static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid_t pid,
+		      struct mt_links *l)
+{
+	struct mt_classification c = {.points = f->points, .n_points = f->n_points};
+	char path[64];
+	uint64_t start = now_ns();
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+	if (t->multi)
+		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
+						    t->skel->progs.alloc_exit_multi, path, &c,
+						    f->file_id, pid, l->multi_fd);
+	else
+		err = tracker_attach_perf(t, (struct mt_tracked_file *)f, path, f->points,
+					  f->n_points, pid, MT_COOKIE_FOR(pid), l, NULL, NULL);
+	if (err)
+		tracker_collect_links(l, NULL, NULL);
+	t->link_ns += now_ns() - start;
+	t->links_made++;
+	return err;
+}
+
+/* pid maps f: make sure it has its links to it. Only memtrack's own failures are returned. */
+int tracker_ensure_armed(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f)
+{
+	struct mt_links l = {0};
+	int err;
+
+	if (t->cfg.system_scope || !f->n_points || f->fd <= 0 || find_arm(t, pid, f->file_id))
+		return 0;
+	err = link_again(t, f, pid, &l);
+	if (err == -ESRCH)
+		return 0; /* gone: nothing runs the file there any more */
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		tracker_not_probed(t, f->path, NULL, err,
+				   "cannot attach its probes in process %d: %s", pid,
+				   tracker_attach_error(err));
+	err = tracker_store_arm(t, pid, f, &l);
+	if (err)
+		tracker_collect_links(&l, NULL, NULL);
+	return err;
+}
+
+int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool shares_mm)
+{
+	size_t n = t->n_arms;
+	int err;
+
+	if (t->cfg.system_scope || (shares_mm && t->mm_filter))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (t->arms[i].pid != parent)
+			continue;
+		err = tracker_ensure_armed(t, child, &t->files[t->arms[i].file_id]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void *closer_main(void *arg)
+{
+	struct closer_queue *c = arg;
+	struct detach *batch;
+	size_t n;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->n && !c->stop)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (!c->n)
+			break;
+		/* Everything queued meanwhile, in one batch: its grace periods are shared. */
+		batch = c->q;
+		n = c->n;
+		c->q = NULL;
+		c->n = c->cap = 0;
+		pthread_mutex_unlock(&c->lock);
+		tracker_detach_in_parallel(batch, n);
+		free(batch);
+		pthread_mutex_lock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static int start_closer(struct closer_queue *c)
+{
+	if (c->started)
+		return 0;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	if (pthread_create(&c->thread, NULL, closer_main, c))
+		return -EAGAIN;
+	c->started = true;
+	return 0;
+}
+
+/* Hand l's links to the closer thread; detach them here when it cannot take them. */
+static void close_later(struct mt_tracker *t, struct mt_links *l)
+{
+	struct closer_queue *c = &t->closer;
+	size_t need = l->n_links + 2;
+	struct detach *grown;
+
+	if (start_closer(c)) {
+		tracker_collect_links(l, NULL, NULL);
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (c->n + need > c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+
+		while (cap < c->n + need)
+			cap *= 2;
+		grown = realloc(c->q, cap * sizeof(*grown));
+		if (!grown) {
+			pthread_mutex_unlock(&c->lock);
+			tracker_collect_links(l, NULL, NULL);
+			return;
+		}
+		c->q = grown;
+		c->cap = cap;
+	}
+	memset(c->q + c->n, 0, need * sizeof(*c->q));
+	tracker_collect_links(l, c->q, &c->n);
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < t->n_arms; i++) {
+		struct mt_arm *a = &t->arms[i];
+		struct mt_arm_key k;
+
+		if (a->pid != pid) {
+			t->arms[kept++] = *a;
+			continue;
+		}
+		k = arm_key(pid, &t->files[a->file_id]);
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.armed), &k);
+		if (wait) {
+			tracker_collect_links(&a->l, NULL, NULL);
+			tracker_collect_links(&a->keep, NULL, NULL);
+		} else {
+			close_later(t, &a->l);
+			if (a->keep.n_links)
+				close_later(t, &a->keep);
+		}
+	}
+	t->n_arms = kept;
+}
+
+/*
+ * Whether tid of pid is a thread that goes on running: not a zombie, and not killed by its
+ * group's exit (which queues SIGKILL to every thread, bit 9 of its own pending set).
+ */
+static bool thread_goes_on(pid_t pid, pid_t tid)
+{
+	struct mt_proc_status st;
+
+	if (mt_proc_status_read(pid, tid, &st))
+		return false;
+	return st.state != 'Z' && st.state != 'X' && !(st.sig_pnd & MT_SIG_BIT(SIGKILL));
+}
+
+/* A thread of pid other than its leader and than tid that goes on running; 0 when none. */
+static pid_t live_thread(pid_t pid, pid_t tid)
+{
+	char path[64];
+	struct dirent *e;
+	pid_t found = 0, x;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		x = (pid_t)atoi(e->d_name);
+		if (x > 0 && x != pid && x != tid && thread_goes_on(pid, x))
+			found = x;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The links that take over a's file on tid, a live thread. With uprobe_multi (6.12 on) the
+ * leader's links go on counting for the thread group: keepers, one perf link per point to a
+ * program that counts nothing, only keep the breakpoints in place. With per-process perf links
+ * (6.1) the leader's links stop counting when its mm goes: the new links count from then on
+ * (MT_COOKIE_AFTER_LEADER), and not before, so nothing counts twice while both exist.
+ */
+static int link_successor(struct mt_tracker *t, const struct mt_arm *a, pid_t tid,
+			  struct mt_links *l)
+{
+	struct mt_tracked_file *f = &t->files[a->file_id];
+	struct bpf_link *link;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+	if (!t->multi)
+		return tracker_attach_perf(t, f, path, f->points, f->n_points, tid,
+					   MT_COOKIE_FOR(a->pid) | MT_COOKIE_AFTER_LEADER, l, NULL,
+					   NULL);
+	l->links = calloc(f->n_points + 1, sizeof(*l->links));
+	if (!l->links)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_points; i++) {
+		link = bpf_program__attach_uprobe_opts(t->skel->progs.keep_breakpoints, tid, path,
+						       f->points[i].probe_offset, NULL);
+		if (!link)
+			return -errno;
+		l->links[l->n_links++] = link;
+	}
+	return 0;
+}
+
+/*
+ * Thread tid of pid is about to exit (its exit stop, before the kernel drops its mm). The
+ * kernel's filters decide whether a breakpoint may stay in an address space from the linked
+ * task's mm: once pid's leader (or the thread its keepers name) has exited, its links say no,
+ * and the next unregistration of any link on the file removes the breakpoints from a process
+ * that still runs (on 6.1 the first hit there does). So the links move to a live thread.
+ */
+int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
+{
+	pid_t live = 0;
+	int err;
+
+	if (t->cfg.system_scope || t->mm_filter)
+		return 0;
+	for (size_t i = 0; i < t->n_arms; i++) {
+		struct mt_arm *a = &t->arms[i];
+		struct mt_links l = {0};
+
+		/* Perf links that count cannot be moved twice without a window: see PROBES.md. */
+		if (a->pid != pid || (tid != pid && (a->keep_tid != tid || !t->multi)))
+			continue;
+		if (!live)
+			live = live_thread(pid, tid);
+		if (!live)
+			return 0; /* the process ends with this thread */
+		err = link_successor(t, a, live, &l);
+		if (err)
+			tracker_collect_links(&l, NULL, NULL);
+		if (err == -ENOMEM)
+			return err;
+		if (err == -ESRCH)
+			return 0;
+		if (err) {
+			tracker_not_probed(
+			    t, t->files[a->file_id].path, NULL, err,
+			    "cannot keep its probes in process %d after its thread %d "
+			    "exited: %s",
+			    pid, tid, tracker_attach_error(err));
+			continue;
+		}
+		if (a->keep.n_links)
+			close_later(t, &a->keep);
+		a->keep = l;
+		a->keep_tid = live;
+	}
+	return 0;
+}
+
+int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)
+{
+	/*
+	 * Their task is gone but the kernel still runs them for its thread group: closed later,
+	 * they would count the new image's calls twice meanwhile.
+	 */
+	if (new_leader)
+		mt_tracker_release(t, pid, true);
+	return mt_tracker_scan(t, pid);
+}

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbolisation of recorded frames (src/unwind/unwind_symbols.h). Per file: its PT_LOAD segments (a
+ * frame is a file offset; symbols are link-time addresses) and its function symbols sorted by
+ * address. Names are demangled with the C++ runtime's __cxa_demangle, which every C++ program
+ * memtrack could have traced links too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <elfutils/libdwelf.h>
+
+#include "bpf/unwind_row.h"
+#include "unwind/unwind_symbols.h"
+
+/* The C++ ABI's demangler (libstdc++), declared here: memtrack is C. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct sym {
+	uint64_t addr, size;
+	char *name;
+	bool local; /* STB_LOCAL: of aliases at one address, a public name is preferred */
+};
+
+struct seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct file_syms {
+	bool known;  /* a record named this id */
+	bool loaded; /* its symbols were read (or found missing) */
+	char *path;
+	char build_id[41];
+	struct seg *segs;
+	size_t n_segs;
+	struct sym *syms;
+	size_t n_syms;
+};
+
+struct mt_symbols {
+	char *debug_root;
+	struct file_syms files[65536];
+};
+
+struct mt_symbols *mt_symbols_new(const char *debug_root)
+{
+	struct mt_symbols *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->debug_root = strdup(debug_root ? debug_root : "/usr/lib/debug");
+	if (!s->debug_root) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void file_free(struct file_syms *f)
+{
+	for (size_t i = 0; i < f->n_syms; i++)
+		free(f->syms[i].name);
+	free(f->syms);
+	free(f->segs);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+void mt_symbols_free(struct mt_symbols *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < 65536; i++)
+		file_free(&s->files[i]);
+	free(s->debug_root);
+	free(s);
+}
+
+int mt_symbols_add_file(struct mt_symbols *s, uint16_t file_id, const char *path,
+			const char *build_id)
+{
+	struct file_syms *f = &s->files[file_id];
+
+	file_free(f);
+	f->path = strdup(path);
+	if (!f->path)
+		return -ENOMEM;
+	snprintf(f->build_id, sizeof(f->build_id), "%s", build_id);
+	f->known = true;
+	return 0;
+}
+
+/* ---- reading a file ------------------------------------------------------------------------- */
+
+static void hex_build_id(Elf *elf, char *out, size_t size)
+{
+	const uint8_t *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
+
+	out[0] = '\0';
+	for (ssize_t i = 0; i < n && (size_t)(2 * i + 2) < size; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+static int read_segments(Elf *elf, struct file_syms *f)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EIO;
+	f->segs = calloc(n ? n : 1, sizeof(*f->segs));
+	if (!f->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		f->segs[f->n_segs++] = (struct seg){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+	}
+	return 0;
+}
+
+static int add_sym(struct file_syms *f, size_t *cap, const GElf_Sym *s, const char *name)
+{
+	if (f->n_syms == *cap) {
+		size_t c = *cap ? 2 * *cap : 256;
+		struct sym *v = realloc(f->syms, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		f->syms = v;
+		*cap = c;
+	}
+	f->syms[f->n_syms].name = strdup(name);
+	if (!f->syms[f->n_syms].name)
+		return -ENOMEM;
+	f->syms[f->n_syms].addr = s->st_value;
+	f->syms[f->n_syms].size = s->st_size;
+	f->syms[f->n_syms].local = GELF_ST_BIND(s->st_info) == STB_LOCAL;
+	f->n_syms++;
+	return 0;
+}
+
+/* The function symbols of the section of type (SHT_SYMTAB or SHT_DYNSYM); how many were found. */
+static int read_symtab(Elf *elf, Elf64_Word type, struct file_syms *f, size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	int found = 0, err;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int t;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			t = GELF_ST_TYPE(sym.st_info);
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !sym.st_value ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			err = add_sym(f, cap, &sym, name);
+			if (err)
+				return err;
+			found++;
+		}
+	}
+	return found;
+}
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	Elf *elf;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		close(*fd);
+		return NULL;
+	}
+	return elf;
+}
+
+/* The symbols of the debug file of f's build id, when one is installed. */
+static int read_debug_file(struct mt_symbols *s, struct file_syms *f, size_t *cap)
+{
+	char path[4096], id[41];
+	int fd, n;
+	Elf *elf;
+
+	if (strlen(f->build_id) < 3)
+		return 0;
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", s->debug_root, f->build_id,
+		 f->build_id + 2);
+	elf = open_elf(path, &fd);
+	if (!elf)
+		return 0;
+	hex_build_id(elf, id, sizeof(id));
+	n = strcmp(id, f->build_id) ? 0 : read_symtab(elf, SHT_SYMTAB, f, cap);
+	elf_end(elf);
+	close(fd);
+	return n;
+}
+
+/*
+ * Of two public names of one function, the one its callers write: fewer leading '_', then the
+ * shorter ("malloc", not "__libc_malloc"; "fputs", not "_IO_fputs"; "nanosleep", not
+ * "__nanosleep"). Whether the name is global or weak says nothing here: glibc makes the public
+ * name the weak one as often as the other way round. Valgrind chooses the same way, so its
+ * stacks and ours name the same functions (docs/STACKS.md, "Compared with DHAT").
+ */
+static int cmp_alias(const char *x, const char *y)
+{
+	size_t ux = strspn(x, "_"), uy = strspn(y, "_"), lx = strlen(x), ly = strlen(y);
+
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x, y);
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Of aliases, the sized one first, then a public over a local one, then by name. */
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	if (x->local != y->local)
+		return x->local ? 1 : -1;
+	return cmp_alias(x->name, y->name);
+}
+
+static int load_file(struct mt_symbols *s, struct file_syms *f)
+{
+	char id[41] = "";
+	size_t cap = 0;
+	int fd = -1, err = 0, in_symtab = 0;
+	Elf *elf;
+
+	f->loaded = true;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	elf = open_elf(f->path, &fd);
+	if (elf) {
+		hex_build_id(elf, id, sizeof(id));
+		/* No build id recorded: the file's own names its debug file. */
+		if (!f->build_id[0])
+			memcpy(f->build_id, id, sizeof(id));
+		/* Replaced since the run: its symbols would lie. */
+		if (!strcmp(id, f->build_id)) {
+			err = read_segments(elf, f);
+			if (!err)
+				err = in_symtab = read_symtab(elf, SHT_SYMTAB, f, &cap);
+			if (!err)
+				err = read_symtab(elf, SHT_DYNSYM, f, &cap);
+		}
+		elf_end(elf);
+		close(fd);
+	}
+	/*
+	 * Without .symtab, static functions are missing: the debug file has them. Without the
+	 * file's segments (gone, or replaced) no offset could be looked up in it.
+	 */
+	if (err >= 0 && !in_symtab && f->n_segs)
+		err = read_debug_file(s, f, &cap);
+	if (err < 0)
+		return err;
+	/* A stripped file with no debug file has none: qsort must not be given NULL. */
+	if (f->n_syms)
+		qsort(f->syms, f->n_syms, sizeof(*f->syms), cmp_sym);
+	return 0;
+}
+
+/* ---- lookups -------------------------------------------------------------------------------- */
+
+static bool offset_to_vaddr(const struct file_syms *f, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < f->n_segs; i++) {
+		const struct seg *g = &f->segs[i];
+
+		if (off >= g->offset && off - g->offset < g->filesz) {
+			*vaddr = off - g->offset + g->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const struct sym *find_sym(const struct file_syms *f, uint64_t vaddr)
+{
+	size_t lo = 0, hi = f->n_syms;
+	const struct sym *best;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* The first of the symbols at that address: the sized one (cmp_sym). */
+	best = &f->syms[lo - 1];
+	while (best > f->syms && best[-1].addr == best->addr)
+		best--;
+	if (best->size && vaddr - best->addr >= best->size)
+		return NULL;
+	return best;
+}
+
+/* The demangled name, replacing the stored one once. */
+static const char *display_name(struct sym *sym)
+{
+	int status = -1;
+	char *d;
+
+	if (strncmp(sym->name, "_Z", 2))
+		return sym->name;
+	d = __cxa_demangle(sym->name, NULL, NULL, &status);
+	if (d && !status) {
+		free(sym->name);
+		sym->name = d;
+	} else {
+		free(d);
+	}
+	return sym->name;
+}
+
+void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_address,
+			struct mt_frame_info *out)
+{
+	struct file_syms *f;
+	const struct sym *sym;
+	uint64_t vaddr, off;
+
+	memset(out, 0, sizeof(*out));
+	if (!MT_FRAME_IN_FILE(frame)) {
+		out->offset = frame;
+		return;
+	}
+	f = &s->files[MT_FRAME_FILE(frame)];
+	off = MT_FRAME_OFFSET(frame);
+	out->offset = off;
+	if (!f->known)
+		return;
+	out->path = f->path;
+	if (!f->loaded && load_file(s, f))
+		return;
+	if (!offset_to_vaddr(f, off - (return_address && off ? 1 : 0), &vaddr))
+		return;
+	sym = find_sym(f, vaddr);
+	/*
+	 * A signal handler returns to the first byte of the signal trampoline (__restore_rt),
+	 * which no call precedes: the byte before it is in no function.
+	 */
+	if (!sym && return_address && off) {
+		vaddr++;
+		sym = find_sym(f, vaddr);
+		return_address = false;
+	}
+	if (!sym)
+		return;
+	out->function = display_name((struct sym *)sym);
+	out->in_function = vaddr - sym->addr + (return_address ? 1 : 0);
+}

@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unwind tables from a file's CFI (src/unwind/unwind_table.h, docs/STACKS.md).
+ *
+ * libdw evaluates the CFI: for an address, dwarf_cfi_addrframe runs the CIE's and the FDE's
+ * instructions and returns the rules in force there and the range [start, end) they hold for.
+ * Walking each FDE from its first address to its end, one libdw frame per row, yields the whole
+ * table; libdw needs only to be told where the FDEs start, which the .eh_frame_hdr search table
+ * says (or, without one, a walk of the section). Rules are then translated into the row's shapes;
+ * what a row cannot say becomes MT_CFA_UNKNOWN, counted, never guessed.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unwind/unwind_table.h"
+
+/* DWARF register numbers of x86-64 (the psABI's mapping). */
+#define DW_X86_RBP 6
+#define DW_X86_RSP 7
+#define DW_X86_RIP 16
+
+/* The encodings of .eh_frame pointers (LSB: DW_EH_PE_*; not in dwarf.h's older releases). */
+#define EH_PE_OMIT    0xff
+#define EH_PE_FORMAT  0x0f
+#define EH_PE_APPLY   0x70
+#define EH_PE_ABSPTR  0x00
+#define EH_PE_UDATA2  0x02
+#define EH_PE_UDATA4  0x03
+#define EH_PE_UDATA8  0x04
+#define EH_PE_SDATA2  0x0a
+#define EH_PE_SDATA4  0x0b
+#define EH_PE_SDATA8  0x0c
+#define EH_PE_PCREL   0x10
+#define EH_PE_DATAREL 0x30
+
+struct addr_vec {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+struct row_vec {
+	struct mt_unwind_row *v;
+	size_t n, cap;
+};
+
+/* What one build reads from: the ELF, its two CFI sources, the FDE starts found. */
+struct cfi_source {
+	Elf *elf;
+	Dwarf *dwarf;		/* for .debug_frame; NULL without one */
+	Dwarf_CFI *eh_cfi;	/* .eh_frame; NULL without one */
+	Dwarf_CFI *debug_cfi;	/* .debug_frame; NULL without one */
+	struct addr_vec starts; /* FDE initial locations, both sections */
+};
+
+static int addr_push(struct addr_vec *a, uint64_t x)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1024;
+		uint64_t *v = realloc(a->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = x;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool row_same_rules(const struct mt_unwind_row *a, const struct mt_unwind_row *b)
+{
+	return a->rules == b->rules && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+/* Append r, or drop it when the previous row already says the same (adjacent rows merge). */
+static int row_push(struct row_vec *rv, const struct mt_unwind_row *r)
+{
+	if (rv->n && row_same_rules(&rv->v[rv->n - 1], r))
+		return 0;
+	if (rv->n && rv->v[rv->n - 1].addr == r->addr) {
+		rv->v[rv->n - 1] = *r; /* an empty range: the later rule wins */
+		if (rv->n > 1 && row_same_rules(&rv->v[rv->n - 2], r))
+			rv->n--;
+		return 0;
+	}
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap ? rv->cap * 2 : 1024;
+		struct mt_unwind_row *v = realloc(rv->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rv->v = v;
+		rv->cap = cap;
+	}
+	rv->v[rv->n++] = *r;
+	return 0;
+}
+
+/* ---- reading encoded pointers (the .eh_frame_hdr table, .eh_frame FDEs) ---- */
+
+/*
+ * Decode the pointer at *p (encoding enc; field_addr: the field's own virtual address, for
+ * pcrel; data_base: for datarel) and advance *p. Returns 0 or -EINVAL.
+ */
+static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t field_addr,
+			uint64_t data_base, uint64_t *out)
+{
+	size_t len;
+	uint64_t v = 0;
+
+	switch (enc & EH_PE_FORMAT) {
+	case EH_PE_ABSPTR:
+	case EH_PE_UDATA8:
+	case EH_PE_SDATA8:
+		len = 8;
+		break;
+	case EH_PE_UDATA4:
+	case EH_PE_SDATA4:
+		len = 4;
+		break;
+	case EH_PE_UDATA2:
+	case EH_PE_SDATA2:
+		len = 2;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if ((size_t)(end - *p) < len)
+		return -EINVAL;
+	memcpy(&v, *p, len); /* x86-64: the file is little-endian, as is the host */
+	if ((enc & EH_PE_FORMAT) == EH_PE_SDATA4)
+		v = (uint64_t)(int64_t)(int32_t)v;
+	else if ((enc & EH_PE_FORMAT) == EH_PE_SDATA2)
+		v = (uint64_t)(int64_t)(int16_t)v;
+	*p += len;
+	switch (enc & EH_PE_APPLY) {
+	case 0:
+		break;
+	case EH_PE_PCREL:
+		v += field_addr;
+		break;
+	case EH_PE_DATAREL:
+		v += data_base;
+		break;
+	default:
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, shdr) || shdr->sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * The FDE starts of .eh_frame from .eh_frame_hdr's binary search table (version 1, the table
+ * datarel sdata4 as every linker writes it). Returns 0, or -ENOENT when there is no usable table.
+ */
+static int starts_from_eh_frame_hdr(struct cfi_source *src)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(src->elf, ".eh_frame_hdr", &shdr);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	const uint8_t *p, *end;
+	uint64_t ignored, count;
+	uint8_t ptr_enc, count_enc, table_enc;
+
+	if (!d || d->d_size < 4)
+		return -ENOENT;
+	p = d->d_buf;
+	end = p + d->d_size;
+	if (p[0] != 1)
+		return -ENOENT;
+	ptr_enc = p[1];
+	count_enc = p[2];
+	table_enc = p[3];
+	p += 4;
+	if (table_enc != (EH_PE_DATAREL | EH_PE_SDATA4) || count_enc == EH_PE_OMIT)
+		return -ENOENT;
+	if (read_encoded(&p, end, ptr_enc, shdr.sh_addr + 4, shdr.sh_addr, &ignored) ||
+	    read_encoded(&p, end, count_enc, shdr.sh_addr + (p - (const uint8_t *)d->d_buf),
+			 shdr.sh_addr, &count))
+		return -ENOENT;
+	if (count > (uint64_t)(end - p) / 8)
+		return -ENOENT;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t loc;
+		int err;
+
+		if (read_encoded(&p, end, table_enc, 0, shdr.sh_addr, &loc))
+			return -ENOENT;
+		p += 4; /* the FDE's address: libdw finds it itself */
+		err = addr_push(&src->starts, loc);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The FDE pointer encoding a CIE's augmentation declares ('R'), absptr when it declares none. */
+static uint8_t cie_fde_encoding(const Dwarf_CIE *cie)
+{
+	const char *aug = cie->augmentation;
+	const uint8_t *d = cie->augmentation_data;
+	const uint8_t *end = d ? d + cie->augmentation_data_size : NULL;
+
+	if (!aug || aug[0] != 'z' || !d)
+		return EH_PE_ABSPTR;
+	for (aug++; *aug && d < end; aug++) {
+		switch (*aug) {
+		case 'R':
+			return *d;
+		case 'L':
+			d++;
+			break;
+		case 'P': {
+			uint8_t enc = *d++;
+			uint64_t ignored;
+
+			if (read_encoded(&d, end, enc & 0x7f, 0, 0, &ignored))
+				return EH_PE_OMIT;
+			break;
+		}
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return EH_PE_OMIT;
+		}
+	}
+	return EH_PE_ABSPTR;
+}
+
+/*
+ * The FDE starts of a CFI section, walking it entry by entry: .debug_frame, and .eh_frame when
+ * it has no .eh_frame_hdr table. CIEs come before the FDEs that use them in what compilers and
+ * linkers write; an FDE whose CIE was not seen yet is looked up by offset.
+ */
+static int starts_from_section(struct cfi_source *src, const char *name, bool eh)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(src->elf, name, &shdr);
+	Elf_Data *d;
+	const unsigned char *ident;
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+
+	if (!scn)
+		return 0;
+	if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return 0;
+	d = elf_getdata(scn, NULL);
+	ident = (const unsigned char *)elf_getident(src->elf, NULL);
+	if (!d || !ident)
+		return 0;
+	while (dwarf_next_cfi(ident, d, eh, off, &next, &e) == 0) {
+		Dwarf_CFI_Entry cie;
+		Dwarf_Off cie_next;
+		const uint8_t *p;
+		uint64_t loc;
+		uint8_t enc;
+		int err;
+
+		if (e.CIE_id == DW_CIE_ID_64 ||
+		    dwarf_next_cfi(ident, d, eh, e.fde.CIE_pointer, &cie_next, &cie) != 0 ||
+		    cie.CIE_id != DW_CIE_ID_64)
+			goto next;
+		enc = eh ? cie_fde_encoding(&cie.cie) : EH_PE_UDATA8;
+		p = e.fde.start;
+		if (enc == EH_PE_OMIT ||
+		    read_encoded(&p, e.fde.end, enc, shdr.sh_addr + (p - (const uint8_t *)d->d_buf),
+				 0, &loc))
+			goto next;
+		err = addr_push(&src->starts, loc);
+		if (err)
+			return err;
+	next:
+		off = next;
+	}
+	return 0;
+}
+
+/* ---- translating libdw's rules into a row ---- */
+
+static bool op_is(const Dwarf_Op *op, uint8_t atom, Dwarf_Word number)
+{
+	return op->atom == atom && op->number == number;
+}
+
+/* The lazy PLT's CFA: rsp + N + ((rip & 15) >= T ? 8 : 0), as binutils' ld writes it. */
+static bool cfa_is_plt(const Dwarf_Op *ops, size_t n, struct mt_unwind_row *r)
+{
+	if (n != 9 || ops[0].atom != DW_OP_breg7 || ops[0].number > UINT16_MAX ||
+	    !op_is(&ops[1], DW_OP_breg16, 0) || ops[2].atom != DW_OP_lit15 ||
+	    ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit31 ||
+	    ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl ||
+	    ops[8].atom != DW_OP_plus)
+		return false;
+	r->cfa_off = ops[0].number;
+	r->rbp_off = ops[4].atom - DW_OP_lit0;
+	return true;
+}
+
+/* The kernel's signal frame as glibc's __restore_rt describes it: CFA = *(rsp + 160). */
+static bool cfa_is_signal(const Dwarf_Op *ops, size_t n)
+{
+	return n == 2 && op_is(&ops[0], DW_OP_breg7, MT_SIGFRAME_RSP) && ops[1].atom == DW_OP_deref;
+}
+
+/* The CFA rule of frame into r's low nibble and cfa_off. */
+static enum mt_unwind_cfa translate_cfa(Dwarf_Frame *frame, bool signal, struct mt_unwind_row *r)
+{
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (dwarf_frame_cfa(frame, &ops, &n) || n == 0)
+		return MT_CFA_UNKNOWN;
+	if (n == 1 && ops[0].atom == DW_OP_bregx) {
+		int64_t off = (int64_t)ops[0].number2;
+
+		if (off < 0 || off > UINT16_MAX)
+			return MT_CFA_UNKNOWN;
+		r->cfa_off = off;
+		if (ops[0].number == DW_X86_RSP)
+			return MT_CFA_RSP;
+		if (ops[0].number == DW_X86_RBP)
+			return MT_CFA_RBP;
+		return MT_CFA_UNKNOWN;
+	}
+	if (cfa_is_plt(ops, n, r))
+		return MT_CFA_PLT;
+	if (signal && cfa_is_signal(ops, n))
+		return MT_CFA_SIGNAL;
+	return MT_CFA_UNKNOWN;
+}
+
+/*
+ * Where register regno of the caller is saved, when libdw says "at CFA + off" (the offset(N)
+ * rule: call_frame_cfa, then an optional plus_uconst). Returns 1 with *off, 0 for another rule,
+ * 2 for same_value, 3 for undefined.
+ */
+static int saved_at_cfa(Dwarf_Frame *frame, int regno, int64_t *off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+
+	if (dwarf_frame_register(frame, regno, mem, &ops, &n))
+		return 0;
+	if (n == 0)
+		return ops ? 3 : 2;
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return 0;
+	if (n == 1) {
+		*off = 0;
+		return 1;
+	}
+	if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return 1;
+	}
+	return 0;
+}
+
+static int translate(Dwarf_Frame *frame, uint64_t addr, struct mt_unwind_row *r)
+{
+	enum mt_unwind_cfa cfa;
+	enum mt_unwind_rbp rbp = MT_RBP_UNKNOWN;
+	bool signal = false;
+	int64_t off;
+	int kind;
+
+	if (addr > UINT32_MAX)
+		return -E2BIG;
+	memset(r, 0, sizeof(*r));
+	r->addr = addr;
+	dwarf_frame_info(frame, NULL, NULL, &signal);
+	cfa = translate_cfa(frame, signal, r);
+	kind = saved_at_cfa(frame, DW_X86_RIP, &off);
+	if (kind == 3 && cfa != MT_CFA_SIGNAL)
+		cfa = MT_CFA_END;
+	else if (cfa != MT_CFA_SIGNAL && cfa != MT_CFA_UNKNOWN && (kind != 1 || off != -8))
+		cfa = MT_CFA_UNKNOWN;
+	if (cfa == MT_CFA_UNKNOWN || cfa == MT_CFA_END || cfa == MT_CFA_SIGNAL) {
+		/* The unwinder stops or reads the signal frame: offsets mean nothing. */
+		r->cfa_off = 0;
+		r->rbp_off = 0;
+		r->rules = MT_UNW_RULES(cfa, MT_RBP_SAME);
+		return 0;
+	}
+	kind = saved_at_cfa(frame, DW_X86_RBP, &off);
+	if (kind == 2) {
+		rbp = MT_RBP_SAME;
+	} else if (kind == 1 && off % 8 == 0 && off / 8 >= INT8_MIN && off / 8 <= INT8_MAX &&
+		   cfa != MT_CFA_PLT) {
+		rbp = MT_RBP_AT_CFA;
+		r->rbp_off = off / 8;
+	}
+	r->rules = MT_UNW_RULES(cfa, rbp);
+	return 0;
+}
+
+/* The frame for addr: .eh_frame's first (what the program itself unwinds with), then .debug_frame.
+ */
+static Dwarf_Frame *frame_at(struct cfi_source *src, uint64_t addr)
+{
+	Dwarf_Frame *f = NULL;
+
+	if (src->eh_cfi && dwarf_cfi_addrframe(src->eh_cfi, addr, &f) == 0)
+		return f;
+	if (src->debug_cfi && dwarf_cfi_addrframe(src->debug_cfi, addr, &f) == 0)
+		return f;
+	return NULL;
+}
+
+/*
+ * Walk every FDE from its start, one libdw frame (one row) at a time, into rv; a gap after a
+ * covered run gets an MT_CFA_NONE row, so that the search never stretches a function's rule
+ * over the addresses after it.
+ */
+static int walk_fdes(struct cfi_source *src, struct mt_unwind_table *t, struct row_vec *rv)
+{
+	uint64_t covered = 0; /* every address below is in a row already */
+	int err;
+
+	if (src->starts.n)
+		qsort(src->starts.v, src->starts.n, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < src->starts.n; i++) {
+		uint64_t addr = src->starts.v[i];
+		struct mt_unwind_row r;
+		bool any = false;
+
+		if (i && addr == src->starts.v[i - 1])
+			continue;
+		t->n_fdes++;
+		if (addr < covered)
+			continue; /* reached by walking on from the FDE before, which ends here */
+		for (;;) {
+			Dwarf_Frame *f = frame_at(src, addr);
+			Dwarf_Addr start, end;
+
+			if (!f)
+				break;
+			dwarf_frame_info(f, &start, &end, NULL);
+			err = end > addr ? translate(f, addr, &r) : -EINVAL;
+			free(f);
+			if (err)
+				return err;
+			err = row_push(rv, &r);
+			if (err)
+				return err;
+			any = true;
+			addr = end;
+		}
+		if (!any)
+			continue;
+		if (addr > UINT32_MAX)
+			return -E2BIG;
+		memset(&r, 0, sizeof(r));
+		r.addr = addr;
+		r.rules = MT_UNW_RULES(MT_CFA_NONE, MT_RBP_SAME);
+		err = row_push(rv, &r);
+		if (err)
+			return err;
+		covered = addr;
+	}
+	return 0;
+}
+
+static int open_sources(struct cfi_source *src)
+{
+	GElf_Shdr shdr;
+	GElf_Ehdr eh;
+	int err;
+
+	if (!gelf_getehdr(src->elf, &eh) || gelf_getclass(src->elf) != ELFCLASS64 ||
+	    eh.e_machine != EM_X86_64)
+		return -ENOEXEC;
+	src->eh_cfi =
+	    find_section(src->elf, ".eh_frame", &shdr) ? dwarf_getcfi_elf(src->elf) : NULL;
+	if (find_section(src->elf, ".debug_frame", &shdr)) {
+		src->dwarf = dwarf_begin_elf(src->elf, DWARF_C_READ, NULL);
+		src->debug_cfi = src->dwarf ? dwarf_getcfi(src->dwarf) : NULL;
+	}
+	if (src->eh_cfi) {
+		err = starts_from_eh_frame_hdr(src);
+		if (err == -ENOENT)
+			err = starts_from_section(src, ".eh_frame", true);
+		if (err)
+			return err;
+	}
+	if (src->debug_cfi)
+		return starts_from_section(src, ".debug_frame", false);
+	return 0;
+}
+
+static void close_sources(struct cfi_source *src)
+{
+	if (src->eh_cfi)
+		dwarf_cfi_end(src->eh_cfi);
+	if (src->dwarf)
+		dwarf_end(src->dwarf); /* owns debug_cfi */
+	free(src->starts.v);
+}
+
+static void read_exec_segment(Elf *elf, struct mt_unwind_table *t)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			t->exec_vaddr = ph.p_vaddr;
+			t->exec_offset = ph.p_offset;
+			return;
+		}
+	}
+}
+
+static void read_build_id(Elf *elf, struct mt_unwind_table *t)
+{
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+
+	if (n > 0 && n <= MT_BUILD_ID_MAX) {
+		memcpy(t->build_id, id, n);
+		t->build_id_len = n;
+	}
+}
+
+int mt_unwind_table_build_fd(int fd, struct mt_unwind_table *t)
+{
+	struct cfi_source src = {0};
+	struct row_vec rv = {0};
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	src.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!src.elf || elf_kind(src.elf) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	read_build_id(src.elf, t);
+	read_exec_segment(src.elf, t);
+	err = open_sources(&src);
+	if (err)
+		goto out;
+	err = walk_fdes(&src, t, &rv);
+	if (err)
+		goto out;
+	t->has_eh_frame = src.eh_cfi != NULL;
+	t->has_debug_frame = src.debug_cfi != NULL;
+	if (!rv.n) {
+		err = -ENODATA;
+		goto out;
+	}
+	t->rows = rv.v;
+	t->n_rows = rv.n;
+	rv.v = NULL;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		t->n_unknown += MT_UNW_CFA(&t->rows[i]) == MT_CFA_UNKNOWN;
+		t->n_rbp_lost += MT_UNW_RBP(&t->rows[i]) == MT_RBP_UNKNOWN;
+	}
+out:
+	free(rv.v);
+	close_sources(&src);
+	if (src.elf)
+		elf_end(src.elf);
+	return err;
+}
+
+int mt_unwind_table_build(const char *path, struct mt_unwind_table *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0) {
+		memset(t, 0, sizeof(*t));
+		return -errno;
+	}
+	err = mt_unwind_table_build_fd(fd, t);
+	close(fd);
+	return err;
+}
+
+void mt_unwind_table_free(struct mt_unwind_table *t)
+{
+	free(t->rows);
+	t->rows = NULL;
+	t->n_rows = 0;
+}
+
+const struct mt_unwind_row *mt_unwind_table_find(const struct mt_unwind_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n_rows;
+
+	if (addr > UINT32_MAX || !t->n_rows || t->rows[0].addr > addr)
+		return NULL;
+	while (hi - lo > 1) { /* invariant: rows[lo].addr <= addr < rows[hi].addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->rows[lo];
+}
+
+const char *mt_unwind_row_str(const struct mt_unwind_row *r, char *buf, size_t size)
+{
+	static const char *const cfa[] = {"none", "rsp", "rbp", "plt", "signal", "end", "unknown"};
+	unsigned int c = MT_UNW_CFA(r);
+	const char *name = c < sizeof(cfa) / sizeof(cfa[0]) ? cfa[c] : "?";
+
+	if (c == MT_CFA_RSP || c == MT_CFA_RBP) {
+		if (MT_UNW_RBP(r) == MT_RBP_AT_CFA)
+			snprintf(buf, size, "%s+%u rbp=c%+d", name, r->cfa_off, r->rbp_off * 8);
+		else
+			snprintf(buf, size, "%s+%u rbp=%s", name, r->cfa_off,
+				 MT_UNW_RBP(r) == MT_RBP_SAME ? "same" : "lost");
+	} else if (c == MT_CFA_PLT) {
+		snprintf(buf, size, "plt rsp+%u/%d", r->cfa_off, r->rbp_off);
+	} else {
+		snprintf(buf, size, "%s", name);
+	}
+	return buf;
+}

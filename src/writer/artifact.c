@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The artifact writer (format in docs/FORMAT.md). Records are assembled in one large buffer and
+ * reach the file in big write(2) calls: the event consumer writes hundreds of thousands of events
+ * a second and must not pay a system call per batch. A mutex serialises the event thread and the
+ * supervisor thread, which writes process and file records. A record is never split across two
+ * flushes, so a run killed mid-way leaves a file whose last record is at worst cut short, which
+ * the reader reports as truncated.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "writer/artifact.h"
+#include "writer/artifact_format.h"
+#include "writer/evblock.h"
+#include "base/printable.h"
+
+#define WRITER_BUF_SIZE (1u << 20)
+#define REC_HDR_SIZE	8u
+/*
+ * Events per block: the events thread hands over at most 4096 at a time, and a block of 4096 at
+ * their longest (288 KiB) stays well inside the buffer and the format's block limit.
+ */
+#define BLOCK_EVENTS	4096u
+_Static_assert(BLOCK_EVENTS *MT_EVBLOCK_EVENT_MAX + MT_ARTIFACT_BLOCK_FIXED <=
+		   MT_ARTIFACT_BLOCK_MAX,
+	       "a block of events at their longest fits the format's limit");
+_Static_assert(REC_HDR_SIZE + MT_ARTIFACT_BLOCK_FIXED + BLOCK_EVENTS * MT_EVBLOCK_EVENT_MAX <=
+		   WRITER_BUF_SIZE,
+	       "a block of events at their longest fits the buffer");
+
+struct mt_artifact_writer {
+	pthread_mutex_t lock;
+	int fd;
+	int err;      /* first write error: every later call returns it */
+	char *path;   /* for the message that says where the truncated artifact is */
+	bool regular; /* a regular file, which can be read back */
+	uint64_t events;
+	size_t len;
+	off_t offset; /* bytes written to the file so far */
+	uint8_t *buf;
+};
+
+static void put_u8(uint8_t **p, uint8_t v)
+{
+	*(*p)++ = v;
+}
+
+static void put_u16(uint8_t **p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(*p, &v, sizeof(v));
+	*p += sizeof(v);
+}
+
+static void put_u32(uint8_t **p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(*p, &v, sizeof(v));
+	*p += sizeof(v);
+}
+
+static void put_u64(uint8_t **p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(*p, &v, sizeof(v));
+	*p += sizeof(v);
+}
+
+static void put_bytes(uint8_t **p, const void *s, size_t n)
+{
+	memcpy(*p, s, n);
+	*p += n;
+}
+
+static void put_str(uint8_t **p, const char *s, size_t len)
+{
+	put_u32(p, (uint32_t)len);
+	put_bytes(p, s, len);
+}
+
+/* Length of a string field clamped to what the format allows. */
+static size_t field_len(const char *s, size_t max)
+{
+	return s ? strnlen(s, max) : 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * A write error ends the recording, not the run: the command goes on untouched, and what reached
+ * the file before the failed write is a readable artifact that the reader reports as truncated.
+ * Said once, here, because only the writer knows where the file ends.
+ */
+static void stop_recording(struct mt_artifact_writer *w, int err)
+{
+	char p[MT_PRINTABLE_MAX];
+
+	w->err = err;
+	fprintf(stderr,
+		"memtrack: cannot write the artifact %s: %s; recording stopped there, the command "
+		"is not affected; the artifact keeps what was written before (readable, "
+		"truncated)\n",
+		mt_printable(p, sizeof(p), w->path), strerror(-err));
+}
+
+static int flush_locked(struct mt_artifact_writer *w)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	err = write_all(w->fd, w->buf, w->len);
+	/*
+	 * Start writeback of what was just written from this thread, while it is fresh: left to
+	 * the flusher threads, hundreds of MB of dirty pages are written back later on whatever
+	 * CPU, often the one running the traced program. Files that cannot (pipes) just do not.
+	 */
+	if (!err)
+		sync_file_range(w->fd, w->offset, w->len, SYNC_FILE_RANGE_WRITE);
+	if (err)
+		stop_recording(w, err);
+	else
+		w->offset += w->len;
+	w->len = 0;
+	return err;
+}
+
+/* Room for need bytes at the end of the buffer, flushing first when they do not fit. */
+static uint8_t *reserve_locked(struct mt_artifact_writer *w, size_t need)
+{
+	if (w->err)
+		return NULL;
+	if (WRITER_BUF_SIZE - w->len < need && flush_locked(w))
+		return NULL;
+	return w->buf + w->len;
+}
+
+static void begin_record(uint8_t **p, uint32_t type, size_t payload)
+{
+	put_u32(p, type);
+	put_u32(p, (uint32_t)payload);
+}
+
+/* Bytes of header body for argv[0..argc), dropping arguments that would overflow the limit. */
+/*
+ * Open a metadata record of payload bytes under the writer's lock: NULL (lock released, *err
+ * set) when the recording has stopped. record_end() commits what was written and unlocks.
+ */
+static uint8_t *record_begin(struct mt_artifact_writer *w, uint32_t type, size_t payload, int *err)
+{
+	uint8_t *p;
+
+	pthread_mutex_lock(&w->lock);
+	p = reserve_locked(w, REC_HDR_SIZE + payload);
+	if (!p) {
+		*err = w->err;
+		pthread_mutex_unlock(&w->lock);
+		return NULL;
+	}
+	begin_record(&p, type, payload);
+	return p;
+}
+
+static int record_end(struct mt_artifact_writer *w, const uint8_t *p)
+{
+	w->len = (size_t)(p - w->buf);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+static size_t header_body_len(const struct mt_artifact_header *h, size_t wlen, int *argc)
+{
+	size_t len = 8 + 8 + 4 + wlen + 4;
+	int i;
+
+	for (i = 0; i < h->argc && h->argv && h->argv[i]; i++) {
+		size_t a = 4 + field_len(h->argv[i], MT_ARTIFACT_ARG_MAX);
+
+		if (len + a > MT_ARTIFACT_HEADER_MAX)
+			break;
+		len += a;
+	}
+	*argc = i;
+	return len;
+}
+
+static int write_header(struct mt_artifact_writer *w, const struct mt_artifact_header *h)
+{
+	size_t wlen = field_len(h->watcher, MT_ARTIFACT_WATCHER_MAX);
+	int argc, i;
+	size_t body = header_body_len(h, wlen, &argc);
+	uint8_t *hdr, *p;
+	int err;
+
+	/* The header can exceed the buffer (a huge command line): give it its own allocation. */
+	hdr = malloc(16 + body);
+	if (!hdr)
+		return -ENOMEM;
+	p = hdr;
+	put_bytes(&p, MT_ARTIFACT_MAGIC, MT_ARTIFACT_MAGIC_LEN);
+	put_u32(&p, MT_ARTIFACT_VERSION);
+	put_u32(&p, (uint32_t)body);
+	put_u64(&p, h->start_time_ns);
+	put_u64(&p, h->start_mono_ns);
+	put_str(&p, h->watcher ? h->watcher : "", wlen);
+	put_u32(&p, (uint32_t)argc);
+	for (i = 0; i < argc; i++)
+		put_str(&p, h->argv[i], field_len(h->argv[i], MT_ARTIFACT_ARG_MAX));
+	/* Straight to the file: a run killed at once still leaves a readable header. */
+	err = write_all(w->fd, hdr, (size_t)(p - hdr));
+	w->offset = p - hdr;
+	free(hdr);
+	return err;
+}
+
+int mt_artifact_create(struct mt_artifact_writer **wp, const char *path,
+		       const struct mt_artifact_header *h)
+{
+	struct mt_artifact_writer *w;
+	struct stat st;
+	int err;
+
+	*wp = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->buf = malloc(WRITER_BUF_SIZE);
+	if (!w->buf) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	w->path = strdup(path);
+	if (!w->path) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	w->regular = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
+	err = write_header(w, h);
+	if (err)
+		goto err_close;
+	err = pthread_mutex_init(&w->lock, NULL);
+	if (err) {
+		err = -err;
+		goto err_close;
+	}
+	*wp = w;
+	return 0;
+
+err_close:
+	/* Not unlinked: the path may name something that existed before (a device, a FIFO). */
+	close(w->fd);
+err_free:
+	free(w->path);
+	free(w->buf);
+	free(w);
+	return err;
+}
+
+/* Encode up to BLOCK_EVENTS events as one event block record at p. Returns the bytes used. */
+static size_t put_block(uint8_t *start, const struct mt_event *ev, size_t n)
+{
+	struct mt_evblock_state s;
+	uint8_t *hdr = start, *p = start + REC_HDR_SIZE;
+	size_t i, payload;
+
+	mt_evblock_reset(&s);
+	put_u32(&p, (uint32_t)n);
+	for (i = 0; i < n; i++)
+		p += mt_evblock_put(&s, p, &ev[i]);
+	/* The length is known once the events are encoded. */
+	payload = (size_t)(p - start) - REC_HDR_SIZE;
+	begin_record(&hdr, MT_REC_BLOCK, payload);
+	return REC_HDR_SIZE + payload;
+}
+
+int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event *ev, size_t n)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&w->lock);
+	while (n) {
+		size_t k = n < BLOCK_EVENTS ? n : BLOCK_EVENTS;
+		uint8_t *p = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_BLOCK_FIXED +
+						   k * MT_EVBLOCK_EVENT_MAX);
+
+		if (!p) {
+			err = w->err;
+			break;
+		}
+		w->len += put_block(p, ev, k);
+		w->events += k;
+		ev += k;
+		n -= k;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_artifact_process *pr)
+{
+	size_t elen = field_len(pr->exe, sizeof(pr->exe) - 1);
+	size_t plen = field_len(pr->position, sizeof(pr->position) - 1);
+	size_t payload = MT_ARTIFACT_PROCESS_FIXED + 4 + elen + 4 + plen;
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_PROCESS, payload, &err);
+	if (!p)
+		return err;
+	put_u32(&p, pr->pid);
+	put_u32(&p, pr->parent);
+	put_u32(&p, (uint32_t)pr->exit_status);
+	put_u8(&p, pr->exited ? 1 : 0);
+	put_bytes(&p, "\0\0\0", 3);
+	put_str(&p, pr->exe, elen);
+	put_str(&p, pr->position, plen);
+	return record_end(w, p);
+}
+
+int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f)
+{
+	size_t blen = field_len(f->build_id, sizeof(f->build_id) - 1);
+	size_t plen = field_len(f->path, sizeof(f->path) - 1);
+	size_t payload = MT_ARTIFACT_FILE_FIXED + 4 + blen + 4 + plen + 12;
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_FILE, payload, &err);
+	if (!p)
+		return err;
+	put_u16(&p, f->file_id);
+	/* Version 1's 16-bit count, saturated; the exact count follows the path. */
+	put_u16(&p, f->probes > UINT16_MAX ? UINT16_MAX : (uint16_t)f->probes);
+	put_u8(&p, f->family);
+	put_bytes(&p, "\0\0\0", 3);
+	put_str(&p, f->build_id, blen);
+	put_str(&p, f->path, plen);
+	put_u32(&p, f->probes);
+	put_u32(&p, f->unwind_rows);
+	put_u32(&p, (uint32_t)f->unwind_error);
+	return record_end(w, p);
+}
+
+int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s)
+{
+	uint32_t n = s->n < MT_ARTIFACT_STACK_FRAMES ? s->n : MT_ARTIFACT_STACK_FRAMES;
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_STACK, MT_ARTIFACT_STACK_FIXED + 8 * n, &err);
+	if (!p)
+		return err;
+	put_u32(&p, s->id);
+	put_u32(&p, s->stop);
+	put_u32(&p, n);
+	for (uint32_t i = 0; i < n; i++)
+		put_u64(&p, s->frames[i]);
+	return record_end(w, p);
+}
+
+int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u)
+{
+	size_t plen = field_len(u->path, sizeof(u->path) - 1);
+	size_t flen = field_len(u->function, sizeof(u->function) - 1);
+	size_t rlen = field_len(u->reason, sizeof(u->reason) - 1);
+	size_t payload = MT_ARTIFACT_UNPROBED_FIXED + 4 + plen + 4 + flen + 4 + rlen;
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_UNPROBED, payload, &err);
+	if (!p)
+		return err;
+	put_u32(&p, (uint32_t)u->error);
+	put_u32(&p, 0);
+	put_str(&p, u->path, plen);
+	put_str(&p, u->function, flen);
+	put_str(&p, u->reason, rlen);
+	return record_end(w, p);
+}
+
+int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h)
+{
+	size_t tlen = field_len(h->text, sizeof(h->text) - 1);
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_HANDOFF, MT_ARTIFACT_HANDOFF_FIXED + 4 + tlen, &err);
+	if (!p)
+		return err;
+	put_u32(&p, h->pid);
+	put_u8(&p, h->what);
+	put_u8(&p, h->flags);
+	put_u16(&p, h->file_id);
+	put_str(&p, h->text, tlen);
+	return record_end(w, p);
+}
+
+bool mt_artifact_readable_later(struct mt_artifact_writer *w)
+{
+	bool ok;
+
+	pthread_mutex_lock(&w->lock);
+	ok = w->regular && !w->err;
+	pthread_mutex_unlock(&w->lock);
+	return ok;
+}
+
+static int write_footer_locked(struct mt_artifact_writer *w, const struct mt_artifact_footer *f)
+{
+	uint8_t *p = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_FOOTER_SIZE);
+
+	if (!p)
+		return w->err;
+	begin_record(&p, MT_REC_FOOTER, MT_ARTIFACT_FOOTER_SIZE);
+	/*
+	 * The count of events actually written, not the caller's: the reader checks it against the
+	 * batches, and only the writer knows what reached the file.
+	 */
+	put_u64(&p, w->events);
+	put_u64(&p, f->requests_dropped);
+	put_u64(&p, f->events_dropped);
+	put_u64(&p, f->args_lost);
+	put_u64(&p, f->end_mono_ns);
+	put_u64(&p, f->stacks_lost);
+	w->len = (size_t)(p - w->buf);
+	return flush_locked(w);
+}
+
+int mt_artifact_finish(struct mt_artifact_writer *w, const struct mt_artifact_footer *f)
+{
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->lock);
+	err = write_footer_locked(w, f);
+	pthread_mutex_unlock(&w->lock);
+	/* close(2) can report a delayed write error (NFS, quota): it must not be lost. */
+	if (close(w->fd) && !err) {
+		err = -errno;
+		stop_recording(w, err);
+	}
+	pthread_mutex_destroy(&w->lock);
+	free(w->path);
+	free(w->buf);
+	free(w);
+	return err;
+}

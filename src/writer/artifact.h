@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The artifact: a versioned, self-delimiting binary record stream (docs/FORMAT.md), written while
+ * the command runs and readable even when the run was cut short.
+ */
+#ifndef MT_ARTIFACT_H
+#define MT_ARTIFACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/memtrack.h"
+
+struct mt_artifact_header {
+	uint64_t start_time_ns; /* CLOCK_REALTIME at start */
+	uint64_t start_mono_ns; /* CLOCK_MONOTONIC at start: event times are on this clock */
+	const char *watcher;	/* "fentry" or "tracepoint" */
+	int argc;
+	char *const *argv;
+};
+
+struct mt_artifact_process {
+	uint32_t pid;
+	uint32_t parent;     /* 0 for the root */
+	int32_t exit_status; /* raw wait status; meaningful when exited */
+	bool exited;
+	char exe[4096];
+	/* Its place in the tree as --trace-stops names it ("0.1"); "" when not recorded. */
+	char position[1024];
+};
+
+struct mt_artifact_file {
+	uint16_t file_id; /* the id carried by events */
+	uint8_t family;	  /* enum mt_family */
+	uint32_t probes;
+	char build_id[41];
+	char path[4096];
+	/* Version 4, --stacks: rows of its unwind table; 0 with unwind_error: by frame pointer. */
+	uint32_t unwind_rows;
+	int32_t unwind_error; /* the errno that left it without a table */
+};
+
+/* A distinct allocation stack (version 4): events carry its id. */
+struct mt_artifact_stack {
+	uint32_t id;   /* from 1 */
+	uint32_t stop; /* enum mt_unwind_stop */
+	uint32_t n;    /* frames, 1 .. MT_ARTIFACT_STACK_FRAMES */
+	/* frames[0] the allocator's entry, then return addresses, innermost first: MT_FRAME. */
+	uint64_t frames[128];
+};
+
+/* A file, or one function of it, that memtrack could not probe: its allocations are missing. */
+struct mt_artifact_unprobed {
+	int32_t error;	    /* the errno behind it, 0 when none applies */
+	char path[4096];    /* the file */
+	char function[256]; /* the function refused, "" when the whole file is not probed */
+	char reason[256];   /* one sentence: why */
+};
+
+/* What a handoff record says (docs/FORMAT.md, type 7). */
+enum mt_handoff_what {
+	MT_HANDOFF_AT = 1,	  /* the process was handed to a debugger here, in the stream */
+	MT_HANDOFF_LATE_FILE = 2, /* it mapped a file with probes after: calls may be missing */
+};
+
+/*
+ * A process handed to a debugger (--stop-at), or a file with probes that it mapped after its
+ * handoff, linked without stopping it: its calls into the file before that are not recorded.
+ */
+/* MT_HANDOFF_AT: the processes it creates from now on are not recorded (memtrack is not their
+ * tracer, and its probes are per process). */
+#define MT_HANDOFF_CHILDREN_UNRECORDED 0x1
+
+struct mt_artifact_handoff {
+	uint32_t pid;
+	uint8_t what;	  /* enum mt_handoff_what; others are passed over */
+	uint8_t flags;	  /* MT_HANDOFF_AT: MT_HANDOFF_CHILDREN_UNRECORDED */
+	uint16_t file_id; /* MT_HANDOFF_LATE_FILE: the file's id in file records */
+	/* MT_HANDOFF_AT: where it was stopped (a phrase); MT_HANDOFF_LATE_FILE: the file's path */
+	char text[4096];
+};
+
+struct mt_artifact_footer {
+	uint64_t events;
+	uint64_t requests_dropped;
+	uint64_t events_dropped;
+	uint64_t args_lost;
+	uint64_t end_mono_ns;
+	uint64_t stacks_lost; /* version 4: allocations recorded without their stack */
+};
+
+struct mt_artifact_writer;
+
+/*
+ * All return 0 or a negative errno. The writer is safe to call from two threads. After a write
+ * error (disk full, a closed pipe) the writer stops recording: it says once on stderr where the
+ * readable, truncated artifact is, and every later call returns that error without writing.
+ */
+int mt_artifact_create(struct mt_artifact_writer **w, const char *path,
+		       const struct mt_artifact_header *h);
+int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event *ev, size_t n);
+int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_artifact_process *p);
+int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f);
+int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u);
+int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s);
+int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h);
+/*
+ * Whether what is written now can be read back after the run (by the end-of-run summary): the
+ * artifact is a regular file and no write has failed. Not for a pipe or a device.
+ */
+bool mt_artifact_readable_later(struct mt_artifact_writer *w);
+/*
+ * Writes the footer, flushes and closes; frees w even on error. After a write error it writes
+ * nothing more and returns that error: the artifact ends where recording stopped.
+ */
+int mt_artifact_finish(struct mt_artifact_writer *w, const struct mt_artifact_footer *f);
+
+#endif

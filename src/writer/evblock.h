@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The event block codec (docs/FORMAT.md, "Event block"): events as deltas against the previous
+ * event of the same block, in LEB128 varints. A block starts from a zero state, so each block
+ * decodes on its own: a file cut inside a block loses no event of the blocks before it.
+ */
+#ifndef MT_EVBLOCK_H
+#define MT_EVBLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/memtrack.h"
+
+/*
+ * The largest encoding of one event: tag, extension, kind, the flags byte, then ten varints at
+ * their longest (67 bytes).
+ */
+#define MT_EVBLOCK_EVENT_MAX 72u
+
+/* Tag byte of an entry. */
+#define MT_EVB_KIND_MASK    0x1fu
+#define MT_EVB_KIND_ESCAPE  0u	  /* kind 0: an entry other than an event (type, length, bytes) */
+#define MT_EVB_ESC_REQUIRED 1u	  /* escape types with bit 0 set must be understood, not skipped */
+#define MT_EVB_KIND_BYTE    0x1fu /* kind 31: the kind follows in a byte of its own */
+#define MT_EVB_FAILED	    0x20u /* MT_EV_FAILED */
+#define MT_EVB_SIZE	    0x40u /* a size follows (else it is 0) */
+#define MT_EVB_EXT	    0x80u /* an extension byte follows */
+
+/* Extension byte: which of the rarely changing fields follow. */
+#define MT_EVB_X_PID	  0x01u /* pid changed */
+#define MT_EVB_X_TID	  0x02u /* tid changed */
+#define MT_EVB_X_FILE	  0x04u /* file_id changed */
+#define MT_EVB_X_OLD_ADDR 0x08u /* old_addr is not 0 */
+#define MT_EVB_X_ALIGN	  0x10u /* align is not 0 */
+#define MT_EVB_X_FLAGS	  0x20u /* flags has bits other than MT_EV_FAILED */
+#define MT_EVB_X_STACK	  0x40u /* stack_id is not 0 (version 4) */
+#define MT_EVB_X_KNOWN	  0x7fu
+
+/* What an entry is decoded against: the previous event of the block. */
+struct mt_evblock_state {
+	uint64_t ts_ns;
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t tid;
+	uint16_t file_id;
+	uint32_t escape_type; /* of the last escape entry: for messages */
+};
+
+/* The state at the start of a block. */
+void mt_evblock_reset(struct mt_evblock_state *s);
+
+/* Encode e at p, which has room for MT_EVBLOCK_EVENT_MAX bytes. Returns the bytes written. */
+size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *p, const struct mt_event *e);
+
+enum mt_evblock_result {
+	MT_EVB_EVENT = 1,     /* *e holds the next event */
+	MT_EVB_SKIPPED = 2,   /* an entry of a type this reader does not know, passed over */
+	MT_EVB_SHORT = 0,     /* the bytes end inside the entry */
+	MT_EVB_CORRUPT = -1,  /* not an entry this format allows */
+	MT_EVB_REQUIRED = -2, /* an escape to be understood, of a type this reader does not know */
+};
+
+/*
+ * Decode the entry at p (left bytes available). On MT_EVB_EVENT and MT_EVB_SKIPPED *used is the
+ * entry's length; on MT_EVB_SHORT and MT_EVB_CORRUPT nothing is consumed and s is unchanged; on
+ * MT_EVB_REQUIRED s->escape_type says which type. Version 3 defines no escape type: every escape
+ * is skipped or, with bit 0 of its type set, required.
+ */
+enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t *p, size_t left,
+				      struct mt_event *e, size_t *used);
+
+#endif

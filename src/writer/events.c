@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The event pipeline. The BPF side never wakes the consumer, which drains the ring every
+ * POLL_MS, except when the ring is nearly full: then it wakes it and stops the producing thread
+ * (back-pressure), which the supervisor holds until mt_events_has_room(). Events are batched into
+ * the artifact writer, which buffers them into large writes.
+ *
+ * The supervisor's process records go through here too (mt_events_write_process): a record is
+ * written after every event the ring held when it was asked for, so that the artifact keeps the
+ * one order of the stream (the fork, exec or exit event of a process, then its record).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "writer/artifact.h"
+#include "writer/events.h"
+
+#define POLL_MS 10
+#define BATCH	4096
+#define STACKS	64 /* new stacks held until the events after them are written */
+
+struct mt_events {
+	struct ring_buffer *rb;
+	struct mt_artifact_writer *w;
+	/* The ring's consumer and producer pages, read-only: how much waits for the consumer. */
+	void *positions;
+	size_t page, ring_size;
+	pthread_t thread;
+	/* One drain at a time: the consumer's, or the supervisor's before a process record. */
+	pthread_mutex_t drain;
+	atomic_bool stop;
+	atomic_bool done; /* the consumer ended (stopped or failed): it makes no more room */
+	int err;	  /* the ring failed: memtrack's own failure */
+	int write_err;	  /* the artifact failed: recording stopped */
+	uint64_t count;
+	size_t n;
+	struct mt_event batch[BATCH];
+	size_t n_stacks;
+	struct mt_artifact_stack stacks[STACKS];
+};
+
+/*
+ * A write error stops the recording, not the consumer: it keeps draining the ring into nothing,
+ * so that producers never wait for room that would not come. The writer reports the error.
+ */
+static void flush_batch(struct mt_events *e)
+{
+	/* A stack comes before every event that carries its id: it was reserved before them. */
+	for (size_t i = 0; i < e->n_stacks && !e->write_err; i++)
+		e->write_err = mt_artifact_write_stack(e->w, &e->stacks[i]);
+	e->n_stacks = 0;
+	if (e->n && !e->write_err)
+		e->write_err = mt_artifact_write_events(e->w, e->batch, e->n);
+	e->count += e->n;
+	e->n = 0;
+}
+
+/* A stack the BPF side saw for the first time (--stacks). */
+static void on_stack(struct mt_events *e, const struct mt_stack_record *rec)
+{
+	struct mt_artifact_stack *s;
+
+	if (e->n_stacks == STACKS)
+		flush_batch(e);
+	s = &e->stacks[e->n_stacks++];
+	s->id = rec->stack_id;
+	s->stop = rec->stop;
+	s->n = rec->n < MT_STACK_MAX_FRAMES ? rec->n : MT_STACK_MAX_FRAMES;
+	memcpy(s->frames, rec->frames, s->n * sizeof(s->frames[0]));
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct mt_events *e = ctx;
+
+	if (size == sizeof(struct mt_stack_record)) {
+		on_stack(e, data);
+		return 0;
+	}
+	if (size < sizeof(struct mt_event))
+		return 0;
+	memcpy(&e->batch[e->n++], data, sizeof(struct mt_event));
+	if (e->n == BATCH)
+		flush_batch(e);
+	return 0;
+}
+
+/* Consume what the ring holds into the artifact; the caller holds e->drain. */
+static int drain_locked(struct mt_events *e)
+{
+	int n = ring_buffer__consume(e->rb);
+
+	flush_batch(e);
+	return n < 0 && n != -EINTR ? n : 0;
+}
+
+static void *consume(void *arg)
+{
+	struct mt_events *e = arg;
+	int epfd = ring_buffer__epoll_fd(e->rb), err;
+	struct epoll_event ev;
+
+	while (!atomic_load(&e->stop)) {
+		/*
+		 * Producers never wake us (a wakeup per event costs them), so the wait is timed and
+		 * the drain follows it, whether or not anything woke us.
+		 */
+		if (epoll_wait(epfd, &ev, 1, POLL_MS) < 0 && errno != EINTR) {
+			e->err = -errno;
+			break;
+		}
+		pthread_mutex_lock(&e->drain);
+		err = drain_locked(e);
+		pthread_mutex_unlock(&e->drain);
+		if (err) {
+			e->err = err;
+			break;
+		}
+	}
+	atomic_store(&e->done, true);
+	return NULL;
+}
+
+static unsigned long ring_pos(const struct mt_events *e, size_t page_index)
+{
+	const unsigned long *pos =
+	    (const void *)((const char *)e->positions + page_index * e->page);
+
+	return __atomic_load_n(pos, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Consume everything reserved before now, the event a record follows included; the caller
+ * holds e->drain. A record reserved earlier but still being filled stops a consume short of the
+ * end: wait for it, a BPF program never sleeps.
+ */
+static int drain_to_now(struct mt_events *e)
+{
+	unsigned long target;
+	int err = 0;
+
+	if (atomic_load(&e->done))
+		return 0;
+	target = ring_pos(e, 1);
+	while (!err && (long)(ring_pos(e, 0) - target) < 0) {
+		err = drain_locked(e);
+		if (!err && (long)(ring_pos(e, 0) - target) < 0)
+			sched_yield();
+	}
+	return err;
+}
+
+int mt_events_write_process(struct mt_events *e, const struct mt_artifact_process *rec)
+{
+	int err;
+
+	pthread_mutex_lock(&e->drain);
+	err = drain_to_now(e);
+	if (!err && !e->write_err)
+		err = mt_artifact_write_process(e->w, rec);
+	pthread_mutex_unlock(&e->drain);
+	return err;
+}
+
+int mt_events_write_handoff(struct mt_events *e, const struct mt_artifact_handoff *rec)
+{
+	int err;
+
+	pthread_mutex_lock(&e->drain);
+	err = drain_to_now(e);
+	if (!err && !e->write_err)
+		err = mt_artifact_write_handoff(e->w, rec);
+	pthread_mutex_unlock(&e->drain);
+	return err;
+}
+
+/* Map the ring's two position pages; the data pages are the consumer's. */
+static int map_positions(struct mt_events *e, int ring_fd)
+{
+	struct bpf_map_info info = {0};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(ring_fd, &info, &len))
+		return -errno;
+	e->ring_size = info.max_entries;
+	e->page = sysconf(_SC_PAGESIZE);
+	e->positions = mmap(NULL, 2 * e->page, PROT_READ, MAP_SHARED, ring_fd, 0);
+	if (e->positions == MAP_FAILED) {
+		e->positions = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+bool mt_events_has_room(struct mt_events *e)
+{
+	const unsigned long *cons, *prod;
+
+	if (!e || atomic_load(&e->done))
+		return true;
+	cons = e->positions;
+	prod = (const void *)((const char *)e->positions + e->page);
+	return __atomic_load_n(prod, __ATOMIC_ACQUIRE) - __atomic_load_n(cons, __ATOMIC_ACQUIRE) <=
+	       e->ring_size / 4;
+}
+
+int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writer *w)
+{
+	struct mt_events *e;
+	int err;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->w = w;
+	pthread_mutex_init(&e->drain, NULL);
+	err = map_positions(e, ring_fd);
+	if (err)
+		goto fail;
+	e->rb = ring_buffer__new(ring_fd, on_event, e, NULL);
+	if (!e->rb) {
+		err = -errno;
+		goto fail;
+	}
+	err = -pthread_create(&e->thread, NULL, consume, e);
+	if (err)
+		goto fail;
+	*out = e;
+	return 0;
+fail:
+	ring_buffer__free(e->rb);
+	if (e->positions)
+		munmap(e->positions, 2 * e->page);
+	pthread_mutex_destroy(&e->drain);
+	free(e);
+	return err;
+}
+
+int mt_events_stop(struct mt_events *e, uint64_t *count)
+{
+	int err, n;
+
+	atomic_store(&e->stop, true);
+	pthread_join(e->thread, NULL);
+	err = e->err;
+	/* Every producer is gone: one full consume takes what is left. */
+	n = ring_buffer__consume(e->rb);
+	if (n < 0 && !err)
+		err = n;
+	flush_batch(e);
+	if (err)
+		fprintf(stderr, "memtrack: the event pipeline failed: %s\n", strerror(-err));
+	*count = e->count;
+	ring_buffer__free(e->rb);
+	munmap(e->positions, 2 * e->page);
+	pthread_mutex_destroy(&e->drain);
+	free(e);
+	return err;
+}
