@@ -143,6 +143,12 @@ install: $(BUILD)/memtrack
 	install -D -m 0755 $(BUILD)/memtrack $(DESTDIR)$(PREFIX)/bin/memtrack
 	# CodSpeed's runner runs `exec-harness`: memtrack answers to that name too (docs/HARNESS.md).
 	ln -sf memtrack $(DESTDIR)$(PREFIX)/bin/exec-harness
+	# What users of strace, valgrind and heaptrack find beside the binary: the manual page and
+	# bash completion (for both names).
+	install -D -m 0644 docs/memtrack.1 $(DESTDIR)$(PREFIX)/share/man/man1/memtrack.1
+	install -D -m 0644 tools/completion/memtrack.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/memtrack
+	ln -sf memtrack $(DESTDIR)$(PREFIX)/share/bash-completion/completions/exec-harness
 
 clean:
 	rm -rf $(BUILD)

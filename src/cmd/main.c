@@ -17,6 +17,7 @@ static void usage(FILE *out)
 	    "       memtrack exec-harness [OPTIONS] -- CMD [ARGS...]\n"
 	    "       memtrack exec-harness -    (a JSON list of benchmarks on stdin)\n"
 	    "       memtrack report [--json | --folded | --html OUT | --pprof OUT ...] FILE\n"
+	    "       memtrack help [SUBCOMMAND]\n"
 	    "       memtrack --help | --version\n"
 	    "\n"
 	    "Records every heap allocation of a command and all of its descendants, with ptrace\n"
@@ -52,6 +53,42 @@ static const struct mt_cmd main_cmd = {
     .option = main_option,
 };
 
+/* The subcommands, as main() dispatches them (argv[0] is the subcommand's name). */
+static int dispatch(const char *sub, int argc, char **argv)
+{
+	if (strcmp(sub, "run") == 0)
+		return mt_cmd_run(argc, argv);
+	if (strcmp(sub, "exec-harness") == 0)
+		return mt_cmd_harness(argc, argv);
+	if (strcmp(sub, "report") == 0)
+		return mt_cmd_report(argc, argv);
+	return -ENOENT;
+}
+
+/* `memtrack help [SUBCOMMAND]`, as git and perf have it: the same text as --help. */
+static int help(int argc, char **argv)
+{
+	char a[MT_PRINTABLE_MAX];
+	char *sub_argv[] = {argv[1], "--help", NULL};
+	int rc;
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2) {
+		mt_cmd_usage_error(&main_cmd, "help takes one subcommand, not '%s'",
+				   mt_printable(a, sizeof(a), argv[2]));
+		return MT_EXIT_USAGE;
+	}
+	rc = dispatch(argv[1], 2, sub_argv);
+	if (rc != -ENOENT)
+		return rc;
+	mt_cmd_usage_error(&main_cmd, "no subcommand '%s' to help with",
+			   mt_printable(a, sizeof(a), argv[1]));
+	return MT_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	char a[MT_PRINTABLE_MAX];
@@ -63,12 +100,14 @@ int main(int argc, char **argv)
 	/* Installed as exec-harness (make install's link), memtrack is CodSpeed's exec-harness. */
 	if (argc > 0 && strcmp(basename(argv[0]), "exec-harness") == 0)
 		return mt_cmd_harness(argc, argv);
-	if (argc > 1 && strcmp(argv[1], "run") == 0)
-		return mt_cmd_run(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "exec-harness") == 0)
-		return mt_cmd_harness(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "report") == 0)
-		return mt_cmd_report(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "help") == 0)
+		return help(argc - 1, argv + 1);
+	if (argc > 1) {
+		int rc = dispatch(argv[1], argc - 1, argv + 1);
+
+		if (rc != -ENOENT)
+			return rc;
+	}
 
 	first = mt_cmd_options(&main_cmd, argc, argv, &version);
 	if (first <= 0)
