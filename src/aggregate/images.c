@@ -1,67 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The replay of the ordered stream over process images and address spaces (images.h). Live
- * blocks are nodes in a pool, found by (address space, address) through an open-addressing table
- * and chained per address space, so that an exec or exit releases its blocks without looking at
- * anyone else's: a shell that keeps a large heap and runs thousands of commands stays linear.
+ * The replay of the ordered stream over process images and address spaces (images.h), on the
+ * block table of images_blocks.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate/images.h"
+#include "aggregate/images_int.h"
 #include "base/kind.h"
-
-/* A live block; nodes are numbered from 1, 0 is "none". */
-struct block {
-	uint64_t addr;
-	uint64_t size;
-	uint32_t space;
-	uint32_t image; /* the image that allocated it: its live and peak count it */
-	uint32_t prev, next;
-	uint32_t stack; /* the allocation's stack id, 0: none */
-};
-
-struct space {
-	uint32_t head; /* first block, 0 when none */
-	uint64_t blocks, bytes;
-};
-
-/* A realloc entered (MT_K_REALLOC_RELEASE) whose return is not seen yet: its block, if live. */
-struct pending {
-	uint32_t tid;
-	bool found;
-	struct block b;
-};
-
-/* pid -> index + 1 of its latest image; idx1 0 marks an empty slot. */
-struct pid_slot {
-	uint32_t pid;
-	uint32_t idx1;
-};
-
-struct mt_images {
-	struct mt_image *img;
-	uint32_t *img_space; /* the address space of each image */
-	size_t n_img, cap_img;
-	struct space *spaces;
-	size_t n_spaces, cap_spaces;
-	struct block *nodes; /* nodes[0] unused */
-	size_t n_nodes, cap_nodes;
-	uint32_t free_node; /* a chain through next */
-	uint32_t *table;    /* node numbers; 0 empty */
-	size_t mask, used;
-	struct pid_slot *pids;
-	size_t pid_mask, pid_used;
-	struct pending *pend;
-	size_t n_pend, cap_pend;
-	uint64_t live_bytes, peak;
-	mt_images_release_fn release_fn;
-	void *release_arg;
-	mt_images_live_fn live_fn;
-	void *live_arg;
-	bool ending; /* an address space is being released */
-};
 
 void mt_images_on_live(struct mt_images *im, mt_images_live_fn fn, void *arg)
 {
@@ -82,240 +29,6 @@ static void released(struct mt_images *im, const struct block *b, int sign)
 		im->release_fn(im->release_arg, b->stack, b->size, sign);
 }
 
-static uint64_t mix(uint64_t x)
-{
-	/* A 64-bit finaliser: addresses differ in few low bits, spread them over the table. */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static size_t block_hash(uint32_t space, uint64_t addr)
-{
-	return (size_t)mix(addr ^ ((uint64_t)space << 40) ^ space);
-}
-
-/* Double an array of n used elements of size sz when it is full. */
-static int grow(void **v, size_t *cap, size_t n, size_t sz, size_t first)
-{
-	size_t c = *cap ? *cap * 2 : first;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, c * sz);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
-/* ---- the block table ------------------------------------------------------------------------ */
-
-static int table_grow(struct mt_images *im)
-{
-	size_t cap = im->table ? (im->mask + 1) * 2 : 1024, i, j;
-	uint32_t *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; im->table && i <= im->mask; i++) {
-		const struct block *b;
-
-		if (!im->table[i])
-			continue;
-		b = &im->nodes[im->table[i]];
-		for (j = block_hash(b->space, b->addr) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
-			;
-		t[j] = im->table[i];
-	}
-	free(im->table);
-	im->table = t;
-	im->mask = cap - 1;
-	return 0;
-}
-
-/* The slot of (space, addr), or the empty slot where it would go. */
-static uint32_t *slot_of(struct mt_images *im, uint32_t space, uint64_t addr)
-{
-	size_t j = block_hash(space, addr) & im->mask;
-
-	for (;; j = (j + 1) & im->mask) {
-		const struct block *b;
-
-		/* Node 0 is no block: nodes may not exist yet while every slot is empty. */
-		if (!im->table[j])
-			return &im->table[j];
-		b = &im->nodes[im->table[j]];
-		if (b->addr == addr && b->space == space)
-			return &im->table[j];
-	}
-}
-
-/*
- * Empty a slot by shifting back the entries of its probe chain, so the table needs no tombstones
- * and lookups stay short however many blocks come and go.
- */
-static void slot_erase(struct mt_images *im, uint32_t *slot)
-{
-	size_t hole = (size_t)(slot - im->table), j = hole;
-
-	for (;;) {
-		struct block *b;
-		size_t home;
-
-		j = (j + 1) & im->mask;
-		if (!im->table[j])
-			break;
-		b = &im->nodes[im->table[j]];
-		home = block_hash(b->space, b->addr) & im->mask;
-		/* Move j into the hole unless its home lies cyclically in (hole, j]. */
-		if (((j - home) & im->mask) >= ((j - hole) & im->mask)) {
-			im->table[hole] = im->table[j];
-			hole = j;
-		}
-	}
-	im->table[hole] = 0;
-	im->used--;
-}
-
-/*
- * Live bytes move by a block's size. No real heap comes near 2^64 bytes, but a hostile artifact
- * can: the sums stop at the ends instead of wrapping, so that a line never exceeds its peak.
- */
-static void live_add(uint64_t *live, uint64_t size)
-{
-	*live = *live > UINT64_MAX - size ? UINT64_MAX : *live + size;
-}
-
-static void live_sub(uint64_t *live, uint64_t size)
-{
-	*live = *live > size ? *live - size : 0;
-}
-
-static void charge(struct mt_images *im, const struct block *b, bool add)
-{
-	struct mt_heap_counts *c = &im->img[b->image].c;
-	struct mt_live_change ch = {.image = b->image,
-				    .stack_id = b->stack,
-				    .addr = b->addr,
-				    .size = b->size,
-				    .add = add,
-				    .ended = im->ending};
-
-	if (add) {
-		c->live_blocks++;
-		live_add(&c->live_bytes, b->size);
-		live_add(&im->live_bytes, b->size);
-		if (c->live_bytes > c->peak_bytes)
-			c->peak_bytes = c->live_bytes;
-		ch.new_peak = im->live_bytes > im->peak;
-		if (ch.new_peak)
-			im->peak = im->live_bytes;
-	} else {
-		c->live_blocks--;
-		live_sub(&c->live_bytes, b->size);
-		live_sub(&im->live_bytes, b->size);
-	}
-	if (!im->live_fn)
-		return;
-	ch.image_live = c->live_bytes;
-	ch.tree_live = im->live_bytes;
-	im->live_fn(im->live_arg, &ch);
-}
-
-/* Take block n out of the table slot, its space's chain and the counts; the node is freed. */
-static void block_remove(struct mt_images *im, uint32_t *slot)
-{
-	uint32_t n = *slot;
-	struct block *b = &im->nodes[n];
-	struct space *sp = &im->spaces[b->space];
-
-	if (b->prev)
-		im->nodes[b->prev].next = b->next;
-	else
-		sp->head = b->next;
-	if (b->next)
-		im->nodes[b->next].prev = b->prev;
-	sp->blocks--;
-	sp->bytes -= b->size;
-	charge(im, b, false);
-	slot_erase(im, slot);
-	b->next = im->free_node;
-	im->free_node = n;
-}
-
-static int block_add(struct mt_images *im, const struct block *nb)
-{
-	struct space *sp = &im->spaces[nb->space];
-	uint32_t *slot, n;
-
-	if (!nb->addr)
-		return 0;
-	if ((im->used + 1) * 4 > (im->mask + 1) * 3 && table_grow(im))
-		return -ENOMEM;
-	slot = slot_of(im, nb->space, nb->addr);
-	/* Handed out twice without a release we saw (dropped events): the new one wins. */
-	if (*slot)
-		block_remove(im, slot);
-	if (im->free_node) {
-		n = im->free_node;
-		im->free_node = im->nodes[n].next;
-	} else {
-		if (grow((void **)&im->nodes, &im->cap_nodes, im->n_nodes + 1, sizeof(*im->nodes),
-			 1024))
-			return -ENOMEM;
-		n = (uint32_t)++im->n_nodes;
-	}
-	slot = slot_of(im, nb->space, nb->addr);
-	im->nodes[n] = *nb;
-	im->nodes[n].prev = 0;
-	im->nodes[n].next = sp->head;
-	if (sp->head)
-		im->nodes[sp->head].prev = n;
-	sp->head = n;
-	sp->blocks++;
-	sp->bytes += nb->size;
-	*slot = n;
-	im->used++;
-	charge(im, &im->nodes[n], true);
-	return 0;
-}
-
-/* The live block (space, addr) taken out into *out; false when there is none. */
-static bool block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct block *out)
-{
-	uint32_t *slot;
-
-	if (!addr || !im->table)
-		return false;
-	slot = slot_of(im, space, addr);
-	if (!*slot)
-		return false;
-	*out = im->nodes[*slot];
-	block_remove(im, slot);
-	return true;
-}
-
-/* An exec or exit: every block of the space is gone. */
-static struct mt_released space_release(struct mt_images *im, uint32_t space)
-{
-	struct mt_released r = {im->spaces[space].blocks, im->spaces[space].bytes};
-
-	im->ending = true;
-	while (im->spaces[space].head) {
-		struct block *b = &im->nodes[im->spaces[space].head];
-
-		block_remove(im, slot_of(im, space, b->addr));
-	}
-	im->ending = false;
-	return r;
-}
-
 /* ---- images --------------------------------------------------------------------------------- */
 
 static int pid_grow(struct mt_images *im)
@@ -328,7 +41,7 @@ static int pid_grow(struct mt_images *im)
 	for (i = 0; im->pids && i <= im->pid_mask; i++) {
 		if (!im->pids[i].idx1)
 			continue;
-		for (j = mix(im->pids[i].pid) & (cap - 1); t[j].idx1; j = (j + 1) & (cap - 1))
+		for (j = img_mix(im->pids[i].pid) & (cap - 1); t[j].idx1; j = (j + 1) & (cap - 1))
 			;
 		t[j] = im->pids[i];
 	}
@@ -345,7 +58,7 @@ static struct pid_slot *pid_slot(struct mt_images *im, uint32_t pid)
 
 	if ((im->pid_used + 1) * 2 > im->pid_mask + 1 && pid_grow(im))
 		return NULL;
-	for (j = mix(pid) & im->pid_mask; im->pids[j].idx1; j = (j + 1) & im->pid_mask)
+	for (j = img_mix(pid) & im->pid_mask; im->pids[j].idx1; j = (j + 1) & im->pid_mask)
 		if (im->pids[j].pid == pid)
 			break;
 	return &im->pids[j];
@@ -363,7 +76,7 @@ static int64_t latest(struct mt_images *im, uint32_t pid)
 
 static int new_space(struct mt_images *im, uint32_t *out)
 {
-	if (grow((void **)&im->spaces, &im->cap_spaces, im->n_spaces, sizeof(*im->spaces), 16))
+	if (img_grow((void **)&im->spaces, &im->cap_spaces, im->n_spaces, sizeof(*im->spaces), 16))
 		return -ENOMEM;
 	memset(&im->spaces[im->n_spaces], 0, sizeof(*im->spaces));
 	*out = (uint32_t)im->n_spaces++;
@@ -381,7 +94,7 @@ static int64_t image_new(struct mt_images *im, uint32_t pid, int64_t parent, boo
 	struct mt_image *g;
 	uint32_t space;
 
-	if (!s || grow((void **)&im->img, &im->cap_img, im->n_img, sizeof(*im->img), 16))
+	if (!s || img_grow((void **)&im->img, &im->cap_img, im->n_img, sizeof(*im->img), 16))
 		return -ENOMEM;
 	{
 		size_t cap = im->cap_img;
@@ -438,7 +151,7 @@ static void image_end(struct mt_images *im, int64_t i, enum mt_image_end how)
 
 	g->end = how;
 	if (!g->shared_memory)
-		g->released = space_release(im, im->img_space[i]);
+		g->released = img_space_release(im, im->img_space[i]);
 }
 
 /* ---- the stream ----------------------------------------------------------------------------- */
@@ -523,12 +236,12 @@ static int on_realloc_entry(struct mt_images *im, int64_t i, const struct mt_eve
 	struct pending *p = pending_of(im, e->tid);
 
 	if (!p) {
-		if (grow((void **)&im->pend, &im->cap_pend, im->n_pend, sizeof(*im->pend), 8))
+		if (img_grow((void **)&im->pend, &im->cap_pend, im->n_pend, sizeof(*im->pend), 8))
 			return -ENOMEM;
 		p = &im->pend[im->n_pend++];
 	}
 	p->tid = e->tid;
-	p->found = block_take(im, im->img_space[i], e->addr, &p->b);
+	p->found = img_block_take(im, im->img_space[i], e->addr, &p->b);
 	if (p->found)
 		released(im, &p->b, -1);
 	else
@@ -558,7 +271,7 @@ static int on_realloc(struct mt_images *im, int64_t i, const struct mt_event *e,
 		if (!p || !p->found)
 			return 0;
 		released(im, &p->b, 1);
-		return block_add(im, &p->b);
+		return img_block_add(im, &p->b);
 	}
 	g->c.reallocs++;
 	g->c.bytes_allocated += e->size;
@@ -567,13 +280,13 @@ static int on_realloc(struct mt_images *im, int64_t i, const struct mt_event *e,
 		g->c.unmatched_frees++;
 	else if (!p && e->old_addr)
 		/* No entry record (older artifacts, xallocx): the old block goes at the return. */
-		if (block_take(im, space, e->old_addr, &dummy))
+		if (img_block_take(im, space, e->old_addr, &dummy))
 			released(im, &dummy, -1);
-	return block_add(im, &(struct block){.addr = e->addr,
-					     .size = e->size,
-					     .space = space,
-					     .image = (uint32_t)i,
-					     .stack = e->stack_id});
+	return img_block_add(im, &(struct block){.addr = e->addr,
+						 .size = e->size,
+						 .space = space,
+						 .image = (uint32_t)i,
+						 .stack = e->stack_id});
 }
 
 static int on_call(struct mt_images *im, const struct mt_event *e, enum mt_kind_effect kc,
@@ -597,15 +310,15 @@ static int on_call(struct mt_images *im, const struct mt_event *e, enum mt_kind_
 		g->c.allocations++;
 		g->c.bytes_allocated += e->size;
 		*eff = MT_EFF_ALLOC;
-		return block_add(im, &(struct block){.addr = e->addr,
-						     .size = e->size,
-						     .space = im->img_space[i],
-						     .image = (uint32_t)i,
-						     .stack = e->stack_id});
+		return img_block_add(im, &(struct block){.addr = e->addr,
+							 .size = e->size,
+							 .space = im->img_space[i],
+							 .image = (uint32_t)i,
+							 .stack = e->stack_id});
 	}
 	if (!e->addr)
 		return 0; /* free(NULL) releases nothing */
-	if (block_take(im, im->img_space[i], e->addr, &b)) {
+	if (img_block_take(im, im->img_space[i], e->addr, &b)) {
 		released(im, &b, -1);
 		g->c.frees++;
 		*eff = MT_EFF_FREE;
@@ -744,7 +457,7 @@ struct mt_images *mt_images_new(void)
 {
 	struct mt_images *im = calloc(1, sizeof(*im));
 
-	if (im && table_grow(im)) {
+	if (im && img_table_grow(im)) {
 		free(im);
 		return NULL;
 	}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The replay's private state (images.c), shared with its block table (images_blocks.c): the
+ * images, their address spaces and the live blocks. Included by the aggregation part only.
+ */
+#ifndef MT_IMAGES_INT_H
+#define MT_IMAGES_INT_H
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "aggregate/images.h"
+
+/* A live block; nodes are numbered from 1, 0 is "none". */
+struct block {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t space;
+	uint32_t image; /* the image that allocated it: its live and peak count it */
+	uint32_t prev, next;
+	uint32_t stack; /* the allocation's stack id, 0: none */
+};
+
+struct space {
+	uint32_t head; /* first block, 0 when none */
+	uint64_t blocks, bytes;
+};
+
+/* A realloc entered (MT_K_REALLOC_RELEASE) whose return is not seen yet: its block, if live. */
+struct pending {
+	uint32_t tid;
+	bool found;
+	struct block b;
+};
+
+/* pid -> index + 1 of its latest image; idx1 0 marks an empty slot. */
+struct pid_slot {
+	uint32_t pid;
+	uint32_t idx1;
+};
+
+struct mt_images {
+	struct mt_image *img;
+	uint32_t *img_space; /* the address space of each image */
+	size_t n_img, cap_img;
+	struct space *spaces;
+	size_t n_spaces, cap_spaces;
+	struct block *nodes; /* nodes[0] unused */
+	size_t n_nodes, cap_nodes;
+	uint32_t free_node; /* a chain through next */
+	uint32_t *table;    /* node numbers; 0 empty */
+	size_t mask, used;
+	struct pid_slot *pids;
+	size_t pid_mask, pid_used;
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+	uint64_t live_bytes, peak;
+	mt_images_release_fn release_fn;
+	void *release_arg;
+	mt_images_live_fn live_fn;
+	void *live_arg;
+	bool ending; /* an address space is being released */
+};
+
+static inline uint64_t img_mix(uint64_t x)
+{
+	/* A 64-bit finaliser: addresses differ in few low bits, spread them over the table. */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Double an array of n used elements of size sz when it is full. */
+static inline int img_grow(void **v, size_t *cap, size_t n, size_t sz, size_t first)
+{
+	size_t c = *cap ? *cap * 2 : first;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, c * sz);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/*
+ * The block table (images_blocks.c): live blocks by (address space, address), each charged to
+ * the image that allocated it as it comes and goes.
+ */
+int img_table_grow(struct mt_images *im);
+/* Add a live block (a NULL one is no block); the one it replaces at its address is removed. */
+int img_block_add(struct mt_images *im, const struct block *nb);
+/* The live block (space, addr) taken out into *out; false when there is none. */
+bool img_block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct block *out);
+/* An exec or exit: every block of the space is gone. */
+struct mt_released img_space_release(struct mt_images *im, uint32_t space);
+
+#endif
