@@ -165,6 +165,41 @@ START_TEST(calloc_realloc_exact)
 }
 END_TEST
 
+/*
+ * Temporary allocations (heaptrack's: freed right after their allocation) of a fixture whose
+ * count is known; with --stacks, --folded=temporary charges them to main, its one caller.
+ * heaptrack counts one more in this fixture: libstdc++, which its preloaded library brings
+ * into the process, makes a temporary allocation of its own (fixtures/README.md).
+ */
+START_TEST(temporary_exact)
+{
+	const char *cmd[] = {FIXTURE("temporary"), NULL};
+	const char *opts[] = {"--stacks", NULL};
+	struct run r = track(_i, NULL, cmd);
+	struct mt_out o, rep;
+	char *art;
+
+	assert_totals(totals(&r), "temporary", (struct truth){15, 15, 1, 1168, 0, 0});
+	ck_assert_int_eq(mt_json_i64(totals(&r), "temporary"), 13);
+	run_free(&r);
+
+	art = mt_record(MEMTRACK, NULL, opts, cmd, 60, &o);
+	ck_assert_ptr_nonnull(art);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	{
+		const char *argv[] = {MEMTRACK, "report", "--folded=temporary", art, NULL};
+
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &rep), 0);
+		ck_assert_msg(rep.code == 0, "%s", rep.err);
+		ck_assert_msg(strstr(rep.out, ";main 13\n"), "%s", rep.out);
+		mt_out_free(&rep);
+	}
+	mt_out_free(&o);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
 START_TEST(aligned_exact)
 {
 	const char *cmd[] = {FIXTURE("aligned"), NULL};
@@ -623,6 +658,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, leaks_exact, 0, 2);
 	tcase_add_loop_test(tc, churn_exact, 0, 2);
 	tcase_add_loop_test(tc, calloc_realloc_exact, 0, 2);
+	tcase_add_loop_test(tc, temporary_exact, 0, 2);
 	tcase_add_loop_test(tc, aligned_exact, 0, 2);
 	tcase_add_loop_test(tc, forks4_per_process, 0, 2);
 	tcase_add_loop_test(tc, threads8_exact, 0, 2);

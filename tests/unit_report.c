@@ -577,6 +577,48 @@ START_TEST(realloc_entry_release_across_threads)
 }
 END_TEST
 
+/*
+ * Temporary allocations, heaptrack's rule: a release of the block its image allocated last,
+ * nothing allocated or released by the image between them; a realloc releases its old block
+ * (at its entry) and allocates its new one; failed calls and unmatched frees change nothing;
+ * per image, and per site by the freed block's stack.
+ */
+START_TEST(temporary_allocations)
+{
+	struct mt_report *rep;
+
+	alloc(100, MT_K_MALLOC, 0xa0, 10); /* freed at once: temporary */
+	from(7);
+	mfree(100, 0xa0);
+	alloc(100, MT_K_MALLOC, 0xa0, 10); /* not the last: 0xb0 came after */
+	from(7);
+	alloc(100, MT_K_MALLOC, 0xb0, 20);
+	from(9);
+	mfree(100, 0xa0);
+	mfree(100, 0xb0); /* the last allocation, but a release came between */
+	alloc(100, MT_K_MALLOC, 0xc0, 30);
+	from(9);
+	ev(100, MT_K_MALLOC, 0, 5, 0, MT_EV_FAILED, 1); /* failed: separates nothing */
+	mfree(100, 0xdead);				/* unmatched: separates nothing */
+	tev(100, 100, MT_K_REALLOC_RELEASE, 0xc0, 0, 0, 0);
+	tev(100, 101, MT_K_MALLOC, 0xc0, 1, 0, 0);	/* another thread takes the address */
+	tev(100, 100, MT_K_REALLOC, 0xd0, 60, 0xc0, 0); /* 0xc0 was last at the entry */
+	mfree(100, 0xd0); /* the realloc's new block, allocated at its return: temporary */
+	alloc(200, MT_K_MALLOC, 0xe0, 8); /* another image has its own last */
+	alloc(100, MT_K_MALLOC, 0xf0, 8);
+	mfree(200, 0xe0);
+	tev(100, 100, MT_K_REALLOC_RELEASE, 0xf0, 0, 0, 0);
+	tev(100, 100, MT_K_REALLOC, 0, 1000, 0xf0, MT_EV_FAILED); /* failed: not a release */
+	rep = load();
+	ck_assert_uint_eq(proc(rep, 100)->t.temporary, 3);
+	ck_assert_uint_eq(proc(rep, 200)->t.temporary, 1);
+	ck_assert_uint_eq(rep->totals.temporary, 4);
+	ck_assert_uint_eq(site_of(rep, 7)->temporary, 1);
+	ck_assert_uint_eq(site_of(rep, 9)->temporary, 1);
+	mt_report_free(rep);
+}
+END_TEST
+
 START_TEST(zero_sized)
 {
 	struct mt_report *rep;
@@ -1146,6 +1188,7 @@ START_TEST(json_sites_text)
 				   "      \"stack_id\":%u,\n"
 				   "      \"allocations\":%u,\n"
 				   "      \"bytes\":%u,\n"
+				   "      \"temporary\":0,\n"
 				   "      \"live_blocks\":%u,\n"
 				   "      \"live_bytes\":%u,\n"
 				   "      \"peak_blocks\":%u,\n"
@@ -1188,6 +1231,7 @@ START_TEST(json_sites_text)
 		 "      \"stack_id\":7,\n"
 		 "      \"allocations\":1,\n"
 		 "      \"bytes\":5,\n"
+		 "      \"temporary\":0,\n"
 		 "      \"live_blocks\":1,\n"
 		 "      \"live_bytes\":5,\n"
 		 "      \"peak_blocks\":0,\n"
@@ -1687,7 +1731,7 @@ START_TEST(html_self_contained)
 					   "300,250,350,350,260]"));
 	/* Two sites without stack records: the root and one node for both. */
 	ck_assert_ptr_nonnull(strstr(html, "\"names\":[\"[no stack record]\"]"));
-	ck_assert_msg(strstr(html, "\"nodes\":[[-1,0,5,460,260,350],[0,0,5,460,260,350]]"),
+	ck_assert_msg(strstr(html, "\"nodes\":[[-1,0,5,460,260,350,1],[0,0,5,460,260,350,1]]"),
 		      "%.300s", strstr(html, "\"flame\":{"));
 	ck_assert_ptr_nonnull(strstr(html, "<pre id=\"text-report\">command:   ls -l &#39;it&#39;"
 					   "\\&#39;&#39;s here&#39;\n"));
@@ -1717,9 +1761,10 @@ START_TEST(html_folds_small_frames)
 	}
 	c = report_to("--html", out, NULL, &html);
 	ck_assert_msg(c.ret == 0, "%s", c.err);
-	ck_assert_msg(strstr(html, "\"drawable\":4,\"nodes\":[[-1,0,5001,105000,105000,105000],"
-				   "[0,0,5001,105000,105000,105000],[1,1,1,100000,100000,100000],"
-				   "[-2,1,5000,5000,5000,5000]]"),
+	ck_assert_msg(strstr(html,
+			     "\"drawable\":4,\"nodes\":[[-1,0,5001,105000,105000,105000,0],"
+			     "[0,0,5001,105000,105000,105000,0],[1,1,1,100000,100000,100000,0],"
+			     "[-2,1,5000,5000,5000,5000,0]]"),
 		      "%.300s", strstr(html, "\"drawable\""));
 	ck_assert_ptr_nonnull(strstr(html, "\"names\":[\"0x9000\",\"0x100001\","));
 	captured_free(&c);
@@ -1768,6 +1813,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, handoff_before_and_after);
 	tcase_add_test(tc, calloc_and_aligned_kinds);
 	tcase_add_test(tc, realloc_chain);
+	tcase_add_test(tc, temporary_allocations);
 	tcase_add_test(tc, sites_count_calls_bytes_and_live);
 	tcase_add_test(tc, jemalloc_kinds);
 	tcase_add_test(tc, every_free_kind);

@@ -22,6 +22,32 @@ void mt_images_on_release(struct mt_images *im, mt_images_release_fn fn, void *a
 	im->release_arg = arg;
 }
 
+void mt_images_on_temporary(struct mt_images *im, mt_images_temporary_fn fn, void *arg)
+{
+	im->temporary_fn = fn;
+	im->temporary_arg = arg;
+}
+
+static void count_temporary(struct mt_images *im, int64_t i, const struct block *b)
+{
+	im->img[i].c.temporary++;
+	if (im->temporary_fn)
+		im->temporary_fn(im->temporary_arg, b->stack);
+}
+
+/*
+ * Image i released block b: whether b is the block the image allocated last. Any release ends
+ * that "last" (heaptrack's rule). A realloc's old block is released at the call's entry, and
+ * counts as temporary only once the realloc has succeeded.
+ */
+static bool release_was_last(struct mt_images *im, int64_t i, const struct block *b)
+{
+	bool last = b->addr && im->img_last[i] == b->addr;
+
+	im->img_last[i] = 0;
+	return last;
+}
+
 /* The program freed b (sign -1) or a failed realloc gave it back (+1). */
 static void released(struct mt_images *im, const struct block *b, int sign)
 {
@@ -99,10 +125,15 @@ static int64_t image_new(struct mt_images *im, uint32_t pid, int64_t parent, boo
 	{
 		size_t cap = im->cap_img;
 		uint32_t *v = realloc(im->img_space, cap * sizeof(*v));
+		uint64_t *last;
 
 		if (!v)
 			return -ENOMEM;
 		im->img_space = v;
+		last = realloc(im->img_last, cap * sizeof(*last));
+		if (!last)
+			return -ENOMEM;
+		im->img_last = last;
 	}
 	shared = shared && parent >= 0;
 	if (shared)
@@ -124,6 +155,7 @@ static int64_t image_new(struct mt_images *im, uint32_t pid, int64_t parent, boo
 		return -ENOMEM;
 	}
 	im->img_space[im->n_img] = space;
+	im->img_last[im->n_img] = 0;
 	if (!s->idx1) {
 		s->pid = pid;
 		im->pid_used++;
@@ -242,6 +274,7 @@ static int on_realloc_entry(struct mt_images *im, int64_t i, const struct mt_eve
 	}
 	p->tid = e->tid;
 	p->found = img_block_take(im, im->img_space[i], e->addr, &p->b);
+	p->was_last = p->found && release_was_last(im, i, &p->b);
 	if (p->found)
 		released(im, &p->b, -1);
 	else
@@ -276,12 +309,19 @@ static int on_realloc(struct mt_images *im, int64_t i, const struct mt_event *e,
 	g->c.reallocs++;
 	g->c.bytes_allocated += e->size;
 	*eff = MT_EFF_REALLOC;
-	if (p && !p->found && e->old_addr)
+	if (p && !p->found && e->old_addr) {
 		g->c.unmatched_frees++;
-	else if (!p && e->old_addr)
+	} else if (p && p->was_last) {
+		count_temporary(im, i, &p->b);
+	} else if (!p && e->old_addr) {
 		/* No entry record (older artifacts, xallocx): the old block goes at the return. */
-		if (img_block_take(im, space, e->old_addr, &dummy))
+		if (img_block_take(im, space, e->old_addr, &dummy)) {
 			released(im, &dummy, -1);
+			if (release_was_last(im, i, &dummy))
+				count_temporary(im, i, &dummy);
+		}
+	}
+	im->img_last[i] = e->addr;
 	return img_block_add(im, &(struct block){.addr = e->addr,
 						 .size = e->size,
 						 .space = space,
@@ -310,6 +350,7 @@ static int on_call(struct mt_images *im, const struct mt_event *e, enum mt_kind_
 		g->c.allocations++;
 		g->c.bytes_allocated += e->size;
 		*eff = MT_EFF_ALLOC;
+		im->img_last[i] = e->addr;
 		return img_block_add(im, &(struct block){.addr = e->addr,
 							 .size = e->size,
 							 .space = im->img_space[i],
@@ -320,6 +361,8 @@ static int on_call(struct mt_images *im, const struct mt_event *e, enum mt_kind_
 		return 0; /* free(NULL) releases nothing */
 	if (img_block_take(im, im->img_space[i], e->addr, &b)) {
 		released(im, &b, -1);
+		if (release_was_last(im, i, &b))
+			count_temporary(im, i, &b);
 		g->c.frees++;
 		*eff = MT_EFF_FREE;
 	} else {
@@ -475,6 +518,7 @@ void mt_images_free(struct mt_images *im)
 	}
 	free(im->img);
 	free(im->img_space);
+	free(im->img_last);
 	free(im->spaces);
 	free(im->nodes);
 	free(im->table);

@@ -24,6 +24,11 @@
  * - live: a realloc releases its old block (at its entry, MT_K_REALLOC_RELEASE, in artifacts
  *   that have it) and adds its new one; realloc(p, 0) returning NULL frees p.
  * - an image's live and peak count the blocks it allocated, wherever they are released.
+ * - temporary: heaptrack's "temporary allocations": releases (a free, or a realloc's release of
+ *   its old block) of the block the same image allocated last, with no other allocation or
+ *   release of the image between the two. A realloc counts as the release of its old block
+ *   followed by the allocation of its new one, as heaptrack records it; a failed call or an
+ *   unmatched release neither counts nor separates.
  */
 #ifndef MT_IMAGES_H
 #define MT_IMAGES_H
@@ -42,6 +47,7 @@ struct mt_heap_counts {
 	uint64_t unmatched_frees;
 	uint64_t failed;
 	uint64_t bytes_allocated;
+	uint64_t temporary;   /* releases that followed their allocation directly (see above) */
 	uint64_t peak_bytes;  /* of the blocks the image allocated that were live at once */
 	uint64_t live_blocks; /* allocated by the image, live now (at the end of the stream) */
 	uint64_t live_bytes;
@@ -120,6 +126,9 @@ int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p)
  */
 typedef void (*mt_images_release_fn)(void *arg, uint32_t stack_id, uint64_t size, int sign);
 void mt_images_on_release(struct mt_images *im, mt_images_release_fn fn, void *arg);
+/* Called for each temporary allocation (see above) with the stack id that allocated it. */
+typedef void (*mt_images_temporary_fn)(void *arg, uint32_t stack_id);
+void mt_images_on_temporary(struct mt_images *im, mt_images_temporary_fn fn, void *arg);
 
 /*
  * Every change of what the tree holds live, whoever releases the block (the program, a realloc's

@@ -30,6 +30,8 @@ struct space {
 struct pending {
 	uint32_t tid;
 	bool found;
+	bool was_last; /* b was its image's last allocation when released: temporary, if it succeeds
+			*/
 	struct block b;
 };
 
@@ -42,6 +44,7 @@ struct pid_slot {
 struct mt_images {
 	struct mt_image *img;
 	uint32_t *img_space; /* the address space of each image */
+	uint64_t *img_last;  /* each image's last allocated block while it is live, else 0 */
 	size_t n_img, cap_img;
 	struct space *spaces;
 	size_t n_spaces, cap_spaces;
@@ -59,6 +62,8 @@ struct mt_images {
 	void *release_arg;
 	mt_images_live_fn live_fn;
 	void *live_arg;
+	mt_images_temporary_fn temporary_fn;
+	void *temporary_arg;
 	bool ending; /* an address space is being released */
 };
 

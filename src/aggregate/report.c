@@ -156,6 +156,11 @@ static void site_release(void *arg, uint32_t stack_id, uint64_t size, int sign)
 	mt_sites_release(arg, stack_id, size, sign);
 }
 
+static void site_temporary(void *arg, uint32_t stack_id)
+{
+	mt_sites_temporary(arg, stack_id);
+}
+
 /* A block never freed: kept when it is among the largest (ties: the first seen stays). */
 static void largest_add(struct mt_report *rep, const struct mt_live_change *c, bool at_end)
 {
@@ -270,6 +275,7 @@ static void add_image_counts(struct mt_report_totals *t, const struct mt_image *
 	t->unmatched_frees += g->c.unmatched_frees;
 	t->failed += g->c.failed;
 	t->bytes_allocated += g->c.bytes_allocated;
+	t->temporary += g->c.temporary;
 	t->live_blocks += g->c.live_blocks + g->released.blocks;
 	t->live_bytes += g->c.live_bytes + g->released.bytes;
 }
@@ -372,6 +378,7 @@ int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **out, 
 		goto fail;
 	}
 	mt_images_on_release(rep->index->images, site_release, rep->sites);
+	mt_images_on_temporary(rep->index->images, site_temporary, rep->sites);
 	mt_images_on_live(rep->index->images, on_live, rep);
 	ret = copy_info(rep, mt_artifact_info(r));
 	if (!ret && !(rep->timeline = mt_timeline_new(rep->start_mono_ns)))

@@ -31,6 +31,7 @@ struct mt_report_totals {
 	uint64_t unmatched_frees;
 	uint64_t failed;
 	uint64_t bytes_allocated;
+	uint64_t temporary;   /* not kept per file or family */
 	uint64_t peak_bytes;  /* not kept per file or family */
 	uint64_t live_blocks; /* at the end of the artifact; not kept per file or family */
 	uint64_t live_bytes;

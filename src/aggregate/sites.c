@@ -184,6 +184,14 @@ void mt_sites_release(struct mt_sites *s, uint32_t stack_id, uint64_t size, int 
 	slot->site.live_bytes += sign < 0 ? -size : size;
 }
 
+void mt_sites_temporary(struct mt_sites *s, uint32_t stack_id)
+{
+	struct slot *slot = find(s, stack_id);
+
+	if (slot)
+		slot->site.temporary++;
+}
+
 int mt_sites_live(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool add, bool new_peak)
 {
 	struct slot *slot = stack_id ? get(s, stack_id) : NULL;

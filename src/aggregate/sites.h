@@ -26,6 +26,7 @@ struct mt_site {
 	struct mt_frame_info *sym; /* per frame, after mt_sites_symbolize */
 	uint64_t allocations;	   /* allocations and reallocs made from here */
 	uint64_t bytes;		   /* their requested bytes */
+	uint64_t temporary;	   /* of its blocks, released right after (images.h) */
 	uint64_t live_blocks;	   /* never freed by the program */
 	uint64_t live_bytes;
 	uint64_t peak_blocks; /* live at the tree's peak, after mt_sites_end */
@@ -44,6 +45,8 @@ int mt_sites_add_file(struct mt_sites *s, const struct mt_artifact_file *f);
 int mt_sites_alloc(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool live);
 /* A block of stack_id freed (sign -1) or given back by a failed realloc (+1). */
 void mt_sites_release(struct mt_sites *s, uint32_t stack_id, uint64_t size, int sign);
+/* A block of stack_id was a temporary allocation (images.h). */
+void mt_sites_temporary(struct mt_sites *s, uint32_t stack_id);
 
 /*
  * A block of stack_id became live (add) or stopped being live, however (images.h's live hook);

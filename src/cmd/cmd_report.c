@@ -32,7 +32,8 @@ static void usage(FILE *out)
 		"  --folded[=METRIC]\n"
 		"              folded stacks of a run recorded with --stacks (flamegraph.pl,\n"
 		"              inferno), weighted by METRIC: allocations (default), bytes,\n"
-		"              live (bytes never freed), or peak (bytes live at the tree's peak)\n"
+		"              live (bytes never freed), peak (bytes live at the tree's peak)\n"
+		"              or temporary (blocks freed right after their allocation)\n"
 		"  --html OUT.html\n"
 		"              write the report as one self-contained HTML page: summary, heap\n"
 		"              over time, flamegraph of allocation sites, largest blocks at exit\n"
@@ -46,7 +47,7 @@ static void usage(FILE *out)
 		"              in the text report and in the page of --html\n"
 		"  --sites-by METRIC\n"
 		"              order of the text report's top sites: allocations, bytes\n"
-		"              (default), live or peak, as for --folded\n"
+		"              (default), live, peak or temporary, as for --folded\n"
 		"  -h, --help  this help\n");
 }
 
@@ -296,6 +297,7 @@ static int parse_metric(const char *opt, const char *arg, enum mt_folded_metric 
 	    [MT_FOLDED_BYTES] = "bytes",
 	    [MT_FOLDED_LIVE] = "live",
 	    [MT_FOLDED_PEAK] = "peak",
+	    [MT_FOLDED_TEMPORARY] = "temporary",
 	};
 	char a[MT_PRINTABLE_MAX];
 
@@ -306,8 +308,8 @@ static int parse_metric(const char *opt, const char *arg, enum mt_folded_metric 
 		}
 	}
 	return mt_cmd_usage_error(&report_cmd,
-				  "%s takes allocations, bytes, live or peak, not '%s'", opt,
-				  mt_printable(a, sizeof(a), arg));
+				  "%s takes allocations, bytes, live, peak or temporary, not '%s'",
+				  opt, mt_printable(a, sizeof(a), arg));
 }
 
 static int report_option(int c, const char *arg, void *ctx)

@@ -34,6 +34,7 @@ enum mt_folded_metric {
 	MT_FOLDED_BYTES,	   /* their bytes */
 	MT_FOLDED_LIVE,		   /* bytes of its blocks never freed */
 	MT_FOLDED_PEAK,		   /* bytes of its blocks live at the tree's peak */
+	MT_FOLDED_TEMPORARY,	   /* its temporary allocations (aggregate/images.h) */
 };
 
 /*
@@ -71,12 +72,13 @@ int mt_output_svg_lines(const struct mt_report *rep, size_t **images, size_t *hi
 /* s as XML or HTML text: each line made printable (printable.h), markup escaped. */
 void mt_output_xml_text(FILE *out, const char *s);
 
-/* The flamegraph's weights, the page's four views of the sites. */
+/* The flamegraph's weights, the page's views of the sites. */
 enum mt_flame_weight {
 	MT_FLAME_ALLOCATIONS = 0, /* allocations and reallocs */
 	MT_FLAME_BYTES,		  /* their bytes */
 	MT_FLAME_LIVE,		  /* bytes never freed (live at exit) */
 	MT_FLAME_PEAK,		  /* bytes live at the tree's peak */
+	MT_FLAME_TEMPORARY,	  /* temporary allocations */
 	MT_FLAME_WEIGHTS,
 };
 

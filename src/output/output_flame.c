@@ -151,6 +151,7 @@ static void add_weights(struct mt_flame_node *n, const struct mt_site *s)
 	n->w[MT_FLAME_BYTES] += s->bytes;
 	n->w[MT_FLAME_LIVE] += s->live_bytes;
 	n->w[MT_FLAME_PEAK] += s->peak_bytes;
+	n->w[MT_FLAME_TEMPORARY] += s->temporary;
 }
 
 /*

@@ -144,8 +144,8 @@ static void put_node(FILE *out, bool first, int64_t name, size_t parent, const u
 }
 
 /*
- * "flame": names, and nodes as [name, parent, allocations, bytes, live, peak] with the parent
- * before its children; name -1 is the root, -2 the smaller frames folded together.
+ * "flame": names, and nodes as [name, parent, allocations, bytes, live, peak, temporary] with the
+ * parent before its children; name -1 is the root, -2 the smaller frames folded together.
  */
 static int put_flame(const struct mt_flame *fl, FILE *out)
 {

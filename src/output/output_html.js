@@ -94,6 +94,7 @@
 		['bytes', 'bytes allocated', (v) => exact(v) + ' bytes (' + human(v) + ')'],
 		['live', 'live at exit', (v) => exact(v) + ' bytes (' + human(v) + ')'],
 		['peak', 'live at the peak', (v) => exact(v) + ' bytes (' + human(v) + ')'],
+		['temporary', 'temporary', (v) => exact(v)],
 	];
 	const ROW = 18;
 

@@ -59,6 +59,7 @@ static void jset_totals(struct json_object *o, const struct mt_report_totals *t,
 	jset_u64(o, "bytes_allocated", t->bytes_allocated);
 	if (!live)
 		return;
+	jset_u64(o, "temporary", t->temporary);
 	jset_u64(o, "peak_bytes", t->peak_bytes);
 	jset_u64(o, "live_blocks", t->live_blocks);
 	jset_u64(o, "live_bytes", t->live_bytes);
@@ -163,6 +164,7 @@ static struct json_object *json_image(const struct mt_report *rep, const struct 
 	jset_u64(o, "unmatched_frees", c->unmatched_frees);
 	jset_u64(o, "failed", c->failed);
 	jset_u64(o, "bytes_allocated", c->bytes_allocated);
+	jset_u64(o, "temporary", c->temporary);
 	jset_u64(o, "peak_bytes", c->peak_bytes);
 	jset(o, "live_at_exec", json_released(p->end == MT_IMAGE_EXEC, &p->released));
 	jset(o, "live_at_exit", json_released(p->end == MT_IMAGE_EXIT, &p->released));
@@ -277,6 +279,7 @@ static struct json_object *json_site(const struct mt_site *s)
 	jset_u64(o, "stack_id", s->stack_id);
 	jset_u64(o, "allocations", s->allocations);
 	jset_u64(o, "bytes", s->bytes);
+	jset_u64(o, "temporary", s->temporary);
 	jset_u64(o, "live_blocks", s->live_blocks);
 	jset_u64(o, "live_bytes", s->live_bytes);
 	jset_u64(o, "peak_blocks", s->peak_blocks);

@@ -65,6 +65,8 @@ static const char *metric_title(enum mt_folded_metric m)
 		return "bytes live at exit";
 	case MT_FOLDED_PEAK:
 		return "bytes live at the peak";
+	case MT_FOLDED_TEMPORARY:
+		return "temporary allocations";
 	default:
 		return "bytes allocated";
 	}
@@ -202,6 +204,8 @@ static uint64_t weight_of(const struct mt_site *s, enum mt_folded_metric m)
 		return s->live_bytes;
 	case MT_FOLDED_PEAK:
 		return s->peak_bytes;
+	case MT_FOLDED_TEMPORARY:
+		return s->temporary;
 	default:
 		return s->allocations;
 	}

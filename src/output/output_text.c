@@ -140,6 +140,8 @@ static void print_totals(const struct mt_report *rep, FILE *out)
 	fprintf(out, "  unmatched frees   %" PRIu64 "\n", t->unmatched_frees);
 	fprintf(out, "  failed calls      %" PRIu64 "\n", t->failed);
 	fprintf(out, "  bytes allocated   %s\n", bytes_str(b, sizeof(b), t->bytes_allocated));
+	fprintf(out, "  temporary         %" PRIu64 " (freed right after their allocation)\n",
+		t->temporary);
 	fprintf(out, "  peak live heap    %s\n", bytes_str(b, sizeof(b), t->peak_bytes));
 	fprintf(out, "  never freed       %" PRIu64 " blocks, %s\n", t->live_blocks,
 		bytes_str(b, sizeof(b), t->live_bytes));
