@@ -462,14 +462,17 @@ START_TEST(bad_options)
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 2);
-	ck_assert_msg(strstr(o.err, "--folded takes allocations, bytes, live or peak, not 'leaks'"),
-		      "%s", o.err);
+	ck_assert_msg(
+	    strstr(o.err,
+		   "--folded takes allocations, bytes, live, peak or temporary, not 'leaks'"),
+	    "%s", o.err);
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(by, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 2);
 	ck_assert_msg(
-	    strstr(o.err, "--sites-by takes allocations, bytes, live or peak, not 'count'"), "%s",
-	    o.err);
+	    strstr(o.err,
+		   "--sites-by takes allocations, bytes, live, peak or temporary, not 'count'"),
+	    "%s", o.err);
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(both, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 2);
