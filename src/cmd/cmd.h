@@ -50,4 +50,19 @@ static inline int mt_cmd_options_status(int ret)
 	return ret == MT_CMD_HELP_SHOWN ? 0 : MT_EXIT_USAGE;
 }
 
+/* --max-increase limits of `memtrack report --diff`. */
+#define MT_CMD_DIFF_LIMITS 8
+struct mt_cmd_diff_limits {
+	int n;
+	int metric[MT_CMD_DIFF_LIMITS]; /* enum mt_diff_metric */
+	double max_percent[MT_CMD_DIFF_LIMITS];
+};
+
+/* The exit status of a --diff whose limit was exceeded (1: an artifact unread, 2: usage). */
+#define MT_EXIT_DIFF_EXCEEDED 3
+
+/* memtrack report --diff BASE NEW (cmd_diff.c): the exit status. */
+int mt_cmd_diff(const char *base, const char *new, bool json, size_t top,
+		const struct mt_cmd_diff_limits *limits);
+
 #endif

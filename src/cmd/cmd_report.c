@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrack report: the command line of reading an artifact. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +24,8 @@ static void usage(FILE *out)
 		"       memtrack report [--html OUT.html] [--svg OUT.svg --over-time] "
 		"[--pprof OUT.pb.gz]\n"
 		"                       [--top N] FILE\n"
+		"       memtrack report --diff [--json] [--top N] [--max-increase METRIC=PERCENT]\n"
+		"                       BASE NEW\n"
 		"Read an artifact written by 'memtrack run' and print what the run allocated.\n"
 		"FILE may also be CodSpeed's memory artifact (PID.MemtrackArtifact.msgpack, "
 		"written by\n"
@@ -48,6 +51,12 @@ static void usage(FILE *out)
 		"  --sites-by METRIC\n"
 		"              order of the text report's top sites: allocations, bytes\n"
 		"              (default), live, peak or temporary, as for --folded\n"
+		"  --diff BASE NEW\n"
+		"              compare two artifacts: the tree, process images, files,\n"
+		"              families and sites, with each change (text, or --json)\n"
+		"  --max-increase METRIC=PERCENT\n"
+		"              with --diff: exit 3 when the tree's METRIC (allocations,\n"
+		"              bytes, peak, live, temporary) grew by more than PERCENT\n"
 		"  -h, --help  this help\n");
 }
 
@@ -108,7 +117,15 @@ static int run_codspeed_report(const char *path, bool json)
 }
 
 /* The options without a letter. */
-enum { OPT_HTML = 256, OPT_SVG, OPT_OVER_TIME, OPT_PPROF, OPT_SITES_BY };
+enum {
+	OPT_HTML = 256,
+	OPT_SVG,
+	OPT_OVER_TIME,
+	OPT_PPROF,
+	OPT_SITES_BY,
+	OPT_DIFF,
+	OPT_MAX_INCREASE
+};
 
 struct report_opts {
 	bool json;
@@ -120,6 +137,8 @@ struct report_opts {
 	const char *svg;  /* --svg: the picture's path */
 	bool over_time;
 	const char *pprof; /* --pprof: the profile's path */
+	bool diff;	   /* --diff BASE NEW */
+	struct mt_cmd_diff_limits limits;
 };
 
 /* What a file output holds. */
@@ -312,6 +331,37 @@ static int parse_metric(const char *opt, const char *arg, enum mt_folded_metric 
 				  opt, mt_printable(a, sizeof(a), arg));
 }
 
+/* --max-increase METRIC=PERCENT: how much a tree metric may grow under --diff. */
+static int parse_limit(const char *arg, struct mt_cmd_diff_limits *l)
+{
+	char a[MT_PRINTABLE_MAX], name[32], *end;
+	const char *eq = strchr(arg, '=');
+	double pct;
+	int m = -1;
+
+	if (eq && (size_t)(eq - arg) < sizeof(name)) {
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+		m = mt_diff_metric_of(name);
+	}
+	if (m < 0 || eq[1] < '0' || eq[1] > '9')
+		goto bad;
+	errno = 0;
+	pct = strtod(eq + 1, &end);
+	if (errno || !isfinite(pct) || (*end && strcmp(end, "%")))
+		goto bad;
+	if (l->n == MT_CMD_DIFF_LIMITS)
+		return mt_cmd_usage_error(&report_cmd, "at most %d --max-increase limits",
+					  MT_CMD_DIFF_LIMITS);
+	l->metric[l->n] = m;
+	l->max_percent[l->n++] = pct;
+	return 0;
+bad:
+	return mt_cmd_usage_error(&report_cmd,
+				  "--max-increase takes METRIC=PERCENT (allocations, bytes, peak, "
+				  "live or temporary; 5 or 5%%), not '%s'",
+				  mt_printable(a, sizeof(a), arg));
+}
+
 static int report_option(int c, const char *arg, void *ctx)
 {
 	struct report_opts *o = ctx;
@@ -338,6 +388,11 @@ static int report_option(int c, const char *arg, void *ctx)
 	case OPT_PPROF:
 		o->pprof = arg;
 		return 0;
+	case OPT_DIFF:
+		o->diff = true;
+		return 0;
+	case OPT_MAX_INCREASE:
+		return parse_limit(arg, &o->limits);
 	case 't':
 		if (!parse_top(arg, &o->top))
 			return mt_cmd_usage_error(&report_cmd, "--top needs a number, not '%s'",
@@ -356,6 +411,8 @@ static const struct option report_longopts[] = {
     {"over-time", no_argument, NULL, OPT_OVER_TIME}, /* the one picture --svg draws */
     {"pprof", required_argument, NULL, OPT_PPROF},   /* output_pprof.c */
     {"sites-by", required_argument, NULL, OPT_SITES_BY},
+    {"diff", no_argument, NULL, OPT_DIFF},			 /* cmd_diff.c */
+    {"max-increase", required_argument, NULL, OPT_MAX_INCREASE}, /* with --diff */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -394,6 +451,34 @@ static bool output_twice(const struct report_opts *o)
 	return false;
 }
 
+/* --diff BASE NEW: two artifacts, text or --json, --top; the outputs of one run do not apply. */
+static int diff_mode(const struct report_opts *o, int n, char **files)
+{
+	char a[MT_PRINTABLE_MAX];
+
+	if (!o->diff) {
+		mt_cmd_usage_error(&report_cmd, "--max-increase limits a --diff");
+		return MT_EXIT_USAGE;
+	}
+	if (n != 2) {
+		mt_cmd_usage_error(&report_cmd, "--diff compares two artifacts, BASE and NEW%s%s%s",
+				   n > 2 ? ", not '" : "",
+				   n > 2 ? mt_printable(a, sizeof(a), files[2]) : "",
+				   n > 2 ? "' too" : "");
+		return MT_EXIT_USAGE;
+	}
+	if (o->folded || o->html || o->svg || o->pprof || o->over_time) {
+		mt_cmd_usage_error(&report_cmd, "--diff prints text or --json, not --%s",
+				   o->folded  ? "folded"
+				   : o->html  ? "html"
+				   : o->svg   ? "svg"
+				   : o->pprof ? "pprof"
+					      : "over-time");
+		return MT_EXIT_USAGE;
+	}
+	return mt_cmd_diff(files[0], files[1], o->json, o->top, &o->limits);
+}
+
 int mt_cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {.top = 20, .sites_by = MT_FOLDED_BYTES};
@@ -406,6 +491,8 @@ int mt_cmd_report(int argc, char **argv)
 		mt_cmd_usage_error(&report_cmd, "no artifact given");
 		return MT_EXIT_USAGE;
 	}
+	if (o.diff || o.limits.n)
+		return diff_mode(&o, argc - first, argv + first);
 	if (argc - first > 1) {
 		mt_cmd_usage_error(&report_cmd, "one artifact at a time, not '%s' too",
 				   mt_printable(a, sizeof(a), argv[first + 1]));

@@ -13,6 +13,9 @@
 #include <stdio.h>
 
 #include "aggregate/report.h"
+#include "aggregate/diff.h"
+
+struct json_object;
 
 /* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
 int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
@@ -113,5 +116,31 @@ int mt_output_html(const struct mt_report *rep, FILE *out, size_t top);
  * after printing "memtrack: PATH: REASON" on stderr.
  */
 int mt_output_summary(const char *artifact_path, FILE *out);
+
+/* ---- two runs compared (memtrack report --diff, aggregate/diff.h) ---- */
+
+/* A --max-increase limit on a tree metric, and what the comparison found. */
+struct mt_diff_limit {
+	enum mt_diff_metric metric;
+	double max_percent; /* the largest growth allowed */
+	double percent;	    /* the growth found (mt_diff_percent) */
+	bool exceeded;
+};
+
+struct mt_diff_view {
+	const struct mt_diff *d;
+	const char *path[2];		/* base, new */
+	const struct mt_report *rep[2]; /* base, new */
+	const struct mt_diff_limit *limits;
+	size_t n_limits;
+	size_t top; /* rows of each level shown in text, 0: all */
+};
+
+/* The comparison as text: the tree, then the rows of each level that changed. 0 or -EIO. */
+int mt_output_diff_text(const struct mt_diff_view *v, FILE *out);
+/* The comparison as one JSON document, every row. 0, -ENOMEM or -EIO. */
+int mt_output_diff_json(const struct mt_diff_view *v, FILE *out);
+/* A string of the traced program (any bytes) as a JSON string, UTF-8; NULL when out of memory. */
+struct json_object *mt_output_json_string(const char *s);
 
 #endif

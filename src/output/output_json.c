@@ -21,13 +21,18 @@ static void jset_u64(struct json_object *o, const char *key, uint64_t v)
 }
 
 /* Strings come from the traced program and may be any bytes: JSON needs UTF-8. */
-static struct json_object *jstr(const char *s)
+struct json_object *mt_output_json_string(const char *s)
 {
 	char *u = mt_utf8_dup(s);
 	struct json_object *o = u ? json_object_new_string(u) : NULL;
 
 	free(u);
 	return o;
+}
+
+static struct json_object *jstr(const char *s)
+{
+	return mt_output_json_string(s);
 }
 
 static void jset_str(struct json_object *o, const char *key, const char *s)

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack report --diff BASE NEW: two artifacts aggregated, symbolised and compared
+ * (aggregate/diff.h), printed as text or JSON, and the --max-increase limits checked on the
+ * tree's counts, for CI: "exit non-zero when the peak grows by more than 5%".
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "output/output.h"
+#include "base/printable.h"
+
+/* Load and symbolise one artifact; one sentence when it cannot be read. */
+static struct mt_report *load(const char *path)
+{
+	char err[MT_ARTIFACT_ERRLEN], p[MT_PRINTABLE_MAX];
+	struct mt_report *rep;
+	int ret = mt_report_load(path, &rep, err, sizeof(err));
+
+	if (ret) {
+		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
+		return NULL;
+	}
+	if (mt_sites_count(rep->sites) && mt_sites_symbolize(rep->sites, NULL)) {
+		fprintf(stderr, "memtrack: out of memory\n");
+		mt_report_free(rep);
+		return NULL;
+	}
+	return rep;
+}
+
+/* Each limit against the tree's growth; the number exceeded. */
+static size_t check_limits(const struct mt_diff *d, const struct mt_cmd_diff_limits *l,
+			   struct mt_diff_limit *out)
+{
+	const struct mt_diff_row *tree = &d->level[MT_DIFF_TREE].rows[0];
+	size_t exceeded = 0;
+
+	for (int i = 0; i < l->n; i++) {
+		enum mt_diff_metric m = l->metric[i];
+
+		out[i] = (struct mt_diff_limit){
+		    .metric = m,
+		    .max_percent = l->max_percent[i],
+		    .percent = mt_diff_percent(tree->base[m], tree->new[m]),
+		};
+		out[i].exceeded = out[i].percent > out[i].max_percent;
+		exceeded += out[i].exceeded;
+	}
+	return exceeded;
+}
+
+static void say_exceeded(const struct mt_diff_limit *lim, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!lim[i].exceeded)
+			continue;
+		if (lim[i].percent == (double)INFINITY)
+			fprintf(stderr, "memtrack: %s grew from nothing (at most %.1f%% allowed)\n",
+				mt_diff_metric_name(lim[i].metric), lim[i].max_percent);
+		else
+			fprintf(stderr, "memtrack: %s grew by %.1f%% (at most %.1f%% allowed)\n",
+				mt_diff_metric_name(lim[i].metric), lim[i].percent,
+				lim[i].max_percent);
+	}
+}
+
+int mt_cmd_diff(const char *base, const char *new, bool json, size_t top,
+		const struct mt_cmd_diff_limits *limits)
+{
+	struct mt_diff_limit lim[MT_CMD_DIFF_LIMITS];
+	struct mt_report *rep[2] = {NULL, NULL};
+	struct mt_diff *d = NULL;
+	size_t exceeded = 0;
+	int ret = 1;
+
+	/* As a report read through `| head`: SIGPIPE ends it silently. */
+	signal(SIGPIPE, SIG_DFL);
+	if (!(rep[0] = load(base)) || !(rep[1] = load(new)))
+		goto out;
+	if (mt_diff_build(rep[0], rep[1], &d)) {
+		fprintf(stderr, "memtrack: out of memory\n");
+		goto out;
+	}
+	exceeded = check_limits(d, limits, lim);
+	{
+		struct mt_diff_view v = {.d = d,
+					 .path = {base, new},
+					 .rep = {rep[0], rep[1]},
+					 .limits = lim,
+					 .n_limits = (size_t)limits->n,
+					 .top = top};
+		int err = json ? mt_output_diff_json(&v, stdout) : mt_output_diff_text(&v, stdout);
+
+		if (fflush(stdout) && (!err || err == -EIO))
+			err = -errno;
+		if (err) {
+			fprintf(stderr, "memtrack: cannot write the comparison: %s\n",
+				strerror(-err));
+			goto out;
+		}
+	}
+	say_exceeded(lim, (size_t)limits->n);
+	ret = exceeded ? MT_EXIT_DIFF_EXCEEDED : 0;
+out:
+	mt_diff_free(d);
+	mt_report_free(rep[1]);
+	mt_report_free(rep[0]);
+	return ret;
+}
