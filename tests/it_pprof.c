@@ -89,8 +89,10 @@ static char *go_pprof_sym(const char *sym, const char *opt, const char *index, c
 	int n = 5;
 
 	mt_tmpdir(dir);
-	snprintf(symbolize, sizeof(symbolize), "-symbolize=%s", sym);
-	if (!strcmp(sym, "force"))
+	/* "lines": memtrack's own names and source lines, -lines without pprof's symboliser. */
+	snprintf(symbolize, sizeof(symbolize), "-symbolize=%s",
+		 strcmp(sym, "lines") ? sym : "none");
+	if (!strcmp(sym, "force") || !strcmp(sym, "lines"))
 		argv[n++] = "-lines";
 	snprintf(home, sizeof(home), "HOME=%s", dir);
 	snprintf(cache, sizeof(cache), "GOCACHE=%s/cache", dir);
@@ -464,6 +466,29 @@ START_TEST(pprof_names_the_same_functions_from_the_files)
 }
 END_TEST
 
+/*
+ * memtrack's profile carries its frames' source lines (Line.line, Function.filename, the
+ * mappings' has_line_numbers): pprof -lines shows them with its own symboliser off, the same as
+ * pprof finds them from the files.
+ */
+START_TEST(pprof_reads_memtracks_source_lines)
+{
+	const char *cmd[] = {FIXTURE("stacks"), NULL};
+	char *art = record(cmd), *prof = profile_of(art);
+	char *top = go_pprof_sym("lines", "-top", "alloc_objects", prof);
+
+	ck_assert_int_eq(top_flat_prefixed(top, "stk_leaf_malloc fixtures/stacks/stacks.c:"), 3);
+	ck_assert_int_eq(top_flat_prefixed(top, "stk_leaf_calloc fixtures/stacks/stacks.c:"), 2);
+	ck_assert_int_eq(top_flat_prefixed(top, "stk_lib_alloc fixtures/stacks/libstk.c:"), 4);
+	ck_assert_int_eq(top_flat_prefixed(top, "stk_plugin_alloc fixtures/stacks/stk_plugin.c:"),
+			 5);
+	free(top);
+	unlink(prof);
+	free(prof);
+	free(art);
+}
+END_TEST
+
 /* C++: demangled names, operator new the allocator's caller, libstdc++'s frames between. */
 START_TEST(cxx_names_are_demangled)
 {
@@ -646,6 +671,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tools, 300);
 	tcase_add_test(tools, stacks_profile_equals_the_report);
 	tcase_add_test(tools, pprof_names_the_same_functions_from_the_files);
+	tcase_add_test(tools, pprof_reads_memtracks_source_lines);
 	tcase_add_test(tools, cxx_names_are_demangled);
 	tcase_add_test(tools, processes_of_a_tree_add_up);
 	suite_add_tcase(s, tools);

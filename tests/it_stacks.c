@@ -349,6 +349,33 @@ static void expect_json_sites(const char *art)
 	mt_out_free(&r);
 }
 
+/* Text without the frames' source lines (" at FILE:LINE", source_lines_name_the_calls). */
+static bool is_line_suffix(const char *s)
+{
+	const char *end = strchrnul(s, '\n'), *colon;
+
+	if (strncmp(s, " at ", 4))
+		return false;
+	s += 4;
+	colon = memrchr(s, ':', (size_t)(end - s));
+	if (!colon || colon + 1 == end || memchr(s, ' ', (size_t)(end - s)))
+		return false;
+	return strspn(colon + 1, "0123456789") == (size_t)(end - colon - 1);
+}
+
+static void strip_lines(char *s)
+{
+	char *w = s;
+
+	while (*s) {
+		if (is_line_suffix(s))
+			s = strchrnul(s, '\n');
+		else
+			*w++ = *s++;
+	}
+	*w = '\0';
+}
+
 /* One stack per call site, whatever the number of calls: the kernel stores it once. */
 START_TEST(report_lists_sites_with_frames)
 {
@@ -359,6 +386,7 @@ START_TEST(report_lists_sites_with_frames)
 
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &r), 0);
 	ck_assert_int_eq(r.code, 0);
+	strip_lines(r.out);
 	ck_assert_msg(strstr(r.out, " 3 allocations, 48 B; live at exit: 0 blocks, 0 B; "
 				    "at the peak: 0 blocks, 0 B\n"
 				    "      malloc\n"
@@ -375,6 +403,84 @@ START_TEST(report_lists_sites_with_frames)
 				    "peak: 0 blocks, 0 B (truncated: "),
 		      "%.3000s", r.out);
 	expect_json_sites(art);
+	mt_out_free(&r);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
+/* Line n (from 1) of the fixture source path (relative to the repository), to free. */
+static char *source_line(const char *path, long n)
+{
+	char full[512], *text, *at, *line;
+
+	snprintf(full, sizeof(full), "%s/%s", MT_SOURCE_DIR, path);
+	text = mt_slurp(full);
+	ck_assert_msg(text, "cannot read %s", full);
+	at = text;
+	for (long i = 1; i < n && at; i++)
+		at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
+	ck_assert_msg(at, "%s has no line %ld", path, n);
+	line = strndup(at, strcspn(at, "\n"));
+	free(text);
+	return line;
+}
+
+/*
+ * Every frame names its source file and line, from the DWARF line tables: the fixture's own
+ * (built with -g), and glibc's debug file (libc6-dbg, found by build id) for malloc. The line
+ * of a caller's frame is its call: the fixture's source line there names the frame it calls.
+ * The text report says "FUNCTION at FILE:LINE".
+ */
+START_TEST(source_lines_name_the_calls)
+{
+	const char *cmd[] = {FIXTURE("stacks"), NULL};
+	struct mt_out o, r;
+	char *art = record(NULL, cmd, &o);
+	const char *json[] = {MEMTRACK, "report", "--json", art, NULL};
+	const char *text[] = {MEMTRACK, "report", "--top", "0", art, NULL};
+	struct json_object *doc, *sites;
+	int checked = 0, in_libc = 0;
+
+	ck_assert_int_eq(mt_run(json, NULL, NULL, 60, &r), 0);
+	ck_assert_int_eq(r.code, 0);
+	doc = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(doc);
+	sites = mt_json_get(doc, "sites");
+	for (size_t i = 0; i < json_object_array_length(sites); i++) {
+		struct json_object *fr = mt_json_get(json_object_array_get_idx(sites, i), "frames");
+
+		for (size_t k = 1; k < json_object_array_length(fr); k++) {
+			struct json_object *f = json_object_array_get_idx(fr, k);
+			struct json_object *callee = json_object_array_get_idx(fr, k - 1);
+			const char *src = json_object_get_string(mt_json_get(f, "source"));
+			const char *fn = json_object_get_string(mt_json_get(callee, "function"));
+			char *line;
+
+			if (k == 1 && !strcmp(fn ? fn : "", "malloc") &&
+			    !strcmp(json_object_get_string(mt_json_get(callee, "source")) ?: "",
+				    "malloc/malloc.c"))
+				in_libc++;
+			/* A direct call inside the fixture: its line names the callee. */
+			if (!src || strcmp(src, "fixtures/stacks/stacks.c") || !fn ||
+			    strcmp(json_object_get_string(mt_json_get(callee, "source")) ?: "",
+				   src))
+				continue;
+			line = source_line(src, mt_json_i64(f, "line"));
+			ck_assert_msg(strstr(line, fn), "%s:%lld is '%s', which does not call %s",
+				      src, (long long)mt_json_i64(f, "line"), line, fn);
+			free(line);
+			checked++;
+		}
+	}
+	ck_assert_int_gt(checked, 10);
+	ck_assert_msg(in_libc > 0, "no malloc frame at malloc/malloc.c (libc6-dbg)");
+	json_object_put(doc);
+	mt_out_free(&r);
+	ck_assert_int_eq(mt_run(text, NULL, NULL, 60, &r), 0);
+	ck_assert_msg(strstr(r.out, "      stk_leaf_malloc at fixtures/stacks/stacks.c:"),
+		      "%.3000s", r.out);
+	ck_assert_msg(strstr(r.out, "      malloc at malloc/malloc.c:"), "%.3000s", r.out);
 	mt_out_free(&r);
 	free(art);
 	mt_out_free(&o);
@@ -602,6 +708,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cxx_call_chains);
 	tcase_add_test(tc, threads_keep_stacks_while_the_address_space_is_busy);
 	tcase_add_test(tc, report_lists_sites_with_frames);
+	tcase_add_test(tc, source_lines_name_the_calls);
 	tcase_add_test(tc, in_a_pid_namespace_under_a_pty);
 	tcase_add_test(tc, file_without_cfi_says_so);
 	tcase_add_test(tc, no_stacks_without_the_option);

@@ -1182,7 +1182,9 @@ START_TEST(json_sites_text)
 	    "        {\n"
 	    "          \"function\":null,\n"
 	    "          \"file\":\"/nowhere/a\\\"b\\\\c\\u0001\x7f\xef\xbf\xbd.so\",\n"
-	    "          \"offset\":%u\n"
+	    "          \"offset\":%u,\n"
+	    "          \"source\":null,\n"
+	    "          \"line\":null\n"
 	    "        }";
 	static const char site[] = "    {\n"
 				   "      \"stack_id\":%u,\n"

@@ -295,6 +295,11 @@ static void put_block_stack(const struct mt_report *rep, const struct mt_report_
 	for (uint32_t k = 0; k < s->n_frames; k++) {
 		fputs("<li>", out);
 		mt_output_xml_text(out, mt_output_frame_name(buf, sizeof(buf), &s->sym[k]));
+		if (s->sym[k].source) {
+			fputs(" <span class=\"src\">at ", out);
+			mt_output_xml_text(out, mt_printable(buf, sizeof(buf), s->sym[k].source));
+			fprintf(out, ":%u</span>", s->sym[k].line);
+		}
 		fputs("</li>", out);
 	}
 	fputs("</ol></details>", out);

@@ -297,6 +297,8 @@ static struct json_object *json_site(const struct mt_site *s)
 		jset(f, "function", fi && fi->function ? jstr(fi->function) : NULL);
 		jset(f, "file", fi && fi->path ? jstr(fi->path) : NULL);
 		jset_u64(f, "offset", fi ? fi->offset : s->frames[k]);
+		jset(f, "source", fi && fi->source ? jstr(fi->source) : NULL);
+		jset(f, "line", fi && fi->line ? json_object_new_int64(fi->line) : NULL);
 		json_object_array_add(frames, f);
 	}
 	jset(o, "frames", frames);

@@ -351,15 +351,22 @@ static int frame_location(struct builder *b, uint64_t frame, const struct mt_fra
 		return -ENOMEM;
 	if (sym->function && function_id(b, sym->function, &fid))
 		return -ENOMEM;
+	/* A function's file is the first source line seen in it (pprof keeps one per function). */
+	if (fid && sym->source && !b->funcs[fid - 1].filename &&
+	    intern(&b->st, sym->source, &b->funcs[fid - 1].filename))
+		return -ENOMEM;
 	l = new_loc(b, slot);
 	if (!l)
 		return -ENOMEM;
 	l->mapping = map;
 	l->offset = off ? off - 1 : 0;
 	l->line.function_id = fid;
+	l->line.line = fid ? sym->line : 0;
 	l->m.n_line = fid ? 1 : 0;
 	if (map && !fid)
 		b->maps[map - 1].m.has_functions = false;
+	if (map && fid && sym->line)
+		b->maps[map - 1].m.has_filenames = b->maps[map - 1].m.has_line_numbers = true;
 	if (map && (!b->maps[map - 1].end || l->offset < b->maps[map - 1].lo))
 		b->maps[map - 1].lo = l->offset;
 	if (map && l->offset + 1 > b->maps[map - 1].end)

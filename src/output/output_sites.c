@@ -24,6 +24,9 @@ static void put_frame(FILE *out, const struct mt_frame_info *f)
 		fprintf(out, "%s+0x%" PRIx64, mt_printable(p, sizeof(p), f->path), f->offset);
 	else
 		fprintf(out, "0x%" PRIx64, f->offset);
+	/* Where heaptrack and Valgrind put it: after the function, as "at FILE:LINE". */
+	if (f->source)
+		fprintf(out, " at %s:%u", mt_printable(p, sizeof(p), f->source), f->line);
 }
 
 static const char *stop_note(uint32_t stop)

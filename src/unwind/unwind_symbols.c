@@ -16,6 +16,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "bpf/unwind_row.h"
+#include "unwind/unwind_lines.h"
 #include "unwind/unwind_symbols.h"
 
 /* The C++ ABI's demangler (libstdc++), declared here: memtrack is C. */
@@ -40,6 +41,8 @@ struct file_syms {
 	size_t n_segs;
 	struct sym *syms;
 	size_t n_syms;
+	bool lines_tried;	/* its line table was looked for */
+	struct mt_lines *lines; /* NULL: none */
 };
 
 struct mt_symbols {
@@ -68,6 +71,7 @@ static void file_free(struct file_syms *f)
 	free(f->syms);
 	free(f->segs);
 	free(f->path);
+	mt_lines_close(f->lines);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -200,6 +204,17 @@ static Elf *open_elf(const char *path, int *fd)
 	return elf;
 }
 
+/* Where the debug file of f's build id would be; NULL when f has no build id. */
+static const char *debug_path(const struct mt_symbols *s, const struct file_syms *f, char *path,
+			      size_t n)
+{
+	if (strlen(f->build_id) < 3)
+		return NULL;
+	snprintf(path, n, "%s/.build-id/%.2s/%s.debug", s->debug_root, f->build_id,
+		 f->build_id + 2);
+	return path;
+}
+
 /* The symbols of the debug file of f's build id, when one is installed. */
 static int read_debug_file(struct mt_symbols *s, struct file_syms *f, size_t *cap)
 {
@@ -207,10 +222,8 @@ static int read_debug_file(struct mt_symbols *s, struct file_syms *f, size_t *ca
 	int fd, n;
 	Elf *elf;
 
-	if (strlen(f->build_id) < 3)
+	if (!debug_path(s, f, path, sizeof(path)))
 		return 0;
-	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", s->debug_root, f->build_id,
-		 f->build_id + 2);
 	elf = open_elf(path, &fd);
 	if (!elf)
 		return 0;
@@ -351,6 +364,22 @@ static const char *display_name(struct sym *sym)
 	return sym->name;
 }
 
+/* The source line of vaddr, from f's line table or its debug file's, opened on first use. */
+static void find_line(struct mt_symbols *s, struct file_syms *f, uint64_t vaddr,
+		      struct mt_frame_info *out)
+{
+	char path[4096];
+
+	if (!f->lines_tried) {
+		f->lines_tried = true;
+		f->lines = mt_lines_open(f->path, debug_path(s, f, path, sizeof(path)));
+	}
+	if (!mt_lines_find(f->lines, vaddr, &out->source, &out->line)) {
+		out->source = NULL;
+		out->line = 0;
+	}
+}
+
 void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_address,
 			struct mt_frame_info *out)
 {
@@ -383,6 +412,7 @@ void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_addres
 		sym = find_sym(f, vaddr);
 		return_address = false;
 	}
+	find_line(s, f, vaddr, out);
 	if (!sym)
 		return;
 	out->function = display_name((struct sym *)sym);

@@ -3,7 +3,8 @@
  * Symbolisation of recorded stacks after the run (docs/STACKS.md): a frame names a file and an
  * offset in it (MT_FRAME, bpf/unwind_row.h); the file's symbols (.symtab, else .dynsym, and the
  * .symtab of its separate debug file found by build id under /usr/lib/debug/.build-id) give the
- * function. Read with libelf, each file once, when its first frame is asked for.
+ * function, and the DWARF line table of either the source file and line (unwind_lines.h). Read
+ * with libelf and libdw, each file once, when its first frame is asked for.
  */
 #ifndef MT_UNWIND_SYMBOLS_H
 #define MT_UNWIND_SYMBOLS_H
@@ -33,6 +34,8 @@ struct mt_frame_info {
 	uint64_t offset;      /* the pc's file offset (or its address when it lies in no file) */
 	uint64_t in_function; /* offset of the pc past the function's start */
 	const char *path;     /* the file, NULL for an address in no file */
+	const char *source; /* its source file (DWARF line table), NULL when unknown; owned by s */
+	unsigned int line;  /* its line in source, 0 when unknown */
 };
 
 /*
