@@ -487,6 +487,63 @@ START_TEST(source_lines_name_the_calls)
 }
 END_TEST
 
+/* report --callers/--callees FUNC on the stacks fixture (fixtures/README.md's call chains). */
+static char *calls(const char *art, const char *opt, const char *fn, int want_code)
+{
+	const char *argv[] = {MEMTRACK, "report", "--top", "0", opt, fn, art, NULL};
+	struct mt_out r;
+	char *out;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &r), 0);
+	ck_assert_msg(r.code == want_code, "%s %s: %d: %s", opt, fn, r.code, r.err);
+	out = want_code ? strdup(r.err) : strdup(r.out);
+	mt_out_free(&r);
+	return out;
+}
+
+/*
+ * Who calls a function and what it calls, over the sites: stk_mid_b's two call sites in
+ * stk_path_b merge into one callee row of two sites; malloc's callers include the fixture's
+ * leaves; a function no site passes through is one sentence and status 1, as grep says so.
+ */
+START_TEST(callers_and_callees)
+{
+	const char *cmd[] = {FIXTURE("stacks"), NULL};
+	struct mt_out o;
+	char *art = record(NULL, cmd, &o), *s;
+
+	s = calls(art, "--callees", "stk_path_b", 0);
+	ck_assert_str_eq(
+	    s, "Callees of stk_path_b (1, by bytes allocated)\n"
+	       "  100.0%  2 allocations, 48 B; live at exit 48 B; 0 temporary; 2 sites"
+	       "  stk_mid_b\n"
+	       "  in all  2 allocations, 48 B; live at exit 48 B; 0 temporary; 2 sites\n");
+	free(s);
+	s = calls(art, "--callers", "stk_leaf_malloc", 0);
+	ck_assert_msg(strstr(s, "  100.0%  3 allocations, 48 B; live at exit 0 B; 3 temporary; "
+				"1 site  stk_path_a\n"),
+		      "%s", s);
+	free(s);
+	s = calls(art, "--callers", "malloc", 0);
+	ck_assert_msg(strstr(s, "3 allocations, 48 B; live at exit 0 B; 3 temporary; 1 site  "
+				"stk_leaf_malloc\n"),
+		      "%s", s);
+	ck_assert_msg(strstr(s, "4 allocations, 128 B; live at exit 0 B; 4 temporary; 1 site  "
+				"stk_lib_alloc\n"),
+		      "%s", s);
+	free(s);
+	/* The allocator itself: its callee is "[self]". */
+	s = calls(art, "--callees", "calloc", 0);
+	ck_assert_msg(strstr(s, "  [self]\n"), "%s", s);
+	free(s);
+	s = calls(art, "--callers", "no_such_function", 1);
+	ck_assert_str_eq(s, "memtrack: no allocation site passes through 'no_such_function'\n");
+	free(s);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
 /* memtrack in a pid namespace of its own, under a pty, as users run it: the same stacks. */
 START_TEST(in_a_pid_namespace_under_a_pty)
 {
@@ -709,6 +766,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, threads_keep_stacks_while_the_address_space_is_busy);
 	tcase_add_test(tc, report_lists_sites_with_frames);
 	tcase_add_test(tc, source_lines_name_the_calls);
+	tcase_add_test(tc, callers_and_callees);
 	tcase_add_test(tc, in_a_pid_namespace_under_a_pty);
 	tcase_add_test(tc, file_without_cfi_says_so);
 	tcase_add_test(tc, no_stacks_without_the_option);

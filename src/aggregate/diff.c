@@ -12,6 +12,7 @@
 
 #include "aggregate/diff.h"
 #include "aggregate/sites.h"
+#include "base/printable.h"
 
 static const char *const metric_names[MT_DIFF_METRICS] = {
     [MT_DIFF_ALLOCATIONS] = "allocations",
@@ -180,22 +181,15 @@ static void add_families(struct gather *g, const struct mt_report *rep, enum mt_
 	}
 }
 
-/* A frame as a site's key names it: its function, else its file's name and offset. */
+/* A frame as a site's key names it (mt_frame_name), an address when not symbolised. */
 static void put_frame(FILE *f, const struct mt_site *s, uint32_t k)
 {
-	const struct mt_frame_info *fi = s->sym ? &s->sym[k] : NULL;
-	const char *base;
+	char buf[MT_PRINTABLE_MAX];
 
-	if (fi && fi->function) {
-		fputs(fi->function, f);
-		return;
-	}
-	if (fi && fi->path) {
-		base = strrchr(fi->path, '/');
-		fprintf(f, "%s+0x%llx", base ? base + 1 : fi->path, (unsigned long long)fi->offset);
-		return;
-	}
-	fprintf(f, "0x%llx", (unsigned long long)(fi ? fi->offset : s->frames[k]));
+	if (s->sym)
+		fputs(mt_frame_name(buf, sizeof(buf), &s->sym[k]), f);
+	else
+		fprintf(f, "0x%llx", (unsigned long long)s->frames[k]);
 }
 
 /* The site's stack, outermost frame first, ';' between frames (the folded stacks' order). */
@@ -209,8 +203,10 @@ static char *site_key(const struct mt_site *s)
 		return NULL;
 	if (!s->n_frames)
 		fputs("[no stack record]", f);
-	for (uint32_t k = s->n_frames; k-- > 0;)
-		put_frame(f, s, k), fputs(k ? ";" : "", f);
+	for (uint32_t k = s->n_frames; k-- > 0;) {
+		put_frame(f, s, k);
+		fputs(k ? ";" : "", f);
+	}
 	if (fclose(f)) {
 		free(key);
 		return NULL;

@@ -51,6 +51,10 @@ static void usage(FILE *out)
 		"  --sites-by METRIC\n"
 		"              order of the text report's top sites: allocations, bytes\n"
 		"              (default), live, peak or temporary, as for --folded\n"
+		"  --callers FUNC, --callees FUNC\n"
+		"              who calls FUNC, or what it calls, over the allocation sites\n"
+		"              (--stacks): their allocations, bytes, live at exit, ordered\n"
+		"              by --sites-by\n"
 		"  --diff BASE NEW\n"
 		"              compare two artifacts: the tree, process images, files,\n"
 		"              families and sites, with each change (text, or --json)\n"
@@ -124,7 +128,9 @@ enum {
 	OPT_PPROF,
 	OPT_SITES_BY,
 	OPT_DIFF,
-	OPT_MAX_INCREASE
+	OPT_MAX_INCREASE,
+	OPT_CALLERS,
+	OPT_CALLEES,
 };
 
 struct report_opts {
@@ -138,6 +144,8 @@ struct report_opts {
 	bool over_time;
 	const char *pprof; /* --pprof: the profile's path */
 	bool diff;	   /* --diff BASE NEW */
+	const char *calls; /* --callers or --callees: the function */
+	bool callers;
 	struct mt_cmd_diff_limits limits;
 };
 
@@ -219,6 +227,30 @@ static int write_files(struct mt_report *rep, const struct report_opts *o)
 	return o->html ? write_file(o->html, FILE_HTML, rep, o) : 0;
 }
 
+/* print_calls' status when no site passes through the function (said on stderr). */
+#define MT_REPORT_NO_MATCH 1
+
+/* --callers FUNC or --callees FUNC, ordered by --sites-by. */
+static int print_calls(const struct mt_report *rep, const struct report_opts *o)
+{
+	struct mt_calls *c;
+	char p[MT_PRINTABLE_MAX];
+	int ret = mt_calls_build(rep, o->calls, o->callers, &c);
+
+	if (ret)
+		return ret;
+	/* As grep does for no match: a sentence and status 1 (a misspelt name, most likely). */
+	if (!c->total.sites) {
+		fprintf(stderr, "memtrack: no allocation site passes through '%s'\n",
+			mt_printable(p, sizeof(p), o->calls));
+		mt_calls_free(c);
+		return MT_REPORT_NO_MATCH;
+	}
+	ret = mt_output_calls(c, stdout, o->top, o->sites_by);
+	mt_calls_free(c);
+	return ret;
+}
+
 /* The report of a memtrack artifact, in the form asked for. */
 static int print_report(struct mt_report *rep, const struct report_opts *o)
 {
@@ -230,6 +262,8 @@ static int print_report(struct mt_report *rep, const struct report_opts *o)
 		return ret;
 	if (o->folded)
 		return mt_output_folded(rep, o->metric, stdout);
+	if (o->calls)
+		return print_calls(rep, o);
 	if (o->json)
 		return mt_output_json(rep, stdout);
 	ret = mt_output_text(rep, stdout, o->top);
@@ -281,7 +315,7 @@ static int run_report(const char *path, const struct report_opts *o)
 	 * Sites are made of allocation calls: a run that made none (gzip, a tree of shells that
 	 * only exec) has no sites and an empty flamegraph, whether or not it ran with --stacks.
 	 */
-	if ((o->folded || o->pprof) && !mt_sites_count(rep->sites) &&
+	if ((o->folded || o->pprof || o->calls) && !mt_sites_count(rep->sites) &&
 	    rep->totals.allocations + rep->totals.reallocs) {
 		fprintf(stderr,
 			"memtrack: %s: the run recorded no stacks (memtrack run --stacks records "
@@ -297,6 +331,8 @@ static int run_report(const char *path, const struct report_opts *o)
 	}
 	ret = print_report(rep, o);
 	mt_report_free(rep);
+	if (ret > 0) /* said already: the exit status */
+		return ret;
 	if (fflush(stdout) && (!ret || ret == -EIO))
 		ret = -errno;
 	if (ret) {
@@ -391,6 +427,14 @@ static int report_option(int c, const char *arg, void *ctx)
 	case OPT_DIFF:
 		o->diff = true;
 		return 0;
+	case OPT_CALLERS:
+	case OPT_CALLEES:
+		if (o->calls)
+			return mt_cmd_usage_error(&report_cmd,
+						  "one of --callers and --callees at a time");
+		o->calls = arg;
+		o->callers = c == OPT_CALLERS;
+		return 0;
 	case OPT_MAX_INCREASE:
 		return parse_limit(arg, &o->limits);
 	case 't':
@@ -411,6 +455,8 @@ static const struct option report_longopts[] = {
     {"over-time", no_argument, NULL, OPT_OVER_TIME}, /* the one picture --svg draws */
     {"pprof", required_argument, NULL, OPT_PPROF},   /* output_pprof.c */
     {"sites-by", required_argument, NULL, OPT_SITES_BY},
+    {"callers", required_argument, NULL, OPT_CALLERS}, /* aggregate/callers.c */
+    {"callees", required_argument, NULL, OPT_CALLEES},
     {"diff", no_argument, NULL, OPT_DIFF},			 /* cmd_diff.c */
     {"max-increase", required_argument, NULL, OPT_MAX_INCREASE}, /* with --diff */
     {"help", no_argument, NULL, 'h'},
@@ -500,6 +546,16 @@ int mt_cmd_report(int argc, char **argv)
 	}
 	if (o.json && o.folded) {
 		mt_cmd_usage_error(&report_cmd, "--json and --folded are two outputs: choose one");
+		return MT_EXIT_USAGE;
+	}
+	if (o.calls && (o.json || o.folded || o.html || o.svg || o.pprof)) {
+		mt_cmd_usage_error(&report_cmd, "--%s prints text: not with --%s",
+				   o.callers ? "callers" : "callees",
+				   o.json     ? "json"
+				   : o.folded ? "folded"
+				   : o.html   ? "html"
+				   : o.svg    ? "svg"
+					      : "pprof");
 		return MT_EXIT_USAGE;
 	}
 	if ((o.html || o.svg || o.pprof) && (o.json || o.folded)) {

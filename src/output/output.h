@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "aggregate/report.h"
+#include "aggregate/callers.h"
 #include "aggregate/diff.h"
 
 struct json_object;
@@ -25,12 +26,6 @@ int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
  */
 int mt_output_json(const struct mt_report *rep, FILE *out);
 
-/*
- * A frame's name, as folded stacks and the flamegraph show it: its function, else its file's last
- * component and offset, else its address; printable. Returns buf (n: MT_PRINTABLE_MAX).
- */
-const char *mt_output_frame_name(char *buf, size_t n, const struct mt_frame_info *f);
-
 /* What a site weighs: a folded stack's weight, the order of the top sites. */
 enum mt_folded_metric {
 	MT_FOLDED_ALLOCATIONS = 0, /* allocations and reallocs made from it */
@@ -39,6 +34,12 @@ enum mt_folded_metric {
 	MT_FOLDED_PEAK,		   /* bytes of its blocks live at the tree's peak */
 	MT_FOLDED_TEMPORARY,	   /* its temporary allocations (aggregate/images.h) */
 };
+
+/*
+ * The callers or callees of a function (report --callers/--callees, aggregate/callers.h), heaviest
+ * by first, top of them (0: all). 0, -ENOMEM or -EIO.
+ */
+int mt_output_calls(const struct mt_calls *c, FILE *out, size_t top, enum mt_folded_metric by);
 
 /*
  * The top allocation sites (--stacks), symbolised (mt_sites_symbolize), heaviest by first.

@@ -104,7 +104,7 @@ static int path_of(struct names *nm, const struct mt_site *s, struct path *p)
 	if (s->n_frames && s->stop != MT_UNWIND_COMPLETE)
 		p->names[p->n++] = (uint32_t)id;
 	for (uint32_t k = s->n_frames; s->sym && k-- > 1;) {
-		id = intern(nm, mt_output_frame_name(buf, sizeof(buf), &s->sym[k]));
+		id = intern(nm, mt_frame_name(buf, sizeof(buf), &s->sym[k]));
 		if (id < 0)
 			return -ENOMEM;
 		p->names[p->n++] = (uint32_t)id;

@@ -289,12 +289,11 @@ static void put_block_stack(const struct mt_report *rep, const struct mt_report_
 		return;
 	}
 	fputs("<details><summary>", out);
-	mt_output_xml_text(
-	    out, mt_output_frame_name(buf, sizeof(buf), &s->sym[s->n_frames > 1 ? 1 : 0]));
+	mt_output_xml_text(out, mt_frame_name(buf, sizeof(buf), &s->sym[s->n_frames > 1 ? 1 : 0]));
 	fputs("</summary><ol class=\"stack\">", out);
 	for (uint32_t k = 0; k < s->n_frames; k++) {
 		fputs("<li>", out);
-		mt_output_xml_text(out, mt_output_frame_name(buf, sizeof(buf), &s->sym[k]));
+		mt_output_xml_text(out, mt_frame_name(buf, sizeof(buf), &s->sym[k]));
 		if (s->sym[k].source) {
 			fputs(" <span class=\"src\">at ", out);
 			mt_output_xml_text(out, mt_printable(buf, sizeof(buf), s->sym[k].source));

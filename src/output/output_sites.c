@@ -115,6 +115,83 @@ int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_
 	return ferror(out) ? -EIO : 0;
 }
 
+/* ---- callers and callees ------------------------------------------------------------------- */
+
+static uint64_t call_weight(const struct mt_call_row *r, enum mt_folded_metric m)
+{
+	switch (m) {
+	case MT_FOLDED_BYTES:
+		return r->bytes;
+	case MT_FOLDED_LIVE:
+		return r->live_bytes;
+	case MT_FOLDED_PEAK:
+		return r->peak_bytes;
+	case MT_FOLDED_TEMPORARY:
+		return r->temporary;
+	default:
+		return r->allocations;
+	}
+}
+
+static int by_call_weight(const void *a, const void *b, void *arg)
+{
+	const struct mt_call_row *x = *(const struct mt_call_row *const *)a;
+	const struct mt_call_row *y = *(const struct mt_call_row *const *)b;
+	enum mt_folded_metric m = *(const enum mt_folded_metric *)arg;
+
+	if (call_weight(x, m) != call_weight(y, m))
+		return call_weight(x, m) < call_weight(y, m) ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* "12 allocations, 4.0 KiB; live at exit 2.2 KiB; 5 temporary; 8 sites" */
+static void put_call_counts(FILE *out, const struct mt_call_row *r)
+{
+	char b1[32], b2[32];
+
+	fprintf(out,
+		"%" PRIu64 " allocations, %s; live at exit %s; %" PRIu64 " temporary; %" PRIu64
+		" site%s",
+		r->allocations, mt_bytesize_human(b1, sizeof(b1), r->bytes),
+		mt_bytesize_human(b2, sizeof(b2), r->live_bytes), r->temporary, r->sites,
+		r->sites == 1 ? "" : "s");
+}
+
+static void put_call_row(FILE *out, const struct mt_call_row *r, uint64_t total,
+			 enum mt_folded_metric by)
+{
+	char p[MT_PRINTABLE_MAX];
+
+	fprintf(out, "  %5.1f%%  ",
+		total ? 100.0 * (double)call_weight(r, by) / (double)total : 0.0);
+	put_call_counts(out, r);
+	fprintf(out, "  %s\n", mt_printable(p, sizeof(p), r->name));
+}
+
+int mt_output_calls(const struct mt_calls *c, FILE *out, size_t top, enum mt_folded_metric by)
+{
+	const struct mt_call_row **v = malloc((c->n ? c->n : 1) * sizeof(*v));
+	char p[MT_PRINTABLE_MAX];
+	size_t shown = top && top < c->n ? top : c->n;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n; i++)
+		v[i] = &c->rows[i];
+	qsort_r(v, c->n, sizeof(*v), by_call_weight, &by);
+	fprintf(out, "%s of %s (%zu, by %s)\n", c->callers ? "Callers" : "Callees",
+		mt_printable(p, sizeof(p), c->total.name), c->n, metric_title(by));
+	for (size_t i = 0; i < shown; i++)
+		put_call_row(out, v[i], call_weight(&c->total, by), by);
+	if (shown < c->n)
+		fprintf(out, "  ... %zu more (--top 0 shows all)\n", c->n - shown);
+	fprintf(out, "  in all  ");
+	put_call_counts(out, &c->total);
+	fputc('\n', out);
+	free(v);
+	return ferror(out) ? -EIO : 0;
+}
+
 /* ---- folded stacks -------------------------------------------------------------------------- */
 
 struct folded {
@@ -144,26 +221,11 @@ static int put(struct buf *b, const char *s, size_t n)
 	return 0;
 }
 
-const char *mt_output_frame_name(char *buf, size_t n, const struct mt_frame_info *f)
-{
-	char tmp[64];
-	const char *s = tmp;
-
-	if (f->function)
-		s = f->function;
-	else if (f->path)
-		snprintf(tmp, sizeof(tmp), "%s+0x%" PRIx64,
-			 strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path, f->offset);
-	else
-		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->offset);
-	return mt_printable(buf, n, s);
-}
-
 /* A frame as folded stacks name it: no ';' (the separator) and no newline. */
 static int put_folded_frame(struct buf *b, const struct mt_frame_info *f)
 {
 	char p[MT_PRINTABLE_MAX];
-	const char *s = mt_output_frame_name(p, sizeof(p), f);
+	const char *s = mt_frame_name(p, sizeof(p), f);
 	size_t start = b->n;
 	int err;
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include <elfutils/libdwelf.h>
 
+#include "base/printable.h"
 #include "bpf/unwind_row.h"
 #include "unwind/unwind_lines.h"
 #include "unwind/unwind_symbols.h"
@@ -378,6 +380,21 @@ static void find_line(struct mt_symbols *s, struct file_syms *f, uint64_t vaddr,
 		out->source = NULL;
 		out->line = 0;
 	}
+}
+
+const char *mt_frame_name(char *buf, size_t n, const struct mt_frame_info *f)
+{
+	char tmp[64];
+	const char *s = tmp;
+
+	if (f->function)
+		s = f->function;
+	else if (f->path)
+		snprintf(tmp, sizeof(tmp), "%s+0x%" PRIx64,
+			 strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path, f->offset);
+	else
+		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->offset);
+	return mt_printable(buf, n, s);
 }
 
 void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_address,

@@ -39,6 +39,13 @@ struct mt_frame_info {
 };
 
 /*
+ * A frame's name, as folded stacks, the flamegraph and --diff's sites show it: its function, else
+ * its file's last component and offset, else its address; printable. Returns buf (n:
+ * MT_PRINTABLE_MAX).
+ */
+const char *mt_frame_name(char *buf, size_t n, const struct mt_frame_info *f);
+
+/*
  * Resolve one frame. A return address (every frame but a stack's first) is looked up one byte
  * back, inside its call instruction, so that a call at the end of a function names it.
  */
