@@ -290,8 +290,11 @@ START_TEST(html_drawn_by_chromium)
 		    "data-drawn-lines", "2");
 	expect_attr(dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\"",
 		    "data-drawn-peak", "40400");
-	ck_assert_ptr_nonnull(strstr(dom, "data-key=\"allocations\">100</div>"));
-	ck_assert_ptr_nonnull(strstr(dom, "data-key=\"live_bytes\">16640</div>"));
+	/* The headline figures: counts grouped, bytes in units, the exact value kept. */
+	ck_assert_ptr_nonnull(
+	    strstr(dom, "data-key=\"allocations\" data-value=\"100\" title=\"100\">100</div>"));
+	ck_assert_ptr_nonnull(strstr(dom, "data-key=\"live_bytes\" data-value=\"16640\" "
+					  "title=\"16,640 bytes\">16.2 KiB</div>"));
 	expect_attr(dom, "<div id=\"flame\"", "data-weight", "allocations");
 	expect_attr(dom, "<div id=\"flame\"", "data-total", "100");
 	expect_attr(dom, "<g class=\"frame\" data-name=\"main\"", "data-value", "100");

@@ -1737,6 +1737,29 @@ START_TEST(svg_over_time)
 }
 END_TEST
 
+/*
+ * The bytes axis ends at its first line at or above the peak: 40,400 bytes take steps of 20 KiB
+ * up to 40 KiB, not four steps up to twice the peak.
+ */
+START_TEST(svg_axis_ends_past_the_peak)
+{
+	char *out = mt_tmpfile(), *svg;
+	struct captured c;
+
+	alloc(100, MT_K_MALLOC, 0x10, 40400);
+	at(1000);
+	c = report_to("--svg", out, "--over-time", &svg);
+	ck_assert_msg(c.ret == 0, "%s", c.err);
+	ck_assert_msg(strstr(svg, ">20.0 KiB</text>") && strstr(svg, ">40.0 KiB</text>"), "%s",
+		      svg);
+	ck_assert_msg(!strstr(svg, ">60.0 KiB</text>"), "%s", svg);
+	captured_free(&c);
+	free(svg);
+	unlink(out);
+	free(out);
+}
+END_TEST
+
 /* The page holds everything it shows: nothing to fetch, the data the script draws from. */
 START_TEST(html_self_contained)
 {
@@ -1758,7 +1781,8 @@ START_TEST(html_self_contained)
 		ck_assert_msg(!strncmp(p - 4, "http://www.w3.org/2000/svg", 26), "%.80s", p - 20);
 	ck_assert_ptr_nonnull(strstr(html, "default-src 'none'"));
 	ck_assert_ptr_nonnull(
-	    strstr(html, "<div class=\"value\" data-key=\"peak_bytes\">350</div>"));
+	    strstr(html, "<div class=\"value\" data-key=\"peak_bytes\" data-value=\"350\" "
+			 "title=\"350 bytes\">350 B</div>"));
 	ck_assert_ptr_nonnull(strstr(html, "\"peak_bytes\":350,\"peak_ns\":4500,\"tree\":[100,300,"
 					   "300,250,350,350,260]"));
 	/* Two sites without stack records: the root and one node for both. */
@@ -1885,6 +1909,7 @@ static Suite *report_suite(void)
 	tcase_add_test(to, totals_of);
 	tcase_add_test(to, svg_over_time);
 	tcase_add_test(to, human_output_live_at_exit_and_at_the_end);
+	tcase_add_test(to, svg_axis_ends_past_the_peak);
 	tcase_add_test(to, html_self_contained);
 	tcase_add_test(to, picture_errors);
 	tcase_add_test(to, html_folds_small_frames);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "output/output.h"
+#include "base/bytesize.h"
 #include "base/printable.h"
 
 __asm__(".pushsection .rodata\n"
@@ -210,12 +211,34 @@ static int put_data(const struct mt_report *rep, FILE *out)
 
 /* ---- the summary ---------------------------------------------------------------------------- */
 
-static void put_figure(FILE *out, const char *name, const char *key, uint64_t v)
+/* v with its digits grouped by three: 334,081,748. */
+static const char *grouped(char *buf, size_t n, uint64_t v)
 {
+	char digits[32];
+	size_t len = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, v), at = 0;
+
+	for (size_t i = 0; i < len && at + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[at++] = ',';
+		buf[at++] = digits[i];
+	}
+	buf[at] = '\0';
+	return buf;
+}
+
+/*
+ * A headline figure: a count grouped, a byte count in binary units (its exact value in the
+ * tooltip); data-value is the exact number, for scripts and tests.
+ */
+static void put_figure(FILE *out, const char *name, const char *key, uint64_t v, bool bytes)
+{
+	char g[40], h[32];
+
 	fprintf(out,
-		"<div class=\"figure\"><div class=\"value\" data-key=\"%s\">%" PRIu64
-		"</div><div class=\"name\">%s</div></div>\n",
-		key, v, name);
+		"<div class=\"figure\"><div class=\"value\" data-key=\"%s\" data-value=\"%" PRIu64
+		"\" title=\"%s%s\">%s</div><div class=\"name\">%s</div></div>\n",
+		key, v, grouped(g, sizeof(g), v), bytes ? " bytes" : "",
+		bytes ? mt_bytesize_human(h, sizeof(h), v) : g, name);
 }
 
 static void put_figures(const struct mt_report *rep, FILE *out)
@@ -223,17 +246,18 @@ static void put_figures(const struct mt_report *rep, FILE *out)
 	const struct mt_report_totals *t = &rep->totals;
 
 	fputs("<div class=\"figures\">\n", out);
-	put_figure(out, "allocations", "allocations", t->allocations);
-	put_figure(out, "reallocs", "reallocs", t->reallocs);
-	put_figure(out, "frees", "frees", t->frees);
-	put_figure(out, "bytes allocated", "bytes_allocated", t->bytes_allocated);
-	put_figure(out, "peak bytes", "peak_bytes", t->peak_bytes);
-	put_figure(out, "blocks never freed", "live_blocks", t->live_blocks);
-	put_figure(out, "bytes never freed", "live_bytes", t->live_bytes);
-	put_figure(out, "processes", "processes", rep->n_processes);
+	put_figure(out, "allocations", "allocations", t->allocations, false);
+	put_figure(out, "reallocs", "reallocs", t->reallocs, false);
+	put_figure(out, "frees", "frees", t->frees, false);
+	put_figure(out, "temporary", "temporary", t->temporary, false);
+	put_figure(out, "bytes allocated", "bytes_allocated", t->bytes_allocated, true);
+	put_figure(out, "peak", "peak_bytes", t->peak_bytes, true);
+	put_figure(out, "blocks never freed", "live_blocks", t->live_blocks, false);
+	put_figure(out, "bytes never freed", "live_bytes", t->live_bytes, true);
+	put_figure(out, "processes", "processes", rep->n_processes, false);
 	if (rep->has_footer)
-		put_figure(out, "calls dropped or lost", "dropped", t->dropped);
-	put_figure(out, "files not probed", "unprobed", rep->n_unprobed);
+		put_figure(out, "calls dropped or lost", "dropped", t->dropped, false);
+	put_figure(out, "files not probed", "unprobed", rep->n_unprobed, false);
 	fputs("</div>\n", out);
 	if (!mt_report_complete(rep))
 		fputs(

@@ -188,7 +188,12 @@
 					x += kw;
 				}
 			})(state.focus, 0);
-			const rows = rects.reduce((a, r) => Math.max(a, depth[r.i]), 0) + 1;
+			// The picture is as tall as what can be seen: a tower of frames narrower than
+			// three pixels (one deep recursion of one tiny site) does not make the page
+			// thousands of pixels tall; clicking a frame above it shows it.
+			const seen = rects.filter((r) => r.width >= 3 || r.ancestor);
+			const rows = seen.reduce((a, r) => Math.max(a, depth[r.i]), 0) + 1;
+			rects.splice(0, rects.length, ...rects.filter((r) => depth[r.i] < rows));
 			const svg = svgElement('svg', {width: width, height: rows * ROW, viewBox: '0 0 ' + width + ' ' + rows * ROW});
 			for (const r of rects) {
 				const g = svgElement('g', {class: r.ancestor ? 'ancestor' : 'frame', 'data-name': name(r.i), 'data-value': w(r.i, m)});

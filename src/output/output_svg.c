@@ -155,7 +155,8 @@ static uint64_t nice_bytes(uint64_t x)
 
 struct frame {
 	size_t buckets;
-	uint64_t ymax;
+	uint64_t ystep; /* between two lines of the bytes axis */
+	uint64_t ymax;	/* the first line at or above the peak: the plot's top */
 };
 
 static double xb(const struct frame *f, size_t b)
@@ -184,11 +185,11 @@ static void put_axes(const struct mt_report *rep, const struct frame *f, FILE *o
 {
 	const struct mt_timeline *tl = rep->timeline;
 	/* At most MT_TIMELINE_MAX_BUCKETS buckets of a width that fits the run: no overflow. */
-	uint64_t span = (uint64_t)f->buckets * tl->width_ns, ystep = f->ymax / 4, tstep;
+	uint64_t span = (uint64_t)f->buckets * tl->width_ns, ystep = f->ystep, tstep;
 	char h[32];
 
 	fprintf(out, "<g class=\"axes\" font-size=\"11\" fill=\"#444\">\n");
-	for (uint64_t k = 0; k <= 4; k++) {
+	for (uint64_t k = 0; k <= f->ymax / ystep; k++) {
 		uint64_t v = k * ystep;
 
 		fprintf(out,
@@ -216,6 +217,9 @@ static void put_axes(const struct mt_report *rep, const struct frame *f, FILE *o
 	    PLOT_R, PLOT_T + PLOT_H + 30, PLOT_L - 70, PLOT_T - 8);
 }
 
+/* The whole tree's line: wide and pale, under the images' lines. */
+#define TREE_COLOR "#9e9e9e"
+
 static void put_polyline(const struct frame *f, const struct mt_timeline_series *s,
 			 const char *color, double width, FILE *out)
 {
@@ -241,15 +245,18 @@ static void put_lines(const struct mt_report *rep, const struct frame *f, const 
 {
 	const struct mt_timeline *tl = rep->timeline;
 
-	/* The largest image last of the images, the tree on top of them all. */
+	/*
+	 * The tree under the images, wide and pale, so that an image whose line is the tree's (the
+	 * one process that allocates) is still seen on it; the largest image last, on top.
+	 */
+	fprintf(out, "<polyline class=\"tree\" data-peak=\"%" PRIu64 "\" ", series_peak(&tl->tree));
+	put_polyline(f, &tl->tree, TREE_COLOR, 5, out);
 	for (int k = n - 1; k >= 0; k--) {
 		fprintf(out,
 			"<polyline class=\"image\" data-image=\"%zu\" data-peak=\"%" PRIu64 "\" ",
 			img[k], series_peak(&tl->images[img[k]]));
-		put_polyline(f, &tl->images[img[k]], palette[k], 1.2, out);
+		put_polyline(f, &tl->images[img[k]], palette[k], 1.5, out);
 	}
-	fprintf(out, "<polyline class=\"tree\" data-peak=\"%" PRIu64 "\" ", series_peak(&tl->tree));
-	put_polyline(f, &tl->tree, "#222", 2, out);
 }
 
 static void put_peak(const struct mt_report *rep, const struct frame *f, FILE *out)
@@ -318,7 +325,7 @@ static void put_legend(const struct mt_report *rep, const size_t *img, int n, si
 
 	fprintf(out, "<g class=\"legend\" font-size=\"12\">\n");
 	fprintf(out,
-		"<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"#222\"/>"
+		"<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"5\" fill=\"" TREE_COLOR "\"/>"
 		"<text x=\"%d\" y=\"%d\">whole tree (peak %s)</text>\n",
 		PLOT_L, LEGEND_T + row * LEGEND_ROW - 4, PLOT_L + 20, LEGEND_T + row * LEGEND_ROW,
 		mt_bytesize_human(h, sizeof(h), series_peak(&tl->tree)));
@@ -358,10 +365,16 @@ int mt_output_svg_plot(const struct mt_report *rep, FILE *out)
 
 	if (n < 0)
 		return n;
+	/*
+	 * About four lines, the top one the first at or above the peak: the plot fills its height
+	 * (four lines of a step rounded up could reach twice the peak).
+	 */
 	ystep = nice_bytes(peak / 4 ? peak / 4 + 1 : 1);
 	if (ystep > UINT64_MAX / 4) /* a hostile artifact's sizes */
 		ystep = UINT64_MAX / 4;
-	f.ymax = 4 * ystep;
+	f.ystep = ystep;
+	/* ystep > peak / 4: at most 4 steps, no overflow. */
+	f.ymax = ystep * (peak ? peak / ystep + (peak % ystep != 0) : 1);
 	fprintf(
 	    out,
 	    "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\" width=\"%d\" "
