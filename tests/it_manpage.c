@@ -249,33 +249,29 @@ static char *complete(const char *dir, const char *words)
 	return said;
 }
 
+/* The completion of `BIN WORDS...` (BIN installed in dir) is want. */
+static void expect_completion(const char *dir, const char *bin, const char *words, const char *want)
+{
+	char line[256], *said;
+
+	snprintf(line, sizeof(line), "%s/usr/bin/%s %s", dir, bin, words);
+	said = complete(dir, line);
+	ck_assert_msg(!strcmp(said, want), "%s %s: '%s', not '%s'", bin, words, said, want);
+	free(said);
+}
+
 START_TEST(bash_completion_completes_subcommands_and_their_options)
 {
-	char dir[64], words[256], *said;
+	char dir[64];
 
 	mt_tmpdir(dir);
 	install_into(dir);
-	snprintf(words, sizeof(words), "%s/usr/bin/memtrack r", dir);
-	said = complete(dir, words);
-	ck_assert_str_eq(said, "report run ");
-	free(said);
-	snprintf(words, sizeof(words), "%s/usr/bin/memtrack run --st", dir);
-	said = complete(dir, words);
-	ck_assert_str_eq(said, "--stacks --stop-at --strict ");
-	free(said);
-	snprintf(words, sizeof(words), "%s/usr/bin/memtrack -q report --fo", dir);
-	said = complete(dir, words);
-	ck_assert_str_eq(said, "--folded ");
-	free(said);
-	snprintf(words, sizeof(words), "%s/usr/bin/memtrack help e", dir);
-	said = complete(dir, words);
-	ck_assert_str_eq(said, "exec-harness ");
-	free(said);
+	expect_completion(dir, "memtrack", "r", "report run ");
+	expect_completion(dir, "memtrack", "run --st", "--stacks --stop-at --strict ");
+	expect_completion(dir, "memtrack", "-q report --fo", "--folded ");
+	expect_completion(dir, "memtrack", "help e", "exec-harness ");
 	/* Installed as exec-harness, the link completes exec-harness's options. */
-	snprintf(words, sizeof(words), "%s/usr/bin/exec-harness --max", dir);
-	said = complete(dir, words);
-	ck_assert_str_eq(said, "--max-rounds --max-time ");
-	free(said);
+	expect_completion(dir, "exec-harness", "--max", "--max-rounds --max-time ");
 }
 END_TEST
 
