@@ -31,8 +31,10 @@
 
 /*
  * Walltime: a warm-up then 4 rounds; no warm-up and 3 rounds; and a single warm-up run longer
- * than max_time, which is the result (CodSpeed's early return: one marked round). Memory mode
- * runs each once. churn N makes N malloc/free pairs (fixtures/README.md).
+ * than max_time, which is the result (CodSpeed's early return: one marked round); and a shell
+ * that fails when it starts with SIGPIPE ignored (bash's `trap -p` shows an ignored-at-entry
+ * signal): Rust's Command, which runs CodSpeed's rounds, restores its default action. Memory
+ * mode runs each once. churn N makes N malloc/free pairs (fixtures/README.md).
  */
 static const char plan_text[] = "[{\"command\":[\"" FIXTURE(
     "churn") "\",\"100\"],\"walltime_args\":{\"warmup_time\":"
@@ -41,7 +43,9 @@ static const char plan_text[] = "[{\"command\":[\"" FIXTURE(
 	     "warm-up\",\"walltime_args\":{\"warmup_time\":\"0s\","
 	     "\"max_time\":null,\"min_time\":null,\"max_rounds\":null,\"min_rounds\":3}},"
 	     "{\"command\":[\"sleep\",\"0.01\"],\"name\":\"early return\",\"walltime_args\":"
-	     "{\"warmup_time\":\"1ms\",\"max_time\":\"1ns\"}}]\n";
+	     "{\"warmup_time\":\"1ms\",\"max_time\":\"1ns\"}},"
+    "{\"command\":[\"bash\",\"-c\",\"[ -z \\\"$(trap -p PIPE)\\\" ]\"],\"name\":\"sigpipe\","
+    "\"walltime_args\":{\"warmup_time\":\"0s\",\"max_rounds\":1}}]\n";
 
 static char plan_path[PATH_MAX];
 

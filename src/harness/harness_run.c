@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,9 @@ round_child(const struct mt_harness *h, char *const *argv, int fd)
 {
 	int e = h->base.identity.drop_privileges ? -mt_become_user(&h->base.identity) : 0;
 
+	/* memtrack ignores SIGPIPE, and an ignored signal survives exec; Rust's Command, which
+	 * spawns CodSpeed's rounds, gives the child the default action back, as here. */
+	signal(SIGPIPE, SIG_DFL);
 	if (!e) {
 		execvp(argv[0], argv);
 		e = errno;
