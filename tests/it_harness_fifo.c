@@ -44,8 +44,9 @@ static const char plan_text[] = "[{\"command\":[\"" FIXTURE(
 	     "\"max_time\":null,\"min_time\":null,\"max_rounds\":null,\"min_rounds\":3}},"
 	     "{\"command\":[\"sleep\",\"0.01\"],\"name\":\"early return\",\"walltime_args\":"
 	     "{\"warmup_time\":\"1ms\",\"max_time\":\"1ns\"}},"
-    "{\"command\":[\"bash\",\"-c\",\"[ -z \\\"$(trap -p PIPE)\\\" ]\"],\"name\":\"sigpipe\","
-    "\"walltime_args\":{\"warmup_time\":\"0s\",\"max_rounds\":1}}]\n";
+	     "{\"command\":[\"bash\",\"-c\",\"[ -z \\\"$(trap -p PIPE)\\\" "
+	     "]\"],\"name\":\"sigpipe\","
+	     "\"walltime_args\":{\"warmup_time\":\"0s\",\"max_rounds\":1}}]\n";
 
 static char plan_path[PATH_MAX];
 
