@@ -36,17 +36,17 @@
  * signal): Rust's Command, which runs CodSpeed's rounds, restores its default action. Memory
  * mode runs each once. churn N makes N malloc/free pairs (fixtures/README.md).
  */
-static const char plan_text[] = "[{\"command\":[\"" FIXTURE(
-    "churn") "\",\"100\"],\"walltime_args\":{\"warmup_time\":"
-	     "\"0.2s\",\"max_time\":null,\"min_time\":null,\"max_rounds\":4,\"min_rounds\":null}},"
-	     "{\"command\":[\"true\"],\"name\":\"no "
-	     "warm-up\",\"walltime_args\":{\"warmup_time\":\"0s\","
-	     "\"max_time\":null,\"min_time\":null,\"max_rounds\":null,\"min_rounds\":3}},"
-	     "{\"command\":[\"sleep\",\"0.01\"],\"name\":\"early return\",\"walltime_args\":"
-	     "{\"warmup_time\":\"1ms\",\"max_time\":\"1ns\"}},"
-	     "{\"command\":[\"bash\",\"-c\",\"[ -z \\\"$(trap -p PIPE)\\\" "
-	     "]\"],\"name\":\"sigpipe\","
-	     "\"walltime_args\":{\"warmup_time\":\"0s\",\"max_rounds\":1}}]\n";
+#define CHURN FIXTURE("churn")
+/* Compact, as serde writes it; the twin reads the plan to know each benchmark's URI. */
+static const char plan_text[] =
+    "[{\"command\":[\"" CHURN "\",\"100\"],\"walltime_args\":{\"warmup_time\":\"0.2s\","
+    "\"max_time\":null,\"min_time\":null,\"max_rounds\":4,\"min_rounds\":null}},"
+    "{\"command\":[\"true\"],\"name\":\"no warm-up\",\"walltime_args\":{\"warmup_time\":"
+    "\"0s\",\"max_time\":null,\"min_time\":null,\"max_rounds\":null,\"min_rounds\":3}},"
+    "{\"command\":[\"sleep\",\"0.01\"],\"name\":\"early return\",\"walltime_args\":"
+    "{\"warmup_time\":\"1ms\",\"max_time\":\"1ns\"}},"
+    "{\"command\":[\"bash\",\"-c\",\"[ -z \\\"$(trap -p PIPE)\\\" ]\"],"
+    "\"name\":\"sigpipe\",\"walltime_args\":{\"warmup_time\":\"0s\",\"max_rounds\":1}}]\n";
 
 static char plan_path[PATH_MAX];
 
