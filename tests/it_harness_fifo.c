@@ -27,6 +27,7 @@
 
 #define TWIN	  MT_BUILD_DIR "/twin/debug/runner-twin"
 #define TWIN_BIN  MT_BUILD_DIR "/tests/twin-bin"
+#define CHECKER	  MT_SOURCE_DIR "/tools/check-codspeed-artifacts"
 #define EXIT_SKIP 77
 
 /*
@@ -67,8 +68,9 @@ static void twin(const char *mode, const char *fault, enum who who)
 	}
 	snprintf(script, sizeof(script),
 		 "mount -t tmpfs -o mode=1777 tmpfs /tmp && exec %s%s --mode %s --bin %s "
-		 "--plan %s%s%s",
-		 drop, TWIN, mode, TWIN_BIN, plan_path, fault ? " --fault " : "", fault ?: "");
+		 "--plan %s --checker %s%s%s",
+		 drop, TWIN, mode, TWIN_BIN, plan_path, CHECKER, fault ? " --fault " : "",
+		 fault ?: "");
 	ck_assert_int_eq(
 	    mt_run((const char *[]){"unshare", "--mount", "/bin/sh", "-c", script, NULL}, NULL,
 		   NULL, 180, &o),

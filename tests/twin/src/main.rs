@@ -11,6 +11,7 @@
 //! Usage: runner-twin --mode walltime|memory --bin DIR --plan FILE [--fault KIND]
 //!   --bin: where `exec-harness` is (prepended to PATH, as introspection wrappers would be)
 //!   --plan: the JSON array of BenchmarkCommand the runner writes
+//!   --checker: tools/check-codspeed-artifacts, run on the walltime profile folder (optional)
 //!   --fault: silent (read, never answer), stall:VARIANT (stop answering at the first
 //!            VARIANT), err:VARIANT (answer Err to the first VARIANT), close:VARIANT (close
 //!            both FIFOs on the first VARIANT), stale (FIFOs left by a runner gone: nobody
@@ -114,6 +115,7 @@ struct Args {
     mode: Mode,
     bin: PathBuf,
     plan: PathBuf,
+    checker: Option<PathBuf>,
     fault: Fault,
 }
 
@@ -141,6 +143,7 @@ fn monotonic_ns() -> u64 {
 fn parse_args() -> Args {
     let mut it = std::env::args().skip(1);
     let (mut mode, mut bin, mut plan, mut fault) = (None, None, None, Fault::None);
+    let mut checker = None;
     while let Some(a) = it.next() {
         let v = it
             .next()
@@ -150,6 +153,7 @@ fn parse_args() -> Args {
             "--mode" if v == "memory" => mode = Some(Mode::Memory),
             "--bin" => bin = Some(PathBuf::from(v)),
             "--plan" => plan = Some(PathBuf::from(v)),
+            "--checker" => checker = Some(PathBuf::from(v)),
             "--fault" if v == "silent" => fault = Fault::Silent,
             "--fault" if v == "stale" => fault = Fault::Stale,
             "--fault" if v.starts_with("stall:") => fault = Fault::Stall(v[6..].to_string()),
@@ -163,6 +167,7 @@ fn parse_args() -> Args {
             mode,
             bin,
             plan,
+            checker,
             fault,
         },
         _ => fail("usage: runner-twin --mode walltime|memory --bin DIR --plan FILE".into()),
@@ -555,6 +560,24 @@ fn check_walltime_bench(
     );
 }
 
+/// The results file as today: what the independent checker validates against the runner's
+/// structs.
+fn check_with(checker: &Path, profile: &Path) {
+    // Through its #! (/usr/bin/python3 and Debian's modules), whatever python3 PATH finds.
+    let out = Process::new(checker)
+        .arg("walltime")
+        .arg(profile)
+        .output()
+        .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", checker.display())));
+    if !out.status.success() {
+        fail(format!(
+            "{}: {}",
+            checker.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+}
+
 fn check_run(args: &Args, plan: &[Benchmark], frames: &[Frame], profile: &Path) -> String {
     let mut i = 0;
     if matches!(args.fault, Fault::Stale) {
@@ -573,6 +596,9 @@ fn check_run(args: &Args, plan: &[Benchmark], frames: &[Frame], profile: &Path) 
     match args.mode {
         Mode::Walltime => {
             let (pid, json) = load_results(profile);
+            if let Some(checker) = &args.checker {
+                check_with(checker, profile);
+            }
             let benches = json["benchmarks"]
                 .as_array()
                 .unwrap_or_else(|| fail("no benchmarks".into()));
