@@ -332,6 +332,17 @@ static int load_command(const struct harness_opts *o, struct mt_bench_list *list
 
 /* ---- Entry point ------------------------------------------------------------------------- */
 
+/*
+ * Walltime's results file; memory mode's CodSpeed files when it tracked by itself. Under the
+ * runner, memory mode leaves results/ to the runner and its tracker, as CodSpeed's does.
+ */
+static int write_outputs(const struct mt_harness *h, const struct mt_bench_result *res, size_t n)
+{
+	if (h->mode == MT_HARNESS_WALLTIME)
+		return mt_harness_write_results(h, res, n);
+	return h->memory ? mt_harness_write_codspeed(h, res, n) : 0;
+}
+
 int mt_cmd_harness(int argc, char **argv)
 {
 	struct mt_bench_list list = {0};
@@ -373,10 +384,7 @@ int mt_cmd_harness(int argc, char **argv)
 		code = h.exit_code;
 		goto cleanup;
 	}
-	/* Under the runner, memory mode leaves results/ to the runner and its tracker. */
-	if (mode == MT_HARNESS_WALLTIME ? mt_harness_write_results(&h, res, list.n)
-	    : h.memory			? mt_harness_write_codspeed(&h, res, list.n)
-					: 0)
+	if (write_outputs(&h, res, list.n))
 		goto cleanup;
 	if (!o.quiet && mode == MT_HARNESS_WALLTIME)
 		mt_harness_print_table(res, list.n);

@@ -56,7 +56,8 @@ enum mt_harness_mode {
 struct mt_harness {
 	const char *output; /* --output DIR; NULL: $CODSPEED_PROFILE_FOLDER, else ./.codspeed */
 	enum mt_harness_mode mode;
-	bool memory; /* a tracked run of each benchmark: --memory, or memory mode */
+	bool
+	    memory; /* a tracked run of each benchmark: --memory, or memory mode without a runner */
 	bool quiet;
 	char results_dir[PATH_MAX];  /* DIR/results: only results JSON, which runners read */
 	char artifact_dir[PATH_MAX]; /* DIR/memtrack: the --memory artifacts */

@@ -400,7 +400,10 @@ static int run_bench(struct mt_harness *h, size_t idx, const struct mt_bench *b,
 {
 	int ret;
 
-	/* Memory mode runs each command once, tracked, as CodSpeed's analysis mode does. */
+	/*
+	 * Memory mode runs each command once, as CodSpeed's analysis mode does: tracked by
+	 * memtrack by hand, by the runner's tracker under a runner.
+	 */
 	if (h->mode == MT_HARNESS_MEMORY)
 		return h->memory ? measure_memory(h, idx, b->argv, r)
 				 : run_for_tracker(h, b->argv, r);
