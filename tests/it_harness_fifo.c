@@ -26,7 +26,11 @@
 #include "lib/suite.h"
 
 #define TWIN	  MT_BUILD_DIR "/twin/debug/runner-twin"
-#define TWIN_BIN  MT_BUILD_DIR "/tests/twin-bin"
+/* `make install` of this build, outside /tmp (which each run replaces), with CodSpeed's
+ * capability layout: setcap on memtrack, the tracker; exec-harness a plain file. */
+#define TWIN_ROOT MT_BUILD_DIR "/tests/twin-root"
+#define TWIN_BIN  TWIN_ROOT "/usr/bin"
+#define CAPS	  "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore+ep"
 #define CHECKER	  MT_SOURCE_DIR "/tools/check-codspeed-artifacts"
 #define EXIT_SKIP 77
 
@@ -163,21 +167,38 @@ static const char *build_twin(void)
 
 static void prepare(void)
 {
-	char link[PATH_MAX];
+	const char *setcap[] = {"setcap", CAPS, TWIN_BIN "/memtrack", NULL};
+	struct mt_out o = {0};
 	FILE *f;
 
-	/* Outside /tmp, which each run replaces: the link the runner finds on PATH, the plan. */
-	if (mkdir(TWIN_BIN, 0755) && errno != EEXIST)
-		ck_abort_msg("mkdir %s: %s", TWIN_BIN, strerror(errno));
-	snprintf(link, sizeof(link), "%s/exec-harness", TWIN_BIN);
-	unlink(link);
-	ck_assert_int_eq(symlink(MEMTRACK, link), 0);
-	snprintf(plan_path, sizeof(plan_path), "%s/plan.json", TWIN_BIN);
+	ck_assert_int_eq(mt_make_install(TWIN_ROOT, &o), 0);
+	ck_assert_msg(o.code == 0, "make install: %s%s", o.out, o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(setcap, NULL, NULL, 30, &o), 0);
+	ck_assert_msg(o.code == 0, "setcap: %s", o.err);
+	mt_out_free(&o);
+	snprintf(plan_path, sizeof(plan_path), "%s/plan.json", TWIN_ROOT);
 	f = fopen(plan_path, "w");
 	ck_assert_ptr_nonnull(f);
 	fputs(plan_text, f);
 	ck_assert_int_eq(fclose(f), 0);
 }
+
+/* The capabilities given to the tracker do not reach the exec-harness the runner runs. */
+START_TEST(test_capability_layout)
+{
+	const char *getcap[] = {"getcap", TWIN_BIN "/memtrack", TWIN_BIN "/exec-harness", NULL};
+	struct mt_out o = {0};
+	struct stat st;
+
+	ck_assert_int_eq(lstat(TWIN_BIN "/exec-harness", &st), 0);
+	ck_assert_msg(S_ISREG(st.st_mode), "make install's exec-harness is not a file of its own");
+	ck_assert_int_eq(mt_run(getcap, NULL, NULL, 30, &o), 0);
+	ck_assert_msg(strstr(o.out, TWIN_BIN "/memtrack cap_") && !strstr(o.out, "exec-harness"),
+		      "getcap:\n%s", o.out);
+	mt_out_free(&o);
+}
+END_TEST
 
 static Suite *fifo_suite(void)
 {
@@ -187,6 +208,7 @@ static Suite *fifo_suite(void)
 	tcase_add_unchecked_fixture(tc, prepare, NULL);
 	/* A stalled runner costs exec-harness's 5 s answer timeout per run. */
 	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_capability_layout);
 	tcase_add_test(tc, test_walltime_frames);
 	tcase_add_test(tc, test_memory_frames);
 	tcase_add_test(tc, test_runner_never_answers);
