@@ -581,6 +581,10 @@ fn check_with(checker: &Path, profile: &Path) {
 fn check_run(args: &Args, plan: &[Benchmark], frames: &[Frame], profile: &Path) -> String {
     let mut i = 0;
     if matches!(args.fault, Fault::Stale) {
+        // By hand, memory mode tracks by itself (and needs privileges): walltime shows it.
+        if args.mode != Mode::Walltime {
+            fail("--fault stale checks a walltime run".into());
+        }
         let (_, json) = load_results(profile);
         let n = json["benchmarks"].as_array().map_or(0, |b| b.len());
         if !frames.is_empty() || n != plan.len() {
