@@ -260,6 +260,16 @@ impl RunnerFifo {
         self.ctl = None;
         self.ack = None;
     }
+
+    /// Bytes of answers still in the answer FIFO: ones exec-harness has not read back.
+    fn unread_answers(&self) -> i32 {
+        let mut n: libc::c_int = 0;
+        if let Some(ack) = &self.ack {
+            // SAFETY: FIONREAD stores an int into n.
+            unsafe { libc::ioctl(ack.as_raw_fd(), libc::FIONREAD, &mut n) };
+        }
+        n
+    }
 }
 
 // ---- exec-harness as the runner starts it ---------------------------------------------------
@@ -399,6 +409,10 @@ fn serve(args: &Args, fifo: &mut RunnerFifo, child: &mut Child) -> (Vec<Frame>, 
     loop {
         while let Some(cmd) = fifo.recv(100) {
             let at = monotonic_ns();
+            // exec-harness reads each answer before it sends the next frame.
+            if matches!(args.fault, Fault::None) && fifo.unread_answers() != 0 {
+                fail(format!("{cmd:?} came before the previous answer was read"));
+            }
             let hit = |v: &String| !faulted && v == cmd.variant();
             let reply = match &args.fault {
                 Fault::Silent => None,
@@ -420,6 +434,9 @@ fn serve(args: &Args, fifo: &mut RunnerFifo, child: &mut Child) -> (Vec<Frame>, 
             frames.push(Frame { cmd, at });
         }
         if let Some(st) = child.try_wait().unwrap() {
+            if matches!(args.fault, Fault::None) && fifo.unread_answers() != 0 {
+                fail("exec-harness exited without reading its last answer".into());
+            }
             return (frames, st.code().unwrap_or(128), start.elapsed());
         }
         if start.elapsed() > RUN_BOUND {
