@@ -142,7 +142,11 @@ format-check:
 install: $(BUILD)/memtrack
 	install -D -m 0755 $(BUILD)/memtrack $(DESTDIR)$(PREFIX)/bin/memtrack
 	# CodSpeed's runner runs `exec-harness`: memtrack answers to that name too (docs/HARNESS.md).
-	ln -sf memtrack $(DESTDIR)$(PREFIX)/bin/exec-harness
+	# A file of its own, not a link: `setcap` on memtrack (the tracker role) must not reach it,
+	# as a file-capability exec-harness would run in secure-execution mode and strip LD_* from
+	# the benchmarks it starts.
+	rm -f $(DESTDIR)$(PREFIX)/bin/exec-harness
+	install -m 0755 $(BUILD)/memtrack $(DESTDIR)$(PREFIX)/bin/exec-harness
 	# What users of strace, valgrind and heaptrack find beside the binary: the manual page and
 	# bash completion (for both names).
 	install -D -m 0644 docs/memtrack.1 $(DESTDIR)$(PREFIX)/share/man/man1/memtrack.1

@@ -498,7 +498,8 @@ START_TEST(test_codspeed_unknown_keys)
 }
 END_TEST
 
-/* Items 1 and 2: the name exec-harness (make install's link) and --version (main.rs, clap). */
+/* Items 1 and 2: the name exec-harness (make install's copy; a link here) and --version (main.rs,
+ * clap). */
 static void link_exec_harness(char *bin, size_t len)
 {
 	char link[PATH_MAX + 32];

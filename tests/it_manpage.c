@@ -39,25 +39,11 @@ static void words_free(struct words *ws)
 	ws->n = 0;
 }
 
-/* `make install DESTDIR=dir PREFIX=/usr` of this build, the binary taken as it is. */
 static void install_into(const char *dir)
 {
-	char destdir[96];
-	const char *argv[] = {"make",
-			      "-s",
-			      "-C",
-			      MT_SOURCE_DIR,
-			      "BUILD=" MT_BUILD_DIR,
-			      "-o",
-			      MT_BUILD_DIR "/memtrack",
-			      destdir,
-			      "PREFIX=/usr",
-			      "install",
-			      NULL};
 	struct mt_out o;
 
-	snprintf(destdir, sizeof(destdir), "DESTDIR=%s", dir);
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(mt_make_install(dir, &o), 0);
 	ck_assert_msg(o.code == 0, "make install failed (%d): %s%s", o.code, o.out, o.err);
 	mt_out_free(&o);
 }

@@ -332,10 +332,22 @@ static int load_command(const struct harness_opts *o, struct mt_bench_list *list
 
 /* ---- Entry point ------------------------------------------------------------------------- */
 
+/*
+ * Walltime's results file; memory mode's CodSpeed files when it tracked by itself. Under the
+ * runner, memory mode leaves results/ to the runner and its tracker, as CodSpeed's does.
+ */
+static int write_outputs(const struct mt_harness *h, const struct mt_bench_result *res, size_t n)
+{
+	if (h->mode == MT_HARNESS_WALLTIME)
+		return mt_harness_write_results(h, res, n);
+	return h->memory ? mt_harness_write_codspeed(h, res, n) : 0;
+}
+
 int mt_cmd_harness(int argc, char **argv)
 {
 	struct mt_bench_list list = {0};
 	struct mt_bench_result *res = NULL;
+	struct mt_fifo runner = {.ctl = -1, .ack = -1};
 	enum mt_harness_mode mode;
 	struct harness_opts o;
 	struct mt_harness h;
@@ -351,10 +363,6 @@ int mt_cmd_harness(int argc, char **argv)
 	h.quiet = o.quiet;
 	h.exit_code = 1;
 	mt_choose_user(&h.base.identity, NULL);
-	if (h.memory && mt_check_capabilities(true) < 0) {
-		code = 1;
-		goto cleanup;
-	}
 
 	ret = o.from_stdin ? load_stdin(&o, &list) : load_command(&o, &list);
 	if (ret) {
@@ -368,14 +376,15 @@ int mt_cmd_harness(int argc, char **argv)
 		goto cleanup;
 	}
 	code = 1;
-	if (mt_harness_prepare_output(&h))
+	/* Under CodSpeed's runner its tracker records memory mode: no privilege is needed here. */
+	ret = mt_harness_runner_connect(&h, &runner);
+	if (ret || (h.memory && mt_check_capabilities(true) < 0) || mt_harness_prepare_output(&h))
 		goto cleanup;
 	if (mt_harness_run_all(&h, &list, res)) {
 		code = h.exit_code;
 		goto cleanup;
 	}
-	if (mode == MT_HARNESS_MEMORY ? mt_harness_write_codspeed(&h, res, list.n)
-				      : mt_harness_write_results(&h, res, list.n))
+	if (write_outputs(&h, res, list.n))
 		goto cleanup;
 	if (!o.quiet && mode == MT_HARNESS_WALLTIME)
 		mt_harness_print_table(res, list.n);
@@ -383,6 +392,7 @@ int mt_cmd_harness(int argc, char **argv)
 cleanup:
 	if (code == 1 && ret == -ENOMEM)
 		fprintf(stderr, MT_HARNESS_PROG ": out of memory\n");
+	mt_fifo_close(&runner);
 	mt_harness_results_free(res, list.n);
 	mt_bench_list_free(&list);
 	return code;

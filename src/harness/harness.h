@@ -5,8 +5,8 @@
  * that CodSpeed's tools read (docs/HARNESS.md). Its modules: the benchmarks read from JSON
  * (harness_json.c), the round plan and the statistics (harness_stats.c), the runner
  * (harness_run.c), the results (harness_results.c), CodSpeed's duration grammar
- * (harness_duration.c) and CodSpeed's memory artifact (harness_codspeed.c). Its command line is
- * cmd_harness.c.
+ * (harness_duration.c), CodSpeed's memory artifact (harness_codspeed.c) and the runner's FIFO
+ * (harness_fifo.c). Its command line is cmd_harness.c.
  */
 #ifndef MT_HARNESS_H
 #define MT_HARNESS_H
@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/harness_fifo.h"
 #include "harness/harness_stats.h"
 #include "aggregate/report.h"
 #include "supervisor/supervisor.h"
@@ -55,12 +56,18 @@ enum mt_harness_mode {
 struct mt_harness {
 	const char *output; /* --output DIR; NULL: $CODSPEED_PROFILE_FOLDER, else ./.codspeed */
 	enum mt_harness_mode mode;
-	bool memory; /* a tracked run of each benchmark: --memory, or memory mode */
+	bool
+	    memory; /* a tracked run of each benchmark: --memory, or memory mode without a runner */
 	bool quiet;
 	char results_dir[PATH_MAX];  /* DIR/results: only results JSON, which runners read */
 	char artifact_dir[PATH_MAX]; /* DIR/memtrack: the --memory artifacts */
 	struct mt_run_config base;   /* what every round shares: identity, watcher, placement */
-	int exit_code;		     /* memtrack's exit status once a benchmark failed */
+	/*
+	 * CodSpeed's runner, told of every benchmark as exec-harness tells it; NULL when there is
+	 * none (run by hand). In memory mode the runner's own tracker records: memory is false.
+	 */
+	struct mt_fifo *runner;
+	int exit_code; /* memtrack's exit status once a benchmark failed */
 };
 
 /* What one benchmark measured. */
@@ -69,6 +76,7 @@ struct mt_bench_result {
 	char *uri;  /* exec_harness:: and the whole name */
 	struct mt_bench_config cfg;
 	uint64_t *times;
+	uint64_t *starts; /* CLOCK_MONOTONIC at each round's start: the runner's RoundStart */
 	size_t n, cap;
 	uint64_t warmup_runs;
 	struct mt_stats stats;
@@ -78,6 +86,17 @@ struct mt_bench_result {
 	char artifact[PATH_MAX];
 	uint64_t tracked_start_ns, tracked_end_ns; /* memory mode: CLOCK_MONOTONIC of the run */
 };
+
+/*
+ * Connect to CodSpeed's runner when its FIFOs are there, and greet it as exec-harness does
+ * (version, mode, integration). Returns 0 (h->runner set, or NULL without a runner), or a
+ * negative errno after one sentence.
+ */
+int mt_harness_runner_connect(struct mt_harness *h, struct mt_fifo *f);
+/* What exec-harness tells the runner around a benchmark (harness_runner.c); no-ops without one. */
+int mt_harness_runner_tell(struct mt_harness *h, enum mt_fifo_cmd cmd); /* Start/StopProfiler */
+int mt_harness_runner_rounds(struct mt_harness *h, const struct mt_bench_result *r);
+int mt_harness_runner_executed(struct mt_harness *h, const struct mt_bench_result *r);
 
 /*
  * Name every benchmark and resolve its limits before any runs, so that a typo in the last one

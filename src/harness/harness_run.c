@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,9 @@ round_child(const struct mt_harness *h, char *const *argv, int fd)
 {
 	int e = h->base.identity.drop_privileges ? -mt_become_user(&h->base.identity) : 0;
 
+	/* memtrack ignores SIGPIPE, and an ignored signal survives exec; Rust's Command, which
+	 * spawns CodSpeed's rounds, gives the child the default action back, as here. */
+	signal(SIGPIPE, SIG_DFL);
 	if (!e) {
 		execvp(argv[0], argv);
 		e = errno;
@@ -164,10 +168,10 @@ static int wait_exec(int fd)
  * succeeded) to the reaping of the command's own process. A child it leaves behind runs on
  * unmeasured, as it does under CodSpeed.
  */
-static int spawn_round(struct mt_harness *h, const char *name, char *const *argv, uint64_t *ns)
+static int spawn_round(struct mt_harness *h, const char *name, char *const *argv, uint64_t *start,
+		       uint64_t *ns)
 {
 	struct mt_run_result res;
-	uint64_t start;
 	int pfd[2], e, status;
 	pid_t pid;
 
@@ -186,11 +190,11 @@ static int spawn_round(struct mt_harness *h, const char *name, char *const *argv
 		round_child(h, argv, pfd[1]);
 	close(pfd[1]);
 	e = wait_exec(pfd[0]);
-	start = mt_clock_now_ns();
+	*start = mt_clock_now_ns();
 	close(pfd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	*ns = mt_clock_now_ns() - start;
+	*ns = mt_clock_now_ns() - *start;
 	if (e) {
 		fprintf(stderr, "memtrack: cannot run '%s': %s\n", argv[0], strerror(e));
 		h->exit_code = mt_exec_failure_code(-e);
@@ -206,7 +210,7 @@ static int spawn_round(struct mt_harness *h, const char *name, char *const *argv
 	return -ECHILD;
 }
 
-static int push_time(struct mt_bench_result *r, uint64_t ns)
+static int push_time(struct mt_bench_result *r, uint64_t start, uint64_t ns)
 {
 	uint64_t *t;
 
@@ -217,27 +221,35 @@ static int push_time(struct mt_bench_result *r, uint64_t ns)
 		if (!t)
 			return -ENOMEM;
 		r->times = t;
+		t = realloc(r->starts, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		r->starts = t;
 		r->cap = cap;
 	}
+	r->starts[r->n] = start;
 	r->times[r->n++] = ns;
 	return 0;
 }
 
+/* The warm-up; *first_start is when its first run started (the result when it is the only one). */
 static int warm_up(struct mt_harness *h, char *const *argv, struct mt_bench_result *r,
-		   struct mt_warmup *w)
+		   struct mt_warmup *w, uint64_t *first_start)
 {
-	uint64_t start = mt_clock_now_ns(), ns;
+	uint64_t start = mt_clock_now_ns(), round_start, ns;
 	int ret;
 
 	memset(w, 0, sizeof(*w));
 	if (!r->cfg.warmup_ns)
 		return 0;
 	do {
-		ret = spawn_round(h, r->name, argv, &ns);
+		ret = spawn_round(h, r->name, argv, &round_start, &ns);
 		if (ret)
 			return ret;
-		if (!w->runs)
+		if (!w->runs) {
 			w->first_ns = ns;
+			*first_start = round_start;
+		}
 		w->runs++;
 	} while (mt_clock_now_ns() - start < r->cfg.warmup_ns);
 	/* Spawning is part of the cost of a round when budgeting max_time. */
@@ -272,14 +284,20 @@ static void say_plan(const struct mt_harness *h, const struct mt_bench_result *r
 			r->name);
 }
 
+/*
+ * The warm-up and the rounds, between the runner's StartProfiler and StopProfiler as in
+ * CodSpeed's run_rounds: the warm-up runs are in the profile, only the rounds are marked.
+ */
 static int measure(struct mt_harness *h, char *const *argv, struct mt_bench_result *r)
 {
+	uint64_t start, first_start = 0, round_start, ns;
 	struct mt_round_plan plan;
 	struct mt_warmup w;
-	uint64_t start, ns;
 	int ret;
 
-	ret = warm_up(h, argv, r, &w);
+	ret = mt_harness_runner_tell(h, MT_FIFO_START_PROFILER);
+	if (!ret)
+		ret = warm_up(h, argv, r, &w, &first_start);
 	if (ret)
 		return ret;
 	if (mt_harness_stats_plan(&r->cfg, &w, &plan)) {
@@ -291,17 +309,54 @@ static int measure(struct mt_harness *h, char *const *argv, struct mt_bench_resu
 	}
 	say_plan(h, r, &w, &plan);
 	if (plan.warmup_is_result)
-		return push_time(r, w.first_ns);
+		return push_time(r, first_start, w.first_ns);
 	r->warmup_runs = w.runs;
 	start = mt_clock_now_ns();
 	do {
-		ret = spawn_round(h, r->name, argv, &ns);
+		ret = spawn_round(h, r->name, argv, &round_start, &ns);
 		if (!ret)
-			ret = push_time(r, ns);
+			ret = push_time(r, round_start, ns);
 		if (ret)
 			return ret;
 	} while (!mt_harness_stats_plan_done(&r->cfg, &plan, r->n, mt_clock_now_ns() - start));
 	return 0;
+}
+
+/* After the rounds: their markers, StopProfiler, then the benchmark's URI. */
+static int measured(struct mt_harness *h, const struct mt_bench_result *r)
+{
+	int ret = mt_harness_runner_rounds(h, r);
+
+	if (!ret)
+		ret = mt_harness_runner_tell(h, MT_FIFO_STOP_PROFILER);
+	if (!ret)
+		ret = mt_harness_runner_executed(h, r);
+	return ret;
+}
+
+/*
+ * Memory mode under the runner, as CodSpeed's analysis::perform: one plain run between
+ * StartProfiler and StopProfiler (the runner's tracker records it), StopProfiler even when the
+ * command failed, the URI only when it did not.
+ */
+static int run_for_tracker(struct mt_harness *h, char *const *argv, struct mt_bench_result *r)
+{
+	uint64_t start, ns;
+	int ret, stop;
+
+	if (!h->quiet)
+		fprintf(stderr, "memtrack: '%s': one run, recorded by the runner's tracker\n",
+			r->name);
+	ret = mt_harness_runner_tell(h, MT_FIFO_START_PROFILER);
+	if (ret)
+		return ret;
+	r->tracked_start_ns = mt_clock_now_ns();
+	ret = spawn_round(h, r->name, argv, &start, &ns);
+	r->tracked_end_ns = mt_clock_now_ns();
+	stop = mt_harness_runner_tell(h, MT_FIFO_STOP_PROFILER);
+	if (ret || stop)
+		return ret ? ret : stop;
+	return mt_harness_runner_executed(h, r);
 }
 
 static int measure_memory(struct mt_harness *h, size_t idx, char *const *argv,
@@ -345,10 +400,16 @@ static int run_bench(struct mt_harness *h, size_t idx, const struct mt_bench *b,
 {
 	int ret;
 
-	/* Memory mode runs each command once, tracked, as CodSpeed's analysis mode does. */
+	/*
+	 * Memory mode runs each command once, as CodSpeed's analysis mode does: tracked by
+	 * memtrack by hand, by the runner's tracker under a runner.
+	 */
 	if (h->mode == MT_HARNESS_MEMORY)
-		return measure_memory(h, idx, b->argv, r);
+		return h->memory ? measure_memory(h, idx, b->argv, r)
+				 : run_for_tracker(h, b->argv, r);
 	ret = measure(h, b->argv, r);
+	if (!ret)
+		ret = measured(h, r);
 	if (!ret)
 		ret = mt_harness_stats_compute(r->times, r->n, &r->stats);
 	if (!ret && h->memory)
@@ -364,6 +425,7 @@ void mt_harness_results_free(struct mt_bench_result *res, size_t n)
 		free(res[i].name);
 		free(res[i].uri);
 		free(res[i].times);
+		free(res[i].starts);
 	}
 	free(res);
 }

@@ -2,6 +2,7 @@
 /* Integration-test helpers. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -231,6 +232,25 @@ char *mt_tmpfile(void)
 		abort();
 	close(fd);
 	return p;
+}
+
+int mt_make_install(const char *destdir, struct mt_out *o)
+{
+	char dest[PATH_MAX + 16];
+	const char *argv[] = {"make",
+			      "-s",
+			      "-C",
+			      MT_SOURCE_DIR,
+			      "BUILD=" MT_BUILD_DIR,
+			      "-o",
+			      MT_BUILD_DIR "/memtrack",
+			      dest,
+			      "PREFIX=/usr",
+			      "install",
+			      NULL};
+
+	snprintf(dest, sizeof(dest), "DESTDIR=%s", destdir);
+	return mt_run(argv, NULL, NULL, 120, o);
 }
 
 void mt_tmpdir(char *path)

@@ -36,6 +36,11 @@ pid_t mt_spawn_piped(const char *const *argv, int *out_fd);
 char *mt_slurp(const char *path);
 /* A fresh empty file under /tmp; the path is to free. */
 char *mt_tmpfile(void);
+/*
+ * `make install DESTDIR=destdir PREFIX=/usr` of this build, the binary taken as it is (make -o:
+ * nothing rebuilt). Fills *o; returns as mt_run does.
+ */
+int mt_make_install(const char *destdir, struct mt_out *o);
 /* A fresh directory under /tmp; path must hold 64 bytes. */
 void mt_tmpdir(char *path);
 /* Number of lines of s that contain needle. */

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The runner FIFO's client (harness_fifo.h). bincode 1 with its default options, which the
+ * runner's bincode::serialize and instrument-hooks' serializer both use: an enum is its variant
+ * index as a u32, a String a u64 length and its bytes, integers fixed-width, all little-endian.
+ *
+ * Where instrument-hooks opens both FIFOs read-write (a client that never sees its runner go
+ * away, only a one-second silence), the control FIFO is opened here write-only and the answer
+ * FIFO read-only: a FIFO with no reader is then told from a runner (ENXIO at the open), a runner
+ * that exits or closes its FIFO is a write error or a hang-up at once, and every wait still has
+ * a deadline. The frames on the wire are the same.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "harness/harness.h"
+#include "harness/harness_fifo.h"
+
+/* An answer is Ack, Err or a mode: a few bytes. Anything longer is not a runner's answer. */
+#define MAX_ANSWER 64
+
+static const char *const cmd_names[MT_FIFO_N_CMDS] = {
+    [MT_FIFO_CURRENT_BENCHMARK] = "CurrentBenchmark",
+    [MT_FIFO_START_PROFILER] = "StartProfiler",
+    [MT_FIFO_STOP_PROFILER] = "StopProfiler",
+    [MT_FIFO_ACK] = "Ack",
+    [MT_FIFO_PING_PROFILER] = "PingProfiler",
+    [MT_FIFO_SET_INTEGRATION] = "SetIntegration",
+    [MT_FIFO_ERR] = "Err",
+    [MT_FIFO_ADD_MARKER] = "AddMarker",
+    [MT_FIFO_SET_VERSION] = "SetVersion",
+    [MT_FIFO_GET_INTEGRATION_MODE] = "GetIntegrationMode",
+    [MT_FIFO_INTEGRATION_MODE_RESPONSE] = "IntegrationModeResponse",
+};
+
+static const char *const mode_names[MT_FIFO_N_MODES] = {
+    [MT_FIFO_MODE_WALLTIME] = "Walltime",
+    [MT_FIFO_MODE_SIMULATION] = "Simulation",
+    [MT_FIFO_MODE_ANALYSIS] = "Analysis",
+};
+
+const char *mt_fifo_cmd_name(enum mt_fifo_cmd cmd)
+{
+	return (unsigned int)cmd < MT_FIFO_N_CMDS ? cmd_names[cmd] : "?";
+}
+
+const char *mt_fifo_mode_name(enum mt_fifo_mode mode)
+{
+	return (unsigned int)mode < MT_FIFO_N_MODES ? mode_names[mode] : "?";
+}
+
+/* ---- bincode ------------------------------------------------------------------------------ */
+
+struct enc {
+	uint8_t *buf;
+	size_t cap, len;
+	bool overflow;
+};
+
+static void put_le(struct enc *e, uint64_t v, size_t width)
+{
+	size_t i;
+
+	if (e->len + width > e->cap) {
+		e->overflow = true;
+		return;
+	}
+	for (i = 0; i < width; i++)
+		e->buf[e->len++] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_str(struct enc *e, const char *s)
+{
+	size_t n = strlen(s);
+
+	put_le(e, n, 8);
+	if (e->len + n > e->cap) {
+		e->overflow = true;
+		return;
+	}
+	memcpy(e->buf + e->len, s, n);
+	e->len += n;
+}
+
+ssize_t mt_fifo_encode(const struct mt_fifo_msg *m, uint8_t *buf, size_t cap)
+{
+	struct enc e = {.buf = buf, .cap = cap, .len = 4};
+	size_t payload;
+
+	if (cap < 4)
+		return -ENOSPC;
+	put_le(&e, m->cmd, 4);
+	switch (m->cmd) {
+	case MT_FIFO_CURRENT_BENCHMARK:
+		put_le(&e, (uint32_t)m->pid, 4);
+		put_str(&e, m->str);
+		break;
+	case MT_FIFO_SET_INTEGRATION:
+		put_str(&e, m->str);
+		put_str(&e, m->str2);
+		break;
+	case MT_FIFO_ADD_MARKER:
+		put_le(&e, (uint32_t)m->pid, 4);
+		put_le(&e, m->marker, 4);
+		put_le(&e, m->value, 8);
+		break;
+	case MT_FIFO_SET_VERSION:
+		put_le(&e, m->value, 8);
+		break;
+	case MT_FIFO_START_PROFILER:
+	case MT_FIFO_STOP_PROFILER:
+	case MT_FIFO_GET_INTEGRATION_MODE:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (e.overflow)
+		return -ENOSPC;
+	payload = e.len - 4;
+	e.len = 0;
+	put_le(&e, payload, 4);
+	return (ssize_t)(payload + 4);
+}
+
+static uint64_t get_le(const uint8_t *p, size_t width)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < width; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+int mt_fifo_decode_answer(const uint8_t *payload, size_t len, struct mt_fifo_msg *m)
+{
+	uint64_t v;
+
+	memset(m, 0, sizeof(*m));
+	if (len < 4)
+		return -EPROTO;
+	v = get_le(payload, 4);
+	if ((v == MT_FIFO_ACK || v == MT_FIFO_ERR) && len == 4) {
+		m->cmd = (enum mt_fifo_cmd)v;
+		return 0;
+	}
+	if (v != MT_FIFO_INTEGRATION_MODE_RESPONSE || len != 8)
+		return -EPROTO;
+	m->cmd = MT_FIFO_INTEGRATION_MODE_RESPONSE;
+	v = get_le(payload + 4, 4);
+	if (v >= MT_FIFO_N_MODES)
+		return -EPROTO;
+	m->mode = (enum mt_fifo_mode)v;
+	return 0;
+}
+
+/* ---- The connection ----------------------------------------------------------------------- */
+
+static bool is_fifo(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISFIFO(st.st_mode);
+}
+
+int mt_fifo_connect(struct mt_fifo *f, const char *ctl_path, const char *ack_path, int timeout_ms)
+{
+	int e;
+
+	f->ctl = f->ack = -1;
+	f->timeout_ms = timeout_ms;
+	f->mode = MT_FIFO_MODE_WALLTIME;
+	/* instrument-hooks too looks for both FIFOs and goes on without a runner when one lacks. */
+	if (!is_fifo(ctl_path) || !is_fifo(ack_path))
+		return 0;
+	/* A read-only open does not wait for a writer; a write-only one fails with ENXIO when no
+	 * process reads: the runner opened both before it started the benchmark command. */
+	f->ack = open(ack_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (f->ack < 0) {
+		e = errno;
+		fprintf(stderr, MT_HARNESS_PROG ": cannot open the runner's FIFO %s: %s\n",
+			ack_path, strerror(e));
+		return -e;
+	}
+	f->ctl = open(ctl_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (f->ctl >= 0)
+		return 1;
+	e = errno;
+	mt_fifo_close(f);
+	if (e == ENXIO)
+		return 0;
+	fprintf(stderr, MT_HARNESS_PROG ": cannot open the runner's FIFO %s: %s\n", ctl_path,
+		strerror(e));
+	return -e;
+}
+
+void mt_fifo_close(struct mt_fifo *f)
+{
+	if (f->ctl >= 0)
+		close(f->ctl);
+	if (f->ack >= 0)
+		close(f->ack);
+	f->ctl = f->ack = -1;
+}
+
+/* Wait until fd is ready for events before the deadline: 0, -ETIMEDOUT, or -EPIPE (hang-up). */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+	struct pollfd p = {.fd = fd, .events = events};
+	uint64_t now;
+	int n;
+
+	for (;;) {
+		now = mt_clock_now_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, (int)((deadline - now + 999999) / 1000000));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			continue;
+		/* Data still readable after a hang-up is read first. */
+		if (p.revents & events)
+			return 0;
+		return -EPIPE;
+	}
+}
+
+static int write_all(struct mt_fifo *f, const uint8_t *buf, size_t len, uint64_t deadline)
+{
+	ssize_t n;
+	int ret;
+
+	while (len) {
+		n = write(f->ctl, buf, len);
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN)
+			return -errno;
+		/* A full FIFO: the runner reads it or the deadline passes. */
+		ret = wait_fd(f->ctl, POLLOUT, deadline);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int read_all(struct mt_fifo *f, uint8_t *buf, size_t len, uint64_t deadline)
+{
+	ssize_t n;
+	int ret;
+
+	while (len) {
+		ret = wait_fd(f->ack, POLLIN, deadline);
+		if (ret)
+			return ret;
+		n = read(f->ack, buf, len);
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+		} else if (n == 0) {
+			return -EPIPE; /* every writer closed: the runner is gone */
+		} else if (errno != EINTR && errno != EAGAIN) {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int read_answer(struct mt_fifo *f, struct mt_fifo_msg *answer, uint64_t deadline)
+{
+	uint8_t buf[MAX_ANSWER];
+	uint64_t len;
+	int ret;
+
+	ret = read_all(f, buf, 4, deadline);
+	if (ret)
+		return ret;
+	len = get_le(buf, 4);
+	if (len > sizeof(buf))
+		return -EPROTO;
+	ret = read_all(f, buf, (size_t)len, deadline);
+	if (ret)
+		return ret;
+	return mt_fifo_decode_answer(buf, (size_t)len, answer);
+}
+
+/* Whether the answer is the one m expects; the mode of GetIntegrationMode is kept. */
+static bool answer_fits(struct mt_fifo *f, const struct mt_fifo_msg *m,
+			const struct mt_fifo_msg *answer)
+{
+	if (m->cmd == MT_FIFO_GET_INTEGRATION_MODE) {
+		if (answer->cmd != MT_FIFO_INTEGRATION_MODE_RESPONSE)
+			return false;
+		f->mode = answer->mode;
+		return true;
+	}
+	return answer->cmd == MT_FIFO_ACK;
+}
+
+static void say_failure(const struct mt_fifo *f, const struct mt_fifo_msg *m,
+			const struct mt_fifo_msg *answer, int err)
+{
+	const char *what = mt_fifo_cmd_name(m->cmd);
+
+	if (err == -ETIMEDOUT)
+		fprintf(stderr, MT_HARNESS_PROG ": the runner did not answer %s within %d ms\n",
+			what, f->timeout_ms);
+	else if (err == -EPIPE)
+		fprintf(stderr,
+			MT_HARNESS_PROG ": the runner closed its FIFO before answering %s\n", what);
+	else if (err == -EPROTO && answer->cmd == MT_FIFO_ERR)
+		fprintf(stderr, MT_HARNESS_PROG ": the runner answered Err to %s\n", what);
+	else if (err == -EPROTO)
+		fprintf(stderr,
+			MT_HARNESS_PROG ": the runner answered %s with a message that is not %s\n",
+			what, m->cmd == MT_FIFO_GET_INTEGRATION_MODE ? "a mode" : "Ack or Err");
+	else
+		fprintf(stderr, MT_HARNESS_PROG ": cannot talk to the runner (%s): %s\n", what,
+			strerror(-err));
+}
+
+int mt_fifo_call(struct mt_fifo *f, const struct mt_fifo_msg *m)
+{
+	uint64_t deadline = mt_clock_now_ns() + (uint64_t)f->timeout_ms * 1000000;
+	struct mt_fifo_msg answer = {.cmd = MT_FIFO_N_CMDS};
+	/* The fixed fields, two u64 lengths, the strings (a URI is the whole benchmark name). */
+	size_t cap = 64 + (m->str ? strlen(m->str) : 0) + (m->str2 ? strlen(m->str2) : 0);
+	uint8_t *buf = malloc(cap);
+	ssize_t n;
+	int ret;
+
+	n = buf ? mt_fifo_encode(m, buf, cap) : -ENOMEM;
+	ret = n < 0 ? (int)n : write_all(f, buf, (size_t)n, deadline);
+	free(buf);
+	if (!ret)
+		ret = read_answer(f, &answer, deadline);
+	if (!ret && !answer_fits(f, m, &answer))
+		ret = -EPROTO;
+	if (ret)
+		say_failure(f, m, &answer, ret);
+	return ret;
+}

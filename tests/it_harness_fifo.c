@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * exec-harness under CodSpeed's runner, through the runner twin (tests/twin, Rust): the twin
+ * creates /tmp/runner.ctl.fifo and /tmp/runner.ack.fifo as runner 5.0.2 does, runs
+ * exec-harness with the runner's stdin plan and environment, decodes every frame with serde
+ * types declared as the runner's crates/runner-shared/src/fifo.rs declares them (bincode 1, as
+ * the runner decodes), and asserts every frame, its order and its answer; its last line is its
+ * verdict. Rust rather than C so that the decoding is serde's and bincode's own, not a second
+ * reading of the format by the code under test.
+ *
+ * Each run gets a mount namespace with a private /tmp: the runner's FIFO paths are fixed, and
+ * exec-harness runs of other tests on the machine must not find this twin's FIFOs. Without cargo
+ * or Debian's crates (tools/install-deps) the tests cannot build the twin: the program then prints
+ * "skipped: ..." and exits 77, the automake status of a skipped test, with no Check summary.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+#define TWIN	  MT_BUILD_DIR "/twin/debug/runner-twin"
+/* `make install` of this build, outside /tmp (which each run replaces), with CodSpeed's
+ * capability layout: setcap on memtrack, the tracker; exec-harness a plain file. */
+#define TWIN_ROOT MT_BUILD_DIR "/tests/twin-root"
+#define TWIN_BIN  TWIN_ROOT "/usr/bin"
+#define CAPS	  "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore+ep"
+#define CHECKER	  MT_SOURCE_DIR "/tools/check-codspeed-artifacts"
+#define EXIT_SKIP 77
+
+/*
+ * Walltime: a warm-up then 4 rounds; no warm-up and 3 rounds; and a single warm-up run longer
+ * than max_time, which is the result (CodSpeed's early return: one marked round); and a shell
+ * that fails when it starts with SIGPIPE ignored (bash's `trap -p` shows an ignored-at-entry
+ * signal): Rust's Command, which runs CodSpeed's rounds, restores its default action. Memory
+ * mode runs each once. churn N makes N malloc/free pairs (fixtures/README.md).
+ */
+#define CHURN FIXTURE("churn")
+/* Compact, as serde writes it; the twin reads the plan to know each benchmark's URI. */
+static const char plan_text[] =
+    "[{\"command\":[\"" CHURN "\",\"100\"],\"walltime_args\":{\"warmup_time\":\"0.2s\","
+    "\"max_time\":null,\"min_time\":null,\"max_rounds\":4,\"min_rounds\":null}},"
+    "{\"command\":[\"true\"],\"name\":\"no warm-up\",\"walltime_args\":{\"warmup_time\":"
+    "\"0s\",\"max_time\":null,\"min_time\":null,\"max_rounds\":null,\"min_rounds\":3}},"
+    "{\"command\":[\"sleep\",\"0.01\"],\"name\":\"early return\",\"walltime_args\":"
+    "{\"warmup_time\":\"1ms\",\"max_time\":\"1ns\"}},"
+    "{\"command\":[\"bash\",\"-c\",\"[ -z \\\"$(trap -p PIPE)\\\" ]\"],"
+    "\"name\":\"sigpipe\",\"walltime_args\":{\"warmup_time\":\"0s\",\"max_rounds\":1}}]\n";
+
+static char plan_path[PATH_MAX];
+
+enum who { AS_ROOT, AS_NOBODY };
+
+/* The twin in its own /tmp, as root or as nobody; the test fails unless its verdict is ok. */
+static void twin(const char *mode, const char *fault, enum who who)
+{
+	struct passwd *pw = getpwnam("nobody");
+	char script[PATH_MAX * 3], drop[128] = "";
+	struct mt_out o = {0};
+	const char *verdict;
+
+	if (who == AS_NOBODY) {
+		ck_assert_ptr_nonnull(pw);
+		snprintf(drop, sizeof(drop), "setpriv --reuid=%u --regid=%u --clear-groups ",
+			 (unsigned int)pw->pw_uid, (unsigned int)pw->pw_gid);
+	}
+	snprintf(script, sizeof(script),
+		 "mount -t tmpfs -o mode=1777 tmpfs /tmp && exec %s%s --mode %s --bin %s "
+		 "--plan %s --checker %s%s%s",
+		 drop, TWIN, mode, TWIN_BIN, plan_path, CHECKER, fault ? " --fault " : "",
+		 fault ?: "");
+	ck_assert_int_eq(
+	    mt_run((const char *[]){"unshare", "--mount", "/bin/sh", "-c", script, NULL}, NULL,
+		   NULL, 180, &o),
+	    0);
+	verdict = strstr(o.out, "twin: ok");
+	ck_assert_msg(o.code == 0 && verdict, "twin %s %s exited %d:\n%s%s", mode, fault ?: "",
+		      o.code, o.out, o.err);
+	/* The verdict is the last line: nothing was checked after it. */
+	ck_assert_ptr_eq(strchr(verdict, '\n'), o.out + strlen(o.out) - 1);
+	mt_out_free(&o);
+}
+
+START_TEST(test_walltime_frames)
+{
+	/* SetVersion, GetIntegrationMode twice (instrument-hooks tries its analysis instrument
+	 * first), SetIntegration, then per benchmark StartProfiler, a marker pair per round in
+	 * the sample window, StopProfiler, CurrentBenchmark; the results JSON as by hand. */
+	twin("walltime", NULL, AS_ROOT);
+	twin("walltime", NULL, AS_NOBODY);
+}
+END_TEST
+
+START_TEST(test_memory_frames)
+{
+	/* One run per benchmark between StartProfiler and StopProfiler, nothing tracked nor
+	 * written by exec-harness, and no privilege needed: as nobody it runs all the same. */
+	twin("memory", NULL, AS_ROOT);
+	twin("memory", NULL, AS_NOBODY);
+}
+END_TEST
+
+START_TEST(test_runner_never_answers)
+{
+	twin("walltime", "silent", AS_ROOT);
+	twin("memory", "stall:StopProfiler", AS_NOBODY);
+}
+END_TEST
+
+START_TEST(test_runner_answers_err)
+{
+	twin("walltime", "err:StartProfiler", AS_ROOT);
+	twin("memory", "err:GetIntegrationMode", AS_NOBODY);
+}
+END_TEST
+
+START_TEST(test_runner_closes_fifo)
+{
+	twin("walltime", "close:AddMarker", AS_NOBODY);
+	twin("memory", "close:StopProfiler", AS_ROOT);
+}
+END_TEST
+
+START_TEST(test_fifos_left_behind)
+{
+	/* FIFOs nobody reads (a runner gone): exec-harness runs as by hand, its results intact. */
+	twin("walltime", "stale", AS_ROOT);
+}
+END_TEST
+
+/* cargo build --offline of the twin; a sentence when it cannot be built here. */
+static const char *build_twin(void)
+{
+	const char *argv[] = {"cargo",
+			      "build",
+			      "--offline",
+			      "--quiet",
+			      "--manifest-path",
+			      MT_SOURCE_DIR "/tests/twin/Cargo.toml",
+			      "--target-dir",
+			      MT_BUILD_DIR "/twin",
+			      NULL};
+	static char why[512];
+	struct mt_out o = {0};
+
+	if (geteuid())
+		return "the twin's private /tmp needs root (unshare --mount)";
+	/* From its folder: cargo reads .cargo/config.toml (the offline source) from the cwd. */
+	if (mt_run(argv, NULL, MT_SOURCE_DIR "/tests/twin", 600, &o) || o.code == 127)
+		snprintf(why, sizeof(why), "cargo is not installed (tools/install-deps)");
+	else if (o.code)
+		snprintf(why, sizeof(why),
+			 "cargo cannot build tests/twin offline (Debian's "
+			 "librust-* crates of tools/install-deps?): %.300s",
+			 o.err);
+	else
+		why[0] = '\0';
+	mt_out_free(&o);
+	return why[0] ? why : NULL;
+}
+
+static void prepare(void)
+{
+	const char *setcap[] = {"setcap", CAPS, TWIN_BIN "/memtrack", NULL};
+	struct mt_out o = {0};
+	FILE *f;
+
+	ck_assert_int_eq(mt_make_install(TWIN_ROOT, &o), 0);
+	ck_assert_msg(o.code == 0, "make install: %s%s", o.out, o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(setcap, NULL, NULL, 30, &o), 0);
+	ck_assert_msg(o.code == 0, "setcap: %s", o.err);
+	mt_out_free(&o);
+	snprintf(plan_path, sizeof(plan_path), "%s/plan.json", TWIN_ROOT);
+	f = fopen(plan_path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(plan_text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The capabilities given to the tracker do not reach the exec-harness the runner runs. */
+START_TEST(test_capability_layout)
+{
+	const char *getcap[] = {"getcap", TWIN_BIN "/memtrack", TWIN_BIN "/exec-harness", NULL};
+	struct mt_out o = {0};
+	struct stat st;
+
+	ck_assert_int_eq(lstat(TWIN_BIN "/exec-harness", &st), 0);
+	ck_assert_msg(S_ISREG(st.st_mode), "make install's exec-harness is not a file of its own");
+	ck_assert_int_eq(mt_run(getcap, NULL, NULL, 30, &o), 0);
+	ck_assert_msg(strstr(o.out, TWIN_BIN "/memtrack cap_") && !strstr(o.out, "exec-harness"),
+		      "getcap:\n%s", o.out);
+	mt_out_free(&o);
+}
+END_TEST
+
+static Suite *fifo_suite(void)
+{
+	Suite *s = suite_create("exec-harness-fifo");
+	TCase *tc = tcase_create("twin");
+
+	tcase_add_unchecked_fixture(tc, prepare, NULL);
+	/* A stalled runner costs exec-harness's 5 s answer timeout per run. */
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_capability_layout);
+	tcase_add_test(tc, test_walltime_frames);
+	tcase_add_test(tc, test_memory_frames);
+	tcase_add_test(tc, test_runner_never_answers);
+	tcase_add_test(tc, test_runner_answers_err);
+	tcase_add_test(tc, test_runner_closes_fifo);
+	tcase_add_test(tc, test_fifos_left_behind);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	const char *why = build_twin();
+
+	if (why) {
+		printf("it_harness_fifo: skipped: %s\n", why);
+		return EXIT_SKIP;
+	}
+	return mt_run_suite(fifo_suite());
+}

@@ -1,0 +1,739 @@
+//! A twin of CodSpeed's runner 5.0.2 on the FIFO side, for memtrack's tests: it creates
+//! /tmp/runner.ctl.fifo and /tmp/runner.ack.fifo as the runner does (src/executor/shared/fifo.rs:
+//! unlink, mkfifo 0700, both ends opened read-write and non-blocking before the benchmark
+//! starts), runs exec-harness with the stdin plan the way the runner does
+//! (src/cli/exec/multi_targets.rs, src/executor/helpers/run_with_env.rs, env.rs), answers
+//! every frame as the runner's walltime or memory executor answers it, decodes every frame
+//! with serde types declared as crates/runner-shared/src/fifo.rs declares them, and checks
+//! every frame, its order and its answer. It prints one verdict line: `twin: ok ...` (exit 0)
+//! or `twin: FAIL: ...` (exit 1).
+//!
+//! Usage: runner-twin --mode walltime|memory --bin DIR --plan FILE [--fault KIND]
+//!   --bin: where `exec-harness` is (prepended to PATH, as introspection wrappers would be)
+//!   --plan: the JSON array of BenchmarkCommand the runner writes
+//!   --checker: tools/check-codspeed-artifacts, run on the walltime profile folder (optional)
+//!   --fault: silent (read, never answer), stall:VARIANT (stop answering at the first
+//!            VARIANT), err:VARIANT (answer Err to the first VARIANT), close:VARIANT (close
+//!            both FIFOs on the first VARIANT), stale (FIFOs left by a runner gone: nobody
+//!            reads them, and exec-harness must run as by hand)
+
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+const CTL_FIFO: &str = "/tmp/runner.ctl.fifo";
+const ACK_FIFO: &str = "/tmp/runner.ack.fifo";
+/// The runner's CURRENT_PROTOCOL_VERSION and MINIMAL_SUPPORTED_PROTOCOL_VERSION.
+const PROTOCOL_CURRENT: u64 = 2;
+const PROTOCOL_MINIMAL: u64 = 1;
+/// A failing exchange must end exec-harness within its answer timeout (5 s) and some slack.
+const FAULT_BOUND: Duration = Duration::from_secs(15);
+const RUN_BOUND: Duration = Duration::from_secs(120);
+
+// ---- The runner's published types (crates/runner-shared/src/fifo.rs): bincode numbers the
+// ---- variants in this order, so the order is the wire format.
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone, Copy)]
+enum MarkerType {
+    SampleStart(u64),
+    SampleEnd(u64),
+    #[serde(alias = "BenchmarkStart")]
+    RoundStart(u64),
+    #[serde(alias = "BenchmarkEnd")]
+    RoundEnd(u64),
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone, Copy)]
+enum IntegrationMode {
+    Walltime,
+    Simulation,
+    Analysis,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+enum Command {
+    CurrentBenchmark { pid: i32, uri: String },
+    StartProfiler,
+    StopProfiler,
+    Ack,
+    PingProfiler,
+    SetIntegration { name: String, version: String },
+    Err,
+    AddMarker { pid: i32, marker: MarkerType },
+    SetVersion(u64),
+    GetIntegrationMode,
+    IntegrationModeResponse(IntegrationMode),
+}
+
+impl Command {
+    fn variant(&self) -> &'static str {
+        match self {
+            Command::CurrentBenchmark { .. } => "CurrentBenchmark",
+            Command::StartProfiler => "StartProfiler",
+            Command::StopProfiler => "StopProfiler",
+            Command::Ack => "Ack",
+            Command::PingProfiler => "PingProfiler",
+            Command::SetIntegration { .. } => "SetIntegration",
+            Command::Err => "Err",
+            Command::AddMarker { .. } => "AddMarker",
+            Command::SetVersion(_) => "SetVersion",
+            Command::GetIntegrationMode => "GetIntegrationMode",
+            Command::IntegrationModeResponse(_) => "IntegrationModeResponse",
+        }
+    }
+}
+
+/// exec-harness's BenchmarkCommand (crates/exec-harness/src/lib.rs), only what the twin reads.
+#[derive(Deserialize)]
+struct Benchmark {
+    command: Vec<String>,
+    name: Option<String>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Walltime,
+    Memory,
+}
+
+enum Fault {
+    None,
+    Silent,
+    Stall(String),
+    Stale,
+    Err(String),
+    Close(String),
+}
+
+struct Args {
+    mode: Mode,
+    bin: PathBuf,
+    plan: PathBuf,
+    checker: Option<PathBuf>,
+    fault: Fault,
+}
+
+/// One frame received, with the runner's CLOCK_MONOTONIC when it arrived.
+struct Frame {
+    cmd: Command,
+    at: u64,
+}
+
+fn fail(msg: String) -> ! {
+    println!("twin: FAIL: {msg}");
+    std::process::exit(1);
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn parse_args() -> Args {
+    let mut it = std::env::args().skip(1);
+    let (mut mode, mut bin, mut plan, mut fault) = (None, None, None, Fault::None);
+    let mut checker = None;
+    while let Some(a) = it.next() {
+        let v = it
+            .next()
+            .unwrap_or_else(|| fail(format!("{a} needs a value")));
+        match a.as_str() {
+            "--mode" if v == "walltime" => mode = Some(Mode::Walltime),
+            "--mode" if v == "memory" => mode = Some(Mode::Memory),
+            "--bin" => bin = Some(PathBuf::from(v)),
+            "--plan" => plan = Some(PathBuf::from(v)),
+            "--checker" => checker = Some(PathBuf::from(v)),
+            "--fault" if v == "silent" => fault = Fault::Silent,
+            "--fault" if v == "stale" => fault = Fault::Stale,
+            "--fault" if v.starts_with("stall:") => fault = Fault::Stall(v[6..].to_string()),
+            "--fault" if v.starts_with("err:") => fault = Fault::Err(v[4..].to_string()),
+            "--fault" if v.starts_with("close:") => fault = Fault::Close(v[6..].to_string()),
+            _ => fail(format!("bad argument {a} {v}")),
+        }
+    }
+    match (mode, bin, plan) {
+        (Some(mode), Some(bin), Some(plan)) => Args {
+            mode,
+            bin,
+            plan,
+            checker,
+            fault,
+        },
+        _ => fail("usage: runner-twin --mode walltime|memory --bin DIR --plan FILE".into()),
+    }
+}
+
+// ---- The FIFOs, as RunnerFifo::open makes them ---------------------------------------------
+
+fn create_fifo(path: &str) {
+    let _ = fs::remove_file(path);
+    let c = std::ffi::CString::new(path).unwrap();
+    // SAFETY: c is a NUL-terminated path.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o700) } != 0 {
+        fail(format!(
+            "mkfifo {path}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+}
+
+fn open_rdwr(path: &str) -> File {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .unwrap_or_else(|e| fail(format!("open {path}: {e}")))
+}
+
+struct RunnerFifo {
+    ctl: Option<File>,
+    ack: Option<File>,
+    pending: Vec<u8>,
+}
+
+impl RunnerFifo {
+    fn open() -> Self {
+        create_fifo(CTL_FIFO);
+        create_fifo(ACK_FIFO);
+        let ack = open_rdwr(ACK_FIFO);
+        let ctl = open_rdwr(CTL_FIFO);
+        RunnerFifo {
+            ctl: Some(ctl),
+            ack: Some(ack),
+            pending: Vec::new(),
+        }
+    }
+
+    /// The next whole frame within timeout_ms, decoded with the runner's types.
+    fn recv(&mut self, timeout_ms: i32) -> Option<Command> {
+        loop {
+            if self.pending.len() >= 4 {
+                let len = u32::from_le_bytes(self.pending[..4].try_into().unwrap()) as usize;
+                if self.pending.len() >= 4 + len {
+                    let bytes: Vec<u8> = self.pending.drain(..4 + len).skip(4).collect();
+                    return Some(bincode::deserialize(&bytes).unwrap_or_else(|e| {
+                        fail(format!("a frame that is no Command ({e}): {bytes:?}"))
+                    }));
+                }
+            }
+            let ctl = self.ctl.as_mut()?;
+            let mut p = libc::pollfd {
+                fd: ctl.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            if unsafe { libc::poll(&mut p, 1, timeout_ms) } <= 0 {
+                return None;
+            }
+            let mut buf = [0u8; 4096];
+            match ctl.read(&mut buf) {
+                Ok(n) if n > 0 => self.pending.extend_from_slice(&buf[..n]),
+                _ => return None,
+            }
+        }
+    }
+
+    fn send(&mut self, cmd: &Command) {
+        let bytes = bincode::serialize(cmd).unwrap();
+        if let Some(ack) = self.ack.as_mut() {
+            let mut frame = (bytes.len() as u32).to_le_bytes().to_vec();
+            frame.extend_from_slice(&bytes);
+            ack.write_all(&frame)
+                .unwrap_or_else(|e| fail(format!("write the answer: {e}")));
+        }
+    }
+
+    fn close(&mut self) {
+        self.ctl = None;
+        self.ack = None;
+    }
+
+    /// Bytes of answers still in the answer FIFO: ones exec-harness has not read back.
+    fn unread_answers(&self) -> i32 {
+        let mut n: libc::c_int = 0;
+        if let Some(ack) = &self.ack {
+            // SAFETY: FIONREAD stores an int into n.
+            unsafe { libc::ioctl(ack.as_raw_fd(), libc::FIONREAD, &mut n) };
+        }
+        n
+    }
+}
+
+// ---- exec-harness as the runner starts it ---------------------------------------------------
+
+/// What get_base_injected_env gives the benchmark, and the runner's PATH.
+fn injected_env(mode: Mode, profile: &Path, bin: &Path) -> Vec<(String, String)> {
+    let walltime = mode == Mode::Walltime;
+    let mut env = vec![
+        ("PYTHONHASHSEED".into(), "0".into()),
+        (
+            "PYTHON_PERF_JIT_SUPPORT".into(),
+            if walltime { "1" } else { "0" }.into(),
+        ),
+        ("ARCH".into(), std::env::consts::ARCH.into()),
+        ("CODSPEED_ENV".into(), "runner".into()),
+        (
+            "CODSPEED_RUNNER_MODE".into(),
+            if walltime { "walltime" } else { "memory" }.into(),
+        ),
+        (
+            "CODSPEED_PROFILE_FOLDER".into(),
+            profile.display().to_string(),
+        ),
+        (
+            "PATH".into(),
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        ),
+    ];
+    if walltime {
+        env.push((
+            "JAVA_TOOL_OPTIONS".into(),
+            "-XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints \
+             -XX:+EnableDynamicAgentLoading -Djdk.attach.allowAttachSelf=true"
+                .into(),
+        ));
+    }
+    env
+}
+
+/// The env file of create_env_file: `bash -c export`, then `export K='V'` per injected value.
+fn write_env_file(path: &Path, env: &[(String, String)]) {
+    let out = Process::new("bash")
+        .args(["-c", "export"])
+        .output()
+        .unwrap();
+    let mut text = String::from_utf8(out.stdout).unwrap();
+    text.push('\n');
+    let exports: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("export {k}='{v}'"))
+        .collect();
+    text.push_str(&exports.join("\n"));
+    fs::write(path, text).unwrap();
+}
+
+/// Walltime: `bash -c "source ENV && bash SCRIPT"` with the pipe command in SCRIPT
+/// (wall_time/executor.rs); memory: the `source ENV && PIPE` that codspeed-memtrack's
+/// `track` runs through `bash -c` (memory/executor.rs), run here without the tracker.
+fn spawn(args: &Args, work: &Path, profile: &Path, plan_json: &str) -> (Child, PathBuf) {
+    let env_file = work.join("env.sh");
+    write_env_file(&env_file, &injected_env(args.mode, profile, &args.bin));
+    let pipe = format!("exec-harness - <<'CODSPEED_EOF'\n{plan_json}\nCODSPEED_EOF");
+    let bash_command = match args.mode {
+        Mode::Walltime => {
+            let script = work.join("bench.sh");
+            fs::write(&script, &pipe).unwrap();
+            format!("source {} && bash {}", env_file.display(), script.display())
+        }
+        Mode::Memory => format!("source {} && {}", env_file.display(), pipe),
+    };
+    let stderr_path = work.join("stderr");
+    let child = Process::new("bash")
+        .args(["-c", &bash_command])
+        .stdin(Stdio::null())
+        .stderr(File::create(&stderr_path).unwrap())
+        .pre_exec_group()
+        .spawn()
+        .unwrap_or_else(|e| fail(format!("cannot start bash: {e}")));
+    (child, stderr_path)
+}
+
+/// A process group of its own for the benchmark's shell, so that what it leaves can be seen.
+/// (setpgid rather than CommandExt::process_group, which Debian 12's rustc 1.63 lacks.)
+trait NewGroup {
+    fn pre_exec_group(&mut self) -> &mut Self;
+}
+
+impl NewGroup for Process {
+    fn pre_exec_group(&mut self) -> &mut Self {
+        // SAFETY: setpgid is async-signal-safe.
+        unsafe {
+            self.pre_exec(|| {
+                if libc::setpgid(0, 0) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            })
+        }
+    }
+}
+
+// ---- Serving, as handle_fifo_messages and the executors' on_cmd answer ---------------------
+
+fn answer(mode: Mode, cmd: &Command) -> Option<Command> {
+    Some(match cmd {
+        Command::GetIntegrationMode => Command::IntegrationModeResponse(match mode {
+            Mode::Walltime => IntegrationMode::Walltime,
+            Mode::Memory => IntegrationMode::Analysis,
+        }),
+        // The runner bails out (and stops answering) on a version it cannot speak; memory
+        // profiling needs version 2.
+        Command::SetVersion(v) if *v > PROTOCOL_CURRENT || *v < PROTOCOL_MINIMAL => return None,
+        Command::SetVersion(v) if mode == Mode::Memory && *v < 2 => return None,
+        Command::SetIntegration { name, .. } if mode == Mode::Memory && name != "exec-harness" => {
+            return None
+        }
+        Command::CurrentBenchmark { .. }
+        | Command::StartProfiler
+        | Command::StopProfiler
+        | Command::SetIntegration { .. }
+        | Command::AddMarker { .. }
+        | Command::SetVersion(_) => Command::Ack,
+        _ => Command::Err,
+    })
+}
+
+/// Serve until exec-harness's shell exits; returns the frames and the shell's exit status.
+fn serve(args: &Args, fifo: &mut RunnerFifo, child: &mut Child) -> (Vec<Frame>, i32, Duration) {
+    let start = Instant::now();
+    let mut frames = Vec::new();
+    let mut faulted = false;
+    loop {
+        while let Some(cmd) = fifo.recv(100) {
+            let at = monotonic_ns();
+            // exec-harness reads each answer before it sends the next frame.
+            if matches!(args.fault, Fault::None) && fifo.unread_answers() != 0 {
+                fail(format!("{cmd:?} came before the previous answer was read"));
+            }
+            let hit = |v: &String| !faulted && v == cmd.variant();
+            let reply = match &args.fault {
+                Fault::Silent => None,
+                Fault::Stall(v) if faulted || hit(v) => None,
+                Fault::Err(v) if hit(v) => Some(Command::Err),
+                Fault::Close(v) if hit(v) => {
+                    fifo.close();
+                    None
+                }
+                _ => answer(args.mode, &cmd),
+            };
+            faulted |= matches!(&args.fault,
+                Fault::Err(v) | Fault::Close(v) | Fault::Stall(v) if v == cmd.variant());
+            if let Some(r) = reply {
+                fifo.send(&r);
+            } else if matches!(args.fault, Fault::None) {
+                fail(format!("the runner would stop serving at {cmd:?}"));
+            }
+            frames.push(Frame { cmd, at });
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            if matches!(args.fault, Fault::None) && fifo.unread_answers() != 0 {
+                fail("exec-harness exited without reading its last answer".into());
+            }
+            return (frames, st.code().unwrap_or(128), start.elapsed());
+        }
+        if start.elapsed() > RUN_BOUND {
+            // SAFETY: the child leads its own process group.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            fail(format!("exec-harness still runs after {RUN_BOUND:?}"));
+        }
+    }
+}
+
+// ---- The checks -----------------------------------------------------------------------------
+
+fn expect(frames: &[Frame], i: &mut usize, want: &Command) {
+    match frames.get(*i) {
+        Some(f) if f.cmd == *want => *i += 1,
+        other => fail(format!(
+            "frame {}: expected {want:?}, got {:?}",
+            *i,
+            other.map(|f| &f.cmd)
+        )),
+    }
+}
+
+/// SetVersion(2), GetIntegrationMode per instrument tried, then SetIntegration.
+fn check_greeting(mode: Mode, frames: &[Frame], i: &mut usize) {
+    let tries = if mode == Mode::Walltime { 2 } else { 1 };
+    for _ in 0..tries {
+        expect(frames, i, &Command::SetVersion(PROTOCOL_CURRENT));
+        expect(frames, i, &Command::GetIntegrationMode);
+    }
+    expect(
+        frames,
+        i,
+        &Command::SetIntegration {
+            name: "exec-harness".into(),
+            version: "1.3.0".into(),
+        },
+    );
+}
+
+fn uri_of(b: &Benchmark) -> String {
+    format!(
+        "exec_harness::{}",
+        b.name.clone().unwrap_or_else(|| b.command.join(" "))
+    )
+}
+
+/// The walltime results file exec-harness wrote: results/PID.json, PID its own.
+fn load_results(profile: &Path) -> (i32, serde_json::Value) {
+    let dir = profile.join("results");
+    let files: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())))
+        .map(|e| e.unwrap().path())
+        .collect();
+    if files.len() != 1 || files[0].extension().map_or(true, |x| x != "json") {
+        fail(format!("results/ should hold one results file: {files:?}"));
+    }
+    let pid: i32 = files[0]
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let json = serde_json::from_str(&fs::read_to_string(&files[0]).unwrap()).unwrap();
+    (pid, json)
+}
+
+/// One benchmark's frames in walltime: StartProfiler, a RoundStart/RoundEnd pair per measured
+/// round inside the sample window, StopProfiler, CurrentBenchmark.
+fn check_walltime_bench(
+    frames: &[Frame],
+    i: &mut usize,
+    pid: i32,
+    b: &Benchmark,
+    res: &serde_json::Value,
+) {
+    let rounds = res["stats"]["rounds"]
+        .as_u64()
+        .unwrap_or_else(|| fail("no stats.rounds".into()));
+    let window_start = frames.get(*i).map_or(0, |f| f.at);
+    expect(frames, i, &Command::StartProfiler);
+    let (mut last, mut min, mut max) = (window_start, u64::MAX, 0);
+    for r in 0..rounds {
+        let (s, e) = match (
+            frames.get(*i).map(|f| &f.cmd),
+            frames.get(*i + 1).map(|f| &f.cmd),
+        ) {
+            (
+                Some(Command::AddMarker {
+                    pid: p1,
+                    marker: MarkerType::RoundStart(s),
+                }),
+                Some(Command::AddMarker {
+                    pid: p2,
+                    marker: MarkerType::RoundEnd(e),
+                }),
+            ) if *p1 == pid && *p2 == pid => (*s, *e),
+            other => fail(format!(
+                "round {r}: expected a RoundStart/RoundEnd pair, got {other:?}"
+            )),
+        };
+        if s < last || e < s {
+            fail(format!(
+                "round {r}: markers {s}..{e} out of order (previous {last})"
+            ));
+        }
+        last = e;
+        min = min.min(e - s);
+        max = max.max(e - s);
+        *i += 2;
+    }
+    let window_end = frames.get(*i).map_or(0, |f| f.at);
+    expect(frames, i, &Command::StopProfiler);
+    if last > window_end {
+        fail(format!(
+            "a round ends at {last}, after the sample window's end {window_end}"
+        ));
+    }
+    if res["stats"]["min_ns"].as_f64() != Some(min as f64)
+        || res["stats"]["max_ns"].as_f64() != Some(max as f64)
+    {
+        fail(format!(
+            "markers give rounds of {min}..{max} ns, the results {}",
+            res["stats"]
+        ));
+    }
+    if res["uri"].as_str() != Some(&uri_of(b)) {
+        fail(format!("results uri {} for {}", res["uri"], uri_of(b)));
+    }
+    expect(
+        frames,
+        i,
+        &Command::CurrentBenchmark {
+            pid,
+            uri: uri_of(b),
+        },
+    );
+}
+
+/// The results file as today: what the independent checker validates against the runner's
+/// structs.
+fn check_with(checker: &Path, profile: &Path) {
+    // Through its #! (/usr/bin/python3 and Debian's modules), whatever python3 PATH finds.
+    let out = Process::new(checker)
+        .arg("walltime")
+        .arg(profile)
+        .output()
+        .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", checker.display())));
+    if !out.status.success() {
+        fail(format!(
+            "{}: {}",
+            checker.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+}
+
+fn check_run(args: &Args, plan: &[Benchmark], frames: &[Frame], profile: &Path) -> String {
+    let mut i = 0;
+    if matches!(args.fault, Fault::Stale) {
+        // By hand, memory mode tracks by itself (and needs privileges): walltime shows it.
+        if args.mode != Mode::Walltime {
+            fail("--fault stale checks a walltime run".into());
+        }
+        let (_, json) = load_results(profile);
+        let n = json["benchmarks"].as_array().map_or(0, |b| b.len());
+        if !frames.is_empty() || n != plan.len() {
+            fail(format!(
+                "with FIFOs nobody reads: {} frames, {n} benchmarks",
+                frames.len()
+            ));
+        }
+        return format!("no frame, {n} benchmarks as by hand");
+    }
+    check_greeting(args.mode, frames, &mut i);
+    let mut rounds = 0;
+    match args.mode {
+        Mode::Walltime => {
+            let (pid, json) = load_results(profile);
+            if let Some(checker) = &args.checker {
+                check_with(checker, profile);
+            }
+            let benches = json["benchmarks"]
+                .as_array()
+                .unwrap_or_else(|| fail("no benchmarks".into()));
+            if benches.len() != plan.len() || json["creator"]["pid"].as_i64() != Some(pid as i64) {
+                fail(format!(
+                    "results for {} benchmarks by pid {}",
+                    benches.len(),
+                    json["creator"]["pid"]
+                ));
+            }
+            for (b, res) in plan.iter().zip(benches) {
+                check_walltime_bench(frames, &mut i, pid, b, res);
+                rounds += res["stats"]["rounds"].as_u64().unwrap();
+            }
+        }
+        Mode::Memory => {
+            let pid = match frames.get(i + 2).map(|f| &f.cmd) {
+                Some(Command::CurrentBenchmark { pid, .. }) => *pid,
+                other => fail(format!(
+                    "frame {}: expected CurrentBenchmark, got {other:?}",
+                    i + 2
+                )),
+            };
+            for b in plan {
+                expect(frames, &mut i, &Command::StartProfiler);
+                expect(frames, &mut i, &Command::StopProfiler);
+                expect(
+                    frames,
+                    &mut i,
+                    &Command::CurrentBenchmark {
+                        pid,
+                        uri: uri_of(b),
+                    },
+                );
+            }
+            // The runner's tracker records: exec-harness leaves results/ to it.
+            let left: Vec<_> = fs::read_dir(profile.join("results")).unwrap().collect();
+            if !left.is_empty() || profile.join("memtrack").exists() {
+                fail(format!(
+                    "exec-harness wrote into the profile folder: {left:?}"
+                ));
+            }
+        }
+    }
+    if i != frames.len() {
+        fail(format!(
+            "{} frames after the last benchmark: {:?}",
+            frames.len() - i,
+            frames[i].cmd
+        ));
+    }
+    format!(
+        "{} frames, {} benchmarks, {} rounds marked",
+        frames.len(),
+        plan.len(),
+        rounds
+    )
+}
+
+/// After a fault: a bounded non-zero exit, one sentence naming the runner, no process left.
+fn check_fault(status: i32, took: Duration, stderr: &str, pgid: i32) -> String {
+    if status == 0 {
+        fail("exec-harness exited 0 past a failing runner".into());
+    }
+    if took > FAULT_BOUND {
+        fail(format!("exec-harness took {took:?} to give up"));
+    }
+    let last = stderr.lines().last().unwrap_or("");
+    if !last.starts_with("memtrack exec-harness: ") || !last.contains("runner") {
+        fail(format!(
+            "no sentence about the runner on stderr: {stderr:?}"
+        ));
+    }
+    // SAFETY: a probe of the process group, no signal sent.
+    if unsafe { libc::kill(-pgid, 0) } == 0 {
+        fail("processes of the benchmark outlived exec-harness".into());
+    }
+    format!("exit {status} after {took:?}: {last}")
+}
+
+fn main() {
+    let args = parse_args();
+    let plan_json = fs::read_to_string(&args.plan).unwrap_or_else(|e| fail(format!("plan: {e}")));
+    let plan: Vec<Benchmark> =
+        serde_json::from_str(&plan_json).unwrap_or_else(|e| fail(format!("plan: {e}")));
+    let work = std::env::temp_dir().join(format!("runner-twin-{}", std::process::id()));
+    let profile = work.join("profile");
+    fs::create_dir_all(profile.join("results")).unwrap();
+    if args.mode == Mode::Walltime {
+        fs::remove_dir(profile.join("results")).unwrap();
+    }
+    let mut fifo = RunnerFifo::open();
+    if matches!(args.fault, Fault::Stale) {
+        fifo.close();
+    }
+    let (mut child, stderr_path) = spawn(&args, &work, &profile, plan_json.trim());
+    let pgid = child.id() as i32;
+    let (frames, status, took) = serve(&args, &mut fifo, &mut child);
+    let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
+    for (n, f) in frames.iter().enumerate() {
+        println!("twin: frame {n}: {:?}", f.cmd);
+    }
+    print!(
+        "{}",
+        stderr
+            .lines()
+            .map(|l| format!("twin: stderr: {l}\n"))
+            .collect::<String>()
+    );
+    let verdict = match args.fault {
+        Fault::None | Fault::Stale if status != 0 => fail(format!("exec-harness exited {status}")),
+        Fault::None | Fault::Stale => check_run(&args, &plan, &frames, &profile),
+        _ => check_fault(status, took, &stderr, pgid),
+    };
+    let _ = fs::remove_dir_all(&work);
+    println!("twin: ok: {verdict}");
+}

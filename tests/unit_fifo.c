@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The runner FIFO's frames (src/harness/harness_fifo.c) against bincode 1's default encoding,
+ * worked out by hand from its rules (variant index u32, String = u64 length + bytes, fixed-width
+ * little-endian integers) and the variant order of runner-shared's fifo.rs. The runner twin
+ * (tests/it_harness_fifo.c) decodes the same frames with the real bincode crate.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness/harness_fifo.h"
+#include "lib/suite.h"
+
+static void check_frame(const struct mt_fifo_msg *m, const uint8_t *want, size_t len)
+{
+	uint8_t buf[128];
+	ssize_t n = mt_fifo_encode(m, buf, sizeof(buf));
+
+	ck_assert_int_eq(n, (ssize_t)len);
+	ck_assert_mem_eq(buf, want, len);
+	/* One byte short of room is refused, never a truncated frame. */
+	ck_assert_int_eq(mt_fifo_encode(m, buf, len - 1), -ENOSPC);
+}
+
+START_TEST(frames_of_each_message)
+{
+	static const uint8_t start[] = {4, 0, 0, 0, 1, 0, 0, 0};
+	static const uint8_t stop[] = {4, 0, 0, 0, 2, 0, 0, 0};
+	static const uint8_t mode[] = {4, 0, 0, 0, 9, 0, 0, 0};
+	static const uint8_t version[] = {12, 0, 0, 0, 8, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0};
+	static const uint8_t integration[] = {23, 0, 0,	  0,   5, 0, 0, 0, 2, 0, 0, 0, 0,  0,
+					      0,  0, 'a', 'b', 1, 0, 0, 0, 0, 0, 0, 0, '1'};
+	static const uint8_t marker[] = {20, 0, 0, 0, 7, 0, 0, 0, 4, 3, 2, 1,
+					 3,  0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0};
+	static const uint8_t current[] = {17,	0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff,
+					  0xff, 1, 0, 0, 0, 0, 0, 0, 0,	   'u'};
+
+	check_frame(&(struct mt_fifo_msg){.cmd = MT_FIFO_START_PROFILER}, start, sizeof(start));
+	check_frame(&(struct mt_fifo_msg){.cmd = MT_FIFO_STOP_PROFILER}, stop, sizeof(stop));
+	check_frame(&(struct mt_fifo_msg){.cmd = MT_FIFO_GET_INTEGRATION_MODE}, mode, sizeof(mode));
+	check_frame(&(struct mt_fifo_msg){.cmd = MT_FIFO_SET_VERSION, .value = 2}, version,
+		    sizeof(version));
+	check_frame(&(struct mt_fifo_msg){.cmd = MT_FIFO_SET_INTEGRATION, .str = "ab", .str2 = "1"},
+		    integration, sizeof(integration));
+	check_frame(&(struct mt_fifo_msg){.cmd = MT_FIFO_ADD_MARKER,
+					  .pid = 0x01020304,
+					  .marker = MT_MARKER_ROUND_END,
+					  .value = 5},
+		    marker, sizeof(marker));
+	check_frame(&(struct mt_fifo_msg){.cmd = MT_FIFO_CURRENT_BENCHMARK, .pid = -1, .str = "u"},
+		    current, sizeof(current));
+}
+END_TEST
+
+START_TEST(answers_only)
+{
+	uint8_t buf[64];
+
+	/* An integration never sends the runner's answers. */
+	ck_assert_int_eq(
+	    mt_fifo_encode(&(struct mt_fifo_msg){.cmd = MT_FIFO_ACK}, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(
+	    mt_fifo_encode(&(struct mt_fifo_msg){.cmd = MT_FIFO_PING_PROFILER}, buf, sizeof(buf)),
+	    -EINVAL);
+}
+END_TEST
+
+START_TEST(decoded_answers)
+{
+	static const uint8_t ack[] = {3, 0, 0, 0}, err[] = {6, 0, 0, 0};
+	static const uint8_t analysis[] = {10, 0, 0, 0, 2, 0, 0, 0};
+	static const uint8_t bad_mode[] = {10, 0, 0, 0, 3, 0, 0, 0};
+	static const uint8_t long_ack[] = {3, 0, 0, 0, 0};
+	static const uint8_t start[] = {1, 0, 0, 0};
+	struct mt_fifo_msg m;
+
+	ck_assert_int_eq(mt_fifo_decode_answer(ack, sizeof(ack), &m), 0);
+	ck_assert_int_eq(m.cmd, MT_FIFO_ACK);
+	ck_assert_int_eq(mt_fifo_decode_answer(err, sizeof(err), &m), 0);
+	ck_assert_int_eq(m.cmd, MT_FIFO_ERR);
+	ck_assert_int_eq(mt_fifo_decode_answer(analysis, sizeof(analysis), &m), 0);
+	ck_assert_int_eq(m.cmd, MT_FIFO_INTEGRATION_MODE_RESPONSE);
+	ck_assert_int_eq(m.mode, MT_FIFO_MODE_ANALYSIS);
+	ck_assert_str_eq(mt_fifo_mode_name(m.mode), "Analysis");
+	ck_assert_int_eq(mt_fifo_decode_answer(bad_mode, sizeof(bad_mode), &m), -EPROTO);
+	ck_assert_int_eq(mt_fifo_decode_answer(long_ack, sizeof(long_ack), &m), -EPROTO);
+	ck_assert_int_eq(mt_fifo_decode_answer(start, sizeof(start), &m), -EPROTO);
+	ck_assert_int_eq(mt_fifo_decode_answer(ack, 3, &m), -EPROTO);
+}
+END_TEST
+
+/* Without FIFOs, or with FIFOs nobody reads, there is no runner: exec-harness runs by hand. */
+START_TEST(no_runner)
+{
+	char dir[] = "/tmp/mt-unit-fifo-XXXXXX", ctl[64], ack[64];
+	struct mt_fifo f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(ctl, sizeof(ctl), "%s/ctl", dir);
+	snprintf(ack, sizeof(ack), "%s/ack", dir);
+	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100), 0);
+	ck_assert_int_eq(mkfifo(ctl, 0700), 0);
+	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100), 0);
+	ck_assert_int_eq(mkfifo(ack, 0700), 0);
+	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100), 0);
+	ck_assert_int_eq(f.ctl, -1);
+	ck_assert_int_eq(f.ack, -1);
+	unlink(ctl);
+	unlink(ack);
+	rmdir(dir);
+}
+END_TEST
+
+static Suite *fifo_suite(void)
+{
+	Suite *s = suite_create("fifo");
+	TCase *tc = tcase_create("frames");
+
+	tcase_add_test(tc, frames_of_each_message);
+	tcase_add_test(tc, answers_only);
+	tcase_add_test(tc, decoded_answers);
+	tcase_add_test(tc, no_runner);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(fifo_suite());
+}
