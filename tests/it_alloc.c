@@ -708,8 +708,8 @@ static Suite *suite(void)
 	/* The tests that need gdb, valgrind or python3, which the kernel matrix's guest lacks. */
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 120);
-	tcase_add_loop_test(tools, python_attaches_libc_only, 0, 1);
-	tcase_add_test(tools, matches_valgrind_on_ls);
+	mt_add_tool_test(tools, python_attaches_libc_only, 0, 1, "python3");
+	mt_tcase_add_tool_test(tools, matches_valgrind_on_ls, "valgrind");
 	suite_add_tcase(s, tools);
 	return s;
 }

@@ -797,8 +797,8 @@ static Suite *suite(void)
 	/* Valgrind, which the kernel matrix's guest lacks. */
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 600);
-	tcase_add_test(tools, dhat_agrees_on_every_site);
-	tcase_add_test(tools, dhat_differs_only_in_two_names);
+	mt_tcase_add_tool_test(tools, dhat_agrees_on_every_site, "valgrind");
+	mt_tcase_add_tool_test(tools, dhat_differs_only_in_two_names, "valgrind");
 	suite_add_tcase(s, tools);
 	return s;
 }

@@ -284,8 +284,8 @@ static Suite *valgrind_suite(void)
 	TCase *tc = tcase_create("per_process");
 
 	tcase_set_timeout(tc, 1800);
-	tcase_add_test(tc, relation_truth);
-	tcase_add_loop_test(tc, per_process, 0, sizeof(cases) / sizeof(cases[0]));
+	mt_tcase_add_tool_test(tc, relation_truth, "valgrind");
+	mt_add_tool_test(tc, per_process, 0, sizeof(cases) / sizeof(cases[0]), "valgrind");
 	suite_add_tcase(s, tc);
 	return s;
 }
