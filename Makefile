@@ -107,6 +107,10 @@ $(BUILD)/tests/it_supervisor $(BUILD)/tests/it_pressure $(BUILD)/tests/it_isolat
 include fixtures/fixtures.mk
 include bench/bench.mk
 
+# The test binaries run as many at once as make's -j says (tools/run-tests reads it from MAKEFLAGS),
+# the longest first; each one's output goes to $(BUILD)/tests/NAME.log, and its result and wall
+# time are printed as it ends. A test whose tool is missing is skipped, and says so; MT_NO_SKIP=1
+# (.ci/run) makes that a failure.
 unit: $(filter $(BUILD)/tests/unit_%,$(TEST_BINS))
 	@tools/run-tests $^
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The size and build time of unwind tables (docs/STACKS.md): for each file, its FDEs, rows, table
- * bytes, rows memtrack cannot express, and the wall time of mt_unwind_table_build.
+ * bytes, rows memtrack cannot express, wide rows (frames of 64 KiB and more), and the wall time
+ * of mt_unwind_table_build.
  *
  * Usage: unwind_size FILE...
  */
@@ -24,8 +25,8 @@ int main(int argc, char **argv)
 {
 	int status = 0;
 
-	printf("%-60s %8s %9s %10s %7s %8s\n", "file", "fdes", "rows", "bytes", "unknown",
-	       "seconds");
+	printf("%-60s %8s %9s %10s %7s %5s %8s\n", "file", "fdes", "rows", "bytes", "unknown",
+	       "wide", "seconds");
 	for (int i = 1; i < argc; i++) {
 		struct mt_unwind_table t;
 		double t0 = now();
@@ -36,8 +37,8 @@ int main(int argc, char **argv)
 			status = 1;
 			continue;
 		}
-		printf("%-60s %8zu %9zu %10zu %7zu %8.3f\n", argv[i], t.n_fdes, t.n_rows,
-		       t.n_rows * sizeof(*t.rows), t.n_unknown, now() - t0);
+		printf("%-60s %8zu %9zu %10zu %7zu %5zu %8.3f\n", argv[i], t.n_fdes, t.n_rows,
+		       t.n_rows * sizeof(*t.rows), t.n_unknown, t.n_wide, now() - t0);
 		mt_unwind_table_free(&t);
 	}
 	return status;

@@ -141,8 +141,12 @@ static __always_inline int mt_unwind_read(__u64 addr, __u64 *val)
 	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
 }
 
-/* The last row at or below addr in table (n rows), or NULL. */
-static __always_inline struct mt_unwind_row *mt_unwind_search(void *table, __u32 n, __u64 addr)
+/*
+ * The rule row of addr in table (n rows): the last row at or below addr, or the row before it
+ * when that one is MT_CFA_WIDE (bpf/unwind_row.h); NULL when none. *off: the rule's CFA offset.
+ */
+static __always_inline struct mt_unwind_row *mt_unwind_search(void *table, __u32 n, __u64 addr,
+							      __u32 *off)
 {
 	__u32 lo = 0, hi = n;
 	struct mt_unwind_row *row;
@@ -159,7 +163,19 @@ static __always_inline struct mt_unwind_row *mt_unwind_search(void *table, __u32
 			hi = mid;
 	}
 	row = bpf_map_lookup_elem(table, &lo);
-	return row && row->addr <= addr ? row : NULL;
+	if (!row || row->addr > addr)
+		return NULL;
+	*off = row->cfa_off;
+	if ((row->rules & 0xf) == MT_CFA_WIDE && lo) {
+		__u32 high = row->cfa_off;
+
+		lo--;
+		row = bpf_map_lookup_elem(table, &lo);
+		if (!row)
+			return NULL;
+		*off = row->cfa_off | high << 16;
+	}
+	return row;
 }
 
 static __always_inline int mt_unwind_frame_pointer(struct mt_unwind_work *w)
@@ -188,16 +204,17 @@ static __always_inline int mt_unwind_signal(struct mt_unwind_work *w)
 	return 0;
 }
 
-/* One step by row: 0, 1 at the outermost frame, -1 when the stack is lost. */
-static __always_inline int mt_unwind_by_row(struct mt_unwind_work *w, struct mt_unwind_row *row)
+/* One step by row, of CFA offset off: 0, 1 at the outermost frame, -1 when the stack is lost. */
+static __always_inline int mt_unwind_by_row(struct mt_unwind_work *w, struct mt_unwind_row *row,
+					    __u32 off)
 {
 	__u64 cfa, ra, rbp = w->rbp;
 	__u8 cfa_rule = row->rules & 0xf, rbp_rule = row->rules >> 4;
 
 	if (cfa_rule == MT_CFA_RSP)
-		cfa = w->rsp + row->cfa_off;
+		cfa = w->rsp + off;
 	else if (cfa_rule == MT_CFA_RBP)
-		cfa = w->rbp + row->cfa_off;
+		cfa = w->rbp + off;
 	else if (cfa_rule == MT_CFA_PLT)
 		cfa = w->rsp + row->cfa_off + ((w->rip & 15) >= (__u64)row->rbp_off ? 8 : 0);
 	else if (cfa_rule == MT_CFA_NONE)
@@ -324,7 +341,7 @@ static long mt_unwind_step(__u32 i, void *ctx)
 	struct mt_unwind_file *f;
 	__u64 bias;
 	struct mt_unwind_row *row = NULL;
-	__u32 n = w->stack.n;
+	__u32 n = w->stack.n, off = 0;
 	int err;
 
 	(void)i;
@@ -346,13 +363,13 @@ static long mt_unwind_step(__u32 i, void *ctx)
 
 		if (!table)
 			goto lost;
-		row = mt_unwind_search(table, f->n_rows, addr);
+		row = mt_unwind_search(table, f->n_rows, addr, &off);
 	}
 	if (row && (row->rules & 0xf) == MT_CFA_SIGNAL) {
 		err = mt_unwind_signal(w);
 		w->exact = 1;
 	} else {
-		err = row ? mt_unwind_by_row(w, row) : mt_unwind_frame_pointer(w);
+		err = row ? mt_unwind_by_row(w, row, off) : mt_unwind_frame_pointer(w);
 		w->exact = 0;
 	}
 	if (err > 0 || (!err && !w->rip)) {

@@ -8,6 +8,11 @@
  * x86-64 only: the canonical frame address (CFA) is the caller's rsp, the return address is
  * always at CFA - 8 (the rows of a file where it is not are MT_CFA_UNKNOWN), and the only other
  * register an unwinder needs is rbp, which a frame-pointer caller computes its own CFA from.
+ *
+ * A CFA offset of 16 bits or fewer (every frame under 64 KiB) fits its row. A larger one takes
+ * two rows at the same addr: the rule's row with the offset's low 16 bits, then an MT_CFA_WIDE
+ * row with its high 16 bits. The search ("the last row whose addr <= pc") lands on the second,
+ * which sends the unwinder one row back: only frames of 64 KiB and more pay a row and a lookup.
  */
 #ifndef MT_UNWIND_ROW_H
 #define MT_UNWIND_ROW_H
@@ -24,7 +29,8 @@ enum mt_unwind_cfa {
 	MT_CFA_PLT = 3,	    /* lazy PLT: CFA = rsp + cfa_off + ((rip & 15) >= rbp_off ? 8 : 0) */
 	MT_CFA_SIGNAL = 4,  /* signal trampoline: rsp points at the kernel's ucontext */
 	MT_CFA_END = 5,	    /* the outermost frame (return address undefined): stop here */
-	MT_CFA_UNKNOWN = 6, /* an expression, another register or an offset the row cannot hold */
+	MT_CFA_UNKNOWN = 6, /* an expression, another register or an offset of 4 GiB or more */
+	MT_CFA_WIDE = 7,    /* the row before (same addr) is the rule: CFA offset bits 16-31 */
 };
 
 /* Where the caller's rbp is: the high nibble of mt_unwind_row.rules. Never renumber. */
@@ -36,14 +42,16 @@ enum mt_unwind_rbp {
 
 struct mt_unwind_row {
 	__u32 addr;    /* first address covered, as the file's link-time virtual address */
-	__u16 cfa_off; /* bytes added to the CFA's base register */
+	__u16 cfa_off; /* bytes added to the CFA's base register; MT_CFA_WIDE: bits 16-31 */
 	__u8 rules;    /* enum mt_unwind_cfa | enum mt_unwind_rbp << 4 */
 	__s8 rbp_off;  /* MT_RBP_AT_CFA: in 8-byte words; MT_CFA_PLT: the rip & 15 threshold */
 };
 
-#define MT_UNW_RULES(cfa, rbp) ((__u8)((cfa) | (rbp) << 4))
-#define MT_UNW_CFA(row)	       ((row)->rules & 0xf)
-#define MT_UNW_RBP(row)	       ((row)->rules >> 4)
+#define MT_UNW_RULES(cfa, rbp)	    ((__u8)((cfa) | (rbp) << 4))
+#define MT_UNW_CFA(row)		    ((row)->rules & 0xf)
+#define MT_UNW_RBP(row)		    ((row)->rules >> 4)
+/* The CFA offset of a rule row and of the MT_CFA_WIDE row after it. */
+#define MT_UNW_WIDE_OFF(rule, wide) ((__u32)(rule)->cfa_off | (__u32)(wide)->cfa_off << 16)
 
 /*
  * The kernel's signal frame, as the trampoline (__restore_rt) sees it: rsp points at the

@@ -154,13 +154,37 @@ START_TEST(churn_exact)
 }
 END_TEST
 
-/* Growth chain, realloc(NULL, n) (a tail call into malloc), realloc(p, 0), reallocarray. */
+/* The reallocs of NULL and to 0 bytes of o, and Valgrind's allocs and frees from them. */
+static void assert_realloc_shapes(struct json_object *o, int64_t null, int64_t zero,
+				  int64_t vg_allocs, int64_t vg_frees)
+{
+	int64_t n = mt_json_i64(o, "realloc_null"), z = mt_json_i64(o, "realloc_zero");
+
+	ck_assert_int_eq(n, null);
+	ck_assert_int_eq(z, zero);
+	/* docs/VALGRIND.md's relation, from the report alone. */
+	ck_assert_int_eq(mt_json_i64(o, "allocations") + mt_json_i64(o, "reallocs") - z, vg_allocs);
+	ck_assert_int_eq(mt_json_i64(o, "frees") + mt_json_i64(o, "reallocs") - n, vg_frees);
+}
+
+/*
+ * Growth chain, realloc(NULL, n) (a tail call into malloc), realloc(p, 0), reallocarray; of the
+ * reallocs, 2 of NULL and 1 to 0 bytes, counted apart in the totals, the process and the image.
+ */
 START_TEST(calloc_realloc_exact)
 {
 	const char *cmd[] = {FIXTURE("calloc_realloc"), NULL};
 	struct run r = track(_i, NULL, cmd);
+	struct json_object *procs, *images;
 
 	assert_totals(totals(&r), "calloc_realloc", (struct truth){1, 2, 7, 4714, 0, 0});
+	assert_realloc_shapes(totals(&r), 2, 1, 7, 7);
+	ck_assert(json_object_object_get_ex(r.report, "processes", &procs));
+	ck_assert(json_object_object_get_ex(r.report, "images", &images));
+	ck_assert_int_eq(json_object_array_length(procs), 1);
+	ck_assert_int_eq(json_object_array_length(images), 1);
+	assert_realloc_shapes(json_object_array_get_idx(procs, 0), 2, 1, 7, 7);
+	assert_realloc_shapes(json_object_array_get_idx(images, 0), 2, 1, 7, 7);
 	run_free(&r);
 }
 END_TEST
@@ -684,8 +708,8 @@ static Suite *suite(void)
 	/* The tests that need gdb, valgrind or python3, which the kernel matrix's guest lacks. */
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 120);
-	tcase_add_loop_test(tools, python_attaches_libc_only, 0, 1);
-	tcase_add_test(tools, matches_valgrind_on_ls);
+	mt_add_tool_test(tools, python_attaches_libc_only, 0, 1, "python3");
+	mt_tcase_add_tool_test(tools, matches_valgrind_on_ls, "valgrind");
 	suite_add_tcase(s, tools);
 	return s;
 }

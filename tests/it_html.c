@@ -335,7 +335,7 @@ static Suite *suite(void)
 	/* The browser, which the kernel matrix's guest lacks. */
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 600);
-	tcase_add_test(tools, html_drawn_by_chromium);
+	mt_tcase_add_tool_test(tools, html_drawn_by_chromium, "chromium");
 	suite_add_tcase(s, tools);
 	return s;
 }

@@ -466,7 +466,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 300);
-	tcase_add_test(tools, gdb_breaks_in_malloc_elsewhere);
+	mt_tcase_add_tool_test(tools, gdb_breaks_in_malloc_elsewhere, "gdb");
 	suite_add_tcase(s, tools);
 	return s;
 }

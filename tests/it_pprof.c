@@ -666,11 +666,11 @@ static Suite *suite(void)
 	/* Go's pprof (golang-go), which the kernel matrix's guest lacks. */
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 300);
-	tcase_add_test(tools, stacks_profile_equals_the_report);
-	tcase_add_test(tools, pprof_names_the_same_functions_from_the_files);
-	tcase_add_test(tools, pprof_reads_memtracks_source_lines);
-	tcase_add_test(tools, cxx_names_are_demangled);
-	tcase_add_test(tools, processes_of_a_tree_add_up);
+	mt_tcase_add_tool_test(tools, stacks_profile_equals_the_report, "go");
+	mt_tcase_add_tool_test(tools, pprof_names_the_same_functions_from_the_files, "go");
+	mt_tcase_add_tool_test(tools, pprof_reads_memtracks_source_lines, "go");
+	mt_tcase_add_tool_test(tools, cxx_names_are_demangled, "go");
+	mt_tcase_add_tool_test(tools, processes_of_a_tree_add_up, "go");
 	suite_add_tcase(s, tools);
 	return s;
 }

@@ -640,22 +640,23 @@ static Suite *suite(void)
 	/* gdb and script, which the kernel matrix's guest lacks. */
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 240);
-	tcase_add_test(tools, handoff_at_exec_in_own_session);
-	tcase_add_test(tools, handoff_at_map_in_a_pty_records_before_and_after);
-	tcase_add_test(tools, handoff_at_a_worker_threads_mapping);
-	tcase_add_test(tools, handoff_runs_on_after_gdb_detaches);
-	tcase_add_test(tools, handoff_runs_on_after_quick_detaches);
-	tcase_add_test(tools, handoff_at_exec_records_from_the_first_call);
-	tcase_add_test(tools, handoff_at_exec_links_the_preload);
-	tcase_add_test(tools, handoff_then_dlopen_is_probed_and_said);
-	tcase_add_test(tools, handoff_at_map_links_the_plugins_needs);
-	tcase_add_test(tools, handoff_then_fork_is_said_unrecorded);
-	tcase_add_test(tools, stop_at_exec_glob_any_process);
-	tcase_add_test(tools, stop_at_proc_position);
-	tcase_add_test(tools, stop_at_map_by_soname);
-	tcase_add_test(tools, stop_at_map_of_the_loader);
-	tcase_add_test(tools, stop_at_first_match_only);
-	tcase_add_test(tools, pipeline_has_one_trace);
+	mt_tcase_add_tool_test(tools, handoff_at_exec_in_own_session, "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_at_map_in_a_pty_records_before_and_after,
+			       "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_at_a_worker_threads_mapping, "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_runs_on_after_gdb_detaches, "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_runs_on_after_quick_detaches, "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_at_exec_records_from_the_first_call, "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_at_exec_links_the_preload, "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_then_dlopen_is_probed_and_said, "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_at_map_links_the_plugins_needs, "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_then_fork_is_said_unrecorded, "gdb script");
+	mt_tcase_add_tool_test(tools, stop_at_exec_glob_any_process, "gdb script");
+	mt_tcase_add_tool_test(tools, stop_at_proc_position, "gdb script");
+	mt_tcase_add_tool_test(tools, stop_at_map_by_soname, "gdb script");
+	mt_tcase_add_tool_test(tools, stop_at_map_of_the_loader, "gdb script");
+	mt_tcase_add_tool_test(tools, stop_at_first_match_only, "gdb script");
+	mt_tcase_add_tool_test(tools, pipeline_has_one_trace, "gdb script");
 	suite_add_tcase(s, tools);
 	return s;
 }

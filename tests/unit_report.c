@@ -555,6 +555,46 @@ START_TEST(reused_pid_is_another_image)
 END_TEST
 
 /*
+ * Of the reallocs, those of a NULL block and those to 0 bytes of a block (docs/VALGRIND.md), per
+ * image, process, file, family and tree; a failed one counts in failed only, one of a block not
+ * live still counts.
+ */
+START_TEST(realloc_null_and_zero_apart)
+{
+	struct mt_report *rep;
+	const struct mt_report_totals *t;
+
+	alloc(100, MT_K_MALLOC, 0xa0, 10);
+	re(100, 0, 0xb0, 20);				  /* of NULL */
+	ev(100, MT_K_REALLOCARRAY, 0xc0, 30, 0, 0, 2);	  /* of NULL, in file 2 */
+	re(100, 0, 0xd0, 0);				  /* realloc(NULL, 0): of NULL */
+	re(100, 0xa0, 0, 0);				  /* to 0 bytes: frees 0xa0 */
+	re(100, 0xb0, 0xb0, 25);			  /* neither */
+	ev(100, MT_K_REALLOC, 0, 40, 0, MT_EV_FAILED, 1); /* failed */
+	re(200, 0x999, 0, 0);				  /* to 0 bytes, of no live block */
+	rep = load();
+	t = &rep->totals;
+	ck_assert_uint_eq(t->reallocs, 6);
+	ck_assert_uint_eq(t->realloc_null, 3);
+	ck_assert_uint_eq(t->realloc_zero, 2);
+	ck_assert_uint_eq(t->failed, 1);
+	ck_assert_uint_eq(image_of(rep, 100, 0)->c.realloc_null, 3);
+	ck_assert_uint_eq(image_of(rep, 100, 0)->c.realloc_zero, 1);
+	ck_assert_uint_eq(image_of(rep, 200, 0)->c.realloc_null, 0);
+	ck_assert_uint_eq(image_of(rep, 200, 0)->c.realloc_zero, 1);
+	ck_assert_uint_eq(proc(rep, 100)->t.realloc_null, 3);
+	ck_assert_uint_eq(proc(rep, 100)->t.realloc_zero, 1);
+	ck_assert_uint_eq(proc(rep, 200)->t.realloc_zero, 1);
+	ck_assert_uint_eq(file(rep, 1)->t.realloc_null, 2);
+	ck_assert_uint_eq(file(rep, 2)->t.realloc_null, 1);
+	ck_assert_uint_eq(file(rep, 1)->t.realloc_zero, 2);
+	ck_assert_uint_eq(rep->families[MT_FAM_JEMALLOC].realloc_null, 1);
+	ck_assert_uint_eq(rep->families[MT_FAM_GLIBC].realloc_zero, 2);
+	mt_report_free(rep);
+}
+END_TEST
+
+/*
  * A realloc releases its block at its entry: another thread that gets the address before the
  * realloc returns has a block of its own, which the realloc's return does not erase. A failed
  * realloc gives its block back.
@@ -1129,6 +1169,8 @@ START_TEST(json_output)
 	ck_assert_uint_eq(jget(o, "totals.allocations"), 4);
 	ck_assert_uint_eq(jget(o, "totals.frees"), 1);
 	ck_assert_uint_eq(jget(o, "totals.reallocs"), 1);
+	ck_assert_uint_eq(jget(o, "totals.realloc_null"), 0);
+	ck_assert_uint_eq(jget(o, "totals.realloc_zero"), 0);
 	ck_assert_uint_eq(jget(o, "totals.bytes_allocated"), 100 + 4096 + 200 + 3000 + 64);
 	/* 100, 4196, realloc 100 -> 200: 4296, free 4096: 200, then 3200, 3264 */
 	ck_assert_uint_eq(jget(o, "totals.peak_bytes"), 4296);
@@ -1870,6 +1912,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, calloc_and_aligned_kinds);
 	tcase_add_test(tc, realloc_chain);
 	tcase_add_test(tc, temporary_allocations);
+	tcase_add_test(tc, realloc_null_and_zero_apart);
 	tcase_add_test(tc, sites_count_calls_bytes_and_live);
 	tcase_add_test(tc, jemalloc_kinds);
 	tcase_add_test(tc, every_free_kind);

@@ -18,6 +18,7 @@
 #include "lib/suite.h"
 #include "unwind/unwind_cache.h"
 #include "unwind/unwind_table.h"
+#include "unwind/unwind_walk.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
@@ -60,7 +61,7 @@ static const char *rule_at(const struct mt_unwind_table *t, uint64_t addr)
 	static char buf[64];
 	const struct mt_unwind_row *r = mt_unwind_table_find(t, addr);
 
-	return r ? mt_unwind_row_str(r, buf, sizeof(buf)) : "(none)";
+	return r ? mt_unwind_row_str(t, r, buf, sizeof(buf)) : "(none)";
 }
 
 /* Whether the table's row at loc says what readelf's row says (cfa, rbp, ra columns). */
@@ -84,9 +85,9 @@ static bool agrees(const struct mt_unwind_table *t, uint64_t loc, const char *cf
 	else if (strcmp(ra, "c-8"))
 		ok = MT_UNW_CFA(r) == MT_CFA_UNKNOWN;
 	else if (sscanf(cfa, "rsp+%u", &off) == 1)
-		ok = MT_UNW_CFA(r) == MT_CFA_RSP && r->cfa_off == off;
+		ok = MT_UNW_CFA(r) == MT_CFA_RSP && mt_unwind_table_cfa_off(t, r) == off;
 	else if (sscanf(cfa, "rbp+%u", &off) == 1)
-		ok = MT_UNW_CFA(r) == MT_CFA_RBP && r->cfa_off == off;
+		ok = MT_UNW_CFA(r) == MT_CFA_RBP && mt_unwind_table_cfa_off(t, r) == off;
 	else /* exp: the PLT's, the signal frame's, or one the row cannot hold */
 		ok = MT_UNW_CFA(r) == MT_CFA_PLT || MT_UNW_CFA(r) == MT_CFA_SIGNAL ||
 		     MT_UNW_CFA(r) == MT_CFA_UNKNOWN;
@@ -98,7 +99,7 @@ static bool agrees(const struct mt_unwind_table *t, uint64_t loc, const char *cf
 	}
 	if (!ok)
 		snprintf(why, size, "%#" PRIx64 ": readelf %s rbp=%s ra=%s, table %s", loc, cfa,
-			 rbp, ra, mt_unwind_row_str(r, buf, sizeof(buf)));
+			 rbp, ra, mt_unwind_row_str(t, r, buf, sizeof(buf)));
 	return ok;
 }
 
@@ -249,17 +250,34 @@ static size_t count_cfa(const struct mt_unwind_table *t, enum mt_unwind_cfa kind
 	return n;
 }
 
-/* Rows are sorted, and no row repeats the one before it (adjacent identical rows merge). */
+/*
+ * Rows are sorted, and no rule repeats the one before it (adjacent identical rules merge); a
+ * wide row follows its rule row, at its address, and only an offset above 16 bits has one.
+ */
 static void check_shape(const struct mt_unwind_table *t)
 {
+	size_t wide = 0;
+
+	ck_assert_int_ne(MT_UNW_CFA(&t->rows[0]), MT_CFA_WIDE);
 	for (size_t i = 1; i < t->n_rows; i++) {
 		const struct mt_unwind_row *a = &t->rows[i - 1], *b = &t->rows[i];
 
+		if (MT_UNW_CFA(b) == MT_CFA_WIDE) {
+			ck_assert_msg(a->addr == b->addr && b->cfa_off &&
+					  MT_UNW_CFA(a) != MT_CFA_WIDE,
+				      "row %zu: a wide row apart from its rule", i);
+			wide++;
+			continue;
+		}
+		if (MT_UNW_CFA(a) == MT_CFA_WIDE)
+			a--; /* the rule before b */
 		ck_assert_msg(a->addr < b->addr, "rows %zu, %zu out of order", i - 1, i);
-		ck_assert_msg(a->rules != b->rules || a->cfa_off != b->cfa_off ||
+		ck_assert_msg(a->rules != b->rules ||
+				  mt_unwind_table_cfa_off(t, a) != mt_unwind_table_cfa_off(t, b) ||
 				  a->rbp_off != b->rbp_off,
 			      "rows %zu and %zu are the same rule", i - 1, i);
 	}
+	ck_assert_uint_eq(t->n_wide, wide);
 	ck_assert_int_eq(MT_UNW_CFA(&t->rows[t->n_rows - 1]), MT_CFA_NONE);
 }
 
@@ -398,6 +416,93 @@ START_TEST(find_is_last_row_at_or_below)
 }
 END_TEST
 
+/*
+ * A 1 MiB frame (stk_bigframe): its CFA offset, rsp + 1 MiB + 16, is two rows at one address,
+ * the rule with the low 16 bits and a wide row with the high ones; the search gives the rule.
+ */
+START_TEST(wide_offset_takes_a_second_row)
+{
+	const char *path = FIXTURE("stk_bigframe");
+	struct mt_unwind_table t = build(path);
+	uint64_t big = sym(path, "stk_big_frame");
+	const struct mt_unwind_row *rule, *wide;
+	size_t i = 0;
+
+	check_shape(&t);
+	ck_assert_uint_eq(t.n_wide, 1);
+	ck_assert_uint_eq(t.n_unknown, 0);
+	check_against_readelf(path, &t);
+	while (MT_UNW_CFA(&t.rows[i]) != MT_CFA_WIDE)
+		i++;
+	rule = &t.rows[i - 1];
+	wide = &t.rows[i];
+	ck_assert_uint_eq(rule->addr, wide->addr);
+	ck_assert_int_eq(MT_UNW_CFA(rule), MT_CFA_RSP);
+	ck_assert_uint_eq(rule->cfa_off, ((1 << 20) + 16) & 0xffff);
+	ck_assert_uint_eq(wide->cfa_off, ((1 << 20) + 16) >> 16);
+	ck_assert_uint_eq(MT_UNW_WIDE_OFF(rule, wide), (1 << 20) + 16);
+	ck_assert_uint_gt(rule->addr, big);
+	ck_assert_ptr_eq(mt_unwind_table_find(&t, rule->addr), rule);
+	ck_assert_ptr_eq(mt_unwind_table_find(&t, t.rows[i + 1].addr - 1), rule);
+	ck_assert_ptr_eq(mt_unwind_table_find(&t, t.rows[i + 1].addr), &t.rows[i + 1]);
+	ck_assert_uint_eq(mt_unwind_table_cfa_off(&t, rule), (1 << 20) + 16);
+	ck_assert_str_eq(rule_at(&t, big), "rsp+8 rbp=same");
+	ck_assert_str_eq(rule_at(&t, rule->addr), "rsp+1048592 rbp=same");
+	mt_unwind_table_free(&t);
+}
+END_TEST
+
+/* Memory of the walk below: 8-byte words from WALK_BASE. */
+#define WALK_BASE  0x7f0000000000ULL
+#define WALK_WORDS ((3 << 20) / 8)
+
+static int read_words(void *arg, uint64_t addr, uint64_t *val)
+{
+	const uint64_t *mem = arg;
+
+	if (addr < WALK_BASE || addr % 8 || (addr - WALK_BASE) / 8 >= WALK_WORDS)
+		return -EFAULT;
+	*val = mem[(addr - WALK_BASE) / 8];
+	return 0;
+}
+
+/*
+ * The reference unwinder through a wide rule, on a made-up table and stack: a frame of 2 MiB +
+ * 24 bytes above rsp, whose return address leads to an outermost frame.
+ */
+START_TEST(walk_reads_the_wide_offset)
+{
+	const uint32_t off = (2 << 20) + 24;
+	struct mt_unwind_row rows[] = {
+	    {.addr = 0x1000,
+	     .cfa_off = off & 0xffff,
+	     .rules = MT_UNW_RULES(MT_CFA_RSP, MT_RBP_SAME)},
+	    {.addr = 0x1000, .cfa_off = off >> 16, .rules = MT_UNW_RULES(MT_CFA_WIDE, MT_RBP_SAME)},
+	    {.addr = 0x1100, .rules = MT_UNW_RULES(MT_CFA_END, MT_RBP_SAME)},
+	    {.addr = 0x1200, .rules = MT_UNW_RULES(MT_CFA_NONE, MT_RBP_SAME)},
+	};
+	struct mt_unwind_table t = {.rows = rows, .n_rows = 4, .exec_vaddr = 0, .exec_offset = 0};
+	struct mt_unwind_map map = {.start = 0x400000, .end = 0x402000, .offset = 0, .table = &t};
+	struct mt_unwind_regs regs = {.rip = 0x401010, .rsp = WALK_BASE + 64, .rbp = 0};
+	uint64_t *mem = calloc(WALK_WORDS, sizeof(*mem)), pcs[8];
+	enum mt_unwind_stop why;
+	size_t n;
+
+	ck_assert_ptr_nonnull(mem);
+	mem[(regs.rsp + off - 8 - WALK_BASE) / 8] = 0x401105; /* the caller, in the END row */
+	n = mt_unwind_walk(&map, 1, &regs, read_words, mem, pcs, 8, &why);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(pcs[0], 0x401010);
+	ck_assert_uint_eq(pcs[1], 0x401105);
+	ck_assert_int_eq(why, MT_UNWIND_COMPLETE);
+	/* The rule row alone, without its wide row, reads 24 bytes up: a 0 there ends the stack. */
+	t.n_rows = 1;
+	n = mt_unwind_walk(&map, 1, &regs, read_words, mem, pcs, 8, &why);
+	ck_assert_uint_eq(n, 1);
+	free(mem);
+}
+END_TEST
+
 START_TEST(files_without_tables_say_why)
 {
 	struct mt_unwind_table t;
@@ -458,6 +563,8 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, shared_libraries);
 	tcase_add_test(tc, libc_agrees_with_readelf);
 	tcase_add_test(tc, find_is_last_row_at_or_below);
+	tcase_add_test(tc, wide_offset_takes_a_second_row);
+	tcase_add_test(tc, walk_reads_the_wide_offset);
 	tcase_add_test(tc, files_without_tables_say_why);
 	tcase_add_test(tc, cache_by_build_id);
 	suite_add_tcase(s, tc);

@@ -307,6 +307,8 @@ static int on_realloc(struct mt_images *im, int64_t i, const struct mt_event *e,
 		return img_block_add(im, &p->b);
 	}
 	g->c.reallocs++;
+	g->c.realloc_null += mt_realloc_of_null(e);
+	g->c.realloc_zero += mt_realloc_to_zero(e);
 	g->c.bytes_allocated += e->size;
 	*eff = MT_EFF_REALLOC;
 	if (p && !p->found && e->old_addr) {

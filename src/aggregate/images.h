@@ -12,7 +12,10 @@
  * - allocations: successful calls of the kinds that return a new block (malloc, calloc,
  *   aligned_alloc, memalign, posix_memalign, valloc, pvalloc, mallocx, operator new, the *_aligned
  *   ones); a realloc-kind call (realloc, reallocarray, rallocx, xallocx, realloc_aligned) counts
- *   in reallocs only, realloc(NULL, n) included.
+ *   in reallocs only, realloc(NULL, n) included. Of the reallocs, realloc_null counts those of a
+ *   NULL block (realloc(NULL, n): a new block, as malloc) and realloc_zero those of a block to 0
+ *   bytes (realloc(p, 0), p not NULL: glibc frees p), the two that Valgrind counts as an alloc
+ *   only and a free only (docs/VALGRIND.md).
  * - frees: release-kind calls (free, free_sized, free_aligned_sized, sdallocx, dallocx, operator
  *   delete) of a block live in the caller's address space.
  * - unmatched_frees: release-kind calls of a non-NULL block that is not live there (freed
@@ -44,6 +47,8 @@ struct mt_heap_counts {
 	uint64_t allocations;
 	uint64_t frees;
 	uint64_t reallocs;
+	uint64_t realloc_null; /* of the reallocs: realloc(NULL, n) */
+	uint64_t realloc_zero; /* of the reallocs: realloc(p, 0), p not NULL */
 	uint64_t unmatched_frees;
 	uint64_t failed;
 	uint64_t bytes_allocated;
@@ -108,6 +113,17 @@ enum mt_effect {
 	MT_EFF_STREAM,	/* a lifecycle or realloc-entry record */
 	MT_EFF_UNKNOWN, /* a kind this version does not know: passed over */
 };
+
+/* Whether a successful realloc-kind event counts in realloc_null, in realloc_zero. */
+static inline bool mt_realloc_of_null(const struct mt_event *e)
+{
+	return !e->old_addr;
+}
+
+static inline bool mt_realloc_to_zero(const struct mt_event *e)
+{
+	return e->old_addr && !e->size;
+}
 
 struct mt_images;
 

@@ -134,6 +134,8 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 		break;
 	case MT_EFF_REALLOC:
 		ft->reallocs++;
+		ft->realloc_null += mt_realloc_of_null(e);
+		ft->realloc_zero += mt_realloc_to_zero(e);
 		break;
 	case MT_EFF_FREE:
 		ft->frees++;
@@ -261,6 +263,8 @@ static void add_counts(struct mt_report_totals *t, const struct mt_report_totals
 	t->allocations += c->allocations;
 	t->frees += c->frees;
 	t->reallocs += c->reallocs;
+	t->realloc_null += c->realloc_null;
+	t->realloc_zero += c->realloc_zero;
 	t->unmatched_frees += c->unmatched_frees;
 	t->failed += c->failed;
 	t->bytes_allocated += c->bytes_allocated;
@@ -272,6 +276,8 @@ static void add_image_counts(struct mt_report_totals *t, const struct mt_image *
 	t->allocations += g->c.allocations;
 	t->frees += g->c.frees;
 	t->reallocs += g->c.reallocs;
+	t->realloc_null += g->c.realloc_null;
+	t->realloc_zero += g->c.realloc_zero;
 	t->unmatched_frees += g->c.unmatched_frees;
 	t->failed += g->c.failed;
 	t->bytes_allocated += g->c.bytes_allocated;

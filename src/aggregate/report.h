@@ -28,6 +28,8 @@ struct mt_report_totals {
 	uint64_t allocations;
 	uint64_t frees;
 	uint64_t reallocs;
+	uint64_t realloc_null; /* of the reallocs: realloc(NULL, n) (images.h) */
+	uint64_t realloc_zero; /* of the reallocs: realloc(p, 0), p not NULL */
 	uint64_t unmatched_frees;
 	uint64_t failed;
 	uint64_t bytes_allocated;

@@ -59,6 +59,8 @@ static void jset_totals(struct json_object *o, const struct mt_report_totals *t,
 	jset_u64(o, "allocations", t->allocations);
 	jset_u64(o, "frees", t->frees);
 	jset_u64(o, "reallocs", t->reallocs);
+	jset_u64(o, "realloc_null", t->realloc_null);
+	jset_u64(o, "realloc_zero", t->realloc_zero);
 	jset_u64(o, "unmatched_frees", t->unmatched_frees);
 	jset_u64(o, "failed", t->failed);
 	jset_u64(o, "bytes_allocated", t->bytes_allocated);
@@ -166,6 +168,8 @@ static struct json_object *json_image(const struct mt_report *rep, const struct 
 	jset_u64(o, "allocations", c->allocations);
 	jset_u64(o, "frees", c->frees);
 	jset_u64(o, "reallocs", c->reallocs);
+	jset_u64(o, "realloc_null", c->realloc_null);
+	jset_u64(o, "realloc_zero", c->realloc_zero);
 	jset_u64(o, "unmatched_frees", c->unmatched_frees);
 	jset_u64(o, "failed", c->failed);
 	jset_u64(o, "bytes_allocated", c->bytes_allocated);

@@ -166,7 +166,10 @@ static void print_totals(const struct mt_report *rep, FILE *out)
 	fprintf(out, "\nTotals\n");
 	fprintf(out, "  allocations       %" PRIu64 "\n", t->allocations);
 	fprintf(out, "  frees             %" PRIu64 "\n", t->frees);
-	fprintf(out, "  reallocs          %" PRIu64 "\n", t->reallocs);
+	fprintf(out,
+		"  reallocs          %" PRIu64 " (realloc(NULL, n) %" PRIu64
+		", realloc(p, 0) %" PRIu64 ")\n",
+		t->reallocs, t->realloc_null, t->realloc_zero);
 	fprintf(out, "  unmatched frees   %" PRIu64 "\n", t->unmatched_frees);
 	fprintf(out, "  failed calls      %" PRIu64 "\n", t->failed);
 	fprintf(out, "  bytes allocated   %s\n", bytes_str(b, sizeof(b), t->bytes_allocated));

@@ -52,6 +52,12 @@ struct row_vec {
 	size_t n, cap;
 };
 
+/* A rule as rows: one, or two at one addr for a CFA offset above 16 bits (bpf/unwind_row.h). */
+struct row_rule {
+	struct mt_unwind_row r[2];
+	size_t n;
+};
+
 /* What one build reads from: the ELF, its two CFI sources, the FDE starts found. */
 struct cfi_source {
 	Elf *elf;
@@ -88,18 +94,34 @@ static bool row_same_rules(const struct mt_unwind_row *a, const struct mt_unwind
 	return a->rules == b->rules && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
 }
 
-/* Append r, or drop it when the previous row already says the same (adjacent rows merge). */
-static int row_push(struct row_vec *rv, const struct mt_unwind_row *r)
+/* Where the last rule of rv starts: a rule ending in an MT_CFA_WIDE row is two rows. */
+static size_t last_rule(const struct row_vec *rv)
 {
-	if (rv->n && row_same_rules(&rv->v[rv->n - 1], r))
+	return rv->n > 1 && MT_UNW_CFA(&rv->v[rv->n - 1]) == MT_CFA_WIDE ? rv->n - 2 : rv->n - 1;
+}
+
+/* Whether the rule at rv->v[at], the last of rv, says what rule says. */
+static bool rule_repeats(const struct row_vec *rv, size_t at, const struct row_rule *rule)
+{
+	if (rv->n - at != rule->n)
+		return false;
+	for (size_t i = 0; i < rule->n; i++)
+		if (!row_same_rules(&rv->v[at + i], &rule->r[i]))
+			return false;
+	return true;
+}
+
+/* Append a rule, or drop it when the previous rule already says the same (adjacent rules merge). */
+static int rule_push(struct row_vec *rv, const struct row_rule *rule)
+{
+	if (rv->n && rule_repeats(rv, last_rule(rv), rule))
 		return 0;
-	if (rv->n && rv->v[rv->n - 1].addr == r->addr) {
-		rv->v[rv->n - 1] = *r; /* an empty range: the later rule wins */
-		if (rv->n > 1 && row_same_rules(&rv->v[rv->n - 2], r))
-			rv->n--;
-		return 0;
+	if (rv->n && rv->v[last_rule(rv)].addr == rule->r[0].addr) {
+		rv->n = last_rule(rv); /* an empty range: the later rule wins */
+		if (rv->n && rule_repeats(rv, last_rule(rv), rule))
+			return 0;
 	}
-	if (rv->n == rv->cap) {
+	if (rv->n + 2 > rv->cap) {
 		size_t cap = rv->cap ? rv->cap * 2 : 1024;
 		struct mt_unwind_row *v = realloc(rv->v, cap * sizeof(*v));
 
@@ -108,7 +130,8 @@ static int row_push(struct row_vec *rv, const struct mt_unwind_row *r)
 		rv->v = v;
 		rv->cap = cap;
 	}
-	rv->v[rv->n++] = *r;
+	memcpy(&rv->v[rv->n], rule->r, rule->n * sizeof(rule->r[0]));
+	rv->n += rule->n;
 	return 0;
 }
 
@@ -339,8 +362,9 @@ static bool cfa_is_signal(const Dwarf_Op *ops, size_t n)
 	return n == 2 && op_is(&ops[0], DW_OP_breg7, MT_SIGFRAME_RSP) && ops[1].atom == DW_OP_deref;
 }
 
-/* The CFA rule of frame into r's low nibble and cfa_off. */
-static enum mt_unwind_cfa translate_cfa(Dwarf_Frame *frame, bool signal, struct mt_unwind_row *r)
+/* The CFA rule of frame, its offset's low 16 bits into r->cfa_off and the rest into *high. */
+static enum mt_unwind_cfa translate_cfa(Dwarf_Frame *frame, bool signal, struct mt_unwind_row *r,
+					uint32_t *high)
 {
 	Dwarf_Op *ops;
 	size_t n;
@@ -350,9 +374,10 @@ static enum mt_unwind_cfa translate_cfa(Dwarf_Frame *frame, bool signal, struct 
 	if (n == 1 && ops[0].atom == DW_OP_bregx) {
 		int64_t off = (int64_t)ops[0].number2;
 
-		if (off < 0 || off > UINT16_MAX)
+		if (off < 0 || off > UINT32_MAX)
 			return MT_CFA_UNKNOWN;
-		r->cfa_off = off;
+		r->cfa_off = off & UINT16_MAX;
+		*high = off >> 16;
 		if (ops[0].number == DW_X86_RSP)
 			return MT_CFA_RSP;
 		if (ops[0].number == DW_X86_RBP)
@@ -393,20 +418,34 @@ static int saved_at_cfa(Dwarf_Frame *frame, int regno, int64_t *off)
 	return 0;
 }
 
-static int translate(Dwarf_Frame *frame, uint64_t addr, struct mt_unwind_row *r)
+/* The second row of a rule whose CFA offset has high bits (bpf/unwind_row.h). */
+static void add_wide_row(struct row_rule *rule, uint32_t high)
 {
+	rule->r[1] = (struct mt_unwind_row){
+	    .addr = rule->r[0].addr,
+	    .cfa_off = high,
+	    .rules = MT_UNW_RULES(MT_CFA_WIDE, MT_RBP_SAME),
+	};
+	rule->n = 2;
+}
+
+static int translate(Dwarf_Frame *frame, uint64_t addr, struct row_rule *rule)
+{
+	struct mt_unwind_row *r = &rule->r[0];
 	enum mt_unwind_cfa cfa;
 	enum mt_unwind_rbp rbp = MT_RBP_UNKNOWN;
 	bool signal = false;
+	uint32_t high = 0;
 	int64_t off;
 	int kind;
 
 	if (addr > UINT32_MAX)
 		return -E2BIG;
-	memset(r, 0, sizeof(*r));
+	memset(rule, 0, sizeof(*rule));
+	rule->n = 1;
 	r->addr = addr;
 	dwarf_frame_info(frame, NULL, NULL, &signal);
-	cfa = translate_cfa(frame, signal, r);
+	cfa = translate_cfa(frame, signal, r, &high);
 	kind = saved_at_cfa(frame, DW_X86_RIP, &off);
 	if (kind == 3 && cfa != MT_CFA_SIGNAL)
 		cfa = MT_CFA_END;
@@ -428,6 +467,8 @@ static int translate(Dwarf_Frame *frame, uint64_t addr, struct mt_unwind_row *r)
 		r->rbp_off = off / 8;
 	}
 	r->rules = MT_UNW_RULES(cfa, rbp);
+	if (high)
+		add_wide_row(rule, high);
 	return 0;
 }
 
@@ -458,7 +499,7 @@ static int walk_fdes(struct cfi_source *src, struct mt_unwind_table *t, struct r
 		qsort(src->starts.v, src->starts.n, sizeof(uint64_t), cmp_u64);
 	for (size_t i = 0; i < src->starts.n; i++) {
 		uint64_t addr = src->starts.v[i];
-		struct mt_unwind_row r;
+		struct row_rule rule;
 		bool any = false;
 
 		if (i && addr == src->starts.v[i - 1])
@@ -473,11 +514,11 @@ static int walk_fdes(struct cfi_source *src, struct mt_unwind_table *t, struct r
 			if (!f)
 				break;
 			dwarf_frame_info(f, &start, &end, NULL);
-			err = end > addr ? translate(f, addr, &r) : -EINVAL;
+			err = end > addr ? translate(f, addr, &rule) : -EINVAL;
 			free(f);
 			if (err)
 				return err;
-			err = row_push(rv, &r);
+			err = rule_push(rv, &rule);
 			if (err)
 				return err;
 			any = true;
@@ -487,10 +528,11 @@ static int walk_fdes(struct cfi_source *src, struct mt_unwind_table *t, struct r
 			continue;
 		if (addr > UINT32_MAX)
 			return -E2BIG;
-		memset(&r, 0, sizeof(r));
-		r.addr = addr;
-		r.rules = MT_UNW_RULES(MT_CFA_NONE, MT_RBP_SAME);
-		err = row_push(rv, &r);
+		memset(&rule, 0, sizeof(rule));
+		rule.n = 1;
+		rule.r[0].addr = addr;
+		rule.r[0].rules = MT_UNW_RULES(MT_CFA_NONE, MT_RBP_SAME);
+		err = rule_push(rv, &rule);
 		if (err)
 			return err;
 		covered = addr;
@@ -596,6 +638,7 @@ int mt_unwind_table_build_fd(int fd, struct mt_unwind_table *t)
 	for (size_t i = 0; i < t->n_rows; i++) {
 		t->n_unknown += MT_UNW_CFA(&t->rows[i]) == MT_CFA_UNKNOWN;
 		t->n_rbp_lost += MT_UNW_RBP(&t->rows[i]) == MT_RBP_UNKNOWN;
+		t->n_wide += MT_UNW_CFA(&t->rows[i]) == MT_CFA_WIDE;
 	}
 out:
 	free(rv.v);
@@ -640,20 +683,34 @@ const struct mt_unwind_row *mt_unwind_table_find(const struct mt_unwind_table *t
 		else
 			hi = mid;
 	}
+	if (lo && MT_UNW_CFA(&t->rows[lo]) == MT_CFA_WIDE)
+		lo--; /* the rule is the row before */
 	return &t->rows[lo];
 }
 
-const char *mt_unwind_row_str(const struct mt_unwind_row *r, char *buf, size_t size)
+uint32_t mt_unwind_table_cfa_off(const struct mt_unwind_table *t, const struct mt_unwind_row *r)
 {
-	static const char *const cfa[] = {"none", "rsp", "rbp", "plt", "signal", "end", "unknown"};
+	size_t i = r - t->rows;
+
+	if (i + 1 < t->n_rows && MT_UNW_CFA(&t->rows[i + 1]) == MT_CFA_WIDE)
+		return MT_UNW_WIDE_OFF(r, &t->rows[i + 1]);
+	return r->cfa_off;
+}
+
+const char *mt_unwind_row_str(const struct mt_unwind_table *t, const struct mt_unwind_row *r,
+			      char *buf, size_t size)
+{
+	static const char *const cfa[] = {"none",   "rsp", "rbp",     "plt",
+					  "signal", "end", "unknown", "wide"};
 	unsigned int c = MT_UNW_CFA(r);
 	const char *name = c < sizeof(cfa) / sizeof(cfa[0]) ? cfa[c] : "?";
+	uint32_t off = mt_unwind_table_cfa_off(t, r);
 
 	if (c == MT_CFA_RSP || c == MT_CFA_RBP) {
 		if (MT_UNW_RBP(r) == MT_RBP_AT_CFA)
-			snprintf(buf, size, "%s+%u rbp=c%+d", name, r->cfa_off, r->rbp_off * 8);
+			snprintf(buf, size, "%s+%u rbp=c%+d", name, off, r->rbp_off * 8);
 		else
-			snprintf(buf, size, "%s+%u rbp=%s", name, r->cfa_off,
+			snprintf(buf, size, "%s+%u rbp=%s", name, off,
 				 MT_UNW_RBP(r) == MT_RBP_SAME ? "same" : "lost");
 	} else if (c == MT_CFA_PLT) {
 		snprintf(buf, size, "plt rsp+%u/%d", r->cfa_off, r->rbp_off);

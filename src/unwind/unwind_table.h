@@ -20,7 +20,8 @@
 #define MT_BUILD_ID_MAX 64
 
 struct mt_unwind_table {
-	struct mt_unwind_row *rows; /* sorted by addr; adjacent rows differ */
+	/* Sorted by addr; adjacent rules differ; a rule with a wide CFA offset is two rows. */
+	struct mt_unwind_row *rows;
 	size_t n_rows;
 	uint8_t build_id[MT_BUILD_ID_MAX];
 	size_t build_id_len; /* 0: the file has no GNU build id note */
@@ -32,6 +33,7 @@ struct mt_unwind_table {
 	size_t n_fdes;	     /* distinct FDE start addresses (both sections) */
 	size_t n_unknown;    /* rows whose CFA rule the row cannot express */
 	size_t n_rbp_lost;   /* rows whose caller's rbp cannot be recovered */
+	size_t n_wide;	     /* MT_CFA_WIDE rows: rules of frames of 64 KiB and more */
 	int has_eh_frame;    /* rows come from .eh_frame */
 	int has_debug_frame; /* rows come from .debug_frame (where .eh_frame has none) */
 };
@@ -49,12 +51,17 @@ int mt_unwind_table_build_fd(int fd, struct mt_unwind_table *t);
 void mt_unwind_table_free(struct mt_unwind_table *t);
 
 /*
- * The row that covers addr (a link-time virtual address): the last row whose addr <= addr, the
- * search the BPF unwinder does. NULL when addr is below the first row.
+ * The rule row that covers addr (a link-time virtual address): the last row whose addr <= addr,
+ * the search the BPF unwinder does, or the row before it when that one is MT_CFA_WIDE. NULL
+ * when addr is below the first row.
  */
 const struct mt_unwind_row *mt_unwind_table_find(const struct mt_unwind_table *t, uint64_t addr);
 
-/* A row as text ("rsp+8 rbp=cfa-16"), for tests and diagnostics. buf holds 48 bytes. */
-const char *mt_unwind_row_str(const struct mt_unwind_row *r, char *buf, size_t size);
+/* The CFA offset of t's rule row r (one mt_unwind_table_find returned), wide or not. */
+uint32_t mt_unwind_table_cfa_off(const struct mt_unwind_table *t, const struct mt_unwind_row *r);
+
+/* A rule row of t as text ("rsp+8 rbp=c-16"), for tests and diagnostics. buf holds 48 bytes. */
+const char *mt_unwind_row_str(const struct mt_unwind_table *t, const struct mt_unwind_row *r,
+			      char *buf, size_t size);
 
 #endif

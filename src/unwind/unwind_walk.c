@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The unwinder over unwind tables (src/unwind/unwind_walk.h). Per frame: find the mapping of pc,
- * turn pc into the file's link-time address, binary-search the row, compute the CFA from the row's
- * rule, read the return address at CFA - 8 and the caller's rbp where the row says. A return
- * address is looked up one byte back (the call may be a function's last instruction); the pc a
- * signal frame restores is exact and is looked up as is.
+ * turn pc into the file's link-time address, binary-search the row (the rule row of a wide pair,
+ * bpf/unwind_row.h), compute the CFA from the row's rule, read the return address at CFA - 8 and
+ * the caller's rbp where the row says. A return address is looked up one byte back (the call may
+ * be a function's last instruction); the pc a signal frame restores is exact and is looked up as
+ * is.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -67,18 +68,18 @@ static int step_frame_pointer(struct mt_unwind_regs *r, mt_unwind_read_fn read, 
 	return 0;
 }
 
-/* One step by row. Returns 0, 1 at the outermost frame, or a negative errno. */
-static int step_row(const struct mt_unwind_row *row, struct mt_unwind_regs *r,
+/* One step by row, whose CFA offset is off. Returns 0, 1 at the outermost frame, or -errno. */
+static int step_row(const struct mt_unwind_row *row, uint32_t off, struct mt_unwind_regs *r,
 		    mt_unwind_read_fn read, void *arg)
 {
 	uint64_t cfa, ra, rbp = r->rbp;
 
 	switch (MT_UNW_CFA(row)) {
 	case MT_CFA_RSP:
-		cfa = r->rsp + row->cfa_off;
+		cfa = r->rsp + off;
 		break;
 	case MT_CFA_RBP:
-		cfa = r->rbp + row->cfa_off;
+		cfa = r->rbp + off;
 		break;
 	case MT_CFA_PLT:
 		cfa = r->rsp + row->cfa_off + ((r->rip & 15) >= (uint64_t)row->rbp_off ? 8 : 0);
@@ -126,7 +127,7 @@ size_t mt_unwind_walk(const struct mt_unwind_map *maps, size_t n_maps,
 		if (exact)
 			err = step_signal(&r, read, arg);
 		else if (row)
-			err = step_row(row, &r, read, arg);
+			err = step_row(row, mt_unwind_table_cfa_off(m->table, row), &r, read, arg);
 		else
 			err = step_frame_pointer(&r, read, arg);
 		if (err) {

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Running a test program's suite. */
+/* Running a test program's suite, and the tests that need a tool of their own. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "suite.h"
 
@@ -13,4 +16,61 @@ int mt_run_suite(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* Whether the command name is an executable file in a directory of PATH. */
+static int on_path(const char *name, size_t len)
+{
+	const char *path = getenv("PATH");
+	char file[4096];
+
+	for (const char *d = path ? path : ""; *d;) {
+		size_t n = strcspn(d, ":");
+
+		snprintf(file, sizeof(file), "%.*s/%.*s", (int)n, d, (int)len, name);
+		if (n && access(file, X_OK) == 0)
+			return 1;
+		d += n + (d[n] == ':');
+	}
+	return 0;
+}
+
+/* The tests replaced by a skip: a skip test's loop index is its entry here. */
+#define MAX_SKIPS 64
+static struct {
+	TTest test; /* named as the test it replaces */
+	char tool[64];
+} skips[MAX_SKIPS];
+static int n_skips;
+
+static void skipped_fn(int i)
+{
+	if (getenv("MT_NO_SKIP") && !strcmp(getenv("MT_NO_SKIP"), "1"))
+		ck_abort_msg(
+		    "%s needs %s, which is not on PATH (MT_NO_SKIP=1: no test may be skipped)",
+		    skips[i].test.name, skips[i].tool);
+	/* One write: the line stays whole among other tests' output. */
+	dprintf(STDOUT_FILENO, "mt-skip: %s: no %s on PATH\n", skips[i].test.name, skips[i].tool);
+}
+
+void mt_add_tool_test(TCase *tc, const TTest *test, int start, int end, const char *tools)
+{
+	for (const char *t = tools; *t;) {
+		size_t n = strcspn(t, " ");
+
+		if (n && !on_path(t, n)) {
+			for (int i = start; i < end && n_skips < MAX_SKIPS; i++) {
+				skips[n_skips].test = *test;
+				skips[n_skips].test.fn = skipped_fn;
+				snprintf(skips[n_skips].tool, sizeof(skips[0].tool), "%.*s", (int)n,
+					 t);
+				_tcase_add_test(tc, &skips[n_skips].test, 0, 0, n_skips,
+						n_skips + 1);
+				n_skips++;
+			}
+			return;
+		}
+		t += n + (t[n] == ' ');
+	}
+	_tcase_add_test(tc, test, 0, 0, start, end);
 }

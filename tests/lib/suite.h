@@ -8,4 +8,14 @@
 /* Run s (taking it over) and return the process's exit status: 0 when every test passed. */
 int mt_run_suite(Suite *s);
 
+/*
+ * Add test (looping over [start, end)) to tc when every tool it needs, a space-separated list of
+ * commands, is on PATH. Otherwise each iteration is a test that passes in Check's count but prints
+ * "mt-skip: NAME: no TOOL on PATH", which tools/run-tests counts as skipped; with MT_NO_SKIP=1 in
+ * the environment (CI, whose machines have every tool) it fails instead.
+ */
+void mt_add_tool_test(TCase *tc, const TTest *test, int start, int end, const char *tools);
+
+#define mt_tcase_add_tool_test(tc, test, tools) mt_add_tool_test(tc, test, 0, 1, tools)
+
 #endif
