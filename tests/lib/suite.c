@@ -39,18 +39,28 @@ static int on_path(const char *name, size_t len)
 #define MAX_SKIPS 64
 static struct {
 	TTest test; /* named as the test it replaces */
-	char tool[64];
+	char why[160];
 } skips[MAX_SKIPS];
 static int n_skips;
 
 static void skipped_fn(int i)
 {
 	if (getenv("MT_NO_SKIP") && !strcmp(getenv("MT_NO_SKIP"), "1"))
-		ck_abort_msg(
-		    "%s needs %s, which is not on PATH (MT_NO_SKIP=1: no test may be skipped)",
-		    skips[i].test.name, skips[i].tool);
+		ck_abort_msg("%s would be skipped: %s (MT_NO_SKIP=1: no test may be skipped)",
+			     skips[i].test.name, skips[i].why);
 	/* One write: the line stays whole among other tests' output. */
-	dprintf(STDOUT_FILENO, "mt-skip: %s: no %s on PATH\n", skips[i].test.name, skips[i].tool);
+	dprintf(STDOUT_FILENO, "mt-skip: %s: %s\n", skips[i].test.name, skips[i].why);
+}
+
+void mt_add_skipped_test(TCase *tc, const TTest *test, int start, int end, const char *why)
+{
+	for (int i = start; i < end && n_skips < MAX_SKIPS; i++) {
+		skips[n_skips].test = *test;
+		skips[n_skips].test.fn = skipped_fn;
+		snprintf(skips[n_skips].why, sizeof(skips[0].why), "%s", why);
+		_tcase_add_test(tc, &skips[n_skips].test, 0, 0, n_skips, n_skips + 1);
+		n_skips++;
+	}
 }
 
 void mt_add_tool_test(TCase *tc, const TTest *test, int start, int end, const char *tools)
@@ -59,15 +69,10 @@ void mt_add_tool_test(TCase *tc, const TTest *test, int start, int end, const ch
 		size_t n = strcspn(t, " ");
 
 		if (n && !on_path(t, n)) {
-			for (int i = start; i < end && n_skips < MAX_SKIPS; i++) {
-				skips[n_skips].test = *test;
-				skips[n_skips].test.fn = skipped_fn;
-				snprintf(skips[n_skips].tool, sizeof(skips[0].tool), "%.*s", (int)n,
-					 t);
-				_tcase_add_test(tc, &skips[n_skips].test, 0, 0, n_skips,
-						n_skips + 1);
-				n_skips++;
-			}
+			char why[96];
+
+			snprintf(why, sizeof(why), "no %.*s on PATH", (int)n, t);
+			mt_add_skipped_test(tc, test, start, end, why);
 			return;
 		}
 		t += n + (t[n] == ' ');

@@ -18,4 +18,7 @@ void mt_add_tool_test(TCase *tc, const TTest *test, int start, int end, const ch
 
 #define mt_tcase_add_tool_test(tc, test, tools) mt_add_tool_test(tc, test, 0, 1, tools)
 
+/* Add test (looping over [start, end)) as skipped, for why ("no root"), as above. */
+void mt_add_skipped_test(TCase *tc, const TTest *test, int start, int end, const char *why);
+
 #endif
