@@ -100,6 +100,9 @@ struct mt_artifact_writer;
  */
 int mt_artifact_create(struct mt_artifact_writer **w, const char *path,
 		       const struct mt_artifact_header *h);
+/* The same on fd, opened for writing (mt_outfile_open), which the writer owns from now on. */
+int mt_artifact_create_fd(struct mt_artifact_writer **w, int fd, const char *path,
+			  const struct mt_artifact_header *h);
 int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event *ev, size_t n);
 int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_artifact_process *p);
 int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f);
