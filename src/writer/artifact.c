@@ -292,6 +292,16 @@ err_free:
 	return err;
 }
 
+int mt_artifact_flush(struct mt_artifact_writer *w)
+{
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	err = w->len ? flush_locked(w) : w->err;
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
 /* Encode up to BLOCK_EVENTS events as one event block record at p. Returns the bytes used. */
 static size_t put_block(uint8_t *start, const struct mt_event *ev, size_t n)
 {

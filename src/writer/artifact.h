@@ -110,6 +110,11 @@ int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_art
 int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s);
 int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h);
 /*
+ * Write what the buffer holds to the file now, whole records only: what a SIGKILL of memtrack
+ * would lose is what came after. 0, or the write error that stopped the recording.
+ */
+int mt_artifact_flush(struct mt_artifact_writer *w);
+/*
  * Whether what is written now can be read back after the run (by the end-of-run summary): the
  * artifact is a regular file and no write has failed. Not for a pipe or a device.
  */
