@@ -143,6 +143,30 @@ static void assert_fixture_runs_as_nobody(const struct priv *p, const char *memt
 	mt_out_free(&o);
 }
 
+/* memtrack report, which needs no privilege, reads only what nobody may: not root's artifact. */
+static void assert_cannot_report_roots(const char *memtrack)
+{
+	const char *cmd[] = {"true", NULL};
+	struct mt_out o;
+	char *art = mt_record(MEMTRACK, NULL, NULL, cmd, 60, &o);
+
+	ck_assert_ptr_nonnull(art);
+	mt_out_free(&o);
+	{
+		const char *argv[] = {AS_NOBODY, memtrack, "report", art, NULL};
+
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+		ck_assert_int_eq(o.code, 1);
+		ck_assert_str_eq(o.out, "");
+		ck_assert_ptr_nonnull(strstr(o.err, "Permission denied"));
+		mt_out_free(&o);
+	}
+	unlink(art);
+	*strrchr(art, '/') = '\0';
+	rmdir(art);
+	free(art);
+}
+
 /* With CAP_SYS_PTRACE the kernel would honour the bit under memtrack: no_new_privs stops it. */
 START_TEST(setcap_memtrack_gives_no_setuid_privilege)
 {
@@ -151,6 +175,7 @@ START_TEST(setcap_memtrack_gives_no_setuid_privilege)
 	priv_make(&p);
 	assert_fixture_gains_root(&p);
 	assert_fixture_runs_as_nobody(&p, p.setcap);
+	assert_cannot_report_roots(p.setcap);
 	priv_free(&p);
 }
 END_TEST
@@ -169,6 +194,7 @@ START_TEST(setuid_memtrack_serves_its_invoker_only)
 	assert_fixture_runs_as_nobody(&p, p.setuid);
 	ck_assert_int_eq(stat(p.art, &st), 0);
 	ck_assert_uint_eq(st.st_uid, NOBODY);
+	assert_cannot_report_roots(p.setuid);
 	{
 		const char *argv[] = {AS_NOBODY, p.setuid, "run", "-q",	 "--user", "root",
 				      "-o",	 p.art,	   "--",  p.ids, NULL};

@@ -63,6 +63,23 @@ bool mt_privileged_beyond_invoker(void)
 	return d[0].permitted || d[1].permitted;
 }
 
+int mt_drop_elevation(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct none[2] = {0};
+
+	if (!mt_privileged_beyond_invoker())
+		return 0;
+	if (setresgid(getgid(), getgid(), getgid()) < 0 ||
+	    setresuid(getuid(), getuid(), getuid()) < 0 || syscall(SYS_capset, &hdr, none) < 0) {
+		int err = -errno;
+
+		fprintf(stderr, "memtrack: cannot drop its privileges: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 /*
  * A setcap'd or set-user-ID memtrack serves its invoker only: the command runs as them, --user
  * may name nobody else, and SUDO_UID (which any user can set) means nothing.

@@ -38,6 +38,13 @@ struct mt_identity {
 bool mt_privileged_beyond_invoker(void);
 
 /*
+ * Where memtrack is privileged beyond its invoker, become the invoker for good (ids and no
+ * capability): what reads files the user names after the run, or instead of one (memtrack
+ * report), reads them with the user's rights. 0, or a negative errno after one sentence.
+ */
+int mt_drop_elevation(void);
+
+/*
  * The identity the command runs as: user (a name) when given, else under sudo the invoking user
  * (SUDO_UID/SUDO_GID), else memtrack's own; where memtrack is privileged beyond its invoker,
  * always the invoker (elevated). Returns 0, or -ENOENT or -EPERM after one sentence when user

@@ -541,6 +541,9 @@ int mt_cmd_report(int argc, char **argv)
 	int first = mt_cmd_options(&report_cmd, argc, argv, &o);
 	char a[MT_PRINTABLE_MAX];
 
+	/* A report needs no privilege: a setcap'd memtrack reads only what its user may. */
+	if (mt_drop_elevation())
+		return 1;
 	if (first <= 0)
 		return mt_cmd_options_status(first);
 	if (first == argc) {

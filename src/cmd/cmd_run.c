@@ -431,6 +431,10 @@ static int run(int argc, char **argv, struct run_opts *op)
 	err = mt_supervise(&op->cfg, &res);
 	if (err)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
+	/* The summary reads the artifact back: with the user's rights only, whatever is there now.
+	 */
+	if (mt_drop_elevation())
+		return 1;
 	if (!op->quiet)
 		print_summary(op, &res);
 	if (op->strict && res.incomplete) {
