@@ -178,8 +178,9 @@ int mt_outfile_check(const char *path, enum mt_outfile_mode mode, const struct m
 /* Open what exists, after its checks; a regular file is emptied, through the descriptor. */
 static int open_existing(const struct target *t, const struct stat *st, char *err, size_t errlen)
 {
-	int flags = O_WRONLY | O_CLOEXEC | (S_ISLNK(st->st_mode) ? 0 : O_NOFOLLOW);
-	int fd = openat(t->dirfd, t->base, flags);
+	/* A trusted link may dangle: its target is created, as open(2) through it would. */
+	int flags = O_WRONLY | O_CLOEXEC | (S_ISLNK(st->st_mode) ? O_CREAT : O_NOFOLLOW);
+	int fd = openat(t->dirfd, t->base, flags, OUTFILE_MODE);
 	struct stat now;
 	int e;
 
