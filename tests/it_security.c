@@ -266,11 +266,15 @@ static void assert_refused(const char *const *argv, const char *why)
 	mt_out_free(&o);
 }
 
-/* -o, --trace-stops, the report's files, and a directory on the way: no link of nobody's. */
+/*
+ * -o, --trace-stops, the report's files, and a directory on the way: no symbolic link of
+ * nobody's is followed, and no hard link written through.
+ */
 START_TEST(links_of_another_user_are_not_followed)
 {
-	static const char *const names[] = {"out.mtk", "trace.json", "r.html", "sub", NULL};
-	char out[192], trace[192], html[192], sub[192], through[256], art[128];
+	static const char *const names[] = {"out.mtk", "trace.json", "r.html",
+					    "sub",     "hard.mtk",   NULL};
+	char out[192], trace[192], html[192], sub[192], through[256], art[128], hard[192];
 	struct trap t;
 
 	trap_make(&t);
@@ -295,6 +299,14 @@ START_TEST(links_of_another_user_are_not_followed)
 
 		assert_refused(argv, "its directory sub is a symbolic link owned by uid 65534");
 		ck_assert_int_eq(access(through, F_OK), -1);
+	}
+	{
+		/* a hard link, as nobody could make where fs.protected_hardlinks is 0 */
+		const char *argv[] = {MEMTRACK, "run", "-q", "-o", hard, "--", "true", NULL};
+
+		snprintf(hard, sizeof(hard), "%s/hard.mtk", t.dir);
+		ck_assert_int_eq(link(t.victim, hard), 0);
+		assert_refused(argv, "it has 2 hard links, not written through");
 	}
 	{
 		const char *cmd[] = {"true", NULL};
@@ -377,25 +389,30 @@ START_TEST(default_artifact_is_created_exclusively)
 }
 END_TEST
 
-/* Under sudo the artifact is the invoking user's, mode 0600: it holds the command line. */
+/* Under sudo or --user the artifact is that user's, mode 0600: it holds the command line. */
 START_TEST(sudo_artifact_belongs_to_the_user)
 {
 	const char *env[] = {"SUDO_UID=65534", "SUDO_GID=65534", NULL};
 	char dir[64], art[128];
-	const char *argv[] = {MEMTRACK, "run", "-q", "-o", art, "--", "true", NULL};
+	const char *sudo[] = {MEMTRACK, "run", "-q", "-o", art, "--", "true", NULL};
+	const char *user[] = {MEMTRACK, "run", "-q", "--user", "nobody",
+			      "-o",	art,   "--", "true",   NULL};
+	const char *const *runs[] = {sudo, user};
 	struct stat st;
 	struct mt_out o;
 
 	mt_tmpdir(dir);
 	snprintf(art, sizeof(art), "%s/a.mtk", dir);
-	ck_assert_int_eq(mt_run(argv, env, NULL, 60, &o), 0);
-	ck_assert_msg(o.code == 0, "%s", o.err);
-	mt_out_free(&o);
-	ck_assert_int_eq(stat(art, &st), 0);
-	ck_assert_uint_eq(st.st_uid, NOBODY);
-	ck_assert_uint_eq(st.st_gid, NOBODY);
-	ck_assert_uint_eq(st.st_mode & 07777, 0600);
-	unlink(art);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(mt_run(runs[i], i ? NULL : env, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0, "%s", o.err);
+		mt_out_free(&o);
+		ck_assert_int_eq(stat(art, &st), 0);
+		ck_assert_uint_eq(st.st_uid, NOBODY);
+		ck_assert_uint_eq(st.st_gid, NOBODY);
+		ck_assert_uint_eq(st.st_mode & 07777, 0600);
+		unlink(art);
+	}
 	rmdir(dir);
 }
 END_TEST
@@ -454,7 +471,8 @@ static uint64_t count_by(const struct progress *p, uint64_t t)
 
 /*
  * kill -9 of memtrack 2 s into a steady allocator: every malloc made more than the bound (and
- * one 20 ms line of the fixture) before the kill is in the truncated artifact, none it never made.
+ * one 20 ms line of the fixture) before the kill is in the truncated artifact, and none it had not
+ * made by the time it read its last lines.
  */
 START_TEST(sigkill_loses_at_most_the_bound)
 {
@@ -488,7 +506,8 @@ START_TEST(sigkill_loses_at_most_the_bound)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status));
 	least = count_by(&p, kill_ns - KILL_BOUND_NS - 20000000ull);
-	most = count_by(&p, kill_ns + 20000000ull);
+	/* a SIGKILL takes effect when the killed threads next run: on a loaded machine, later */
+	most = count_by(&p, kill_ns + 250000000ull);
 	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
 	ck_assert_msg(o.code == 0, "report: %s", o.err);
 	j = json_tokener_parse(o.out);
@@ -497,7 +516,7 @@ START_TEST(sigkill_loses_at_most_the_bound)
 	recorded = json_object_get_uint64(mt_json_get(totals, "allocations"));
 	ck_assert_msg(least > 1000 && recorded >= least && recorded <= most,
 		      "recorded %" PRIu64 " mallocs; the fixture had made %" PRIu64
-		      " 130 ms before the kill, %" PRIu64 " 20 ms after",
+		      " 130 ms before the kill, %" PRIu64 " 250 ms after",
 		      recorded, least, most);
 	ck_assert(json_object_get_boolean(mt_json_get(j, "truncated")));
 	ck_assert(!json_object_get_boolean(mt_json_get(j, "complete")));
