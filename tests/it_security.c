@@ -167,6 +167,24 @@ static void assert_cannot_report_roots(const char *memtrack)
 	free(art);
 }
 
+/* gdb, run by nobody, drives the fixture through the privileged memtrack: unprivileged still. */
+static void assert_gdb_serves_it_unprivileged(const struct priv *p, const char *memtrack)
+{
+	char remote[512];
+	const char *argv[] = {
+	    AS_NOBODY, "gdb",  "-batch", "-nx",	     "-ex", "set remotetimeout 60",
+	    "-ex",     remote, "-ex",	 "continue", NULL};
+	struct mt_out o;
+
+	snprintf(remote, sizeof(remote), "target remote | %s run -q -o %s --gdb=- -- %s", memtrack,
+		 p->art, p->ids);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_msg(o.code == 0, "gdb exited %d: %s", o.code, o.err);
+	ck_assert_msg(strstr(o.out, IDS_OF_NOBODY) || strstr(o.err, IDS_OF_NOBODY),
+		      "gdb's run said: %s%s", o.out, o.err);
+	mt_out_free(&o);
+}
+
 /* With CAP_SYS_PTRACE the kernel would honour the bit under memtrack: no_new_privs stops it. */
 START_TEST(setcap_memtrack_gives_no_setuid_privilege)
 {
@@ -175,6 +193,7 @@ START_TEST(setcap_memtrack_gives_no_setuid_privilege)
 	priv_make(&p);
 	assert_fixture_gains_root(&p);
 	assert_fixture_runs_as_nobody(&p, p.setcap);
+	assert_gdb_serves_it_unprivileged(&p, p.setcap);
 	assert_cannot_report_roots(p.setcap);
 	priv_free(&p);
 }
