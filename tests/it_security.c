@@ -81,10 +81,13 @@ static void assert_text(const char *path, const char *want)
 
 /*
  * A directory only root and nogroup (nobody's group) can enter, holding the set-user-ID root
- * fixture and privileged copies of memtrack: no other user of the machine reaches them.
+ * fixture and privileged copies of memtrack: no other user of the machine reaches them. It is in
+ * the build directory, and what a failed test left there is removed by the next one (and by make
+ * clean): privileged copies never pile up in /tmp.
  */
+#define PRIV_DIR MT_BUILD_DIR "/tests/security-priv"
 struct priv {
-	char dir[64], ids[128], setcap[128], setuid[128], pub[64], art[128];
+	char dir[256], ids[320], setcap[320], setuid[320], pub[64], art[128];
 };
 
 static void priv_make(struct priv *p)
@@ -92,12 +95,17 @@ static void priv_make(struct priv *p)
 	const char *cap[] = {"setcap", CAPS, p->setcap, NULL};
 	struct mt_out o;
 
-	mt_tmpdir(p->dir);
-	ck_assert_int_eq(chown(p->dir, 0, NOBODY), 0);
-	ck_assert_int_eq(chmod(p->dir, 0710), 0);
+	snprintf(p->dir, sizeof(p->dir), "%s", PRIV_DIR);
 	snprintf(p->ids, sizeof(p->ids), "%s/ids", p->dir);
 	snprintf(p->setcap, sizeof(p->setcap), "%s/memtrack-setcap", p->dir);
 	snprintf(p->setuid, sizeof(p->setuid), "%s/memtrack-setuid", p->dir);
+	unlink(p->ids);
+	unlink(p->setcap);
+	unlink(p->setuid);
+	rmdir(p->dir);
+	ck_assert_int_eq(mkdir(p->dir, 0700), 0);
+	ck_assert_int_eq(chown(p->dir, 0, NOBODY), 0);
+	ck_assert_int_eq(chmod(p->dir, 0710), 0);
 	copy_file(FIXTURE("ids"), p->ids, 04755);
 	copy_file(MEMTRACK, p->setcap, 0755);
 	copy_file(MEMTRACK, p->setuid, 04755);
@@ -170,7 +178,7 @@ static void assert_cannot_report_roots(const char *memtrack)
 /* gdb, run by nobody, drives the fixture through the privileged memtrack: unprivileged still. */
 static void assert_gdb_serves_it_unprivileged(const struct priv *p, const char *memtrack)
 {
-	char remote[512];
+	char remote[1024];
 	const char *argv[] = {
 	    AS_NOBODY, "gdb",  "-batch", "-nx",	     "-ex", "set remotetimeout 60",
 	    "-ex",     remote, "-ex",	 "continue", NULL};
