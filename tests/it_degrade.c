@@ -648,7 +648,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, mid_instruction_malloc);
 	tcase_add_test(tc, plain_library_is_complete);
 	tcase_add_test(tc, strict_turns_a_loss_into_125);
-	tcase_add_test(tc, static_binary_without_allocator_is_incomplete);
+	mt_tcase_add_tool_test(tc, static_binary_without_allocator_is_incomplete, "busybox");
 	tcase_add_test(tc, not_probed_said_without_summary);
 	tcase_add_test(tc, closed_output_pipe);
 	tcase_add_test(tc, full_disk);

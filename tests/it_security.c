@@ -595,8 +595,8 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("security");
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, setcap_memtrack_gives_no_setuid_privilege);
-	tcase_add_test(tc, setuid_memtrack_serves_its_invoker_only);
+	mt_tcase_add_tool_test(tc, setcap_memtrack_gives_no_setuid_privilege, "setcap setpriv gdb");
+	mt_tcase_add_tool_test(tc, setuid_memtrack_serves_its_invoker_only, "setcap setpriv");
 	tcase_add_test(tc, links_of_another_user_are_not_followed);
 	tcase_add_test(tc, default_artifact_is_created_exclusively);
 	tcase_add_test(tc, sudo_artifact_belongs_to_the_user);
