@@ -204,6 +204,60 @@ START_TEST(strict_turns_a_loss_into_125)
 }
 END_TEST
 
+/* The one not_probed entry of a report that names path: its reason. */
+static const char *unprobed_reason(struct json_object *rep, const char *path)
+{
+	struct json_object *np = mt_json_get(rep, "not_probed");
+
+	for (size_t i = 0; i < json_object_array_length(np); i++) {
+		struct json_object *u = json_object_array_get_idx(np, i);
+
+		if (!strcmp(json_object_get_string(mt_json_get(u, "path")), path))
+			return json_object_get_string(mt_json_get(u, "reason"));
+	}
+	return NULL;
+}
+
+/*
+ * A static executable in which no allocator is found (stripped: nosyms, Debian's busybox)
+ * allocates out of memtrack's sight (brk, mmap): not probed, incomplete, --strict fails. A
+ * dynamic one without symbols (stripped) allocates through libc, which is probed: complete.
+ */
+START_TEST(static_binary_without_allocator_is_incomplete)
+{
+	static const char reason[] = "a static executable in which no allocator was found: its "
+				     "allocations (its own allocator, brk, mmap) cannot be seen";
+	const char *opts[] = {"--strict", NULL};
+	const char *nosyms[] = {FIXTURE("nosyms"), NULL};
+	const char *busybox[] = {"/bin/busybox", "sh", "-c", "true", NULL};
+	const char *stripped[] = {FIXTURE("stripped"), NULL};
+	const char *const *cmds[] = {nosyms, busybox};
+	struct json_object *rep;
+	struct mt_out o;
+
+	for (size_t i = 0; i < 2; i++) {
+		char real[4096];
+
+		ck_assert_ptr_nonnull(realpath(cmds[i][0], real));
+		rep = mt_run_report(opts, cmds[i], 60, &o);
+		ck_assert_ptr_nonnull(rep);
+		ck_assert_int_eq(o.code, 125);
+		ck_assert_msg(unprobed_reason(rep, real) &&
+				  !strcmp(unprobed_reason(rep, real), reason),
+			      "%s not listed as not probed", real);
+		ck_assert(!json_object_get_boolean(mt_json_get(rep, "complete")));
+		json_object_put(rep);
+		mt_out_free(&o);
+	}
+	rep = mt_run_report(opts, stripped, 60, &o);
+	ck_assert_ptr_nonnull(rep);
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	ck_assert(json_object_get_boolean(mt_json_get(rep, "complete")));
+	json_object_put(rep);
+	mt_out_free(&o);
+}
+END_TEST
+
 /* The totals of one family in a report. */
 static struct json_object *family(struct json_object *rep, const char *name)
 {
@@ -594,6 +648,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, mid_instruction_malloc);
 	tcase_add_test(tc, plain_library_is_complete);
 	tcase_add_test(tc, strict_turns_a_loss_into_125);
+	mt_tcase_add_tool_test(tc, static_binary_without_allocator_is_incomplete, "busybox");
 	tcase_add_test(tc, not_probed_said_without_summary);
 	tcase_add_test(tc, closed_output_pipe);
 	tcase_add_test(tc, full_disk);

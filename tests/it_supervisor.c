@@ -646,6 +646,32 @@ START_TEST(command_gets_the_users_groups_and_environment)
 }
 END_TEST
 
+/*
+ * --user: the command's PATH is sudo's secure_path, not root's, and the command is looked up on
+ * it; under sudo, memtrack keeps the PATH sudo gave it.
+ */
+START_TEST(user_gets_a_secure_path)
+{
+	const char *user[] = {MEMTRACK, "run", "-q", "--no-track", "--user", "nobody",
+			      "--",	"sh",  "-c", "echo $PATH", NULL};
+	const char *sudo[] = {MEMTRACK, "run", "-q",	     "--no-track", "--",
+			      "sh",	"-c",  "echo $PATH", NULL};
+	const char *env[] = {"PATH=/root/bin:/usr/bin:/bin", NULL};
+	const char *sudo_env[] = {"PATH=/root/bin:/usr/bin:/bin", "SUDO_UID=65534",
+				  "SUDO_GID=65534", NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(user, env, "/", 60, &o), 0);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	ck_assert_str_eq(o.out, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(sudo, sudo_env, "/", 60, &o), 0);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	ck_assert_str_eq(o.out, "/root/bin:/usr/bin:/bin\n");
+	mt_out_free(&o);
+}
+END_TEST
+
 /* execve says ENOENT for a script whose interpreter is missing: memtrack names the interpreter. */
 START_TEST(missing_interpreter_is_named)
 {
@@ -913,6 +939,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, command_never_inherits_root);
 	tcase_add_test(tc, missing_capabilities);
 	tcase_add_test(tc, command_gets_the_users_groups_and_environment);
+	tcase_add_test(tc, user_gets_a_secure_path);
 	tcase_add_test(tc, missing_interpreter_is_named);
 	tcase_add_test(tc, failed_start_leaves_the_output_alone);
 	tcase_add_test(tc, bad_output_paths_before_the_run);

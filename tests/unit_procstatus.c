@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/privileges.h"
 #include "lib/suite.h"
+#include "supervisor/debug_rights.h"
 #include "tracker/procstatus.h"
 
 static void on_usr2(int sig)
@@ -107,6 +109,53 @@ START_TEST(states_of_a_child)
 }
 END_TEST
 
+/*
+ * Credentials: this test (root, with capabilities) and a child that became nobody; and whether a
+ * setcap'd memtrack run by nobody may hand each to a debugger (mt_invoker_may_debug).
+ */
+START_TEST(credentials_and_debug_rights)
+{
+	const struct mt_identity nobody = {
+	    .drop_privileges = true, .elevated = true, .uid = 65534, .gid = 65534};
+	const struct mt_identity root = {0};
+	struct mt_proc_status st;
+	char why[128] = "";
+	int go[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534) ||
+		    write(go[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(go[1]);
+	ck_assert_int_eq(read(go[0], &(char){0}, 1), 1);
+	close(go[0]);
+	ck_assert_int_eq(mt_proc_status_read(pid, 0, &st), 0);
+	ck_assert(st.has_ids);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_uint_eq(st.uid[i], 65534);
+		ck_assert_uint_eq(st.gid[i], 65534);
+	}
+	ck_assert_uint_eq(st.cap_prm | st.cap_eff, 0);
+	ck_assert_int_eq(mt_invoker_may_debug(&nobody, pid, why, sizeof(why)), 0);
+	ck_assert_int_eq(mt_proc_status_read(getpid(), 0, &st), 0);
+	ck_assert_uint_eq(st.uid[1], 0);
+	ck_assert_uint_ne(st.cap_eff, 0);
+	ck_assert_int_eq(mt_invoker_may_debug(&nobody, getpid(), why, sizeof(why)), -EPERM);
+	ck_assert_str_eq(why, "it runs as uid 0, not as uid 65534 who started memtrack");
+	/* root (sudo included) may debug anything, as without memtrack */
+	ck_assert_int_eq(mt_invoker_may_debug(&root, getpid(), why, sizeof(why)), 0);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("procstatus");
@@ -115,6 +164,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, masks_of_this_process);
 	tcase_add_test(tc, thread_of_this_process);
 	tcase_add_test(tc, states_of_a_child);
+	tcase_add_test(tc, credentials_and_debug_rights);
 	suite_add_tcase(s, tc);
 	return s;
 }

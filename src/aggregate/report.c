@@ -113,6 +113,8 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 	int err;
 
 	rep->events++;
+	if (e->ts_ns > rep->last_event_ns)
+		rep->last_event_ns = e->ts_ns;
 	err = mt_timeline_at(rep->timeline, e->ts_ns);
 	if (!err)
 		err = mt_images_event(rep->index->images, e, &eff);

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -41,11 +42,73 @@ static void take_entry(struct mt_identity *id, const struct passwd *pw)
 	snprintf(id->shell, sizeof(id->shell), "%s", pw ? pw->pw_shell : "");
 }
 
+static bool read_caps(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+
+	return syscall(SYS_capget, &hdr, d) == 0;
+}
+
+bool mt_privileged_beyond_invoker(void)
+{
+	struct __user_cap_data_struct d[2] = {0};
+
+	if (getuid() == 0)
+		return false;
+	if (geteuid() != getuid() || getegid() != getgid())
+		return true;
+	/* cannot tell: assume the worst, which costs the command only its set-user-ID execs */
+	if (!read_caps(d))
+		return true;
+	return d[0].permitted || d[1].permitted;
+}
+
+int mt_drop_elevation(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct none[2] = {0};
+
+	if (!mt_privileged_beyond_invoker())
+		return 0;
+	if (setresgid(getgid(), getgid(), getgid()) < 0 ||
+	    setresuid(getuid(), getuid(), getuid()) < 0 || syscall(SYS_capset, &hdr, none) < 0) {
+		int err = -errno;
+
+		fprintf(stderr, "memtrack: cannot drop its privileges: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * A setcap'd or set-user-ID memtrack serves its invoker only: the command runs as them, --user
+ * may name nobody else, and SUDO_UID (which any user can set) means nothing.
+ */
+static int choose_invoker(struct mt_identity *id, const char *user)
+{
+	struct passwd *pw = user ? getpwnam(user) : NULL;
+
+	if (user && (!pw || pw->pw_uid != getuid())) {
+		fprintf(stderr,
+			"memtrack: --user %s needs root: this memtrack runs with privileges its "
+			"user (uid %u) does not have, and serves that user only\n",
+			user, (unsigned)getuid());
+		return -EPERM;
+	}
+	id->uid = getuid();
+	id->gid = getgid();
+	id->drop_privileges = true;
+	id->elevated = true;
+	return 0;
+}
+
 int mt_choose_user(struct mt_identity *id, const char *user)
 {
 	unsigned long uid, gid;
 	struct passwd *pw;
 
+	if (mt_privileged_beyond_invoker())
+		return choose_invoker(id, user);
 	if (user) {
 		pw = getpwnam(user);
 		if (!pw) {
@@ -55,11 +118,12 @@ int mt_choose_user(struct mt_identity *id, const char *user)
 		id->uid = pw->pw_uid;
 		id->gid = pw->pw_gid;
 		id->drop_privileges = true;
+		id->secure_path = true;
 		take_entry(id, pw);
 		return 0;
 	}
 	/* sudo from root to root changes nothing; from a user, the command runs as that user. */
-	if (geteuid() == 0 && parse_id(getenv("SUDO_UID"), &uid) &&
+	if (getuid() == 0 && geteuid() == 0 && parse_id(getenv("SUDO_UID"), &uid) &&
 	    parse_id(getenv("SUDO_GID"), &gid) && uid != 0) {
 		id->uid = (uid_t)uid;
 		id->gid = (gid_t)gid;
@@ -69,10 +133,23 @@ int mt_choose_user(struct mt_identity *id, const char *user)
 	return 0;
 }
 
+/* Its groups stay the invoker's own; every uid and gid becomes the real one, for good. */
+static int become_invoker(const struct mt_identity *id)
+{
+	/* Ambient capabilities (setpriv --ambient-caps) would survive the exec: cleared first. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    setresgid(id->gid, id->gid, id->gid) < 0 || setresuid(id->uid, id->uid, id->uid) < 0)
+		return -errno;
+	return 0;
+}
+
 int mt_become_user(const struct mt_identity *id)
 {
 	int err;
 
+	if (id->elevated)
+		return become_invoker(id);
 	if (id->user[0])
 		err = initgroups(id->user, id->gid);
 	else
@@ -82,7 +159,8 @@ int mt_become_user(const struct mt_identity *id)
 	if (!id->user[0])
 		return 0;
 	if (setenv("USER", id->user, 1) < 0 || setenv("LOGNAME", id->user, 1) < 0 ||
-	    setenv("HOME", id->home, 1) < 0 || setenv("SHELL", id->shell, 1) < 0)
+	    setenv("HOME", id->home, 1) < 0 || setenv("SHELL", id->shell, 1) < 0 ||
+	    (id->secure_path && setenv("PATH", MT_SECURE_PATH, 1) < 0))
 		return -errno;
 	return 0;
 }
@@ -94,7 +172,6 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 
 int mt_check_capabilities(bool bpf)
 {
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {0};
 	static const struct {
 		int cap;
@@ -109,7 +186,7 @@ int mt_check_capabilities(bool bpf)
 	};
 	char missing[128] = "";
 
-	if (syscall(SYS_capget, &hdr, data) < 0)
+	if (!read_caps(data))
 		return 0; /* cannot tell: let the operations themselves fail */
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
 		if ((needed[i].bpf && !bpf) || has_cap(data, needed[i].cap))

@@ -13,6 +13,13 @@
 /* Who the traced command runs as. */
 struct mt_identity {
 	bool drop_privileges; /* run the command as uid/gid below, without capabilities */
+	/*
+	 * memtrack holds more privilege than uid, its invoker (file capabilities, set-user-ID): the
+	 * command runs as uid with no_new_privs (its execs gain nothing), files are opened with
+	 * uid's rights, and only processes with uid's credentials are handed to a debugger.
+	 */
+	bool elevated;
+	bool secure_path; /* --user: PATH as sudo -u sets it (MT_SECURE_PATH) */
 	uid_t uid;
 	gid_t gid;
 	/* That user's passwd entry ("" when it has none): its groups and environment, as sudo -u */
@@ -21,16 +28,35 @@ struct mt_identity {
 	char shell[256];
 };
 
+/* The PATH of a command run as --user, sudo's customary secure_path. */
+#define MT_SECURE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/*
+ * Whether memtrack runs with more privilege than the user who started it: a real uid other than
+ * root, with another effective uid or gid, or capabilities (a setcap'd or set-user-ID memtrack).
+ */
+bool mt_privileged_beyond_invoker(void);
+
+/*
+ * Where memtrack is privileged beyond its invoker, become the invoker for good (ids and no
+ * capability): what reads files the user names after the run, or instead of one (memtrack
+ * report), reads them with the user's rights. 0, or a negative errno after one sentence.
+ */
+int mt_drop_elevation(void);
+
 /*
  * The identity the command runs as: user (a name) when given, else under sudo the invoking user
- * (SUDO_UID/SUDO_GID), else memtrack's own. Returns 0, or -ENOENT after one sentence when user
- * does not exist.
+ * (SUDO_UID/SUDO_GID), else memtrack's own; where memtrack is privileged beyond its invoker,
+ * always the invoker (elevated). Returns 0, or -ENOENT or -EPERM after one sentence when user
+ * does not exist or may not be taken.
  */
 int mt_choose_user(struct mt_identity *id, const char *user);
 
 /*
  * In the command's process, before its exec: become the user chosen above, with its groups
- * (initgroups) and, as sudo -u does, its USER, LOGNAME, HOME and SHELL. 0 or a negative errno.
+ * (initgroups) and, as sudo -u does, its USER, LOGNAME, HOME, SHELL and (--user) PATH; elevated:
+ * drop every id to the invoker's and set no_new_privs, so that no exec of the tree gains privilege
+ * (set-user-ID bits and file capabilities are ignored). 0 or a negative errno.
  */
 int mt_become_user(const struct mt_identity *id);
 

@@ -638,6 +638,7 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 	if (err)
 		goto out;
 	out->has_symbols = s.has_symbols;
+	out->static_exec = mt_classify_elf_static_exec(e);
 	out->family = pick_family(&s);
 	err = build_points(out, fd, e, &s, mode);
 out:

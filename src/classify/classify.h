@@ -39,6 +39,9 @@ struct mt_classification {
 	enum mt_family family;
 	char build_id[41]; /* hex, "" when the file has no NT_GNU_BUILD_ID */
 	bool has_symbols;  /* false: neither .dynsym nor .symtab: reported, not silently skipped */
+	/* A static executable (no PT_INTERP): with no allocator found, it may hide one (reported)
+	 */
+	bool static_exec;
 	size_t n_points;
 	struct mt_probe_point *points;
 	size_t n_refused;
@@ -67,6 +70,8 @@ int mt_classify_return_points(struct mt_classification *c, int fd, struct Elf *e
 bool mt_classify_elf_offset(struct Elf *e, uint64_t vaddr, uint64_t *off, uint64_t *avail);
 bool mt_classify_elf_exec_segment(struct Elf *e, uint64_t off, uint64_t *start, uint64_t *end);
 void mt_classify_elf_build_id(struct Elf *e, char out[41]);
+/* For classification: whether e is a static executable (mt_classification's static_exec). */
+bool mt_classify_elf_static_exec(struct Elf *e);
 
 const char *mt_kind_name(enum mt_kind k);
 

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* What classification reads of an ELF file's headers (classify.h): segments and build id. */
+/*
+ * What classification reads of an ELF file's headers (classify.h): segments, build id, and
+ * whether it is a static executable.
+ */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -107,4 +110,42 @@ void mt_classify_elf_build_id(Elf *e, char out[41])
 		    note_build_id(elf_getdata(scn, NULL), out))
 			return;
 	}
+}
+
+/* Whether the dynamic section of the PT_DYNAMIC segment ph has DF_1_PIE in DT_FLAGS_1. */
+static bool dynamic_says_pie(Elf *e, const GElf_Phdr *ph)
+{
+	Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_DYN);
+	GElf_Dyn dyn;
+
+	for (int i = 0; d && gelf_getdyn(d, i, &dyn) && dyn.d_tag != DT_NULL; i++)
+		if (dyn.d_tag == DT_FLAGS_1)
+			return dyn.d_un.d_val & DF_1_PIE;
+	return false;
+}
+
+/*
+ * A static executable: no PT_INTERP, and either ET_EXEC or a static PIE (ET_DYN marked DF_1_PIE).
+ * A shared library (ld.so too) has no PT_INTERP either but is ET_DYN without DF_1_PIE.
+ */
+bool mt_classify_elf_static_exec(Elf *e)
+{
+	bool pie = false;
+	GElf_Ehdr eh;
+	size_t n;
+
+	if (!gelf_getehdr(e, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+	    elf_getphdrnum(e, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			return false;
+		if (ph.p_type == PT_INTERP)
+			return false;
+		if (ph.p_type == PT_DYNAMIC)
+			pie = dynamic_says_pie(e, &ph);
+	}
+	return eh.e_type == ET_EXEC || pie;
 }

@@ -14,7 +14,9 @@
 #include "cmd/cmd.h"
 #include "codspeed/codspeed_read.h"
 #include "output/output.h"
+#include "base/outfile.h"
 #include "base/printable.h"
+#include "base/privileges.h"
 
 static void usage(FILE *out)
 {
@@ -183,15 +185,23 @@ static bool same_file(const char *path, const char *artifact)
 static int write_file(const char *path, enum report_file what, const struct mt_report *rep,
 		      const struct report_opts *o)
 {
-	FILE *f = fopen(path, "wb");
-	char p[MT_PRINTABLE_MAX];
+	char p[MT_PRINTABLE_MAX], why[256];
+	struct mt_identity owner = {0};
 	struct stat st;
 	bool regular;
-	int ret;
+	FILE *f = NULL;
+	int ret, fd;
 
+	/* Under sudo the file is the invoking user's, as the artifact of the run was. */
+	mt_choose_user(&owner, NULL);
+	fd = mt_outfile_open(path, MT_OUTFILE_REPLACE, &owner, why, sizeof(why));
+	if (fd >= 0 && !(f = fdopen(fd, "wb"))) {
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+		close(fd);
+	}
 	if (!f) {
 		fprintf(stderr, "memtrack: cannot create %s: %s\n",
-			mt_printable(p, sizeof(p), path), strerror(errno));
+			mt_printable(p, sizeof(p), path), why);
 		return 1;
 	}
 	regular = !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
@@ -531,6 +541,9 @@ int mt_cmd_report(int argc, char **argv)
 	int first = mt_cmd_options(&report_cmd, argc, argv, &o);
 	char a[MT_PRINTABLE_MAX];
 
+	/* A report needs no privilege: a setcap'd memtrack reads only what its user may. */
+	if (mt_drop_elevation())
+		return 1;
 	if (first <= 0)
 		return mt_cmd_options_status(first);
 	if (first == argc) {

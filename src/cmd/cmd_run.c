@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "base/printable.h"
 #include "base/privileges.h"
 #include "cmd/cmd.h"
@@ -47,7 +48,7 @@ static void usage(FILE *out)
 	    "artifact, print a summary on stderr and exit with CMD's status (128+N when it died\n"
 	    "of signal N).\n"
 	    "\n"
-	    "  -o, --output FILE          artifact path (default: memtrack-DATE-PID.mtk here)\n"
+	    "  -o, --output FILE          artifact path (default: memtrack-DATE-TIME-PID.mtk)\n"
 	    "      --no-track             trace the tree only: no BPF, no artifact\n"
 	    "      --trace-stops FILE     write every handled stop as JSON lines\n"
 	    "      --stop-at POINT        hand the first process that reaches POINT to gdb:\n"
@@ -282,12 +283,19 @@ static int parse(int argc, char **argv, struct run_opts *o)
  * checked before the command starts, so that a bad path is one sentence and no run. Nothing is
  * created or truncated here.
  */
-static int check_writable(const char *opt, const char *path)
+static int check_writable(const char *opt, const char *path, enum mt_outfile_mode mode,
+			  const struct mt_identity *owner)
 {
-	char *copy = strdup(path);
+	char *copy, why[256], p[MT_PRINTABLE_MAX];
 	struct stat st;
-	int err = 0;
+	int err = mt_outfile_check(path, mode, owner, why, sizeof(why));
 
+	if (err) {
+		fprintf(stderr, "memtrack run: cannot write %s %s: %s\n", opt,
+			mt_printable(p, sizeof(p), path), why);
+		return err;
+	}
+	copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
 	if (!*path) {
@@ -404,12 +412,15 @@ static int run(int argc, char **argv, struct run_opts *op)
 	op->cfg.track = !op->no_track;
 	if (op->cfg.track && mt_check_capabilities(true) < 0)
 		return 1;
-	if (op->cfg.track)
+	if (op->cfg.track) {
 		op->cfg.artifact_path = op->output ? op->output : default_artifact(op);
-	if ((op->cfg.trace_stops_path &&
-	     check_writable("--trace-stops", op->cfg.trace_stops_path)) ||
+		op->cfg.artifact_new = !op->output;
+	}
+	if ((op->cfg.trace_stops_path && check_writable("--trace-stops", op->cfg.trace_stops_path,
+							MT_OUTFILE_REPLACE, &op->cfg.identity)) ||
 	    (op->cfg.artifact_path &&
-	     check_writable(op->output ? "-o" : "the artifact", op->cfg.artifact_path)))
+	     check_writable(op->output ? "-o" : "the artifact", op->cfg.artifact_path,
+			    op->output ? MT_OUTFILE_REPLACE : MT_OUTFILE_NEW, &op->cfg.identity)))
 		return MT_EXIT_USAGE;
 	if (op->cfg.trace_stops_path && op->cfg.artifact_path &&
 	    one_file(op->cfg.trace_stops_path, op->cfg.artifact_path)) {
@@ -420,6 +431,10 @@ static int run(int argc, char **argv, struct run_opts *op)
 	err = mt_supervise(&op->cfg, &res);
 	if (err)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
+	/* The summary reads the artifact back: with the user's rights only, whatever is there now.
+	 */
+	if (mt_drop_elevation())
+		return 1;
 	if (!op->quiet)
 		print_summary(op, &res);
 	if (op->strict && res.incomplete) {

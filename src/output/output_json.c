@@ -328,6 +328,11 @@ static struct json_object *json_report(const struct mt_report *rep)
 	     rep->has_footer && rep->footer.end_mono_ns >= rep->start_mono_ns
 		 ? json_object_new_uint64(rep->footer.end_mono_ns - rep->start_mono_ns)
 		 : NULL);
+	/* How far into the run the events go: what a truncated artifact holds. */
+	jset(o, "recorded_ns",
+	     rep->last_event_ns >= rep->start_mono_ns && rep->events
+		 ? json_object_new_uint64(rep->last_event_ns - rep->start_mono_ns)
+		 : NULL);
 	jset(o, "truncated", json_object_new_boolean(rep->truncated));
 	jset(o, "complete", json_object_new_boolean(mt_report_complete(rep)));
 	jset(o, "incomplete", json_incomplete(rep));

@@ -100,6 +100,9 @@ static void print_run(const struct mt_report *rep, FILE *out)
 	if (rep->truncated)
 		fprintf(out, "TRUNCATED: the run was cut short (no footer); the figures cover what "
 			     "was written before the cut\n");
+	if (rep->truncated && rep->events && rep->last_event_ns >= rep->start_mono_ns)
+		fprintf(out, "recorded:  %" PRIu64 " events, the last %.3f s into the run\n",
+			rep->events, (double)(rep->last_event_ns - rep->start_mono_ns) / 1e9);
 }
 
 static void print_dropped(const struct mt_report *rep, FILE *out)

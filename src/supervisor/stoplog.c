@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "supervisor/stoplog.h"
 
@@ -184,13 +185,16 @@ static int cmp_file(const void *pa, const void *pb)
 	return strcmp(plain(a), plain(b));
 }
 
-int mt_stoplog_write(struct mt_stoplog *log, const char *path)
+int mt_stoplog_write(struct mt_stoplog *log, int fd)
 {
-	FILE *f = fopen(path, "we");
+	FILE *f = fdopen(fd, "w");
 	int err = 0;
 
-	if (!f)
-		return -errno;
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	qsort(log->recs, log->n, sizeof(*log->recs), cmp_rec);
 	for (size_t i = 0; i < log->n; i++) {
 		struct json_object *o = render(&log->recs[i]);

@@ -37,8 +37,8 @@ int mt_stoplog_add(struct mt_stoplog *log, struct mt_log_thread *t, const char *
  */
 int mt_stoplog_add_file(struct mt_stoplog *log, struct json_object *file);
 
-/* Write the log as JSON lines to path. Returns 0 or a negative errno. */
-int mt_stoplog_write(struct mt_stoplog *log, const char *path);
+/* Write the log as JSON lines to fd, which it closes. Returns 0 or a negative errno. */
+int mt_stoplog_write(struct mt_stoplog *log, int fd);
 
 /* Compare two positions component by component as numbers ("0.9" < "0.10"). */
 int mt_stoplog_cmp_pos(const char *a, const char *b);

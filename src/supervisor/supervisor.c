@@ -28,6 +28,8 @@
 #include "supervisor/backtrace.h"
 #include "base/clock.h"
 #include "writer/events.h"
+#include "base/outfile.h"
+#include "base/printable.h"
 #include "base/privileges.h"
 #include "supervisor/stoplog.h"
 #include "supervisor/supervisor.h"
@@ -244,11 +246,26 @@ static int open_tracking(struct sup *s)
 	return 0;
 }
 
+/* --trace-stops, written at the end: opened as the artifact is, or one sentence. */
+static int write_stoplog(struct sup *s)
+{
+	char why[256], p[MT_PRINTABLE_MAX];
+	const char *path = s->cfg->trace_stops_path;
+	int fd = mt_outfile_open(path, MT_OUTFILE_REPLACE, &s->cfg->identity, why, sizeof(why));
+	int err = fd < 0 ? fd : mt_stoplog_write(s->log, fd);
+
+	if (err)
+		fprintf(stderr, "memtrack: cannot write %s: %s\n", mt_printable(p, sizeof(p), path),
+			fd < 0 ? why : strerror(-err));
+	return err;
+}
+
 static int open_artifact(struct sup *s)
 {
 	struct mt_artifact_header h = {0};
+	char why[256], p[MT_PRINTABLE_MAX];
 	struct timespec rt;
-	int argc = 0, err;
+	int argc = 0, err, fd;
 
 	while (s->cfg->argv[argc])
 		argc++;
@@ -258,10 +275,14 @@ static int open_artifact(struct sup *s)
 	h.watcher = mt_tracker_watcher(s->tracker);
 	h.argc = argc;
 	h.argv = s->cfg->argv;
-	err = mt_artifact_create(&s->artifact, s->cfg->artifact_path, &h);
+	fd = mt_outfile_open(s->cfg->artifact_path,
+			     s->cfg->artifact_new ? MT_OUTFILE_NEW : MT_OUTFILE_REPLACE,
+			     &s->cfg->identity, why, sizeof(why));
+	err = fd < 0 ? fd : mt_artifact_create_fd(&s->artifact, fd, s->cfg->artifact_path, &h);
 	if (err) {
-		fprintf(stderr, "memtrack: cannot create %s: %s\n", s->cfg->artifact_path,
-			strerror(-err));
+		fprintf(stderr, "memtrack: cannot create %s: %s\n",
+			mt_printable(p, sizeof(p), s->cfg->artifact_path),
+			fd < 0 ? why : strerror(-err));
 		return err;
 	}
 	mt_tracker_set_artifact(s->tracker, s->artifact);
@@ -449,11 +470,8 @@ out:
 		int e;
 
 		sup_log_files(&s);
-		e = mt_stoplog_write(s.log, cfg->trace_stops_path);
-
+		e = write_stoplog(&s);
 		if (e) {
-			fprintf(stderr, "memtrack: cannot write %s: %s\n", cfg->trace_stops_path,
-				strerror(-e));
 			if (!err)
 				err = e;
 		}

@@ -21,6 +21,7 @@ struct mt_run_config {
 	struct mt_stop_point stop;    /* --stop-at (stop.text NULL: none) */
 	const char *gdb; /* --gdb: HOST:PORT, or "-" for stdin/stdout; NULL: none (docs/GDB.md) */
 	const char *artifact_path; /* allocation artifact; NULL with track == false */
+	bool artifact_new;	   /* a name memtrack made: created exclusively (O_EXCL) */
 	bool track;		   /* load BPF, attach allocators, record events */
 	enum mt_watcher_mode watcher;
 	enum mt_placement_mode placement;

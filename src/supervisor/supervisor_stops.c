@@ -33,6 +33,7 @@
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
 
+#include "supervisor/debug_rights.h"
 #include "supervisor/supervisor_int.h"
 
 /* ---- logging ------------------------------------------------------------------------- */
@@ -132,9 +133,19 @@ void sup_record_process(struct sup *s, const struct proc *p, int status, bool ex
 
 /* ---- the stops ----------------------------------------------------------------------- */
 
-/* The stop point reached: the process goes to gdb's stub (--gdb), or is handed to a debugger. */
+/*
+ * The stop point reached: the process goes to gdb's stub (--gdb), or is handed to a debugger;
+ * only one that the invoker could debug without memtrack (docs/SECURITY.md), else it runs on.
+ */
 static int give_away(struct sup *s, struct tracee *t, const char *where)
 {
+	pid_t pid = s->procs[t->proc].pid;
+	char why[128];
+
+	if (mt_invoker_may_debug(&s->cfg->identity, pid, why, sizeof(why))) {
+		fprintf(stderr, "memtrack: process %d is not handed to a debugger: %s\n", pid, why);
+		return SUP_RESUME(0);
+	}
 	return s->cfg->gdb ? sup_gdb_start(s, t, where) : sup_hand_off(s, t, where);
 }
 
@@ -166,7 +177,7 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 	if (root_first && s->cfg->gdb && !s->cfg->stop.text) {
 		s->res->resume_ns = mt_clock_now_ns();
 		snprintf(where, sizeof(where), "right after its exec of %s", p->exe ? p->exe : "?");
-		return sup_gdb_start(s, t, where);
+		return give_away(s, t, where);
 	}
 	if (root_first)
 		s->res->resume_ns = mt_clock_now_ns();

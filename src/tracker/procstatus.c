@@ -27,6 +27,15 @@ static void parse_line(const char *line, struct mt_proc_status *st)
 		st->sig_ign = v;
 	else if (sscanf(line, "SigCgt: %llx", &v) == 1)
 		st->sig_cgt = v;
+	else if (sscanf(line, "CapPrm: %llx", &v) == 1)
+		st->cap_prm = v;
+	else if (sscanf(line, "CapEff: %llx", &v) == 1)
+		st->cap_eff = v;
+	else if (sscanf(line, "Uid: %u %u %u %u", &st->uid[0], &st->uid[1], &st->uid[2],
+			&st->uid[3]) == 4 ||
+		 sscanf(line, "Gid: %u %u %u %u", &st->gid[0], &st->gid[1], &st->gid[2],
+			&st->gid[3]) == 4)
+		st->has_ids = true;
 }
 
 int mt_proc_status_read(pid_t pid, pid_t tid, struct mt_proc_status *st)

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reading /proc/PID/status: the state, thread group, tracer and signal masks of a task, which the
- * supervisor consults at stops and the tracker when it picks a thread. One reader, so that every
- * caller parses the file alike.
+ * Reading /proc/PID/status: the state, thread group, tracer, signal masks and credentials of a
+ * task, which the supervisor consults at stops and the tracker when it picks a thread. One reader,
+ * so that every caller parses the file alike.
  */
 #ifndef MT_PROCSTATUS_H
 #define MT_PROCSTATUS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -18,6 +19,10 @@ struct mt_proc_status {
 	uint64_t shd_pnd; /* signals pending for the whole process */
 	uint64_t sig_ign; /* ignored */
 	uint64_t sig_cgt; /* caught by a handler */
+	/* Its credentials: real, effective, saved and filesystem ids; permitted, effective caps */
+	bool has_ids; /* the Uid: and Gid: lines were read */
+	unsigned uid[4], gid[4];
+	uint64_t cap_prm, cap_eff;
 };
 
 /* A signal's bit in the masks above. */

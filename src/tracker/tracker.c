@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -265,15 +266,26 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	return 0;
 }
 
+/* The verifier gives up (EAGAIN) when a signal is pending: load_bpf blocks all but SIGSTOP. */
+static int load_retried(struct mt_tracker *t, bool fentry, bool multi)
+{
+	int err, tries = 0;
+
+	do
+		err = load_with(t, fentry, multi);
+	while (err == -EAGAIN && ++tries < 100);
+	return err;
+}
+
 /* Kernels without uprobe_multi may refuse the programs that expect it: load without them. */
 static int load_either(struct mt_tracker *t, bool fentry)
 {
-	int err = t->cfg.no_uprobe_multi ? -EINVAL : load_with(t, fentry, true);
+	int err = t->cfg.no_uprobe_multi ? -EINVAL : load_retried(t, fentry, true);
 
 	if (err != -EINVAL && err != -EOPNOTSUPP)
 		return err;
 	/* The kernel may not know the uprobe_multi attach type; or it lacks something else. */
-	err = load_with(t, fentry, false);
+	err = load_retried(t, fentry, false);
 	if (!err && t->cfg.verbose)
 		fprintf(stderr,
 			"memtrack: no uprobe_multi programs on this kernel: one link per probe\n");
@@ -290,7 +302,7 @@ static int fentry_loads(void)
 	return err;
 }
 
-static int load_bpf(struct mt_tracker *t)
+static int load_watcher(struct mt_tracker *t)
 {
 	int err;
 
@@ -324,6 +336,19 @@ static int load_bpf(struct mt_tracker *t)
 	err = load_either(t, false);
 	if (err)
 		explain_load_error(err);
+	return err;
+}
+
+/* A signal storm during start-up must not stop the run: signals wait until the load is done. */
+static int load_bpf(struct mt_tracker *t)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = load_watcher(t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }
 

@@ -184,6 +184,11 @@ static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int
 				"memtrack: %s has no symbol table (neither .dynsym nor "
 				".symtab): its allocations, if any, cannot be tracked\n",
 				mt_printable(p, sizeof(p), path));
+		if (c.static_exec && c.family == MT_FAM_NONE)
+			tracker_not_probed(t, path, NULL, 0,
+					   "a static executable in which no allocator was found: "
+					   "its allocations (its own allocator, brk, mmap) cannot "
+					   "be seen");
 		for (size_t i = 0; i < c.n_refused; i++)
 			tracker_not_probed(t, path, c.refused[i].symbol, 0, "%s",
 					   c.refused[i].reason);

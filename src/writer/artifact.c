@@ -20,6 +20,7 @@
 #include "writer/artifact.h"
 #include "writer/artifact_format.h"
 #include "writer/evblock.h"
+#include "base/outfile.h"
 #include "base/printable.h"
 
 #define WRITER_BUF_SIZE (1u << 20)
@@ -240,14 +241,26 @@ static int write_header(struct mt_artifact_writer *w, const struct mt_artifact_h
 int mt_artifact_create(struct mt_artifact_writer **wp, const char *path,
 		       const struct mt_artifact_header *h)
 {
+	int fd = mt_outfile_open(path, MT_OUTFILE_REPLACE, NULL, NULL, 0);
+
+	*wp = NULL;
+	return fd < 0 ? fd : mt_artifact_create_fd(wp, fd, path, h);
+}
+
+int mt_artifact_create_fd(struct mt_artifact_writer **wp, int fd, const char *path,
+			  const struct mt_artifact_header *h)
+{
 	struct mt_artifact_writer *w;
 	struct stat st;
 	int err;
 
 	*wp = NULL;
 	w = calloc(1, sizeof(*w));
-	if (!w)
+	if (!w) {
+		close(fd);
 		return -ENOMEM;
+	}
+	w->fd = fd;
 	w->buf = malloc(WRITER_BUF_SIZE);
 	if (!w->buf) {
 		err = -ENOMEM;
@@ -258,30 +271,34 @@ int mt_artifact_create(struct mt_artifact_writer **wp, const char *path,
 		err = -ENOMEM;
 		goto err_free;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		err = -errno;
-		goto err_free;
-	}
 	w->regular = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
 	err = write_header(w, h);
 	if (err)
-		goto err_close;
+		goto err_free;
 	err = pthread_mutex_init(&w->lock, NULL);
 	if (err) {
 		err = -err;
-		goto err_close;
+		goto err_free;
 	}
 	*wp = w;
 	return 0;
 
-err_close:
+err_free:
 	/* Not unlinked: the path may name something that existed before (a device, a FIFO). */
 	close(w->fd);
-err_free:
 	free(w->path);
 	free(w->buf);
 	free(w);
+	return err;
+}
+
+int mt_artifact_flush(struct mt_artifact_writer *w)
+{
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	err = w->len ? flush_locked(w) : w->err;
+	pthread_mutex_unlock(&w->lock);
 	return err;
 }
 

@@ -100,12 +100,20 @@ struct mt_artifact_writer;
  */
 int mt_artifact_create(struct mt_artifact_writer **w, const char *path,
 		       const struct mt_artifact_header *h);
+/* The same on fd, opened for writing (mt_outfile_open), which the writer owns from now on. */
+int mt_artifact_create_fd(struct mt_artifact_writer **w, int fd, const char *path,
+			  const struct mt_artifact_header *h);
 int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event *ev, size_t n);
 int mt_artifact_write_process(struct mt_artifact_writer *w, const struct mt_artifact_process *p);
 int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifact_file *f);
 int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u);
 int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s);
 int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h);
+/*
+ * Write what the buffer holds to the file now, whole records only: what a SIGKILL of memtrack
+ * would lose is what came after. 0, or the write error that stopped the recording.
+ */
+int mt_artifact_flush(struct mt_artifact_writer *w);
 /*
  * Whether what is written now can be read back after the run (by the end-of-run summary): the
  * artifact is a regular file and no write has failed. Not for a pipe or a device.

@@ -3,7 +3,7 @@
  * The event pipeline. The BPF side never wakes the consumer, which drains the ring every
  * POLL_MS, except when the ring is nearly full: then it wakes it and stops the producing thread
  * (back-pressure), which the supervisor holds until mt_events_has_room(). Events are batched into
- * the artifact writer, which buffers them into large writes.
+ * the artifact writer, which buffers them into large writes, flushed at least every FLUSH_MS.
  *
  * The supervisor's process records go through here too (mt_events_write_process): a record is
  * written after every event the ring held when it was asked for, so that the artifact keeps the
@@ -23,12 +23,18 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/clock.h"
 #include "writer/artifact.h"
 #include "writer/events.h"
 
-#define POLL_MS 10
-#define BATCH	4096
-#define STACKS	64 /* new stacks held until the events after them are written */
+#define POLL_MS	 10
+/*
+ * What the consumer has drained reaches the file at least this often, so that a SIGKILL of
+ * memtrack loses at most the last FLUSH_MS + POLL_MS of events (docs/FORMAT.md, Truncation).
+ */
+#define FLUSH_MS 100
+#define BATCH	 4096
+#define STACKS	 64 /* new stacks held until the events after them are written */
 
 struct mt_events {
 	struct ring_buffer *rb;
@@ -109,6 +115,7 @@ static void *consume(void *arg)
 {
 	struct mt_events *e = arg;
 	int epfd = ring_buffer__epoll_fd(e->rb), err;
+	uint64_t flushed = mt_clock_now_ns();
 	struct epoll_event ev;
 
 	while (!atomic_load(&e->stop)) {
@@ -126,6 +133,11 @@ static void *consume(void *arg)
 		if (err) {
 			e->err = err;
 			break;
+		}
+		if (mt_clock_now_ns() - flushed >= FLUSH_MS * 1000000ull) {
+			/* A write error is the writer's to report: the consumer drains on. */
+			mt_artifact_flush(e->w);
+			flushed = mt_clock_now_ns();
 		}
 	}
 	atomic_store(&e->done, true);
