@@ -99,6 +99,15 @@ struct {
 	__type(value, __u8);
 } pressure_marks SEC(".maps");
 
+/* tid -> the ptrace request it was stopped at, or is let through once (struct mt_ptrace_mark). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct mt_ptrace_mark);
+} ptrace_marks SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -302,6 +311,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 		return 0;
 	bpf_map_delete_elem(&stop_marks, &tid);
 	bpf_map_delete_elem(&pressure_marks, &tid);
+	bpf_map_delete_elem(&ptrace_marks, &tid);
 	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !bpf_map_lookup_elem(&tracked, &tgid))
@@ -499,6 +509,47 @@ int watch_debugger(struct trace_event_raw_sys_enter *ctx)
 	    !handed_off(pid))
 		return 0;
 	bpf_map_update_elem(&tracked, &pid, &debugged, BPF_EXIST);
+	return 0;
+}
+
+#define MT_PTRACE_TRACEME 0
+
+/*
+ * A tracee asks to trace (PTRACE_TRACEME: its parent traces it; PTRACE_ATTACH, PTRACE_SEIZE:
+ * it traces the target): a tracer inside the traced tree, strace or gdb. memtrack traces every
+ * process of the tree, so the kernel refuses the call (EPERM). The signal stops the caller on its
+ * way back to user space, after the call; memtrack then steps aside for the target (detaches it,
+ * keeping its probes) and runs the call again, which this lets through once (pass). Only
+ * memtrack's tracees are stopped: a handed-off process is not its tracee. Attached for the run.
+ */
+SEC("tracepoint/syscalls/sys_enter_ptrace")
+int watch_tracer(struct trace_event_raw_sys_enter *ctx)
+{
+	struct mt_ptrace_mark mark = {.request = (__u32)ctx->args[0]}, *m;
+	__u32 tgid, tid;
+	__u64 id;
+	__u8 *state;
+
+	if (ctx->args[0] != MT_PTRACE_TRACEME && ctx->args[0] != MT_PTRACE_ATTACH &&
+	    ctx->args[0] != MT_PTRACE_SEIZE)
+		return 0;
+	if (!tracking_enabled)
+		return 0;
+	id = current_pid_tgid();
+	tgid = id >> 32;
+	tid = (__u32)id;
+	state = bpf_map_lookup_elem(&tracked, &tgid);
+	if (!state || *state >= MT_TRACKED_HANDED_OFF)
+		return 0;
+	if (mark.request != MT_PTRACE_TRACEME)
+		mark.pid = (__u32)ctx->args[1];
+	m = bpf_map_lookup_elem(&ptrace_marks, &tid);
+	if (m && m->pass && m->request == mark.request && m->pid == mark.pid) {
+		bpf_map_delete_elem(&ptrace_marks, &tid);
+		return 0;
+	}
+	bpf_map_update_elem(&ptrace_marks, &tid, &mark, BPF_ANY);
+	bpf_send_signal_thread(SIGSTOP);
 	return 0;
 }
 

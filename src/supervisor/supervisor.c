@@ -139,14 +139,14 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	sup_remove_tracee(s, t);
 }
 
-/* The root, handed to a debugger, ended: it is memtrack's child, no longer its tracee. */
-static void on_handed_root_gone(struct sup *s, int status)
+/* The root, handed to a debugger or a tracer, ended: it is memtrack's child, not its tracee. */
+static void on_handed_root_gone(struct sup *s, struct handoff *h, int status)
 {
 	s->root_gone = true;
 	s->res->wait_status = status;
 	s->res->exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	s->res->end_ns = mt_clock_now_ns();
-	sup_handoff_ended(s, status);
+	sup_handoff_ended(s, h, status);
 	if (!s->told_left && s->live.n)
 		tell_left(s);
 }
@@ -192,9 +192,9 @@ static int event_loop(struct sup *s)
 			continue;
 		}
 		t = sup_find_tracee(s, tid);
-		if (!t && tid == s->ho.pid) {
+		if (!t && tid == s->root && sup_handoff_of(s, tid)) {
 			if (WIFEXITED(status) || WIFSIGNALED(status))
-				on_handed_root_gone(s, status);
+				on_handed_root_gone(s, sup_handoff_of(s, tid), status);
 			continue;
 		}
 		if (!t) {
@@ -240,6 +240,8 @@ static int open_tracking(struct sup *s)
 	 * freed but glibc keeps in the heap. Give it back before the run: memtrack's own footprint.
 	 */
 	malloc_trim(0);
+	/* Without it a tracer in the tree is refused, as ptrace refuses a second tracer. */
+	mt_tracker_watch_tracers(s->tracker);
 	snprintf(s->res->watcher, sizeof(s->res->watcher), "%s", mt_tracker_watcher(s->tracker));
 	return 0;
 }

@@ -446,11 +446,12 @@ static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct js
 
 static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 {
+	struct mt_ptrace_mark call;
 	struct mt_inode_key key;
 	struct json_object *d;
 	siginfo_t si;
 	char buf[16];
-	int marked, pressed;
+	int marked, pressed, traces;
 	bool cancelled;
 
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0) {
@@ -473,6 +474,10 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 			return on_watcher_stop(s, t, &key);
 		if (pressed)
 			return on_pressure_stop(s, t);
+		/* A tracer in the tree asked to trace: supervisor_inner.c. */
+		traces = mt_tracker_take_ptrace_mark(s->tracker, t->tid, &call);
+		if (traces)
+			return traces < 0 ? traces : sup_inner_ptrace(s, t, &call);
 	}
 	/* Any other signal of the process served to gdb is gdb's to decide. */
 	if (sup_gdb_owns(s, t))

@@ -194,6 +194,8 @@ static void destroy_skel(struct mt_tracker *t)
 {
 	bpf_link__destroy(t->debugger);
 	t->debugger = NULL;
+	bpf_link__destroy(t->tracers);
+	t->tracers = NULL;
 	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
 		bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
@@ -500,7 +502,7 @@ static void stop_closer(struct closer_queue *c)
 
 static void detach_all(struct mt_tracker *t)
 {
-	size_t n = MT_LIFECYCLE_PROGS + 1, k = 0;
+	size_t n = MT_LIFECYCLE_PROGS + 2, k = 0;
 	struct detach *d;
 
 	stop_closer(&t->closer);
@@ -521,6 +523,11 @@ static void detach_all(struct mt_tracker *t)
 	else
 		bpf_link__destroy(t->debugger);
 	t->debugger = NULL;
+	if (t->tracers && d)
+		d[k++].link = t->tracers;
+	else
+		bpf_link__destroy(t->tracers);
+	t->tracers = NULL;
 	for (size_t i = 0; i < t->n_files; i++)
 		tracker_collect_links(&t->files[i].system, d, &k);
 	for (size_t i = 0; i < t->n_arms; i++) {
