@@ -351,6 +351,27 @@ START_TEST(handoff_runs_on_after_quick_detaches)
 }
 END_TEST
 
+/*
+ * A debugger that only detaches, and a process that dlopens a plugin without an allocator and
+ * ends at once: often gone before memtrack could open the plugin's mapping. Found again by its
+ * inode, the plugin is not named as mapped late: the run is complete, every time.
+ */
+START_TEST(handoff_then_quick_end_stays_complete)
+{
+	const char *opts[] = {"--stop-at", "exec", NULL};
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "0", NULL};
+
+	for (int i = 0; i < 20; i++) {
+		struct handoff h;
+
+		handoff_run(&h, "setsid", "quick", opts, cmd);
+		ck_assert_msg(strstr(h.o.out, "rc=0\n"), "run %d: %s\n%s", i, h.o.out, h.err);
+		assert_handoff(&h, image_at(&h, "0", 0), 0, 0, NULL);
+		handoff_free(&h);
+	}
+}
+END_TEST
+
 /* exec:GLOB: any process of the tree, here the shell's first child, by the program's name. */
 START_TEST(stop_at_exec_glob_any_process)
 {
@@ -646,6 +667,7 @@ static Suite *suite(void)
 	mt_tcase_add_tool_test(tools, handoff_at_a_worker_threads_mapping, "gdb script");
 	mt_tcase_add_tool_test(tools, handoff_runs_on_after_gdb_detaches, "gdb script");
 	mt_tcase_add_tool_test(tools, handoff_runs_on_after_quick_detaches, "gdb script");
+	mt_tcase_add_tool_test(tools, handoff_then_quick_end_stays_complete, "gdb script");
 	mt_tcase_add_tool_test(tools, handoff_at_exec_records_from_the_first_call, "gdb script");
 	mt_tcase_add_tool_test(tools, handoff_at_exec_links_the_preload, "gdb script");
 	mt_tcase_add_tool_test(tools, handoff_then_dlopen_is_probed_and_said, "gdb script");

@@ -516,17 +516,28 @@ static void continue_when_debugged(struct sup *s, struct handoff *h)
 	h->seen_untraced = seen && !traced;
 }
 
-/* A file it mapped after its handoff and that it took with it before memtrack could open it. */
+/*
+ * A file it mapped after its handoff and that it took with it before memtrack could open it:
+ * found again by its inode, it is named only if it has an allocator (calls into it were missed);
+ * not found, it is named by device and inode (whether it had one cannot be known).
+ */
 static int note_unresolved(const struct mt_inode_key *key, void *arg)
 {
 	struct handoff_of *o = arg;
-	char what[160];
+	bool allocator = false;
+	char what[4096];
+	int found = sup_find_lost(o->s, o->h, key, what, sizeof(what), &allocator);
 
-	snprintf(what, sizeof(what),
-		 "(a file gone with the process before memtrack could open it: device %u:%u, "
-		 "inode %llu)",
-		 (unsigned int)(key->dev >> 20), (unsigned int)(key->dev & 0xfffff),
-		 (unsigned long long)key->ino);
+	if (found < 0)
+		return found;
+	if (found && !allocator)
+		return 0;
+	if (!found)
+		snprintf(what, sizeof(what),
+			 "(a file gone with the process before memtrack could open it: device "
+			 "%u:%u, inode %llu)",
+			 (unsigned int)(key->dev >> 20), (unsigned int)(key->dev & 0xfffff),
+			 (unsigned long long)key->ino);
 	if (strv_add(&o->h->late, &o->h->n_late, what))
 		return -ENOMEM;
 	record_handoff(o->s, o->h, MT_HANDOFF_LATE_FILE, UINT16_MAX, what);

@@ -204,6 +204,13 @@ void sup_handoff_report(struct sup *s);
 void sup_handoff_free(struct sup *s);
 pid_t sup_tracer_of(pid_t pid);
 
+/*
+ * supervisor_lost.c: the file key that h's process mapped and took with it, found again near the
+ * files memtrack knows: 1 with its path and whether it has an allocator, 0 when not found.
+ */
+int sup_find_lost(struct sup *s, const struct handoff *h, const struct mt_inode_key *key,
+		  char *path, size_t len, bool *allocator);
+
 /* supervisor_inner.c: a tracer inside the tree (docs/STOPS.md) */
 int sup_inner_ptrace(struct sup *s, struct tracee *t, const struct mt_ptrace_mark *m);
 int sup_inner_collected(struct sup *s, struct handoff *h);
