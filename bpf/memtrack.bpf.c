@@ -99,6 +99,21 @@ struct {
 	__type(value, __u8);
 } pressure_marks SEC(".maps");
 
+/*
+ * --trace-maps: the files each process has mapped since its exec ({tgid, dev, ino}), so that it
+ * stops at its first mapping of every file, allocator or not, and the log has them in its order.
+ * User space empties a process's entries at its exec and its end.
+ */
+const volatile bool trace_maps;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
+	__uint(max_entries, 65536);
+	__type(key, struct mt_arm_key);
+	__type(value, __u8);
+} first_maps SEC(".maps");
+
 /* tid -> the ptrace request it was stopped at, or is let through once (struct mt_ptrace_mark). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -364,6 +379,15 @@ static __always_inline void read_inode_key(struct inode *inode, struct mt_inode_
 	}
 }
 
+/* --trace-maps: whether this is the process's first mapping of the file since its exec. */
+static __always_inline bool first_mapping(__u32 tgid, const struct mt_inode_key *key)
+{
+	struct mt_arm_key k = {.tgid = tgid, .dev = key->dev, .ino = key->ino};
+	__u8 one = 1;
+
+	return bpf_map_update_elem(&first_maps, &k, &one, BPF_NOEXIST) == 0;
+}
+
 static __always_inline int watch_mapping(struct file *file, __s32 fd)
 {
 	struct mt_inode_key key = {};
@@ -372,20 +396,22 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 	__u64 id = current_pid_tgid();
 	__u32 tid = (__u32)id;
 	__u32 *state;
+	bool first;
 
 	if (!file || !current_is_tracked())
 		return 0;
 	read_inode_key(BPF_CORE_READ(file, f_inode), &key);
+	first = trace_maps && first_mapping(id >> 32, &key);
 
 	state = bpf_map_lookup_elem(&known_inodes, &key);
 	if (state && *state == MT_INODE_DONE)
-		return 0;
+		goto known;
 	if (state && *state == MT_INODE_PROBED) {
 		struct mt_arm_key arm = {.tgid = id >> 32, .dev = key.dev, .ino = key.ino};
 
 		if (bpf_map_lookup_elem(&armed, &arm) || handed_off(id >> 32))
-			return 0; /* handed off: user space links it when it next looks */
-		goto stop;	  /* known: no request, the stop arms this process */
+			goto known; /* handed off: user space links it when it next looks */
+		goto stop;	    /* known: no request, the stop arms this process */
 	}
 	/* Only the first mapper asks; later mappers of a PENDING inode just wait with it. */
 	if (!state && bpf_map_update_elem(&known_inodes, &key, &pending, BPF_NOEXIST) == 0) {
@@ -405,6 +431,11 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 	if (handed_off(id >> 32))
 		return 0;
 	/* The request is committed before the signal: the drain at the stop cannot miss it. */
+	goto stop;
+known:
+	/* --trace-maps: a process's first mapping of a file stops it, to be logged in order. */
+	if (!first || handed_off(id >> 32))
+		return 0;
 stop:
 	bpf_map_update_elem(&stop_marks, &tid, &key, BPF_ANY);
 	bpf_send_signal_thread(SIGSTOP);

@@ -314,8 +314,8 @@ START_TEST(traceme_in_trace_stops)
 	mt_out_free(&o);
 	rb = mt_run_report(opts_b, cmd, BOUND_S, &o);
 	mt_out_free(&o);
-	a = mt_slurp(pa);
-	b = mt_slurp(pb);
+	a = mt_slurp_trace(pa);
+	b = mt_slurp_trace(pb);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
 	ck_assert_msg(strstr(a, "{\"proc\":\"0.0\",\"thread\":0,\"seq\":1,\"kind\":\"ptrace\","

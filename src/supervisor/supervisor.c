@@ -114,8 +114,10 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	if (t->proc >= 0 && s->procs[t->proc].pid == t->tid) {
 		sup_record_process(s, &s->procs[t->proc], status, true);
 		/* A leader is reaped after its last thread: the process's links can go. */
-		if (s->tracker)
+		if (s->tracker) {
 			mt_tracker_release(s->tracker, t->tid, false);
+			mt_tracker_maps_forget(s->tracker, t->tid);
+		}
 	}
 	if (t->tid == s->root) {
 		s->root_gone = true;
@@ -229,6 +231,7 @@ static int open_tracking(struct sup *s)
 	    .no_backpressure = sup_backpressure_off(),
 	    .no_uprobe_multi = sup_uprobe_multi_off(),
 	    .verbose = s->cfg->verbose,
+	    .trace_maps = s->cfg->trace_maps,
 	};
 	int err;
 
@@ -314,6 +317,7 @@ static void sup_free(struct sup *s)
 	for (size_t i = 0; i < s->n_procs; i++) {
 		free(s->procs[i].pos);
 		free(s->procs[i].exe);
+		free(s->procs[i].exec_files);
 	}
 	free(s->procs);
 	sup_tset_free(&s->live);
@@ -389,6 +393,8 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	s.log = mt_stoplog_new();
 	if (!s.log)
 		return -ENOMEM;
+	if (cfg->trace_maps)
+		mt_stoplog_log_maps(s.log);
 	sup_block_requests();
 	if (cfg->track) {
 		err = open_tracking(&s);

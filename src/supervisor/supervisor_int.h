@@ -29,6 +29,8 @@ struct proc {
 	char *exe;
 	unsigned int children;
 	unsigned int threads;
+	struct mt_inode_key *exec_files; /* --trace-maps: what its last execve mapped itself */
+	size_t n_exec_files;
 };
 
 /*
@@ -210,6 +212,11 @@ pid_t sup_tracer_of(pid_t pid);
  */
 int sup_find_lost(struct sup *s, const struct handoff *h, const struct mt_inode_key *key,
 		  char *path, size_t len, bool *allocator);
+
+/* supervisor_maps.c: --trace-maps */
+int sup_maps_exec(struct sup *s, struct proc *p);
+void sup_maps_log(struct sup *s, struct tracee *t, const struct mt_inode_key *key,
+		  const struct mt_tracked_file *f);
 
 /* supervisor_inner.c: a tracer inside the tree (docs/STOPS.md) */
 int sup_inner_ptrace(struct sup *s, struct tracee *t, const struct mt_ptrace_mark *m);

@@ -154,6 +154,8 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 		 */
 		if (!err)
 			err = mt_tracker_exec(s->tracker, p->pid, new_leader);
+		if (!err)
+			err = sup_maps_exec(s, p);
 	}
 	sup_detail_str(d, "path", p->exe ? p->exe : "?");
 	sup_log_files(s);
@@ -348,6 +350,7 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 	err = mt_tracker_handle_stop(s->tracker, pid, key);
 	f = mt_tracker_find(s->tracker, key);
 	sup_log_files(s);
+	sup_maps_log(s, t, key, f);
 	/*
 	 * Every process that maps a file with probes stops for its links (a request, a wait for
 	 * another's, or a known file not linked for it), whatever the timing; for a file without,

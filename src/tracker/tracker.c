@@ -248,6 +248,7 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	t->skel->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
 	t->skel->rodata->pidns_ino = t->pidns.st_ino;
 	t->skel->rodata->stacks_enabled = t->cfg.stacks && t->cfg.events;
+	t->skel->rodata->trace_maps = t->cfg.trace_maps;
 	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
 	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
 	bpf_map__set_max_entries(t->skel->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
