@@ -109,7 +109,7 @@ const volatile bool trace_maps;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
-	__uint(max_entries, 65536);
+	__uint(max_entries, 1 << 17);	      /* a file is mapped by many processes at once */
 	__type(key, struct mt_arm_key);
 	__type(value, __u8);
 } first_maps SEC(".maps");
