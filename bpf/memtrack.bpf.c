@@ -99,6 +99,30 @@ struct {
 	__type(value, __u8);
 } pressure_marks SEC(".maps");
 
+/*
+ * --trace-maps: the files each process has mapped since its exec ({tgid, dev, ino}), so that it
+ * stops at its first mapping of every file, allocator or not, and the log has them in its order.
+ * User space empties a process's entries at its exec and its end.
+ */
+const volatile bool trace_maps;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
+	__uint(max_entries, 1 << 17);	      /* a file is mapped by many processes at once */
+	__type(key, struct mt_arm_key);
+	__type(value, __u8);
+} first_maps SEC(".maps");
+
+/* tid -> the ptrace request it was stopped at, or is let through once (struct mt_ptrace_mark). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct mt_ptrace_mark);
+} ptrace_marks SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -302,6 +326,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 		return 0;
 	bpf_map_delete_elem(&stop_marks, &tid);
 	bpf_map_delete_elem(&pressure_marks, &tid);
+	bpf_map_delete_elem(&ptrace_marks, &tid);
 	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !bpf_map_lookup_elem(&tracked, &tgid))
@@ -354,6 +379,15 @@ static __always_inline void read_inode_key(struct inode *inode, struct mt_inode_
 	}
 }
 
+/* --trace-maps: whether this is the process's first mapping of the file since its exec. */
+static __always_inline bool first_mapping(__u32 tgid, const struct mt_inode_key *key)
+{
+	struct mt_arm_key k = {.tgid = tgid, .dev = key->dev, .ino = key->ino};
+	__u8 one = 1;
+
+	return bpf_map_update_elem(&first_maps, &k, &one, BPF_NOEXIST) == 0;
+}
+
 static __always_inline int watch_mapping(struct file *file, __s32 fd)
 {
 	struct mt_inode_key key = {};
@@ -362,20 +396,22 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 	__u64 id = current_pid_tgid();
 	__u32 tid = (__u32)id;
 	__u32 *state;
+	bool first;
 
 	if (!file || !current_is_tracked())
 		return 0;
 	read_inode_key(BPF_CORE_READ(file, f_inode), &key);
+	first = trace_maps && first_mapping(id >> 32, &key);
 
 	state = bpf_map_lookup_elem(&known_inodes, &key);
 	if (state && *state == MT_INODE_DONE)
-		return 0;
+		goto known;
 	if (state && *state == MT_INODE_PROBED) {
 		struct mt_arm_key arm = {.tgid = id >> 32, .dev = key.dev, .ino = key.ino};
 
 		if (bpf_map_lookup_elem(&armed, &arm) || handed_off(id >> 32))
-			return 0; /* handed off: user space links it when it next looks */
-		goto stop;	  /* known: no request, the stop arms this process */
+			goto known; /* handed off: user space links it when it next looks */
+		goto stop;	    /* known: no request, the stop arms this process */
 	}
 	/* Only the first mapper asks; later mappers of a PENDING inode just wait with it. */
 	if (!state && bpf_map_update_elem(&known_inodes, &key, &pending, BPF_NOEXIST) == 0) {
@@ -395,6 +431,11 @@ static __always_inline int watch_mapping(struct file *file, __s32 fd)
 	if (handed_off(id >> 32))
 		return 0;
 	/* The request is committed before the signal: the drain at the stop cannot miss it. */
+	goto stop;
+known:
+	/* --trace-maps: a process's first mapping of a file stops it, to be logged in order. */
+	if (!first || handed_off(id >> 32))
+		return 0;
 stop:
 	bpf_map_update_elem(&stop_marks, &tid, &key, BPF_ANY);
 	bpf_send_signal_thread(SIGSTOP);
@@ -499,6 +540,47 @@ int watch_debugger(struct trace_event_raw_sys_enter *ctx)
 	    !handed_off(pid))
 		return 0;
 	bpf_map_update_elem(&tracked, &pid, &debugged, BPF_EXIST);
+	return 0;
+}
+
+#define MT_PTRACE_TRACEME 0
+
+/*
+ * A tracee asks to trace (PTRACE_TRACEME: its parent traces it; PTRACE_ATTACH, PTRACE_SEIZE:
+ * it traces the target): a tracer inside the traced tree, strace or gdb. memtrack traces every
+ * process of the tree, so the kernel refuses the call (EPERM). The signal stops the caller on its
+ * way back to user space, after the call; memtrack then steps aside for the target (detaches it,
+ * keeping its probes) and runs the call again, which this lets through once (pass). Only
+ * memtrack's tracees are stopped: a handed-off process is not its tracee. Attached for the run.
+ */
+SEC("tracepoint/syscalls/sys_enter_ptrace")
+int watch_tracer(struct trace_event_raw_sys_enter *ctx)
+{
+	struct mt_ptrace_mark mark = {.request = (__u32)ctx->args[0]}, *m;
+	__u32 tgid, tid;
+	__u64 id;
+	__u8 *state;
+
+	if (ctx->args[0] != MT_PTRACE_TRACEME && ctx->args[0] != MT_PTRACE_ATTACH &&
+	    ctx->args[0] != MT_PTRACE_SEIZE)
+		return 0;
+	if (!tracking_enabled)
+		return 0;
+	id = current_pid_tgid();
+	tgid = id >> 32;
+	tid = (__u32)id;
+	state = bpf_map_lookup_elem(&tracked, &tgid);
+	if (!state || *state >= MT_TRACKED_HANDED_OFF)
+		return 0;
+	if (mark.request != MT_PTRACE_TRACEME)
+		mark.pid = (__u32)ctx->args[1];
+	m = bpf_map_lookup_elem(&ptrace_marks, &tid);
+	if (m && m->pass && m->request == mark.request && m->pid == mark.pid) {
+		bpf_map_delete_elem(&ptrace_marks, &tid);
+		return 0;
+	}
+	bpf_map_update_elem(&ptrace_marks, &tid, &mark, BPF_ANY);
+	bpf_send_signal_thread(SIGSTOP);
 	return 0;
 }
 

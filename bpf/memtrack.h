@@ -151,6 +151,18 @@ struct mt_arm_key {
 	__u64 ino;
 };
 
+/*
+ * A ptrace request of a tracee that would trace another tracee (a tracer inside the traced tree,
+ * docs/STOPS.md): the watcher stops the caller with this mark; user space steps aside for the
+ * target and lets the call run again, once, with pass set.
+ */
+struct mt_ptrace_mark {
+	__u32 request; /* PTRACE_TRACEME, PTRACE_ATTACH or PTRACE_SEIZE */
+	__u32 pid;     /* the target of an attach, as the caller names it (0 for TRACEME) */
+	__u32 pass;    /* set by user space: let this request through once */
+	__u32 pad;
+};
+
 struct mt_inode_key {
 	__u64 dev; /* kernel encoding: major << 20 | minor */
 	__u64 ino;

@@ -57,7 +57,7 @@ static struct run track(int placement, const char *const *env, const char *const
 	res.report = json_tokener_parse(r.out);
 	ck_assert_ptr_nonnull(res.report);
 	mt_out_free(&r);
-	res.stops = mt_slurp(stops);
+	res.stops = mt_slurp_trace(stops);
 	ck_assert_ptr_nonnull(res.stops);
 	unlink(art);
 	unlink(stops);

@@ -119,8 +119,8 @@ START_TEST(pressure_stops_are_not_in_the_trace)
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(run_dflt, NULL, NULL, 300, &o), 0);
 	ck_assert_int_eq(o.code, 0);
-	a = mt_slurp(tiny);
-	b = mt_slurp(dflt);
+	a = mt_slurp_trace(tiny);
+	b = mt_slurp_trace(dflt);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
 	ck_assert_str_eq(a, b);

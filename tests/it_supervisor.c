@@ -259,7 +259,7 @@ static char *trace(const char *const *cmd, bool track, int *code)
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
 	*code = o.code;
 	mt_out_free(&o);
-	text = mt_slurp(path);
+	text = mt_slurp_trace(path);
 	ck_assert_ptr_nonnull(text);
 	unlink(path);
 	rmdir(dir);

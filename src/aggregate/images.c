@@ -495,6 +495,7 @@ int mt_images_handoff(struct mt_images *im, const struct mt_artifact_handoff *h,
 	g->handoff->before = g->c;
 	if (h->flags & MT_HANDOFF_CHILDREN_UNRECORDED)
 		g->forks_unrecorded = true;
+	g->handoff->to_tracer = h->flags & MT_HANDOFF_TO_TRACER;
 	return set_str(&g->handoff->at, h->text);
 }
 

@@ -77,6 +77,8 @@ struct mt_image_handoff {
 	struct mt_heap_counts before; /* its counts at the handoff; after it: c minus these */
 	size_t n_late;
 	char **late; /* files with allocators mapped after it: calls into them may be missing */
+	bool
+	    to_tracer; /* handed to a tracer of the tree (strace, gdb in the tree), not --stop-at */
 };
 
 struct mt_image {

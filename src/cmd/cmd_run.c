@@ -30,6 +30,7 @@ enum {
 	OPT_STRICT,
 	OPT_GDB,
 	OPT_STACKS,
+	OPT_TRACE_MAPS,
 };
 
 /* --gdb without an address: gdbserver's customary port, on the loopback only. */
@@ -51,6 +52,8 @@ static void usage(FILE *out)
 	    "  -o, --output FILE          artifact path (default: memtrack-DATE-TIME-PID.mtk)\n"
 	    "      --no-track             trace the tree only: no BPF, no artifact\n"
 	    "      --trace-stops FILE     write every handled stop as JSON lines\n"
+	    "      --trace-maps           with --trace-stops: each process's first mapping of\n"
+	    "                             every file, in its order (a stop each)\n"
 	    "      --stop-at POINT        hand the first process that reaches POINT to gdb:\n"
 	    "                             'exec' (the command's exec), 'exec:GLOB' (an exec\n"
 	    "                             of a program matching GLOB), 'map:GLOB' (right after\n"
@@ -189,6 +192,9 @@ static int run_option(int c, const char *arg, void *ctx)
 	case OPT_TRACE_STOPS:
 		o->cfg.trace_stops_path = arg;
 		return 0;
+	case OPT_TRACE_MAPS:
+		o->cfg.trace_maps = true;
+		return 0;
 	case OPT_STOP_AT:
 		return parse_stop_at(arg, o);
 	case OPT_WATCHER:
@@ -235,6 +241,7 @@ static const struct option run_longopts[] = {
     {"output", required_argument, NULL, 'o'},
     {"no-track", no_argument, NULL, OPT_NO_TRACK},
     {"trace-stops", required_argument, NULL, OPT_TRACE_STOPS},
+    {"trace-maps", no_argument, NULL, OPT_TRACE_MAPS},
     {"stop-at", required_argument, NULL, OPT_STOP_AT},
     {"watcher", required_argument, NULL, OPT_WATCHER},
     {"probe-placement", required_argument, NULL, OPT_PLACEMENT},
@@ -410,6 +417,11 @@ static int run(int argc, char **argv, struct run_opts *op)
 	if (mt_choose_user(&op->cfg.identity, op->user) < 0)
 		return MT_EXIT_USAGE;
 	op->cfg.track = !op->no_track;
+	if (op->cfg.trace_maps && (!op->cfg.trace_stops_path || !op->cfg.track)) {
+		mt_cmd_usage_error(&run_cmd, "--trace-maps needs --trace-stops, and tracking (the "
+					     "watcher stops each first mapping)");
+		return MT_EXIT_USAGE;
+	}
 	if (op->cfg.track && mt_check_capabilities(true) < 0)
 		return 1;
 	if (op->cfg.track) {

@@ -133,6 +133,7 @@ static struct json_object *json_handoff(const struct mt_image_handoff *h)
 	b = json_object_new_object();
 	a = json_object_new_array();
 	jset_str(o, "at", h->at);
+	jset_str(o, "to", h->to_tracer ? "tracer" : "debugger");
 	jset_u64(o, "event", h->event);
 	jset_u64(b, "allocations", h->before.allocations);
 	jset_u64(b, "frees", h->before.frees);

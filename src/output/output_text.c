@@ -294,16 +294,26 @@ static void put_late(FILE *out, const struct mt_image_handoff *h)
 	fputc('\n', out);
 }
 
-/* An image's counts while it was the debugger's: the ones after its handoff record. */
-static void handoff_counts(const struct mt_image *g, char *buf, size_t n)
+/*
+ * A process's counts while it was the debugger's (or its tracer's): the ones of its image after
+ * the handoff record, and of the images its later execs made.
+ */
+static void handoff_counts(const struct mt_report *rep, size_t i, char *buf, size_t n)
 {
+	const struct mt_image *g = &rep->images[i];
 	const struct mt_heap_counts *b = &g->handoff->before;
+	uint64_t allocs = g->c.allocations - b->allocations, frees = g->c.frees - b->frees;
 
+	for (size_t j = i + 1; j < rep->n_images; j++) {
+		if (rep->images[j].first != g->first || rep->images[j].pid != g->pid)
+			continue;
+		allocs += rep->images[j].c.allocations;
+		frees += rep->images[j].c.frees;
+	}
 	snprintf(buf, n,
 		 "%" PRIu64 " allocations, %" PRIu64 " frees recorded before, %" PRIu64
 		 " allocations, %" PRIu64 " frees after",
-		 b->allocations, b->frees, g->c.allocations - b->allocations,
-		 g->c.frees - b->frees);
+		 b->allocations, b->frees, allocs, frees);
 }
 
 /* The pids of the images created after a handoff, whose allocations were not recorded. */
@@ -335,7 +345,7 @@ static void print_handoffs(const struct mt_report *rep, FILE *out)
 
 		if (!g->handoff)
 			continue;
-		handoff_counts(g, counts, sizeof(counts));
+		handoff_counts(rep, i, counts, sizeof(counts));
 		fprintf(out, "  %s (pid %" PRIu32 ") %s, after event %" PRIu64 ": %s\n",
 			image_pos(pos, sizeof(pos), g), g->pid,
 			mt_printable(at, sizeof(at), g->handoff->at), g->handoff->event, counts);
@@ -514,6 +524,12 @@ static void summary_unprobed(const struct mt_report *rep, FILE *out, const char 
 			     "missing from the figures above\n");
 }
 
+/* A tracer's handoff says whose it is (its "at"); --stop-at's is a debugger's. */
+static const char *handed_to(const struct mt_image_handoff *h)
+{
+	return h->to_tracer ? "" : "to a debugger ";
+}
+
 /* Each image handed to a debugger: what was recorded before and after, what may be missing. */
 static void summary_handoffs(const struct mt_report *rep, FILE *out)
 {
@@ -524,10 +540,9 @@ static void summary_handoffs(const struct mt_report *rep, FILE *out)
 
 		if (!g->handoff)
 			continue;
-		handoff_counts(g, counts, sizeof(counts));
-		fprintf(out,
-			"memtrack: process %s (pid %" PRIu32 ") was handed to a debugger %s: %s\n",
-			image_pos(pos, sizeof(pos), g), g->pid,
+		handoff_counts(rep, i, counts, sizeof(counts));
+		fprintf(out, "memtrack: process %s (pid %" PRIu32 ") was handed %s%s: %s\n",
+			image_pos(pos, sizeof(pos), g), g->pid, handed_to(g->handoff),
 			mt_printable(at, sizeof(at), g->handoff->at), counts);
 		if (!g->handoff->n_late)
 			continue;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The stop log behind --trace-stops. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct mt_stoplog {
 	size_t n_files, cap_files;
 	struct mt_log_thread **threads;
 	size_t n_threads, cap_threads;
+	bool maps; /* every first mapping of a file is logged (mt_stoplog_log_maps) */
 };
 
 static int grow(void **arr, size_t *cap, size_t n, size_t elem)
@@ -185,6 +187,11 @@ static int cmp_file(const void *pa, const void *pb)
 	return strcmp(plain(a), plain(b));
 }
 
+void mt_stoplog_log_maps(struct mt_stoplog *log)
+{
+	log->maps = true;
+}
+
 int mt_stoplog_write(struct mt_stoplog *log, int fd)
 {
 	FILE *f = fdopen(fd, "w");
@@ -195,6 +202,9 @@ int mt_stoplog_write(struct mt_stoplog *log, int fd)
 		close(fd);
 		return err;
 	}
+	/* The format's version first, so that a reader knows what it reads (docs/STOPS.md). */
+	fprintf(f, "{\"kind\":\"format\",\"version\":%d%s}\n", MT_STOPLOG_VERSION,
+		log->maps ? ",\"maps\":true" : "");
 	qsort(log->recs, log->n, sizeof(*log->recs), cmp_rec);
 	for (size_t i = 0; i < log->n; i++) {
 		struct json_object *o = render(&log->recs[i]);

@@ -11,6 +11,13 @@
 
 struct mt_stoplog;
 
+/*
+ * The version of the log's format, in its first record: {"kind":"format","version":1}. It
+ * changes when a record's meaning or a key's does (docs/STOPS.md); new kinds and new keys are
+ * added without a change.
+ */
+#define MT_STOPLOG_VERSION 1
+
 /* A thread as the log names it. proc is filled in when the thread's creator reports it. */
 struct mt_log_thread {
 	char *proc;	    /* "0", "0.1", "0.1.0": the root, its 2nd child, that child's 1st */
@@ -37,7 +44,11 @@ int mt_stoplog_add(struct mt_stoplog *log, struct mt_log_thread *t, const char *
  */
 int mt_stoplog_add_file(struct mt_stoplog *log, struct json_object *file);
 
-/* Write the log as JSON lines to fd, which it closes. Returns 0 or a negative errno. */
+/* Every first mapping of a file by a process is in the log (--trace-maps): the first record says.
+ */
+void mt_stoplog_log_maps(struct mt_stoplog *log);
+
+/* Write the log as JSON lines to fd, which it closes, the format record first. 0 or -errno. */
 int mt_stoplog_write(struct mt_stoplog *log, int fd);
 
 /* Compare two positions component by component as numbers ("0.9" < "0.10"). */

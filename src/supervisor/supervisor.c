@@ -116,8 +116,10 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	if (t->proc >= 0 && s->procs[t->proc].pid == t->tid) {
 		sup_record_process(s, &s->procs[t->proc], status, true);
 		/* A leader is reaped after its last thread: the process's links can go. */
-		if (s->tracker)
+		if (s->tracker) {
 			mt_tracker_release(s->tracker, t->tid, false);
+			mt_tracker_maps_forget(s->tracker, t->tid);
+		}
 	}
 	if (t->tid == s->root) {
 		s->root_gone = true;
@@ -141,14 +143,14 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	sup_remove_tracee(s, t);
 }
 
-/* The root, handed to a debugger, ended: it is memtrack's child, no longer its tracee. */
-static void on_handed_root_gone(struct sup *s, int status)
+/* The root, handed to a debugger or a tracer, ended: it is memtrack's child, not its tracee. */
+static void on_handed_root_gone(struct sup *s, struct handoff *h, int status)
 {
 	s->root_gone = true;
 	s->res->wait_status = status;
 	s->res->exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 	s->res->end_ns = mt_clock_now_ns();
-	sup_handoff_ended(s, status);
+	sup_handoff_ended(s, h, status);
 	if (!s->told_left && s->live.n)
 		tell_left(s);
 }
@@ -194,9 +196,9 @@ static int event_loop(struct sup *s)
 			continue;
 		}
 		t = sup_find_tracee(s, tid);
-		if (!t && tid == s->ho.pid) {
+		if (!t && tid == s->root && sup_handoff_of(s, tid)) {
 			if (WIFEXITED(status) || WIFSIGNALED(status))
-				on_handed_root_gone(s, status);
+				on_handed_root_gone(s, sup_handoff_of(s, tid), status);
 			continue;
 		}
 		if (!t) {
@@ -231,6 +233,7 @@ static int open_tracking(struct sup *s)
 	    .no_backpressure = sup_backpressure_off(),
 	    .no_uprobe_multi = sup_uprobe_multi_off(),
 	    .verbose = s->cfg->verbose,
+	    .trace_maps = s->cfg->trace_maps,
 	};
 	int err;
 
@@ -242,6 +245,8 @@ static int open_tracking(struct sup *s)
 	 * freed but glibc keeps in the heap. Give it back before the run: memtrack's own footprint.
 	 */
 	malloc_trim(0);
+	/* Without it a tracer in the tree is refused, as ptrace refuses a second tracer. */
+	mt_tracker_watch_tracers(s->tracker);
 	snprintf(s->res->watcher, sizeof(s->res->watcher), "%s", mt_tracker_watcher(s->tracker));
 	return 0;
 }
@@ -333,6 +338,7 @@ static void sup_free(struct sup *s)
 	for (size_t i = 0; i < s->n_procs; i++) {
 		free(s->procs[i].pos);
 		free(s->procs[i].exe);
+		free(s->procs[i].exec_files);
 	}
 	free(s->procs);
 	sup_tset_free(&s->live);
@@ -408,6 +414,8 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	s.log = mt_stoplog_new();
 	if (!s.log)
 		return -ENOMEM;
+	if (cfg->trace_maps)
+		mt_stoplog_log_maps(s.log);
 	sup_block_requests();
 	if (cfg->track) {
 		err = open_tracking(&s);

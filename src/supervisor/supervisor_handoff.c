@@ -11,7 +11,6 @@
  */
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -26,16 +25,24 @@
 #include "writer/artifact.h"
 #include "base/clock.h"
 #include "writer/events.h"
-#include "classify/loaddeps.h"
 #include "base/printable.h"
 #include "tracker/procmaps.h"
 #include "tracker/procstatus.h"
 #include "supervisor/supervisor_int.h"
 
-bool sup_handoff_owns(const struct sup *s, const struct tracee *t)
+/* The handoffs of the run: to a debugger at the stop point (s->ho), to the tree's tracers. */
+static struct handoff *nth(struct sup *s, size_t i)
 {
-	const struct handoff *h = &s->ho;
+	return i ? s->inner[i - 1] : &s->ho;
+}
 
+static size_t count(const struct sup *s)
+{
+	return 1 + s->n_inner;
+}
+
+static bool owns(const struct handoff *h, const struct tracee *t)
+{
 	if (!h->pid || !h->collecting)
 		return false;
 	if (t->proc >= 0)
@@ -43,9 +50,61 @@ bool sup_handoff_owns(const struct sup *s, const struct tracee *t)
 	return t->tgid == h->pid;
 }
 
+/* The handoff whose process t is a thread of, while its threads are being detached. */
+static struct handoff *owner(const struct sup *s, const struct tracee *t)
+{
+	for (size_t i = 0; i < count(s); i++)
+		if (owns(nth((struct sup *)s, i), t))
+			return nth((struct sup *)s, i);
+	return NULL;
+}
+
+bool sup_handoff_owns(const struct sup *s, const struct tracee *t)
+{
+	return owner(s, t) != NULL;
+}
+
+static bool alive(const struct handoff *h)
+{
+	return h->pid && !h->ended;
+}
+
 bool sup_handoff_alive(const struct sup *s)
 {
-	return s->ho.pid && !s->ho.ended;
+	for (size_t i = 0; i < count(s); i++)
+		if (alive(nth((struct sup *)s, i)))
+			return true;
+	return false;
+}
+
+/* Waited for, all threads detached: the loop polls their pidfds (up to max). */
+size_t sup_handoff_pollfds(const struct sup *s, struct pollfd *p, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < count(s) && n < max; i++) {
+		const struct handoff *h = nth((struct sup *)s, i);
+
+		if (alive(h) && !h->collecting)
+			p[n++] = (struct pollfd){.fd = h->pidfd, .events = POLLIN};
+	}
+	return n;
+}
+
+bool sup_handoff_waited(const struct sup *s)
+{
+	for (size_t i = 0; i < count(s); i++)
+		if (alive(nth((struct sup *)s, i)) && !nth((struct sup *)s, i)->collecting)
+			return true;
+	return false;
+}
+
+struct handoff *sup_handoff_of(struct sup *s, pid_t pid)
+{
+	for (size_t i = 0; i < count(s); i++)
+		if (nth(s, i)->pid && nth(s, i)->pid == pid)
+			return nth(s, i);
+	return NULL;
 }
 
 /* ---- the files it maps ----------------------------------------------------------------- */
@@ -79,6 +138,12 @@ static void strv_free(char **v, size_t n)
 	free(v);
 }
 
+/* path will be mapped with its probes in place: not a file mapped late. */
+int sup_handoff_know(struct handoff *h, const char *path)
+{
+	return strv_add(&h->known, &h->n_known, path);
+}
+
 static int remember_mapped(const struct mt_map_entry *e, void *arg)
 {
 	struct handoff *h = arg;
@@ -102,10 +167,10 @@ static const struct mt_tracked_file *with_probes(const struct sup *s, const char
 }
 
 /* A handoff record in the artifact, in its place in the stream (docs/FORMAT.md, type 7). */
-static void record_handoff(struct sup *s, enum mt_handoff_what what, uint16_t file_id,
-			   const char *text)
+static void record_handoff(struct sup *s, struct handoff *h, enum mt_handoff_what what,
+			   uint16_t file_id, const char *text)
 {
-	struct mt_artifact_handoff rec = {.pid = s->ho.pid, .what = what, .file_id = file_id};
+	struct mt_artifact_handoff rec = {.pid = h->pid, .what = what, .file_id = file_id};
 
 	if (!s->artifact)
 		return;
@@ -115,6 +180,8 @@ static void record_handoff(struct sup *s, enum mt_handoff_what what, uint16_t fi
 	 */
 	if (what == MT_HANDOFF_AT && s->tracker && mt_tracker_per_process(s->tracker))
 		rec.flags = MT_HANDOFF_CHILDREN_UNRECORDED;
+	if (what == MT_HANDOFF_AT && h->inner)
+		rec.flags |= MT_HANDOFF_TO_TRACER;
 	snprintf(rec.text, sizeof(rec.text), "%s", text);
 	if (s->events)
 		mt_events_write_handoff(s->events, &rec);
@@ -123,25 +190,29 @@ static void record_handoff(struct sup *s, enum mt_handoff_what what, uint16_t fi
 }
 
 /* A file with probes mapped after the handoff: its calls until it was linked are not recorded. */
-static int note_late(struct sup *s, const struct mt_tracked_file *f)
+static int note_late(struct sup *s, struct handoff *h, const struct mt_tracked_file *f)
 {
-	struct handoff *h = &s->ho;
-
 	if (strv_has(h->known, h->n_known, f->path) || strv_has(h->late, h->n_late, f->path))
 		return 0;
 	if (strv_add(&h->late, &h->n_late, f->path))
 		return -ENOMEM;
-	record_handoff(s, MT_HANDOFF_LATE_FILE, f->file_id, f->path);
-	s->res->handoff_late_files = h->n_late;
+	record_handoff(s, h, MT_HANDOFF_LATE_FILE, f->file_id, f->path);
+	s->res->handoff_late_files++;
 	return 0;
 }
 
+/* A handoff and its run, for the callbacks that walk its files. */
+struct handoff_of {
+	struct sup *s;
+	struct handoff *h;
+};
+
 static int note_late_mapping(const struct mt_map_entry *e, void *arg)
 {
-	struct sup *s = arg;
-	const struct mt_tracked_file *f = with_probes(s, e->path);
+	struct handoff_of *o = arg;
+	const struct mt_tracked_file *f = with_probes(o->s, e->path);
 
-	return f && note_late(s, f) ? 1 : 0;
+	return f && note_late(o->s, o->h, f) ? 1 : 0;
 }
 
 /*
@@ -151,170 +222,27 @@ static int note_late_mapping(const struct mt_map_entry *e, void *arg)
  * its mapping showed (the tracepoint watcher asks at the mmap's entry). With probes in every
  * process nothing is linked per process: its mappings say it, while it runs.
  */
-static int catch_up(struct sup *s)
+static int catch_up(struct sup *s, struct handoff *h)
 {
+	struct handoff_of o = {s, h};
 	size_t n;
 	int err;
 
-	if (!s->tracker || s->ho.ended)
+	if (!s->tracker || h->ended)
 		return 0;
-	err = mt_tracker_catch_up(s->tracker, s->ho.pid);
+	err = mt_tracker_catch_up(s->tracker, h->pid);
 	if (err)
 		return err;
 	n = mt_tracker_file_count(s->tracker);
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct mt_tracked_file *f = mt_tracker_file(s->tracker, i);
 
-		if (f->probes && mt_tracker_linked(s->tracker, s->ho.pid, f->file_id))
-			err = note_late(s, f);
+		if (f->probes && mt_tracker_linked(s->tracker, h->pid, f->file_id))
+			err = note_late(s, h, f);
 	}
 	if (!err)
-		mt_procmaps_for_each_exec(s->ho.pid, note_late_mapping, s);
+		mt_procmaps_for_each_exec(h->pid, note_late_mapping, &o);
 	return err;
-}
-
-/* ---- the files it will map ------------------------------------------------------------- */
-
-/* pid's environment (NUL-separated), or NULL. */
-static char *read_environ(pid_t pid, size_t *len)
-{
-	char path[64], *buf = NULL, *grown;
-	size_t cap = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	*len = 0;
-	do {
-		if (cap - *len < 4096) {
-			grown = realloc(buf, cap + 65536 + 1);
-			if (!grown)
-				break;
-			buf = grown;
-			cap += 65536;
-		}
-		n = read(fd, buf + *len, cap - *len);
-		*len += n > 0 ? (size_t)n : 0;
-	} while (n > 0);
-	close(fd);
-	if (buf)
-		buf[*len] = '\0';
-	return buf;
-}
-
-static const char *env_value(const char *env, size_t len, const char *name)
-{
-	size_t k = strlen(name);
-
-	for (const char *p = env; p && p < env + len; p += strlen(p) + 1)
-		if (strncmp(p, name, k) == 0 && p[k] == '=')
-			return p + k + 1;
-	return NULL;
-}
-
-static int link_ahead(const char *path, void *arg)
-{
-	struct sup *s = arg;
-	int err = mt_tracker_link_path(s->tracker, s->ho.pid, path);
-
-	if (err)
-		return err;
-	/* Its probes are in place before the process can run it: not a file mapped late. */
-	return strv_add(&s->ho.known, &s->ho.n_known, path);
-}
-
-/*
- * Before the process goes to the debugger, link what ld.so will map for it (at an exec: libc and
- * the rest of the program's needs; at a dlopen's mapping: the plugin's), so that not even the
- * first call into them is missed. What the loader finds elsewhere is reported as mapped late.
- */
-static int link_what_loader_maps(struct sup *s)
-{
-	struct handoff *h = &s->ho;
-	struct mt_loader_env env = {
-	    .program = s->procs[h->proc].exe,
-	    .preload_file = "/etc/ld.so.preload",
-	    .cache = "/etc/ld.so.cache",
-	};
-	size_t len = 0;
-	char *envbuf = read_environ(h->pid, &len);
-	int err;
-
-	env.library_path = env_value(envbuf, len, "LD_LIBRARY_PATH");
-	env.preload = env_value(envbuf, len, "LD_PRELOAD");
-	err = mt_loader_deps(&env, (const char *const *)h->known, h->n_known, link_ahead, s);
-	free(envbuf);
-	return err;
-}
-
-/* ---- the stop point ------------------------------------------------------------------ */
-
-/* Not reached yet (first match only), and aimed at t's process. */
-static bool stop_point_open(const struct sup *s, const struct tracee *t, bool root_exec)
-{
-	return !s->ho.pid && mt_stop_point_aims_at(&s->cfg->stop, s->procs[t->proc].pos, root_exec);
-}
-
-struct exec_match {
-	const struct mt_stop_point *sp;
-	char *where;
-	size_t len;
-};
-
-static int match_mapped(const struct mt_map_entry *e, void *arg)
-{
-	struct exec_match *m = arg;
-
-	if (!mt_stop_point_matches(m->sp, e->path))
-		return 0;
-	snprintf(m->where, m->len, "right after its exec, which mapped %s", e->path);
-	return 1;
-}
-
-/* The name a program was run by (exec:sh for /bin/sh, which is dash): its comm after the exec. */
-static bool comm_matches(const struct mt_stop_point *sp, pid_t pid)
-{
-	char path[64], comm[32] = "";
-	ssize_t n = -1;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-	}
-	if (n <= 0)
-		return false;
-	comm[strcspn(comm, "\n")] = '\0';
-	return fnmatch(sp->glob, comm, 0) == 0;
-}
-
-bool sup_stop_point_at_exec(struct sup *s, struct tracee *t, bool root_first, char *where,
-			    size_t len)
-{
-	const struct mt_stop_point *sp = &s->cfg->stop;
-	const struct proc *p = &s->procs[t->proc];
-	struct exec_match m = {sp, where, len};
-
-	if (!stop_point_open(s, t, root_first))
-		return false;
-	if (sp->map) /* the program and its interpreter, mapped by execve itself */
-		return mt_procmaps_for_each_exec(p->pid, match_mapped, &m) == 1;
-	if (sp->glob && !mt_stop_point_matches(sp, p->exe ? p->exe : "?") &&
-	    !comm_matches(sp, p->pid))
-		return false;
-	snprintf(where, len, "right after its exec of %s", p->exe ? p->exe : "?");
-	return true;
-}
-
-bool sup_stop_point_at_map(struct sup *s, struct tracee *t, const char *path)
-{
-	return s->cfg->stop.map && stop_point_open(s, t, false) &&
-	       mt_stop_point_matches(&s->cfg->stop, path);
 }
 
 /* ---- handing over -------------------------------------------------------------------- */
@@ -342,13 +270,13 @@ static int let_go(struct sup *s, struct tracee *t, int sig)
 }
 
 /* Threads of the process that memtrack holds stopped (pressure, a group-stop): detach them now. */
-static int let_go_held(struct sup *s)
+static int let_go_held(struct sup *s, struct handoff *h)
 {
 	for (size_t i = 0; i < s->live.n;) {
 		struct tracee *t = s->live.v[i];
 		int err;
 
-		if (!sup_handoff_owns(s, t) || !(t->pressed || t->held || t->listening)) {
+		if (!owns(h, t) || !(t->pressed || t->held || t->listening)) {
 			i++;
 			continue;
 		}
@@ -378,19 +306,61 @@ static bool awaited_take(struct handoff *h, pid_t tid)
 	return false;
 }
 
-/* Every thread is detached: the process is the debugger's. */
-static int finish_collecting(struct sup *s)
+/* Every thread is detached: the process is the debugger's, or its tracer's. */
+static int finish_collecting(struct sup *s, struct handoff *h)
 {
-	struct handoff *h = &s->ho;
-
 	for (size_t i = 0; i < s->live.n; i++)
-		if (sup_handoff_owns(s, s->live.v[i]))
+		if (owns(h, s->live.v[i]))
 			return 0;
-	if (h->n_awaited)
+	if (h->n_awaited || !h->collecting)
 		return 0;
 	h->collecting = false;
+	if (h->inner)
+		return sup_inner_collected(s, h);
 	print_handed(s);
 	return 0;
+}
+
+/*
+ * Start handing process proc over (its threads are detached by the caller): it stays tracked by
+ * the BPF side, which records its allocations and never stops it again.
+ */
+int sup_handoff_begin(struct sup *s, struct handoff *h, int proc, const char *where, bool inner)
+{
+	pid_t pid = s->procs[proc].pid;
+	int err;
+
+	*h = (struct handoff){
+	    .pid = pid, .proc = proc, .pidfd = -1, .collecting = true, .inner = inner};
+	h->where = strdup(where);
+	h->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (!h->where || h->pidfd < 0)
+		return h->where ? -errno : -ENOMEM;
+	mt_procmaps_for_each_exec(pid, remember_mapped, h);
+	/* After the events it made under memtrack: the ones after it were the debugger's time. */
+	record_handoff(s, h, MT_HANDOFF_AT, 0, where);
+	if (!s->tracker)
+		return 0;
+	/* A tracer takes it at once: what its loader maps later is served as it comes. */
+	err = inner ? 0 : sup_link_what_loader_maps(s, h);
+	return err ? err : mt_tracker_hand_off(s->tracker, pid);
+}
+
+/*
+ * Detach the threads of h's process that memtrack holds, and stop the others (PTRACE_INTERRUPT)
+ * so that each is detached at its next stop; done when none is left.
+ */
+int sup_handoff_collect(struct sup *s, struct handoff *h)
+{
+	for (size_t i = 0; i < s->live.n; i++) {
+		struct tracee *t = s->live.v[i];
+
+		if (!owns(h, t) || t->pressed || t->held || t->listening)
+			continue;
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno != ESRCH)
+			return -errno;
+	}
+	return let_go_held(s, h) ?: finish_collecting(s, h);
 }
 
 int sup_hand_off(struct sup *s, struct tracee *t, const char *where)
@@ -402,21 +372,9 @@ int sup_hand_off(struct sup *s, struct tracee *t, const char *where)
 
 	sup_detail_str(d, "at", where);
 	sup_log_stop(s, t, "handoff", d);
-	*h = (struct handoff){.pid = pid, .proc = t->proc, .pidfd = -1, .collecting = true};
-	h->where = strdup(where);
-	h->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (!h->where || h->pidfd < 0)
-		return h->where ? -errno : -ENOMEM;
-	mt_procmaps_for_each_exec(pid, remember_mapped, h);
-	/* After the events it made under memtrack: the ones after it were the debugger's time. */
-	record_handoff(s, MT_HANDOFF_AT, 0, where);
-	if (s->tracker) {
-		err = link_what_loader_maps(s);
-		if (!err)
-			err = mt_tracker_hand_off(s->tracker, pid);
-		if (err)
-			return err;
-	}
+	err = sup_handoff_begin(s, h, t->proc, where, false);
+	if (err)
+		return err;
 	s->res->stopped_pid = pid;
 	/*
 	 * Detaching delivers its signal only from a signal-delivery-stop; at an event stop (an
@@ -426,10 +384,23 @@ int sup_hand_off(struct sup *s, struct tracee *t, const char *where)
 		return -errno;
 	err = let_go(s, t, 0);
 	if (!err)
-		err = let_go_held(s);
+		err = let_go_held(s, h);
 	if (!err)
-		err = finish_collecting(s);
+		err = finish_collecting(s, h);
 	return err ? err : SUP_LEAVE;
+}
+
+/* A thread reported created but not seen yet: the handoff waits for its first stop. */
+static int await_thread(struct handoff *h, pid_t tid)
+{
+	pid_t *grown;
+
+	grown = realloc(h->awaited, (h->n_awaited + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	h->awaited = grown;
+	h->awaited[h->n_awaited++] = tid;
+	return 0;
 }
 
 /*
@@ -440,11 +411,12 @@ int sup_hand_off(struct sup *s, struct tracee *t, const char *where)
 int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 {
 	int sig = WSTOPSIG(status), event = (unsigned int)status >> 16, err = 0, next;
+	struct handoff *h = owner(s, t);
 	struct mt_inode_key key;
 	unsigned long msg = 0;
 	siginfo_t si;
 
-	awaited_take(&s->ho, t->tid);
+	awaited_take(h, t->tid);
 	switch (event) {
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
@@ -461,8 +433,8 @@ int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 
 			if (c && c->started)
 				err = let_go(s, c, 0);
-			else if (!c && !awaited_take(&s->ho, (pid_t)msg))
-				err = sup_handoff_await(s, (pid_t)msg);
+			else if (!c && !awaited_take(h, (pid_t)msg))
+				err = await_thread(h, (pid_t)msg);
 		}
 		sig = 0;
 		break;
@@ -474,7 +446,7 @@ int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 				sig = 0;
 			if (mt_tracker_take_stop_mark(s->tracker, t->tid, &key) > 0) {
 				sig = 0;
-				err = mt_tracker_handle_stop(s->tracker, s->ho.pid, &key);
+				err = mt_tracker_handle_stop(s->tracker, h->pid, &key);
 			}
 		}
 		break;
@@ -485,24 +457,10 @@ int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 	if (!err)
 		err = let_go(s, t, sig);
 	if (!err)
-		err = let_go_held(s);
+		err = let_go_held(s, h);
 	if (!err)
-		err = finish_collecting(s);
+		err = finish_collecting(s, h);
 	return err;
-}
-
-/* A thread reported created but not seen yet: the handoff waits for its first stop. */
-int sup_handoff_await(struct sup *s, pid_t tid)
-{
-	struct handoff *h = &s->ho;
-	pid_t *grown;
-
-	grown = realloc(h->awaited, (h->n_awaited + 1) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	h->awaited = grown;
-	h->awaited[h->n_awaited++] = tid;
-	return 0;
 }
 
 /* ---- while the debugger has it --------------------------------------------------------- */
@@ -546,9 +504,8 @@ pid_t sup_tracer_of(pid_t pid)
  * the SIGCONT must not let the process run before the debugger holds it: such a sighting counts
  * when a later look still finds no tracer.
  */
-static void continue_when_debugged(struct sup *s)
+static void continue_when_debugged(struct sup *s, struct handoff *h)
 {
-	struct handoff *h = &s->ho;
 	bool traced = sup_tracer_of(h->pid) > 0;
 	bool seen = s->tracker && mt_tracker_debugger_seen(s->tracker, h->pid);
 
@@ -559,34 +516,45 @@ static void continue_when_debugged(struct sup *s)
 	h->seen_untraced = seen && !traced;
 }
 
-/* A file it mapped after its handoff and that it took with it before memtrack could open it. */
+/*
+ * A file it mapped after its handoff and that it took with it before memtrack could open it:
+ * found again by its inode, it is named only if it has an allocator (calls into it were missed);
+ * not found, it is named by device and inode (whether it had one cannot be known).
+ */
 static int note_unresolved(const struct mt_inode_key *key, void *arg)
 {
-	struct sup *s = arg;
-	char what[160];
+	struct handoff_of *o = arg;
+	bool allocator = false;
+	char what[4096];
+	int found = sup_find_lost(o->s, o->h, key, what, sizeof(what), &allocator);
 
-	snprintf(what, sizeof(what),
-		 "(a file gone with the process before memtrack could open it: device %u:%u, "
-		 "inode %llu)",
-		 (unsigned int)(key->dev >> 20), (unsigned int)(key->dev & 0xfffff),
-		 (unsigned long long)key->ino);
-	if (strv_add(&s->ho.late, &s->ho.n_late, what))
+	if (found < 0)
+		return found;
+	if (found && !allocator)
+		return 0;
+	if (!found)
+		snprintf(what, sizeof(what),
+			 "(a file gone with the process before memtrack could open it: device "
+			 "%u:%u, inode %llu)",
+			 (unsigned int)(key->dev >> 20), (unsigned int)(key->dev & 0xfffff),
+			 (unsigned long long)key->ino);
+	if (strv_add(&o->h->late, &o->h->n_late, what))
 		return -ENOMEM;
-	record_handoff(s, MT_HANDOFF_LATE_FILE, UINT16_MAX, what);
-	s->res->handoff_late_files = s->ho.n_late;
+	record_handoff(o->s, o->h, MT_HANDOFF_LATE_FILE, UINT16_MAX, what);
+	o->s->res->handoff_late_files++;
 	return 0;
 }
 
 /* The handed-off process ended: status is its wait status, or -1 when it could not be known. */
-void sup_handoff_ended(struct sup *s, int status)
+void sup_handoff_ended(struct sup *s, struct handoff *h, int status)
 {
-	struct handoff *h = &s->ho;
+	struct handoff_of o = {s, h};
 
 	if (h->ended)
 		return;
-	catch_up(s);
+	catch_up(s, h);
 	if (s->tracker)
-		mt_tracker_drop_requests(s->tracker, h->pid, note_unresolved, s);
+		mt_tracker_drop_requests(s->tracker, h->pid, note_unresolved, &o);
 	h->ended = true;
 	if (h->pidfd >= 0)
 		close(h->pidfd);
@@ -606,16 +574,15 @@ static bool readable(int fd)
  * Look at the handed-off process: at every request it makes, else every HANDOFF_POLL_NS (the
  * loop comes here at every stop of the rest of the tree, which need not pay for it).
  */
-int sup_handoff_tick(struct sup *s)
+static int tick(struct sup *s, struct handoff *h)
 {
-	struct handoff *h = &s->ho;
 	uint64_t now = mt_clock_now_ns();
 
 	if (!h->pid || h->ended)
 		return 0;
 	/* A thread it waited for may have ended instead of stopping (killed meanwhile). */
 	if (h->collecting)
-		return finish_collecting(s);
+		return finish_collecting(s, h);
 	if (now < h->next_look_ns && !readable(h->pidfd) &&
 	    !(s->tracker && readable(mt_tracker_requests_fd(s->tracker))))
 		return 0;
@@ -626,22 +593,26 @@ int sup_handoff_tick(struct sup *s)
 		kill(h->pid, s->end_sig);
 		kill(h->pid, SIGCONT);
 	}
-	if (!h->continued)
-		continue_when_debugged(s);
+	/* A tracer of the tree holds it as it wants: it never waits for memtrack's SIGCONT. */
+	if (!h->continued && !h->inner)
+		continue_when_debugged(s, h);
 	/* The root is memtrack's child: its status comes from waitpid (sup_handoff_ended). */
 	if (h->pid != s->root && readable(h->pidfd))
-		sup_handoff_ended(s, read_exit_code(h->pid));
-	return catch_up(s);
+		sup_handoff_ended(s, h, read_exit_code(h->pid));
+	return catch_up(s, h);
 }
 
-void sup_handoff_report(struct sup *s)
+int sup_handoff_tick(struct sup *s)
 {
-	struct handoff *h = &s->ho;
-	char text[MT_PRINTABLE_MAX];
+	int err = 0;
 
-	if (s->cfg->stop.text && !h->pid)
-		fprintf(stderr, "memtrack: the stop point '%s' was never reached\n",
-			mt_printable(text, sizeof(text), s->cfg->stop.text));
+	for (size_t i = 0; i < count(s) && !err; i++)
+		err = tick(s, nth(s, i));
+	return err;
+}
+
+static void report(struct sup *s, struct handoff *h)
+{
 	if (!h->pid)
 		return;
 	if (h->collecting)
@@ -662,14 +633,33 @@ void sup_handoff_report(struct sup *s)
 	}
 }
 
-void sup_handoff_free(struct sup *s)
+void sup_handoff_report(struct sup *s)
 {
-	struct handoff *h = &s->ho;
+	char text[MT_PRINTABLE_MAX];
 
+	if (s->cfg->stop.text && !s->ho.pid)
+		fprintf(stderr, "memtrack: the stop point '%s' was never reached\n",
+			mt_printable(text, sizeof(text), s->cfg->stop.text));
+	for (size_t i = 0; i < count(s); i++)
+		report(s, nth(s, i));
+}
+
+static void handoff_free(struct handoff *h)
+{
 	if (h->pidfd >= 0 && h->pid)
 		close(h->pidfd);
 	free(h->where);
 	free(h->awaited);
+	free(h->detached);
 	strv_free(h->known, h->n_known);
 	strv_free(h->late, h->n_late);
+}
+
+void sup_handoff_free(struct sup *s)
+{
+	for (size_t i = 0; i < count(s); i++)
+		handoff_free(nth(s, i));
+	for (size_t i = 0; i < s->n_inner; i++)
+		free(s->inner[i]);
+	free(s->inner);
 }

@@ -29,6 +29,8 @@ struct proc {
 	char *exe;
 	unsigned int children;
 	unsigned int threads;
+	struct mt_inode_key *exec_files; /* --trace-maps: what its last execve mapped itself */
+	size_t n_exec_files;
 };
 
 /*
@@ -90,7 +92,10 @@ struct sup {
 		bool forward_delivered; /* the root got memtrack's copy, or one it merged into */
 		unsigned int delivered; /* deliveries to the root from the sender itself */
 	} sent[8];
-	/* The process handed to a debugger at the stop point: see supervisor_handoff.c. */
+	/*
+	 * A process handed over: to a debugger at the stop point (ho), or to a tracer of the tree
+	 * that asked to trace it (inner: supervisor_inner.c). See supervisor_handoff.c.
+	 */
 	struct handoff {
 		pid_t pid; /* 0: none */
 		int proc;  /* its index in procs */
@@ -108,7 +113,12 @@ struct sup {
 		size_t n_known;
 		char **late; /* files with probes it mapped after */
 		size_t n_late;
-	} ho;
+		bool inner;   /* handed to a tracer of the tree, not to a debugger */
+		pid_t caller; /* the tracer's thread held at its attach until it is done */
+		struct mt_ptrace_mark call; /* that attach, made again once the process is free */
+		struct tracee *detached; /* the thread detached in its own stop: freed at the end */
+	} ho, **inner;
+	size_t n_inner;
 	struct sup_gdb *gdb; /* --gdb: the process served to gdb (supervisor_gdb.c) */
 	int sigfd; /* the wake signals, while a handed-off process is waited for (0: none) */
 	/* Ending the tree on a termination request: see end_tree(). */
@@ -172,20 +182,45 @@ int sup_on_stop(struct sup *s, struct tracee *t, int status);
 int sup_on_new_child(struct sup *s, struct tracee *t, int event);
 pid_t sup_read_tgid(pid_t tid);
 
-/* supervisor_handoff.c */
+/* supervisor_stopat.c */
 bool sup_stop_point_at_exec(struct sup *s, struct tracee *t, bool root_first, char *where,
 			    size_t len);
 bool sup_stop_point_at_map(struct sup *s, struct tracee *t, const char *path);
+int sup_link_what_loader_maps(struct sup *s, struct handoff *h);
+
+/* supervisor_handoff.c */
+struct pollfd;
 bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
 bool sup_handoff_alive(const struct sup *s);
+bool sup_handoff_waited(const struct sup *s);
+size_t sup_handoff_pollfds(const struct sup *s, struct pollfd *p, size_t max);
+struct handoff *sup_handoff_of(struct sup *s, pid_t pid);
+int sup_handoff_know(struct handoff *h, const char *path);
+int sup_handoff_begin(struct sup *s, struct handoff *h, int proc, const char *where, bool inner);
+int sup_handoff_collect(struct sup *s, struct handoff *h);
 int sup_hand_off(struct sup *s, struct tracee *t, const char *where);
 int sup_handoff_stop(struct sup *s, struct tracee *t, int status);
-int sup_handoff_await(struct sup *s, pid_t tid);
-void sup_handoff_ended(struct sup *s, int status);
+void sup_handoff_ended(struct sup *s, struct handoff *h, int status);
 int sup_handoff_tick(struct sup *s);
 void sup_handoff_report(struct sup *s);
 void sup_handoff_free(struct sup *s);
 pid_t sup_tracer_of(pid_t pid);
+
+/*
+ * supervisor_lost.c: the file key that h's process mapped and took with it, found again near the
+ * files memtrack knows: 1 with its path and whether it has an allocator, 0 when not found.
+ */
+int sup_find_lost(struct sup *s, const struct handoff *h, const struct mt_inode_key *key,
+		  char *path, size_t len, bool *allocator);
+
+/* supervisor_maps.c: --trace-maps */
+int sup_maps_exec(struct sup *s, struct proc *p);
+void sup_maps_log(struct sup *s, struct tracee *t, const struct mt_inode_key *key,
+		  const struct mt_tracked_file *f);
+
+/* supervisor_inner.c: a tracer inside the tree (docs/STOPS.md) */
+int sup_inner_ptrace(struct sup *s, struct tracee *t, const struct mt_ptrace_mark *m);
+int sup_inner_collected(struct sup *s, struct handoff *h);
 
 /* supervisor_gdb.c */
 int sup_gdb_open(struct sup *s);

@@ -273,7 +273,7 @@ void sup_take_requests(struct sup *s)
  */
 static void wait_for_handed(struct sup *s, const sigset_t *set, const struct timespec *timeout)
 {
-	struct pollfd p[4];
+	struct pollfd p[3 + 16];
 	nfds_t n = 0;
 
 	if (s->sigfd <= 0)
@@ -283,8 +283,8 @@ static void wait_for_handed(struct sup *s, const sigset_t *set, const struct tim
 	/* gdb's packets (or its connection) wake the loop too: see supervisor_gdb.c. */
 	if (sup_gdb_fd(s) >= 0)
 		p[n++] = (struct pollfd){.fd = sup_gdb_fd(s), .events = POLLIN};
-	if (sup_handoff_alive(s))
-		p[n++] = (struct pollfd){.fd = s->ho.pidfd, .events = POLLIN};
+	/* More than 16 handed-off processes: the others are looked at every HANDOFF_POLL_NS. */
+	n += sup_handoff_pollfds(s, p + n, 16);
 	if (s->tracker && sup_handoff_alive(s))
 		p[n++] =
 		    (struct pollfd){.fd = mt_tracker_requests_fd(s->tracker), .events = POLLIN};
@@ -316,7 +316,7 @@ int sup_wait_for_news(struct sup *s)
 		timeout = &ts;
 	}
 	wake_set(&set);
-	if ((sup_handoff_alive(s) && !s->ho.collecting) || sup_gdb_fd(s) >= 0) {
+	if (sup_handoff_waited(s) || sup_gdb_fd(s) >= 0) {
 		wait_for_handed(s, &set, timeout);
 		timeout = &zero;
 	}

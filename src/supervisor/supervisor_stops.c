@@ -165,6 +165,8 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 		 */
 		if (!err)
 			err = mt_tracker_exec(s->tracker, p->pid, new_leader);
+		if (!err)
+			err = sup_maps_exec(s, p);
 	}
 	sup_detail_str(d, "path", p->exe ? p->exe : "?");
 	sup_log_files(s);
@@ -359,6 +361,7 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 	err = mt_tracker_handle_stop(s->tracker, pid, key);
 	f = mt_tracker_find(s->tracker, key);
 	sup_log_files(s);
+	sup_maps_log(s, t, key, f);
 	/*
 	 * Every process that maps a file with probes stops for its links (a request, a wait for
 	 * another's, or a known file not linked for it), whatever the timing; for a file without,
@@ -457,11 +460,12 @@ static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct js
 
 static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 {
+	struct mt_ptrace_mark call;
 	struct mt_inode_key key;
 	struct json_object *d;
 	siginfo_t si;
 	char buf[16];
-	int marked, pressed;
+	int marked, pressed, traces;
 	bool cancelled;
 
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0) {
@@ -484,6 +488,10 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 			return on_watcher_stop(s, t, &key);
 		if (pressed)
 			return on_pressure_stop(s, t);
+		/* A tracer in the tree asked to trace: supervisor_inner.c. */
+		traces = mt_tracker_take_ptrace_mark(s->tracker, t->tid, &call);
+		if (traces)
+			return traces < 0 ? traces : sup_inner_ptrace(s, t, &call);
 	}
 	/* Any other signal of the process served to gdb is gdb's to decide. */
 	if (sup_gdb_owns(s, t))

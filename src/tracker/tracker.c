@@ -195,6 +195,8 @@ static void destroy_skel(struct mt_tracker *t)
 {
 	bpf_link__destroy(t->debugger);
 	t->debugger = NULL;
+	bpf_link__destroy(t->tracers);
+	t->tracers = NULL;
 	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
 		bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
@@ -247,6 +249,7 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	t->skel->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
 	t->skel->rodata->pidns_ino = t->pidns.st_ino;
 	t->skel->rodata->stacks_enabled = t->cfg.stacks && t->cfg.events;
+	t->skel->rodata->trace_maps = t->cfg.trace_maps;
 	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
 	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
 	bpf_map__set_max_entries(t->skel->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
@@ -525,7 +528,7 @@ static void stop_closer(struct closer_queue *c)
 
 static void detach_all(struct mt_tracker *t)
 {
-	size_t n = MT_LIFECYCLE_PROGS + 1, k = 0;
+	size_t n = MT_LIFECYCLE_PROGS + 2, k = 0;
 	struct detach *d;
 
 	stop_closer(&t->closer);
@@ -546,6 +549,11 @@ static void detach_all(struct mt_tracker *t)
 	else
 		bpf_link__destroy(t->debugger);
 	t->debugger = NULL;
+	if (t->tracers && d)
+		d[k++].link = t->tracers;
+	else
+		bpf_link__destroy(t->tracers);
+	t->tracers = NULL;
 	for (size_t i = 0; i < t->n_files; i++)
 		tracker_collect_links(&t->files[i].system, d, &k);
 	for (size_t i = 0; i < t->n_arms; i++) {

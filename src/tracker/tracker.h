@@ -59,6 +59,7 @@ struct mt_tracker_config {
 	bool
 	    no_uprobe_multi; /* test builds only: per-process perf links, as without uprobe_multi */
 	bool verbose;
+	bool trace_maps; /* every process stops at its first mapping of each file (--trace-maps) */
 };
 
 int mt_tracker_open(struct mt_tracker **t, const struct mt_tracker_config *cfg);
@@ -89,6 +90,23 @@ int mt_tracker_hand_off(struct mt_tracker *t, pid_t pid);
  * that has detached since. False once the process has ended.
  */
 bool mt_tracker_debugger_seen(struct mt_tracker *t, pid_t pid);
+/*
+ * A tracer inside the tree (tracker_ptrace.c): from now on, a tracee that asks to trace
+ * (PTRACE_TRACEME, PTRACE_ATTACH, PTRACE_SEIZE) is stopped after its call with a SIGSTOP and a
+ * mark. A negative errno when the kernel has no syscall tracepoint for ptrace: such calls are then
+ * refused as before (memtrack traces every tracee).
+ */
+int mt_tracker_watch_tracers(struct mt_tracker *t);
+/* If tid was stopped at a ptrace request, forget the mark, fill *m and return 1; else 0. */
+int mt_tracker_take_ptrace_mark(struct mt_tracker *t, pid_t tid, struct mt_ptrace_mark *m);
+/* tid is resumed to make request m again: let that one call through. */
+int mt_tracker_pass_ptrace(struct mt_tracker *t, pid_t tid, const struct mt_ptrace_mark *m);
+/*
+ * --trace-maps (tracker_firstmaps.c): pid's files mapped so far are forgotten (its exec, its
+ * end), so that its next mapping of each stops it again; key is one it mapped (execve's own).
+ */
+void mt_tracker_maps_forget(struct mt_tracker *t, pid_t pid);
+int mt_tracker_maps_seen(struct mt_tracker *t, pid_t pid, const struct mt_inode_key *key);
 /*
  * Whether probes are linked per process (--probe-scope=tree), so that a process gets them only
  * from memtrack, at its stops; false with --probe-scope=system.

@@ -240,7 +240,8 @@ static int entry_key(const struct resolve_ctx *r, const struct mt_map_entry *e,
 		return 0;
 	}
 	err = mt_procmaps_entry_key(r->pid, e, key);
-	if (err)
+	/* Gone meanwhile (a handed-off process is looked at while it runs): nothing to say. */
+	if (err && err != -ESRCH && err != -ENOENT)
 		fprintf(stderr, "memtrack: cannot stat the mapping of %s in process %d: %s\n",
 			e->path, r->pid, strerror(-err));
 	return err;

@@ -86,6 +86,7 @@ struct mt_tracker {
 	struct bpf_link *lifecycle[MT_LIFECYCLE_PROGS];
 	struct bpf_link *debugger; /* watch_debugger, from the first handoff on */
 	bool debugger_tried;
+	struct bpf_link *tracers; /* watch_tracer (tracker_ptrace.c), for the run */
 	const char *watcher;
 	struct mt_tracker_config cfg;
 	struct mt_artifact_writer *artifact;

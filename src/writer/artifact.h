@@ -72,6 +72,8 @@ enum mt_handoff_what {
 /* MT_HANDOFF_AT: the processes it creates from now on are not recorded (memtrack is not their
  * tracer, and its probes are per process). */
 #define MT_HANDOFF_CHILDREN_UNRECORDED 0x1
+/* MT_HANDOFF_AT: handed to a tracer of the tree (its PTRACE_TRACEME or attach), not a debugger. */
+#define MT_HANDOFF_TO_TRACER	       0x2
 
 struct mt_artifact_handoff {
 	uint32_t pid;

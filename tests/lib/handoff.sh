@@ -21,7 +21,7 @@ pty)
 esac
 mt=$!
 i=0
-until grep -q "Attach with: " "$err" 2>/dev/null; do
+until grep -q "Attach with: .*SIGCONT nostop noprint pass.$" "$err" 2>/dev/null; do
 	i=$((i + 1))
 	if [ $i -gt 600 ] || ! kill -0 $mt 2>/dev/null; then
 		echo "no handoff"

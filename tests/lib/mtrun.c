@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <check.h>
 #include <json-c/json.h>
 
 #include "mtrun.h"
@@ -221,6 +222,20 @@ char *mt_slurp(const char *path)
 		buf_add(&b, chunk, n);
 	close(fd);
 	return b.p;
+}
+
+char *mt_slurp_trace(const char *path)
+{
+	static const char version[] = "{\"kind\":\"format\",\"version\":1";
+	char *text = mt_slurp(path), *nl;
+
+	if (!text)
+		return NULL;
+	nl = strchr(text, '\n');
+	ck_assert_msg(nl && strncmp(text, version, strlen(version)) == 0, "no format record: %s",
+		      text);
+	memmove(text, nl + 1, strlen(nl + 1) + 1);
+	return text;
 }
 
 char *mt_tmpfile(void)

@@ -32,6 +32,11 @@ void mt_out_free(struct mt_out *o);
 /* Start argv with stdout on a pipe; returns its pid and sets *out_fd. */
 pid_t mt_spawn_piped(const char *const *argv, int *out_fd);
 
+/*
+ * A --trace-stops log without its first record, the format's version (checked: version 1), so
+ * that tests compare the stops and files themselves. NULL when the file cannot be read.
+ */
+char *mt_slurp_trace(const char *path);
 /* The whole file, NUL-terminated (NULL on error). */
 char *mt_slurp(const char *path);
 /* A fresh empty file under /tmp; the path is to free. */
