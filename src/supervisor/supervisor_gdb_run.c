@@ -229,9 +229,13 @@ static bool report_held(struct sup *s, const struct mt_gdb_action *a, size_t n)
  * stop; at any other (an interrupt, one of memtrack's events) the kernel would drop it, so it is
  * sent to the thread instead and let through when it arrives (gdb's `signal SIGUSR1` after ^C).
  */
-static int resume_one(pid_t pid, struct tracee *t, const struct mt_gdb_action *act)
+static int resume_one(struct sup *s, struct tracee *t, const struct mt_gdb_action *act)
 {
 	int sig = act->sig ? act->sig : t->gdb_sig;
+	pid_t pid = s->gdb->pid;
+
+	if (sig && t->gdb_at_signal)
+		sup_log_signal(s, t, sig); /* as without gdb: a fatal one says where it struck */
 
 	if (sig && !t->gdb_at_signal) {
 		if (syscall(SYS_tgkill, pid, t->tid, sig) < 0 && errno != ESRCH)
@@ -267,7 +271,7 @@ int sup_gdb_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n)
 		act = action_for(a, n, t->tid);
 		if (!act)
 			continue; /* not named: it stays stopped */
-		err = resume_one(g->pid, t, act);
+		err = resume_one(s, t, act);
 		if (err)
 			return err;
 	}
@@ -324,6 +328,8 @@ int sup_gdb_let_run(struct sup *s)
 			continue;
 		t->gdb_parked = false;
 		sup_gdb_apply_hw(s, t);
+		if (t->gdb_sig)
+			sup_log_signal(s, t, t->gdb_sig);
 		if (!err)
 			err = sup_resume(t->tid, t->gdb_sig);
 	}

@@ -192,6 +192,7 @@ void sup_handoff_free(struct sup *s);
 pid_t sup_tracer_of(pid_t pid);
 
 /* supervisor_gdb.c */
+void sup_log_signal(struct sup *s, struct tracee *t, int sig);
 int sup_gdb_open(struct sup *s);
 bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
 int sup_gdb_start(struct sup *s, struct tracee *t, const char *where);
