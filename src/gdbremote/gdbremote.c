@@ -367,12 +367,12 @@ static bool handle_packet(struct mt_gdb *g, char *pkt, size_t len)
 
 static int packet_received(struct mt_gdb *g)
 {
-	uint8_t sum = (uint8_t)(mt_gdb_hexval(g->sum_hex[0]) << 4 | mt_gdb_hexval(g->sum_hex[1]));
+	int hi = mt_gdb_hexval(g->sum_hex[0]), lo = mt_gdb_hexval(g->sum_hex[1]);
 	int err;
 
 	if (!g->no_ack) {
-		bool good = !g->in_overflow && mt_gdb_hexval(g->sum_hex[0]) >= 0 &&
-			    mt_gdb_hexval(g->sum_hex[1]) >= 0 && sum == g->in_sum;
+		bool good = !g->in_overflow && hi >= 0 && lo >= 0 &&
+			    (uint8_t)(hi << 4 | lo) == g->in_sum;
 
 		err = mt_gdb_send_raw(g, good ? "+" : "-", 1);
 		if (err || !good)
