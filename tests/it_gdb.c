@@ -141,7 +141,8 @@ START_TEST(next_over_allocator_calls_in_a_plugin)
 	SAID(&s, "Value returned is $1 = 0");
 	SAID(&s, "exited normally");
 	ck_assert_int_eq(s.rc, 0);
-	gdb_assert_counts(gdb_totals(&s), "dlopen_plugin plain 3", 7 + 3, 1 + 3, 3667 + 3 * p + 3 * 777);
+	gdb_assert_counts(gdb_totals(&s), "dlopen_plugin plain 3", 7 + 3, 1 + 3,
+			  3667 + 3 * p + 3 * 777);
 	gdb_session_free(&s);
 }
 END_TEST

@@ -31,10 +31,18 @@ static void assert_gdb_target_counts(struct session *s)
 START_TEST(set_var_print_call_watch_and_libraries)
 {
 	const char *cmd[] = {FIXTURE("gdb_target"), NULL};
-	const char *cmds[] = {"break pairs",	      "continue",	   "set var level = 5",
-			      "print answer()",	      "call add(2,3)",	   "set var wait_usr1 = 0",
-			      "watch watched",	      "continue",	   "continue",
-			      "delete",		      "info sharedlibrary", "continue",
+	const char *cmds[] = {"break pairs",
+			      "continue",
+			      "set var level = 5",
+			      "print answer()",
+			      "call add(2,3)",
+			      "set var wait_usr1 = 0",
+			      "watch watched",
+			      "continue",
+			      "continue",
+			      "delete",
+			      "info sharedlibrary",
+			      "continue",
 			      NULL};
 	struct session s = {.summary = true};
 
@@ -54,7 +62,8 @@ START_TEST(set_var_print_call_watch_and_libraries)
 	/* memtrack's summary reaches gdb's terminal, and says what happened. */
 	ck_assert_msg(strstr(s.o.err, "gdb_target exited with 5; 1 process, 1 thread"), "%s",
 		      s.o.err);
-	ck_assert_msg(strstr(s.o.err, "was debugged with gdb (") && strstr(s.o.err, "until it ended"),
+	ck_assert_msg(strstr(s.o.err, "was debugged with gdb (") &&
+			  strstr(s.o.err, "until it ended"),
 		      "%s", s.o.err);
 	ck_assert_msg(!strstr(s.o.err, "handed to a debugger"), "%s", s.o.err);
 	assert_gdb_target_counts(&s);
@@ -111,15 +120,16 @@ START_TEST(signal_after_ctrl_c_in_a_pty)
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "set confirm off\nset remotetimeout 60\n%s\n", s.target);
 	ck_assert_int_eq(fclose(f), 0);
-	snprintf(shell, sizeof(shell),
-		 "upto() { i=0; until grep -q \"$1\" %s; do i=$((i+1)); [ $i -lt 600 ] || exit 1; "
-		 "sleep 0.1; done; }\n"
-		 "{ upto '(gdb) '; echo continue; upto Continuing; upto 'libc.so.6 from remote';\n"
-		 "  for n in 1 2 3; do sleep 1; grep -q 'signal SIGINT' %s && break; printf '\\003';\n"
-		 "  done\n"
-		 "  upto 'signal SIGINT'; echo 'signal SIGUSR1'; upto 'exited with code';\n"
-		 "  echo quit; } | script -qfc 'gdb -nx -q -x %s %s' %s >/dev/null\n",
-		 log, log, file, cmd[0], log);
+	snprintf(
+	    shell, sizeof(shell),
+	    "upto() { i=0; until grep -q \"$1\" %s; do i=$((i+1)); [ $i -lt 600 ] || exit 1; "
+	    "sleep 0.1; done; }\n"
+	    "{ upto '(gdb) '; echo continue; upto Continuing; upto 'libc.so.6 from remote';\n"
+	    "  for n in 1 2 3; do sleep 1; grep -q 'signal SIGINT' %s && break; printf '\\003';\n"
+	    "  done\n"
+	    "  upto 'signal SIGINT'; echo 'signal SIGUSR1'; upto 'exited with code';\n"
+	    "  echo quit; } | script -qfc 'gdb -nx -q -x %s %s' %s >/dev/null\n",
+	    log, log, file, cmd[0], log);
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s.o), 0);
 	typed = mt_slurp(log);
 	ck_assert_ptr_nonnull(typed);
@@ -166,20 +176,20 @@ START_TEST(only_its_user_connects_to_the_default_endpoint)
 	struct stat st;
 
 	mt_tmpdir(dir);
-	snprintf(shell, sizeof(shell),
-		 "{ %s run -q --no-track --gdb -- %s 2>%s/err; echo rc=$? >%s/rc; } & pid=$!\n"
-		 "until grep -q 'Connect with' %s/err || ! kill -0 $pid 2>/dev/null; do sleep 0.05; "
-		 "done\n"
-		 "cmd=$(sed -n \"s/.*Connect with: gdb -ex '\\([^']*\\)'.*/\\1/p\" %s/err)\n"
-		 "sock=${cmd#target remote }\n"
-		 "stat -c 'dir=%%a %%U' \"${sock%%/*}\"; stat -c 'sock=%%a %%U' \"$sock\"\n"
-		 "echo \"path=$sock\"\n"
-		 "setpriv --reuid=nobody --regid=nogroup --clear-groups gdb -nx -batch "
-		 "-ex \"$cmd\" 2>&1 | sed 's/^/nobody: /'\n"
-		 "gdb -nx -batch -ex \"$cmd\" -ex 'set var wait_usr1 = 0' -ex continue %s\n"
-		 "wait $pid; cat %s/rc %s/err\n",
-		 MEMTRACK, FIXTURE("gdb_target"), dir, dir, dir, dir, FIXTURE("gdb_target"), dir,
-		 dir);
+	snprintf(
+	    shell, sizeof(shell),
+	    "{ %s run -q --no-track --gdb -- %s 2>%s/err; echo rc=$? >%s/rc; } & pid=$!\n"
+	    "until grep -q 'Connect with' %s/err || ! kill -0 $pid 2>/dev/null; do sleep 0.05; "
+	    "done\n"
+	    "cmd=$(sed -n \"s/.*Connect with: gdb -ex '\\([^']*\\)'.*/\\1/p\" %s/err)\n"
+	    "sock=${cmd#target remote }\n"
+	    "stat -c 'dir=%%a %%U' \"${sock%%/*}\"; stat -c 'sock=%%a %%U' \"$sock\"\n"
+	    "echo \"path=$sock\"\n"
+	    "setpriv --reuid=nobody --regid=nogroup --clear-groups gdb -nx -batch "
+	    "-ex \"$cmd\" 2>&1 | sed 's/^/nobody: /'\n"
+	    "gdb -nx -batch -ex \"$cmd\" -ex 'set var wait_usr1 = 0' -ex continue %s\n"
+	    "wait $pid; cat %s/rc %s/err\n",
+	    MEMTRACK, FIXTURE("gdb_target"), dir, dir, dir, dir, FIXTURE("gdb_target"), dir, dir);
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s.o), 0);
 	SAID(&s, "dir=700 root\n");
 	SAID(&s, "sock=600 root\n");

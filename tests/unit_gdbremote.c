@@ -1018,7 +1018,11 @@ START_TEST(vfile_reads_the_targets_files)
 	ck_assert_msg(!strncmp(r, "$F40;", 5), "%s", r);
 	/* The data are binary: the zero byte as is, '#' and '}' escaped. */
 	r = ask("vFile:pread:7,100,0");
-	ck_assert_int_eq(memcmp(r, "$F6;a\0}\x03" "b}]c#", 13), 0);
+	ck_assert_int_eq(memcmp(r,
+				"$F6;a\0}\x03"
+				"b}]c#",
+				13),
+			 0);
 	expect("vFile:pread:7,100,6", false, "F0");
 	expect("vFile:pread:3,100,0", false, "F-1,9");
 	expect("vFile:close:7", false, "F0");

@@ -136,8 +136,9 @@ static void do_hw_point(struct mt_gdb *g, uint64_t type, uint64_t addr, uint64_t
 		err = g->ops->remove_hw_point(g->ctx, (enum mt_gdb_hw_kind)type, addr, len);
 	if (err == -EOPNOTSUPP)
 		return mt_gdb_reply_message(
-		    g, "this kernel refuses hardware breakpoints and watchpoints (debug registers); "
-		       "use software ones: set can-use-hw-watchpoints 0");
+		    g,
+		    "this kernel refuses hardware breakpoints and watchpoints (debug registers); "
+		    "use software ones: set can-use-hw-watchpoints 0");
 	if (err == -ENOSPC)
 		return mt_gdb_reply_message(
 		    g, "all 4 debug registers are in use: delete a hardware breakpoint or "
@@ -371,8 +372,8 @@ static int packet_received(struct mt_gdb *g)
 	int err;
 
 	if (!g->no_ack) {
-		bool good = !g->in_overflow && hi >= 0 && lo >= 0 &&
-			    (uint8_t)(hi << 4 | lo) == g->in_sum;
+		bool good =
+		    !g->in_overflow && hi >= 0 && lo >= 0 && (uint8_t)(hi << 4 | lo) == g->in_sum;
 
 		err = mt_gdb_send_raw(g, good ? "+" : "-", 1);
 		if (err || !good)
@@ -446,8 +447,7 @@ int mt_gdb_stopped(struct mt_gdb *g, const struct mt_gdb_stop *stop)
 	return mt_gdb_send_reply(g);
 }
 
-size_t mt_gdb_stopped_later(struct mt_gdb *g, const struct mt_gdb_stop *stop, char *buf,
-			    size_t len)
+size_t mt_gdb_stopped_later(struct mt_gdb *g, const struct mt_gdb_stop *stop, char *buf, size_t len)
 {
 	size_t n;
 

@@ -68,7 +68,8 @@ struct mt_gdb_stop {
 	int value;    /* host signal (SIGNAL, KILLED), exit code (EXITED) */
 	pid_t tid;    /* the thread that stopped (SIGNAL) */
 	bool swbreak; /* it hit a software breakpoint; its pc is already the breakpoint's */
-	/* It hit a hardware point: 'h' an execution breakpoint, 'w' 'r' 'a' a watchpoint (0: none). */
+	/* It hit a hardware point: 'h' an execution breakpoint, 'w' 'r' 'a' a watchpoint (0: none).
+	 */
 	char hw;
 	uint64_t data_addr; /* a watchpoint's: the address it watches */
 };
@@ -124,8 +125,8 @@ struct mt_gdb_ops {
 	 */
 	int (*shlib_info_addr)(void *ctx, uint64_t *addr);
 	/*
-	 * Optional (NULL: the empty reply, gdb's Z1 to Z4 "not supported"): a hardware breakpoint or
-	 * watchpoint of len bytes at addr. -ENOSPC: no debug register left; -EOPNOTSUPP: the
+	 * Optional (NULL: the empty reply, gdb's Z1 to Z4 "not supported"): a hardware breakpoint
+	 * or watchpoint of len bytes at addr. -ENOSPC: no debug register left; -EOPNOTSUPP: the
 	 * kernel refuses them (the reply then tells gdb of software watchpoints).
 	 */
 	int (*insert_hw_point)(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);

@@ -16,9 +16,9 @@
 /* gdb's errno values (File-I/O's "Errno Values"): Linux's, but ENAMETOOLONG; others EUNKNOWN. */
 static unsigned int gdb_errno(int err)
 {
-	static const int same[] = {EPERM,  ENOENT, EINTR,  EBADF,  EACCES, EFAULT, EBUSY,
-				   EEXIST, ENODEV, ENOTDIR, EISDIR, EINVAL, ENFILE, EMFILE,
-				   EFBIG,  ENOSPC, ESPIPE, EROFS};
+	static const int same[] = {EPERM,  ENOENT, EINTR,  EBADF,   EACCES, EFAULT,
+				   EBUSY,  EEXIST, ENODEV, ENOTDIR, EISDIR, EINVAL,
+				   ENFILE, EMFILE, EFBIG,  ENOSPC,  ESPIPE, EROFS};
 
 	if (err < 0)
 		err = -err;
@@ -41,8 +41,8 @@ static bool parse_path(struct mt_gdb *g, const char **p)
 {
 	size_t n = strcspn(*p, ",");
 
-	if (n % 2 || n / 2 >= sizeof(g->scratch) ||
-	    !mt_gdb_decode_hex(*p, n, g->scratch, n / 2) || memchr(g->scratch, 0, n / 2))
+	if (n % 2 || n / 2 >= sizeof(g->scratch) || !mt_gdb_decode_hex(*p, n, g->scratch, n / 2) ||
+	    memchr(g->scratch, 0, n / 2))
 		return false;
 	g->scratch[n / 2] = '\0';
 	*p += n;
@@ -59,8 +59,8 @@ static void do_open(struct mt_gdb *g, const char *p)
 	/* File-I/O's O_RDONLY is 0; any other flag writes, creates or truncates. */
 	if (flags != 0)
 		return reply_result(g, -EACCES);
-	reply_result(g, g->ops->file_open(g->ctx, (const char *)g->scratch, O_RDONLY,
-					  (unsigned int)mode));
+	reply_result(
+	    g, g->ops->file_open(g->ctx, (const char *)g->scratch, O_RDONLY, (unsigned int)mode));
 }
 
 /* pread:FD,COUNT,OFFSET: F N;DATA, the data escaped. */

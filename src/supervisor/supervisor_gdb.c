@@ -293,9 +293,10 @@ int sup_gdb_start(struct sup *s, struct tracee *t, const char *where)
 			"Connect with: gdb -ex 'target remote %s' %s\n",
 			p->pid, p->pos, where, g->addr, g->addr, g->exe);
 		if (g->tcp)
-			fprintf(stderr, "memtrack: warning: anyone on this machine can connect to %s "
-					"and control process %d; without an address, --gdb serves a "
-					"Unix socket only you can open\n",
+			fprintf(stderr,
+				"memtrack: warning: anyone on this machine can connect to %s "
+				"and control process %d; without an address, --gdb serves a "
+				"Unix socket only you can open\n",
 				g->addr, p->pid);
 		err = 0;
 	}
@@ -427,8 +428,9 @@ void sup_gdb_report(struct sup *s)
 	else if (g->listen_fd >= 0 || !g->stops)
 		snprintf(out, len, "gdb never connected to %.160s", g->stdio ? "stdin" : g->addr);
 	else
-		snprintf(out, len, "process %d was debugged with gdb (%u stop%s)%s, its allocations "
-				   "recorded throughout",
+		snprintf(out, len,
+			 "process %d was debugged with gdb (%u stop%s)%s, its allocations "
+			 "recorded throughout",
 			 g->pid, g->stops, g->stops == 1 ? "" : "s", ends[g->end]);
 	if (g->pid && g->listen_fd >= 0)
 		fprintf(stderr, "memtrack: gdb never connected to %s\n", g->addr);

@@ -3,7 +3,8 @@
  * Inside memtrack's gdb target (--gdb, docs/GDB.md): the session, and what its files give each
  * other. Calls go one way: the session and its endpoint (supervisor_gdb.c) use run control
  * (supervisor_gdb_run.c), which uses memory, breakpoints and registers (supervisor_gdb_mem.c);
- * files (supervisor_gdb_files.c) and libraries (supervisor_gdb_libs.c) are used by the session only.
+ * files (supervisor_gdb_files.c) and libraries (supervisor_gdb_libs.c) are used by the session
+ * only.
  */
 #ifndef MT_SUPERVISOR_GDB_INT_H
 #define MT_SUPERVISOR_GDB_INT_H
@@ -33,9 +34,9 @@ struct probe_byte {
 struct hw_slot {
 	bool used;
 	enum mt_gdb_hw_kind kind;
-	uint64_t addr;	      /* the piece's */
-	unsigned int len;     /* 1, 2, 4 or 8 */
-	uint64_t point_addr;  /* the point gdb asked for (Z), of which this is a piece */
+	uint64_t addr;	     /* the piece's */
+	unsigned int len;    /* 1, 2, 4 or 8 */
+	uint64_t point_addr; /* the point gdb asked for (Z), of which this is a piece */
 	uint64_t point_len;
 };
 

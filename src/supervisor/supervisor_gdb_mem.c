@@ -310,11 +310,10 @@ int sup_gdb_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf)
 	return 0;
 }
 
-
 /* ---- hardware breakpoints and watchpoints ------------------------------------------------ */
 
 #define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])
-#define DR6_HITS 0xfu
+#define DR6_HITS     0xfu
 
 /* DR7's bits for a slot: local enable, then RW (00 exec, 01 write, 11 access) and LEN. */
 static unsigned long dr7_bits(const struct hw_slot *h, int i)
@@ -433,8 +432,10 @@ int sup_gdb_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, siz
 
 bool sup_gdb_hw_hit(struct sup *s, struct tracee *t, struct mt_gdb_stop *stop)
 {
-	static const char kinds[] = {[MT_GDB_HW_EXEC] = 'h', [MT_GDB_HW_WRITE] = 'w',
-				     [MT_GDB_HW_READ] = 'r', [MT_GDB_HW_ACCESS] = 'a'};
+	static const char kinds[] = {[MT_GDB_HW_EXEC] = 'h',
+				     [MT_GDB_HW_WRITE] = 'w',
+				     [MT_GDB_HW_READ] = 'r',
+				     [MT_GDB_HW_ACCESS] = 'a'};
 	struct sup_gdb *g = s->gdb;
 	long dr6;
 

@@ -8,7 +8,6 @@
 #include "lib/gdbsession.h"
 #include "lib/mtjson.h"
 
-
 void gdb_make_target(struct session *s, const char *opts, const char *const *cmd)
 {
 	size_t n;
@@ -47,14 +46,14 @@ void gdb_read_results(struct session *s)
  * took the late reply for the next packet's).
  */
 void gdb_session(struct session *s, const char *opts, const char *const *cmd,
-			const char *const *cmds)
+		 const char *const *cmds)
 {
-	const char *argv[256] = {"gdb",	  "-nx",
-				"-batch", cmd[0],
-				"-ex",	  "set confirm off",
-				"-ex",	  "set breakpoint pending on",
-				"-ex",	  "set remotetimeout 60",
-				"-ex",	  s->target};
+	const char *argv[256] = {"gdb",	   "-nx",
+				 "-batch", cmd[0],
+				 "-ex",	   "set confirm off",
+				 "-ex",	   "set breakpoint pending on",
+				 "-ex",	   "set remotetimeout 60",
+				 "-ex",	   s->target};
 	size_t n = 12;
 
 	gdb_make_target(s, opts, cmd);
@@ -86,8 +85,8 @@ struct json_object *gdb_totals(struct session *s)
 	return t;
 }
 
-void gdb_assert_counts(struct json_object *t, const char *what, int64_t allocations,
-			  int64_t frees, int64_t bytes)
+void gdb_assert_counts(struct json_object *t, const char *what, int64_t allocations, int64_t frees,
+		       int64_t bytes)
 {
 	ck_assert_msg(mt_json_i64(t, "allocations") == allocations, "%s: allocations %lld != %lld",
 		      what, (long long)mt_json_i64(t, "allocations"), (long long)allocations);
@@ -142,4 +141,3 @@ void lldb_session(struct session *s, const char *const *cmd, const char *const *
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s->o), 0);
 	gdb_read_results(s);
 }
-
