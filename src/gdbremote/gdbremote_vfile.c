@@ -89,11 +89,26 @@ static void put_be(uint8_t **p, uint64_t v, int bytes)
 		*(*p)++ = (uint8_t)(v >> (8 * i));
 }
 
+/* File-I/O's struct stat: its fields in order, big-endian, 64 bytes. */
+static void encode_stat(const struct mt_gdb_file_stat *st, uint8_t *raw)
+{
+	const struct {
+		uint64_t v;
+		int bytes;
+	} fields[] = {{st->dev, 4},	{st->ino, 4},	 {st->mode, 4},	 {st->nlink, 4},
+		      {st->uid, 4},	{st->gid, 4},	 {st->rdev, 4},	 {st->size, 8},
+		      {st->blksize, 8}, {st->blocks, 8}, {st->atime, 4}, {st->mtime, 4},
+		      {st->ctime, 4}};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		put_be(&raw, fields[i].v, fields[i].bytes);
+}
+
 /* fstat:FD: F 40;STRUCT, File-I/O's struct stat, big-endian. */
 static void do_fstat(struct mt_gdb *g, const char *p)
 {
 	struct mt_gdb_file_stat st = {0};
-	uint8_t raw[64], *o = raw;
+	uint8_t raw[64];
 	uint64_t fd;
 	int err;
 
@@ -102,19 +117,7 @@ static void do_fstat(struct mt_gdb *g, const char *p)
 	err = g->ops->file_fstat(g->ctx, (int)fd, &st);
 	if (err)
 		return reply_result(g, err);
-	put_be(&o, st.dev, 4);
-	put_be(&o, st.ino, 4);
-	put_be(&o, st.mode, 4);
-	put_be(&o, st.nlink, 4);
-	put_be(&o, st.uid, 4);
-	put_be(&o, st.gid, 4);
-	put_be(&o, st.rdev, 4);
-	put_be(&o, st.size, 8);
-	put_be(&o, st.blksize, 8);
-	put_be(&o, st.blocks, 8);
-	put_be(&o, st.atime, 4);
-	put_be(&o, st.mtime, 4);
-	put_be(&o, st.ctime, 4);
+	encode_stat(&st, raw);
 	reply_result(g, sizeof(raw));
 	mt_gdb_reply_str(g, ";");
 	mt_gdb_reply_binary(g, raw, sizeof(raw));
