@@ -103,18 +103,20 @@ static bool back_on_break(struct sup_gdb *g, struct tracee *t, const siginfo_t *
 }
 
 /*
- * A SIGTRAP of gdb's own making: the end of a single-step. It may come after the thread was
- * interrupted and parked, even after it was continued since (the trap was queued behind the
- * interrupt's stop): such a late trap is no stop of gdb's.
+ * A SIGTRAP of gdb's own making: the end of a single-step, TRAP_TRACE, or TRAP_BRKPT when the
+ * step went over one of memtrack's uprobes (the kernel, having stepped the probed instruction out
+ * of line, sends that for the debugger's step). It may come after the thread was interrupted and
+ * parked, even after it was continued since (the trap was queued behind the interrupt's stop):
+ * such a late trap is no stop of gdb's. SIGTRAPs merge: any one pays what a step owed.
  */
-static bool step_trap(struct tracee *t, const siginfo_t *si)
+static bool step_trap(struct tracee *t, const siginfo_t *si, bool on_break)
 {
 	bool owed = t->gdb_step_owed;
 
-	if (si->si_signo != SIGTRAP || si->si_code != TRAP_TRACE)
+	if (si->si_signo != SIGTRAP)
 		return false;
 	t->gdb_step_owed = false;
-	return owed;
+	return owed && !on_break && (si->si_code == TRAP_TRACE || si->si_code == TRAP_BRKPT);
 }
 
 /*
@@ -127,7 +129,7 @@ int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si
 {
 	struct sup_gdb *g = s->gdb;
 	struct mt_gdb_stop stop = {.kind = MT_GDB_STOP_SIGNAL, .value = sig, .tid = t->tid};
-	bool stepped = step_trap(t, si);
+	bool stepped;
 	int err = 0;
 
 	if (sig == t->gdb_pass && si->si_code == SI_TKILL && si->si_pid == getpid()) {
@@ -135,9 +137,10 @@ int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si
 		t->gdb_pass = 0;
 		return SUP_RESUME(sig);
 	}
+	stop.swbreak = back_on_break(g, t, si);
+	stepped = step_trap(t, si, stop.swbreak);
 	if (stepped && !t->gdb_step && g->state == GDB_RUNNING)
 		return SUP_RESUME(0); /* a late one: the thread runs on as gdb resumed it */
-	stop.swbreak = back_on_break(g, t, si);
 	if (sig == SIGTRAP && si->si_code == TRAP_HWBKPT)
 		sup_gdb_hw_hit(s, t, &stop);
 	park(t, 0, true);
