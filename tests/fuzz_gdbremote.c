@@ -62,21 +62,29 @@ static int fake_write_regs(void *ctx, pid_t tid, const uint8_t *buf)
 	return 0;
 }
 
-static ssize_t fake_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
+/* How many bytes from off on lie in the fake's page (of MEM_SIZE bytes at its base). */
+static size_t in_page(uint64_t off, size_t len)
 {
-	(void)ctx;
-	if (addr < MEM_BASE || addr >= MEM_BASE + MEM_SIZE)
+	if (off >= MEM_SIZE)
 		return 0;
-	if (len > MEM_BASE + MEM_SIZE - addr)
-		len = MEM_BASE + MEM_SIZE - addr;
-	memcpy(buf, mem + (addr - MEM_BASE), len);
-	return (ssize_t)len;
+	return len < MEM_SIZE - off ? len : (size_t)(MEM_SIZE - off);
 }
 
+/* A read is short at the page's end; nothing is mapped below it. */
+static ssize_t fake_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
+{
+	size_t n = addr < MEM_BASE ? 0 : in_page(addr - MEM_BASE, len);
+
+	(void)ctx;
+	memcpy(buf, mem + (n ? addr - MEM_BASE : 0), n);
+	return (ssize_t)n;
+}
+
+/* A write is whole or refused. */
 static int fake_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len)
 {
 	(void)ctx;
-	if (addr < MEM_BASE || len > MEM_SIZE || addr - MEM_BASE > MEM_SIZE - len)
+	if (addr < MEM_BASE || in_page(addr - MEM_BASE, len) != len)
 		return -EFAULT;
 	memcpy(mem + (addr - MEM_BASE), buf, len);
 	return 0;
@@ -156,15 +164,13 @@ static int fake_open(void *ctx, const char *path, int flags, unsigned int mode)
 
 static ssize_t fake_pread(void *ctx, int fd, uint8_t *buf, size_t len, uint64_t off)
 {
+	size_t n = in_page(off, len);
+
 	(void)ctx;
 	if (fd != 3)
 		return -EBADF;
-	if (off >= MEM_SIZE)
-		return 0;
-	if (len > MEM_SIZE - off)
-		len = MEM_SIZE - off;
-	memcpy(buf, mem + off, len);
-	return (ssize_t)len;
+	memcpy(buf, mem + (n ? off : 0), n);
+	return (ssize_t)n;
 }
 
 static int fake_close(void *ctx, int fd)
