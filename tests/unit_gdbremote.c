@@ -1003,6 +1003,26 @@ START_TEST(hardware_stop_replies)
 }
 END_TEST
 
+/*
+ * A stop reply makes its thread the one of register requests, as gdb assumes (it sends no Hg for
+ * it): after Hg4d3 and a stop of 4d2, `g` reads 4d2.
+ */
+START_TEST(a_stop_selects_its_thread_for_registers)
+{
+	const struct mt_gdb_stop stop = {
+	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 0x4d2};
+
+	no_ack();
+	expect("Hg4d3", false, "OK");
+	reply_of("g");
+	ck_assert_int_eq(f.regs_tid, 0x4d3);
+	expect("vCont;c", false, NULL);
+	ck_assert_int_eq(mt_gdb_stopped(g, &stop), 0);
+	reply_of("g");
+	ck_assert_int_eq(f.regs_tid, 0x4d2);
+}
+END_TEST
+
 /* Host I/O as gdb uses it for "target:" files: setfs, open, fstat, pread, close; read only. */
 START_TEST(vfile_reads_the_targets_files)
 {
@@ -1081,6 +1101,7 @@ static Suite *gdbremote_suite(void)
 	tcase_add_test(tc, library_list_of_a_process);
 	tcase_add_test(tc, debug_slot_of_a_process);
 	tcase_add_test(tc, hardware_stop_replies);
+	tcase_add_test(tc, a_stop_selects_its_thread_for_registers);
 	tcase_add_test(tc, vfile_reads_the_targets_files);
 	tcase_add_test(tc, the_end_told_later);
 	suite_add_tcase(s, tc);

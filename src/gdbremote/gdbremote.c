@@ -302,6 +302,7 @@ static bool handle_packet(struct mt_gdb *g, char *pkt, size_t len)
 	}
 	switch (pkt[0]) {
 	case '?':
+		g->g_tid = 0; /* as at any stop reply: see mt_gdb_stopped() */
 		mt_gdb_reply_stop(g, &g->last);
 		break;
 	case 'g':
@@ -443,6 +444,12 @@ int mt_gdb_stopped(struct mt_gdb *g, const struct mt_gdb_stop *stop)
 	g->running = false;
 	if (stop_ends(stop))
 		g->finished = true;
+	/*
+	 * gdb takes the thread of a stop reply for the stub's general thread (Hg) without saying
+	 * so: register requests are that thread's from now on, as gdbserver has it. Else gdb reads
+	 * the registers of the thread it last named, believing them the stopped one's.
+	 */
+	g->g_tid = 0;
 	mt_gdb_reply_stop(g, stop);
 	return mt_gdb_send_reply(g);
 }
