@@ -103,20 +103,17 @@ static bool back_on_break(struct sup_gdb *g, struct tracee *t, const siginfo_t *
 }
 
 /*
- * A SIGTRAP of gdb's own making: the end of a single-step, TRAP_TRACE, or TRAP_BRKPT when the
- * step went over one of memtrack's uprobes (the kernel, having stepped the probed instruction out
- * of line, sends that for the debugger's step). It may come after the thread was interrupted and
- * parked, even after it was continued since (the trap was queued behind the interrupt's stop):
- * such a late trap is no stop of gdb's. SIGTRAPs merge: any one pays what a step owed.
+ * A SIGTRAP of a tracer's single-step: TRAP_TRACE, or TRAP_BRKPT when the step went over one of
+ * memtrack's uprobes (the kernel, having stepped the probed instruction out of line, sends that
+ * for the debugger's step), and not one of gdb's int1 breakpoints. It may come late: after the
+ * thread was interrupted and parked, even after it was continued since (queued behind the
+ * interrupt's stop), or twice for one step over a probe. Only gdb single-steps the process's
+ * threads, so none is the program's (but for a program that sets the trap flag itself).
  */
-static bool step_trap(struct tracee *t, const siginfo_t *si, bool on_break)
+static bool step_trap(const siginfo_t *si, bool on_break)
 {
-	bool owed = t->gdb_step_owed;
-
-	if (si->si_signo != SIGTRAP)
-		return false;
-	t->gdb_step_owed = false;
-	return owed && !on_break && (si->si_code == TRAP_TRACE || si->si_code == TRAP_BRKPT);
+	return si->si_signo == SIGTRAP && !on_break &&
+	       (si->si_code == TRAP_TRACE || si->si_code == TRAP_BRKPT);
 }
 
 /*
@@ -138,7 +135,7 @@ int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si
 		return SUP_RESUME(sig);
 	}
 	stop.swbreak = back_on_break(g, t, si);
-	stepped = step_trap(t, si, stop.swbreak);
+	stepped = step_trap(si, stop.swbreak);
 	if (stepped && !t->gdb_step && g->state == GDB_RUNNING)
 		return SUP_RESUME(0); /* a late one: the thread runs on as gdb resumed it */
 	if (sig == SIGTRAP && si->si_code == TRAP_HWBKPT)
@@ -187,7 +184,6 @@ int sup_gdb_carry(struct sup *s, struct tracee *t, int next)
 		return next;
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)(next - 1)) < 0 && errno != ESRCH)
 		return -errno;
-	t->gdb_step_owed = true;
 	return SUP_LEAVE;
 }
 
@@ -248,7 +244,6 @@ static int resume_one(struct sup *s, struct tracee *t, const struct mt_gdb_actio
 	}
 	t->gdb_parked = false;
 	t->gdb_step = act->kind == 's';
-	t->gdb_step_owed |= t->gdb_step;
 	if (ptrace(t->gdb_step ? PTRACE_SINGLESTEP : PTRACE_CONT, t->tid, 0, (void *)(long)sig) <
 		0 &&
 	    errno != ESRCH)
