@@ -99,6 +99,8 @@ uint8_t sup_gdb_under(const struct gdb_break *b);
 int sup_gdb_remove_break(struct sup *s, struct gdb_break *b);
 /* Debug registers as gdb wants them, on a thread that is behind (new, or before a change). */
 int sup_gdb_apply_hw(struct sup *s, struct tracee *t);
+/* A SIGTRAP at one of memtrack's probes the kernel no longer takes: undone, the pc put back. */
+bool sup_gdb_stray_probe(struct sup *s, struct tracee *t, const siginfo_t *si);
 /* Which hardware point a thread's SIGTRAP (TRAP_HWBKPT) hit, into stop; false: none. */
 bool sup_gdb_hw_hit(struct sup *s, struct tracee *t, struct mt_gdb_stop *stop);
 /* The requests of struct mt_gdb_ops they serve (ctx: the struct sup). */

@@ -453,3 +453,26 @@ bool sup_gdb_hw_hit(struct sup *s, struct tracee *t, struct mt_gdb_stop *stop)
 	}
 	return false;
 }
+
+/*
+ * An int3 of one of memtrack's uprobes that trapped to the thread instead of the kernel: the
+ * page was copied when gdb's breakpoints were written into it, and the probe is no longer the
+ * kernel's there (it was detached since, the copy kept its int3). The original byte goes back,
+ * the pc onto it: the program runs as without memtrack's probe there, never given the SIGTRAP.
+ */
+bool sup_gdb_stray_probe(struct sup *s, struct tracee *t, const siginfo_t *si)
+{
+	struct user_regs_struct r;
+	const struct probe_byte *p;
+
+	if (si->si_signo != SIGTRAP || si->si_code != SI_KERNEL ||
+	    ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+		return false;
+	know_probes(s);
+	p = find_probe(s->gdb, r.rip - 1);
+	if (!p || sup_gdb_find_break(s->gdb, r.rip - 1) ||
+	    sup_gdb_write_raw(s->gdb->pid, p->addr, &p->orig, 1) < 0)
+		return false;
+	r.rip--;
+	return ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0;
+}

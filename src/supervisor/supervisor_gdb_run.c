@@ -135,7 +135,7 @@ int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si
 		return SUP_RESUME(sig);
 	}
 	stop.swbreak = back_on_break(g, t, si);
-	stepped = step_trap(si, stop.swbreak);
+	stepped = step_trap(si, stop.swbreak) || (!stop.swbreak && sup_gdb_stray_probe(s, t, si));
 	if (stepped && !t->gdb_step && g->state == GDB_RUNNING)
 		return SUP_RESUME(0); /* a late one: the thread runs on as gdb resumed it */
 	if (sig == SIGTRAP && si->si_code == TRAP_HWBKPT)
