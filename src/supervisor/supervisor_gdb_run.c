@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -103,17 +104,21 @@ static bool back_on_break(struct sup_gdb *g, struct tracee *t, const siginfo_t *
 }
 
 /*
- * A SIGTRAP of a tracer's single-step: TRAP_TRACE, or TRAP_BRKPT when the step went over one of
- * memtrack's uprobes (the kernel, having stepped the probed instruction out of line, sends that
- * for the debugger's step), and not one of gdb's int1 breakpoints. It may come late: after the
- * thread was interrupted and parked, even after it was continued since (queued behind the
- * interrupt's stop), or twice for one step over a probe. Only gdb single-steps the process's
- * threads, so none is the program's (but for a program that sets the trap flag itself).
+ * A SIGTRAP of a tracer's single-step: TRAP_TRACE, TRAP_BRKPT, or, when the step went over one
+ * of memtrack's uprobes, the one the kernel sends from the thread to itself (SI_USER) once it
+ * stepped the probed instruction out of line; not one of gdb's int1 breakpoints. It may come
+ * late: after the thread was interrupted and parked, even after it was continued since (queued
+ * behind the interrupt's stop). Only gdb single-steps the process's threads, so none is the
+ * program's (but for a program that sets the trap flag itself, or raises SIGTRAP while stepped).
  */
-static bool step_trap(const siginfo_t *si, bool on_break)
+static bool step_trap(const struct sup *s, const struct tracee *t, const siginfo_t *si,
+		      bool on_break)
 {
-	return si->si_signo == SIGTRAP && !on_break &&
-	       (si->si_code == TRAP_TRACE || si->si_code == TRAP_BRKPT);
+	if (si->si_signo != SIGTRAP || on_break)
+		return false;
+	if (si->si_code == TRAP_TRACE || si->si_code == TRAP_BRKPT)
+		return true;
+	return si->si_code == SI_USER && si->si_pid == s->gdb->pid && t->gdb_stepped;
 }
 
 /*
@@ -135,11 +140,16 @@ int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si
 		return SUP_RESUME(sig);
 	}
 	stop.swbreak = back_on_break(g, t, si);
-	stepped = step_trap(si, stop.swbreak) || (!stop.swbreak && sup_gdb_stray_probe(s, t, si));
+	stepped =
+	    step_trap(s, t, si, stop.swbreak) || (!stop.swbreak && sup_gdb_stray_probe(s, t, si));
 	if (stepped && !t->gdb_step && g->state == GDB_RUNNING)
 		return SUP_RESUME(0); /* a late one: the thread runs on as gdb resumed it */
 	if (sig == SIGTRAP && si->si_code == TRAP_HWBKPT)
 		sup_gdb_hw_hit(s, t, &stop);
+	if (sig == SIGTRAP && !stop.swbreak && !stepped && !stop.hw && s->cfg->verbose)
+		fprintf(stderr,
+			"memtrack: gdb: thread %d got a SIGTRAP of none of gdb's (code %d)\n",
+			t->tid, si->si_code);
 	park(t, 0, true);
 	if (g->state == GDB_RUNNING)
 		err = stop_for_gdb(s, &stop);
@@ -184,6 +194,7 @@ int sup_gdb_carry(struct sup *s, struct tracee *t, int next)
 		return next;
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)(next - 1)) < 0 && errno != ESRCH)
 		return -errno;
+	t->gdb_stepped = true;
 	return SUP_LEAVE;
 }
 
@@ -244,6 +255,9 @@ static int resume_one(struct sup *s, struct tracee *t, const struct mt_gdb_actio
 	}
 	t->gdb_parked = false;
 	t->gdb_step = act->kind == 's';
+	/* A step's trap still queued comes at once: it is known for a step's until then. */
+	if (t->gdb_step || !sup_sig_pending(t->tid, SIGTRAP))
+		t->gdb_stepped = t->gdb_step;
 	if (ptrace(t->gdb_step ? PTRACE_SINGLESTEP : PTRACE_CONT, t->tid, 0, (void *)(long)sig) <
 		0 &&
 	    errno != ESRCH)

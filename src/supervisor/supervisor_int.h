@@ -49,6 +49,7 @@ struct tracee {
 	bool gdb_parked;      /* stopped for gdb (all-stop), until gdb resumes it */
 	bool gdb_interrupted; /* asked to stop (PTRACE_INTERRUPT), its stop not seen yet */
 	bool gdb_step;	      /* resumed by gdb with a single-step */
+	bool gdb_stepped;     /* single-stepped since gdb last continued it, no trap pending */
 	int gdb_sig;	      /* the signal it gets when gdb resumes it without naming one */
 	bool gdb_at_signal;   /* parked in a signal-delivery-stop: a resume can deliver a signal */
 	int gdb_pass;	      /* a signal gdb gave, sent to it: let through when it arrives */
