@@ -6,7 +6,7 @@
  * and in a library dlopen'd after gdb attached, backtraces through libc, finish, next, threads,
  * the real first bytes of a probed malloc), memtrack's exit status (the command's, as in a plain
  * run), and the exact allocation counts of the artifact (fixtures/README.md). lldb-14, in batch
- * mode over TCP, is driven the same way.
+ * mode over memtrack's default Unix socket, is driven the same way.
  */
 #include <check.h>
 #include <stdio.h>
@@ -16,127 +16,12 @@
 
 #include <json-c/json.h>
 
+#include "lib/gdbsession.h"
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
-
-struct session {
-	char dir[64], art[128], status[128], target[1024];
-	struct mt_out o;	    /* gdb's: what it showed (out), the program's output (err) */
-	int rc;			    /* memtrack's exit status */
-	struct json_object *report; /* report --json of the artifact */
-};
-
-/* The target command: memtrack on cmd over gdb's pipe, its exit status kept in a file. */
-static void make_target(struct session *s, const char *opts, const char *const *cmd)
-{
-	size_t n;
-
-	mt_tmpdir(s->dir);
-	snprintf(s->art, sizeof(s->art), "%s/a.mtk", s->dir);
-	snprintf(s->status, sizeof(s->status), "%s/status", s->dir);
-	n = (size_t)snprintf(s->target, sizeof(s->target),
-			     "target remote | sh -c '%s run -q -o %s --gdb=- %s --", MEMTRACK,
-			     s->art, opts ? opts : "");
-	for (size_t i = 0; cmd[i]; i++)
-		n += (size_t)snprintf(s->target + n, sizeof(s->target) - n, " %s", cmd[i]);
-	snprintf(s->target + n, sizeof(s->target) - n, "; echo $? > %s'", s->status);
-}
-
-static void read_results(struct session *s)
-{
-	const char *rep[] = {MEMTRACK, "report", "--json", s->art, NULL};
-	struct mt_out r;
-	char *status = mt_slurp(s->status);
-
-	ck_assert_msg(status, "memtrack did not end: gdb said %s\n%s", s->o.out, s->o.err);
-	s->rc = atoi(status);
-	free(status);
-	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
-	ck_assert_msg(r.code == 0, "report: %s", r.err);
-	s->report = json_tokener_parse(r.out);
-	ck_assert_ptr_nonnull(s->report);
-	mt_out_free(&r);
-}
-
-/*
- * gdb -batch on cmd under memtrack (opts: more run options), running the gdb commands cmds. gdb
- * waits 2 s for a reply by default; memtrack answers qSupported only once the command is stopped
- * at its exec with the BPF side loaded, which under ASan on a loaded machine took longer (gdb then
- * took the late reply for the next packet's).
- */
-static void gdb_session(struct session *s, const char *opts, const char *const *cmd,
-			const char *const *cmds)
-{
-	const char *argv[96] = {"gdb",	  "-nx",
-				"-batch", cmd[0],
-				"-ex",	  "set confirm off",
-				"-ex",	  "set breakpoint pending on",
-				"-ex",	  "set remotetimeout 60",
-				"-ex",	  s->target};
-	size_t n = 12;
-
-	make_target(s, opts, cmd);
-	for (size_t i = 0; cmds[i] && n < 94; i++) {
-		argv[n++] = "-ex";
-		argv[n++] = cmds[i];
-	}
-	argv[n] = NULL;
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s->o), 0);
-	read_results(s);
-}
-
-static void session_free(struct session *s)
-{
-	char cmd[160];
-
-	json_object_put(s->report);
-	mt_out_free(&s->o);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static struct json_object *totals(struct session *s)
-{
-	struct json_object *t = mt_json_get(s->report, "totals");
-
-	ck_assert_ptr_nonnull(t);
-	ck_assert_int_eq(mt_json_i64(t, "dropped"), 0);
-	return t;
-}
-
-static void assert_counts(struct json_object *t, const char *what, int64_t allocations,
-			  int64_t frees, int64_t bytes)
-{
-	ck_assert_msg(mt_json_i64(t, "allocations") == allocations, "%s: allocations %lld != %lld",
-		      what, (long long)mt_json_i64(t, "allocations"), (long long)allocations);
-	ck_assert_msg(mt_json_i64(t, "frees") == frees, "%s: frees %lld != %lld", what,
-		      (long long)mt_json_i64(t, "frees"), (long long)frees);
-	ck_assert_msg(mt_json_i64(t, "bytes_allocated") == bytes, "%s: bytes %lld != %lld", what,
-		      (long long)mt_json_i64(t, "bytes_allocated"), (long long)bytes);
-}
-
-/* The file record whose path contains needle. */
-static struct json_object *file_named(struct session *s, const char *needle)
-{
-	struct json_object *files = mt_json_get(s->report, "files");
-
-	ck_assert_ptr_nonnull(files);
-	for (size_t i = 0; i < json_object_array_length(files); i++) {
-		struct json_object *f = json_object_array_get_idx(files, i), *path;
-
-		if (json_object_object_get_ex(f, "path", &path) &&
-		    strstr(json_object_get_string(path), needle))
-			return f;
-	}
-	return NULL;
-}
-
-#define SAID(s, text)                                                                              \
-	ck_assert_msg(strstr((s)->o.out, text), "gdb did not say '%s':\n%s\n%s", text, (s)->o.out, \
-		      (s)->o.err)
 
 /*
  * The program's main, then a function of a library it dlopens after gdb attached (a pending
@@ -161,10 +46,10 @@ START_TEST(break_in_program_and_in_a_dlopened_allocator_library)
 	SAID(&s, "Value returned is $1 = 0");
 	SAID(&s, "exited normally");
 	ck_assert_int_eq(s.rc, 0);
-	ck_assert_ptr_nonnull(file_named(&s, "libmimalloc.so"));
-	assert_counts(file_named(&s, "libmimalloc.so"), "mimalloc", 100, 100, 333300);
-	assert_counts(totals(&s), "total", 111, 101, 5194 + 3 * p + 333300);
-	session_free(&s);
+	ck_assert_ptr_nonnull(gdb_file_named(&s, "libmimalloc.so"));
+	gdb_assert_counts(gdb_file_named(&s, "libmimalloc.so"), "mimalloc", 100, 100, 333300);
+	gdb_assert_counts(gdb_totals(&s), "total", 111, 101, 5194 + 3 * p + 333300);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -210,9 +95,9 @@ START_TEST(malloc_shows_its_real_bytes_and_breaks)
 	SAID(&s, "Value returned is $1 = (void *) 0x");
 	SAID(&s, "exited normally");
 	ck_assert_int_eq(s.rc, 0);
-	assert_counts(totals(&s), "leaks", 100, 60, 40400);
+	gdb_assert_counts(gdb_totals(&s), "leaks", 100, 60, 40400);
 	free(want);
-	session_free(&s);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -230,8 +115,8 @@ START_TEST(next_step_and_exit_code)
 	SAID(&s, "exited normally");
 	ck_assert_int_eq(s.rc, 0);
 	/* churn N: block i of 16 * (1 + i % 256) bytes. */
-	assert_counts(totals(&s), "churn", 100, 100, 16 * 5050);
-	session_free(&s);
+	gdb_assert_counts(gdb_totals(&s), "churn", 100, 100, 16 * 5050);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -256,8 +141,9 @@ START_TEST(next_over_allocator_calls_in_a_plugin)
 	SAID(&s, "Value returned is $1 = 0");
 	SAID(&s, "exited normally");
 	ck_assert_int_eq(s.rc, 0);
-	assert_counts(totals(&s), "dlopen_plugin plain 3", 7 + 3, 1 + 3, 3667 + 3 * p + 3 * 777);
-	session_free(&s);
+	gdb_assert_counts(gdb_totals(&s), "dlopen_plugin plain 3", 7 + 3, 1 + 3,
+			  3667 + 3 * p + 3 * 777);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -273,7 +159,7 @@ START_TEST(signals_stop_and_pass)
 	SAID(&s, " in main (");
 	SAID(&s, "Program terminated with signal SIGSEGV");
 	ck_assert_int_eq(s.rc, 128 + 11);
-	session_free(&s);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -302,8 +188,8 @@ START_TEST(threads_listed_and_unwound)
 		      "%s", s.o.out);
 	SAID(&s, "exited normally");
 	ck_assert_int_eq(s.rc, 0);
-	assert_counts(totals(&s), "stress threads 4", 4, 0, 4 * 272);
-	session_free(&s);
+	gdb_assert_counts(gdb_totals(&s), "stress threads 4", 4, 0, 4 * 272);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -317,8 +203,8 @@ START_TEST(kill_ends_it)
 	gdb_session(&s, NULL, cmd, cmds);
 	SAID(&s, "Breakpoint 1, main (");
 	ck_assert_int_eq(s.rc, 128 + 9);
-	assert_counts(totals(&s), "leaks killed at main", 0, 0, 0);
-	session_free(&s);
+	gdb_assert_counts(gdb_totals(&s), "leaks killed at main", 0, 0, 0);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -333,8 +219,8 @@ START_TEST(detach_lets_it_run_on)
 	gdb_session(&s, NULL, cmd, cmds);
 	SAID(&s, "Breakpoint 1, main (");
 	ck_assert_int_eq(s.rc, 0);
-	assert_counts(totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
-	session_free(&s);
+	gdb_assert_counts(gdb_totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -349,8 +235,8 @@ START_TEST(disconnect_lets_it_run_on)
 	gdb_session(&s, NULL, cmd, cmds);
 	SAID(&s, "Breakpoint 1, plugin_run (");
 	ck_assert_int_eq(s.rc, 0);
-	assert_counts(totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
-	session_free(&s);
+	gdb_assert_counts(gdb_totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -364,7 +250,7 @@ START_TEST(exit_status_is_the_commands)
 	gdb_session(&s, NULL, cmd, cmds);
 	SAID(&s, "exited with code 07");
 	ck_assert_int_eq(s.rc, 7);
-	session_free(&s);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -396,6 +282,8 @@ START_TEST(over_tcp_at_a_stop_point_with_the_printed_command)
 		 dir, dir);
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s.o), 0);
 	SAID(&s, "memtrack waits for gdb on 127.0.0.1:");
+	/* TCP only when asked for, and said to be open to anyone. */
+	SAID(&s, "memtrack: warning: anyone on this machine can connect to 127.0.0.1:");
 	SAID(&s, "is stopped right after mapping /usr/lib/x86_64-linux-gnu/libmimalloc.so");
 	SAID(&s, "_dl_map_object");
 	SAID(&s, "exited normally");
@@ -404,47 +292,12 @@ START_TEST(over_tcp_at_a_stop_point_with_the_printed_command)
 	report = json_tokener_parse(r.out);
 	ck_assert_ptr_nonnull(report);
 	s.report = report;
-	assert_counts(totals(&s), "total", 111, 101, 5194 + 3 * p + 333300);
+	gdb_assert_counts(gdb_totals(&s), "total", 111, 101, 5194 + 3 * p + 333300);
 	memcpy(s.dir, dir, sizeof(dir));
 	mt_out_free(&r);
-	session_free(&s);
+	gdb_session_free(&s);
 }
 END_TEST
-
-/*
- * lldb (Debian's lldb-14) in batch mode over TCP on cmd under memtrack, running the lldb commands
- * cmds after `gdb-remote` to the address memtrack prints (port 0: the kernel picks one).
- */
-static void lldb_session(struct session *s, const char *const *cmd, const char *const *cmds)
-{
-	static char script[4096];
-	const char *argv[] = {"sh", "-c", script, NULL};
-	size_t n;
-
-	mt_tmpdir(s->dir);
-	snprintf(s->art, sizeof(s->art), "%s/a.mtk", s->dir);
-	snprintf(s->status, sizeof(s->status), "%s/status", s->dir);
-	n = (size_t)snprintf(script, sizeof(script), "{ %s run -q -o %s --gdb=127.0.0.1:0 --",
-			     MEMTRACK, s->art);
-	for (size_t i = 0; cmd[i]; i++)
-		n += (size_t)snprintf(script + n, sizeof(script) - n, " %s", cmd[i]);
-	n += (size_t)snprintf(
-	    script + n, sizeof(script) - n,
-	    " 2>%s/err; echo $? > %s; } & pid=$!\n"
-	    "until grep -q 'Connect with' %s/err || ! kill -0 $pid 2>/dev/null; do sleep 0.05; "
-	    "done\n"
-	    "addr=$(sed -n \"s/.*Connect with: gdb -ex 'target remote \\([^']*\\)'.*/\\1/p\" "
-	    "%s/err)\n"
-	    "lldb-14 -x -b -o \"gdb-remote $addr\"",
-	    s->dir, s->status, s->dir, s->dir);
-	for (size_t i = 0; cmds[i]; i++)
-		n += (size_t)snprintf(script + n, sizeof(script) - n, " -o '%s'", cmds[i]);
-	snprintf(script + n, sizeof(script) - n, " %s\nwait $pid\ncat %s/err >&2\n", cmd[0],
-		 s->dir);
-	ck_assert_uint_lt(n, sizeof(script) - 256);
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &s->o), 0);
-	read_results(s);
-}
 
 /*
  * lldb connects, continues to the end and sees the program's exit status, which is memtrack's;
@@ -460,8 +313,8 @@ START_TEST(lldb_continues_to_the_exit_status)
 	SAID(&s, "stop reason = signal SIGTRAP");
 	SAID(&s, "exited with status = 7");
 	ck_assert_int_eq(s.rc, 7);
-	assert_counts(totals(&s), "exit_code", 0, 0, 0);
-	session_free(&s);
+	gdb_assert_counts(gdb_totals(&s), "exit_code", 0, 0, 0);
+	gdb_session_free(&s);
 }
 END_TEST
 
@@ -484,8 +337,8 @@ START_TEST(lldb_breaks_by_name_in_a_dlopened_library)
 	SAID(&s, "dlopen_plugin`main(argc=3");
 	SAID(&s, "exited with status = 0");
 	ck_assert_int_eq(s.rc, 0);
-	assert_counts(totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
-	session_free(&s);
+	gdb_assert_counts(gdb_totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
+	gdb_session_free(&s);
 }
 END_TEST
 

@@ -9,6 +9,7 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,13 @@ static struct fake {
 	size_t n_actions;
 	int resumes, interrupts, kills, detaches;
 	int shlib_err; /* what qShlibInfoAddr's request returns */
+	struct {
+		enum mt_gdb_hw_kind kind;
+		uint64_t addr;
+		size_t len;
+	} hw[4];
+	size_t n_hw;
+	int files_open; /* the fake's one file, "/etc/fake", opened and not closed */
 } f;
 
 static int fake_send(void *ctx, const void *buf, size_t len)
@@ -182,7 +190,84 @@ static int fake_shlib_info_addr(void *ctx, uint64_t *addr)
 	return f.shlib_err;
 }
 
+/* Debug registers: 4, refused by "the kernel" at 0xdead. */
+static int fake_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
+{
+	(void)ctx;
+	if (addr == 0xdead)
+		return -EOPNOTSUPP;
+	if (f.n_hw == 4)
+		return -ENOSPC;
+	f.hw[f.n_hw].kind = kind;
+	f.hw[f.n_hw].addr = addr;
+	f.hw[f.n_hw++].len = len;
+	return 0;
+}
+
+static int fake_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
+{
+	(void)ctx;
+	for (size_t i = 0; i < f.n_hw; i++) {
+		if (f.hw[i].kind == kind && f.hw[i].addr == addr && f.hw[i].len == len) {
+			f.hw[i] = f.hw[--f.n_hw];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* One file, /etc/fake, whose 6 bytes hold a zero and a '#': descriptor 7. */
+static const uint8_t fake_file[] = {'a', 0, '#', 'b', '}', 'c'};
+
+static int fake_open(void *ctx, const char *path, int flags, unsigned int mode)
+{
+	(void)ctx;
+	(void)mode;
+	ck_assert_int_eq(flags, O_RDONLY);
+	if (strcmp(path, "/etc/fake") != 0)
+		return -ENOENT;
+	f.files_open++;
+	return 7;
+}
+
+static ssize_t fake_pread(void *ctx, int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	(void)ctx;
+	if (fd != 7)
+		return -EBADF;
+	if (off >= sizeof(fake_file))
+		return 0;
+	if (len > sizeof(fake_file) - off)
+		len = sizeof(fake_file) - off;
+	memcpy(buf, fake_file + off, len);
+	return (ssize_t)len;
+}
+
+static int fake_close(void *ctx, int fd)
+{
+	(void)ctx;
+	if (fd != 7)
+		return -EBADF;
+	f.files_open--;
+	return 0;
+}
+
+static int fake_fstat(void *ctx, int fd, struct mt_gdb_file_stat *st)
+{
+	(void)ctx;
+	if (fd != 7)
+		return -EBADF;
+	*st = (struct mt_gdb_file_stat){.mode = 0100644, .size = sizeof(fake_file)};
+	return 0;
+}
+
 static const struct mt_gdb_ops ops = {
+    .insert_hw_point = fake_insert_hw,
+    .remove_hw_point = fake_remove_hw,
+    .file_open = fake_open,
+    .file_pread = fake_pread,
+    .file_close = fake_close,
+    .file_fstat = fake_fstat,
     .send = fake_send,
     .read_regs = fake_read_regs,
     .write_regs = fake_write_regs,
@@ -240,6 +325,25 @@ static const char *ask(const char *data)
 	f.out_len = 0;
 	f.out[0] = '\0';
 	ck_assert_int_eq(mt_gdb_input(g, pkt, strlen(pkt)), 0);
+	memcpy(sent, f.out, f.out_len + 1);
+	return sent;
+}
+
+/* gdb sends len bytes of data (binary, zero bytes included) as a packet. */
+static const char *ask_bytes(const char *data, size_t len)
+{
+	static char sent[65536];
+	char pkt[20000];
+	unsigned int sum = 0;
+
+	pkt[0] = '$';
+	memcpy(pkt + 1, data, len);
+	for (size_t i = 0; i < len; i++)
+		sum += (unsigned char)data[i];
+	snprintf(pkt + 1 + len, sizeof(pkt) - 1 - len, "#%02x", sum & 0xff);
+	f.out_len = 0;
+	f.out[0] = '\0';
+	ck_assert_int_eq(mt_gdb_input(g, pkt, len + 4), 0);
 	memcpy(sent, f.out, f.out_len + 1);
 	return sent;
 }
@@ -323,8 +427,9 @@ START_TEST(gdb13_connect_sequence)
 	expect("qAttached", false, "0");
 	expect("qXfer:exec-file:read::0,1000", false, "l/usr/bin/true");
 	/* No host file I/O: gdb reads the files from its own file system. */
-	expect("vFile:setfs:0", false, "");
-	expect("vFile:open:6a7573742070726f62696e67,0,1c0", false, "");
+	/* Host I/O: gdb probes it with a relative path, which is no file of the process's. */
+	expect("vFile:setfs:0", false, "F0");
+	expect("vFile:open:6a7573742070726f62696e67,0,1c0", false, "F-1,2");
 	expect("Hc-1", false, "OK");
 	expect("qOffsets", false, "");
 	r = reply_of("g");
@@ -518,6 +623,11 @@ START_TEST(memory_read_write_and_escapes)
 	ck_assert_int_eq(f.mem[0x103], 0x2a);
 	ck_assert_int_eq(f.mem[0x104], 0x01);
 	expect("X400100,3:ab", false, "E16");
+	/* A zero byte in X's binary data is data: the packet's length measures it, not strlen. */
+	ck_assert_str_eq(ask_bytes("X400200,3:\x01\x00\x02", 13), "$OK#9a");
+	ck_assert_int_eq(f.mem[0x200], 0x01);
+	ck_assert_int_eq(f.mem[0x201], 0x00);
+	ck_assert_int_eq(f.mem[0x202], 0x02);
 	/* A large read is cut to what fits in a packet. */
 	snprintf(q, sizeof(q), "m%x,%x", MEM_BASE, MEM_SIZE);
 	r = reply_of(q);
@@ -527,6 +637,8 @@ END_TEST
 
 START_TEST(breakpoints_and_unsupported_kinds)
 {
+	const char *r;
+
 	no_ack();
 	expect("Z0,400020,1", false, "OK");
 	ck_assert_uint_eq(f.n_breaks, 1);
@@ -534,9 +646,24 @@ START_TEST(breakpoints_and_unsupported_kinds)
 	expect("Z0,900000,1", false, "E05");
 	expect("z0,400020,1", false, "OK");
 	ck_assert_uint_eq(f.n_breaks, 0);
-	/* Hardware breakpoints and watchpoints: the empty reply, gdb falls back or says so. */
-	expect("Z1,400020,1", false, "");
-	expect("Z2,400020,4", false, "");
+	/* Hardware breakpoints and watchpoints go to the target's debug registers. */
+	expect("Z1,400020,1", false, "OK");
+	expect("Z2,400040,4", false, "OK");
+	expect("Z4,400048,8", false, "OK");
+	ck_assert_uint_eq(f.n_hw, 3);
+	ck_assert_int_eq(f.hw[1].kind, MT_GDB_HW_WRITE);
+	ck_assert_uint_eq(f.hw[1].addr, 0x400040);
+	ck_assert_uint_eq(f.hw[1].len, 4);
+	/* x86 has no read-only watchpoint: "not supported", gdb then uses an access one. */
+	expect("Z3,400040,4", false, "");
+	expect("z2,400040,4", false, "OK");
+	ck_assert_uint_eq(f.n_hw, 2);
+	/* Refused by the kernel, or none left: a sentence gdb shows, naming the way out. */
+	r = reply_of("Z2,dead,4");
+	ck_assert_msg(!strncmp(r, "E.", 2) && strstr(r, "set can-use-hw-watchpoints 0"), "%s", r);
+	expect("Z2,400050,4", false, "OK");
+	expect("Z2,400058,4", false, "OK");
+	ck_assert_ptr_nonnull(strstr(reply_of("Z2,400060,4"), "all 4 debug registers"));
 	expect("Z0,zz", false, "E16");
 }
 END_TEST
@@ -698,7 +825,7 @@ END_TEST
 START_TEST(unknown_packets_get_the_empty_reply)
 {
 	no_ack();
-	expect("vFile:open:2f6574632f706173737764,0,0", false, "");
+	expect("vFile:unlink:2f6574632f706173737764", false, "");
 	expect("qThreadExtraInfo,4d2", false, "");
 	expect("QPassSignals:e;10;14", false, "");
 	expect("!", false, "");
@@ -850,6 +977,105 @@ START_TEST(debug_slot_of_a_process)
 }
 END_TEST
 
+/* A watchpoint's stop names it and the address; an execution one says hwbreak when gdb knows. */
+START_TEST(hardware_stop_replies)
+{
+	const struct mt_gdb_stop watch = {.kind = MT_GDB_STOP_SIGNAL,
+					  .value = SIGTRAP,
+					  .tid = 0x4d3,
+					  .hw = 'w',
+					  .data_addr = 0x400040};
+	const struct mt_gdb_stop hbreak = {
+	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 0x4d3, .hw = 'h'};
+	char want[64];
+
+	ck_assert_ptr_nonnull(strstr(ask("qSupported:swbreak+;hwbreak+"), "hwbreak+"));
+	no_ack();
+	expect("vCont;c", false, NULL);
+	f.out_len = 0;
+	ck_assert_int_eq(mt_gdb_stopped(g, &watch), 0);
+	framed(want, sizeof(want), "T05thread:4d3;watch:400040;");
+	ck_assert_str_eq(f.out, want);
+	expect("vCont;c", false, NULL);
+	f.out_len = 0;
+	ck_assert_int_eq(mt_gdb_stopped(g, &hbreak), 0);
+	ck_assert_ptr_nonnull(strstr(f.out, "T05thread:4d3;hwbreak:;"));
+}
+END_TEST
+
+/*
+ * A stop reply makes its thread the one of register requests, as gdb assumes (it sends no Hg for
+ * it): after Hg4d3 and a stop of 4d2, `g` reads 4d2.
+ */
+START_TEST(a_stop_selects_its_thread_for_registers)
+{
+	const struct mt_gdb_stop stop = {
+	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 0x4d2};
+
+	no_ack();
+	expect("Hg4d3", false, "OK");
+	reply_of("g");
+	ck_assert_int_eq(f.regs_tid, 0x4d3);
+	expect("vCont;c", false, NULL);
+	ck_assert_int_eq(mt_gdb_stopped(g, &stop), 0);
+	reply_of("g");
+	ck_assert_int_eq(f.regs_tid, 0x4d2);
+}
+END_TEST
+
+/* Host I/O as gdb uses it for "target:" files: setfs, open, fstat, pread, close; read only. */
+START_TEST(vfile_reads_the_targets_files)
+{
+	char q[128];
+	const char *r;
+
+	no_ack();
+	expect("vFile:setfs:0", false, "F0");
+	/* "/etc/fake" in hex; O_RDONLY (0), mode 0. */
+	expect("vFile:open:2f6574632f66616b65,0,0", false, "F7");
+	ck_assert_int_eq(f.files_open, 1);
+	r = ask("vFile:fstat:7");
+	ck_assert_msg(!strncmp(r, "$F40;", 5), "%s", r);
+	/* The data are binary: the zero byte as is, '#' and '}' escaped. */
+	r = ask("vFile:pread:7,100,0");
+	ck_assert_int_eq(memcmp(r,
+				"$F6;a\0}\x03"
+				"b}]c#",
+				13),
+			 0);
+	expect("vFile:pread:7,100,6", false, "F0");
+	expect("vFile:pread:3,100,0", false, "F-1,9");
+	expect("vFile:close:7", false, "F0");
+	ck_assert_int_eq(f.files_open, 0);
+	/* No such file; anything but reading is refused (EACCES); pwrite is not served. */
+	expect("vFile:open:2f6e6f6e65,0,0", false, "F-1,2");
+	snprintf(q, sizeof(q), "vFile:open:2f6574632f66616b65,%x,1a4", 0x201);
+	expect(q, false, "F-1,d");
+	expect("vFile:open:zz,0,0", false, "E16");
+	expect("vFile:pwrite:7,0,abc", false, "");
+}
+END_TEST
+
+/* Over gdb's pipe the end's reply can wait (for memtrack's summary); framed as it would be sent. */
+START_TEST(the_end_told_later)
+{
+	const struct mt_gdb_stop end = {.kind = MT_GDB_STOP_EXITED, .value = 3};
+	char buf[32], want[32];
+
+	no_ack();
+	expect("vCont;c", false, NULL);
+	f.out_len = 0;
+	f.out[0] = '\0';
+	ck_assert_uint_eq(mt_gdb_stopped_later(g, &end, buf, sizeof(buf)), 7);
+	framed(want, sizeof(want), "W03");
+	ck_assert_str_eq(buf, want);
+	ck_assert_str_eq(f.out, "");
+	ck_assert(mt_gdb_finished(g));
+	/* Not waiting for a stop: nothing to send later, the end is told at the next resume. */
+	ck_assert_uint_eq(mt_gdb_stopped_later(g, &end, buf, sizeof(buf)), 0);
+}
+END_TEST
+
 static Suite *gdbremote_suite(void)
 {
 	Suite *s = suite_create("gdbremote");
@@ -874,6 +1100,10 @@ static Suite *gdbremote_suite(void)
 	tcase_add_test(tc, amd64_block_from_ptrace_and_back);
 	tcase_add_test(tc, library_list_of_a_process);
 	tcase_add_test(tc, debug_slot_of_a_process);
+	tcase_add_test(tc, hardware_stop_replies);
+	tcase_add_test(tc, a_stop_selects_its_thread_for_registers);
+	tcase_add_test(tc, vfile_reads_the_targets_files);
+	tcase_add_test(tc, the_end_told_later);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -33,8 +33,8 @@ enum {
 	OPT_TRACE_MAPS,
 };
 
-/* --gdb without an address: gdbserver's customary port, on the loopback only. */
-#define MT_GDB_DEFAULT_ADDR "127.0.0.1:2345"
+/* --gdb without an address: a Unix socket only memtrack's user can open (docs/GDB.md). */
+#define MT_GDB_DEFAULT_ADDR ""
 
 /* --strict: the exit status of a run whose recording is incomplete (README, Command line). */
 #define MT_EXIT_INCOMPLETE 125
@@ -74,9 +74,10 @@ static void usage(FILE *out)
 	    "      --strict               exit 125 when the recording is incomplete (files not\n"
 	    "                             probed, allocator calls dropped, a write error)\n"
 	    "      --gdb[=ADDR]           serve gdb's remote protocol for the command (or the\n"
-	    "                             --stop-at process) on HOST:PORT (default\n"
-	    "                             " MT_GDB_DEFAULT_ADDR "), or on stdin/stdout with '-'\n"
-	    "                             (target remote | memtrack run --gdb=- -- CMD)\n"
+	    "                             --stop-at process): by default on a Unix socket only\n"
+	    "                             you can open (memtrack prints the gdb command), on\n"
+	    "                             stdin/stdout with '-' (target remote | memtrack run\n"
+	    "                             --gdb=- -- CMD), or on TCP HOST:PORT, open to anyone\n"
 	    "  -q, --quiet                no summary\n"
 	    "  -v, --verbose              say what is attached where, and why\n"
 	    "  -h, --help                 this help\n");
@@ -391,6 +392,8 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 		res->processes == 1 ? "" : "es", res->threads, res->threads == 1 ? "" : "s");
 	if (res->watcher[0])
 		fprintf(stderr, "; watcher: %s", res->watcher);
+	if (res->gdb_summary[0])
+		fprintf(stderr, "; %s", res->gdb_summary);
 	if (res->stopped_pid)
 		fprintf(stderr, "; process %d was handed to a debugger%s", res->stopped_pid,
 			!o->cfg.track		  ? ""
@@ -449,6 +452,9 @@ static int run(int argc, char **argv, struct run_opts *op)
 		return 1;
 	if (!op->quiet)
 		print_summary(op, &res);
+	/* --gdb=-: gdb hears of the program's end now, having shown the summary. */
+	if (res.gdb_final[0] && write(STDOUT_FILENO, res.gdb_final, strlen(res.gdb_final)) < 0)
+		res.gdb_final[0] = '\0';
 	if (op->strict && res.incomplete) {
 		fprintf(stderr,
 			"memtrack: --strict: the recording is incomplete: exit status %d instead "

@@ -68,6 +68,20 @@ struct mt_gdb_stop {
 	int value;    /* host signal (SIGNAL, KILLED), exit code (EXITED) */
 	pid_t tid;    /* the thread that stopped (SIGNAL) */
 	bool swbreak; /* it hit a software breakpoint; its pc is already the breakpoint's */
+	/* It hit a hardware point: 'h' an execution breakpoint, 'w' 'r' 'a' a watchpoint (0: none).
+	 */
+	char hw;
+	uint64_t data_addr; /* a watchpoint's: the address it watches */
+};
+
+/* The kinds of Z1 to Z4: an execution breakpoint, a write, read or access watchpoint. */
+enum mt_gdb_hw_kind { MT_GDB_HW_EXEC = 1, MT_GDB_HW_WRITE, MT_GDB_HW_READ, MT_GDB_HW_ACCESS };
+
+/* What vFile:fstat tells of an open file. */
+struct mt_gdb_file_stat {
+	uint32_t dev, ino, mode, nlink, uid, gid, rdev;
+	uint64_t size, blksize, blocks;
+	uint32_t atime, mtime, ctime;
 };
 
 /*
@@ -110,6 +124,23 @@ struct mt_gdb_ops {
 	 * where its list is: the address of the program's DT_DEBUG value, which holds r_debug's.
 	 */
 	int (*shlib_info_addr)(void *ctx, uint64_t *addr);
+	/*
+	 * Optional (NULL: the empty reply, gdb's Z1 to Z4 "not supported"): a hardware breakpoint
+	 * or watchpoint of len bytes at addr. -ENOSPC: no debug register left; -EOPNOTSUPP: the
+	 * kernel refuses them (the reply then tells gdb of software watchpoints).
+	 */
+	int (*insert_hw_point)(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
+	int (*remove_hw_point)(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
+	/*
+	 * Optional (NULL: no vFile, gdb reads files from its own machine): the target's files, read
+	 * only, as the process sees them (its root). open returns a descriptor of the target's.
+	 */
+	int (*file_open)(void *ctx, const char *path, int host_flags, unsigned int mode);
+	ssize_t (*file_pread)(void *ctx, int fd, uint8_t *buf, size_t len, uint64_t off);
+	int (*file_close)(void *ctx, int fd);
+	int (*file_fstat)(void *ctx, int fd, struct mt_gdb_file_stat *st);
+	/* Optional: readlink of a path as the process sees it, into buf; its length. */
+	ssize_t (*file_readlink)(void *ctx, const char *path, char *buf, size_t len);
 };
 
 struct mt_gdb;
@@ -126,6 +157,14 @@ int mt_gdb_input(struct mt_gdb *g, const char *buf, size_t len);
 
 /* The target stopped (after a resume or an interrupt): the stop reply is sent. */
 int mt_gdb_stopped(struct mt_gdb *g, const struct mt_gdb_stop *stop);
+
+/*
+ * The target ended while gdb waits: the stop reply is framed into buf (len bytes, NUL-ended) for
+ * the caller to send later instead of now; returns its length. 0: nothing to send later (the
+ * stop was handled as mt_gdb_stopped() does, or buf too small).
+ */
+size_t mt_gdb_stopped_later(struct mt_gdb *g, const struct mt_gdb_stop *stop, char *buf,
+			    size_t len);
 
 /* The target runs: a resume was asked and its stop not reported yet. */
 bool mt_gdb_running(const struct mt_gdb *g);

@@ -47,6 +47,9 @@ struct mt_run_result {
 	char watcher[16]; /* back end that ran: "fentry", "tracepoint", or "" */
 	int exec_errno;	  /* the command could not be executed: why (then the return is -it) */
 	bool incomplete;  /* not every allocation was recorded: see the summary (run --strict) */
+	char gdb_summary[192]; /* --gdb: what happened under gdb, for the summary ("": no --gdb) */
+	/* --gdb=-: the stop reply of the program's end, for gdb after the summary ("": sent) */
+	char gdb_final[32];
 };
 
 /*

@@ -51,7 +51,11 @@ struct tracee {
 	bool gdb_parked;      /* stopped for gdb (all-stop), until gdb resumes it */
 	bool gdb_interrupted; /* asked to stop (PTRACE_INTERRUPT), its stop not seen yet */
 	bool gdb_step;	      /* resumed by gdb with a single-step */
+	bool gdb_stepped;     /* single-stepped since gdb last continued it, no trap pending */
 	int gdb_sig;	      /* the signal it gets when gdb resumes it without naming one */
+	bool gdb_at_signal;   /* parked in a signal-delivery-stop: a resume can deliver a signal */
+	int gdb_pass;	      /* a signal gdb gave, sent to it: let through when it arrives */
+	unsigned int gdb_hw_gen; /* the debug registers it has (sup_gdb's hw_gen) */
 };
 
 /* A set of tracees, in no order: removing swaps the last one in. */
@@ -223,6 +227,7 @@ int sup_inner_ptrace(struct sup *s, struct tracee *t, const struct mt_ptrace_mar
 int sup_inner_collected(struct sup *s, struct handoff *h);
 
 /* supervisor_gdb.c */
+void sup_log_signal(struct sup *s, struct tracee *t, int sig);
 int sup_gdb_open(struct sup *s);
 bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
 int sup_gdb_start(struct sup *s, struct tracee *t, const char *where);

@@ -270,7 +270,20 @@ int sup_on_new_child(struct sup *s, struct tracee *t, int event)
  */
 static int place_orphan(struct sup *s, struct tracee *t)
 {
-	int idx = sup_add_proc(s, t->tid, -2);
+	int idx;
+
+	/*
+	 * A thread whose creator was killed before reporting the clone (the process died while
+	 * it was created) is a thread of that process, not a process of its own.
+	 */
+	for (size_t i = s->n_procs; t->tgid && t->tgid != t->tid && i-- > 0;) {
+		if (s->procs[i].pid != t->tgid)
+			continue;
+		t->proc = (int)i;
+		s->res->threads++;
+		return mt_stoplog_place(t->log, s->procs[i].pos, ++s->procs[i].threads);
+	}
+	idx = sup_add_proc(s, t->tid, -2);
 
 	if (idx < 0)
 		return idx;
@@ -458,6 +471,22 @@ static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct js
 	fputc('\n', stderr);
 }
 
+/* A signal delivered to a thread: logged, and where it kills, where it struck said. */
+void sup_log_signal(struct sup *s, struct tracee *t, int sig)
+{
+	struct json_object *d;
+	char buf[16];
+
+	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
+	if (sig == SIGCHLD)
+		return;
+	d = sup_detail_new();
+	sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
+	if (mt_signal_is_fatal(s->procs[t->proc].pid, sig))
+		record_backtrace(s, t, sig, d);
+	sup_log_stop(s, t, "signal", d);
+}
+
 static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 {
 	struct mt_ptrace_mark call;
@@ -508,14 +537,7 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 	 * re-injected.
 	 */
 	cancelled = is_stop_sig(sig) && sup_sig_pending(t->tid, SIGCONT);
-	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
-	if (sig != SIGCHLD) {
-		d = sup_detail_new();
-		sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
-		if (mt_signal_is_fatal(s->procs[t->proc].pid, sig))
-			record_backtrace(s, t, sig, d);
-		sup_log_stop(s, t, "signal", d);
-	}
+	sup_log_signal(s, t, sig);
 	return SUP_RESUME(cancelled ? 0 : sig);
 }
 

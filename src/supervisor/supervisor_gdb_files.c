@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The served process's files for gdb (--gdb, docs/GDB.md): its program (qXfer:exec-file), its
+ * auxiliary vector, and host I/O (vFile), through which gdb reads the program and its libraries
+ * as the process sees them: paths are taken under /proc/PID/root, so a process in another mount
+ * namespace or chroot gives its own files. Read only; gdb opens the files the process mapped.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "supervisor/supervisor_gdb_int.h"
+
+#define N_FILES (sizeof(((struct sup_gdb *)0)->files) / sizeof(int))
+
+int sup_gdb_op_exec_file(void *ctx, char *buf, size_t len)
+{
+	struct sup *s = ctx;
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", s->gdb->pid);
+	n = readlink(path, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+ssize_t sup_gdb_op_auxv(void *ctx, uint8_t *buf, size_t len)
+{
+	struct sup *s = ctx;
+	char path[64];
+	ssize_t n = 0, r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", s->gdb->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)n < len && (r = read(fd, buf + n, len - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	return n;
+}
+
+/* A path of the process's, as it sees it: under its root. */
+static int under_root(struct sup *s, const char *path, char *out, size_t len)
+{
+	if (path[0] != '/')
+		return -ENOENT; /* relative to which directory? gdb gives absolute paths */
+	if ((size_t)snprintf(out, len, "/proc/%d/root%s", s->gdb->pid, path) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int sup_gdb_op_file_open(void *ctx, const char *path, int host_flags, unsigned int mode)
+{
+	struct sup *s = ctx;
+	struct sup_gdb *g = s->gdb;
+	char full[4200];
+	size_t slot;
+	int fd, err = under_root(s, path, full, sizeof(full));
+
+	(void)mode;
+	if (err)
+		return err;
+	for (slot = 0; slot < N_FILES && g->files[slot] >= 0; slot++)
+		;
+	if (slot == N_FILES)
+		return -EMFILE;
+	fd = open(full, (host_flags & O_ACCMODE) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	g->files[slot] = fd;
+	return (int)slot;
+}
+
+static int file_of(struct sup *s, int slot)
+{
+	return slot >= 0 && (size_t)slot < N_FILES ? s->gdb->files[slot] : -1;
+}
+
+ssize_t sup_gdb_op_file_pread(void *ctx, int slot, uint8_t *buf, size_t len, uint64_t off)
+{
+	int fd = file_of(ctx, slot);
+	ssize_t n;
+
+	if (fd < 0)
+		return -EBADF;
+	n = pread(fd, buf, len, (off_t)off);
+	return n < 0 ? -errno : n;
+}
+
+int sup_gdb_op_file_close(void *ctx, int slot)
+{
+	struct sup *s = ctx;
+	int fd = file_of(s, slot);
+
+	if (fd < 0)
+		return -EBADF;
+	close(fd);
+	s->gdb->files[slot] = -1;
+	return 0;
+}
+
+int sup_gdb_op_file_fstat(void *ctx, int slot, struct mt_gdb_file_stat *out)
+{
+	int fd = file_of(ctx, slot);
+	struct stat st;
+
+	if (fd < 0)
+		return -EBADF;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*out = (struct mt_gdb_file_stat){
+	    .dev = (uint32_t)st.st_dev,
+	    .ino = (uint32_t)st.st_ino,
+	    .mode = st.st_mode,
+	    .nlink = (uint32_t)st.st_nlink,
+	    .uid = st.st_uid,
+	    .gid = st.st_gid,
+	    .rdev = (uint32_t)st.st_rdev,
+	    .size = (uint64_t)st.st_size,
+	    .blksize = (uint64_t)st.st_blksize,
+	    .blocks = (uint64_t)st.st_blocks,
+	    .atime = (uint32_t)st.st_atime,
+	    .mtime = (uint32_t)st.st_mtime,
+	    .ctime = (uint32_t)st.st_ctime,
+	};
+	return 0;
+}
+
+ssize_t sup_gdb_op_file_readlink(void *ctx, const char *path, char *buf, size_t len)
+{
+	char full[4200];
+	int err = under_root(ctx, path, full, sizeof(full));
+	ssize_t n;
+
+	if (err)
+		return err;
+	n = readlink(full, buf, len);
+	return n < 0 ? -errno : n;
+}
+
+void sup_gdb_close_files(struct sup *s)
+{
+	for (size_t i = 0; i < N_FILES; i++) {
+		if (s->gdb->files[i] >= 0)
+			close(s->gdb->files[i]);
+		s->gdb->files[i] = -1;
+	}
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Inside memtrack's gdb target (--gdb, docs/GDB.md): the session, and what its files give each
+ * other. Calls go one way: the session and its endpoint (supervisor_gdb.c) use run control
+ * (supervisor_gdb_run.c), which uses memory, breakpoints and registers (supervisor_gdb_mem.c);
+ * files (supervisor_gdb_files.c) and libraries (supervisor_gdb_libs.c) are used by the session
+ * only.
+ */
+#ifndef MT_SUPERVISOR_GDB_INT_H
+#define MT_SUPERVISOR_GDB_INT_H
+
+#include "gdbremote/gdbremote.h"
+#include "supervisor/supervisor_int.h"
+
+/*
+ * One of gdb's breakpoints: an int3 of memtrack's. At one of memtrack's uprobes the kernel's int3
+ * is there already, and the kernel takes its trap without the thread ever reporting it: there the
+ * breakpoint is an int1 (ICEBP) instead, which traps to the tracer as SIGTRAP (TRAP_BRKPT). gdb
+ * steps over a breakpoint with it removed, the kernel's int3 back: the uprobe fires then, once.
+ */
+struct gdb_break {
+	uint64_t addr;
+	uint8_t orig;  /* the byte under the int3 (the file's, at a uprobe) */
+	bool at_probe; /* an int1 over the kernel's int3 */
+};
+
+/* A byte under one of memtrack's uprobes. */
+struct probe_byte {
+	uint64_t addr;
+	uint8_t orig;
+};
+
+/* One of the 4 debug registers: an aligned piece of a hardware breakpoint or watchpoint. */
+struct hw_slot {
+	bool used;
+	enum mt_gdb_hw_kind kind;
+	uint64_t addr;	     /* the piece's */
+	unsigned int len;    /* 1, 2, 4 or 8 */
+	uint64_t point_addr; /* the point gdb asked for (Z), of which this is a piece */
+	uint64_t point_len;
+};
+
+#define GDB_HW_SLOTS 4
+
+/* A stop of a thread that happened while another's was being reported: told at a later resume. */
+struct held_stop {
+	pid_t tid;
+	struct mt_gdb_stop stop;
+};
+
+enum gdb_state {
+	GDB_WAITING,  /* for gdb's connection, the process parked */
+	GDB_STOPPED,  /* every thread parked, gdb told */
+	GDB_RUNNING,  /* resumed by gdb */
+	GDB_STOPPING, /* a thread stopped for gdb, the others being interrupted */
+};
+
+/* What ended the session, for the summary. */
+enum gdb_end { GDB_END_NONE, GDB_END_DETACH, GDB_END_KILL, GDB_END_GONE, GDB_END_EXIT };
+
+struct sup_gdb {
+	struct mt_gdb *conn;
+	int listen_fd; /* until gdb connects (-1: none) */
+	int in_fd, out_fd;
+	bool stdio;
+	bool tcp;
+	char addr[256];	    /* where gdb connects, as printed */
+	char sock_dir[128]; /* the private directory of the default socket ("": none) */
+	pid_t pid;	    /* the process served (0: none yet) */
+	int proc;
+	enum gdb_state state;
+	bool over; /* the session ended: the process runs on as in any run */
+	enum gdb_end end;
+	unsigned int stops; /* stops gdb was told of */
+	struct mt_gdb_stop stop;
+	struct gdb_break *breaks;
+	size_t n_breaks;
+	struct probe_byte *probes;
+	size_t n_probes;
+	bool probes_known;
+	size_t probes_files; /* tracker files when they were looked up */
+	struct hw_slot hw[GDB_HW_SLOTS];
+	unsigned int hw_gen; /* bumped at each change: threads behind it get the registers again */
+	struct held_stop *held;
+	size_t n_held;
+	int files[16]; /* vFile's open descriptors, -1: free */
+	char exe[4096];
+};
+
+/* ---- memory, breakpoints, registers (supervisor_gdb_mem.c) ---- */
+#define GDB_INT3 0xcc
+#define GDB_INT1 0xf1
+struct tracee *sup_gdb_parked(struct sup *s, pid_t tid);
+ssize_t sup_gdb_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len);
+int sup_gdb_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len);
+struct gdb_break *sup_gdb_find_break(struct sup_gdb *g, uint64_t addr);
+/* The byte a breakpoint covers, as it is without gdb: the original one, or the kernel's int3. */
+uint8_t sup_gdb_under(const struct gdb_break *b);
+int sup_gdb_remove_break(struct sup *s, struct gdb_break *b);
+/* Debug registers as gdb wants them, on a thread that is behind (new, or before a change). */
+int sup_gdb_apply_hw(struct sup *s, struct tracee *t);
+/* A SIGTRAP at one of memtrack's probes the kernel no longer takes: undone, the pc put back. */
+bool sup_gdb_stray_probe(struct sup *s, struct tracee *t, const siginfo_t *si);
+/* Which hardware point a thread's SIGTRAP (TRAP_HWBKPT) hit, into stop; false: none. */
+bool sup_gdb_hw_hit(struct sup *s, struct tracee *t, struct mt_gdb_stop *stop);
+/* The requests of struct mt_gdb_ops they serve (ctx: the struct sup). */
+ssize_t sup_gdb_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len);
+int sup_gdb_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len);
+int sup_gdb_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind);
+int sup_gdb_op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind);
+int sup_gdb_op_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
+int sup_gdb_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
+int sup_gdb_op_read_regs(void *ctx, pid_t tid, uint8_t *buf);
+int sup_gdb_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf);
+
+/* ---- run control (supervisor_gdb_run.c) ---- */
+int sup_gdb_collect(struct sup *s);
+int sup_gdb_let_run(struct sup *s);
+int sup_gdb_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n);
+int sup_gdb_op_interrupt(void *ctx);
+int sup_gdb_op_threads(void *ctx, pid_t *tids, size_t max);
+int sup_gdb_op_kill(void *ctx);
+int sup_gdb_op_detach(void *ctx);
+
+/* ---- files (supervisor_gdb_files.c) ---- */
+int sup_gdb_op_exec_file(void *ctx, char *buf, size_t len);
+ssize_t sup_gdb_op_auxv(void *ctx, uint8_t *buf, size_t len);
+int sup_gdb_op_file_open(void *ctx, const char *path, int host_flags, unsigned int mode);
+ssize_t sup_gdb_op_file_pread(void *ctx, int fd, uint8_t *buf, size_t len, uint64_t off);
+int sup_gdb_op_file_close(void *ctx, int fd);
+int sup_gdb_op_file_fstat(void *ctx, int fd, struct mt_gdb_file_stat *st);
+ssize_t sup_gdb_op_file_readlink(void *ctx, const char *path, char *buf, size_t len);
+/* The descriptors gdb left open, closed. */
+void sup_gdb_close_files(struct sup *s);
+
+#endif

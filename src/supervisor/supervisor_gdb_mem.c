@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gdb's view of the served process's memory, breakpoints and registers (--gdb, docs/GDB.md).
+ * Breakpoints are int3 bytes memtrack writes itself; memory reads show the original bytes under
+ * them and under memtrack's own uprobes (the kernel writes an int3 there too), so that gdb
+ * disassembles and unwinds what the program really holds. Hardware breakpoints and watchpoints
+ * are the threads' debug registers (PTRACE_POKEUSER on u_debugreg), the same in every thread.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include "tracker/procmaps.h"
+#include "supervisor/supervisor_gdb_int.h"
+
+/* The parked thread tid of the process (0 or -1: the thread that stopped). */
+struct tracee *sup_gdb_parked(struct sup *s, pid_t tid)
+{
+	struct tracee *t;
+
+	if (tid <= 0)
+		tid = s->gdb->stop.tid;
+	t = sup_find_tracee(s, tid);
+	return t && sup_gdb_owns(s, t) && t->gdb_parked ? t : NULL;
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+struct probe_scan {
+	struct sup *s;
+	struct sup_gdb *g;
+	int err;
+};
+
+static int add_probe_byte(struct sup_gdb *g, uint64_t addr, uint8_t orig)
+{
+	struct probe_byte *grown = realloc(g->probes, (g->n_probes + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	g->probes = grown;
+	g->probes[g->n_probes++] = (struct probe_byte){addr, orig};
+	return 0;
+}
+
+/* The probes of the file mapped at e that fall in it: their addresses and original bytes. */
+static int scan_mapping(const struct mt_map_entry *e, void *arg)
+{
+	struct probe_scan *ps = arg;
+	size_t n = mt_tracker_file_count(ps->s->tracker);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_tracked_file *f = mt_tracker_file(ps->s->tracker, i);
+		int fd;
+
+		if (!f->n_points || !mt_inode_same_number(&f->key, &e->key))
+			continue;
+		fd = f->fd > 0 ? f->fd : open(f->path, O_RDONLY | O_CLOEXEC);
+		for (size_t k = 0; k < f->n_points && fd >= 0; k++) {
+			uint64_t off = f->points[k].probe_offset;
+			uint8_t orig;
+
+			if (off < e->offset || off - e->offset >= e->end - e->start)
+				continue;
+			if (pread(fd, &orig, 1, (off_t)off) != 1)
+				continue;
+			ps->err = add_probe_byte(ps->g, e->start + off - e->offset, orig);
+			if (ps->err)
+				break;
+		}
+		if (fd >= 0 && fd != f->fd)
+			close(fd);
+	}
+	return ps->err ? 1 : 0;
+}
+
+/* Where memtrack's uprobes are in the process, looked up again when the tracker knows more. */
+static void know_probes(struct sup *s)
+{
+	struct sup_gdb *g = s->gdb;
+	struct probe_scan ps = {s, g, 0};
+	size_t files = s->tracker ? mt_tracker_file_count(s->tracker) : 0;
+
+	if (g->probes_known && files == g->probes_files)
+		return;
+	g->n_probes = 0;
+	g->probes_files = files;
+	g->probes_known = true;
+	if (files)
+		mt_procmaps_for_each_exec(g->pid, scan_mapping, &ps);
+}
+
+struct gdb_break *sup_gdb_find_break(struct sup_gdb *g, uint64_t addr)
+{
+	for (size_t i = 0; i < g->n_breaks; i++)
+		if (g->breaks[i].addr == addr)
+			return &g->breaks[i];
+	return NULL;
+}
+
+static const struct probe_byte *find_probe(struct sup_gdb *g, uint64_t addr)
+{
+	for (size_t i = 0; i < g->n_probes; i++)
+		if (g->probes[i].addr == addr)
+			return &g->probes[i];
+	return NULL;
+}
+
+static int open_mem(pid_t pid, int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	return open(path, flags | O_CLOEXEC);
+}
+
+/* The process's bytes as they are, int3s and all; how many could be read. */
+ssize_t sup_gdb_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
+{
+	int fd = open_mem(pid, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, len, (off_t)addr);
+	if (n < 0)
+		n = errno == EIO || errno == EFAULT ? 0 : -errno;
+	close(fd);
+	return n;
+}
+
+int sup_gdb_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
+{
+	int fd = open_mem(pid, O_RDWR);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pwrite(fd, buf, len, (off_t)addr);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* The bytes the program holds: the original ones under gdb's breakpoints and memtrack's probes. */
+static void unmask(struct sup *s, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct sup_gdb *g = s->gdb;
+
+	know_probes(s);
+	for (size_t i = 0; i < g->n_breaks; i++)
+		if (g->breaks[i].addr - addr < len)
+			buf[g->breaks[i].addr - addr] = g->breaks[i].orig;
+	for (size_t i = 0; i < g->n_probes; i++)
+		if (g->probes[i].addr - addr < len)
+			buf[g->probes[i].addr - addr] = g->probes[i].orig;
+}
+
+ssize_t sup_gdb_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct sup *s = ctx;
+	ssize_t n = sup_gdb_read_raw(s->gdb->pid, addr, buf, len);
+
+	if (n > 0)
+		unmask(s, addr, buf, (size_t)n);
+	return n;
+}
+
+/*
+ * gdb writes the program's bytes: under a breakpoint the write becomes the byte restored at its
+ * removal, and the int3 stays; under a probe of memtrack's the kernel's int3 stays.
+ */
+int sup_gdb_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len)
+{
+	struct sup *s = ctx;
+	struct sup_gdb *g = s->gdb;
+	uint8_t *copy = malloc(len);
+	int err;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, buf, len);
+	know_probes(s);
+	for (size_t i = 0; i < g->n_breaks; i++) {
+		struct gdb_break *b = &g->breaks[i];
+
+		if (b->addr - addr >= len)
+			continue;
+		if (!b->at_probe)
+			b->orig = copy[b->addr - addr];
+		copy[b->addr - addr] = b->at_probe ? GDB_INT1 : GDB_INT3;
+	}
+	for (size_t i = 0; i < g->n_probes; i++)
+		if (g->probes[i].addr - addr < len)
+			copy[g->probes[i].addr - addr] = GDB_INT3;
+	err = sup_gdb_write_raw(g->pid, addr, copy, len);
+	free(copy);
+	return err;
+}
+
+/* ---- breakpoints ------------------------------------------------------------------------- */
+
+int sup_gdb_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
+{
+	struct sup *s = ctx;
+	struct sup_gdb *g = s->gdb;
+	struct gdb_break b = {.addr = addr};
+	const struct probe_byte *p;
+	struct gdb_break *grown;
+	uint8_t int3 = GDB_INT3, int1 = GDB_INT1;
+	ssize_t n;
+	int err;
+
+	(void)kind;
+	if (sup_gdb_find_break(g, addr))
+		return 0;
+	grown = realloc(g->breaks, (g->n_breaks + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	g->breaks = grown;
+	know_probes(s);
+	p = find_probe(g, addr);
+	if (p) {
+		b.orig = p->orig;
+		b.at_probe = true;
+		err = sup_gdb_write_raw(g->pid, addr, &int1, 1);
+	} else {
+		n = sup_gdb_read_raw(g->pid, addr, &b.orig, 1);
+		err = n == 1 ? sup_gdb_write_raw(g->pid, addr, &int3, 1) : n < 0 ? (int)n : -EFAULT;
+	}
+	if (err)
+		return err;
+	g->breaks[g->n_breaks++] = b;
+	return 0;
+}
+
+uint8_t sup_gdb_under(const struct gdb_break *b)
+{
+	return b->at_probe ? GDB_INT3 : b->orig;
+}
+
+int sup_gdb_remove_break(struct sup *s, struct gdb_break *b)
+{
+	struct sup_gdb *g = s->gdb;
+	uint8_t byte = sup_gdb_under(b);
+	int err = sup_gdb_write_raw(g->pid, b->addr, &byte, 1);
+
+	*b = g->breaks[--g->n_breaks];
+	return err;
+}
+
+int sup_gdb_op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
+{
+	struct sup *s = ctx;
+	struct gdb_break *b = sup_gdb_find_break(s->gdb, addr);
+
+	(void)kind;
+	return b ? sup_gdb_remove_break(s, b) : 0;
+}
+
+/* ---- registers --------------------------------------------------------------------------- */
+
+/* Both register sets of a parked thread of the served process; -ESRCH when tid is not one. */
+static int get_regs(struct sup *s, pid_t tid, struct tracee **t, struct user_regs_struct *r,
+		    struct user_fpregs_struct *fp)
+{
+	*t = sup_gdb_parked(s, tid);
+	if (!*t)
+		return -ESRCH;
+	if (ptrace(PTRACE_GETREGS, (*t)->tid, 0, r) < 0 ||
+	    ptrace(PTRACE_GETFPREGS, (*t)->tid, 0, fp) < 0)
+		return -errno;
+	return 0;
+}
+
+int sup_gdb_op_read_regs(void *ctx, pid_t tid, uint8_t *buf)
+{
+	struct user_regs_struct r;
+	struct user_fpregs_struct fp;
+	struct tracee *t;
+	int err = get_regs(ctx, tid, &t, &r, &fp);
+
+	if (err)
+		return err;
+	mt_gdb_amd64_from_user(&r, &fp, buf);
+	return 0;
+}
+
+int sup_gdb_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf)
+{
+	struct user_regs_struct r;
+	struct user_fpregs_struct fp;
+	struct tracee *t;
+	int err = get_regs(ctx, tid, &t, &r, &fp);
+
+	if (err)
+		return err;
+	mt_gdb_amd64_to_user(buf, &r, &fp);
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 ||
+	    ptrace(PTRACE_SETFPREGS, t->tid, 0, &fp) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- hardware breakpoints and watchpoints ------------------------------------------------ */
+
+#define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])
+#define DR6_HITS     0xfu
+
+/* DR7's bits for a slot: local enable, then RW (00 exec, 01 write, 11 access) and LEN. */
+static unsigned long dr7_bits(const struct hw_slot *h, int i)
+{
+	static const unsigned long len_bits[9] = {[1] = 0, [2] = 1, [4] = 3, [8] = 2};
+	unsigned long rw = h->kind == MT_GDB_HW_EXEC ? 0 : h->kind == MT_GDB_HW_WRITE ? 1 : 3;
+	unsigned long len = h->kind == MT_GDB_HW_EXEC ? 0 : len_bits[h->len];
+
+	return 1ul << (2 * i) | (rw | len << 2) << (16 + 4 * i);
+}
+
+static int poke_dr(pid_t tid, int i, unsigned long v)
+{
+	if (ptrace(PTRACE_POKEUSER, tid, (void *)DR_OFFSET(i), (void *)v) == 0)
+		return 0;
+	/* EIO: no debug registers through ptrace here; ESRCH: the thread is going. */
+	return errno == EIO || errno == ENODEV ? -EOPNOTSUPP : -errno;
+}
+
+/* The slots into a thread's debug registers: DR7 off while the addresses change. */
+static int write_hw(const struct sup_gdb *g, pid_t tid)
+{
+	unsigned long dr7 = 0;
+	int err = poke_dr(tid, 7, 0);
+
+	for (int i = 0; i < GDB_HW_SLOTS && !err; i++) {
+		if (!g->hw[i].used)
+			continue;
+		err = poke_dr(tid, i, g->hw[i].addr);
+		dr7 |= dr7_bits(&g->hw[i], i);
+	}
+	return err ? err : dr7 ? poke_dr(tid, 7, dr7) : 0;
+}
+
+int sup_gdb_apply_hw(struct sup *s, struct tracee *t)
+{
+	struct sup_gdb *g = s->gdb;
+	int err;
+
+	if (t->gdb_hw_gen == g->hw_gen)
+		return 0;
+	err = write_hw(g, t->tid);
+	if (!err || err == -ESRCH)
+		t->gdb_hw_gen = g->hw_gen;
+	return err == -ESRCH ? 0 : err;
+}
+
+/* Every parked thread of the process (all of them while gdb asks) gets the slots now. */
+static int apply_hw_all(struct sup *s)
+{
+	int err = 0;
+
+	s->gdb->hw_gen++;
+	for (size_t i = 0; i < s->live.n && !err; i++)
+		if (sup_gdb_owns(s, s->live.v[i]) && s->live.v[i]->gdb_parked)
+			err = sup_gdb_apply_hw(s, s->live.v[i]);
+	return err;
+}
+
+/* The largest aligned piece (8, 4, 2, 1 bytes) that starts at addr and fits in len. */
+static unsigned int piece(uint64_t addr, uint64_t len)
+{
+	unsigned int n = 8;
+
+	while (n > 1 && (addr % n || n > len))
+		n /= 2;
+	return n;
+}
+
+static void free_point(struct sup_gdb *g, enum mt_gdb_hw_kind kind, uint64_t addr, uint64_t len)
+{
+	for (int i = 0; i < GDB_HW_SLOTS; i++)
+		if (g->hw[i].used && g->hw[i].kind == kind && g->hw[i].point_addr == addr &&
+		    g->hw[i].point_len == len)
+			g->hw[i].used = false;
+}
+
+/* A watched range in aligned pieces, one debug register each; -ENOSPC when they do not fit. */
+int sup_gdb_op_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
+{
+	struct sup *s = ctx;
+	struct sup_gdb *g = s->gdb;
+	uint64_t at = addr, left = kind == MT_GDB_HW_EXEC ? 1 : len;
+	int i = 0, err;
+
+	if (!left)
+		return -EINVAL;
+	while (left) {
+		unsigned int n = kind == MT_GDB_HW_EXEC ? 1 : piece(at, left);
+
+		while (i < GDB_HW_SLOTS && g->hw[i].used)
+			i++;
+		if (i == GDB_HW_SLOTS) {
+			free_point(g, kind, addr, len);
+			return -ENOSPC;
+		}
+		g->hw[i] = (struct hw_slot){true, kind, at, n, addr, len};
+		at += n;
+		left -= n;
+	}
+	err = apply_hw_all(s);
+	if (err) {
+		free_point(g, kind, addr, len);
+		apply_hw_all(s);
+	}
+	return err;
+}
+
+int sup_gdb_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
+{
+	struct sup *s = ctx;
+
+	free_point(s->gdb, kind, addr, len);
+	return apply_hw_all(s);
+}
+
+bool sup_gdb_hw_hit(struct sup *s, struct tracee *t, struct mt_gdb_stop *stop)
+{
+	static const char kinds[] = {[MT_GDB_HW_EXEC] = 'h',
+				     [MT_GDB_HW_WRITE] = 'w',
+				     [MT_GDB_HW_READ] = 'r',
+				     [MT_GDB_HW_ACCESS] = 'a'};
+	struct sup_gdb *g = s->gdb;
+	long dr6;
+
+	errno = 0;
+	dr6 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)DR_OFFSET(6), 0);
+	if (errno || !(dr6 & DR6_HITS))
+		return false;
+	ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFFSET(6), 0);
+	for (int i = 0; i < GDB_HW_SLOTS; i++) {
+		if (!(dr6 & (1l << i)) || !g->hw[i].used)
+			continue;
+		stop->hw = kinds[g->hw[i].kind];
+		stop->data_addr = g->hw[i].point_addr;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * An int3 of one of memtrack's uprobes that trapped to the thread instead of the kernel: the
+ * page was copied when gdb's breakpoints were written into it, and the probe is no longer the
+ * kernel's there (it was detached since, the copy kept its int3). The original byte goes back,
+ * the pc onto it: the program runs as without memtrack's probe there, never given the SIGTRAP.
+ */
+bool sup_gdb_stray_probe(struct sup *s, struct tracee *t, const siginfo_t *si)
+{
+	struct user_regs_struct r;
+	const struct probe_byte *p;
+
+	if (si->si_signo != SIGTRAP || si->si_code != SI_KERNEL ||
+	    ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+		return false;
+	know_probes(s);
+	p = find_probe(s->gdb, r.rip - 1);
+	if (!p || sup_gdb_find_break(s->gdb, r.rip - 1) ||
+	    sup_gdb_write_raw(s->gdb->pid, p->addr, &p->orig, 1) < 0)
+		return false;
+	r.rip--;
+	return ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0;
+}
