@@ -1175,8 +1175,7 @@ struct {
  * Only the call's own arguments are read: a program that reads past a tracepoint's fields is
  * refused at attach (EACCES), and munmap's has two. nargs is a constant: the rest compiles away.
  */
-static __always_inline int map_enter(struct trace_event_raw_sys_enter *ctx, __u32 what,
-				     int nargs)
+static __always_inline int map_enter(struct trace_event_raw_sys_enter *ctx, __u32 what, int nargs)
 {
 	struct map_call *c;
 

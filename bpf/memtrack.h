@@ -234,12 +234,12 @@ struct mt_map_record {
 	__u64 ts_ns; /* CLOCK_MONOTONIC, at the call's return */
 	__u32 pid;
 	__u32 tid;
-	__u64 addr;	/* mmap, mremap: the mapping's start; munmap: the range's; brk: the new break */
-	__u64 len;	/* mmap, munmap: the length asked for; mremap: the new length; brk: break minus
-			   the heap's start */
-	__u64 old_addr; /* mremap: the old start; brk: the heap's start (start_brk) */
-	__u64 old_len;	/* mremap: the old length */
-	__u64 offset;	/* mmap of a file: the offset in it, bytes */
+	__u64 addr; /* mmap, mremap: the mapping's start; munmap: the range's; brk: the new break */
+	__u64 len;  /* mmap, munmap: the length asked for; mremap: the new length; brk: break minus
+		       the heap's start */
+	__u64 old_addr;		  /* mremap: the old start; brk: the heap's start (start_brk) */
+	__u64 old_len;		  /* mremap: the old length */
+	__u64 offset;		  /* mmap of a file: the offset in it, bytes */
 	struct mt_inode_key file; /* mmap of a file: its inode; all zero for none */
 	__s32 err;		  /* 0, or the negative errno (brk: -ENOMEM when it did not move) */
 	__u32 prot;		  /* mmap: PROT_* */

@@ -30,7 +30,8 @@
 #define TWIN_BUILD MT_BUILD_DIR "/twin_ipc"
 #define TWIN_BIN   TWIN_BUILD "/target/release/twin_ipc"
 /* What the tracker needs as nobody on a kernel that runs the tracepoint watcher. */
-#define TRACK_CAPS "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore,cap_dac_read_search+ep"
+#define TRACK_CAPS                                                                                 \
+	"cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore,cap_dac_read_search+ep"
 
 static char tmpdir[64];
 static struct mt_out last;
@@ -114,8 +115,8 @@ END_TEST
 /* CodSpeed's tracker exits with the command's code, and 1 for a command killed by a signal. */
 START_TEST(exit_status_is_the_commands)
 {
-	const struct mt_out *r = run((const char *[]){MEMTRACK, "track", "-q", "-o", tmpdir,
-						      "exit 7", NULL});
+	const struct mt_out *r =
+	    run((const char *[]){MEMTRACK, "track", "-q", "-o", tmpdir, "exit 7", NULL});
 
 	ck_assert_int_eq(r->code, 7);
 	r = run((const char *[]){MEMTRACK, "track", "-q", "-o", tmpdir, "kill -9 $$", NULL});
@@ -296,17 +297,18 @@ static const char *build_twin(char *why, size_t len)
 		snprintf(script, sizeof(script),
 			 "mkdir -p %s && cp -r %s/. %s && cd %s && %s build --release --offline -q",
 			 TWIN_BUILD, TWIN_SRC, TWIN_BUILD, TWIN_BUILD, cargo);
-		ck_assert_int_eq(mt_run((const char *[]){"/bin/sh", "-c", script, NULL}, NULL, NULL,
-					600, &o),
-				 0);
+		ck_assert_int_eq(
+		    mt_run((const char *[]){"/bin/sh", "-c", script, NULL}, NULL, NULL, 600, &o),
+		    0);
 		if (o.code == 0 && access(TWIN_BIN, X_OK) == 0)
 			built = 1;
 		else
-			snprintf(reason, sizeof(reason),
-				 "cargo cannot build it offline (Debian's librust-bincode-dev, "
-				 "-serde-dev, -serde-derive-dev, -rmp-serde-dev, -zstd-dev, -libc-dev "
-				 "missing?): %.300s",
-				 o.err);
+			snprintf(
+			    reason, sizeof(reason),
+			    "cargo cannot build it offline (Debian's librust-bincode-dev, "
+			    "-serde-dev, -serde-derive-dev, -rmp-serde-dev, -zstd-dev, -libc-dev "
+			    "missing?): %.300s",
+			    o.err);
 		mt_out_free(&o);
 	}
 	snprintf(why, len, "%s", reason);

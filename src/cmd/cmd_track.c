@@ -178,11 +178,13 @@ static int track(struct track_opts *o, const char *command)
 		goto out;
 	}
 	if (res.incomplete)
-		fprintf(stderr, "memtrack: the recording is incomplete (memtrack report --json %s "
-				"says why)\n",
+		fprintf(stderr,
+			"memtrack: the recording is incomplete (memtrack report --json %s "
+			"says why)\n",
 			o->mtk ? o->mtk : "--mtk FILE");
-	rc = write_codspeed(o, cfg.artifact_path, windows, n_windows, ipc != NULL) ? 1
-										    : exit_status(&res);
+	rc = write_codspeed(o, cfg.artifact_path, windows, n_windows, ipc != NULL)
+		 ? 1
+		 : exit_status(&res);
 out:
 	if (!o->mtk)
 		unlink(tmp);

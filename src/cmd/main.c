@@ -27,7 +27,7 @@ static void usage(FILE *out)
 	    "  run           run CMD, write an artifact, print a summary, exit with CMD's status\n"
 	    "  exec-harness  benchmark CMD: warm-up and timed rounds, walltime results JSON\n"
 	    "  report        read an artifact: summary, sites, JSON, folded stacks, HTML, pprof\n"
-	    "  track         CodSpeed's memory tracker (codspeed-memtrack): bash -c COMMAND-STRING\n"
+	    "  track         CodSpeed's memory tracker (codspeed-memtrack), bash -c COMMAND\n"
 	    "\n"
 	    "'memtrack SUBCOMMAND --help' describes each. Needs root, or CAP_BPF, CAP_PERFMON,\n"
 	    "CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE.\n");

@@ -198,9 +198,8 @@ static int serve_one(struct mt_codspeed_ipc *ipc)
 		return 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) &&
-					   n_fds < MAX_FDS;
-			     i++)
+			for (size_t i = 0;
+			     i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) && n_fds < MAX_FDS; i++)
 				memcpy(&fds[n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 	/* A fragmented or cut message is no command of CodSpeed's: passed over. */
 	if ((size_t)n >= sizeof(len) && len == (uint64_t)n - sizeof(len))
@@ -239,8 +238,8 @@ int mt_codspeed_ipc_start(struct mt_codspeed_ipc *ipc)
 	return err;
 }
 
-const struct mt_codspeed_window *mt_codspeed_ipc_stop(struct mt_codspeed_ipc *ipc,
-						      uint64_t end_ns, size_t *n)
+const struct mt_codspeed_window *mt_codspeed_ipc_stop(struct mt_codspeed_ipc *ipc, uint64_t end_ns,
+						      size_t *n)
 {
 	/* The serving thread reads end of file, as at the runner's end. */
 	shutdown(ipc->rx, SHUT_RDWR);

@@ -31,8 +31,8 @@ int mt_codspeed_ipc_start(struct mt_codspeed_ipc *ipc);
  * Stop answering (the run is over), and return the windows recorded: a window still open ends at
  * end_ns. Valid until mt_codspeed_ipc_free().
  */
-const struct mt_codspeed_window *mt_codspeed_ipc_stop(struct mt_codspeed_ipc *ipc,
-						      uint64_t end_ns, size_t *n);
+const struct mt_codspeed_window *mt_codspeed_ipc_stop(struct mt_codspeed_ipc *ipc, uint64_t end_ns,
+						      size_t *n);
 void mt_codspeed_ipc_free(struct mt_codspeed_ipc *ipc);
 
 #endif

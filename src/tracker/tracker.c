@@ -194,9 +194,9 @@ static int attach_lifecycle(struct mt_tracker *t, bool fentry)
 static void mapping_progs(struct memtrack_bpf *s, struct bpf_program **p)
 {
 	struct bpf_program *progs[MT_MAPPING_PROGS] = {
-	    s->progs.map_mmap_enter,   s->progs.map_mmap_exit,	  s->progs.map_munmap_enter,
-	    s->progs.map_munmap_exit,  s->progs.map_mremap_enter, s->progs.map_mremap_exit,
-	    s->progs.map_brk_enter,    s->progs.map_brk_exit,
+	    s->progs.map_mmap_enter,  s->progs.map_mmap_exit,	 s->progs.map_munmap_enter,
+	    s->progs.map_munmap_exit, s->progs.map_mremap_enter, s->progs.map_mremap_exit,
+	    s->progs.map_brk_enter,   s->progs.map_brk_exit,
 	};
 
 	memcpy(p, progs, sizeof(progs));

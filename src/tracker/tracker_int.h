@@ -86,7 +86,7 @@ struct mt_tracker {
 	struct ring_buffer *requests;
 	struct bpf_link *lifecycle[MT_LIFECYCLE_PROGS];
 	struct bpf_link *mappings[MT_MAPPING_PROGS]; /* cfg.mappings: mmap, munmap, mremap, brk */
-	struct bpf_link *debugger; /* watch_debugger, from the first handoff on */
+	struct bpf_link *debugger;		     /* watch_debugger, from the first handoff on */
 	bool debugger_tried;
 	struct bpf_link *tracers; /* watch_tracer (tracker_ptrace.c), for the run */
 	const char *watcher;
@@ -110,7 +110,7 @@ struct mt_tracker {
 	bool multi;	/* uprobe_multi links work: one link per file and direction */
 	bool mm_filter; /* links count for every task of the linked task's mm (vfork children) */
 	bool mappings_failed; /* cfg.mappings, but the mapping programs could not be attached */
-	struct mt_arm *arms; /* --probe-scope=tree: per process and file */
+	struct mt_arm *arms;  /* --probe-scope=tree: per process and file */
 	size_t n_arms, cap_arms;
 	struct closer_queue closer;
 	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */
