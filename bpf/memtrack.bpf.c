@@ -1201,17 +1201,6 @@ static __always_inline int map_enter(struct trace_event_raw_sys_enter *ctx, __u3
 	return 0;
 }
 
-/* The call in progress of kind what, taken: NULL when its entry was not recorded. */
-static __always_inline struct map_call *map_taken(__u32 what)
-{
-	struct map_call *c = bpf_task_storage_get(&map_calls, bpf_get_current_task_btf(), 0, 0);
-
-	if (!c || c->what != what)
-		return NULL;
-	c->what = 0;
-	return c;
-}
-
 static __always_inline bool syscall_failed(long ret)
 {
 	return ret < 0 && ret >= -4095;
@@ -1256,15 +1245,29 @@ struct {
 	__type(value, struct mt_map_record);
 } map_scratch SEC(".maps");
 
-static __always_inline struct mt_map_record *map_record(__u32 what)
+/*
+ * At a call's return: the record to fill for the call of kind what in progress (its arguments in
+ * *call), or NULL when its entry was not recorded, or when it failed and failures are not.
+ */
+static __always_inline struct mt_map_record *map_exit(__u32 what, long ret, bool failed_too,
+						      struct map_call **call)
 {
+	struct map_call *c = bpf_task_storage_get(&map_calls, bpf_get_current_task_btf(), 0, 0);
 	__u32 zero = 0;
-	struct mt_map_record *m = bpf_map_lookup_elem(&map_scratch, &zero);
+	struct mt_map_record *m;
 
-	if (m) {
-		__builtin_memset(m, 0, sizeof(*m));
-		m->what = what;
-	}
+	if (!c || c->what != what)
+		return NULL;
+	c->what = 0;
+	if (!failed_too && syscall_failed(ret))
+		return NULL;
+	m = bpf_map_lookup_elem(&map_scratch, &zero);
+	if (!m)
+		return NULL;
+	__builtin_memset(m, 0, sizeof(*m));
+	m->what = what;
+	m->err = syscall_failed(ret) ? (__s32)ret : 0;
+	*call = c;
 	return m;
 }
 
@@ -1277,11 +1280,11 @@ int map_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_mmap")
 int map_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	struct map_call *c = map_taken(MT_MAP_MMAP);
-	struct mt_map_record *m;
+	struct map_call *c;
+	struct mt_map_record *m = map_exit(MT_MAP_MMAP, ctx->ret, false, &c);
 	struct file *file = NULL;
 
-	if (!c || syscall_failed(ctx->ret) || !(m = map_record(MT_MAP_MMAP)))
+	if (!m)
 		return 0;
 	m->addr = ctx->ret;
 	m->len = c->args[1];
@@ -1304,15 +1307,14 @@ int map_munmap_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_munmap")
 int map_munmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	struct map_call *c = map_taken(MT_MAP_MUNMAP);
-	struct mt_map_record *m;
+	struct map_call *c;
+	struct mt_map_record *m = map_exit(MT_MAP_MUNMAP, ctx->ret, true, &c);
 
-	if (!c || !(m = map_record(MT_MAP_MUNMAP)))
-		return 0;
-	m->addr = c->args[0];
-	m->len = c->args[1];
-	m->err = syscall_failed(ctx->ret) ? (__s32)ctx->ret : 0;
-	emit_mapping(m, NULL);
+	if (m) {
+		m->addr = c->args[0];
+		m->len = c->args[1];
+		emit_mapping(m, NULL);
+	}
 	return 0;
 }
 
@@ -1325,10 +1327,10 @@ int map_mremap_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_mremap")
 int map_mremap_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	struct map_call *c = map_taken(MT_MAP_MREMAP);
-	struct mt_map_record *m;
+	struct map_call *c;
+	struct mt_map_record *m = map_exit(MT_MAP_MREMAP, ctx->ret, false, &c);
 
-	if (!c || syscall_failed(ctx->ret) || !(m = map_record(MT_MAP_MREMAP)))
+	if (!m)
 		return 0;
 	m->addr = ctx->ret;
 	m->old_addr = c->args[0];
@@ -1350,10 +1352,10 @@ SEC("tracepoint/syscalls/sys_exit_brk")
 int map_brk_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct map_call *c = map_taken(MT_MAP_BRK);
-	struct mt_map_record *m;
+	struct map_call *c;
+	struct mt_map_record *m = map_exit(MT_MAP_BRK, ctx->ret, true, &c);
 
-	if (!c || !ctx->ret || !(m = map_record(MT_MAP_BRK)))
+	if (!m || !ctx->ret)
 		return 0;
 	m->addr = ctx->ret;
 	m->old_addr = BPF_CORE_READ(task, mm, start_brk);

@@ -11,7 +11,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
@@ -42,18 +41,13 @@ static void setup(void)
 	chmod(tmpdir, 0777);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void teardown(void)
 {
+	struct mt_out o = {0};
+
 	mt_out_free(&last);
-	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	mt_run((const char *[]){"rm", "-rf", tmpdir, NULL}, NULL, NULL, 60, &o);
+	mt_out_free(&o);
 }
 
 static const struct mt_out *run(const char *const *argv)
