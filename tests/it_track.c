@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "lib/mtjson.h"
@@ -25,12 +26,14 @@
 #include "lib/suite.h"
 #include "reader/artifact_read.h"
 
-#define TWIN_SRC   MT_SOURCE_DIR "/tests/twin_ipc"
-#define TWIN_BUILD MT_BUILD_DIR "/twin_ipc"
-#define TWIN_BIN   TWIN_BUILD "/target/release/twin_ipc"
+#define TWIN_SRC    MT_SOURCE_DIR "/tests/twin_ipc"
+#define TWIN_BUILD  MT_BUILD_DIR "/twin_ipc"
+#define TWIN_BIN    TWIN_BUILD "/target/release/twin_ipc"
 /* What the tracker needs as nobody on a kernel that runs the tracepoint watcher. */
-#define TRACK_CAPS                                                                                 \
-	"cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore,cap_dac_read_search+ep"
+#define TRACK_CAPS  "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore,cap_dac_read_search"
+/* And what the runner's `codspeed setup` checks for (src/executor/memory/setup.rs). */
+#define RUNNER_CAPS "cap_dac_read_search,cap_sys_admin,cap_perfmon,cap_bpf,cap_sys_resource"
+#define RUNNER_MASK (1ull << 2 | 1ull << 21 | 1ull << 24 | 1ull << 38 | 1ull << 39)
 
 static char tmpdir[64];
 static struct mt_out last;
@@ -358,6 +361,37 @@ START_TEST(twin_no_enable_no_event)
 }
 END_TEST
 
+/*
+ * The runner's has_memtrack_capabilities(): the permitted words of the file's security.capability
+ * (vfs_cap_data, revision 2 or 3: magic, then {permitted, inheritable} for the low and high
+ * words) hold CAP_DAC_READ_SEARCH, CAP_SYS_ADMIN, CAP_PERFMON, CAP_BPF and CAP_SYS_RESOURCE.
+ */
+static bool has_runner_capabilities(const char *path)
+{
+	uint32_t v[6] = {0};
+	ssize_t n = getxattr(path, "security.capability", v, sizeof(v));
+
+	if (n < 20 || ((v[0] >> 24) != 2 && (v[0] >> 24) != 3))
+		return false;
+	return ((v[1] | (uint64_t)v[3] << 32) & RUNNER_MASK) == RUNNER_MASK;
+}
+
+/*
+ * Whether this process's bounding set holds the runner's set: a file granting a capability
+ * outside it cannot be executed (EPERM), and sandboxes drop some (CAP_SYS_RESOURCE).
+ */
+static bool runner_caps_grantable(void)
+{
+	char *status = mt_slurp("/proc/self/status"), *b;
+	unsigned long long bnd = 0;
+
+	b = status ? strstr(status, "CapBnd:") : NULL;
+	if (b)
+		sscanf(b + 7, "%llx", &bnd);
+	free(status);
+	return (bnd & RUNNER_MASK) == RUNNER_MASK;
+}
+
 /* As the runner's user: capabilities on the tracker alone (a copy, setcap), none inherited. */
 START_TEST(twin_window_as_nobody_with_capabilities)
 {
@@ -369,8 +403,17 @@ START_TEST(twin_window_as_nobody_with_capabilities)
 	strcat(copy, "/codspeed-memtrack");
 	r = run((const char *[]){"cp", MEMTRACK, copy, NULL});
 	ck_assert_int_eq(r->code, 0);
-	r = run((const char *[]){"setcap", TRACK_CAPS, copy, NULL});
+	/* Both sets where they can be had, so that the runner keeps the file's capabilities. */
+	r = run((const char *[]){
+	    "setcap", runner_caps_grantable() ? TRACK_CAPS "," RUNNER_CAPS "+ep" : TRACK_CAPS "+ep",
+	    copy, NULL});
 	ck_assert_msg(r->code == 0, "setcap: %s", r->err);
+	if (runner_caps_grantable())
+		ck_assert(has_runner_capabilities(copy));
+	else
+		printf(
+		    "it_track: the runner's capability set is not grantable here (bounding set): "
+		    "memtrack's own only\n");
 	run_twin("window", copy, true);
 }
 END_TEST
