@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* memtrack: the command line. Dispatches to the three subcommands. */
+/* memtrack: the command line. Dispatches to the subcommands, and to the installed names. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
