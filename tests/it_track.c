@@ -5,8 +5,8 @@
  * records from the start as CodSpeed's tracker does, read back through memtrack's own artifact
  * (the mapping records) and CodSpeed's; and the runner twin (tests/twin_ipc, Rust with the
  * runner's serde types) driving the IPC side as root and, with file capabilities on a copy, as
- * nobody. The twin needs cargo and Debian's librust-*-dev crates: without them its tests say
- * they are skipped, in one line, and pass.
+ * nobody. The twin needs cargo and Debian's librust-*-dev crates: without them its tests are
+ * reported skipped (tests/lib/suite.h), as tests that need root are without it.
  */
 #include <check.h>
 #include <errno.h>
@@ -274,62 +274,46 @@ static const char *find_cargo(void)
 	return access(path, X_OK) == 0 ? path : NULL;
 }
 
-/* Build the twin once (offline, Debian's crates), out of the source tree. NULL: why not. */
-static const char *build_twin(char *why, size_t len)
+/*
+ * Build the twin (offline, Debian's crates), out of the source tree, before the suite runs: NULL,
+ * or why its tests are reported skipped.
+ */
+static const char *build_twin(void)
 {
-	static int built; /* 0 not tried, 1 built, -1 failed */
-	static char reason[512];
+	static char why[512];
 	const char *cargo = find_cargo();
 	char script[PATH_MAX * 2];
 	struct mt_out o = {0};
 
-	if (built) {
-		snprintf(why, len, "%s", reason);
-		return built > 0 ? TWIN_BIN : NULL;
-	}
-	built = -1;
-	if (!cargo) {
-		snprintf(reason, sizeof(reason), "no cargo (tools/install-deps installs it)");
-	} else {
-		snprintf(script, sizeof(script),
-			 "mkdir -p %s && cp -r %s/. %s && cd %s && %s build --release --offline -q",
-			 TWIN_BUILD, TWIN_SRC, TWIN_BUILD, TWIN_BUILD, cargo);
-		ck_assert_int_eq(
-		    mt_run((const char *[]){"/bin/sh", "-c", script, NULL}, NULL, NULL, 600, &o),
-		    0);
-		if (o.code == 0 && access(TWIN_BIN, X_OK) == 0)
-			built = 1;
-		else
-			snprintf(
-			    reason, sizeof(reason),
-			    "cargo cannot build it offline (Debian's librust-bincode-dev, "
-			    "-serde-dev, -serde-derive-dev, -rmp-serde-dev, -zstd-dev, -libc-dev "
-			    "missing?): %.300s",
-			    o.err);
-		mt_out_free(&o);
-	}
-	snprintf(why, len, "%s", reason);
-	return built > 0 ? TWIN_BIN : NULL;
+	if (!cargo)
+		return "no cargo (tools/install-deps installs it)";
+	snprintf(script, sizeof(script),
+		 "mkdir -p %s && cp -r %s/. %s && cd %s && rm -f Cargo.lock && %s build --release "
+		 "--offline -q",
+		 TWIN_BUILD, TWIN_SRC, TWIN_BUILD, TWIN_BUILD, cargo);
+	if (mt_run((const char *[]){"/bin/sh", "-c", script, NULL}, NULL, NULL, 600, &o) < 0)
+		snprintf(why, sizeof(why), "cannot run /bin/sh");
+	else if (o.code || access(TWIN_BIN, X_OK) != 0)
+		snprintf(why, sizeof(why),
+			 "cargo cannot build tests/twin_ipc offline (Debian's librust-* crates of "
+			 "tools/install-deps?): %.300s",
+			 o.err);
+	mt_out_free(&o);
+	return why[0] ? why : NULL;
 }
 
-/* Runs the twin (as nobody when asked); false, after one SKIPPED line, when it cannot be built. */
-static bool run_twin(const char *mode, const char *tracker, bool as_nobody)
+/* Runs the twin (as nobody when asked) and checks that it found everything right. */
+static void run_twin(const char *mode, const char *tracker, bool as_nobody)
 {
-	char why[512], work[128], bin[128];
-	const char *twin = build_twin(why, sizeof(why));
+	char work[128], bin[128];
 	const struct mt_out *r;
 
-	if (!twin) {
-		printf("it_track: SKIPPED: the runner twin (tests/twin_ipc): %s\n", why);
-		fflush(stdout);
-		return false;
-	}
 	snprintf(work, sizeof(work), "%s/work-%s", tmpdir, mode);
 	ck_assert_int_eq(mkdir(work, 0777), 0);
 	ck_assert_int_eq(chmod(work, 0777), 0);
 	/* A copy nobody can run wherever the build tree is. */
 	snprintf(bin, sizeof(bin), "%s/twin_ipc", tmpdir);
-	r = run((const char *[]){"cp", twin, bin, NULL});
+	r = run((const char *[]){"cp", TWIN_BIN, bin, NULL});
 	ck_assert_int_eq(r->code, 0);
 	if (as_nobody)
 		r = run((const char *[]){"setpriv", "--reuid=nobody", "--regid=nogroup",
@@ -340,13 +324,11 @@ static bool run_twin(const char *mode, const char *tracker, bool as_nobody)
 	ck_assert_msg(r->code == 0, "twin_ipc %s%s: %s%s", mode, as_nobody ? " as nobody" : "",
 		      r->out, r->err);
 	ck_assert_int_eq(mt_count_lines(r->out, "twin_ipc: ok"), 1);
-	return true;
 }
 
 START_TEST(twin_window_as_root)
 {
-	if (!run_twin("window", tracker_link(), false))
-		return;
+	run_twin("window", tracker_link(), false);
 	ck_assert_int_eq(mt_count_lines(last.out, "twin_ipc: Enable -> Ack"), 1);
 	ck_assert_int_eq(mt_count_lines(last.out, "twin_ipc: Mmap sizes: [4096, 65536, 196708]"),
 			 1);
@@ -355,8 +337,7 @@ END_TEST
 
 START_TEST(twin_no_enable_no_event)
 {
-	if (!run_twin("off", tracker_link(), false))
-		return;
+	run_twin("off", tracker_link(), false);
 	ck_assert_int_eq(mt_count_lines(last.out, "no Enable, no event"), 1);
 }
 END_TEST
@@ -436,8 +417,18 @@ START_TEST(missing_capabilities_are_named)
 }
 END_TEST
 
-static Suite *track_suite(void)
+/* A test, or the same reported skipped for why. */
+static void add(TCase *tc, const TTest *test, const char *why)
 {
+	if (why)
+		mt_add_skipped_test(tc, test, 0, 1, why);
+	else
+		tcase_add_test(tc, test);
+}
+
+static Suite *track_suite(const char *twin_why)
+{
+	const char *root_why = geteuid() ? "no root (setpriv, setcap)" : NULL;
 	Suite *s = suite_create("track");
 	TCase *cli = tcase_create("cli"), *alone = tcase_create("without_ipc"),
 	      *twin = tcase_create("twin");
@@ -446,22 +437,22 @@ static Suite *track_suite(void)
 	tcase_add_test(cli, version_as_the_runner_reads_it);
 	tcase_add_test(cli, bad_command_lines_are_one_sentence);
 	tcase_add_test(cli, exit_status_is_the_commands);
-	tcase_add_test(cli, missing_capabilities_are_named);
+	add(cli, missing_capabilities_are_named, root_why);
 	suite_add_tcase(s, cli);
 	tcase_add_checked_fixture(alone, setup, teardown);
 	tcase_set_timeout(alone, 120);
-	tcase_add_test(alone, without_ipc_everything_is_recorded);
+	add(alone, without_ipc_everything_is_recorded, root_why);
 	suite_add_tcase(s, alone);
 	tcase_add_checked_fixture(twin, setup, teardown);
-	tcase_set_timeout(twin, 900);
-	tcase_add_test(twin, twin_window_as_root);
-	tcase_add_test(twin, twin_no_enable_no_event);
-	tcase_add_test(twin, twin_window_as_nobody_with_capabilities);
+	tcase_set_timeout(twin, 300);
+	add(twin, twin_window_as_root, twin_why ?: root_why);
+	add(twin, twin_no_enable_no_event, twin_why ?: root_why);
+	add(twin, twin_window_as_nobody_with_capabilities, twin_why ?: root_why);
 	suite_add_tcase(s, twin);
 	return s;
 }
 
 int main(void)
 {
-	return mt_run_suite(track_suite());
+	return mt_run_suite(track_suite(build_twin()));
 }
