@@ -177,6 +177,9 @@ static int track(struct track_opts *o, const char *command)
 		rc = res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
 		goto out;
 	}
+	/* The artifact is read back and CodSpeed's written with the user's rights only. */
+	if (mt_drop_elevation())
+		goto out;
 	if (res.incomplete)
 		fprintf(stderr,
 			"memtrack: the recording is incomplete (memtrack report --json %s "
