@@ -417,15 +417,6 @@ START_TEST(missing_capabilities_are_named)
 }
 END_TEST
 
-/* A test, or the same reported skipped for why. */
-static void add(TCase *tc, const TTest *test, const char *why)
-{
-	if (why)
-		mt_add_skipped_test(tc, test, 0, 1, why);
-	else
-		tcase_add_test(tc, test);
-}
-
 static Suite *track_suite(const char *twin_why)
 {
 	const char *root_why = geteuid() ? "no root (setpriv, setcap)" : NULL;
@@ -437,17 +428,17 @@ static Suite *track_suite(const char *twin_why)
 	tcase_add_test(cli, version_as_the_runner_reads_it);
 	tcase_add_test(cli, bad_command_lines_are_one_sentence);
 	tcase_add_test(cli, exit_status_is_the_commands);
-	add(cli, missing_capabilities_are_named, root_why);
+	mt_add_test_unless(cli, missing_capabilities_are_named, root_why);
 	suite_add_tcase(s, cli);
 	tcase_add_checked_fixture(alone, setup, teardown);
 	tcase_set_timeout(alone, 120);
-	add(alone, without_ipc_everything_is_recorded, root_why);
+	mt_add_test_unless(alone, without_ipc_everything_is_recorded, root_why);
 	suite_add_tcase(s, alone);
 	tcase_add_checked_fixture(twin, setup, teardown);
 	tcase_set_timeout(twin, 300);
-	add(twin, twin_window_as_root, twin_why ?: root_why);
-	add(twin, twin_no_enable_no_event, twin_why ?: root_why);
-	add(twin, twin_window_as_nobody_with_capabilities, twin_why ?: root_why);
+	mt_add_test_unless(twin, twin_window_as_root, twin_why ?: root_why);
+	mt_add_test_unless(twin, twin_no_enable_no_event, twin_why ?: root_why);
+	mt_add_test_unless(twin, twin_window_as_nobody_with_capabilities, twin_why ?: root_why);
 	suite_add_tcase(s, twin);
 	return s;
 }
