@@ -157,6 +157,9 @@ install: $(BUILD)/memtrack
 	install -D -m 0644 tools/completion/memtrack.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/memtrack
 	ln -sf memtrack $(DESTDIR)$(PREFIX)/share/bash-completion/completions/exec-harness
+	# CodSpeed's runner runs `codspeed-memtrack track ...` in memory mode: memtrack is that tracker,
+	# through a link, so that `setcap` on memtrack is the tracker's (docs/HARNESS.md).
+	ln -sf memtrack $(DESTDIR)$(PREFIX)/bin/codspeed-memtrack
 
 clean:
 	rm -rf $(BUILD)

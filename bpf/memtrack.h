@@ -216,4 +216,37 @@ struct mt_stack_record {
 	__u64 frames[MT_STACK_MAX_FRAMES];
 };
 
+/*
+ * A mapping system call of a tracked process (memtrack track, --mappings): mmap, munmap, mremap
+ * or brk, emitted into the events ring at the call's return, so that it keeps its place in the
+ * one ordered stream. Told apart from an event and a stack by its size. Never renumber.
+ */
+enum mt_map_what {
+	MT_MAP_MMAP = 1,
+	MT_MAP_MUNMAP = 2,
+	MT_MAP_MREMAP = 3,
+	MT_MAP_BRK = 4,
+};
+
+#define MT_MAP_NAME 64 /* the mapped file's base name, NUL included */
+
+struct mt_map_record {
+	__u64 ts_ns; /* CLOCK_MONOTONIC, at the call's return */
+	__u32 pid;
+	__u32 tid;
+	__u64 addr; /* mmap, mremap: the mapping's start; munmap: the range's; brk: the new break */
+	__u64 len;  /* mmap, munmap: the length asked for; mremap: the new length; brk: break minus
+		       the heap's start */
+	__u64 old_addr;		  /* mremap: the old start; brk: the heap's start (start_brk) */
+	__u64 old_len;		  /* mremap: the old length */
+	__u64 offset;		  /* mmap of a file: the offset in it, bytes */
+	struct mt_inode_key file; /* mmap of a file: its inode; all zero for none */
+	__s32 err;		  /* 0, or the negative errno (brk: -ENOMEM when it did not move) */
+	__u32 prot;		  /* mmap: PROT_* */
+	__u32 flags;		  /* mmap: MAP_*; mremap: MREMAP_* */
+	__u8 what;		  /* enum mt_map_what */
+	__u8 pad[3];
+	char name[MT_MAP_NAME];
+};
+
 #endif /* MEMTRACK_H */

@@ -199,15 +199,6 @@ START_TEST(test_capability_layout)
 }
 END_TEST
 
-/* The twin's tests, or each reported skipped for why (the twin could not be built or run). */
-static void add(TCase *tc, const TTest *test, const char *why)
-{
-	if (why)
-		mt_add_skipped_test(tc, test, 0, 1, why);
-	else
-		tcase_add_test(tc, test);
-}
-
 static Suite *fifo_suite(const char *why)
 {
 	Suite *s = suite_create("exec-harness-fifo");
@@ -217,13 +208,13 @@ static Suite *fifo_suite(const char *why)
 		tcase_add_unchecked_fixture(tc, prepare, NULL);
 	/* A stalled runner costs exec-harness's 5 s answer timeout per run. */
 	tcase_set_timeout(tc, 300);
-	add(tc, test_capability_layout, why);
-	add(tc, test_walltime_frames, why);
-	add(tc, test_memory_frames, why);
-	add(tc, test_runner_never_answers, why);
-	add(tc, test_runner_answers_err, why);
-	add(tc, test_runner_closes_fifo, why);
-	add(tc, test_fifos_left_behind, why);
+	mt_add_test_unless(tc, test_capability_layout, why);
+	mt_add_test_unless(tc, test_walltime_frames, why);
+	mt_add_test_unless(tc, test_memory_frames, why);
+	mt_add_test_unless(tc, test_runner_never_answers, why);
+	mt_add_test_unless(tc, test_runner_answers_err, why);
+	mt_add_test_unless(tc, test_runner_closes_fifo, why);
+	mt_add_test_unless(tc, test_fifos_left_behind, why);
 	suite_add_tcase(s, tc);
 	return s;
 }

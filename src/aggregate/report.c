@@ -256,6 +256,8 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 		return mt_sites_add_stack(rep->sites, it->stack);
 	case MT_ITEM_HANDOFF:
 		return mt_images_handoff(rep->index->images, it->handoff, rep->events);
+	case MT_ITEM_MAPPING:
+		return 0; /* mapped memory is not counted in the heap's totals */
 	}
 	return 0;
 }

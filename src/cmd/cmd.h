@@ -17,6 +17,9 @@
 int mt_cmd_run(int argc, char **argv);
 int mt_cmd_report(int argc, char **argv);
 int mt_cmd_harness(int argc, char **argv);
+int mt_cmd_track(int argc, char **argv);
+/* Invoked as codspeed-memtrack: CodSpeed's tracker's command line (track, --version). */
+int mt_cmd_codspeed_memtrack(int argc, char **argv);
 
 /* What mt_cmd_options needs to know of a subcommand. */
 struct mt_cmd {

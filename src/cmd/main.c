@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* memtrack: the command line. Dispatches to the three subcommands. */
+/* memtrack: the command line. Dispatches to the subcommands, and to the installed names. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -17,6 +17,7 @@ static void usage(FILE *out)
 	    "       memtrack exec-harness [OPTIONS] -- CMD [ARGS...]\n"
 	    "       memtrack exec-harness -    (a JSON list of benchmarks on stdin)\n"
 	    "       memtrack report [--json | --folded | --html OUT | --pprof OUT ...] FILE\n"
+	    "       memtrack track [--output DIR] [--ipc-server NAME] COMMAND-STRING\n"
 	    "       memtrack help [SUBCOMMAND]\n"
 	    "       memtrack --help | --version\n"
 	    "\n"
@@ -26,6 +27,7 @@ static void usage(FILE *out)
 	    "  run           run CMD, write an artifact, print a summary, exit with CMD's status\n"
 	    "  exec-harness  benchmark CMD: warm-up and timed rounds, walltime results JSON\n"
 	    "  report        read an artifact: summary, sites, JSON, folded stacks, HTML, pprof\n"
+	    "  track         CodSpeed's memory tracker (codspeed-memtrack), bash -c COMMAND\n"
 	    "\n"
 	    "'memtrack SUBCOMMAND --help' describes each. Needs root, or CAP_BPF, CAP_PERFMON,\n"
 	    "CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE.\n");
@@ -62,6 +64,8 @@ static int dispatch(const char *sub, int argc, char **argv)
 		return mt_cmd_harness(argc, argv);
 	if (strcmp(sub, "report") == 0)
 		return mt_cmd_report(argc, argv);
+	if (strcmp(sub, "track") == 0)
+		return mt_cmd_track(argc, argv);
 	return -ENOENT;
 }
 
@@ -100,6 +104,9 @@ int main(int argc, char **argv)
 	/* Installed as exec-harness (make install's link), memtrack is CodSpeed's exec-harness. */
 	if (argc > 0 && strcmp(basename(argv[0]), "exec-harness") == 0)
 		return mt_cmd_harness(argc, argv);
+	/* And as codspeed-memtrack, CodSpeed's memory tracker (memtrack track). */
+	if (argc > 0 && strcmp(basename(argv[0]), "codspeed-memtrack") == 0)
+		return mt_cmd_codspeed_memtrack(argc, argv);
 	if (argc > 1 && strcmp(argv[1], "help") == 0)
 		return help(argc - 1, argv + 1);
 	if (argc > 1) {

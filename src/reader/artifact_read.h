@@ -36,6 +36,7 @@ enum mt_item_type {
 	MT_ITEM_UNPROBED,
 	MT_ITEM_STACK, /* version 4 */
 	MT_ITEM_HANDOFF,
+	MT_ITEM_MAPPING, /* a mapping system call (type 9) */
 };
 
 /* One thing read from the stream. The pointers are valid until the next call on the reader. */
@@ -48,6 +49,7 @@ struct mt_artifact_item {
 		const struct mt_artifact_unprobed *unprobed;
 		const struct mt_artifact_stack *stack;
 		const struct mt_artifact_handoff *handoff;
+		const struct mt_artifact_mapping *mapping;
 		struct {
 			const struct mt_event *events;
 			size_t n_events;

@@ -54,6 +54,7 @@ struct mt_artifact_reader {
 	struct mt_artifact_unprobed unprobed;
 	struct mt_artifact_stack stack;
 	struct mt_artifact_handoff handoff;
+	struct mt_artifact_mapping mapping;
 };
 
 /* ---- decoding from a payload ---------------------------------------------------------------- */

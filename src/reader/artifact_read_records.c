@@ -200,6 +200,24 @@ static int parse_handoff(struct mt_artifact_reader *r, struct cursor *c, uint64_
 	return 0;
 }
 
+static int parse_mapping(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
+{
+	struct mt_artifact_mapping *m = &r->mapping;
+	uint32_t error;
+	uint8_t zero8;
+	uint16_t zero16;
+
+	if (!get_u64(c, &m->ts_ns) || !get_u32(c, &m->pid) || !get_u32(c, &m->tid) ||
+	    !get_u8(c, &m->what) || !get_u8(c, &zero8) || !get_u16(c, &zero16) ||
+	    !get_u32(c, &error) || !get_u32(c, &m->prot) || !get_u32(c, &m->flags) ||
+	    !get_u64(c, &m->addr) || !get_u64(c, &m->len) || !get_u64(c, &m->old_addr) ||
+	    !get_u64(c, &m->old_len) || !get_u64(c, &m->offset) || !get_u64(c, &m->dev) ||
+	    !get_u64(c, &m->ino) || !get_str(c, m->name, MT_ARTIFACT_MAPPING_NAME))
+		return mt_artread_corrupt(r, at, "bad mapping record");
+	m->error = (int32_t)error;
+	return 0;
+}
+
 /* After the footer the file must end: anything more is not something this writer produced. */
 static int check_end(struct mt_artifact_reader *r)
 {
@@ -252,6 +270,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 		       len <= MT_ARTIFACT_STACK_FIXED + 8 * MT_ARTIFACT_STACK_FRAMES;
 	case MT_REC_HANDOFF:
 		return len >= MT_ARTIFACT_HANDOFF_FIXED + 4 && len <= MT_ARTIFACT_META_MAX;
+	case MT_REC_MAPPING:
+		return len >= MT_ARTIFACT_MAPPING_FIXED + 4 && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;
@@ -300,6 +320,11 @@ int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, u
 		err = parse_handoff(r, &c, at);
 		it->type = MT_ITEM_HANDOFF;
 		it->handoff = &r->handoff;
+		break;
+	case MT_REC_MAPPING:
+		err = parse_mapping(r, &c, at);
+		it->type = MT_ITEM_MAPPING;
+		it->mapping = &r->mapping;
 		break;
 	default:
 		err = parse_footer(r, &c, at);

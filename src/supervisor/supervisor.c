@@ -230,6 +230,7 @@ static int open_tracking(struct sup *s)
 	    .events = s->cfg->artifact_path != NULL,
 	    .ring_size = s->cfg->ring_size,
 	    .stacks = s->cfg->stacks,
+	    .mappings = s->cfg->mappings,
 	    .no_backpressure = sup_backpressure_off(),
 	    .no_uprobe_multi = sup_uprobe_multi_off(),
 	    .verbose = s->cfg->verbose,

@@ -191,12 +191,58 @@ static int attach_lifecycle(struct mt_tracker *t, bool fentry)
 	return 0;
 }
 
+static void mapping_progs(struct memtrack_bpf *s, struct bpf_program **p)
+{
+	struct bpf_program *progs[MT_MAPPING_PROGS] = {
+	    s->progs.map_mmap_enter,  s->progs.map_mmap_exit,	 s->progs.map_munmap_enter,
+	    s->progs.map_munmap_exit, s->progs.map_mremap_enter, s->progs.map_mremap_exit,
+	    s->progs.map_brk_enter,   s->progs.map_brk_exit,
+	};
+
+	memcpy(p, progs, sizeof(progs));
+}
+
+/*
+ * The mapping programs, apart from the lifecycle's: only a run that records mappings loads them.
+ * A tracepoint that cannot be attached (tracefs readable by root only, without
+ * CAP_DAC_READ_SEARCH) costs the run its mapping events, said once, not the run.
+ */
+static void attach_mappings(struct mt_tracker *t)
+{
+	struct bpf_program *progs[MT_MAPPING_PROGS];
+
+	mapping_progs(t->skel, progs);
+
+	for (int i = 0; i < MT_MAPPING_PROGS; i++) {
+		t->mappings[i] = bpf_program__attach(progs[i]);
+		if (t->mappings[i])
+			continue;
+		fprintf(stderr, "memtrack: mappings are not recorded: cannot attach %s: %s\n",
+			bpf_program__name(progs[i]), strerror(errno));
+		t->mappings_failed = true;
+		return;
+	}
+}
+
+static void set_mappings_autoload(struct memtrack_bpf *s, bool on)
+{
+	struct bpf_program *progs[MT_MAPPING_PROGS];
+
+	mapping_progs(s, progs);
+	for (int i = 0; i < MT_MAPPING_PROGS; i++)
+		bpf_program__set_autoload(progs[i], on);
+}
+
 static void destroy_skel(struct mt_tracker *t)
 {
 	bpf_link__destroy(t->debugger);
 	t->debugger = NULL;
 	bpf_link__destroy(t->tracers);
 	t->tracers = NULL;
+	for (int i = 0; i < MT_MAPPING_PROGS; i++) {
+		bpf_link__destroy(t->mappings[i]);
+		t->mappings[i] = NULL;
+	}
 	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
 		bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
@@ -227,6 +273,7 @@ static bool links_fire_per_mm(bool multi)
 /* Open, load and attach with one watcher back end, with or without uprobe_multi programs. */
 static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 {
+	bool mappings = t->cfg.mappings && t->cfg.events;
 	size_t ring =
 	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
 	int err;
@@ -256,9 +303,12 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	bpf_program__set_autoload(t->skel->progs.unwind_munmap, t->cfg.stacks);
 	bpf_program__set_autoload(t->skel->progs.unwind_mremap, t->cfg.stacks);
 	bpf_program__set_autoload(t->skel->progs.unwind_mmap_fixed, t->cfg.stacks);
+	set_mappings_autoload(t->skel, mappings);
 	err = memtrack_bpf__load(t->skel);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
+	if (!err && mappings)
+		attach_mappings(t);
 	if (err) {
 		destroy_skel(t);
 		return err;

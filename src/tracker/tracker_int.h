@@ -79,12 +79,14 @@ struct closer_queue {
 
 /* Fork, exec, exit and the watcher: attached for the whole run. */
 #define MT_LIFECYCLE_PROGS 7 /* fork, exec, exit, the watcher; with --stacks, 3 unmaps */
+#define MT_MAPPING_PROGS   8 /* mappings: entry and return of mmap, munmap, mremap, brk */
 
 struct mt_tracker {
 	struct memtrack_bpf *skel;
 	struct ring_buffer *requests;
 	struct bpf_link *lifecycle[MT_LIFECYCLE_PROGS];
-	struct bpf_link *debugger; /* watch_debugger, from the first handoff on */
+	struct bpf_link *mappings[MT_MAPPING_PROGS]; /* cfg.mappings: mmap, munmap, mremap, brk */
+	struct bpf_link *debugger;		     /* watch_debugger, from the first handoff on */
 	bool debugger_tried;
 	struct bpf_link *tracers; /* watch_tracer (tracker_ptrace.c), for the run */
 	const char *watcher;
@@ -107,7 +109,8 @@ struct mt_tracker {
 	__u64 *percpu;	/* ncpus values: one read of a per-CPU counter */
 	bool multi;	/* uprobe_multi links work: one link per file and direction */
 	bool mm_filter; /* links count for every task of the linked task's mm (vfork children) */
-	struct mt_arm *arms; /* --probe-scope=tree: per process and file */
+	bool mappings_failed; /* cfg.mappings, but the mapping programs could not be attached */
+	struct mt_arm *arms;  /* --probe-scope=tree: per process and file */
 	size_t n_arms, cap_arms;
 	struct closer_queue closer;
 	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */

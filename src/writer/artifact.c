@@ -441,6 +441,35 @@ int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_arti
 	return record_end(w, p);
 }
 
+int mt_artifact_write_mapping(struct mt_artifact_writer *w, const struct mt_artifact_mapping *m)
+{
+	size_t nlen = field_len(m->name, MT_ARTIFACT_MAPPING_NAME);
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_MAPPING, MT_ARTIFACT_MAPPING_FIXED + 4 + nlen, &err);
+	if (!p)
+		return err;
+	put_u64(&p, m->ts_ns);
+	put_u32(&p, m->pid);
+	put_u32(&p, m->tid);
+	put_u8(&p, m->what);
+	put_u8(&p, 0);
+	put_u16(&p, 0);
+	put_u32(&p, (uint32_t)m->error);
+	put_u32(&p, m->prot);
+	put_u32(&p, m->flags);
+	put_u64(&p, m->addr);
+	put_u64(&p, m->len);
+	put_u64(&p, m->old_addr);
+	put_u64(&p, m->old_len);
+	put_u64(&p, m->offset);
+	put_u64(&p, m->dev);
+	put_u64(&p, m->ino);
+	put_str(&p, m->name, nlen);
+	return record_end(w, p);
+}
+
 bool mt_artifact_readable_later(struct mt_artifact_writer *w)
 {
 	bool ok;

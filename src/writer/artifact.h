@@ -84,6 +84,23 @@ struct mt_artifact_handoff {
 	char text[4096];
 };
 
+/*
+ * A mapping system call of the tree (docs/FORMAT.md, type 9): enum mt_map_what and the fields of
+ * struct mt_map_record (bpf/memtrack.h), the file named by its inode and base name.
+ */
+struct mt_artifact_mapping {
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t tid;
+	uint8_t what;	/* enum mt_map_what; a reader passes over others */
+	int32_t error;	/* 0, or the negative errno of the call */
+	uint32_t prot;	/* mmap: PROT_* */
+	uint32_t flags; /* mmap: MAP_*; mremap: MREMAP_* */
+	uint64_t addr, len, old_addr, old_len, offset;
+	uint64_t dev, ino; /* the mapped file (kernel encoding of dev), 0 and 0: none */
+	char name[256];	   /* its base name, "" for none */
+};
+
 struct mt_artifact_footer {
 	uint64_t events;
 	uint64_t requests_dropped;
@@ -111,6 +128,7 @@ int mt_artifact_write_file(struct mt_artifact_writer *w, const struct mt_artifac
 int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_artifact_unprobed *u);
 int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s);
 int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h);
+int mt_artifact_write_mapping(struct mt_artifact_writer *w, const struct mt_artifact_mapping *m);
 /*
  * Write what the buffer holds to the file now, whole records only: what a SIGKILL of memtrack
  * would lose is what came after. 0, or the write error that stopped the recording.

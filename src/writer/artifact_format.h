@@ -28,6 +28,8 @@
 #define MT_ARTIFACT_STACK_FIXED	    12u		/* id, stop and frame count of a stack */
 #define MT_ARTIFACT_STACK_FRAMES    128u	/* frames of a stack, at most */
 #define MT_ARTIFACT_HANDOFF_FIXED   8u		/* bytes before the text string */
+#define MT_ARTIFACT_MAPPING_FIXED   88u		/* bytes before the file name string */
+#define MT_ARTIFACT_MAPPING_NAME    255u	/* a mapped file's base name */
 
 enum mt_record_type {
 	MT_REC_PROCESS = 1,
@@ -38,6 +40,7 @@ enum mt_record_type {
 	MT_REC_BLOCK = 6,    /* version 3: events as varint deltas (evblock.h) */
 	MT_REC_STACK = 7,    /* version 4: a distinct allocation stack */
 	MT_REC_HANDOFF = 8,  /* version 4: a process handed to a debugger, a file it mapped after */
+	MT_REC_MAPPING = 9,  /* a mapping system call (no new version: older readers skip it) */
 };
 
 #endif

@@ -86,12 +86,43 @@ static void on_stack(struct mt_events *e, const struct mt_stack_record *rec)
 	memcpy(s->frames, rec->frames, s->n * sizeof(s->frames[0]));
 }
 
+/* A mapping system call: after every event reserved before it, before any later one. */
+static void on_mapping(struct mt_events *e, const struct mt_map_record *rec)
+{
+	struct mt_artifact_mapping m = {
+	    .ts_ns = rec->ts_ns,
+	    .pid = rec->pid,
+	    .tid = rec->tid,
+	    .what = rec->what,
+	    .error = rec->err,
+	    .prot = rec->prot,
+	    .flags = rec->flags,
+	    .addr = rec->addr,
+	    .len = rec->len,
+	    .old_addr = rec->old_addr,
+	    .old_len = rec->old_len,
+	    .offset = rec->offset,
+	    .dev = rec->file.dev,
+	    .ino = rec->file.ino,
+	};
+
+	memcpy(m.name, rec->name, sizeof(rec->name));
+	m.name[sizeof(rec->name) - 1] = '\0';
+	flush_batch(e);
+	if (!e->write_err)
+		e->write_err = mt_artifact_write_mapping(e->w, &m);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct mt_events *e = ctx;
 
 	if (size == sizeof(struct mt_stack_record)) {
 		on_stack(e, data);
+		return 0;
+	}
+	if (size == sizeof(struct mt_map_record)) {
+		on_mapping(e, data);
 		return 0;
 	}
 	if (size < sizeof(struct mt_event))

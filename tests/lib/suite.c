@@ -79,3 +79,11 @@ void mt_add_tool_test(TCase *tc, const TTest *test, int start, int end, const ch
 	}
 	_tcase_add_test(tc, test, 0, 0, start, end);
 }
+
+void mt_add_test_unless(TCase *tc, const TTest *test, const char *why)
+{
+	if (why)
+		mt_add_skipped_test(tc, test, 0, 1, why);
+	else
+		tcase_add_test(tc, test);
+}

@@ -21,4 +21,7 @@ void mt_add_tool_test(TCase *tc, const TTest *test, int start, int end, const ch
 /* Add test (looping over [start, end)) as skipped, for why ("no root"), as above. */
 void mt_add_skipped_test(TCase *tc, const TTest *test, int start, int end, const char *why);
 
+/* Add test to tc, or as skipped for why (as above) when why is not NULL. */
+void mt_add_test_unless(TCase *tc, const TTest *test, const char *why);
+
 #endif
