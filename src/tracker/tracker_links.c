@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The tracker's per-process links (--probe-scope=tree): each process that maps a probed file gets
- * its own links, inherited at birth, dropped at exit and exec by a closer thread off the stop path.
+ * its own links, inherited at birth, dropped at exit and exec by the closer, off the stop path.
  */
 
 #include <dirent.h>
@@ -154,74 +154,19 @@ int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool sha
 	return 0;
 }
 
-static void *closer_main(void *arg)
-{
-	struct closer_queue *c = arg;
-	struct detach *batch;
-	size_t n;
-
-	pthread_mutex_lock(&c->lock);
-	for (;;) {
-		while (!c->n && !c->stop)
-			pthread_cond_wait(&c->cond, &c->lock);
-		if (!c->n)
-			break;
-		/* Everything queued meanwhile, in one batch: its grace periods are shared. */
-		batch = c->q;
-		n = c->n;
-		c->q = NULL;
-		c->n = c->cap = 0;
-		pthread_mutex_unlock(&c->lock);
-		tracker_detach_in_parallel(batch, n);
-		free(batch);
-		pthread_mutex_lock(&c->lock);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
-}
-
-static int start_closer(struct closer_queue *c)
-{
-	if (c->started)
-		return 0;
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->cond, NULL);
-	if (pthread_create(&c->thread, NULL, closer_main, c))
-		return -EAGAIN;
-	c->started = true;
-	return 0;
-}
-
-/* Hand l's links to the closer thread; detach them here when it cannot take them. */
+/* Hand l's links to the closer (tracker_closer.c): detaching waits for grace periods. */
 static void close_later(struct mt_tracker *t, struct mt_links *l)
 {
-	struct closer_queue *c = &t->closer;
-	size_t need = l->n_links + 2;
-	struct detach *grown;
+	struct detach *d = calloc(l->n_links + 2, sizeof(*d));
+	size_t k = 0;
 
-	if (start_closer(c)) {
+	if (!d) {
 		tracker_collect_links(l, NULL, NULL);
 		return;
 	}
-	pthread_mutex_lock(&c->lock);
-	if (c->n + need > c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-
-		while (cap < c->n + need)
-			cap *= 2;
-		grown = realloc(c->q, cap * sizeof(*grown));
-		if (!grown) {
-			pthread_mutex_unlock(&c->lock);
-			tracker_collect_links(l, NULL, NULL);
-			return;
-		}
-		c->q = grown;
-		c->cap = cap;
-	}
-	memset(c->q + c->n, 0, need * sizeof(*c->q));
-	tracker_collect_links(l, c->q, &c->n);
-	pthread_cond_signal(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	tracker_collect_links(l, d, &k);
+	tracker_close_links(t, d, k);
+	free(d);
 }
 
 void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
