@@ -232,6 +232,7 @@ START_TEST(sigkill_of_held_threads_does_not_hang)
 	status = wait_bounded(pid, 60);
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 128 + SIGKILL);
+	mt_reap_closers();
 	ck_assert_int_eq(waitpid(-1, &status, __WALL | WNOHANG), -1);
 	close(fd);
 }
@@ -254,6 +255,7 @@ START_TEST(fatal_error_releases_held_threads)
 	ck_assert_int_eq(mt_run(argv, env, NULL, 120, &o), 0);
 	ck_assert_msg(o.code == 1, "exit %d: %s", o.code, o.err);
 	ck_assert_ptr_nonnull(strstr(o.err, "failed: Operation not permitted"));
+	mt_reap_closers();
 	ck_assert_int_eq(waitpid(-1, &status, __WALL | WNOHANG), -1);
 	mt_out_free(&o);
 }

@@ -257,7 +257,8 @@ void tracker_collect_links(struct mt_links *l, struct detach *d, size_t *k)
 	}
 }
 
-static void detach_all(struct mt_tracker *t)
+/* Hand the links of the run's files to the closer; with lifecycle, every other link too. */
+static void detach_all(struct mt_tracker *t, bool lifecycle)
 {
 	size_t n = MT_LIFECYCLE_PROGS + 2, k = 0;
 	struct detach *d;
@@ -267,23 +268,25 @@ static void detach_all(struct mt_tracker *t)
 	for (size_t i = 0; i < t->n_arms; i++)
 		n += t->arms[i].l.n_links + t->arms[i].keep.n_links + 4;
 	d = calloc(n, sizeof(*d));
-	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
+	for (int i = 0; lifecycle && i < MT_LIFECYCLE_PROGS; i++) {
 		if (t->lifecycle[i] && d)
 			d[k++].link = t->lifecycle[i];
 		else
 			bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
 	}
-	if (t->debugger && d)
+	if (lifecycle && t->debugger && d)
 		d[k++].link = t->debugger;
-	else
+	else if (lifecycle)
 		bpf_link__destroy(t->debugger);
-	t->debugger = NULL;
-	if (t->tracers && d)
+	if (lifecycle)
+		t->debugger = NULL;
+	if (lifecycle && t->tracers && d)
 		d[k++].link = t->tracers;
-	else
+	else if (lifecycle)
 		bpf_link__destroy(t->tracers);
-	t->tracers = NULL;
+	if (lifecycle)
+		t->tracers = NULL;
 	for (size_t i = 0; i < t->n_files; i++)
 		tracker_collect_links(&t->files[i].system, d, &k);
 	for (size_t i = 0; i < t->n_arms; i++) {
@@ -298,24 +301,85 @@ static void detach_all(struct mt_tracker *t)
 
 void mt_tracker_detach(struct mt_tracker *t)
 {
-	detach_all(t);
+	detach_all(t, false);
 }
 
-void mt_tracker_close(struct mt_tracker *t)
+static void forget_files(struct mt_tracker *t)
 {
-	if (!t)
-		return;
-	detach_all(t);
-	tracker_closer_stop(t);
-	if (t->cfg.verbose && t->links_made)
-		fprintf(stderr, "memtrack: %" PRIu64 " per-process links made in %.1f ms\n",
-			t->links_made, t->link_ns / 1e6);
 	for (size_t i = 0; i < t->n_files; i++) {
 		free(t->files[i].points);
 		free(t->files[i].path);
 		if (t->files[i].fd > 0)
 			close(t->files[i].fd);
 	}
+	t->n_files = 0;
+}
+
+/* Delete every key of a hash map (the maps of one run's processes and files). */
+static void empty_map(struct bpf_map *m)
+{
+	char key[64], next[64];
+	int fd = bpf_map__fd(m);
+
+	if (bpf_map__key_size(m) > sizeof(key))
+		return;
+	while (!bpf_map_get_next_key(fd, NULL, next)) {
+		memcpy(key, next, sizeof(key));
+		if (bpf_map_delete_elem(fd, key))
+			break;
+	}
+}
+
+static int zero_counters(struct mt_tracker *t)
+{
+	memset(t->percpu, 0, t->ncpus * sizeof(*t->percpu));
+	for (__u32 i = 0; i < MT_CNT_MAX; i++)
+		if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.counters), &i, t->percpu,
+					BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/*
+ * Ready for another run, as if just opened: the loaded programs and their lifecycle links stay,
+ * the run's files, links, processes and counters go. --stacks keeps what the unwinder loaded:
+ * not reset here.
+ */
+int mt_tracker_reset(struct mt_tracker *t)
+{
+	struct memtrack_bpf *s = t->skel;
+
+	if (t->cfg.stacks)
+		return -EOPNOTSUPP;
+	t->keep_classified = true;
+	detach_all(t, false);
+	forget_files(t);
+	empty_map(s->maps.tracked);
+	empty_map(s->maps.known_inodes);
+	empty_map(s->maps.armed);
+	empty_map(s->maps.stop_marks);
+	empty_map(s->maps.pressure_marks);
+	ring_buffer__consume(t->requests);
+	t->n_deferred = 0;
+	t->consume_err = 0;
+	t->n_unprobed = 0;
+	t->inodes_full = t->files_full = false;
+	t->req_drops_seen = 0;
+	t->artifact = NULL;
+	return zero_counters(t);
+}
+
+void mt_tracker_close(struct mt_tracker *t)
+{
+	if (!t)
+		return;
+	detach_all(t, true);
+	tracker_closer_stop(t);
+	if (t->cfg.verbose && t->links_made)
+		fprintf(stderr, "memtrack: %" PRIu64 " per-process links made in %.1f ms\n",
+			t->links_made, t->link_ns / 1e6);
+	forget_files(t);
+	tracker_forget_classified(t);
 	if (t->unwind && t->cfg.verbose)
 		fprintf(stderr, "memtrack: %zu unwind tables loaded, %zu rows (%zu KiB)\n",
 			mt_unwind_loaded_tables(t->unwind), mt_unwind_loaded_rows(t->unwind),

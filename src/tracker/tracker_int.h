@@ -78,6 +78,13 @@ enum mt_need {
 	MT_NEED_MAPPINGS = 1u << 6,   /* cfg.mappings: mmap, munmap, mremap and brk events */
 };
 
+/* A file's classification, kept for the next runs of a shared tracker (tracker_files.c). */
+struct mt_classified {
+	struct mt_inode_key key;
+	int err;
+	struct mt_classification c;
+};
+
 /* Instances of the object loaded after the first for features needed later (tracker_need). */
 #define MT_MAX_LATER 4
 
@@ -102,6 +109,10 @@ struct mt_tracker {
 
 	struct mt_tracked_file *files;
 	size_t n_files, cap_files;
+
+	struct mt_classified *classified; /* with keep_classified: what earlier runs classified */
+	size_t n_classified;
+	bool keep_classified; /* reset once: the tracker serves several runs */
 
 	struct mt_attach_req *deferred;
 	size_t n_deferred, cap_deferred;
@@ -158,6 +169,9 @@ int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const c
 			struct mt_links *l, struct mt_probe_point *ok, size_t *n_ok);
 int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 			const struct mt_classification *c, pid_t pid);
+
+/* tracker_files.c */
+void tracker_forget_classified(struct mt_tracker *t);
 
 /* tracker_links.c */
 int tracker_store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f,
