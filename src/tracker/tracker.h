@@ -167,8 +167,11 @@ int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader);
 /*
  * Thread tid of pid is at its exit stop: when it is the thread pid's links depend on (its
  * leader, while other threads go on), keep pid's breakpoints in place through a live thread.
+ * seen_exiting(tid, arg): whether the caller has seen thread tid at its exit stop (a thread of a
+ * group exit that took its SIGKILL shows it nowhere else once its stop was reported).
  */
-int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid);
+int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid,
+			    bool (*seen_exiting)(pid_t tid, void *arg), void *arg);
 
 /*
  * pid is gone (or leaves the tree): drop its links, in the background (detaching waits for

@@ -195,21 +195,22 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
 	t->n_arms = kept;
 }
 
-/*
- * Whether tid of pid is a thread that goes on running: not a zombie, and not killed by its
- * group's exit (which queues SIGKILL to every thread, bit 9 of its own pending set).
- */
-static bool thread_goes_on(pid_t pid, pid_t tid)
-{
-	struct mt_proc_status st;
+struct exit_seen {
+	bool (*fn)(pid_t tid, void *arg);
+	void *arg;
+};
 
-	if (mt_proc_status_read(pid, tid, &st))
-		return false;
-	return st.state != 'Z' && st.state != 'X' && !(st.sig_pnd & MT_SIG_BIT(SIGKILL));
+/*
+ * Whether tid of pid is a thread that goes on running. A thread of a group exit taken for a live
+ * one would get keepers: 64 threads paid 15 ms of links at their process's exit.
+ */
+static bool thread_goes_on(pid_t pid, pid_t tid, const struct exit_seen *seen)
+{
+	return !(seen->fn && seen->fn(tid, seen->arg)) && !mt_proc_task_exiting(pid, tid);
 }
 
 /* A thread of pid other than its leader and than tid that goes on running; 0 when none. */
-static pid_t live_thread(pid_t pid, pid_t tid)
+static pid_t live_thread(pid_t pid, pid_t tid, const struct exit_seen *seen)
 {
 	char path[64];
 	struct dirent *e;
@@ -222,7 +223,7 @@ static pid_t live_thread(pid_t pid, pid_t tid)
 		return 0;
 	while (!found && (e = readdir(d))) {
 		x = (pid_t)atoi(e->d_name);
-		if (x > 0 && x != pid && x != tid && thread_goes_on(pid, x))
+		if (x > 0 && x != pid && x != tid && thread_goes_on(pid, x, seen))
 			found = x;
 	}
 	closedir(d);
@@ -268,8 +269,10 @@ static int link_successor(struct mt_tracker *t, const struct mt_arm *a, pid_t ti
  * and the next unregistration of any link on the file removes the breakpoints from a process
  * that still runs (on 6.1 the first hit there does). So the links move to a live thread.
  */
-int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
+int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid,
+			    bool (*seen_exiting)(pid_t tid, void *arg), void *arg)
 {
+	const struct exit_seen seen = {seen_exiting, arg};
 	pid_t live = 0;
 	int err;
 
@@ -283,7 +286,7 @@ int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
 		if (a->pid != pid || (tid != pid && (a->keep_tid != tid || !t->multi)))
 			continue;
 		if (!live)
-			live = live_thread(pid, tid);
+			live = live_thread(pid, tid, &seen);
 		if (!live)
 			return 0; /* the process ends with this thread */
 		err = link_successor(t, a, live, &l);
