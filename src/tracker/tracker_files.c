@@ -163,8 +163,10 @@ static int copy_classification(struct mt_classification *dst, const struct mt_cl
 		mt_classification_free(dst);
 		return -ENOMEM;
 	}
-	memcpy(dst->points, src->points, src->n_points * sizeof(*src->points));
-	memcpy(dst->refused, src->refused, src->n_refused * sizeof(*src->refused));
+	if (src->n_points)
+		memcpy(dst->points, src->points, src->n_points * sizeof(*src->points));
+	if (src->n_refused)
+		memcpy(dst->refused, src->refused, src->n_refused * sizeof(*src->refused));
 	return 0;
 }
 
