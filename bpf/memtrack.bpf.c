@@ -299,7 +299,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	return 0;
 }
 
-static void settle(struct thread_state *st, __u64 sp, bool at_entry);
+static __always_inline void settle(struct thread_state *st, __u64 sp, bool at_entry);
 
 /* A thread that ends inside a call that may throw left it by an exception: a failed call. */
 static __always_inline void exit_calls(struct task_struct *task)
@@ -778,7 +778,13 @@ static __always_inline struct thread_state *tracked_thread_state(void)
 	return st;
 }
 
-static void decode_and_emit(struct thread_state *f, __u64 ret, bool failed);
+/*
+ * Global functions (not static, never inlined): the verifier checks each once, on its own, not
+ * once for every call site and every path that leads there, which is what made the allocator
+ * programs cost 40,000 verified instructions apiece (docs/PERFORMANCE.md, section 4). Their
+ * pointer arguments may be NULL as far as the verifier knows.
+ */
+__noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 failed);
 
 /* The stack pointer recorded for level (< MT_LEVELS), in a form the verifier can bound. */
 static __always_inline __u64 level_sp(struct thread_state *st, __u32 level)
@@ -808,8 +814,10 @@ static __always_inline bool call_gone(struct thread_state *st, __u32 top, __u64 
  * Forget the calls that may throw and are gone, from the top. An exception left them without a
  * return; the outermost one is recorded as the failed call it was.
  */
-static __always_inline void settle(struct thread_state *st, __u64 sp, bool at_entry)
+__noinline int mt_settle_gone(struct thread_state *st, __u64 sp, __u32 at_entry)
 {
+	if (!st)
+		return 0;
 	for (int i = 0; i < MT_LEVELS; i++) {
 		__u32 top = st->depth - 1;
 
@@ -818,8 +826,16 @@ static __always_inline void settle(struct thread_state *st, __u64 sp, bool at_en
 			break;
 		st->depth = top;
 		if (!top)
-			decode_and_emit(st, 0, true);
+			mt_decode_and_emit(st, 0, true);
 	}
+	return 0;
+}
+
+/* Only a thread inside a call that may throw has anything to settle: the common case inline. */
+static __always_inline void settle(struct thread_state *st, __u64 sp, bool at_entry)
+{
+	if (st->depth && st->throws)
+		mt_settle_gone(st, sp, at_entry);
 }
 
 /* The level on top when it is a call that may throw, entered at stack pointer sp; else -1. */
@@ -849,7 +865,7 @@ static __always_inline int on_return_insn(struct thread_state *st, __u64 sp, __u
 	st->depth = top;
 	if (top)
 		return 0;
-	decode_and_emit(st, ret, false);
+	mt_decode_and_emit(st, ret, false);
 	return 0;
 }
 
@@ -994,11 +1010,16 @@ static __always_inline __u64 array_size(__u64 n, __u64 size)
  * Size, old block and alignment of a completed call, decoded by kind from its arguments; failed:
  * the call never returned (an exception).
  */
-static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret, bool failed)
+__noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 failed)
 {
-	__u64 *a = f->args, size = 0, old = 0, align = 0, addr = ret;
-	__u32 kind = MT_COOKIE_KIND(f->cookie);
+	__u64 *a, size = 0, old = 0, align = 0, addr = ret;
+	__u32 kind;
 	__u8 flags = 0;
+
+	if (!f)
+		return 0;
+	a = f->args;
+	kind = MT_COOKIE_KIND(f->cookie);
 
 	switch (kind) {
 	case MT_K_CALLOC:
@@ -1064,6 +1085,7 @@ static __always_inline void decode_and_emit(struct thread_state *f, __u64 ret, b
 	if ((!addr && size) || failed)
 		flags |= MT_EV_FAILED;
 	emit(f->cookie, addr, size, old, align, flags, f->stack_id);
+	return 0;
 }
 
 static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
@@ -1081,7 +1103,7 @@ static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
 	}
 	if (--st->depth)
 		return 0;
-	decode_and_emit(st, ret, false);
+	mt_decode_and_emit(st, ret, false);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -156,6 +157,55 @@ START_TEST(credentials_and_debug_rights)
 }
 END_TEST
 
+/*
+ * On its way out: a live thread is not; a traced child at its exit stop (its SIGKILL or exit
+ * taken, nothing pending) is, until its tracer takes the stop; then as a zombie, then gone.
+ */
+START_TEST(exiting_at_the_exit_stop)
+{
+	pid_t pid = fork();
+	pthread_t t;
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	ck_assert_int_eq(pthread_create(&t, NULL, parked, NULL), 0);
+	while (!parked_tid)
+		usleep(1000);
+	ck_assert(!mt_proc_task_exiting(getpid(), parked_tid));
+	ck_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
+	ck_assert_int_eq(ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT), 0);
+	ck_assert(!mt_proc_task_exiting(pid, pid));
+	kill(pid, SIGCONT);
+	/*
+	 * SIGCONT's delivery stop (a tracee stops at every signal) comes first: resume it. The exit
+	 * stop is looked at without taking it (WNOWAIT): a wait clears the code /proc shows.
+	 */
+	for (;;) {
+		siginfo_t si = {0};
+
+		ck_assert_int_eq(waitid(P_PID, pid, &si, WSTOPPED | WNOWAIT | __WALL), 0);
+		if (si.si_code == CLD_TRAPPED && si.si_status == (SIGTRAP | PTRACE_EVENT_EXIT << 8))
+			break;
+		ck_assert_int_eq(waitpid(pid, &status, __WALL), pid);
+		ck_assert_int_eq(ptrace(PTRACE_CONT, pid, 0, 0), 0);
+	}
+	ck_assert(mt_proc_task_exiting(pid, pid));
+	ck_assert_int_eq(waitpid(pid, &status, __WALL), pid);
+	ck_assert_int_eq(status >> 8, SIGTRAP | PTRACE_EVENT_EXIT << 8);
+	ck_assert_int_eq(ptrace(PTRACE_CONT, pid, 0, 0), 0);
+	ck_assert_int_eq(waitid(P_PID, pid, &(siginfo_t){0}, WEXITED | WNOWAIT), 0);
+	ck_assert(mt_proc_task_exiting(pid, pid));
+	ck_assert_int_eq(waitpid(pid, &status, __WALL), pid);
+	ck_assert(mt_proc_task_exiting(pid, pid));
+	pthread_cancel(t);
+	pthread_join(t, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("procstatus");
@@ -165,6 +215,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, thread_of_this_process);
 	tcase_add_test(tc, states_of_a_child);
 	tcase_add_test(tc, credentials_and_debug_rights);
+	tcase_add_test(tc, exiting_at_the_exit_stop);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -67,7 +67,8 @@ struct mt_harness {
 	 * none (run by hand). In memory mode the runner's own tracker records: memory is false.
 	 */
 	struct mt_fifo *runner;
-	int exit_code; /* memtrack's exit status once a benchmark failed */
+	int exit_code;		    /* memtrack's exit status once a benchmark failed */
+	struct mt_tracker *tracker; /* shared by the tracked runs (NULL: each opens its own) */
 };
 
 /* What one benchmark measured. */

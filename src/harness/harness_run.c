@@ -376,6 +376,7 @@ static int measure_memory(struct mt_harness *h, size_t idx, char *const *argv,
 	cfg.argv = argv;
 	cfg.track = true;
 	cfg.artifact_path = r->artifact;
+	cfg.tracker = h->tracker;
 	if (!h->quiet)
 		fprintf(stderr, "memtrack: '%s': one run with allocation tracking\n", r->name);
 	r->tracked_start_ns = mt_clock_now_ns();
@@ -430,18 +431,36 @@ void mt_harness_results_free(struct mt_bench_result *res, size_t n)
 	free(res);
 }
 
+/*
+ * Memory mode's tracked runs share one tracker: the BPF object is loaded and verified once per
+ * harness run, not once per benchmark. Not in walltime mode: its rounds run untracked, and an
+ * open tracker's lifecycle programs would run at their every fork, exec and mmap. Without one (it
+ * could not be opened) each run opens its own and says why it cannot.
+ */
+static void open_shared_tracker(struct mt_harness *h)
+{
+	struct mt_run_config cfg = h->base;
+
+	cfg.track = true;
+	cfg.artifact_path = h->artifact_dir; /* events on: the runs write artifacts */
+	if (mt_supervise_open_tracker(&cfg, &h->tracker))
+		h->tracker = NULL;
+}
+
 int mt_harness_run_all(struct mt_harness *h, const struct mt_bench_list *list,
 		       struct mt_bench_result *res)
 {
 	size_t i;
-	int ret;
+	int ret = 0;
 
-	for (i = 0; i < list->n; i++) {
+	if (h->mode == MT_HARNESS_MEMORY && h->memory && list->n > 1)
+		open_shared_tracker(h);
+	for (i = 0; i < list->n && !ret; i++) {
 		if (!h->quiet)
 			fprintf(stderr, "memtrack: benchmarking '%s'\n", res[i].name);
 		ret = run_bench(h, i, &list->v[i], &res[i]);
-		if (ret)
-			return ret;
 	}
-	return 0;
+	mt_tracker_close(h->tracker);
+	h->tracker = NULL;
+	return ret;
 }

@@ -221,31 +221,43 @@ static int event_loop(struct sup *s)
 	return 0;
 }
 
-static int open_tracking(struct sup *s)
+int mt_supervise_open_tracker(const struct mt_run_config *cfg, struct mt_tracker **out)
 {
 	struct mt_tracker_config tc = {
-	    .watcher = s->cfg->watcher,
-	    .placement = s->cfg->placement,
-	    .system_scope = s->cfg->system_scope,
-	    .events = s->cfg->artifact_path != NULL,
-	    .ring_size = s->cfg->ring_size,
-	    .stacks = s->cfg->stacks,
-	    .mappings = s->cfg->mappings,
+	    .watcher = cfg->watcher,
+	    .placement = cfg->placement,
+	    .system_scope = cfg->system_scope,
+	    .events = cfg->artifact_path != NULL,
+	    .ring_size = cfg->ring_size,
+	    .stacks = cfg->stacks,
+	    .mappings = cfg->mappings,
 	    .no_backpressure = sup_backpressure_off(),
 	    .no_uprobe_multi = sup_uprobe_multi_off(),
-	    .verbose = s->cfg->verbose,
-	    .trace_maps = s->cfg->trace_maps,
+	    .verbose = cfg->verbose,
+	    .trace_maps = cfg->trace_maps,
 	};
-	int err;
+	int err = mt_tracker_open(out, &tc);
 
-	err = mt_tracker_open(&s->tracker, &tc);
-	if (err)
-		return err;
 	/*
 	 * Loading parsed the kernel's BTF (twice where fentry is refused): about 10 MiB that libbpf
 	 * freed but glibc keeps in the heap. Give it back before the run: memtrack's own footprint.
 	 */
-	malloc_trim(0);
+	if (!err)
+		malloc_trim(0);
+	return err;
+}
+
+/* The run's tracker: the caller's, made ready for another run, else one of its own. */
+static int open_tracking(struct sup *s)
+{
+	int err = 0;
+
+	if (s->cfg->tracker && !mt_tracker_reset(s->cfg->tracker))
+		s->tracker = s->cfg->tracker;
+	else
+		err = mt_supervise_open_tracker(s->cfg, &s->tracker);
+	if (err)
+		return err;
 	/* Without it a tracer in the tree is refused, as ptrace refuses a second tracer. */
 	mt_tracker_watch_tracers(s->tracker);
 	snprintf(s->res->watcher, sizeof(s->res->watcher), "%s", mt_tracker_watcher(s->tracker));
@@ -351,7 +363,8 @@ static void sup_free(struct sup *s)
 		close(s->sigfd);
 	mt_stoplog_free(s->log);
 	mt_backtracer_free(s->backtracer);
-	mt_tracker_close(s->tracker);
+	if (s->tracker != s->cfg->tracker)
+		mt_tracker_close(s->tracker);
 }
 
 /* How long a fatal error waits for the killed tree before leaving the rest to EXITKILL. */

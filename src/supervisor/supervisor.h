@@ -33,6 +33,12 @@ struct mt_run_config {
 	bool verbose;
 	bool trace_maps; /* --trace-maps: every first mapping of a file in the stop log */
 	struct mt_identity identity; /* who the command runs as (mt_choose_user) */
+	/*
+	 * With track: a tracker that consecutive runs share (exec-harness: the BPF object is
+	 * loaded once), from mt_supervise_open_tracker() with the same settings; NULL: the run
+	 * opens and closes its own.
+	 */
+	struct mt_tracker *tracker;
 };
 
 struct mt_run_result {
@@ -59,6 +65,13 @@ struct mt_run_result {
  * similar) after printing "memtrack: cannot run 'CMD': REASON"; mt_exec_failure_code() maps it.
  */
 int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res);
+
+/*
+ * A tracker for cfg's settings (watcher, placement, scope, ring, stacks, events when
+ * cfg->artifact_path is set), to put in cfg->tracker of the runs that share it; the caller closes
+ * it (mt_tracker_close). 0 or a negative errno after one sentence.
+ */
+int mt_supervise_open_tracker(const struct mt_run_config *cfg, struct mt_tracker **out);
 
 /* 127 when the command was not found, 126 when it could not be executed. */
 int mt_exec_failure_code(int neg_errno);

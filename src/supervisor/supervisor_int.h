@@ -44,6 +44,7 @@ struct tracee {
 	bool held;	/* stopped at that first stop until its creator reports it */
 	bool pressed;	/* held at a pressure stop until the events consumer made room */
 	bool listening; /* left in a group-stop with PTRACE_LISTEN */
+	bool exiting;	/* seen at its exit stop */
 	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
 	int end_status; /* how it ended, when it ended before its creator reported it */
 	struct mt_log_thread *log;

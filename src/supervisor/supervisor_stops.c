@@ -331,6 +331,14 @@ static int on_exec_event(struct sup *s, struct tracee *t)
 	return sup_on_exec(s, t, false, new_leader);
 }
 
+/* Whether tid was seen at its exit stop (mt_tracker_thread_exits). */
+static bool seen_exiting(pid_t tid, void *arg)
+{
+	struct tracee *t = sup_find_tracee(arg, tid);
+
+	return t && t->exiting;
+}
+
 static int on_exit_event(struct sup *s, struct tracee *t)
 {
 	struct json_object *d = sup_detail_new();
@@ -345,9 +353,11 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 		sup_detail_int(d, "code", WEXITSTATUS((int)status));
 	}
 	sup_log_stop(s, t, "exit", d);
+	t->exiting = true;
 	/* A leader that exits before its threads: the process's breakpoints must stay. */
 	if (s->tracker && t->proc >= 0) {
-		int err = mt_tracker_thread_exits(s->tracker, s->procs[t->proc].pid, t->tid);
+		int err = mt_tracker_thread_exits(s->tracker, s->procs[t->proc].pid, t->tid,
+						  seen_exiting, s);
 
 		if (err)
 			return err;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Reading /proc/PID/status (src/tracker/procstatus.h). */
+/* Reading /proc/PID/status and /proc/PID/task/TID/stat (src/tracker/procstatus.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,4 +58,44 @@ int mt_proc_status_read(pid_t pid, pid_t tid, struct mt_proc_status *st)
 		parse_line(line, st);
 	fclose(f);
 	return 0;
+}
+
+/* The kernel's PF_EXITING, and the code of a ptrace stop at PTRACE_EVENT_EXIT (SIGTRAP | 6 << 8).
+ */
+#define MT_PF_EXITING	  0x4u
+#define MT_EXIT_STOP_CODE (5 | 6 << 8)
+/* Fields of /proc/PID/task/TID/stat, counted from 0 after the command's ")": field N is N - 3. */
+#define MT_STAT_FLAGS	  6  /* flags, field 9 */
+#define MT_STAT_SIGNAL	  28 /* the thread's pending signals, field 31 */
+#define MT_STAT_EXIT_CODE 49 /* exit_code, field 52 */
+
+bool mt_proc_task_exiting(pid_t pid, pid_t tid)
+{
+	unsigned long long v, flags = 0, pending = 0, code = 0;
+	char path[64], buf[1024], *p, state;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return true; /* gone */
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || !p[1] || !p[2])
+		return true;
+	state = p[2];
+	for (int i = 1; i <= MT_STAT_EXIT_CODE + 1 && (p = strchr(p + 1, ' ')); i++) {
+		v = strtoull(p + 1, NULL, 10);
+		if (i == MT_STAT_FLAGS + 1)
+			flags = v;
+		else if (i == MT_STAT_SIGNAL + 1)
+			pending = v;
+		else if (i == MT_STAT_EXIT_CODE + 1)
+			code = v;
+	}
+	return state == 'Z' || state == 'X' || (pending & MT_SIG_BIT(9 /* SIGKILL */)) ||
+	       (flags & MT_PF_EXITING) || code == MT_EXIT_STOP_CODE;
 }

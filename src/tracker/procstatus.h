@@ -34,4 +34,12 @@ struct mt_proc_status {
  */
 int mt_proc_status_read(pid_t pid, pid_t tid, struct mt_proc_status *st);
 
+/*
+ * Whether thread tid of pid is on its way out (from /proc/PID/task/TID/stat, one read): a
+ * zombie, SIGKILL pending (a group exit queues it to every thread), at its ptrace exit stop
+ * until its tracer has waited for that stop (exit_code, which the wait clears: the tracer knows
+ * from then on), past it (PF_EXITING), or gone.
+ */
+bool mt_proc_task_exiting(pid_t pid, pid_t tid);
+
 #endif

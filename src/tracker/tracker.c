@@ -97,314 +97,6 @@ const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,
 	return same_number;
 }
 
-/* Whether dir exists for memtrack's effective credentials (access(2) would check the real ones). */
-static int tracefs_dir(const char *dir)
-{
-	return faccessat(AT_FDCWD, dir, F_OK, AT_EACCESS) ? -errno : 0;
-}
-
-/* The tracepoint back end needs tracefs for the tracepoint's id; mount it where it is missing. */
-static int ensure_tracefs(void)
-{
-	int err = tracefs_dir("/sys/kernel/tracing/events/syscalls");
-
-	if (!err || !tracefs_dir("/sys/kernel/debug/tracing/events/syscalls"))
-		return 0;
-	if (err == -EACCES) {
-		/* Mounted, but root's (mode 700): capabilities for BPF do not open it. */
-		fprintf(stderr,
-			"memtrack: tracefs is mounted at /sys/kernel/tracing but this user cannot "
-			"read it (%s): run as root, or grant CAP_DAC_READ_SEARCH as well\n",
-			strerror(-err));
-		return err;
-	}
-	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
-	    !tracefs_dir("/sys/kernel/tracing/events/syscalls"))
-		return 0;
-	fprintf(stderr, "memtrack: tracefs is not mounted and cannot be mounted at "
-			"/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)\n");
-	return -ENOENT;
-}
-
-/*
- * The first kernel feature the BPF object needs that this kernel lacks, in the order Linux gained
- * them, or NULL. Asked only once loading failed, to say why in one sentence (on Debian 11's 5.10
- * it is task storage: the kernel refuses the thread_states map with a bare EINVAL).
- */
-static const char *missing_kernel_feature(void)
-{
-	if (access("/sys/kernel/btf/vmlinux", R_OK))
-		return "BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)";
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_send_signal_thread, NULL) <=
-	    0)
-		return "bpf_send_signal_thread (Linux 5.5)";
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) <= 0)
-		return "BPF ring buffers (Linux 5.8)";
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) <= 0)
-		return "BPF task storage (Linux 5.11)";
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) <= 0)
-		return "BPF attach cookies (Linux 5.15)";
-	return NULL;
-}
-
-static void explain_load_error(int err)
-{
-	const char *missing;
-
-	if (err == -EPERM || err == -EACCES) {
-		fprintf(stderr,
-			"memtrack: loading BPF programs was refused (%s): run as root or "
-			"grant CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE\n",
-			strerror(-err));
-		return;
-	}
-	missing = missing_kernel_feature();
-	if (missing)
-		fprintf(stderr,
-			"memtrack: cannot load the BPF programs: this kernel has no %s; memtrack "
-			"needs Linux 5.15 or later with BTF\n",
-			missing);
-	else
-		fprintf(stderr, "memtrack: cannot load the BPF programs: %s\n", strerror(-err));
-}
-
-static int attach_lifecycle(struct mt_tracker *t, bool fentry)
-{
-	struct memtrack_bpf *s = t->skel;
-	struct bpf_program *progs[MT_LIFECYCLE_PROGS] = {
-	    s->progs.handle_fork,
-	    s->progs.handle_exec,
-	    s->progs.handle_exit,
-	    fentry ? s->progs.watch_mmap_fentry : s->progs.watch_mmap_tp,
-	    t->cfg.stacks ? s->progs.unwind_munmap : NULL,
-	    t->cfg.stacks ? s->progs.unwind_mremap : NULL,
-	    t->cfg.stacks ? s->progs.unwind_mmap_fixed : NULL,
-	};
-
-	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
-		if (!progs[i])
-			continue;
-		t->lifecycle[i] = bpf_program__attach(progs[i]);
-		if (!t->lifecycle[i])
-			return -errno;
-	}
-	return 0;
-}
-
-static void mapping_progs(struct memtrack_bpf *s, struct bpf_program **p)
-{
-	struct bpf_program *progs[MT_MAPPING_PROGS] = {
-	    s->progs.map_mmap_enter,  s->progs.map_mmap_exit,	 s->progs.map_munmap_enter,
-	    s->progs.map_munmap_exit, s->progs.map_mremap_enter, s->progs.map_mremap_exit,
-	    s->progs.map_brk_enter,   s->progs.map_brk_exit,
-	};
-
-	memcpy(p, progs, sizeof(progs));
-}
-
-/*
- * The mapping programs, apart from the lifecycle's: only a run that records mappings loads them.
- * A tracepoint that cannot be attached (tracefs readable by root only, without
- * CAP_DAC_READ_SEARCH) costs the run its mapping events, said once, not the run.
- */
-static void attach_mappings(struct mt_tracker *t)
-{
-	struct bpf_program *progs[MT_MAPPING_PROGS];
-
-	mapping_progs(t->skel, progs);
-
-	for (int i = 0; i < MT_MAPPING_PROGS; i++) {
-		t->mappings[i] = bpf_program__attach(progs[i]);
-		if (t->mappings[i])
-			continue;
-		fprintf(stderr, "memtrack: mappings are not recorded: cannot attach %s: %s\n",
-			bpf_program__name(progs[i]), strerror(errno));
-		t->mappings_failed = true;
-		return;
-	}
-}
-
-static void set_mappings_autoload(struct memtrack_bpf *s, bool on)
-{
-	struct bpf_program *progs[MT_MAPPING_PROGS];
-
-	mapping_progs(s, progs);
-	for (int i = 0; i < MT_MAPPING_PROGS; i++)
-		bpf_program__set_autoload(progs[i], on);
-}
-
-static void destroy_skel(struct mt_tracker *t)
-{
-	bpf_link__destroy(t->debugger);
-	t->debugger = NULL;
-	bpf_link__destroy(t->tracers);
-	t->tracers = NULL;
-	for (int i = 0; i < MT_MAPPING_PROGS; i++) {
-		bpf_link__destroy(t->mappings[i]);
-		t->mappings[i] = NULL;
-	}
-	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
-		bpf_link__destroy(t->lifecycle[i]);
-		t->lifecycle[i] = NULL;
-	}
-	memtrack_bpf__destroy(t->skel);
-	t->skel = NULL;
-}
-
-/*
- * Whom a pid-filtered link counts for. The first uprobe_multi links (6.6 to 6.11) run their
- * programs for every task of the linked task's address space, a vfork child included; since
- * 6.12 uprobe_multi runs them for the linked task's thread group only, and per-process perf links
- * (6.1) count for the process their cookie names (the programs check it), so there a vfork child
- * needs links of its own (docs/PROBES.md).
- */
-static bool links_fire_per_mm(bool multi)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (!multi)
-		return false;
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return true;
-	return major < 6 || (major == 6 && minor < 12);
-}
-
-/* Open, load and attach with one watcher back end, with or without uprobe_multi programs. */
-static int load_with(struct mt_tracker *t, bool fentry, bool multi)
-{
-	bool mappings = t->cfg.mappings && t->cfg.events;
-	size_t ring =
-	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
-	int err;
-
-	t->skel = memtrack_bpf__open();
-	if (!t->skel)
-		return -errno;
-	bpf_program__set_autoload(t->skel->progs.watch_mmap_fentry, fentry);
-	bpf_program__set_autoload(t->skel->progs.watch_mmap_tp, !fentry);
-	bpf_program__set_autoload(t->skel->progs.alloc_enter_multi, multi);
-	bpf_program__set_autoload(t->skel->progs.alloc_exit_multi, multi);
-	bpf_program__set_expected_attach_type(t->skel->progs.alloc_enter_multi,
-					      MT_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(t->skel->progs.alloc_exit_multi,
-					      MT_BPF_TRACE_UPROBE_MULTI);
-	bpf_map__set_max_entries(t->skel->maps.events, ring);
-	t->skel->rodata->pressure_mark = t->cfg.no_backpressure ? 0 : PRESSURE_MARK(ring);
-	/* waitpid and /proc give pids in memtrack's namespace: the BPF side must use the same. */
-	t->skel->rodata->pidns_nested = t->pidns.st_ino != MT_PROC_PID_INIT_INO;
-	t->skel->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
-	t->skel->rodata->pidns_ino = t->pidns.st_ino;
-	t->skel->rodata->stacks_enabled = t->cfg.stacks && t->cfg.events;
-	t->skel->rodata->trace_maps = t->cfg.trace_maps;
-	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
-	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
-	bpf_map__set_max_entries(t->skel->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
-	bpf_program__set_autoload(t->skel->progs.unwind_munmap, t->cfg.stacks);
-	bpf_program__set_autoload(t->skel->progs.unwind_mremap, t->cfg.stacks);
-	bpf_program__set_autoload(t->skel->progs.unwind_mmap_fixed, t->cfg.stacks);
-	set_mappings_autoload(t->skel, mappings);
-	err = memtrack_bpf__load(t->skel);
-	if (!err)
-		err = attach_lifecycle(t, fentry);
-	if (!err && mappings)
-		attach_mappings(t);
-	if (err) {
-		destroy_skel(t);
-		return err;
-	}
-	t->watcher = fentry ? "fentry" : "tracepoint";
-	t->multi = multi;
-	t->mm_filter = links_fire_per_mm(multi);
-	return 0;
-}
-
-/* The verifier gives up (EAGAIN) when a signal is pending: load_bpf blocks all but SIGSTOP. */
-static int load_retried(struct mt_tracker *t, bool fentry, bool multi)
-{
-	int err, tries = 0;
-
-	do
-		err = load_with(t, fentry, multi);
-	while (err == -EAGAIN && ++tries < 100);
-	return err;
-}
-
-/* Kernels without uprobe_multi may refuse the programs that expect it: load without them. */
-static int load_either(struct mt_tracker *t, bool fentry)
-{
-	int err = t->cfg.no_uprobe_multi ? -EINVAL : load_retried(t, fentry, true);
-
-	if (err != -EINVAL && err != -EOPNOTSUPP)
-		return err;
-	/* The kernel may not know the uprobe_multi attach type; or it lacks something else. */
-	err = load_retried(t, fentry, false);
-	if (!err && t->cfg.verbose)
-		fprintf(stderr,
-			"memtrack: no uprobe_multi programs on this kernel: one link per probe\n");
-	return err;
-}
-
-/* Where the kernel refuses fentry (EPERM here), find out before loading the whole object. */
-static int fentry_loads(void)
-{
-	struct fentry_probe_bpf *p = fentry_probe_bpf__open_and_load();
-	int err = p ? 0 : -errno;
-
-	fentry_probe_bpf__destroy(p);
-	return err;
-}
-
-static int load_watcher(struct mt_tracker *t)
-{
-	int err;
-
-	if (t->cfg.watcher != MT_WATCHER_TRACEPOINT) {
-		err = fentry_loads();
-		if (!err)
-			err = load_either(t, true);
-		if (!err)
-			return 0;
-		if (t->cfg.watcher == MT_WATCHER_FENTRY && err != -EPERM &&
-		    missing_kernel_feature()) {
-			/* Not fentry's fault: neither watcher can load here. */
-			explain_load_error(err);
-			return err;
-		}
-		if (t->cfg.watcher == MT_WATCHER_FENTRY) {
-			fprintf(stderr,
-				"memtrack: the fentry watcher is not available on this kernel "
-				"(%s); use --watcher=tracepoint or --watcher=auto\n",
-				strerror(-err));
-			return err;
-		}
-		if (t->cfg.verbose)
-			fprintf(stderr,
-				"memtrack: fentry watcher refused (%s), using the tracepoint\n",
-				strerror(-err));
-	}
-	err = ensure_tracefs();
-	if (err)
-		return err;
-	err = load_either(t, false);
-	if (err)
-		explain_load_error(err);
-	return err;
-}
-
-/* A signal storm during start-up must not stop the run: signals wait until the load is done. */
-static int load_bpf(struct mt_tracker *t)
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = load_watcher(t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
-}
-
 static int on_request(void *ctx, void *data, size_t size)
 {
 	struct mt_tracker *t = ctx;
@@ -460,6 +152,10 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 	if (!t)
 		return -ENOMEM;
 	t->cfg = *cfg;
+	/* Before anything is loaded: the closer holds nothing of memtrack's but its socket. */
+	t->closer_fd = -1;
+	if (tracker_closer_start(t) && cfg->verbose)
+		fprintf(stderr, "memtrack: no closer process: links are detached before exit\n");
 	verbose_print = cfg->verbose;
 	libbpf_set_print(libbpf_print);
 	t->ncpus = libbpf_num_possible_cpus();
@@ -475,7 +171,7 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 	err = identify_pidns(t);
 	if (err)
 		goto fail;
-	err = load_bpf(t);
+	err = tracker_load_bpf(t);
 	if (err)
 		goto fail;
 	t->requests =
@@ -561,49 +257,36 @@ void tracker_collect_links(struct mt_links *l, struct detach *d, size_t *k)
 	}
 }
 
-static void stop_closer(struct closer_queue *c)
-{
-	if (!c->started)
-		return;
-	pthread_mutex_lock(&c->lock);
-	c->stop = true;
-	pthread_cond_signal(&c->cond);
-	pthread_mutex_unlock(&c->lock);
-	pthread_join(c->thread, NULL);
-	c->started = false;
-	free(c->q);
-	c->q = NULL;
-	c->n = c->cap = 0;
-}
-
-static void detach_all(struct mt_tracker *t)
+/* Hand the links of the run's files to the closer; with lifecycle, every other link too. */
+static void detach_all(struct mt_tracker *t, bool lifecycle)
 {
 	size_t n = MT_LIFECYCLE_PROGS + 2, k = 0;
 	struct detach *d;
 
-	stop_closer(&t->closer);
 	for (size_t i = 0; i < t->n_files; i++)
 		n += t->files[i].system.n_links + 2;
 	for (size_t i = 0; i < t->n_arms; i++)
 		n += t->arms[i].l.n_links + t->arms[i].keep.n_links + 4;
 	d = calloc(n, sizeof(*d));
-	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
+	for (int i = 0; lifecycle && i < MT_LIFECYCLE_PROGS; i++) {
 		if (t->lifecycle[i] && d)
 			d[k++].link = t->lifecycle[i];
 		else
 			bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
 	}
-	if (t->debugger && d)
+	if (lifecycle && t->debugger && d)
 		d[k++].link = t->debugger;
-	else
+	else if (lifecycle)
 		bpf_link__destroy(t->debugger);
-	t->debugger = NULL;
-	if (t->tracers && d)
+	if (lifecycle)
+		t->debugger = NULL;
+	if (lifecycle && t->tracers && d)
 		d[k++].link = t->tracers;
-	else
+	else if (lifecycle)
 		bpf_link__destroy(t->tracers);
-	t->tracers = NULL;
+	if (lifecycle)
+		t->tracers = NULL;
 	for (size_t i = 0; i < t->n_files; i++)
 		tracker_collect_links(&t->files[i].system, d, &k);
 	for (size_t i = 0; i < t->n_arms; i++) {
@@ -612,29 +295,91 @@ static void detach_all(struct mt_tracker *t)
 	}
 	t->n_arms = 0;
 	if (d)
-		tracker_detach_in_parallel(d, k);
+		tracker_close_links(t, d, k);
 	free(d);
 }
 
 void mt_tracker_detach(struct mt_tracker *t)
 {
-	detach_all(t);
+	detach_all(t, false);
 }
 
-void mt_tracker_close(struct mt_tracker *t)
+static void forget_files(struct mt_tracker *t)
 {
-	if (!t)
-		return;
-	detach_all(t);
-	if (t->cfg.verbose && t->links_made)
-		fprintf(stderr, "memtrack: %" PRIu64 " per-process links made in %.1f ms\n",
-			t->links_made, t->link_ns / 1e6);
 	for (size_t i = 0; i < t->n_files; i++) {
 		free(t->files[i].points);
 		free(t->files[i].path);
 		if (t->files[i].fd > 0)
 			close(t->files[i].fd);
 	}
+	t->n_files = 0;
+}
+
+/* Delete every key of a hash map (the maps of one run's processes and files). */
+static void empty_map(struct bpf_map *m)
+{
+	char key[64], next[64];
+	int fd = bpf_map__fd(m);
+
+	if (bpf_map__key_size(m) > sizeof(key))
+		return;
+	while (!bpf_map_get_next_key(fd, NULL, next)) {
+		memcpy(key, next, sizeof(key));
+		if (bpf_map_delete_elem(fd, key))
+			break;
+	}
+}
+
+static int zero_counters(struct mt_tracker *t)
+{
+	memset(t->percpu, 0, t->ncpus * sizeof(*t->percpu));
+	for (__u32 i = 0; i < MT_CNT_MAX; i++)
+		if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.counters), &i, t->percpu,
+					BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/*
+ * Ready for another run, as if just opened: the loaded programs and their lifecycle links stay,
+ * the run's files, links, processes and counters go. --stacks keeps what the unwinder loaded:
+ * not reset here.
+ */
+int mt_tracker_reset(struct mt_tracker *t)
+{
+	struct memtrack_bpf *s = t->skel;
+
+	if (t->cfg.stacks)
+		return -EOPNOTSUPP;
+	t->keep_classified = true;
+	detach_all(t, false);
+	forget_files(t);
+	empty_map(s->maps.tracked);
+	empty_map(s->maps.known_inodes);
+	empty_map(s->maps.armed);
+	empty_map(s->maps.stop_marks);
+	empty_map(s->maps.pressure_marks);
+	ring_buffer__consume(t->requests);
+	t->n_deferred = 0;
+	t->consume_err = 0;
+	t->n_unprobed = 0;
+	t->inodes_full = t->files_full = false;
+	t->req_drops_seen = 0;
+	t->artifact = NULL;
+	return zero_counters(t);
+}
+
+void mt_tracker_close(struct mt_tracker *t)
+{
+	if (!t)
+		return;
+	detach_all(t, true);
+	tracker_closer_stop(t);
+	if (t->cfg.verbose && t->links_made)
+		fprintf(stderr, "memtrack: %" PRIu64 " per-process links made in %.1f ms\n",
+			t->links_made, t->link_ns / 1e6);
+	forget_files(t);
+	tracker_forget_classified(t);
 	if (t->unwind && t->cfg.verbose)
 		fprintf(stderr, "memtrack: %zu unwind tables loaded, %zu rows (%zu KiB)\n",
 			mt_unwind_loaded_tables(t->unwind), mt_unwind_loaded_rows(t->unwind),
@@ -646,7 +391,7 @@ void mt_tracker_close(struct mt_tracker *t)
 	free(t->percpu);
 	ring_buffer__free(t->requests);
 	if (t->skel)
-		destroy_skel(t);
+		tracker_destroy_skel(t);
 	free(t);
 }
 

@@ -66,10 +66,16 @@ struct mt_tracker_config {
 int mt_tracker_open(struct mt_tracker **t, const struct mt_tracker_config *cfg);
 void mt_tracker_close(struct mt_tracker *t);
 /*
- * Detach every program (the maps and the rings stay readable): once the tree is gone nothing needs
- * them, and detaching waits for grace periods that other work can overlap. Idempotent.
+ * Detach the probes of the run's files (the maps and the rings stay readable, the lifecycle
+ * programs attached until mt_tracker_close): once the tree is gone nothing needs them. The
+ * closer process waits for the grace periods (tracker_closer.c). Idempotent.
  */
 void mt_tracker_detach(struct mt_tracker *t);
+/*
+ * Make t ready for another run with the same settings, as if just opened, without loading the
+ * BPF object again (exec-harness). -EOPNOTSUPP with --stacks: open another.
+ */
+int mt_tracker_reset(struct mt_tracker *t);
 
 /* The back end that runs: "fentry" or "tracepoint". */
 const char *mt_tracker_watcher(const struct mt_tracker *t);
@@ -161,8 +167,11 @@ int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader);
 /*
  * Thread tid of pid is at its exit stop: when it is the thread pid's links depend on (its
  * leader, while other threads go on), keep pid's breakpoints in place through a live thread.
+ * seen_exiting(tid, arg): whether the caller has seen thread tid at its exit stop (a thread of a
+ * group exit that took its SIGKILL shows it nowhere else once its stop was reported).
  */
-int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid);
+int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid,
+			    bool (*seen_exiting)(pid_t tid, void *arg), void *arg);
 
 /*
  * pid is gone (or leaves the tree): drop its links, in the background (detaching waits for

@@ -122,10 +122,11 @@ static int attach_point(struct mt_tracker *t, struct mt_links *l, uint16_t file_
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
 		    .bpf_cookie = MT_COOKIE(file_id, MT_KIND_ROLE(p->kind, p->role)) | tag);
-	struct bpf_program *prog =
-	    retprobe ? t->skel->progs.alloc_exit : t->skel->progs.alloc_enter;
+	struct bpf_program *prog = tracker_prog(t, retprobe ? "alloc_exit" : "alloc_enter");
 	struct bpf_link *link;
 
+	if (!prog)
+		return -ENOENT;
 	link = bpf_program__attach_uprobe_opts(prog, pid, path, p->probe_offset, &opts);
 	if (!link)
 		return -errno;
@@ -152,8 +153,10 @@ int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const c
 			const struct mt_probe_point *pts, size_t n, pid_t pid, uint64_t tag,
 			struct mt_links *l, struct mt_probe_point *ok, size_t *n_ok)
 {
-	int err;
+	int err = tracker_need(t, MT_NEED_PERF);
 
+	if (err)
+		return err;
 	l->links = calloc(2 * n + 1, sizeof(*l->links));
 	if (!l->links)
 		return -ENOMEM;

@@ -149,6 +149,64 @@ static int load_unwind_table(struct mt_tracker *t, struct mt_tracked_file *f, in
 }
 
 /*
+ * The classifications of the files a shared tracker's earlier runs handled (exec-harness: the
+ * same libc in every benchmark), by inode key, whose ctime changes when the file does: a hit is
+ * the very file, classified with the tracker's placement. Errors are kept too (not ELF).
+ */
+/* A deep copy of src into dst: 0, or -ENOMEM with dst empty. */
+static int copy_classification(struct mt_classification *dst, const struct mt_classification *src)
+{
+	*dst = *src;
+	dst->points = malloc(src->n_points * sizeof(*src->points) + 1);
+	dst->refused = malloc(src->n_refused * sizeof(*src->refused) + 1);
+	if (!dst->points || !dst->refused) {
+		mt_classification_free(dst);
+		return -ENOMEM;
+	}
+	if (src->n_points)
+		memcpy(dst->points, src->points, src->n_points * sizeof(*src->points));
+	if (src->n_refused)
+		memcpy(dst->refused, src->refused, src->n_refused * sizeof(*src->refused));
+	return 0;
+}
+
+static int classify_cached(struct mt_tracker *t, const struct mt_inode_key *key, int fd,
+			   struct mt_classification *c)
+{
+	struct mt_classified *e, *grown;
+	int err;
+
+	for (size_t i = 0; i < t->n_classified; i++) {
+		e = &t->classified[i];
+		if (!mt_inode_key_eq(&e->key, key))
+			continue;
+		return copy_classification(c, &e->c) ? -ENOMEM : e->err;
+	}
+	err = mt_classify_fd(fd, t->cfg.placement, c);
+	if (err == -ENOMEM || !t->keep_classified)
+		return err;
+	grown = realloc(t->classified, (t->n_classified + 1) * sizeof(*grown));
+	if (!grown)
+		return err;
+	t->classified = grown;
+	e = &t->classified[t->n_classified++];
+	e->key = *key;
+	e->err = err;
+	if (copy_classification(&e->c, c))
+		t->n_classified--;
+	return err;
+}
+
+void tracker_forget_classified(struct mt_tracker *t)
+{
+	for (size_t i = 0; i < t->n_classified; i++)
+		mt_classification_free(&t->classified[i].c);
+	free(t->classified);
+	t->classified = NULL;
+	t->n_classified = 0;
+}
+
+/*
  * Classify the file open at fd (the inode key) and attach its probes; then mark it DONE. What
  * cannot be classified or probed is recorded as not probed and the run goes on: only memtrack's
  * own failures (no memory, a BPF map that refuses an update) are returned.
@@ -168,7 +226,7 @@ static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int
 	f = new_file(t, key, path);
 	if (!f)
 		return -ENOMEM;
-	err = mt_classify_fd(fd, t->cfg.placement, &c);
+	err = classify_cached(t, key, fd, &c);
 	if (err == -ENOMEM)
 		goto out;
 	if (err == -ENOEXEC) {

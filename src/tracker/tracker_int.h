@@ -67,15 +67,26 @@ struct detach {
 	int fd;
 };
 
-/* Links of ended processes, detached by a thread off the stop path, in batches. */
-struct closer_queue {
-	pthread_t thread;
-	bool started, stop;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct detach *q;
-	size_t n, cap;
+/* The features of a run that need programs of their own (tracker_load.c says whose). */
+enum mt_need {
+	MT_NEED_LIFECYCLE = 1u << 0,  /* fork, exec, exit, a debugger's attach: every run */
+	MT_NEED_FENTRY = 1u << 1,     /* the fentry watcher */
+	MT_NEED_TRACEPOINT = 1u << 2, /* the tracepoint watcher */
+	MT_NEED_MULTI = 1u << 3,      /* uprobe_multi links */
+	MT_NEED_PERF = 1u << 4,	      /* one perf link per probe */
+	MT_NEED_STACKS = 1u << 5,     /* --stacks: the unwinder's watchers of unmaps */
+	MT_NEED_MAPPINGS = 1u << 6,   /* cfg.mappings: mmap, munmap, mremap and brk events */
 };
+
+/* A file's classification, kept for the next runs of a shared tracker (tracker_files.c). */
+struct mt_classified {
+	struct mt_inode_key key;
+	int err;
+	struct mt_classification c;
+};
+
+/* Instances of the object loaded after the first for features needed later (tracker_need). */
+#define MT_MAX_LATER 4
 
 /* Fork, exec, exit and the watcher: attached for the whole run. */
 #define MT_LIFECYCLE_PROGS 7 /* fork, exec, exit, the watcher; with --stacks, 3 unmaps */
@@ -83,6 +94,9 @@ struct closer_queue {
 
 struct mt_tracker {
 	struct memtrack_bpf *skel;
+	unsigned int loaded; /* enum mt_need: the features whose programs are loaded */
+	struct memtrack_bpf *later[MT_MAX_LATER];
+	int n_later;
 	struct ring_buffer *requests;
 	struct bpf_link *lifecycle[MT_LIFECYCLE_PROGS];
 	struct bpf_link *mappings[MT_MAPPING_PROGS]; /* cfg.mappings: mmap, munmap, mremap, brk */
@@ -95,6 +109,10 @@ struct mt_tracker {
 
 	struct mt_tracked_file *files;
 	size_t n_files, cap_files;
+
+	struct mt_classified *classified; /* with keep_classified: what earlier runs classified */
+	size_t n_classified;
+	bool keep_classified; /* reset once: the tracker serves several runs */
 
 	struct mt_attach_req *deferred;
 	size_t n_deferred, cap_deferred;
@@ -112,12 +130,23 @@ struct mt_tracker {
 	bool mappings_failed; /* cfg.mappings, but the mapping programs could not be attached */
 	struct mt_arm *arms;  /* --probe-scope=tree: per process and file */
 	size_t n_arms, cap_arms;
-	struct closer_queue closer;
+	int closer_fd;		      /* the socket to the closer process (-1: none, detach here) */
 	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */
 	struct stat pidns;	      /* memtrack's own pid namespace (/proc/self/ns/pid) */
 	struct mt_unwind_loader
 	    *unwind; /* --stacks: the files' tables in the BPF unwinder's maps */
 };
+
+/* tracker_closer.c */
+int tracker_closer_start(struct mt_tracker *t);
+void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n);
+void tracker_closer_stop(struct mt_tracker *t);
+
+/* tracker_load.c */
+int tracker_load_bpf(struct mt_tracker *t);
+void tracker_destroy_skel(struct mt_tracker *t);
+int tracker_need(struct mt_tracker *t, unsigned int needs);
+struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name);
 
 /* tracker.c */
 void tracker_detach_in_parallel(const struct detach *d, size_t n);
@@ -140,6 +169,9 @@ int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const c
 			struct mt_links *l, struct mt_probe_point *ok, size_t *n_ok);
 int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 			const struct mt_classification *c, pid_t pid);
+
+/* tracker_files.c */
+void tracker_forget_classified(struct mt_tracker *t);
 
 /* tracker_links.c */
 int tracker_store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The tracker's per-process links (--probe-scope=tree): each process that maps a probed file gets
- * its own links, inherited at birth, dropped at exit and exec by a closer thread off the stop path.
+ * its own links, inherited at birth, dropped at exit and exec by the closer, off the stop path.
  */
 
 #include <dirent.h>
@@ -154,74 +154,19 @@ int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool sha
 	return 0;
 }
 
-static void *closer_main(void *arg)
-{
-	struct closer_queue *c = arg;
-	struct detach *batch;
-	size_t n;
-
-	pthread_mutex_lock(&c->lock);
-	for (;;) {
-		while (!c->n && !c->stop)
-			pthread_cond_wait(&c->cond, &c->lock);
-		if (!c->n)
-			break;
-		/* Everything queued meanwhile, in one batch: its grace periods are shared. */
-		batch = c->q;
-		n = c->n;
-		c->q = NULL;
-		c->n = c->cap = 0;
-		pthread_mutex_unlock(&c->lock);
-		tracker_detach_in_parallel(batch, n);
-		free(batch);
-		pthread_mutex_lock(&c->lock);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
-}
-
-static int start_closer(struct closer_queue *c)
-{
-	if (c->started)
-		return 0;
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->cond, NULL);
-	if (pthread_create(&c->thread, NULL, closer_main, c))
-		return -EAGAIN;
-	c->started = true;
-	return 0;
-}
-
-/* Hand l's links to the closer thread; detach them here when it cannot take them. */
+/* Hand l's links to the closer (tracker_closer.c): detaching waits for grace periods. */
 static void close_later(struct mt_tracker *t, struct mt_links *l)
 {
-	struct closer_queue *c = &t->closer;
-	size_t need = l->n_links + 2;
-	struct detach *grown;
+	struct detach *d = calloc(l->n_links + 2, sizeof(*d));
+	size_t k = 0;
 
-	if (start_closer(c)) {
+	if (!d) {
 		tracker_collect_links(l, NULL, NULL);
 		return;
 	}
-	pthread_mutex_lock(&c->lock);
-	if (c->n + need > c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-
-		while (cap < c->n + need)
-			cap *= 2;
-		grown = realloc(c->q, cap * sizeof(*grown));
-		if (!grown) {
-			pthread_mutex_unlock(&c->lock);
-			tracker_collect_links(l, NULL, NULL);
-			return;
-		}
-		c->q = grown;
-		c->cap = cap;
-	}
-	memset(c->q + c->n, 0, need * sizeof(*c->q));
-	tracker_collect_links(l, c->q, &c->n);
-	pthread_cond_signal(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	tracker_collect_links(l, d, &k);
+	tracker_close_links(t, d, k);
+	free(d);
 }
 
 void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
@@ -250,21 +195,22 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
 	t->n_arms = kept;
 }
 
-/*
- * Whether tid of pid is a thread that goes on running: not a zombie, and not killed by its
- * group's exit (which queues SIGKILL to every thread, bit 9 of its own pending set).
- */
-static bool thread_goes_on(pid_t pid, pid_t tid)
-{
-	struct mt_proc_status st;
+struct exit_seen {
+	bool (*fn)(pid_t tid, void *arg);
+	void *arg;
+};
 
-	if (mt_proc_status_read(pid, tid, &st))
-		return false;
-	return st.state != 'Z' && st.state != 'X' && !(st.sig_pnd & MT_SIG_BIT(SIGKILL));
+/*
+ * Whether tid of pid is a thread that goes on running. A thread of a group exit taken for a live
+ * one would get keepers: 64 threads paid 15 ms of links at their process's exit.
+ */
+static bool thread_goes_on(pid_t pid, pid_t tid, const struct exit_seen *seen)
+{
+	return !(seen->fn && seen->fn(tid, seen->arg)) && !mt_proc_task_exiting(pid, tid);
 }
 
 /* A thread of pid other than its leader and than tid that goes on running; 0 when none. */
-static pid_t live_thread(pid_t pid, pid_t tid)
+static pid_t live_thread(pid_t pid, pid_t tid, const struct exit_seen *seen)
 {
 	char path[64];
 	struct dirent *e;
@@ -277,7 +223,7 @@ static pid_t live_thread(pid_t pid, pid_t tid)
 		return 0;
 	while (!found && (e = readdir(d))) {
 		x = (pid_t)atoi(e->d_name);
-		if (x > 0 && x != pid && x != tid && thread_goes_on(pid, x))
+		if (x > 0 && x != pid && x != tid && thread_goes_on(pid, x, seen))
 			found = x;
 	}
 	closedir(d);
@@ -323,8 +269,10 @@ static int link_successor(struct mt_tracker *t, const struct mt_arm *a, pid_t ti
  * and the next unregistration of any link on the file removes the breakpoints from a process
  * that still runs (on 6.1 the first hit there does). So the links move to a live thread.
  */
-int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
+int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid,
+			    bool (*seen_exiting)(pid_t tid, void *arg), void *arg)
 {
+	const struct exit_seen seen = {seen_exiting, arg};
 	pid_t live = 0;
 	int err;
 
@@ -338,7 +286,7 @@ int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid)
 		if (a->pid != pid || (tid != pid && (a->keep_tid != tid || !t->multi)))
 			continue;
 		if (!live)
-			live = live_thread(pid, tid);
+			live = live_thread(pid, tid, &seen);
 		if (!live)
 			return 0; /* the process ends with this thread */
 		err = link_successor(t, a, live, &l);

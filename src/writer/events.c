@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -43,6 +44,9 @@ struct mt_events {
 	void *positions;
 	size_t page, ring_size;
 	pthread_t thread;
+	/* The consumer waits on both: the ring's epoll fd, and wake, which ends its wait at stop.
+	 */
+	int epfd, wake;
 	/* One drain at a time: the consumer's, or the supervisor's before a process record. */
 	pthread_mutex_t drain;
 	atomic_bool stop;
@@ -145,16 +149,16 @@ static int drain_locked(struct mt_events *e)
 static void *consume(void *arg)
 {
 	struct mt_events *e = arg;
-	int epfd = ring_buffer__epoll_fd(e->rb), err;
 	uint64_t flushed = mt_clock_now_ns();
 	struct epoll_event ev;
+	int err;
 
 	while (!atomic_load(&e->stop)) {
 		/*
 		 * Producers never wake us (a wakeup per event costs them), so the wait is timed and
 		 * the drain follows it, whether or not anything woke us.
 		 */
-		if (epoll_wait(epfd, &ev, 1, POLL_MS) < 0 && errno != EINTR) {
+		if (epoll_wait(e->epfd, &ev, 1, POLL_MS) < 0 && errno != EINTR) {
 			e->err = -errno;
 			break;
 		}
@@ -258,6 +262,28 @@ bool mt_events_has_room(struct mt_events *e)
 	       e->ring_size / 4;
 }
 
+/* The consumer's epoll set: the ring's (itself an epoll fd) and the stop's eventfd. */
+static int open_waits(struct mt_events *e)
+{
+	struct epoll_event ring = {.events = EPOLLIN}, wake = {.events = EPOLLIN};
+
+	e->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->wake < 0 || e->epfd < 0 ||
+	    epoll_ctl(e->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(e->rb), &ring) ||
+	    epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wake, &wake))
+		return -errno;
+	return 0;
+}
+
+static void close_waits(struct mt_events *e)
+{
+	if (e->wake >= 0)
+		close(e->wake);
+	if (e->epfd >= 0)
+		close(e->epfd);
+}
+
 int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writer *w)
 {
 	struct mt_events *e;
@@ -267,6 +293,7 @@ int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writ
 	if (!e)
 		return -ENOMEM;
 	e->w = w;
+	e->wake = e->epfd = -1;
 	pthread_mutex_init(&e->drain, NULL);
 	err = map_positions(e, ring_fd);
 	if (err)
@@ -276,12 +303,16 @@ int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writ
 		err = -errno;
 		goto fail;
 	}
+	err = open_waits(e);
+	if (err)
+		goto fail;
 	err = -pthread_create(&e->thread, NULL, consume, e);
 	if (err)
 		goto fail;
 	*out = e;
 	return 0;
 fail:
+	close_waits(e);
 	ring_buffer__free(e->rb);
 	if (e->positions)
 		munmap(e->positions, 2 * e->page);
@@ -295,6 +326,8 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 	int err, n;
 
 	atomic_store(&e->stop, true);
+	/* Now, not at the end of the consumer's timed wait (a failed write: that comes anyway). */
+	eventfd_write(e->wake, 1);
 	pthread_join(e->thread, NULL);
 	err = e->err;
 	/* Every producer is gone: one full consume takes what is left. */
@@ -307,6 +340,7 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 	*count = e->count;
 	ring_buffer__free(e->rb);
 	munmap(e->positions, 2 * e->page);
+	close_waits(e);
 	pthread_mutex_destroy(&e->drain);
 	free(e);
 	return err;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Integration-test helpers. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -391,4 +392,45 @@ struct json_object *mt_run_report_with(const char *memtrack, const char *const *
 	rmdir(art);
 	free(art);
 	return report;
+}
+
+/* Whether pid is this process's child named memtrack-closer (from /proc/PID/stat). */
+static bool is_my_closer(pid_t pid)
+{
+	char path[64], buf[512], *close_paren;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+	fclose(f);
+	close_paren = strrchr(buf, ')');
+	if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1 || ppid != getpid())
+		return false;
+	return strstr(buf, "(memtrack-closer)") != NULL;
+}
+
+int mt_reap_closers(void)
+{
+	struct timespec tick = {0, 10 * 1000 * 1000};
+	int reaped = 0, status;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	pid_t pid;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		pid = (pid_t)atoi(e->d_name);
+		if (pid <= 0 || !is_my_closer(pid))
+			continue;
+		for (int i = 0; i < 1000 && waitpid(pid, &status, __WALL | WNOHANG) == 0; i++)
+			nanosleep(&tick, NULL);
+		reaped++;
+	}
+	closedir(d);
+	return reaped;
 }

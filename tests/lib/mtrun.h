@@ -53,6 +53,12 @@ int mt_count_lines(const char *s, const char *needle);
 /* true when pid exists (as any state but a reaped one). */
 bool mt_pid_alive(pid_t pid);
 /*
+ * For a test that is a child subreaper: wait (up to 10 s) for memtrack's closer processes that
+ * came to it (src/tracker/tracker_closer.c: they detach links after memtrack exits) and reap
+ * them, so that any other child left is the tree's. Returns how many were reaped.
+ */
+int mt_reap_closers(void);
+/*
  * Attach gdb -batch to pid and read a register, as a user would at a stop point. Returns true
  * when gdb could; *said (to free) holds what gdb printed.
  */

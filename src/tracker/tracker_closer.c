@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The closer: a process of its own that detaches the links memtrack is done with.
+ *
+ * Detaching a uprobe waits for RCU grace periods (about 0.1 s here), and a process cannot exit
+ * while one of its threads waits so: a run whose command has ended would keep its user waiting
+ * for them, and so would a process of the tree whose links are dropped at its exit. memtrack
+ * passes each link's fd to the closer (SCM_RIGHTS) and closes its own copy at once, which costs
+ * nothing: the reference in flight, then the closer's, keeps the link attached until the closer
+ * closes it, in parallel threads that share their grace periods.
+ *
+ * The closer is forked by a process that exits at once (a double fork) when the tracker opens,
+ * before anything is loaded: it is no child of memtrack's, to wait for or to reap, and holds none
+ * of memtrack's files but its end of the socket. It reads until memtrack's end closes, closes
+ * what it was given and exits: a moment after memtrack, which never waits for it. Links whose
+ * tree is gone cost nothing meanwhile (their breakpoints are in no live process's memory, or, with
+ * --probe-scope=system, in processes the programs no longer track).
+ */
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "tracker/tracker_int.h"
+
+/* File descriptors per message: the kernel's SCM_MAX_FD is 253. */
+#define CLOSER_BATCH 250
+
+/* One message's fds into d (grown as needed); the number, 0 at the end, or a negative errno. */
+static ssize_t receive_fds(int sock, int flags, struct detach **d, size_t *n, size_t *cap)
+{
+	char byte, ctl[CMSG_SPACE(CLOSER_BATCH * sizeof(int))];
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr msg = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c;
+	struct detach *grown;
+	ssize_t r = recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC);
+	size_t got;
+
+	if (r <= 0)
+		return r < 0 ? -errno : 0;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+		return 1; /* no fds: nothing to close */
+	got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+	if (*n + got > *cap) {
+		*cap = 2 * (*n + got);
+		grown = realloc(*d, *cap * sizeof(**d));
+		if (!grown)
+			return -ENOMEM;
+		*d = grown;
+	}
+	for (size_t i = 0; i < got; i++)
+		(*d)[(*n)++] = (struct detach){.fd = ((int *)CMSG_DATA(c))[i]};
+	return 1;
+}
+
+static void closer_main(int sock)
+{
+	struct detach *d = NULL;
+	size_t n = 0, cap = 0;
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Out of the terminal's process group: a ^C meant for the command does not reach it. */
+	setsid();
+	prctl(PR_SET_NAME, "memtrack-closer");
+	if (sock > 0)
+		close_range(0, sock - 1, 0);
+	close_range(sock + 1, ~0u, 0);
+	while (receive_fds(sock, 0, &d, &n, &cap) > 0) {
+		/* Whatever else came meanwhile goes in the same batch: one wait for all. */
+		while (receive_fds(sock, MSG_DONTWAIT, &d, &n, &cap) > 0)
+			;
+		tracker_detach_in_parallel(d, n);
+		n = 0;
+	}
+	tracker_detach_in_parallel(d, n);
+	_exit(0);
+}
+
+int tracker_closer_start(struct mt_tracker *t)
+{
+	int sv[2], status;
+	pid_t mid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	mid = fork();
+	if (mid == 0) {
+		if (fork() == 0)
+			closer_main(sv[1]);
+		_exit(0);
+	}
+	close(sv[1]);
+	if (mid < 0 || waitpid(mid, &status, 0) != mid) {
+		close(sv[0]);
+		return -ECHILD;
+	}
+	t->closer_fd = sv[0];
+	return 0;
+}
+
+/* The fd that holds what d names: the link's own for a libbpf link. */
+static int detach_fd(const struct detach *d)
+{
+	return d->link ? bpf_link__fd(d->link) : d->fd;
+}
+
+static int send_fds(int sock, const struct detach *d, size_t n)
+{
+	char byte = 0, ctl[CMSG_SPACE(CLOSER_BATCH * sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl,
+			     .msg_controllen = CMSG_SPACE(n * sizeof(int))};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	for (size_t i = 0; i < n; i++)
+		((int *)CMSG_DATA(c))[i] = detach_fd(&d[i]);
+	/* Never blocks the stop path: a full socket detaches here instead. */
+	return sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/* Forget what d names here; what the closer holds stays attached until it lets go. */
+static void drop_here(const struct detach *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].link)
+			bpf_link__destroy(d[i].link);
+		else
+			close(d[i].fd);
+	}
+}
+
+void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n)
+{
+	size_t sent = 0;
+
+	while (t->closer_fd >= 0 && sent < n) {
+		size_t k = n - sent < CLOSER_BATCH ? n - sent : CLOSER_BATCH;
+
+		if (send_fds(t->closer_fd, d + sent, k))
+			break;
+		drop_here(d + sent, k);
+		sent += k;
+	}
+	if (sent < n)
+		tracker_detach_in_parallel(d + sent, n - sent);
+}
+
+void tracker_closer_stop(struct mt_tracker *t)
+{
+	if (t->closer_fd >= 0)
+		close(t->closer_fd);
+	t->closer_fd = -1;
+}

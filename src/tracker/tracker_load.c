@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loading the BPF object: the programs the run needs and no others (prog_needs says which
+ * feature each program serves), with the watcher back end that works on this kernel. The
+ * verifier is most of a short run's cost, so a program no feature of the run uses is never
+ * verified. A feature the run turns out to need later (one perf link per probe, once the kernel
+ * refused a uprobe_multi link) is loaded then, into another instance of the object that shares
+ * the first one's maps.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fentry_probe.skel.h"
+#include "memtrack.skel.h"
+
+#include "tracker/procmaps.h"
+#include "tracker/tracker.h"
+#include "tracker/tracker_int.h"
+
+/*
+ * Which features of a run each program of bpf/memtrack.bpf.c serves. A program the table does
+ * not name is loaded for every run: a new program costs verification until it is named here.
+ */
+static const struct prog_need {
+	const char *name;
+	unsigned int needs;
+	bool multi_link; /* attached by uprobe_multi links: loaded as such */
+} prog_needs[] = {
+    {"handle_fork", MT_NEED_LIFECYCLE, false},
+    {"handle_exec", MT_NEED_LIFECYCLE, false},
+    {"handle_exit", MT_NEED_LIFECYCLE, false},
+    {"watch_debugger", MT_NEED_LIFECYCLE, false}, /* 31 instructions: not worth a late load */
+    {"watch_tracer", MT_NEED_LIFECYCLE, false},	  /* tracers inside the tree (tracker_ptrace.c) */
+    {"watch_mmap_fentry", MT_NEED_FENTRY, false},
+    {"watch_mmap_tp", MT_NEED_TRACEPOINT, false},
+    {"alloc_enter_multi", MT_NEED_MULTI, true},
+    {"alloc_exit_multi", MT_NEED_MULTI, true},
+    {"keep_breakpoints", MT_NEED_MULTI, false}, /* the keepers of uprobe_multi processes */
+    {"alloc_enter", MT_NEED_PERF, false},
+    {"alloc_exit", MT_NEED_PERF, false},
+    {"unwind_munmap", MT_NEED_STACKS, false},
+    {"unwind_mremap", MT_NEED_STACKS, false},
+    {"unwind_mmap_fixed", MT_NEED_STACKS, false},
+    {"map_mmap_enter", MT_NEED_MAPPINGS, false},
+    {"map_mmap_exit", MT_NEED_MAPPINGS, false},
+    {"map_munmap_enter", MT_NEED_MAPPINGS, false},
+    {"map_munmap_exit", MT_NEED_MAPPINGS, false},
+    {"map_mremap_enter", MT_NEED_MAPPINGS, false},
+    {"map_mremap_exit", MT_NEED_MAPPINGS, false},
+    {"map_brk_enter", MT_NEED_MAPPINGS, false},
+    {"map_brk_exit", MT_NEED_MAPPINGS, false},
+};
+
+static const struct prog_need *need_of(const struct bpf_program *p)
+{
+	static const struct prog_need unnamed = {.needs = MT_NEED_LIFECYCLE};
+
+	for (size_t i = 0; i < sizeof(prog_needs) / sizeof(prog_needs[0]); i++)
+		if (!strcmp(bpf_program__name(p), prog_needs[i].name))
+			return &prog_needs[i];
+	return &unnamed;
+}
+
+/* Load exactly the programs that serve one of needs (the uprobe_multi ones as such). */
+static void select_programs(struct bpf_object *obj, unsigned int needs)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, obj)
+	{
+		const struct prog_need *n = need_of(p);
+
+		bpf_program__set_autoload(p, (n->needs & needs) != 0);
+		if (n->multi_link)
+			bpf_program__set_expected_attach_type(p, MT_BPF_TRACE_UPROBE_MULTI);
+	}
+}
+
+/* The loaded program name, from the object or one loaded later; NULL when none is. */
+struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(t->skel->obj, name);
+
+	if (p && bpf_program__fd(p) >= 0)
+		return p;
+	for (int i = 0; i < t->n_later; i++) {
+		p = bpf_object__find_program_by_name(t->later[i]->obj, name);
+		if (p && bpf_program__fd(p) >= 0)
+			return p;
+	}
+	return NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/* -v: what each loaded program cost the verifier (docs/PERFORMANCE.md, section 4). */
+static void print_verified(struct bpf_object *obj, uint64_t load_ns)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, obj)
+	{
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+
+		if (bpf_program__fd(p) < 0 ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			continue;
+		fprintf(stderr, "memtrack: BPF program %s: %u instructions verified, %u loaded\n",
+			bpf_program__name(p), info.verified_insns,
+			info.xlated_prog_len / (unsigned int)sizeof(struct bpf_insn));
+	}
+	fprintf(stderr, "memtrack: BPF object loaded in %.1f ms\n", load_ns / 1e6);
+}
+
+static int load_object(struct mt_tracker *t, struct memtrack_bpf *s)
+{
+	uint64_t start = mono_ns();
+	int err = memtrack_bpf__load(s);
+
+	if (!err && t->cfg.verbose)
+		print_verified(s->obj, mono_ns() - start);
+	return err;
+}
+
+/* Make obj's maps those of the loaded object: programs loaded later share its state. */
+static int share_maps(struct bpf_object *obj, struct bpf_object *loaded)
+{
+	struct bpf_map *m, *from;
+	int err;
+
+	bpf_object__for_each_map(m, obj)
+	{
+		from = bpf_object__find_map_by_name(loaded, bpf_map__name(m));
+		if (!from)
+			return -ENOENT;
+		err = bpf_map__reuse_fd(m, bpf_map__fd(from));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The run needs the programs of needs from now on: load those not loaded yet. */
+int tracker_need(struct mt_tracker *t, unsigned int needs)
+{
+	struct memtrack_bpf *s;
+	int err;
+
+	needs &= ~t->loaded;
+	if (!needs)
+		return 0;
+	if (t->n_later == MT_MAX_LATER)
+		return -E2BIG;
+	s = memtrack_bpf__open();
+	if (!s)
+		return -errno;
+	err = share_maps(s->obj, t->skel->obj);
+	if (!err) {
+		select_programs(s->obj, needs);
+		err = load_object(t, s);
+	}
+	if (err) {
+		memtrack_bpf__destroy(s);
+		return err;
+	}
+	t->later[t->n_later++] = s;
+	t->loaded |= needs;
+	return 0;
+}
+
+/* Whether dir exists for memtrack's effective credentials (access(2) would check the real ones). */
+static int tracefs_dir(const char *dir)
+{
+	return faccessat(AT_FDCWD, dir, F_OK, AT_EACCESS) ? -errno : 0;
+}
+
+/* The tracepoint back end needs tracefs for the tracepoint's id; mount it where it is missing. */
+static int ensure_tracefs(void)
+{
+	int err = tracefs_dir("/sys/kernel/tracing/events/syscalls");
+
+	if (!err || !tracefs_dir("/sys/kernel/debug/tracing/events/syscalls"))
+		return 0;
+	if (err == -EACCES) {
+		/* Mounted, but root's (mode 700): capabilities for BPF do not open it. */
+		fprintf(stderr,
+			"memtrack: tracefs is mounted at /sys/kernel/tracing but this user cannot "
+			"read it (%s): run as root, or grant CAP_DAC_READ_SEARCH as well\n",
+			strerror(-err));
+		return err;
+	}
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
+	    !tracefs_dir("/sys/kernel/tracing/events/syscalls"))
+		return 0;
+	fprintf(stderr, "memtrack: tracefs is not mounted and cannot be mounted at "
+			"/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)\n");
+	return -ENOENT;
+}
+
+/*
+ * The first kernel feature the BPF object needs that this kernel lacks, in the order Linux gained
+ * them, or NULL. Asked only once loading failed, to say why in one sentence (on Debian 11's 5.10
+ * it is task storage: the kernel refuses the thread_states map with a bare EINVAL).
+ */
+static const char *missing_kernel_feature(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return "BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_send_signal_thread, NULL) <=
+	    0)
+		return "bpf_send_signal_thread (Linux 5.5)";
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) <= 0)
+		return "BPF ring buffers (Linux 5.8)";
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) <= 0)
+		return "BPF task storage (Linux 5.11)";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) <= 0)
+		return "BPF attach cookies (Linux 5.15)";
+	return NULL;
+}
+
+static void explain_load_error(int err)
+{
+	const char *missing;
+
+	if (err == -EPERM || err == -EACCES) {
+		fprintf(stderr,
+			"memtrack: loading BPF programs was refused (%s): run as root or "
+			"grant CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE\n",
+			strerror(-err));
+		return;
+	}
+	missing = missing_kernel_feature();
+	if (missing)
+		fprintf(stderr,
+			"memtrack: cannot load the BPF programs: this kernel has no %s; memtrack "
+			"needs Linux 5.15 or later with BTF\n",
+			missing);
+	else
+		fprintf(stderr, "memtrack: cannot load the BPF programs: %s\n", strerror(-err));
+}
+
+static int attach_lifecycle(struct mt_tracker *t, bool fentry)
+{
+	struct memtrack_bpf *s = t->skel;
+	struct bpf_program *progs[MT_LIFECYCLE_PROGS] = {
+	    s->progs.handle_fork,
+	    s->progs.handle_exec,
+	    s->progs.handle_exit,
+	    fentry ? s->progs.watch_mmap_fentry : s->progs.watch_mmap_tp,
+	    t->cfg.stacks ? s->progs.unwind_munmap : NULL,
+	    t->cfg.stacks ? s->progs.unwind_mremap : NULL,
+	    t->cfg.stacks ? s->progs.unwind_mmap_fixed : NULL,
+	};
+
+	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
+		if (!progs[i])
+			continue;
+		t->lifecycle[i] = bpf_program__attach(progs[i]);
+		if (!t->lifecycle[i])
+			return -errno;
+	}
+	return 0;
+}
+
+static void mapping_progs(struct memtrack_bpf *s, struct bpf_program **p)
+{
+	struct bpf_program *progs[MT_MAPPING_PROGS] = {
+	    s->progs.map_mmap_enter,  s->progs.map_mmap_exit,	 s->progs.map_munmap_enter,
+	    s->progs.map_munmap_exit, s->progs.map_mremap_enter, s->progs.map_mremap_exit,
+	    s->progs.map_brk_enter,   s->progs.map_brk_exit,
+	};
+
+	memcpy(p, progs, sizeof(progs));
+}
+
+/*
+ * The mapping programs, apart from the lifecycle's: only a run that records mappings loads them.
+ * A tracepoint that cannot be attached (tracefs readable by root only, without
+ * CAP_DAC_READ_SEARCH) costs the run its mapping events, said once, not the run.
+ */
+static void attach_mappings(struct mt_tracker *t)
+{
+	struct bpf_program *progs[MT_MAPPING_PROGS];
+
+	mapping_progs(t->skel, progs);
+
+	for (int i = 0; i < MT_MAPPING_PROGS; i++) {
+		t->mappings[i] = bpf_program__attach(progs[i]);
+		if (t->mappings[i])
+			continue;
+		fprintf(stderr, "memtrack: mappings are not recorded: cannot attach %s: %s\n",
+			bpf_program__name(progs[i]), strerror(errno));
+		t->mappings_failed = true;
+		return;
+	}
+}
+
+void tracker_destroy_skel(struct mt_tracker *t)
+{
+	bpf_link__destroy(t->debugger);
+	t->debugger = NULL;
+	bpf_link__destroy(t->tracers);
+	t->tracers = NULL;
+	for (int i = 0; i < MT_MAPPING_PROGS; i++) {
+		bpf_link__destroy(t->mappings[i]);
+		t->mappings[i] = NULL;
+	}
+	for (int i = 0; i < MT_LIFECYCLE_PROGS; i++) {
+		bpf_link__destroy(t->lifecycle[i]);
+		t->lifecycle[i] = NULL;
+	}
+	while (t->n_later)
+		memtrack_bpf__destroy(t->later[--t->n_later]);
+	memtrack_bpf__destroy(t->skel);
+	t->skel = NULL;
+}
+
+/*
+ * Whom a pid-filtered link counts for. The first uprobe_multi links (6.6 to 6.11) run their
+ * programs for every task of the linked task's address space, a vfork child included; since
+ * 6.12 uprobe_multi runs them for the linked task's thread group only, and per-process perf links
+ * (6.1) count for the process their cookie names (the programs check it), so there a vfork child
+ * needs links of its own (docs/PROBES.md).
+ */
+static bool links_fire_per_mm(bool multi)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (!multi)
+		return false;
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major < 6 || (major == 6 && minor < 12);
+}
+
+/* Open, load and attach with one watcher back end, with or without uprobe_multi programs. */
+static int load_with(struct mt_tracker *t, bool fentry, bool multi)
+{
+	bool mappings = t->cfg.mappings && t->cfg.events;
+	size_t ring =
+	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
+	int err;
+
+	t->skel = memtrack_bpf__open();
+	if (!t->skel)
+		return -errno;
+	t->loaded = MT_NEED_LIFECYCLE | (fentry ? MT_NEED_FENTRY : MT_NEED_TRACEPOINT) |
+		    (multi ? MT_NEED_MULTI : MT_NEED_PERF) | (t->cfg.stacks ? MT_NEED_STACKS : 0) |
+		    (mappings ? MT_NEED_MAPPINGS : 0);
+	select_programs(t->skel->obj, t->loaded);
+	bpf_map__set_max_entries(t->skel->maps.events, ring);
+	t->skel->rodata->pressure_mark = t->cfg.no_backpressure ? 0 : PRESSURE_MARK(ring);
+	/* waitpid and /proc give pids in memtrack's namespace: the BPF side must use the same. */
+	t->skel->rodata->pidns_nested = t->pidns.st_ino != MT_PROC_PID_INIT_INO;
+	t->skel->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
+	t->skel->rodata->pidns_ino = t->pidns.st_ino;
+	t->skel->rodata->stacks_enabled = t->cfg.stacks && t->cfg.events;
+	t->skel->rodata->trace_maps = t->cfg.trace_maps;
+	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
+	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
+	bpf_map__set_max_entries(t->skel->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
+	err = load_object(t, t->skel);
+	if (!err)
+		err = attach_lifecycle(t, fentry);
+	if (!err && mappings)
+		attach_mappings(t);
+	if (err) {
+		tracker_destroy_skel(t);
+		return err;
+	}
+	t->watcher = fentry ? "fentry" : "tracepoint";
+	t->multi = multi;
+	t->mm_filter = links_fire_per_mm(multi);
+	return 0;
+}
+
+/* The verifier gives up (EAGAIN) when a signal is pending: load_bpf blocks all but SIGSTOP. */
+static int load_retried(struct mt_tracker *t, bool fentry, bool multi)
+{
+	int err, tries = 0;
+
+	do
+		err = load_with(t, fentry, multi);
+	while (err == -EAGAIN && ++tries < 100);
+	return err;
+}
+
+/* Kernels without uprobe_multi may refuse the programs that expect it: load without them. */
+static int load_either(struct mt_tracker *t, bool fentry)
+{
+	int err = t->cfg.no_uprobe_multi ? -EINVAL : load_retried(t, fentry, true);
+
+	if (err != -EINVAL && err != -EOPNOTSUPP)
+		return err;
+	/* The kernel may not know the uprobe_multi attach type; or it lacks something else. */
+	err = load_retried(t, fentry, false);
+	if (!err && t->cfg.verbose)
+		fprintf(stderr,
+			"memtrack: no uprobe_multi programs on this kernel: one link per probe\n");
+	return err;
+}
+
+/* Where the kernel refuses fentry (EPERM here), find out before loading the whole object. */
+static int fentry_loads(void)
+{
+	struct fentry_probe_bpf *p = fentry_probe_bpf__open_and_load();
+	int err = p ? 0 : -errno;
+
+	fentry_probe_bpf__destroy(p);
+	return err;
+}
+
+static int load_watcher(struct mt_tracker *t)
+{
+	int err;
+
+	if (t->cfg.watcher != MT_WATCHER_TRACEPOINT) {
+		err = fentry_loads();
+		if (!err)
+			err = load_either(t, true);
+		if (!err)
+			return 0;
+		if (t->cfg.watcher == MT_WATCHER_FENTRY && err != -EPERM &&
+		    missing_kernel_feature()) {
+			/* Not fentry's fault: neither watcher can load here. */
+			explain_load_error(err);
+			return err;
+		}
+		if (t->cfg.watcher == MT_WATCHER_FENTRY) {
+			fprintf(stderr,
+				"memtrack: the fentry watcher is not available on this kernel "
+				"(%s); use --watcher=tracepoint or --watcher=auto\n",
+				strerror(-err));
+			return err;
+		}
+		if (t->cfg.verbose)
+			fprintf(stderr,
+				"memtrack: fentry watcher refused (%s), using the tracepoint\n",
+				strerror(-err));
+	}
+	err = ensure_tracefs();
+	if (err)
+		return err;
+	err = load_either(t, false);
+	if (err)
+		explain_load_error(err);
+	return err;
+}
+
+/* A signal storm during start-up must not stop the run: signals wait until the load is done. */
+int tracker_load_bpf(struct mt_tracker *t)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = load_watcher(t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
