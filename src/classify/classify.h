@@ -13,21 +13,7 @@
 
 #include "bpf/memtrack.h"
 #include "base/family.h"
-
-enum mt_placement_mode {
-	MT_PLACE_SMART = 0, /* first instruction the kernel emulates, when it is safe (default) */
-	MT_PLACE_ENTRY,	    /* the function's first instruction */
-};
-
-struct mt_probe_point {
-	char symbol[64];       /* the name the table matched (first alias when several) */
-	uint64_t func_offset;  /* file offset of the function's entry (what uprobes attach to) */
-	uint64_t probe_offset; /* file offset chosen by placement (== func_offset for entry) */
-	enum mt_kind kind;
-	bool ret;	 /* needs a return probe (the result matters) */
-	uint8_t role;	 /* enum mt_role: an entry, or a return site of a function that may throw */
-	char reason[96]; /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
-};
+#include "classify/placement.h"
 
 /* An allocator function that matched but is not probed, and why (recorded as not probed). */
 struct mt_refused_point {

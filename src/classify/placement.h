@@ -13,7 +13,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "classify/classify.h"
+#include "bpf/memtrack.h"
+
+enum mt_placement_mode {
+	MT_PLACE_SMART = 0, /* first instruction the kernel emulates, when it is safe (default) */
+	MT_PLACE_ENTRY,	    /* the function's first instruction */
+};
+
+/* A function the classifier matched (classify.h), and where placement put its probe. */
+struct mt_probe_point {
+	char symbol[64];       /* the name the table matched (first alias when several) */
+	uint64_t func_offset;  /* file offset of the function's entry (what uprobes attach to) */
+	uint64_t probe_offset; /* file offset chosen by placement (== func_offset for entry) */
+	enum mt_kind kind;
+	bool ret;	 /* needs a return probe (the result matters) */
+	uint8_t role;	 /* enum mt_role: an entry, or a return site of a function that may throw */
+	char reason[96]; /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
+};
 
 /* Look at most this many instructions and bytes from the entry for an emulated instruction. */
 #define MT_PLACE_MAX_INSNS 16
