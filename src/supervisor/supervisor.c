@@ -393,7 +393,7 @@ static void release_tree(struct sup *s)
 	 */
 	for (size_t i = 0; i < s->live.n; i++) {
 		kill(s->live.v[i]->tid, SIGKILL);
-		ptrace(PTRACE_CONT, s->live.v[i]->tid, 0, 0);
+		sup_resume(s->live.v[i]->tid, 0);
 	}
 	while (mt_clock_now_ns() < deadline) {
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
@@ -405,7 +405,7 @@ static void release_tree(struct sup *s)
 		}
 		if (WIFSTOPPED(status) && tid != s->res->stopped_pid) {
 			kill(tid, SIGKILL);
-			ptrace(PTRACE_CONT, tid, 0, 0);
+			sup_resume(tid, 0);
 		}
 	}
 }

@@ -30,40 +30,6 @@
 #include "tracker/procstatus.h"
 #include "supervisor/supervisor_int.h"
 
-/* The handoffs of the run: to a debugger at the stop point (s->ho), to the tree's tracers. */
-static struct handoff *nth(struct sup *s, size_t i)
-{
-	return i ? s->inner[i - 1] : &s->ho;
-}
-
-static size_t count(const struct sup *s)
-{
-	return 1 + s->n_inner;
-}
-
-static bool owns(const struct handoff *h, const struct tracee *t)
-{
-	if (!h->pid || !h->collecting)
-		return false;
-	if (t->proc >= 0)
-		return t->proc == h->proc;
-	return t->tgid == h->pid;
-}
-
-/* The handoff whose process t is a thread of, while its threads are being detached. */
-static struct handoff *owner(const struct sup *s, const struct tracee *t)
-{
-	for (size_t i = 0; i < count(s); i++)
-		if (owns(nth((struct sup *)s, i), t))
-			return nth((struct sup *)s, i);
-	return NULL;
-}
-
-bool sup_handoff_owns(const struct sup *s, const struct tracee *t)
-{
-	return owner(s, t) != NULL;
-}
-
 static bool alive(const struct handoff *h)
 {
 	return h->pid && !h->ended;
@@ -71,8 +37,8 @@ static bool alive(const struct handoff *h)
 
 bool sup_handoff_alive(const struct sup *s)
 {
-	for (size_t i = 0; i < count(s); i++)
-		if (alive(nth((struct sup *)s, i)))
+	for (size_t i = 0; i < sup_handoff_count(s); i++)
+		if (alive(sup_handoff_nth((struct sup *)s, i)))
 			return true;
 	return false;
 }
@@ -82,8 +48,8 @@ size_t sup_handoff_pollfds(const struct sup *s, struct pollfd *p, size_t max)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < count(s) && n < max; i++) {
-		const struct handoff *h = nth((struct sup *)s, i);
+	for (size_t i = 0; i < sup_handoff_count(s) && n < max; i++) {
+		const struct handoff *h = sup_handoff_nth((struct sup *)s, i);
 
 		if (alive(h) && !h->collecting)
 			p[n++] = (struct pollfd){.fd = h->pidfd, .events = POLLIN};
@@ -93,17 +59,18 @@ size_t sup_handoff_pollfds(const struct sup *s, struct pollfd *p, size_t max)
 
 bool sup_handoff_waited(const struct sup *s)
 {
-	for (size_t i = 0; i < count(s); i++)
-		if (alive(nth((struct sup *)s, i)) && !nth((struct sup *)s, i)->collecting)
+	for (size_t i = 0; i < sup_handoff_count(s); i++)
+		if (alive(sup_handoff_nth((struct sup *)s, i)) &&
+		    !sup_handoff_nth((struct sup *)s, i)->collecting)
 			return true;
 	return false;
 }
 
 struct handoff *sup_handoff_of(struct sup *s, pid_t pid)
 {
-	for (size_t i = 0; i < count(s); i++)
-		if (nth(s, i)->pid && nth(s, i)->pid == pid)
-			return nth(s, i);
+	for (size_t i = 0; i < sup_handoff_count(s); i++)
+		if (sup_handoff_nth(s, i)->pid && sup_handoff_nth(s, i)->pid == pid)
+			return sup_handoff_nth(s, i);
 	return NULL;
 }
 
@@ -276,7 +243,7 @@ static int let_go_held(struct sup *s, struct handoff *h)
 		struct tracee *t = s->live.v[i];
 		int err;
 
-		if (!owns(h, t) || !(t->pressed || t->held || t->listening)) {
+		if (!sup_handoff_holds(h, t) || !(t->pressed || t->held || t->listening)) {
 			i++;
 			continue;
 		}
@@ -310,7 +277,7 @@ static bool awaited_take(struct handoff *h, pid_t tid)
 static int finish_collecting(struct sup *s, struct handoff *h)
 {
 	for (size_t i = 0; i < s->live.n; i++)
-		if (owns(h, s->live.v[i]))
+		if (sup_handoff_holds(h, s->live.v[i]))
 			return 0;
 	if (h->n_awaited || !h->collecting)
 		return 0;
@@ -355,7 +322,7 @@ int sup_handoff_collect(struct sup *s, struct handoff *h)
 	for (size_t i = 0; i < s->live.n; i++) {
 		struct tracee *t = s->live.v[i];
 
-		if (!owns(h, t) || t->pressed || t->held || t->listening)
+		if (!sup_handoff_holds(h, t) || t->pressed || t->held || t->listening)
 			continue;
 		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno != ESRCH)
 			return -errno;
@@ -405,13 +372,14 @@ static int await_thread(struct handoff *h, pid_t tid)
 
 /*
  * A stop of a thread of the process being handed over: what memtrack must do before the thread
- * may go on is done (a file it stopped for is attached, a new process is placed), then the thread
- * is detached. Nothing is logged: which stops come before the detach depends on timing.
+ * may go on is done (a file it stopped for is attached; a new process was placed by the caller),
+ * then the thread is detached. Nothing is logged: which stops come before the detach depends on
+ * timing.
  */
 int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 {
-	int sig = WSTOPSIG(status), event = (unsigned int)status >> 16, err = 0, next;
-	struct handoff *h = owner(s, t);
+	int sig = WSTOPSIG(status), event = (unsigned int)status >> 16, err = 0;
+	struct handoff *h = sup_handoff_owner(s, t);
 	struct mt_inode_key key;
 	unsigned long msg = 0;
 	siginfo_t si;
@@ -420,10 +388,7 @@ int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 	switch (event) {
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
-		/* A new process: placed in the tree, it stays memtrack's. */
-		next = sup_on_new_child(s, t, event);
-		if (next < 0)
-			return next;
+		/* A new process, placed by handed_off_stop: it stays memtrack's. */
 		sig = 0;
 		break;
 	case PTRACE_EVENT_CLONE:
@@ -606,8 +571,8 @@ int sup_handoff_tick(struct sup *s)
 {
 	int err = 0;
 
-	for (size_t i = 0; i < count(s) && !err; i++)
-		err = tick(s, nth(s, i));
+	for (size_t i = 0; i < sup_handoff_count(s) && !err; i++)
+		err = tick(s, sup_handoff_nth(s, i));
 	return err;
 }
 
@@ -640,8 +605,8 @@ void sup_handoff_report(struct sup *s)
 	if (s->cfg->stop.text && !s->ho.pid)
 		fprintf(stderr, "memtrack: the stop point '%s' was never reached\n",
 			mt_printable(text, sizeof(text), s->cfg->stop.text));
-	for (size_t i = 0; i < count(s); i++)
-		report(s, nth(s, i));
+	for (size_t i = 0; i < sup_handoff_count(s); i++)
+		report(s, sup_handoff_nth(s, i));
 }
 
 static void handoff_free(struct handoff *h)
@@ -657,8 +622,8 @@ static void handoff_free(struct handoff *h)
 
 void sup_handoff_free(struct sup *s)
 {
-	for (size_t i = 0; i < count(s); i++)
-		handoff_free(nth(s, i));
+	for (size_t i = 0; i < sup_handoff_count(s); i++)
+		handoff_free(sup_handoff_nth(s, i));
 	for (size_t i = 0; i < s->n_inner; i++)
 		free(s->inner[i]);
 	free(s->inner);

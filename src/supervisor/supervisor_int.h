@@ -168,16 +168,23 @@ void sup_remove_tracee(struct sup *s, struct tracee *t);
 int sup_add_proc(struct sup *s, pid_t pid, int parent);
 char *sup_read_exe(pid_t pid);
 const char *sup_signame(int sig, char *buf, size_t len);
+struct handoff *sup_handoff_nth(struct sup *s, size_t i);
+size_t sup_handoff_count(const struct sup *s);
+bool sup_handoff_holds(const struct handoff *h, const struct tracee *t);
+struct handoff *sup_handoff_owner(const struct sup *s, const struct tracee *t);
+bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
+int sup_resume(pid_t tid, int sig);
+int sup_carry_out(struct tracee *t, int next);
 
-/* supervisor_stops.c */
+/* supervisor_log.c */
 struct json_object *sup_detail_new(void);
 void sup_detail_str(struct json_object *d, const char *key, const char *val);
 void sup_detail_int(struct json_object *d, const char *key, int64_t val);
 void sup_log_files(struct sup *s);
 int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d);
-int sup_resume(pid_t tid, int sig);
-int sup_carry_out(struct tracee *t, int next);
 void sup_record_process(struct sup *s, const struct proc *p, int status, bool exited);
+
+/* supervisor_stops.c */
 int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader);
 int sup_release_held(struct sup *s);
 int sup_resume_pressed(struct sup *s);
@@ -195,7 +202,6 @@ int sup_link_what_loader_maps(struct sup *s, struct handoff *h);
 
 /* supervisor_handoff.c */
 struct pollfd;
-bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
 bool sup_handoff_alive(const struct sup *s);
 bool sup_handoff_waited(const struct sup *s);
 size_t sup_handoff_pollfds(const struct sup *s, struct pollfd *p, size_t max);

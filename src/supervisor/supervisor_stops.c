@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The supervisor's stop handlers, one per kind of stop (docs/STOPS.md), and the stop log and
- * resuming they share.
+ * The supervisor's stop handlers, one per kind of stop (docs/STOPS.md). What they share (the
+ * stop log's records, resuming) is below them: supervisor_log.c, supervisor_tree.c.
  */
 
 #include <errno.h>
@@ -35,101 +35,6 @@
 
 #include "supervisor/debug_rights.h"
 #include "supervisor/supervisor_int.h"
-
-/* ---- logging ------------------------------------------------------------------------- */
-
-struct json_object *sup_detail_new(void)
-{
-	return json_object_new_object();
-}
-
-void sup_detail_str(struct json_object *d, const char *key, const char *val)
-{
-	json_object_object_add(d, key, json_object_new_string(val));
-}
-
-void sup_detail_int(struct json_object *d, const char *key, int64_t val)
-{
-	json_object_object_add(d, key, json_object_new_int64(val));
-}
-
-/*
- * Log the files the tracker handled since the last look, one record each (written after the
- * stops, in path order): the stop that handled a file shared by concurrent processes is
- * whichever drained its request first, so naming it there would make the log vary.
- */
-void sup_log_files(struct sup *s)
-{
-	size_t n;
-
-	if (!s->tracker)
-		return;
-	n = mt_tracker_file_count(s->tracker);
-	for (; s->files_logged < n; s->files_logged++) {
-		const struct mt_tracked_file *f = mt_tracker_file(s->tracker, s->files_logged);
-		struct json_object *o;
-
-		if (!s->cfg->trace_stops_path)
-			continue;
-		o = json_object_new_object();
-		sup_detail_str(o, "kind", "file");
-		sup_detail_str(o, "path", f->path);
-		sup_detail_str(o, "family", mt_family_name(f->family));
-		sup_detail_int(o, "probes", f->probes);
-		if (f->no_symbols)
-			json_object_object_add(o, "no_symbols", json_object_new_boolean(1));
-		mt_stoplog_add_file(s->log, o);
-	}
-}
-
-int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d)
-{
-	/* What a thread reports before a handoff detaches it depends on timing: not logged. */
-	if (!s->cfg->trace_stops_path || sup_handoff_owns(s, t)) {
-		json_object_put(d);
-		return 0;
-	}
-	return mt_stoplog_add(s->log, t->log, kind, d);
-}
-
-/* ---- resuming ------------------------------------------------------------------------ */
-
-int sup_resume(pid_t tid, int sig)
-{
-	/* ESRCH: the tracee was killed meanwhile (SIGKILL, exit of its group); its death follows.
-	 */
-	if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
-		return -errno;
-	return 0;
-}
-
-/* A stop handler's decision carried out: the one place where a stopped tracee is resumed. */
-int sup_carry_out(struct tracee *t, int next)
-{
-	if (next <= SUP_LEAVE) /* an error, or left as the handler left it */
-		return next;
-	return sup_resume(t->tid, next - 1);
-}
-
-void sup_record_process(struct sup *s, const struct proc *p, int status, bool exited)
-{
-	struct mt_artifact_process rec = {
-	    .pid = p->pid,
-	    .parent = p->parent_pid,
-	    .exit_status = status,
-	    .exited = exited,
-	};
-
-	if (!s->artifact)
-		return;
-	snprintf(rec.exe, sizeof(rec.exe), "%s", p->exe ? p->exe : "?");
-	snprintf(rec.position, sizeof(rec.position), "%s", p->pos ? p->pos : "");
-	/* After the fork, exec or exit event it follows in the stream, before any later event. */
-	if (s->events)
-		mt_events_write_process(s->events, &rec);
-	else
-		mt_artifact_write_process(s->artifact, &rec);
-}
 
 /* ---- the stops ----------------------------------------------------------------------- */
 
@@ -574,6 +479,22 @@ static int on_event_stop(struct sup *s, struct tracee *t, int sig)
 	return SUP_LEAVE;
 }
 
+/*
+ * A stop of a thread of the process being handed over. A new process it forked is placed in the
+ * tree first, as any other (it stays memtrack's); then the handoff detaches the thread.
+ */
+static int handed_off_stop(struct sup *s, struct tracee *t, int status)
+{
+	int event = (unsigned int)status >> 16, next;
+
+	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
+		next = sup_on_new_child(s, t, event);
+		if (next < 0)
+			return next;
+	}
+	return sup_handoff_stop(s, t, status);
+}
+
 static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 {
 	int sig = WSTOPSIG(status), event = (unsigned int)status >> 16;
@@ -588,7 +509,7 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		t->started = true;
 		t->tgid = sup_read_tgid(t->tid);
 		if (sup_handoff_owns(s, t))
-			return sup_handoff_stop(s, t, status);
+			return handed_off_stop(s, t, status);
 		sup_log_stop(s, t, "start", NULL);
 		if (t->proc >= 0)
 			return SUP_RESUME(0);
@@ -598,7 +519,7 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 	}
 	t->started = true;
 	if (sup_handoff_owns(s, t))
-		return sup_handoff_stop(s, t, status);
+		return handed_off_stop(s, t, status);
 	if (t->proc < 0) {
 		err = place_orphan(s, t);
 		if (err)

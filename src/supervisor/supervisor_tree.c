@@ -186,3 +186,65 @@ const char *sup_signame(int sig, char *buf, size_t len)
 		snprintf(buf, len, "%d", sig);
 	return buf;
 }
+
+/* ---- the handoffs (their state; supervisor_handoff.c hands over) --------------------- */
+
+/* The handoffs of the run: to a debugger at the stop point (s->ho), to the tree's tracers. */
+struct handoff *sup_handoff_nth(struct sup *s, size_t i)
+{
+	return i ? s->inner[i - 1] : &s->ho;
+}
+
+size_t sup_handoff_count(const struct sup *s)
+{
+	return 1 + s->n_inner;
+}
+
+/* Whether t is a thread of h's process while h detaches them. */
+bool sup_handoff_holds(const struct handoff *h, const struct tracee *t)
+{
+	if (!h->pid || !h->collecting)
+		return false;
+	if (t->proc >= 0)
+		return t->proc == h->proc;
+	return t->tgid == h->pid;
+}
+
+/* The handoff whose process t is a thread of, while its threads are being detached. */
+struct handoff *sup_handoff_owner(const struct sup *s, const struct tracee *t)
+{
+	for (size_t i = 0; i < sup_handoff_count(s); i++)
+		if (sup_handoff_holds(sup_handoff_nth((struct sup *)s, i), t))
+			return sup_handoff_nth((struct sup *)s, i);
+	return NULL;
+}
+
+/* Whether t is a thread of a process being handed over (supervisor_handoff.c). */
+bool sup_handoff_owns(const struct sup *s, const struct tracee *t)
+{
+	return sup_handoff_owner(s, t) != NULL;
+}
+
+/* ---- resuming ------------------------------------------------------------------------ */
+
+/* Let a stopped tracee run on, delivering sig (0: none). */
+int sup_resume(pid_t tid, int sig)
+{
+	/* ESRCH: the tracee was killed meanwhile (SIGKILL, exit of its group); its death follows.
+	 */
+	if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
+		return -errno;
+	return 0;
+}
+
+/*
+ * A stop handler's decision carried out. Every stopped tracee memtrack resumes is resumed by
+ * sup_resume, but for gdb's vCont, which may single-step (supervisor_gdb.c), and a group-stop
+ * left in PTRACE_LISTEN (supervisor_stops.c).
+ */
+int sup_carry_out(struct tracee *t, int next)
+{
+	if (next <= SUP_LEAVE) /* an error, or left as the handler left it */
+		return next;
+	return sup_resume(t->tid, next - 1);
+}
