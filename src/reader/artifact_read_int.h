@@ -103,8 +103,7 @@ static inline bool get_u64(struct cursor *c, uint64_t *v)
 	return true;
 }
 
-/* A string of at most max bytes into dst, which has room for max + 1. */
-
+/* artifact_read_source.c: the reader's errors and source. */
 int __attribute__((format(printf, 3, 4)))
 mt_artread_fail(struct mt_artifact_reader *r, int err, const char *fmt, ...);
 int mt_artread_corrupt(struct mt_artifact_reader *r, uint64_t at, const char *what);

@@ -11,6 +11,7 @@
 
 #include "reader/artifact_read_int.h"
 
+/* A string of at most max bytes into dst, which has room for max + 1. */
 static bool get_str(struct cursor *c, char *dst, size_t max)
 {
 	uint32_t len;
