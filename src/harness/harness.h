@@ -17,12 +17,11 @@
 #include <stdint.h>
 
 #include "harness/harness_fifo.h"
+#include "harness/harness_prog.h"
 #include "harness/harness_stats.h"
 #include "aggregate/report.h"
 #include "supervisor/supervisor.h"
 
-/* The start of the harness's messages on stderr. */
-#define MT_HARNESS_PROG	  "memtrack exec-harness"
 /* Room for one sentence from a parser. */
 #define MT_HARNESS_ERRLEN 320
 

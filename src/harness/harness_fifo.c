@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "harness/harness.h"
 #include "harness/harness_fifo.h"
+#include "harness/harness_prog.h"
 
 /* An answer is Ack, Err or a mode: a few bytes. Anything longer is not a runner's answer. */
 #define MAX_ANSWER 64
