@@ -56,11 +56,47 @@ static char plan_path[PATH_MAX];
 
 enum who { AS_ROOT, AS_NOBODY };
 
+/*
+ * A build or source tree under /tmp (a checkout in /tmp/ci) would vanish under the twin's own
+ * /tmp: the script mounts the old /tmp at /mnt first and binds the tree's top folder back, at
+ * its path. Filled with "mkdir -p TOP && mount --bind /mnt/NAME TOP && ", or "" (not under /tmp).
+ */
+static void keep_under_tmp(const char *path, char *out, size_t n)
+{
+	size_t len;
+
+	out[0] = '\0';
+	if (strncmp(path, "/tmp/", 5))
+		return;
+	len = strcspn(path + 5, "/");
+	snprintf(out, n, "mkdir -p /tmp/%.*s && mount --bind /mnt/%.*s /tmp/%.*s && ", (int)len,
+		 path + 5, (int)len, path + 5, (int)len, path + 5);
+}
+
+/* The shell script that runs the twin in a /tmp of its own, dropping to drop's ids first. */
+static void twin_script(char *script, size_t n, const char *drop, const char *mode,
+			const char *fault)
+{
+	char keep[2][PATH_MAX];
+
+	keep_under_tmp(MT_BUILD_DIR, keep[0], sizeof(keep[0]));
+	keep_under_tmp(MT_SOURCE_DIR, keep[1], sizeof(keep[1]));
+	/* One tree under /tmp holding both: bound once. */
+	if (!strcmp(keep[0], keep[1]))
+		keep[1][0] = '\0';
+	snprintf(script, n,
+		 "%smount -t tmpfs -o mode=1777 tmpfs /tmp && %s%sexec %s%s --mode %s --bin %s "
+		 "--plan %s --checker %s%s%s",
+		 keep[0][0] || keep[1][0] ? "mkdir -p /mnt && mount --bind /tmp /mnt && " : "",
+		 keep[0], keep[1], drop, TWIN, mode, TWIN_BIN, plan_path, CHECKER,
+		 fault ? " --fault " : "", fault ?: "");
+}
+
 /* The twin in its own /tmp, as root or as nobody; the test fails unless its verdict is ok. */
 static void twin(const char *mode, const char *fault, enum who who)
 {
 	struct passwd *pw = getpwnam("nobody");
-	char script[PATH_MAX * 3], drop[128] = "";
+	char script[PATH_MAX * 5], drop[128] = "";
 	struct mt_out o = {0};
 	const char *verdict;
 
@@ -69,11 +105,7 @@ static void twin(const char *mode, const char *fault, enum who who)
 		snprintf(drop, sizeof(drop), "setpriv --reuid=%u --regid=%u --clear-groups ",
 			 (unsigned int)pw->pw_uid, (unsigned int)pw->pw_gid);
 	}
-	snprintf(script, sizeof(script),
-		 "mount -t tmpfs -o mode=1777 tmpfs /tmp && exec %s%s --mode %s --bin %s "
-		 "--plan %s --checker %s%s%s",
-		 drop, TWIN, mode, TWIN_BIN, plan_path, CHECKER, fault ? " --fault " : "",
-		 fault ?: "");
+	twin_script(script, sizeof(script), drop, mode, fault);
 	ck_assert_int_eq(
 	    mt_run((const char *[]){"unshare", "--mount", "/bin/sh", "-c", script, NULL}, NULL,
 		   NULL, 180, &o),
