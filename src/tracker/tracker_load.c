@@ -390,6 +390,14 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 		return err;
 	}
 	t->watcher = fentry ? "fentry" : "tracepoint";
+	/*
+	 * With the fentry watcher the links are detached here, not by the closer: on Debian's 6.1
+	 * (the kernel matrix) the closer's release of the watcher's trampoline left RCU Tasks'
+	 * kthread and the closer blocked for good (hung-task reports after 120 s). Where fentry
+	 * is refused (lockdown), the closer takes teardown off the command's path as before.
+	 */
+	if (fentry)
+		tracker_closer_stop(t);
 	t->multi = multi;
 	t->mm_filter = links_fire_per_mm(multi);
 	return 0;
