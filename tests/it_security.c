@@ -587,7 +587,15 @@ START_TEST(signal_storm_at_startup)
 
 	mt_tmpdir(dir);
 	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	/*
+	 * In a sanitizer build, LeakSanitizer stops memtrack at its exit with PTRACE_ATTACH and
+	 * waits for the SIGSTOP that queues; a SIGCONT of the storm discards that SIGSTOP, and
+	 * LeakSanitizer then waits for ever (seen: its tracer in waitpid, memtrack spinning). The
+	 * leak check is not what this test is about, so it is off for this one run.
+	 */
+	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 	pid = mt_spawn_piped(argv, &fd);
+	unsetenv("ASAN_OPTIONS");
 	ck_assert_int_gt(pid, 0);
 	end = now_ns() + 3000000000ull;
 	while (now_ns() < end && !(done = waitpid(pid, &status, WNOHANG))) {
