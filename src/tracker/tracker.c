@@ -66,37 +66,6 @@ void mt_tracker_set_artifact(struct mt_tracker *t, struct mt_artifact_writer *w)
 	t->artifact = w;
 }
 
-size_t mt_tracker_file_count(const struct mt_tracker *t)
-{
-	return t->n_files;
-}
-
-const struct mt_tracked_file *mt_tracker_file(const struct mt_tracker *t, size_t i)
-{
-	return i < t->n_files ? &t->files[i] : NULL;
-}
-
-/*
- * The file key names. A key can differ from a known file's by its ctime alone: either a new file
- * took over a deleted one's inode number (a new file), or the file's metadata changed (chmod,
- * touch, a link: the same file). A file with probes attached is the second: the probes hold its
- * inode, so no other file can have its number while memtrack runs. A file without probes holds
- * nothing, and is classified again: at worst a second record of a file with no allocator.
- */
-const struct mt_tracked_file *mt_tracker_find(const struct mt_tracker *t,
-					      const struct mt_inode_key *key)
-{
-	const struct mt_tracked_file *same_number = NULL;
-
-	for (size_t i = 0; i < t->n_files; i++) {
-		if (mt_inode_key_eq(&t->files[i].key, key))
-			return &t->files[i];
-		if (t->files[i].probes && mt_inode_same_number(&t->files[i].key, key))
-			same_number = &t->files[i];
-	}
-	return same_number;
-}
-
 static int on_request(void *ctx, void *data, size_t size)
 {
 	struct mt_tracker *t = ctx;
@@ -193,68 +162,6 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 fail:
 	mt_tracker_close(t);
 	return err;
-}
-
-struct closer {
-	pthread_t thread;
-	const struct detach *d;
-	size_t n, stride;
-};
-
-static void *detach_some(void *arg)
-{
-	struct closer *c = arg;
-
-	for (size_t i = 0; i < c->n; i += c->stride) {
-		if (c->d[i].link)
-			bpf_link__destroy(c->d[i].link);
-		else
-			close(c->d[i].fd);
-	}
-	return NULL;
-}
-
-/*
- * Detaching a uprobe or a tracepoint waits for RCU grace periods (about 0.1 s here) before it
- * returns, and detaches from one thread wait one after the other: 48 files took 4.7 s. Waits of
- * concurrent detachers share grace periods, so everything is detached from several threads.
- */
-void tracker_detach_in_parallel(const struct detach *d, size_t n)
-{
-	struct closer c[MAX_CLOSERS];
-	size_t threads = n < MAX_CLOSERS ? n : MAX_CLOSERS, started = 0;
-
-	for (size_t i = 0; i < threads; i++) {
-		c[i] = (struct closer){.d = d + i, .n = n - i, .stride = threads};
-		if (pthread_create(&c[i].thread, NULL, detach_some, &c[i]))
-			break;
-		started++;
-	}
-	for (size_t i = 0; i < started; i++)
-		pthread_join(c[i].thread, NULL);
-	for (size_t i = started; i < threads; i++)
-		detach_some(&c[i]);
-}
-
-/* Move l's links into d (k counts them), or detach them at once without d. */
-void tracker_collect_links(struct mt_links *l, struct detach *d, size_t *k)
-{
-	for (size_t j = 0; j < l->n_links; j++) {
-		if (d)
-			d[(*k)++].link = l->links[j];
-		else
-			bpf_link__destroy(l->links[j]);
-	}
-	l->n_links = 0;
-	free(l->links);
-	l->links = NULL;
-	for (int j = 0; j < 2; j++) {
-		if (l->multi_fd[j] > 0 && d)
-			d[(*k)++].fd = l->multi_fd[j];
-		else if (l->multi_fd[j] > 0)
-			close(l->multi_fd[j]);
-		l->multi_fd[j] = 0;
-	}
 }
 
 /* Hand the links of the run's files to the closer; with lifecycle, every other link too. */
@@ -468,34 +375,4 @@ int mt_tracker_take_pressure_mark(struct mt_tracker *t, pid_t tid)
 	if (bpf_map_lookup_and_delete_elem(fd, &k, &v))
 		return errno == ENOENT ? 0 : -errno;
 	return 1;
-}
-
-/* A per-CPU counter summed over the CPUs, read into the tracker's per-CPU buffer. */
-int tracker_read_counter(const struct mt_tracker *t, __u32 idx, uint64_t *sum)
-{
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &idx, t->percpu))
-		return -errno;
-	*sum = 0;
-	for (int cpu = 0; cpu < t->ncpus; cpu++)
-		*sum += t->percpu[cpu];
-	return 0;
-}
-
-int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c)
-{
-	int err = tracker_read_counter(t, MT_CNT_REQ_DROPPED, &c->requests_dropped);
-
-	if (!err)
-		err = tracker_read_counter(t, MT_CNT_EV_DROPPED, &c->events_dropped);
-	if (!err)
-		err = tracker_read_counter(t, MT_CNT_ARGS_LOST, &c->args_lost);
-	if (!err)
-		err = tracker_read_counter(t, MT_CNT_WATCHER_STOPS, &c->watcher_stops);
-	if (!err)
-		err = tracker_read_counter(t, MT_CNT_PRESSURE_STOPS, &c->pressure_stops);
-	if (!err)
-		err = tracker_read_counter(t, MT_CNT_STACKS_LOST, &c->stacks_lost);
-	if (!err)
-		err = tracker_read_counter(t, MT_CNT_STACK_COLLISIONS, &c->stack_collisions);
-	return err;
 }

@@ -575,3 +575,14 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 		return err;
 	return scan_after_drops(t, pid);
 }
+
+int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)
+{
+	/*
+	 * Their task is gone but the kernel still runs them for its thread group: closed later,
+	 * they would count the new image's calls twice meanwhile.
+	 */
+	if (new_leader)
+		mt_tracker_release(t, pid, true);
+	return mt_tracker_scan(t, pid);
+}

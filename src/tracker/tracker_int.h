@@ -137,10 +137,24 @@ struct mt_tracker {
 	    *unwind; /* --stacks: the files' tables in the BPF unwinder's maps */
 };
 
-/* tracker_closer.c */
-int tracker_closer_start(struct mt_tracker *t);
-void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n);
-void tracker_closer_stop(struct mt_tracker *t);
+/*
+ * The files' functions, top first: a file calls only the files listed after it (tracker.c, the
+ * tracker's open and close, calls them all).
+ */
+
+/* tracker_files.c */
+void tracker_forget_classified(struct mt_tracker *t);
+
+/* tracker_links.c */
+int tracker_ensure_armed(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f);
+
+/* tracker_attach.c */
+const char *tracker_attach_error(int err);
+int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
+			const struct mt_probe_point *pts, size_t n, pid_t pid, uint64_t tag,
+			struct mt_links *l, struct mt_probe_point *ok, size_t *n_ok);
+int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
+			const struct mt_classification *c, pid_t pid);
 
 /* tracker_load.c */
 int tracker_load_bpf(struct mt_tracker *t);
@@ -148,12 +162,16 @@ void tracker_destroy_skel(struct mt_tracker *t);
 int tracker_need(struct mt_tracker *t, unsigned int needs);
 struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name);
 
-/* tracker.c */
+/* tracker_closer.c */
+int tracker_closer_start(struct mt_tracker *t);
+void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n);
+void tracker_closer_stop(struct mt_tracker *t);
+
+/* tracker_detach.c */
 void tracker_detach_in_parallel(const struct detach *d, size_t n);
 void tracker_collect_links(struct mt_links *l, struct detach *d, size_t *k);
-int tracker_read_counter(const struct mt_tracker *t, __u32 idx, uint64_t *sum);
 
-/* tracker_attach.c */
+/* tracker_table.c */
 int tracker_mark_known(struct mt_tracker *t, const struct mt_inode_key *key, __u32 state);
 int tracker_mark_done(struct mt_tracker *t, const struct mt_inode_key *key);
 __u32 tracker_file_state(const struct mt_tracker *t, const struct mt_tracked_file *f);
@@ -163,19 +181,10 @@ __attribute__((format(printf, 5, 6))) void tracker_not_probed(struct mt_tracker 
 							      const char *path,
 							      const char *function, int err,
 							      const char *fmt, ...);
-const char *tracker_attach_error(int err);
-int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const char *path,
-			const struct mt_probe_point *pts, size_t n, pid_t pid, uint64_t tag,
-			struct mt_links *l, struct mt_probe_point *ok, size_t *n_ok);
-int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
-			const struct mt_classification *c, pid_t pid);
-
-/* tracker_files.c */
-void tracker_forget_classified(struct mt_tracker *t);
-
-/* tracker_links.c */
+struct mt_arm *tracker_find_arm(struct mt_tracker *t, pid_t pid, uint16_t file_id);
+struct mt_arm_key tracker_arm_key(pid_t pid, const struct mt_tracked_file *f);
 int tracker_store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f,
 		      struct mt_links *l);
-int tracker_ensure_armed(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f);
+int tracker_read_counter(const struct mt_tracker *t, __u32 idx, uint64_t *sum);
 
 #endif

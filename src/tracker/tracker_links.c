@@ -37,51 +37,6 @@
 
 /* ---- per-process links (--probe-scope=tree) ------------------------------------------ */
 
-static struct mt_arm *find_arm(struct mt_tracker *t, pid_t pid, uint16_t file_id)
-{
-	for (size_t i = 0; i < t->n_arms; i++)
-		if (t->arms[i].pid == pid && t->arms[i].file_id == file_id)
-			return &t->arms[i];
-	return NULL;
-}
-
-bool mt_tracker_linked(struct mt_tracker *t, pid_t pid, uint16_t file_id)
-{
-	return find_arm(t, pid, file_id) != NULL;
-}
-
-static struct mt_arm_key arm_key(pid_t pid, const struct mt_tracked_file *f)
-{
-	return (struct mt_arm_key){.tgid = pid, .dev = f->key.dev, .ino = f->key.ino};
-}
-
-/*
- * Keep l as pid's links to f (taking them over) and tell the watcher, so that pid's mappings of
- * f stop nobody. A full armed map costs stops, not coverage.
- */
-int tracker_store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f,
-		      struct mt_links *l)
-{
-	struct mt_arm_key k = arm_key(pid, f);
-	__u8 one = 1;
-	struct mt_arm *grown;
-
-	if (t->n_arms == t->cap_arms) {
-		size_t cap = t->cap_arms ? 2 * t->cap_arms : 64;
-
-		grown = realloc(t->arms, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		t->arms = grown;
-		t->cap_arms = cap;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.armed), &k, &one, BPF_ANY) &&
-	    errno != E2BIG)
-		return -errno;
-	t->arms[t->n_arms++] = (struct mt_arm){.pid = pid, .file_id = f->file_id, .l = *l};
-	return 0;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -120,7 +75,8 @@ int tracker_ensure_armed(struct mt_tracker *t, pid_t pid, const struct mt_tracke
 	struct mt_links l = {0};
 	int err;
 
-	if (t->cfg.system_scope || !f->n_points || f->fd <= 0 || find_arm(t, pid, f->file_id))
+	if (t->cfg.system_scope || !f->n_points || f->fd <= 0 ||
+	    tracker_find_arm(t, pid, f->file_id))
 		return 0;
 	err = link_again(t, f, pid, &l);
 	if (err == -ESRCH)
@@ -181,7 +137,7 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
 			t->arms[kept++] = *a;
 			continue;
 		}
-		k = arm_key(pid, &t->files[a->file_id]);
+		k = tracker_arm_key(pid, &t->files[a->file_id]);
 		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.armed), &k);
 		if (wait) {
 			tracker_collect_links(&a->l, NULL, NULL);
@@ -310,15 +266,4 @@ int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid,
 		a->keep_tid = live;
 	}
 	return 0;
-}
-
-int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)
-{
-	/*
-	 * Their task is gone but the kernel still runs them for its thread group: closed later,
-	 * they would count the new image's calls twice meanwhile.
-	 */
-	if (new_leader)
-		mt_tracker_release(t, pid, true);
-	return mt_tracker_scan(t, pid);
 }
