@@ -373,8 +373,9 @@ static void report_fail(char *err, size_t errlen, const char *msg)
 		snprintf(err, errlen, "%s", msg);
 }
 
-int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **out, char *err,
-			  size_t errlen)
+/* Aggregate what remains of an open reader. */
+static int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **out, char *err,
+				 size_t errlen)
 {
 	struct mt_report *rep;
 	struct mt_artifact_item it;

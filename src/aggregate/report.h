@@ -127,9 +127,6 @@ struct mt_report {
 int mt_report_load(const char *path, struct mt_report **rep, char *err, size_t errlen);
 int mt_report_load_mem(const void *buf, size_t len, struct mt_report **rep, char *err,
 		       size_t errlen);
-/* Aggregate what remains of an open reader. */
-int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **rep, char *err,
-			  size_t errlen);
 void mt_report_free(struct mt_report *rep);
 
 /* Just the tree totals of an artifact (exec-harness --memory). Same returns as mt_report_load. */

@@ -49,7 +49,11 @@ static bool read_caps(struct __user_cap_data_struct d[2])
 	return syscall(SYS_capget, &hdr, d) == 0;
 }
 
-bool mt_privileged_beyond_invoker(void)
+/*
+ * Whether memtrack runs with more privilege than the user who started it: a real uid other than
+ * root, with another effective uid or gid, or capabilities (a setcap'd or set-user-ID memtrack).
+ */
+static bool mt_privileged_beyond_invoker(void)
 {
 	struct __user_cap_data_struct d[2] = {0};
 

@@ -32,12 +32,6 @@ struct mt_identity {
 #define MT_SECURE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /*
- * Whether memtrack runs with more privilege than the user who started it: a real uid other than
- * root, with another effective uid or gid, or capabilities (a setcap'd or set-user-ID memtrack).
- */
-bool mt_privileged_beyond_invoker(void);
-
-/*
  * Where memtrack is privileged beyond its invoker, become the invoker for good (ids and no
  * capability): what reads files the user names after the run, or instead of one (memtrack
  * report), reads them with the user's rights. 0, or a negative errno after one sentence.

@@ -47,7 +47,8 @@ static const char *const mode_names[MT_FIFO_N_MODES] = {
     [MT_FIFO_MODE_ANALYSIS] = "Analysis",
 };
 
-const char *mt_fifo_cmd_name(enum mt_fifo_cmd cmd)
+/* The variant's name as the runner's Debug prints it ("StartProfiler"). */
+static const char *mt_fifo_cmd_name(enum mt_fifo_cmd cmd)
 {
 	return (unsigned int)cmd < MT_FIFO_N_CMDS ? cmd_names[cmd] : "?";
 }

@@ -72,8 +72,6 @@ ssize_t mt_fifo_encode(const struct mt_fifo_msg *m, uint8_t *buf, size_t cap);
  * -EPROTO for anything else (a bad length, another variant, an unknown mode).
  */
 int mt_fifo_decode_answer(const uint8_t *payload, size_t len, struct mt_fifo_msg *m);
-/* The variant's name as the runner's Debug prints it ("StartProfiler"). */
-const char *mt_fifo_cmd_name(enum mt_fifo_cmd cmd);
 const char *mt_fifo_mode_name(enum mt_fifo_mode mode);
 
 /* The connection to a runner. */

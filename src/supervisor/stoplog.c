@@ -110,7 +110,8 @@ int mt_stoplog_add_file(struct mt_stoplog *log, struct json_object *file)
 	return 0;
 }
 
-int mt_stoplog_cmp_pos(const char *a, const char *b)
+/* Compare two positions component by component as numbers ("0.9" < "0.10"). */
+static int mt_stoplog_cmp_pos(const char *a, const char *b)
 {
 	while (*a && *b) {
 		char *ea, *eb;

@@ -51,7 +51,4 @@ void mt_stoplog_log_maps(struct mt_stoplog *log);
 /* Write the log as JSON lines to fd, which it closes, the format record first. 0 or -errno. */
 int mt_stoplog_write(struct mt_stoplog *log, int fd);
 
-/* Compare two positions component by component as numbers ("0.9" < "0.10"). */
-int mt_stoplog_cmp_pos(const char *a, const char *b);
-
 #endif

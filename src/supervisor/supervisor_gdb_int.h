@@ -91,7 +91,6 @@ struct sup_gdb {
 #define GDB_INT3 0xcc
 #define GDB_INT1 0xf1
 struct tracee *sup_gdb_parked(struct sup *s, pid_t tid);
-ssize_t sup_gdb_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len);
 int sup_gdb_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len);
 struct gdb_break *sup_gdb_find_break(struct sup_gdb *g, uint64_t addr);
 /* The byte a breakpoint covers, as it is without gdb: the original one, or the kernel's int3. */

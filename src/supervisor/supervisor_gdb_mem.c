@@ -122,7 +122,7 @@ static int open_mem(pid_t pid, int flags)
 }
 
 /* The process's bytes as they are, int3s and all; how many could be read. */
-ssize_t sup_gdb_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
+static ssize_t sup_gdb_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
 {
 	int fd = open_mem(pid, O_RDONLY);
 	ssize_t n;

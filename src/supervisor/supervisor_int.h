@@ -191,8 +191,6 @@ int sup_resume_pressed(struct sup *s);
 bool sup_backpressure_off(void);
 bool sup_uprobe_multi_off(void);
 int sup_on_stop(struct sup *s, struct tracee *t, int status);
-int sup_on_new_child(struct sup *s, struct tracee *t, int event);
-pid_t sup_read_tgid(pid_t tid);
 
 /* supervisor_stopat.c */
 bool sup_stop_point_at_exec(struct sup *s, struct tracee *t, bool root_first, char *where,

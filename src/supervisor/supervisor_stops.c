@@ -92,7 +92,7 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 }
 
 /* The thread group of a stopped tracee, from /proc/TID/status; 0 when it cannot be read. */
-pid_t sup_read_tgid(pid_t tid)
+static pid_t sup_read_tgid(pid_t tid)
 {
 	struct mt_proc_status st;
 
@@ -108,7 +108,7 @@ static bool is_thread_of(pid_t tgid, pid_t tid)
 }
 
 /* A fork, vfork or clone reported by its parent: place the new tracee in the tree. */
-int sup_on_new_child(struct sup *s, struct tracee *t, int event)
+static int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 {
 	static const char *const kinds[] = {
 	    [PTRACE_EVENT_FORK] = "fork",

@@ -53,7 +53,8 @@ bool mt_inode_same_number(const struct mt_inode_key *a, const struct mt_inode_ke
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
-int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
+/* Parse one line of /proc/PID/maps (newline stripped or not). Returns 0 or -EINVAL. */
+static int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
 {
 	unsigned int maj, min;
 	char perms[5];

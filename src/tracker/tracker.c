@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tracker: BPF lifecycle, on-demand classification and attach.
- *
- * Files are resolved through /proc/PID/map_files/ of a process that maps them, so deleted and
- * overlay files work; a request whose mapping does not exist yet (the watcher fires before the
- * mapping is made) waits in `deferred` until its own thread stops, which it always does.
+ * The tracker's BPF lifecycle: the programs loaded (the watcher on fentry or a tracepoint,
+ * uprobe_multi or perf links), the lifecycle links, the maps of tracked pids and stop marks, and
+ * the attach requests' ring. Requests are resolved to files by tracker_files.c,
+ * through /proc/PID/map_files/ of a process that maps them, so deleted and overlay files work; a
+ * request whose mapping does not exist yet (the watcher fires before the mapping is made) waits in
+ * `deferred` until its own thread stops, which it always does.
  */
 
 #include <dirent.h>
@@ -345,15 +346,6 @@ bool mt_tracker_debugger_seen(struct mt_tracker *t, pid_t pid)
 
 	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.tracked), &tgid, &state) == 0 &&
 	       state == MT_TRACKED_DEBUGGED;
-}
-
-int mt_tracker_disarm(struct mt_tracker *t, pid_t pid)
-{
-	__u32 tgid = pid;
-
-	if (bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tracked), &tgid) && errno != ENOENT)
-		return -errno;
-	return 0;
 }
 
 int mt_tracker_take_stop_mark(struct mt_tracker *t, pid_t tid, struct mt_inode_key *key)

@@ -86,7 +86,6 @@ int mt_tracker_requests_fd(const struct mt_tracker *t);
 void mt_tracker_set_artifact(struct mt_tracker *t, struct mt_artifact_writer *w);
 
 int mt_tracker_arm(struct mt_tracker *t, pid_t pid);
-int mt_tracker_disarm(struct mt_tracker *t, pid_t pid);
 /*
  * pid was handed to a debugger: it stays tracked (its allocations are recorded) but the BPF side
  * never stops it again; the files it maps are served by mt_tracker_catch_up().
@@ -144,12 +143,6 @@ int mt_tracker_link_path(struct mt_tracker *t, pid_t pid, const char *path);
 int mt_tracker_catch_up(struct mt_tracker *t, pid_t pid);
 
 /*
- * Classify and attach every executable file mapping of pid that is not known yet: exec stops
- * (the program and its interpreter), and the fallback after dropped requests.
- */
-int mt_tracker_scan(struct mt_tracker *t, pid_t pid);
-
-/*
  * --probe-scope=tree: a new process, stopped before its first instruction, gets links for every
  * probed file its parent has. A child that shares its parent's memory (vfork) gets none where
  * the kernel's filter already lets the parent's links fire for it (the 6.1 path).
@@ -157,7 +150,7 @@ int mt_tracker_scan(struct mt_tracker *t, pid_t pid);
 int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool shares_mm);
 
 /*
- * The exec stop of pid: the new program and interpreter are classified (mt_tracker_scan) and
+ * The exec stop of pid: the new program and interpreter are classified (a scan of its maps) and
  * linked for pid. Its links name its task, whose new address space they cover as it maps their
  * files again (no stop, no new link); after an exec from a non-leader thread (new_leader) that
  * task is gone, and so are they.
@@ -201,15 +194,6 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 #define MT_BPF_TRACE_UPROBE_MULTI 48
 
 struct bpf_program;
-
-/*
- * Attach prog (loaded with expected attach type MT_BPF_TRACE_UPROBE_MULTI) to n offsets of the
- * file at path, as one uprobe_multi link, return probes when ret: in process pid only (the kernel
- * puts its breakpoints into that process's address space alone), or in every process (pid -1).
- * Returns the link's fd, or a negative errno (-EINVAL where the kernel has no uprobe_multi).
- */
-int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
-			 const uint64_t *cookies, size_t n, bool ret, pid_t pid);
 
 /*
  * Attach the points of a classified file as one uprobe_multi link of entries (enter) and one of

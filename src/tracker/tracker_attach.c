@@ -115,8 +115,14 @@ struct uprobe_multi_attr {
 	__u32 pad;
 };
 
-int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
-			 const uint64_t *cookies, size_t n, bool ret, pid_t pid)
+/*
+ * Attach prog (loaded with expected attach type MT_BPF_TRACE_UPROBE_MULTI) to n offsets of the
+ * file at path, as one uprobe_multi link, return probes when ret: in process pid only (the kernel
+ * puts its breakpoints into that process's address space alone), or in every process (pid -1).
+ * Returns the link's fd, or a negative errno (-EINVAL where the kernel has no uprobe_multi).
+ */
+static int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
+				const uint64_t *cookies, size_t n, bool ret, pid_t pid)
 {
 	struct uprobe_multi_attr attr = {
 	    .prog_fd = bpf_program__fd(prog),

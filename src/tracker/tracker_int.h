@@ -39,12 +39,13 @@
 #define MAX_STACKS	    (1u << 18)
 #define MAX_VMA_CACHE	    16384 /* processes alive at once whose text ranges are cached */
 
-/* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
+/* Threads that detach links at once (tracker_detach.c): their RCU waits are shared. */
 #define MAX_CLOSERS 32
 
 /* The inode of the initial pid namespace (the kernel's PROC_PID_INIT_INO). */
 #define MT_PROC_PID_INIT_INO 0xEFFFFFFCu
 
+/* From the kernel's UAPI (6.6+), which the build machine's linux/bpf.h may predate. */
 #define MT_BPF_TRACE_UPROBE_MULTI    48
 #define MT_BPF_F_UPROBE_MULTI_RETURN 1
 
