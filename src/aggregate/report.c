@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "aggregate/report.h"
 
 /* ---- lookup tables -------------------------------------------------------------------------- */
@@ -30,15 +31,8 @@ static struct mt_report_file *file_get(struct mt_report *rep, uint16_t id)
 
 	if (ix->file_idx1[id])
 		return &rep->files[ix->file_idx1[id] - 1];
-	if (rep->n_files == ix->file_cap) {
-		size_t cap = ix->file_cap ? ix->file_cap * 2 : 16;
-		void *n = realloc(rep->files, cap * sizeof(*rep->files));
-
-		if (!n)
-			return NULL;
-		rep->files = n;
-		ix->file_cap = cap;
-	}
+	if (MT_GROW(rep->files, ix->file_cap, rep->n_files + 1, 16))
+		return NULL;
 	f = &rep->files[rep->n_files];
 	memset(f, 0, sizeof(*f));
 	f->file_id = id;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "bpf/unwind_row.h"
 #include "aggregate/sites.h"
 
@@ -98,15 +99,8 @@ static struct slot *get(struct mt_sites *s, uint32_t id)
 		return site;
 	if ((s->n + 1) * 2 > (s->table ? s->mask + 1 : 0) && table_grow(s))
 		return NULL;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct slot *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (MT_GROW(s->v, s->cap, s->n + 1, 64))
+		return NULL;
 	site = &s->v[s->n];
 	memset(site, 0, sizeof(*site));
 	site->site.stack_id = id;
@@ -145,15 +139,8 @@ int mt_sites_add_stack(struct mt_sites *s, const struct mt_artifact_stack *st)
 int mt_sites_add_file(struct mt_sites *s, const struct mt_artifact_file *f)
 {
 	/* Doubling: a tree can map tens of thousands of files (JIT memfds), one record each. */
-	if (s->n_files == s->cap_files) {
-		size_t cap = s->cap_files ? 2 * s->cap_files : 64;
-		struct mt_artifact_file *v = realloc(s->files, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->files = v;
-		s->cap_files = cap;
-	}
+	if (MT_GROW(s->files, s->cap_files, s->n_files + 1, 64))
+		return -ENOMEM;
 	s->files[s->n_files++] = *f;
 	return 0;
 }

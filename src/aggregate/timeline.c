@@ -8,19 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "aggregate/timeline.h"
 
 static int push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		uint64_t *p = realloc(*v, c * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = c;
-	}
+	if (MT_GROW(*v, *cap, *n + 1, 16))
+		return -ENOMEM;
 	(*v)[(*n)++] = x;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "base/grow.h"
 #include "classify/classify.h"
 #include "classify/placement.h"
 
@@ -279,15 +280,8 @@ static int add_cand(struct scan *s, const GElf_Sym *sym, int row, const char *na
 {
 	struct cand *c;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		struct cand *p = realloc(s->cands, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->cands = p;
-		s->cap = cap;
-	}
+	if (MT_GROW(s->cands, s->cap, s->n + 1, 32))
+		return -ENOMEM;
 	c = &s->cands[s->n++];
 	c->vaddr = sym->st_value;
 	c->size = sym->st_size;
@@ -300,15 +294,8 @@ static int add_func(struct scan *s, const GElf_Sym *sym, const char *name)
 {
 	struct func *f;
 
-	if (s->n_funcs == s->cap_funcs) {
-		size_t cap = s->cap_funcs ? s->cap_funcs * 2 : 256;
-		struct func *p = realloc(s->funcs, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->funcs = p;
-		s->cap_funcs = cap;
-	}
+	if (MT_GROW(s->funcs, s->cap_funcs, s->n_funcs + 1, 256))
+		return -ENOMEM;
 	f = &s->funcs[s->n_funcs++];
 	f->vaddr = sym->st_value;
 	f->size = sym->st_size;

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/grow.h"
+#include "base/strv.h"
 #include "classify/loaddeps.h"
 
 /* The directories ld.so searches last, on Debian's x86-64 (multiarch first). */
@@ -66,20 +68,6 @@ static bool usable_elf(const char *path)
 	return ok;
 }
 
-static int add_needed(struct object *o, const char *name)
-{
-	char **v = realloc(o->needed, (o->n_needed + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	o->needed = v;
-	v[o->n_needed] = strdup(name);
-	if (!v[o->n_needed])
-		return -ENOMEM;
-	o->n_needed++;
-	return 0;
-}
-
 static int take_dyn(struct object *o, Elf *e, size_t strndx, const GElf_Dyn *d)
 {
 	const char *s;
@@ -94,7 +82,7 @@ static int take_dyn(struct object *o, Elf *e, size_t strndx, const GElf_Dyn *d)
 	if (!s)
 		return 0;
 	if (d->d_tag == DT_NEEDED)
-		return add_needed(o, s);
+		return mt_strv_add(&o->needed, &o->n_needed, s);
 	if (d->d_tag == DT_RPATH && !o->rpath)
 		return (o->rpath = strdup(s)) ? 0 : -ENOMEM;
 	if (d->d_tag == DT_RUNPATH && !o->runpath)
@@ -146,19 +134,10 @@ static bool known(const struct walk *w, const char *path)
 /* Add the object at real path; 1 when it is new, 0 when known, -ENOMEM. */
 static int add_object(struct walk *w, const char *path)
 {
-	struct object *v;
-
 	if (known(w, path))
 		return 0;
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 16;
-
-		v = realloc(w->objs, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		w->objs = v;
-		w->cap = cap;
-	}
+	if (MT_GROW(w->objs, w->cap, w->n + 1, 16))
+		return -ENOMEM;
 	memset(&w->objs[w->n], 0, sizeof(*w->objs));
 	w->objs[w->n].path = strdup(path);
 	if (!w->objs[w->n].path)
@@ -341,9 +320,7 @@ static int add_preload_file(struct walk *w)
 static void walk_free(struct walk *w)
 {
 	for (size_t i = 0; i < w->n; i++) {
-		for (size_t j = 0; j < w->objs[i].n_needed; j++)
-			free(w->objs[i].needed[j]);
-		free(w->objs[i].needed);
+		mt_strv_free(w->objs[i].needed, w->objs[i].n_needed);
 		free(w->objs[i].rpath);
 		free(w->objs[i].runpath);
 		free(w->objs[i].path);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "classify/returns.h"
 
 #define MAX_BLOCKS 256
@@ -220,15 +221,8 @@ struct targets {
 
 static int add_target(struct targets *t, uint64_t off)
 {
-	uint64_t *grown;
-
-	if (t->n == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 32;
-		grown = realloc(t->v, t->cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		t->v = grown;
-	}
+	if (MT_GROW(t->v, t->cap, t->n + 1, 32))
+		return -ENOMEM;
 	t->v[t->n++] = off;
 	return 0;
 }

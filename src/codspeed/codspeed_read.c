@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "base/grow.h"
 #include "codspeed/codspeed_read.h"
 #include "base/errbuf.h"
 
@@ -206,15 +207,8 @@ static int note_pid(struct reader *r, int64_t pid)
 		if (r->pids[i] == pid)
 			return 0;
 	}
-	if (r->n_pids == r->cap_pids) {
-		size_t cap = r->cap_pids ? r->cap_pids * 2 : 16;
-		int64_t *p = realloc(r->pids, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		r->pids = p;
-		r->cap_pids = cap;
-	}
+	if (MT_GROW(r->pids, r->cap_pids, r->n_pids + 1, 16))
+		return -ENOMEM;
 	r->pids[r->n_pids++] = pid;
 	r->s->processes = r->n_pids;
 	return 0;

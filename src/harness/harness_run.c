@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "base/duration.h"
+#include "base/grow.h"
 #include "harness/harness.h"
 #include "harness/harness_duration.h"
 #include "base/privileges.h"
@@ -212,21 +213,13 @@ static int spawn_round(struct mt_harness *h, const char *name, char *const *argv
 
 static int push_time(struct mt_bench_result *r, uint64_t start, uint64_t ns)
 {
-	uint64_t *t;
+	/* The two arrays grow together: one capacity, r->cap, holds for both. */
+	size_t cap_times = r->cap, cap_starts = r->cap;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-
-		t = realloc(r->times, cap * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		r->times = t;
-		t = realloc(r->starts, cap * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		r->starts = t;
-		r->cap = cap;
-	}
+	if (MT_GROW(r->times, cap_times, r->n + 1, 64) ||
+	    MT_GROW(r->starts, cap_starts, r->n + 1, 64))
+		return -ENOMEM;
+	r->cap = cap_times;
 	r->starts[r->n] = start;
 	r->times[r->n++] = ns;
 	return 0;

@@ -9,71 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "bpf/unwind_row.h"
 #include "output/output.h"
+#include "output/output_strtab.h"
 #include "base/printable.h"
-
-struct names {
-	char **v;
-	size_t n, cap;
-	uint32_t *table; /* index + 1 of v; 0 empty */
-	size_t mask;
-};
-
-static size_t str_hash(const char *s)
-{
-	size_t h = 14695981039346656037ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static int names_grow(struct names *nm)
-{
-	size_t cap = nm->table ? 2 * (nm->mask + 1) : 256;
-	uint32_t *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < nm->n; i++) {
-		size_t j = str_hash(nm->v[i]) & (cap - 1);
-
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = (uint32_t)i + 1;
-	}
-	free(nm->table);
-	nm->table = t;
-	nm->mask = cap - 1;
-	return 0;
-}
-
-/* The number of name s, made when new; -ENOMEM. */
-static int64_t intern(struct names *nm, const char *s)
-{
-	size_t j;
-
-	if ((nm->n + 1) * 2 > (nm->table ? nm->mask + 1 : 0) && names_grow(nm))
-		return -ENOMEM;
-	for (j = str_hash(s) & nm->mask; nm->table[j]; j = (j + 1) & nm->mask)
-		if (!strcmp(nm->v[nm->table[j] - 1], s))
-			return nm->table[j] - 1;
-	if (nm->n == nm->cap) {
-		size_t cap = nm->cap ? 2 * nm->cap : 64;
-		char **v = realloc(nm->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		nm->v = v;
-		nm->cap = cap;
-	}
-	nm->v[nm->n] = strdup(s);
-	if (!nm->v[nm->n])
-		return -ENOMEM;
-	nm->table[j] = (uint32_t)++nm->n;
-	return (int64_t)nm->n - 1;
-}
 
 /* A site's path: its frames' names, outermost first. */
 struct path {
@@ -83,7 +23,7 @@ struct path {
 };
 
 /* Names of the frames from the outermost to the allocator's caller, with folded's markers. */
-static int path_of(struct names *nm, const struct mt_site *s, struct path *p)
+static int path_of(struct mt_strtab *nm, const struct mt_site *s, struct path *p)
 {
 	char buf[MT_PRINTABLE_MAX];
 	int64_t id;
@@ -94,9 +34,9 @@ static int path_of(struct names *nm, const struct mt_site *s, struct path *p)
 	if (!p->names)
 		return -ENOMEM;
 	if (s->n_frames && s->stop == MT_UNWIND_TRUNCATED)
-		id = intern(nm, "[truncated]");
+		id = mt_strtab_intern(nm, "[truncated]");
 	else if (s->n_frames && s->stop != MT_UNWIND_COMPLETE)
-		id = intern(nm, "[cut]");
+		id = mt_strtab_intern(nm, "[cut]");
 	else
 		id = 0;
 	if (id < 0)
@@ -104,13 +44,13 @@ static int path_of(struct names *nm, const struct mt_site *s, struct path *p)
 	if (s->n_frames && s->stop != MT_UNWIND_COMPLETE)
 		p->names[p->n++] = (uint32_t)id;
 	for (uint32_t k = s->n_frames; s->sym && k-- > 1;) {
-		id = intern(nm, mt_frame_name(buf, sizeof(buf), &s->sym[k]));
+		id = mt_strtab_intern(nm, mt_frame_name(buf, sizeof(buf), &s->sym[k]));
 		if (id < 0)
 			return -ENOMEM;
 		p->names[p->n++] = (uint32_t)id;
 	}
 	if (p->n == 0 || (s->n_frames <= 1 && s->sym)) {
-		id = intern(nm, s->n_frames ? "[unknown]" : "[no stack record]");
+		id = mt_strtab_intern(nm, s->n_frames ? "[unknown]" : "[no stack record]");
 		if (id < 0)
 			return -ENOMEM;
 		p->names[p->n++] = (uint32_t)id;
@@ -130,15 +70,8 @@ static int by_path(const void *a, const void *b)
 
 static int node_new(struct mt_flame *fl, uint32_t name, uint32_t parent, uint32_t depth)
 {
-	if (fl->n_nodes == fl->cap_nodes) {
-		size_t cap = fl->cap_nodes ? 2 * fl->cap_nodes : 256;
-		struct mt_flame_node *v = realloc(fl->nodes, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		fl->nodes = v;
-		fl->cap_nodes = cap;
-	}
+	if (MT_GROW(fl->nodes, fl->cap_nodes, fl->n_nodes + 1, 256))
+		return -ENOMEM;
 	fl->nodes[fl->n_nodes] =
 	    (struct mt_flame_node){.name = name, .parent = parent, .depth = depth};
 	fl->n_nodes++;
@@ -171,16 +104,9 @@ static int build(struct mt_flame *fl, const struct path *v, size_t n)
 			while (common < depth && common < v[i].n &&
 			       fl->nodes[stack[common]].name == v[i].names[common])
 				common++;
-		if (v[i].n > cap) {
-			uint32_t *s = realloc(stack, 2 * v[i].n * sizeof(*s));
-
-			if (!s) {
-				err = -ENOMEM;
-				break;
-			}
-			stack = s;
-			cap = 2 * v[i].n;
-		}
+		err = MT_GROW(stack, cap, v[i].n, 2 * v[i].n);
+		if (err)
+			break;
 		for (depth = common; !err && depth < v[i].n; depth++) {
 			stack[depth] = (uint32_t)fl->n_nodes;
 			err = node_new(fl, v[i].names[depth], depth ? stack[depth - 1] : 0,
@@ -199,7 +125,7 @@ int mt_flame_build(const struct mt_report *rep, struct mt_flame **out)
 	size_t n = mt_sites_count(rep->sites), k = 0;
 	struct path *v = calloc(n ? n : 1, sizeof(*v));
 	struct mt_flame *fl = calloc(1, sizeof(*fl));
-	struct names nm = {0};
+	struct mt_strtab nm = {0};
 	int err = v && fl ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !err && i < n; i++) {
@@ -216,14 +142,12 @@ int mt_flame_build(const struct mt_report *rep, struct mt_flame **out)
 	for (size_t i = 0; i < k; i++)
 		free(v[i].names);
 	free(v);
-	free(nm.table);
 	if (fl) {
+		mt_strtab_drop_slots(&nm);
 		fl->names = nm.v;
 		fl->n_names = nm.n;
 	} else {
-		for (size_t i = 0; i < nm.n; i++)
-			free(nm.v[i]);
-		free(nm.v);
+		mt_strtab_free(&nm);
 	}
 	if (err) {
 		mt_flame_free(fl);

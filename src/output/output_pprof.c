@@ -18,8 +18,10 @@
 
 #include <zlib.h>
 
+#include "base/grow.h"
 #include "bpf/unwind_row.h"
 #include "output/output.h"
+#include "output/output_strtab.h"
 #include "base/printable.h"
 #include "proto/profile.pb-c.h"
 
@@ -32,23 +34,6 @@
 #define MAPPING_ALIGN 0x1000ULL
 
 /* ---- growing arrays and tables --------------------------------------------------------------- */
-
-/* Room for one more of size bytes in *v, which holds n of *cap. 0 or -ENOMEM. */
-static int room(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t c;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 64;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 /* u64 key -> index, open addressing; a value of 0 is an empty slot (values are index + 1). */
 struct idmap {
@@ -113,14 +98,6 @@ static void idmap_free(struct idmap *m)
 
 /* ---- the profile being built ----------------------------------------------------------------- */
 
-/* The string table: each string once, as valid UTF-8 (proto3 strings must be). */
-struct strtab {
-	char **v;
-	size_t n, cap;
-	uint32_t *slot; /* index + 1 of v */
-	size_t mask;
-};
-
 /* A location and what it points to, fixed up when every one is known (the arrays move). */
 struct loc {
 	MtPprof__Location m;
@@ -148,7 +125,7 @@ static const char *const pseudo_name[PSEUDO_MAX] = {"[truncated]", "[cut]", "[un
 
 struct builder {
 	const struct mt_report *rep;
-	struct strtab st;
+	struct mt_strtab st; /* each string once, as valid UTF-8 (proto3 strings must be) */
 	struct loc *locs;
 	size_t n_locs, cap_locs;
 	struct idmap loc_of_frame;
@@ -167,69 +144,20 @@ struct builder {
 	int64_t allocator_key;
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
-static int strtab_grow(struct strtab *st)
-{
-	size_t cap = st->slot ? 2 * (st->mask + 1) : 1024;
-	uint32_t *slot = calloc(cap, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < st->n; i++) {
-		size_t j = str_hash(st->v[i]) & (cap - 1);
-
-		while (slot[j])
-			j = (j + 1) & (cap - 1);
-		slot[j] = (uint32_t)i + 1;
-	}
-	free(st->slot);
-	st->slot = slot;
-	st->mask = cap - 1;
-	return 0;
-}
-
-/* The index of s (any bytes) in the table, added when new. 0 or -ENOMEM. */
-static int intern(struct strtab *st, const char *s, int64_t *idx)
+/* The index of s (any bytes, stored as UTF-8) in the string table, added when new. 0 or -ENOMEM. */
+static int intern(struct mt_strtab *st, const char *s, int64_t *idx)
 {
 	char *u = mt_utf8_dup(s);
-	size_t j;
+	int64_t k;
 
 	if (!u)
 		return -ENOMEM;
-	if ((st->n + 1) * 2 > (st->slot ? st->mask + 1 : 0) && strtab_grow(st))
-		goto nomem;
-	for (j = str_hash(u) & st->mask; st->slot[j]; j = (j + 1) & st->mask) {
-		if (!strcmp(st->v[st->slot[j] - 1], u)) {
-			*idx = st->slot[j] - 1;
-			free(u);
-			return 0;
-		}
-	}
-	if (room((void **)&st->v, &st->cap, st->n, sizeof(*st->v)))
-		goto nomem;
-	st->v[st->n] = u;
-	st->slot[j] = (uint32_t)++st->n;
-	*idx = (int64_t)st->n - 1;
-	return 0;
-nomem:
+	k = mt_strtab_intern(st, u);
 	free(u);
-	return -ENOMEM;
-}
-
-static void strtab_free(struct strtab *st)
-{
-	for (size_t i = 0; i < st->n; i++)
-		free(st->v[i]);
-	free(st->v);
-	free(st->slot);
+	if (k < 0)
+		return -ENOMEM;
+	*idx = k;
+	return 0;
 }
 
 static int add_comment(struct builder *b, const char *text)
@@ -237,7 +165,7 @@ static int add_comment(struct builder *b, const char *text)
 	int64_t idx;
 
 	if (intern(&b->st, text, &idx) ||
-	    room((void **)&b->comments, &b->cap_comments, b->n_comments, sizeof(*b->comments)))
+	    MT_GROW(b->comments, b->cap_comments, b->n_comments + 1, 64))
 		return -ENOMEM;
 	b->comments[b->n_comments++] = idx;
 	return 0;
@@ -256,7 +184,7 @@ static int function_id(struct builder *b, const char *name, uint64_t *id)
 	if (!slot)
 		return -ENOMEM;
 	if (!*slot) {
-		if (room((void **)&b->funcs, &b->cap_funcs, b->n_funcs, sizeof(*b->funcs)))
+		if (MT_GROW(b->funcs, b->cap_funcs, b->n_funcs + 1, 64))
 			return -ENOMEM;
 		f = &b->funcs[b->n_funcs];
 		mt_pprof__function__init(f);
@@ -280,7 +208,7 @@ static int mapping_of(struct builder *b, uint16_t file_id, uint32_t *out)
 	if (*out || !b->file_of_id[file_id])
 		return 0;
 	rf = &b->rep->files[b->file_of_id[file_id] - 1];
-	if (room((void **)&b->maps, &b->cap_maps, b->n_maps, sizeof(*b->maps)))
+	if (MT_GROW(b->maps, b->cap_maps, b->n_maps + 1, 64))
 		return -ENOMEM;
 	m = &b->maps[b->n_maps];
 	memset(m, 0, sizeof(*m));
@@ -298,7 +226,7 @@ static struct loc *new_loc(struct builder *b, uint32_t *slot)
 {
 	struct loc *l;
 
-	if (room((void **)&b->locs, &b->cap_locs, b->n_locs, sizeof(*b->locs)))
+	if (MT_GROW(b->locs, b->cap_locs, b->n_locs + 1, 64))
 		return NULL;
 	l = &b->locs[b->n_locs];
 	memset(l, 0, sizeof(*l));
@@ -405,7 +333,7 @@ static int add_site(struct builder *b, const struct mt_site *s)
 	/* A stack record no allocation came from. */
 	if (!s->allocations && !s->live_blocks)
 		return 0;
-	if (room((void **)&b->samples, &b->cap_samples, b->n_samples, sizeof(*b->samples)))
+	if (MT_GROW(b->samples, b->cap_samples, b->n_samples + 1, 64))
 		return -ENOMEM;
 	smp = &b->samples[b->n_samples++];
 	memset(smp, 0, sizeof(*smp));
@@ -633,7 +561,7 @@ static void builder_free(struct builder *b)
 	free(b->file_of_id);
 	idmap_free(&b->loc_of_frame);
 	idmap_free(&b->func_of_name);
-	strtab_free(&b->st);
+	mt_strtab_free(&b->st);
 }
 
 /*

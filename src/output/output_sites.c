@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "bpf/unwind_row.h"
 #include "base/bytesize.h"
 #include "output/output.h"
@@ -206,15 +207,8 @@ struct buf {
 
 static int put(struct buf *b, const char *s, size_t n)
 {
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = (b->n + n + 1) * 2;
-		char *p = realloc(b->p, cap);
-
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
+	if (MT_GROW(b->p, b->cap, b->n + n + 1, 2 * (b->n + n + 1)))
+		return -ENOMEM;
 	memcpy(b->p + b->n, s, n);
 	b->n += n;
 	b->p[b->n] = '\0';

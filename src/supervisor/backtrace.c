@@ -16,6 +16,7 @@
 
 #include <libunwind-ptrace.h>
 
+#include "base/grow.h"
 #include "bpf/unwind_row.h"
 #include "supervisor/backtrace.h"
 #include "tracker/procmaps.h"
@@ -92,15 +93,8 @@ static int file_id(struct mt_backtracer *b, const struct mt_map_entry *e)
 			return (int)i;
 	if (b->n_files == BT_MAX_FILES)
 		return -1;
-	if (b->n_files == b->cap_files) {
-		size_t cap = b->cap_files ? 2 * b->cap_files : 32;
-
-		f = realloc(b->files, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		b->files = f;
-		b->cap_files = cap;
-	}
+	if (MT_GROW(b->files, b->cap_files, b->n_files + 1, 32))
+		return -ENOMEM;
 	f = &b->files[b->n_files];
 	f->path = strdup(e->path);
 	if (!f->path)
@@ -122,15 +116,8 @@ static int add_map(const struct mt_map_entry *e, void *arg)
 
 	if (id < -1)
 		return id;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct bt_map *v = realloc(m->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->cap = cap;
-	}
+	if (MT_GROW(m->v, m->cap, m->n + 1, 64))
+		return -ENOMEM;
 	m->v[m->n++] = (struct bt_map){e->start, e->end, e->offset, id};
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "supervisor/stoplog.h"
 
 struct stop_rec {
@@ -25,22 +26,6 @@ struct mt_stoplog {
 	size_t n_threads, cap_threads;
 	bool maps; /* every first mapping of a file is logged (mt_stoplog_log_maps) */
 };
-
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	size_t c;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 64;
-	p = realloc(*arr, c * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = c;
-	return 0;
-}
 
 struct mt_stoplog *mt_stoplog_new(void)
 {
@@ -69,7 +54,7 @@ struct mt_log_thread *mt_stoplog_thread(struct mt_stoplog *log)
 {
 	struct mt_log_thread *t;
 
-	if (grow((void **)&log->threads, &log->cap_threads, log->n_threads, sizeof(t)))
+	if (MT_GROW(log->threads, log->cap_threads, log->n_threads + 1, 64))
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (t)
@@ -92,7 +77,7 @@ int mt_stoplog_place(struct mt_log_thread *t, const char *proc, unsigned int ind
 int mt_stoplog_add(struct mt_stoplog *log, struct mt_log_thread *t, const char *kind,
 		   struct json_object *detail)
 {
-	if (grow((void **)&log->recs, &log->cap, log->n, sizeof(*log->recs))) {
+	if (MT_GROW(log->recs, log->cap, log->n + 1, 64)) {
 		json_object_put(detail);
 		return -ENOMEM;
 	}
@@ -102,7 +87,7 @@ int mt_stoplog_add(struct mt_stoplog *log, struct mt_log_thread *t, const char *
 
 int mt_stoplog_add_file(struct mt_stoplog *log, struct json_object *file)
 {
-	if (grow((void **)&log->files, &log->cap_files, log->n_files, sizeof(*log->files))) {
+	if (MT_GROW(log->files, log->cap_files, log->n_files + 1, 64)) {
 		json_object_put(file);
 		return -ENOMEM;
 	}

@@ -27,6 +27,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/fdready.h"
 #include "base/printable.h"
 #include "supervisor/supervisor_gdb_int.h"
 
@@ -327,13 +328,6 @@ static void end_session(struct sup *s)
 	g->in_fd = g->out_fd = -1;
 }
 
-static bool readable(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-
-	return fd >= 0 && poll(&p, 1, 0) == 1;
-}
-
 /* gdb's bytes that came, handled; its end (EOF, an error) ends the session as a detach does. */
 static int read_gdb(struct sup *s)
 {
@@ -342,7 +336,7 @@ static int read_gdb(struct sup *s)
 	ssize_t n;
 	int err;
 
-	while (g->conn && !g->over && readable(g->in_fd)) {
+	while (g->conn && !g->over && mt_fd_readable(g->in_fd)) {
 		n = read(g->in_fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -376,7 +370,7 @@ int sup_gdb_tick(struct sup *s)
 			end_session(s);
 		return 0;
 	}
-	if (g->listen_fd >= 0 && readable(g->listen_fd)) {
+	if (g->listen_fd >= 0 && mt_fd_readable(g->listen_fd)) {
 		fd = accept4(g->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd >= 0 && !peer_admitted(g, fd)) {
 			fprintf(stderr, "memtrack: refused a connection to %s from another user\n",

@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fdready.h"
+#include "base/strv.h"
 #include "writer/artifact.h"
 #include "base/clock.h"
 #include "writer/events.h"
@@ -76,48 +78,19 @@ struct handoff *sup_handoff_of(struct sup *s, pid_t pid)
 
 /* ---- the files it maps ----------------------------------------------------------------- */
 
-static int strv_add(char ***v, size_t *n, const char *str)
-{
-	char **grown = realloc(*v, (*n + 1) * sizeof(**v));
-
-	if (!grown)
-		return -ENOMEM;
-	*v = grown;
-	grown[*n] = strdup(str);
-	if (!grown[*n])
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
-static bool strv_has(char *const *v, size_t n, const char *str)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i], str) == 0)
-			return true;
-	return false;
-}
-
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* path will be mapped with its probes in place: not a file mapped late. */
 int sup_handoff_know(struct handoff *h, const char *path)
 {
-	return strv_add(&h->known, &h->n_known, path);
+	return mt_strv_add(&h->known, &h->n_known, path);
 }
 
 static int remember_mapped(const struct mt_map_entry *e, void *arg)
 {
 	struct handoff *h = arg;
 
-	if (strv_has(h->known, h->n_known, e->path))
+	if (mt_strv_has(h->known, h->n_known, e->path))
 		return 0;
-	return strv_add(&h->known, &h->n_known, e->path) ? 1 : 0;
+	return mt_strv_add(&h->known, &h->n_known, e->path) ? 1 : 0;
 }
 
 static const struct mt_tracked_file *with_probes(const struct sup *s, const char *path)
@@ -159,9 +132,9 @@ static void record_handoff(struct sup *s, struct handoff *h, enum mt_handoff_wha
 /* A file with probes mapped after the handoff: its calls until it was linked are not recorded. */
 static int note_late(struct sup *s, struct handoff *h, const struct mt_tracked_file *f)
 {
-	if (strv_has(h->known, h->n_known, f->path) || strv_has(h->late, h->n_late, f->path))
+	if (mt_strv_has(h->known, h->n_known, f->path) || mt_strv_has(h->late, h->n_late, f->path))
 		return 0;
-	if (strv_add(&h->late, &h->n_late, f->path))
+	if (mt_strv_add(&h->late, &h->n_late, f->path))
 		return -ENOMEM;
 	record_handoff(s, h, MT_HANDOFF_LATE_FILE, f->file_id, f->path);
 	s->res->handoff_late_files++;
@@ -503,7 +476,7 @@ static int note_unresolved(const struct mt_inode_key *key, void *arg)
 			 "%u:%u, inode %llu)",
 			 (unsigned int)(key->dev >> 20), (unsigned int)(key->dev & 0xfffff),
 			 (unsigned long long)key->ino);
-	if (strv_add(&o->h->late, &o->h->n_late, what))
+	if (mt_strv_add(&o->h->late, &o->h->n_late, what))
 		return -ENOMEM;
 	record_handoff(o->s, o->h, MT_HANDOFF_LATE_FILE, UINT16_MAX, what);
 	o->s->res->handoff_late_files++;
@@ -528,13 +501,6 @@ void sup_handoff_ended(struct sup *s, struct handoff *h, int status)
 		sup_record_process(s, &s->procs[h->proc], status, true);
 }
 
-static bool readable(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-
-	return fd >= 0 && poll(&p, 1, 0) == 1;
-}
-
 /*
  * Look at the handed-off process: at every request it makes, else every HANDOFF_POLL_NS (the
  * loop comes here at every stop of the rest of the tree, which need not pay for it).
@@ -548,8 +514,8 @@ static int tick(struct sup *s, struct handoff *h)
 	/* A thread it waited for may have ended instead of stopping (killed meanwhile). */
 	if (h->collecting)
 		return finish_collecting(s, h);
-	if (now < h->next_look_ns && !readable(h->pidfd) &&
-	    !(s->tracker && readable(mt_tracker_requests_fd(s->tracker))))
+	if (now < h->next_look_ns && !mt_fd_readable(h->pidfd) &&
+	    !(s->tracker && mt_fd_readable(mt_tracker_requests_fd(s->tracker))))
 		return 0;
 	h->next_look_ns = now + HANDOFF_POLL_NS;
 	if (s->end_phase && !h->killed) {
@@ -562,7 +528,7 @@ static int tick(struct sup *s, struct handoff *h)
 	if (!h->continued && !h->inner)
 		continue_when_debugged(s, h);
 	/* The root is memtrack's child: its status comes from waitpid (sup_handoff_ended). */
-	if (h->pid != s->root && readable(h->pidfd))
+	if (h->pid != s->root && mt_fd_readable(h->pidfd))
 		sup_handoff_ended(s, h, read_exit_code(h->pid));
 	return catch_up(s, h);
 }
@@ -616,8 +582,8 @@ static void handoff_free(struct handoff *h)
 	free(h->where);
 	free(h->awaited);
 	free(h->detached);
-	strv_free(h->known, h->n_known);
-	strv_free(h->late, h->n_late);
+	mt_strv_free(h->known, h->n_known);
+	mt_strv_free(h->late, h->n_late);
 }
 
 void sup_handoff_free(struct sup *s)

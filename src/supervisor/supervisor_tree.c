@@ -20,6 +20,7 @@
 
 #include <json-c/json.h>
 
+#include "base/grow.h"
 #include "writer/artifact.h"
 #include "supervisor/backtrace.h"
 #include "base/clock.h"
@@ -43,17 +44,8 @@ static struct tracee *tset_find(const struct tracee_set *set, pid_t tid)
 
 int sup_tset_put(struct tracee_set *set, struct tracee *t)
 {
-	struct tracee **grown;
-
-	if (set->n == set->cap) {
-		size_t c = set->cap ? 2 * set->cap : 32;
-
-		grown = realloc(set->v, c * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		set->v = grown;
-		set->cap = c;
-	}
+	if (MT_GROW(set->v, set->cap, set->n + 1, 32))
+		return -ENOMEM;
 	set->v[set->n++] = t;
 	return 0;
 }
@@ -136,15 +128,8 @@ int sup_add_proc(struct sup *s, pid_t pid, int parent)
 	struct proc *p;
 	char pos[512];
 
-	if (s->n_procs == s->cap_procs) {
-		size_t cap = s->cap_procs ? 2 * s->cap_procs : 16;
-
-		p = realloc(s->procs, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->procs = p;
-		s->cap_procs = cap;
-	}
+	if (MT_GROW(s->procs, s->cap_procs, s->n_procs + 1, 16))
+		return -ENOMEM;
 	if (parent == -1)
 		snprintf(pos, sizeof(pos), "0");
 	else if (parent < -1)

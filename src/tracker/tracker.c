@@ -31,6 +31,7 @@
 #include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
+#include "base/grow.h"
 #include "writer/artifact.h"
 #include "base/printable.h"
 #include "tracker/procmaps.h"
@@ -70,20 +71,12 @@ void mt_tracker_set_artifact(struct mt_tracker *t, struct mt_artifact_writer *w)
 static int on_request(void *ctx, void *data, size_t size)
 {
 	struct mt_tracker *t = ctx;
-	struct mt_attach_req *grown;
 
 	if (size < sizeof(struct mt_attach_req))
 		return 0;
-	if (t->n_deferred == t->cap_deferred) {
-		size_t cap = t->cap_deferred ? 2 * t->cap_deferred : 16;
-
-		grown = realloc(t->deferred, cap * sizeof(*grown));
-		if (!grown) {
-			t->consume_err = -ENOMEM;
-			return -ENOMEM;
-		}
-		t->deferred = grown;
-		t->cap_deferred = cap;
+	if (MT_GROW(t->deferred, t->cap_deferred, t->n_deferred + 1, 16)) {
+		t->consume_err = -ENOMEM;
+		return -ENOMEM;
 	}
 	memcpy(&t->deferred[t->n_deferred++], data, sizeof(struct mt_attach_req));
 	return 0;

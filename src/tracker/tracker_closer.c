@@ -28,6 +28,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "base/grow.h"
 #include "tracker/tracker_int.h"
 
 /* File descriptors per message: the kernel's SCM_MAX_FD is 253. */
@@ -41,7 +42,6 @@ static ssize_t receive_fds(int sock, int flags, struct detach **d, size_t *n, si
 	struct msghdr msg = {
 	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *c;
-	struct detach *grown;
 	ssize_t r = recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC);
 	size_t got;
 
@@ -51,13 +51,8 @@ static ssize_t receive_fds(int sock, int flags, struct detach **d, size_t *n, si
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 		return 1; /* no fds: nothing to close */
 	got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-	if (*n + got > *cap) {
-		*cap = 2 * (*n + got);
-		grown = realloc(*d, *cap * sizeof(**d));
-		if (!grown)
-			return -ENOMEM;
-		*d = grown;
-	}
+	if (MT_GROW(*d, *cap, *n + got, CLOSER_BATCH))
+		return -ENOMEM;
 	for (size_t i = 0; i < got; i++)
 		(*d)[(*n)++] = (struct detach){.fd = ((int *)CMSG_DATA(c))[i]};
 	return 1;

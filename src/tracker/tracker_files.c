@@ -26,6 +26,7 @@
 #include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
+#include "base/grow.h"
 #include "writer/artifact.h"
 #include "base/printable.h"
 #include "tracker/procmaps.h"
@@ -40,15 +41,8 @@ static struct mt_tracked_file *new_file(struct mt_tracker *t, const struct mt_in
 
 	if (t->n_files == MAX_FILES)
 		return NULL;
-	if (t->n_files == t->cap_files) {
-		size_t cap = t->cap_files ? 2 * t->cap_files : 32;
-
-		f = realloc(t->files, cap * sizeof(*f));
-		if (!f)
-			return NULL;
-		t->files = f;
-		t->cap_files = cap;
-	}
+	if (MT_GROW(t->files, t->cap_files, t->n_files + 1, 32))
+		return NULL;
 	f = &t->files[t->n_files];
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(path);

@@ -27,6 +27,7 @@
 #include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
+#include "base/clock.h"
 #include "writer/artifact.h"
 #include "base/printable.h"
 #include "tracker/procmaps.h"
@@ -37,21 +38,13 @@
 
 /* ---- per-process links (--probe-scope=tree) ------------------------------------------ */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
 /* Link f's accepted points again, for pid. */
 static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid_t pid,
 		      struct mt_links *l)
 {
 	struct mt_classification c = {.points = f->points, .n_points = f->n_points};
 	char path[64];
-	uint64_t start = now_ns();
+	uint64_t start = mt_clock_now_ns();
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
@@ -64,7 +57,7 @@ static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid
 					  f->n_points, pid, MT_COOKIE_FOR(pid), l, NULL, NULL);
 	if (err)
 		tracker_collect_links(l, NULL, NULL);
-	t->link_ns += now_ns() - start;
+	t->link_ns += mt_clock_now_ns() - start;
 	t->links_made++;
 	return err;
 }

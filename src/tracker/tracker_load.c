@@ -31,6 +31,7 @@
 #include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
+#include "base/clock.h"
 #include "tracker/procmaps.h"
 #include "tracker/tracker.h"
 #include "tracker/tracker_int.h"
@@ -146,14 +147,6 @@ struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name)
 	return NULL;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
 /* -v: what each loaded program cost the verifier (docs/PERFORMANCE.md, section 4). */
 static void print_verified(struct bpf_object *obj, uint64_t load_ns)
 {
@@ -176,11 +169,11 @@ static void print_verified(struct bpf_object *obj, uint64_t load_ns)
 
 static int load_object(struct mt_tracker *t, struct memtrack_bpf *s)
 {
-	uint64_t start = mono_ns();
+	uint64_t start = mt_clock_now_ns();
 	int err = memtrack_bpf__load(s);
 
 	if (!err && t->cfg.verbose)
-		print_verified(s->obj, mono_ns() - start);
+		print_verified(s->obj, mt_clock_now_ns() - start);
 	return err;
 }
 

@@ -15,6 +15,7 @@
 
 #include "memtrack.skel.h"
 
+#include "base/grow.h"
 #include "writer/artifact.h"
 #include "base/printable.h"
 #include "tracker/procmaps.h"
@@ -163,17 +164,9 @@ int tracker_store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_f
 {
 	struct mt_arm_key k = tracker_arm_key(pid, f);
 	__u8 one = 1;
-	struct mt_arm *grown;
 
-	if (t->n_arms == t->cap_arms) {
-		size_t cap = t->cap_arms ? 2 * t->cap_arms : 64;
-
-		grown = realloc(t->arms, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		t->arms = grown;
-		t->cap_arms = cap;
-	}
+	if (MT_GROW(t->arms, t->cap_arms, t->n_arms + 1, 64))
+		return -ENOMEM;
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.armed), &k, &one, BPF_ANY) &&
 	    errno != E2BIG)
 		return -errno;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "unwind/unwind_cache.h"
 
 struct cache_key {
@@ -97,15 +98,8 @@ static struct cache_entry *cache_add(struct mt_unwind_cache *c)
 {
 	struct cache_entry *e;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 32;
-		struct cache_entry **v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (MT_GROW(c->v, c->cap, c->n + 1, 32))
+		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (e)
 		c->v[c->n++] = e;

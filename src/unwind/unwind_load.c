@@ -11,6 +11,7 @@
 
 #include <bpf/bpf.h>
 
+#include "base/grow.h"
 #include "unwind/unwind_cache.h"
 #include "unwind/unwind_load.h"
 
@@ -80,7 +81,6 @@ static int rows_map(const struct mt_unwind_table *t)
 /* The slot of t in unwind_tables, loading it on first use. */
 static int slot_of(struct mt_unwind_loader *l, const struct mt_unwind_table *t, uint32_t *slot)
 {
-	struct loaded *grown;
 	int fd, err = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
@@ -91,15 +91,8 @@ static int slot_of(struct mt_unwind_loader *l, const struct mt_unwind_table *t, 
 	}
 	if (l->n == MT_UNWIND_MAX_FILES)
 		return -ENOSPC;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-
-		grown = realloc(l->v, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		l->v = grown;
-		l->cap = cap;
-	}
+	if (MT_GROW(l->v, l->cap, l->n + 1, 64))
+		return -ENOMEM;
 	fd = rows_map(t);
 	if (fd < 0)
 		return fd;

@@ -16,6 +16,7 @@
 
 #include <elfutils/libdwelf.h>
 
+#include "base/grow.h"
 #include "base/printable.h"
 #include "bpf/unwind_row.h"
 #include "unwind/unwind_lines.h"
@@ -134,15 +135,8 @@ static int read_segments(Elf *elf, struct file_syms *f)
 
 static int add_sym(struct file_syms *f, size_t *cap, const GElf_Sym *s, const char *name)
 {
-	if (f->n_syms == *cap) {
-		size_t c = *cap ? 2 * *cap : 256;
-		struct sym *v = realloc(f->syms, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		f->syms = v;
-		*cap = c;
-	}
+	if (MT_GROW(f->syms, *cap, f->n_syms + 1, 256))
+		return -ENOMEM;
 	f->syms[f->n_syms].name = strdup(name);
 	if (!f->syms[f->n_syms].name)
 		return -ENOMEM;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "unwind/unwind_table_int.h"
 
 /* DWARF register numbers of x86-64 (the psABI's mapping). */
@@ -41,15 +42,8 @@ struct row_rule {
 
 int unwind_addr_push(struct addr_vec *a, uint64_t x)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 1024;
-		uint64_t *v = realloc(a->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->cap = cap;
-	}
+	if (MT_GROW(a->v, a->cap, a->n + 1, 1024))
+		return -ENOMEM;
 	a->v[a->n++] = x;
 	return 0;
 }
@@ -93,15 +87,8 @@ static int rule_push(struct row_vec *rv, const struct row_rule *rule)
 		if (rv->n && rule_repeats(rv, last_rule(rv), rule))
 			return 0;
 	}
-	if (rv->n + 2 > rv->cap) {
-		size_t cap = rv->cap ? rv->cap * 2 : 1024;
-		struct mt_unwind_row *v = realloc(rv->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rv->v = v;
-		rv->cap = cap;
-	}
+	if (MT_GROW(rv->v, rv->cap, rv->n + 2, 1024))
+		return -ENOMEM;
 	memcpy(&rv->v[rv->n], rule->r, rule->n * sizeof(rule->r[0]));
 	rv->n += rule->n;
 	return 0;
