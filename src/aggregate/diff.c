@@ -12,6 +12,7 @@
 
 #include "aggregate/diff.h"
 #include "aggregate/sites.h"
+#include "base/grow.h"
 #include "base/printable.h"
 
 static const char *const metric_names[MT_DIFF_METRICS] = {
@@ -60,17 +61,10 @@ static void gather_add(struct gather *g, char *key, enum mt_diff_in in,
 		g->err = -ENOMEM;
 		return;
 	}
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		void *p = realloc(g->rows, cap * sizeof(*g->rows));
-
-		if (!p) {
-			free(key);
-			g->err = -ENOMEM;
-			return;
-		}
-		g->rows = p;
-		g->cap = cap;
+	if (MT_GROW(g->rows, g->cap, g->n + 1, 64)) {
+		free(key);
+		g->err = -ENOMEM;
+		return;
 	}
 	r = &g->rows[g->n++];
 	memset(r, 0, sizeof(*r));

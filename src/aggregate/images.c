@@ -9,6 +9,7 @@
 
 #include "aggregate/images_int.h"
 #include "base/kind.h"
+#include "base/strv.h"
 
 void mt_images_on_live(struct mt_images *im, mt_images_live_fn fn, void *arg)
 {
@@ -102,7 +103,7 @@ static int64_t latest(struct mt_images *im, uint32_t pid)
 
 static int new_space(struct mt_images *im, uint32_t *out)
 {
-	if (img_grow((void **)&im->spaces, &im->cap_spaces, im->n_spaces, sizeof(*im->spaces), 16))
+	if (MT_GROW(im->spaces, im->cap_spaces, im->n_spaces + 1, 16))
 		return -ENOMEM;
 	memset(&im->spaces[im->n_spaces], 0, sizeof(*im->spaces));
 	*out = (uint32_t)im->n_spaces++;
@@ -120,7 +121,7 @@ static int64_t image_new(struct mt_images *im, uint32_t pid, int64_t parent, boo
 	struct mt_image *g;
 	uint32_t space;
 
-	if (!s || img_grow((void **)&im->img, &im->cap_img, im->n_img, sizeof(*im->img), 16))
+	if (!s || MT_GROW(im->img, im->cap_img, im->n_img + 1, 16))
 		return -ENOMEM;
 	{
 		size_t cap = im->cap_img;
@@ -268,7 +269,7 @@ static int on_realloc_entry(struct mt_images *im, int64_t i, const struct mt_eve
 	struct pending *p = pending_of(im, e->tid);
 
 	if (!p) {
-		if (img_grow((void **)&im->pend, &im->cap_pend, im->n_pend, sizeof(*im->pend), 8))
+		if (MT_GROW(im->pend, im->cap_pend, im->n_pend + 1, 8))
 			return -ENOMEM;
 		p = &im->pend[im->n_pend++];
 	}
@@ -445,29 +446,16 @@ static void handoff_free(struct mt_image_handoff *h)
 {
 	if (!h)
 		return;
-	for (size_t i = 0; i < h->n_late; i++)
-		free(h->late[i]);
-	free(h->late);
+	mt_strv_free(h->late, h->n_late);
 	free(h->at);
 	free(h);
 }
 
 static int late_add(struct mt_image_handoff *h, const char *path)
 {
-	char **v;
-
-	for (size_t i = 0; i < h->n_late; i++)
-		if (strcmp(h->late[i], path) == 0)
-			return 0;
-	v = realloc(h->late, (h->n_late + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	h->late = v;
-	v[h->n_late] = strdup(path);
-	if (!v[h->n_late])
-		return -ENOMEM;
-	h->n_late++;
-	return 0;
+	if (mt_strv_has(h->late, h->n_late, path))
+		return 0;
+	return mt_strv_add(&h->late, &h->n_late, path);
 }
 
 int mt_images_handoff(struct mt_images *im, const struct mt_artifact_handoff *h, uint64_t events)

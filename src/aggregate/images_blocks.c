@@ -167,8 +167,7 @@ int img_block_add(struct mt_images *im, const struct block *nb)
 		n = im->free_node;
 		im->free_node = im->nodes[n].next;
 	} else {
-		if (img_grow((void **)&im->nodes, &im->cap_nodes, im->n_nodes + 1,
-			     sizeof(*im->nodes), 1024))
+		if (MT_GROW(im->nodes, im->cap_nodes, im->n_nodes + 2, 1024))
 			return -ENOMEM;
 		n = (uint32_t)++im->n_nodes;
 	}

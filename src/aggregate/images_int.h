@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "aggregate/images.h"
+#include "base/grow.h"
 
 /* A live block; nodes are numbered from 1, 0 is "none". */
 struct block {
@@ -76,22 +77,6 @@ static inline uint64_t img_mix(uint64_t x)
 	x *= 0xc4ceb9fe1a85ec53ULL;
 	x ^= x >> 33;
 	return x;
-}
-
-/* Double an array of n used elements of size sz when it is full. */
-static inline int img_grow(void **v, size_t *cap, size_t n, size_t sz, size_t first)
-{
-	size_t c = *cap ? *cap * 2 : first;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, c * sz);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
 }
 
 /*
