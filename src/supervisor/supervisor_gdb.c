@@ -33,24 +33,6 @@
 
 /* ---- which threads ----------------------------------------------------------------------- */
 
-static struct sup_gdb *active(const struct sup *s)
-{
-	struct sup_gdb *g = s->gdb;
-
-	return g && g->pid && !g->over ? g : NULL;
-}
-
-bool sup_gdb_owns(const struct sup *s, const struct tracee *t)
-{
-	const struct sup_gdb *g = active(s);
-
-	if (!g)
-		return false;
-	if (t->proc >= 0)
-		return t->proc == g->proc;
-	return t->tgid == g->pid;
-}
-
 static ssize_t op_libraries(void *ctx, char *buf, size_t len)
 {
 	struct sup *s = ctx;
@@ -390,15 +372,6 @@ int sup_gdb_tick(struct sup *s)
 	if (!err && g->conn && mt_gdb_finished(g->conn))
 		end_session(s);
 	return err;
-}
-
-int sup_gdb_fd(const struct sup *s)
-{
-	const struct sup_gdb *g = active(s);
-
-	if (!g)
-		return -1;
-	return g->listen_fd >= 0 ? g->listen_fd : g->in_fd;
 }
 
 /* What happened under gdb, for the summary (mt_run_result's gdb_summary). */

@@ -78,12 +78,6 @@ struct handoff *sup_handoff_of(struct sup *s, pid_t pid)
 
 /* ---- the files it maps ----------------------------------------------------------------- */
 
-/* path will be mapped with its probes in place: not a file mapped late. */
-int sup_handoff_know(struct handoff *h, const char *path)
-{
-	return mt_strv_add(&h->known, &h->n_known, path);
-}
-
 static int remember_mapped(const struct mt_map_entry *e, void *arg)
 {
 	struct handoff *h = arg;
@@ -246,6 +240,16 @@ static bool awaited_take(struct handoff *h, pid_t tid)
 	return false;
 }
 
+/* Every thread of h's process is detached: the tracer that waits makes its attach again. */
+static int inner_collected(struct sup *s, struct handoff *h)
+{
+	pid_t caller = h->caller;
+
+	(void)s;
+	h->caller = 0;
+	return caller ? sup_resume(caller, 0) : 0;
+}
+
 /* Every thread is detached: the process is the debugger's, or its tracer's. */
 static int finish_collecting(struct sup *s, struct handoff *h)
 {
@@ -256,7 +260,7 @@ static int finish_collecting(struct sup *s, struct handoff *h)
 		return 0;
 	h->collecting = false;
 	if (h->inner)
-		return sup_inner_collected(s, h);
+		return inner_collected(s, h);
 	print_handed(s);
 	return 0;
 }

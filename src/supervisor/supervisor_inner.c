@@ -174,13 +174,3 @@ int sup_inner_ptrace(struct sup *s, struct tracee *t, const struct mt_ptrace_mar
 	err = make_again(s, t->tid, &regs, m);
 	return err ? err : hand_to_tracer(s, t, target, m);
 }
-
-/* Every thread of h's process is detached: the tracer that waits makes its attach again. */
-int sup_inner_collected(struct sup *s, struct handoff *h)
-{
-	pid_t caller = h->caller;
-
-	(void)s;
-	h->caller = 0;
-	return caller ? sup_resume(caller, 0) : 0;
-}

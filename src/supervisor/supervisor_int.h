@@ -173,6 +173,9 @@ size_t sup_handoff_count(const struct sup *s);
 bool sup_handoff_holds(const struct handoff *h, const struct tracee *t);
 struct handoff *sup_handoff_owner(const struct sup *s, const struct tracee *t);
 bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
+int sup_handoff_know(struct handoff *h, const char *path);
+bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
+int sup_gdb_fd(const struct sup *s);
 int sup_resume(pid_t tid, int sig);
 int sup_carry_out(struct tracee *t, int next);
 
@@ -183,6 +186,8 @@ void sup_detail_int(struct json_object *d, const char *key, int64_t val);
 void sup_log_files(struct sup *s);
 int sup_log_stop(struct sup *s, struct tracee *t, const char *kind, struct json_object *d);
 void sup_record_process(struct sup *s, const struct proc *p, int status, bool exited);
+struct json_object *sup_stack_of(struct sup *s, struct tracee *t);
+void sup_log_signal(struct sup *s, struct tracee *t, int sig);
 
 /* supervisor_stops.c */
 int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leader);
@@ -204,7 +209,6 @@ bool sup_handoff_alive(const struct sup *s);
 bool sup_handoff_waited(const struct sup *s);
 size_t sup_handoff_pollfds(const struct sup *s, struct pollfd *p, size_t max);
 struct handoff *sup_handoff_of(struct sup *s, pid_t pid);
-int sup_handoff_know(struct handoff *h, const char *path);
 int sup_handoff_begin(struct sup *s, struct handoff *h, int proc, const char *where, bool inner);
 int sup_handoff_collect(struct sup *s, struct handoff *h);
 int sup_hand_off(struct sup *s, struct tracee *t, const char *where);
@@ -229,12 +233,9 @@ void sup_maps_log(struct sup *s, struct tracee *t, const struct mt_inode_key *ke
 
 /* supervisor_inner.c: a tracer inside the tree (docs/STOPS.md) */
 int sup_inner_ptrace(struct sup *s, struct tracee *t, const struct mt_ptrace_mark *m);
-int sup_inner_collected(struct sup *s, struct handoff *h);
 
 /* supervisor_gdb.c */
-void sup_log_signal(struct sup *s, struct tracee *t, int sig);
 int sup_gdb_open(struct sup *s);
-bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
 int sup_gdb_start(struct sup *s, struct tracee *t, const char *where);
 int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si);
 int sup_gdb_carry(struct sup *s, struct tracee *t, int next);
@@ -242,7 +243,6 @@ void sup_gdb_new_child(struct sup *s, struct tracee *t, int event);
 void sup_gdb_exec(struct sup *s, struct tracee *t);
 void sup_gdb_gone(struct sup *s, struct tracee *t, int status);
 int sup_gdb_tick(struct sup *s);
-int sup_gdb_fd(const struct sup *s);
 void sup_gdb_report(struct sup *s);
 void sup_gdb_free(struct sup *s);
 /* supervisor_gdb_libs.c: the loader's library list of pid, as gdb's svr4 document. */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What the supervisor writes down, below every stop handler: the stop log's records
- * (--trace-stops, docs/STOPS.md) and the artifact's process records.
+ * (--trace-stops, docs/STOPS.md), a signal's with where it struck, and the artifact's process
+ * records.
  */
 
+#include <signal.h>
 #include <stdio.h>
 
 #include <json-c/json.h>
@@ -11,6 +13,7 @@
 #include "base/family.h"
 #include "writer/artifact.h"
 #include "writer/events.h"
+#include "supervisor/backtrace.h"
 #include "supervisor/stoplog.h"
 #include "tracker/tracker.h"
 
@@ -89,4 +92,54 @@ void sup_record_process(struct sup *s, const struct proc *p, int status, bool ex
 		mt_events_write_process(s->events, &rec);
 	else
 		mt_artifact_write_process(s->artifact, &rec);
+}
+
+/* The stack of stopped thread t, names only (src/supervisor/backtrace.h); NULL when it cannot be
+ * read. */
+struct json_object *sup_stack_of(struct sup *s, struct tracee *t)
+{
+	if (!s->backtracer)
+		s->backtracer = mt_backtracer_new();
+	return s->backtracer ? mt_backtrace(s->backtracer, t->tid, MT_BACKTRACE_MAX) : NULL;
+}
+
+/*
+ * A signal about to kill a process: say where it struck, while the thread can still be read.
+ * On stderr too, but for SIGINT (Ctrl-C) and SIGPIPE (the reader of `| head` left): the end of
+ * any pipeline, of which shells say nothing either.
+ */
+static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct json_object *d)
+{
+	struct json_object *frames = sup_stack_of(s, t);
+	char buf[16];
+	size_t n;
+
+	if (!frames)
+		return;
+	json_object_object_add(d, "backtrace", frames);
+	if (sig == SIGINT || sig == SIGPIPE)
+		return;
+	n = json_object_array_length(frames);
+	fprintf(stderr, "memtrack: process %d (%s) got %s at", s->procs[t->proc].pid,
+		s->procs[t->proc].exe, sup_signame(sig, buf, sizeof(buf)));
+	for (size_t i = 0; i < n && i < 8; i++)
+		fprintf(stderr, "%s %s", i ? " <-" : "",
+			json_object_get_string(json_object_array_get_idx(frames, i)));
+	fputc('\n', stderr);
+}
+
+/* A signal delivered to a thread: logged, and where it kills, where it struck said. */
+void sup_log_signal(struct sup *s, struct tracee *t, int sig)
+{
+	struct json_object *d;
+	char buf[16];
+
+	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
+	if (sig == SIGCHLD)
+		return;
+	d = sup_detail_new();
+	sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
+	if (mt_signal_is_fatal(s->procs[t->proc].pid, sig))
+		record_backtrace(s, t, sig, d);
+	sup_log_stop(s, t, "signal", d);
 }

@@ -270,15 +270,6 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 	return SUP_RESUME(0);
 }
 
-/* The stack of stopped thread t, names only (src/supervisor/backtrace.h); NULL when it cannot be
- * read. */
-static struct json_object *stack_of(struct sup *s, struct tracee *t)
-{
-	if (!s->backtracer)
-		s->backtracer = mt_backtracer_new();
-	return s->backtracer ? mt_backtrace(s->backtracer, t->tid, MT_BACKTRACE_MAX) : NULL;
-}
-
 static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inode_key *key)
 {
 	pid_t pid = s->procs[t->proc].pid;
@@ -299,7 +290,7 @@ static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inod
 		sup_detail_str(d, "path", f->path);
 		/* Who mapped it (dlopen <- load_plugin <- main): the same names in every run. */
 		if (s->cfg->trace_stops_path && !sup_handoff_owns(s, t)) {
-			struct json_object *frames = stack_of(s, t);
+			struct json_object *frames = sup_stack_of(s, t);
 
 			if (frames)
 				json_object_object_add(d, "backtrace", frames);
@@ -359,47 +350,6 @@ int sup_resume_pressed(struct sup *s)
 static bool is_stop_sig(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-/*
- * A signal about to kill a process: say where it struck, while the thread can still be read.
- * On stderr too, but for SIGINT (Ctrl-C) and SIGPIPE (the reader of `| head` left): the end of
- * any pipeline, of which shells say nothing either.
- */
-static void record_backtrace(struct sup *s, struct tracee *t, int sig, struct json_object *d)
-{
-	struct json_object *frames = stack_of(s, t);
-	char buf[16];
-	size_t n;
-
-	if (!frames)
-		return;
-	json_object_object_add(d, "backtrace", frames);
-	if (sig == SIGINT || sig == SIGPIPE)
-		return;
-	n = json_object_array_length(frames);
-	fprintf(stderr, "memtrack: process %d (%s) got %s at", s->procs[t->proc].pid,
-		s->procs[t->proc].exe, sup_signame(sig, buf, sizeof(buf)));
-	for (size_t i = 0; i < n && i < 8; i++)
-		fprintf(stderr, "%s %s", i ? " <-" : "",
-			json_object_get_string(json_object_array_get_idx(frames, i)));
-	fputc('\n', stderr);
-}
-
-/* A signal delivered to a thread: logged, and where it kills, where it struck said. */
-void sup_log_signal(struct sup *s, struct tracee *t, int sig)
-{
-	struct json_object *d;
-	char buf[16];
-
-	/* SIGCHLDs coalesce when children end together: logging them would make the log vary. */
-	if (sig == SIGCHLD)
-		return;
-	d = sup_detail_new();
-	sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
-	if (mt_signal_is_fatal(s->procs[t->proc].pid, sig))
-		record_backtrace(s, t, sig, d);
-	sup_log_stop(s, t, "signal", d);
 }
 
 static int on_signal_stop(struct sup *s, struct tracee *t, int sig)

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The supervisor's tree: the set of traced threads and the table of processes. */
+/*
+ * The supervisor's tree: the set of traced threads and the table of processes, who holds a
+ * tracee (a handoff, gdb), and how a stopped one is resumed.
+ */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +24,7 @@
 #include <json-c/json.h>
 
 #include "base/grow.h"
+#include "base/strv.h"
 #include "writer/artifact.h"
 #include "supervisor/backtrace.h"
 #include "base/clock.h"
@@ -30,6 +34,7 @@
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
 
+#include "supervisor/supervisor_gdb_int.h"
 #include "supervisor/supervisor_int.h"
 
 /* ---- the tree ------------------------------------------------------------------------ */
@@ -208,6 +213,40 @@ struct handoff *sup_handoff_owner(const struct sup *s, const struct tracee *t)
 bool sup_handoff_owns(const struct sup *s, const struct tracee *t)
 {
 	return sup_handoff_owner(s, t) != NULL;
+}
+
+/* path will be mapped with its probes in place: not a file mapped late. */
+int sup_handoff_know(struct handoff *h, const char *path)
+{
+	return mt_strv_add(&h->known, &h->n_known, path);
+}
+
+/* gdb's session (supervisor_gdb.c), from the tracees' side: whose they are, what to poll. */
+static struct sup_gdb *gdb_active(const struct sup *s)
+{
+	struct sup_gdb *g = s->gdb;
+
+	return g && g->pid && !g->over ? g : NULL;
+}
+
+bool sup_gdb_owns(const struct sup *s, const struct tracee *t)
+{
+	const struct sup_gdb *g = gdb_active(s);
+
+	if (!g)
+		return false;
+	if (t->proc >= 0)
+		return t->proc == g->proc;
+	return t->tgid == g->pid;
+}
+
+int sup_gdb_fd(const struct sup *s)
+{
+	const struct sup_gdb *g = gdb_active(s);
+
+	if (!g)
+		return -1;
+	return g->listen_fd >= 0 ? g->listen_fd : g->in_fd;
 }
 
 /* ---- resuming ------------------------------------------------------------------------ */
