@@ -12,7 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "unwind/unwind_table_int.h"
+
+/* Append x to a. 0 or -ENOMEM. */
+static int unwind_addr_push(struct addr_vec *a, uint64_t x)
+{
+	if (MT_GROW(a->v, a->cap, a->n + 1, 1024))
+		return -ENOMEM;
+	a->v[a->n++] = x;
+	return 0;
+}
 
 /* The encodings of .eh_frame pointers (LSB: DW_EH_PE_*; not in dwarf.h's older releases). */
 #define EH_PE_OMIT    0xff

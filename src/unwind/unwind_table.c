@@ -40,14 +40,6 @@ struct row_rule {
 	size_t n;
 };
 
-int unwind_addr_push(struct addr_vec *a, uint64_t x)
-{
-	if (MT_GROW(a->v, a->cap, a->n + 1, 1024))
-		return -ENOMEM;
-	a->v[a->n++] = x;
-	return 0;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -27,9 +27,6 @@ struct cfi_source {
 	struct addr_vec starts; /* FDE initial locations, both sections */
 };
 
-/* Append x to a. 0 or -ENOMEM. */
-int unwind_addr_push(struct addr_vec *a, uint64_t x);
-
 /* unwind_fde.c: the section called name, its header in *shdr; NULL when the file has none. */
 Elf_Scn *unwind_find_section(Elf *elf, const char *name, GElf_Shdr *shdr);
 /* The FDE starts of .eh_frame from .eh_frame_hdr's search table into src->starts. 0 or -errno. */
