@@ -189,17 +189,6 @@ static void image_end(struct mt_images *im, int64_t i, enum mt_image_end how)
 
 /* ---- the stream ----------------------------------------------------------------------------- */
 
-static int set_str(char **dst, const char *src)
-{
-	char *s = strdup(src);
-
-	if (!s)
-		return -ENOMEM;
-	free(*dst);
-	*dst = s;
-	return 0;
-}
-
 static int on_fork(struct mt_images *im, const struct mt_event *e)
 {
 	int64_t parent = running(im, e->pid), old, child;
@@ -238,9 +227,9 @@ static int on_exec(struct mt_images *im, const struct mt_event *e)
 	im->img[next].first = im->img[i].first;
 	im->img[next].unrecorded = im->img[i].unrecorded;
 	im->img[next].forks_unrecorded = im->img[i].forks_unrecorded;
-	if (set_str(&im->img[next].position, im->img[i].position))
+	if (mt_str_replace(&im->img[next].position, im->img[i].position))
 		return -ENOMEM;
-	return set_str(&im->img[next].exe, "");
+	return mt_str_replace(&im->img[next].exe, "");
 }
 
 static int on_exit_event(struct mt_images *im, const struct mt_event *e)
@@ -437,9 +426,9 @@ int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p)
 		g->exited = true;
 		g->exit_status = p->exit_status;
 	}
-	if (p->position[0] && set_str(&g->position, p->position))
+	if (p->position[0] && mt_str_replace(&g->position, p->position))
 		return -ENOMEM;
-	return set_str(&g->exe, p->exe);
+	return mt_str_replace(&g->exe, p->exe);
 }
 
 static void handoff_free(struct mt_image_handoff *h)
@@ -484,7 +473,7 @@ int mt_images_handoff(struct mt_images *im, const struct mt_artifact_handoff *h,
 	if (h->flags & MT_HANDOFF_CHILDREN_UNRECORDED)
 		g->forks_unrecorded = true;
 	g->handoff->to_tracer = h->flags & MT_HANDOFF_TO_TRACER;
-	return set_str(&g->handoff->at, h->text);
+	return mt_str_replace(&g->handoff->at, h->text);
 }
 
 struct mt_images *mt_images_new(void)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strv.h"
 #include "base/grow.h"
 #include "aggregate/report.h"
 
@@ -44,17 +45,6 @@ static struct mt_report_file *file_get(struct mt_report *rep, uint16_t id)
 	return f;
 }
 
-static int replace_str(char **dst, const char *src)
-{
-	char *s = strdup(src);
-
-	if (!s)
-		return -ENOMEM;
-	free(*dst);
-	*dst = s;
-	return 0;
-}
-
 static int add_file(struct mt_report *rep, const struct mt_artifact_file *af)
 {
 	struct mt_report_file *f = file_get(rep, af->file_id);
@@ -66,7 +56,7 @@ static int add_file(struct mt_report *rep, const struct mt_artifact_file *af)
 	f->recorded = true;
 	memcpy(f->build_id, af->build_id, sizeof(f->build_id));
 	f->build_id[sizeof(f->build_id) - 1] = '\0';
-	return replace_str(&f->path, af->path);
+	return mt_str_replace(&f->path, af->path);
 }
 
 static int add_unprobed(struct mt_report *rep, const struct mt_artifact_unprobed *au)

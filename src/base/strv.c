@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A list of owned strings (strv.h). */
+/* Owned strings (strv.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,4 +33,15 @@ void mt_strv_free(char **v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
+}
+
+int mt_str_replace(char **dst, const char *s)
+{
+	char *copy = strdup(s);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
 }

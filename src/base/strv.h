@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* A list of strings, each a copy the list owns: the files a process mapped, an object's needs. */
+/*
+ * Owned strings: a list of strings, each a copy the list owns (the files a process mapped, an
+ * object's needs), and a string field replaced by a copy.
+ */
 #ifndef MT_STRV_H
 #define MT_STRV_H
 
@@ -14,5 +17,8 @@ bool mt_strv_has(char *const *v, size_t n, const char *s);
 
 /* Free the n strings of v and v itself. */
 void mt_strv_free(char **v, size_t n);
+
+/* Replace the string *dst owns by a copy of s (*dst stays as it was on failure). 0, or -ENOMEM. */
+int mt_str_replace(char **dst, const char *s);
 
 #endif

@@ -38,6 +38,19 @@ static int skip(struct mt_artifact_reader *r, uint32_t len)
 	return 0;
 }
 
+/*
+ * A record this reader does not read, passed over: 2 (go on), or 0 when the file ends in it or
+ * cannot be read on (the reading ends there).
+ */
+static int pass_over(struct mt_artifact_reader *r, uint32_t len)
+{
+	if (skip(r, len)) {
+		r->done = true;
+		return 0;
+	}
+	return 2;
+}
+
 /* Hand out the next piece of the current event batch. */
 static int next_events(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 {
@@ -214,37 +227,21 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 		/* Version 1 had no such record: there it is an unknown type, passed over. */
 		if (r->info.version >= 2)
 			return mt_artread_meta(r, type, len, at, it);
-		if (skip(r, len)) {
-			r->done = true;
-			return 0;
-		}
-		return 2;
+		return pass_over(r, len);
 	case MT_REC_BLOCK:
 	case MT_REC_HANDOFF:
 		/* Likewise before version 3. */
 		if (r->info.version >= 3)
 			return type == MT_REC_BLOCK ? start_block(r, len, at, it)
 						    : mt_artread_meta(r, type, len, at, it);
-		if (skip(r, len)) {
-			r->done = true;
-			return 0;
-		}
-		return 2;
+		return pass_over(r, len);
 	case MT_REC_STACK:
 		/* Likewise before version 4. */
 		if (r->info.version >= 4)
 			return mt_artread_meta(r, type, len, at, it);
-		if (skip(r, len)) {
-			r->done = true;
-			return 0;
-		}
-		return 2;
+		return pass_over(r, len);
 	default:
-		if (skip(r, len)) {
-			r->done = true;
-			return 0;
-		}
-		return 2;
+		return pass_over(r, len);
 	}
 }
 
