@@ -59,6 +59,8 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/memtrack.h $(BUILD)/vmlinux.h
 $(BUILD)/memtrack.bpf.o: BPF_CPU := -mcpu=v3
 # The BPF unwinder's headers (docs/STACKS.md), for the programs that include them.
 $(BUILD)/unwind_check.bpf.o $(BUILD)/memtrack.bpf.o: bpf/unwind.bpf.h bpf/unwind_row.h
+# memtrack.bpf.c's pieces, included at its end (one translation unit).
+$(BUILD)/memtrack.bpf.o: $(wildcard bpf/memtrack_*.bpf.h)
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
