@@ -263,7 +263,7 @@ int sup_resume(pid_t tid, int sig)
 
 /*
  * A stop handler's decision carried out. Every stopped tracee memtrack resumes is resumed by
- * sup_resume, but for gdb's vCont, which may single-step (supervisor_gdb.c), and a group-stop
+ * sup_resume, but for gdb's vCont, which may single-step (supervisor_gdb_run.c), and a group-stop
  * left in PTRACE_LISTEN (supervisor_stops.c).
  */
 int sup_carry_out(struct tracee *t, int next)
