@@ -91,8 +91,14 @@ $(BUILD)/libmemtrack.a: $(LIB_OBJS)
 $(BUILD)/tests/%: tests/%.c $(TEST_LIB_SRCS) $(BUILD)/libmemtrack.a | $(BUILD)/memtrack
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests -DMT_BUILD_DIR='"$(abspath $(BUILD))"' \
-		-DMT_SOURCE_DIR='"$(abspath .)"' $< $(TEST_LIB_SRCS) -o $@ \
+		-DMT_SOURCE_DIR='"$(abspath .)"' $< $(TEST_EXTRA_SRCS) $(TEST_LIB_SRCS) -o $@ \
 		$(LDFLAGS) $(BUILD)/libmemtrack.a $(CHECK_LIBS) $(LDLIBS)
+
+# The gdb remote protocol's unit tests share a fake target (tests/gdbfake.c), which no other test
+# links.
+GDBFAKE_TESTS := $(BUILD)/tests/unit_gdbremote $(BUILD)/tests/unit_gdbremote_run
+$(GDBFAKE_TESTS): TEST_EXTRA_SRCS := tests/gdbfake.c
+$(GDBFAKE_TESTS): tests/gdbfake.c tests/gdbfake.h
 
 # The fatal path's tests need a fault that no release binary can produce: a test build of memtrack
 # whose supervisor has the fault injection hook (MT_FAULT_INJECTION, see src/supervisor/supervisor_stops.c).
