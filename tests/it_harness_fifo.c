@@ -24,13 +24,15 @@
 #include <unistd.h>
 #include "lib/mtrun.h"
 #include "lib/suite.h"
+#include "lib/twin.h"
 
-#define TWIN	  MT_BUILD_DIR "/twin/debug/runner-twin"
+#define TWIN	  MT_TWIN_BIN("runner-twin")
 /* `make install` of this build, outside /tmp (which each run replaces), with CodSpeed's
  * capability layout: setcap on memtrack, the tracker; exec-harness a plain file. */
 #define TWIN_ROOT MT_BUILD_DIR "/tests/twin-root"
 #define TWIN_BIN  TWIN_ROOT "/usr/bin"
-#define CAPS	  "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore+ep"
+/* What the tracker needs as nobody on a kernel that runs the tracepoint watcher (it_track.c). */
+#define CAPS	  "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore,cap_dac_read_search+ep"
 #define CHECKER	  MT_SOURCE_DIR "/tools/check-codspeed-artifacts"
 
 /*
@@ -52,7 +54,19 @@ static const char plan_text[] =
     "{\"command\":[\"bash\",\"-c\",\"[ -z \\\"$(trap -p PIPE)\\\" ]\"],"
     "\"name\":\"sigpipe\",\"walltime_args\":{\"warmup_time\":\"0s\",\"max_rounds\":1}}]\n";
 
-static char plan_path[PATH_MAX];
+/*
+ * Memory mode end to end, under the tracker: benchmarks of known truth (fixtures/README.md),
+ * churn's two counts apart so that a benchmark's events cannot pass for another's, and the
+ * `mapping` fixture's maps and brk of known sizes. `leaks` runs before exec-harness in the same
+ * bash: its 100 allocations are outside every window.
+ */
+static const char tracked_plan_text[] =
+    "[{\"command\":[\"" CHURN
+    "\",\"100\"]},{\"command\":[\"" FIXTURE("mapping") "\"]},{\"command\":[\"" CHURN
+						       "\",\"300\"]}]\n";
+#define TRACKED "--tracker " TWIN_BIN "/codspeed-memtrack --before " FIXTURE("leaks")
+
+static char plan_path[PATH_MAX], tracked_plan_path[PATH_MAX];
 
 enum who { AS_ROOT, AS_NOBODY };
 
@@ -75,7 +89,7 @@ static void keep_under_tmp(const char *path, char *out, size_t n)
 
 /* The shell script that runs the twin in a /tmp of its own, dropping to drop's ids first. */
 static void twin_script(char *script, size_t n, const char *drop, const char *mode,
-			const char *fault)
+			const char *plan, const char *fault, const char *extra)
 {
 	char keep[2][PATH_MAX];
 
@@ -86,36 +100,47 @@ static void twin_script(char *script, size_t n, const char *drop, const char *mo
 		keep[1][0] = '\0';
 	snprintf(script, n,
 		 "%smount -t tmpfs -o mode=1777 tmpfs /tmp && %s%sexec %s%s --mode %s --bin %s "
-		 "--plan %s --checker %s%s%s",
+		 "--plan %s --checker %s%s%s %s",
 		 keep[0][0] || keep[1][0] ? "mkdir -p /mnt && mount --bind /tmp /mnt && " : "",
-		 keep[0], keep[1], drop, TWIN, mode, TWIN_BIN, plan_path, CHECKER,
-		 fault ? " --fault " : "", fault ?: "");
+		 keep[0], keep[1], drop, TWIN, mode, TWIN_BIN, plan, CHECKER,
+		 fault ? " --fault " : "", fault ?: "", extra);
 }
 
-/* The twin in its own /tmp, as root or as nobody; the test fails unless its verdict is ok. */
-static void twin(const char *mode, const char *fault, enum who who)
+/*
+ * The twin in its own /tmp, as root or as nobody, with a plan and further arguments; the test
+ * fails unless its verdict is ok. Leaves the twin's output in twin_out.
+ */
+static struct mt_out twin_out;
+
+static void twin_with(const char *mode, const char *plan, const char *fault, const char *extra,
+		      enum who who)
 {
 	struct passwd *pw = getpwnam("nobody");
 	char script[PATH_MAX * 5], drop[128] = "";
-	struct mt_out o = {0};
+	struct mt_out *o = &twin_out;
 	const char *verdict;
 
+	mt_out_free(o);
 	if (who == AS_NOBODY) {
 		ck_assert_ptr_nonnull(pw);
 		snprintf(drop, sizeof(drop), "setpriv --reuid=%u --regid=%u --clear-groups ",
 			 (unsigned int)pw->pw_uid, (unsigned int)pw->pw_gid);
 	}
-	twin_script(script, sizeof(script), drop, mode, fault);
+	twin_script(script, sizeof(script), drop, mode, plan, fault, extra);
 	ck_assert_int_eq(
 	    mt_run((const char *[]){"unshare", "--mount", "/bin/sh", "-c", script, NULL}, NULL,
-		   NULL, 180, &o),
+		   NULL, 180, o),
 	    0);
-	verdict = strstr(o.out, "twin: ok");
-	ck_assert_msg(o.code == 0 && verdict, "twin %s %s exited %d:\n%s%s", mode, fault ?: "",
-		      o.code, o.out, o.err);
+	verdict = strstr(o->out, "twin: ok");
+	ck_assert_msg(o->code == 0 && verdict, "twin %s %s %s exited %d:\n%s%s", mode, fault ?: "",
+		      extra, o->code, o->out, o->err);
 	/* The verdict is the last line: nothing was checked after it. */
-	ck_assert_ptr_eq(strchr(verdict, '\n'), o.out + strlen(o.out) - 1);
-	mt_out_free(&o);
+	ck_assert_ptr_eq(strchr(verdict, '\n'), o->out + strlen(o->out) - 1);
+}
+
+static void twin(const char *mode, const char *fault, enum who who)
+{
+	twin_with(mode, plan_path, fault, "", who);
 }
 
 START_TEST(test_walltime_frames)
@@ -158,6 +183,35 @@ START_TEST(test_runner_closes_fifo)
 }
 END_TEST
 
+/*
+ * Memory mode as runner 5.0.2 runs it: codspeed-memtrack (capabilities on it alone) wraps the
+ * bash that runs exec-harness (none); StartProfiler and StopProfiler become the IPC's Enable and
+ * Disable; the one artifact holds each benchmark's truth inside its window and nothing else,
+ * next to the runner's timestamps file.
+ */
+START_TEST(test_memory_end_to_end)
+{
+	static const char *const said[] = {"twin: ipc 5: Disable -> Ack", "churn: 100 Malloc",
+					   "mapping: 22 Malloc", "churn: 300 Malloc"};
+
+	for (enum who who = AS_ROOT; who <= AS_NOBODY; who++) {
+		twin_with("memory", tracked_plan_path, NULL, TRACKED, who);
+		for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++)
+			ck_assert_msg(strstr(twin_out.out, said[i]), "no '%s' in:\n%s", said[i],
+				      twin_out.out);
+	}
+}
+END_TEST
+
+/* A failing runner with the tracker above exec-harness: the same bounded end, nothing left. */
+START_TEST(test_memory_end_to_end_faults)
+{
+	twin_with("memory", tracked_plan_path, "err:StartProfiler", TRACKED, AS_NOBODY);
+	twin_with("memory", tracked_plan_path, "close:StopProfiler", TRACKED, AS_ROOT);
+	twin_with("memory", tracked_plan_path, "stall:CurrentBenchmark", TRACKED, AS_ROOT);
+}
+END_TEST
+
 START_TEST(test_fifos_left_behind)
 {
 	/* FIFOs nobody reads (a runner gone): exec-harness runs as by hand, its results intact. */
@@ -165,42 +219,29 @@ START_TEST(test_fifos_left_behind)
 }
 END_TEST
 
-/* cargo build --offline of the twin; a sentence when it cannot be built here. */
+/* The twin, or why its tests are skipped. */
 static const char *build_twin(void)
 {
-	const char *argv[] = {"cargo",
-			      "build",
-			      "--offline",
-			      "--quiet",
-			      "--manifest-path",
-			      MT_SOURCE_DIR "/tests/twin/Cargo.toml",
-			      "--target-dir",
-			      MT_BUILD_DIR "/twin",
-			      NULL};
-	static char why[512];
-	struct mt_out o = {0};
-
 	if (geteuid())
 		return "the twin's private /tmp needs root (unshare --mount)";
-	/* From its folder: cargo reads .cargo/config.toml (the offline source) from the cwd. */
-	if (mt_run(argv, NULL, MT_SOURCE_DIR "/tests/twin", 600, &o) || o.code == 127)
-		snprintf(why, sizeof(why), "cargo is not installed (tools/install-deps)");
-	else if (o.code)
-		snprintf(why, sizeof(why),
-			 "cargo cannot build tests/twin offline (Debian's "
-			 "librust-* crates of tools/install-deps?): %.300s",
-			 o.err);
-	else
-		why[0] = '\0';
-	mt_out_free(&o);
-	return why[0] ? why : NULL;
+	return mt_build_twin();
+}
+
+static void write_plan(char *path, const char *name, const char *text)
+{
+	FILE *f;
+
+	snprintf(path, PATH_MAX, "%s/%s", TWIN_ROOT, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
 }
 
 static void prepare(void)
 {
 	const char *setcap[] = {"setcap", CAPS, TWIN_BIN "/memtrack", NULL};
 	struct mt_out o = {0};
-	FILE *f;
 
 	ck_assert_int_eq(mt_make_install(TWIN_ROOT, &o), 0);
 	ck_assert_msg(o.code == 0, "make install: %s%s", o.out, o.err);
@@ -208,11 +249,8 @@ static void prepare(void)
 	ck_assert_int_eq(mt_run(setcap, NULL, NULL, 30, &o), 0);
 	ck_assert_msg(o.code == 0, "setcap: %s", o.err);
 	mt_out_free(&o);
-	snprintf(plan_path, sizeof(plan_path), "%s/plan.json", TWIN_ROOT);
-	f = fopen(plan_path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(plan_text, f);
-	ck_assert_int_eq(fclose(f), 0);
+	write_plan(plan_path, "plan.json", plan_text);
+	write_plan(tracked_plan_path, "plan-tracked.json", tracked_plan_text);
 }
 
 /* The capabilities given to the tracker do not reach the exec-harness the runner runs. */
@@ -247,6 +285,8 @@ static Suite *fifo_suite(const char *why)
 	mt_add_test_unless(tc, test_runner_answers_err, why);
 	mt_add_test_unless(tc, test_runner_closes_fifo, why);
 	mt_add_test_unless(tc, test_fifos_left_behind, why);
+	mt_add_test_unless(tc, test_memory_end_to_end, why);
+	mt_add_test_unless(tc, test_memory_end_to_end_faults, why);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,7 +3,7 @@
  * Integration tests of `memtrack track` (codspeed-memtrack, docs/HARNESS.md "The tracker role"):
  * its command line as CodSpeed's runner checks and runs it; a run without --ipc-server, which
  * records from the start as CodSpeed's tracker does, read back through memtrack's own artifact
- * (the mapping records) and CodSpeed's; and the runner twin (tests/twin_ipc, Rust with the
+ * (the mapping records) and CodSpeed's; and the runner twin (tests/twin's twin_ipc, Rust with the
  * runner's serde types) driving the IPC side as root and, with file capabilities on a copy, as
  * nobody. The twin needs cargo and Debian's librust-*-dev crates: without them its tests are
  * reported skipped (tests/lib/suite.h), as tests that need root are without it.
@@ -24,11 +24,10 @@
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
+#include "lib/twin.h"
 #include "reader/artifact_read.h"
 
-#define TWIN_SRC    MT_SOURCE_DIR "/tests/twin_ipc"
-#define TWIN_BUILD  MT_BUILD_DIR "/twin_ipc"
-#define TWIN_BIN    TWIN_BUILD "/target/release/twin_ipc"
+#define TWIN_BIN    MT_TWIN_BIN("twin_ipc")
 /* What the tracker needs as nobody on a kernel that runs the tracepoint watcher. */
 #define TRACK_CAPS  "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore,cap_dac_read_search"
 /* And what the runner's `codspeed setup` checks for (src/executor/memory/setup.rs). */
@@ -256,52 +255,6 @@ END_TEST
 
 /* ---- the runner twin ------------------------------------------------------------------------ */
 
-/* cargo from PATH, else rustup's default place; NULL when there is none. */
-static const char *find_cargo(void)
-{
-	static char path[PATH_MAX];
-	const char *dirs = getenv("PATH") ?: "/usr/bin:/bin";
-
-	while (*dirs) {
-		size_t n = strcspn(dirs, ":");
-
-		snprintf(path, sizeof(path), "%.*s/cargo", (int)n, dirs);
-		if (n && access(path, X_OK) == 0)
-			return path;
-		dirs += n + (dirs[n] == ':');
-	}
-	snprintf(path, sizeof(path), "%s/.cargo/bin/cargo", getenv("HOME") ?: "/root");
-	return access(path, X_OK) == 0 ? path : NULL;
-}
-
-/*
- * Build the twin (offline, Debian's crates), out of the source tree, before the suite runs: NULL,
- * or why its tests are reported skipped.
- */
-static const char *build_twin(void)
-{
-	static char why[512];
-	const char *cargo = find_cargo();
-	char script[PATH_MAX * 2];
-	struct mt_out o = {0};
-
-	if (!cargo)
-		return "no cargo (tools/install-deps installs it)";
-	snprintf(script, sizeof(script),
-		 "mkdir -p %s && cp -r %s/. %s && cd %s && rm -f Cargo.lock && %s build --release "
-		 "--offline -q",
-		 TWIN_BUILD, TWIN_SRC, TWIN_BUILD, TWIN_BUILD, cargo);
-	if (mt_run((const char *[]){"/bin/sh", "-c", script, NULL}, NULL, NULL, 600, &o) < 0)
-		snprintf(why, sizeof(why), "cannot run /bin/sh");
-	else if (o.code || access(TWIN_BIN, X_OK) != 0)
-		snprintf(why, sizeof(why),
-			 "cargo cannot build tests/twin_ipc offline (Debian's librust-* crates of "
-			 "tools/install-deps?): %.300s",
-			 o.err);
-	mt_out_free(&o);
-	return why[0] ? why : NULL;
-}
-
 /* Runs the twin (as nobody when asked) and checks that it found everything right. */
 static void run_twin(const char *mode, const char *tracker, bool as_nobody)
 {
@@ -445,5 +398,5 @@ static Suite *track_suite(const char *twin_why)
 
 int main(void)
 {
-	return mt_run_suite(track_suite(build_twin()));
+	return mt_run_suite(track_suite(mt_build_twin()));
 }

@@ -8,8 +8,15 @@
 //! every frame, its order and its answer. It prints one verdict line: `twin: ok ...` (exit 0)
 //! or `twin: FAIL: ...` (exit 1).
 //!
+//! With --tracker, memory mode is the runner's end to end: the memory executor starts the
+//! tracker with exec-harness's shell below it and turns StartProfiler/StopProfiler into its
+//! IPC's Enable/Disable (tracker.rs).
+//!
 //! Usage: runner-twin --mode walltime|memory --bin DIR --plan FILE [--fault KIND]
+//!                    [--tracker CODSPEED_MEMTRACK [--before COMMAND]]
 //!   --bin: where `exec-harness` is (prepended to PATH, as introspection wrappers would be)
+//!   --tracker: run memory mode under this codspeed-memtrack, as runner 5.0.2 does
+//!   --before: a command the same bash runs before exec-harness (outside every window)
 //!   --plan: the JSON array of BenchmarkCommand the runner writes
 //!   --checker: tools/check-codspeed-artifacts, run on the walltime profile folder (optional)
 //!   --fault: silent (read, never answer), stall:VARIANT (stop answering at the first
@@ -17,77 +24,25 @@
 //!            both FIFOs on the first VARIANT), stale (FIFOs left by a runner gone: nobody
 //!            reads them, and exec-harness must run as by hand)
 
-use serde::{Deserialize, Serialize};
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::io::AsRawFd;
+mod tracker;
+
+use runner_twin::fail;
+use runner_twin::fifo::RunnerFifo;
+use runner_twin::runner::{monotonic_ns, Command, IntegrationMode, MarkerType};
+use serde::Deserialize;
+use std::fs::{self, File};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
+use tracker::Tracker;
 
-const CTL_FIFO: &str = "/tmp/runner.ctl.fifo";
-const ACK_FIFO: &str = "/tmp/runner.ack.fifo";
 /// The runner's CURRENT_PROTOCOL_VERSION and MINIMAL_SUPPORTED_PROTOCOL_VERSION.
 const PROTOCOL_CURRENT: u64 = 2;
 const PROTOCOL_MINIMAL: u64 = 1;
 /// A failing exchange must end exec-harness within its answer timeout (5 s) and some slack.
 const FAULT_BOUND: Duration = Duration::from_secs(15);
 const RUN_BOUND: Duration = Duration::from_secs(120);
-
-// ---- The runner's published types (crates/runner-shared/src/fifo.rs): bincode numbers the
-// ---- variants in this order, so the order is the wire format.
-
-#[derive(Serialize, Deserialize, Debug, PartialEq, Clone, Copy)]
-enum MarkerType {
-    SampleStart(u64),
-    SampleEnd(u64),
-    #[serde(alias = "BenchmarkStart")]
-    RoundStart(u64),
-    #[serde(alias = "BenchmarkEnd")]
-    RoundEnd(u64),
-}
-
-#[derive(Serialize, Deserialize, Debug, PartialEq, Clone, Copy)]
-enum IntegrationMode {
-    Walltime,
-    Simulation,
-    Analysis,
-}
-
-#[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
-enum Command {
-    CurrentBenchmark { pid: i32, uri: String },
-    StartProfiler,
-    StopProfiler,
-    Ack,
-    PingProfiler,
-    SetIntegration { name: String, version: String },
-    Err,
-    AddMarker { pid: i32, marker: MarkerType },
-    SetVersion(u64),
-    GetIntegrationMode,
-    IntegrationModeResponse(IntegrationMode),
-}
-
-impl Command {
-    fn variant(&self) -> &'static str {
-        match self {
-            Command::CurrentBenchmark { .. } => "CurrentBenchmark",
-            Command::StartProfiler => "StartProfiler",
-            Command::StopProfiler => "StopProfiler",
-            Command::Ack => "Ack",
-            Command::PingProfiler => "PingProfiler",
-            Command::SetIntegration { .. } => "SetIntegration",
-            Command::Err => "Err",
-            Command::AddMarker { .. } => "AddMarker",
-            Command::SetVersion(_) => "SetVersion",
-            Command::GetIntegrationMode => "GetIntegrationMode",
-            Command::IntegrationModeResponse(_) => "IntegrationModeResponse",
-        }
-    }
-}
 
 /// exec-harness's BenchmarkCommand (crates/exec-harness/src/lib.rs), only what the twin reads.
 #[derive(Deserialize)]
@@ -117,6 +72,8 @@ struct Args {
     plan: PathBuf,
     checker: Option<PathBuf>,
     fault: Fault,
+    tracker: Option<PathBuf>,
+    before: Option<String>,
 }
 
 /// One frame received, with the runner's CLOCK_MONOTONIC when it arrived.
@@ -125,25 +82,10 @@ struct Frame {
     at: u64,
 }
 
-fn fail(msg: String) -> ! {
-    println!("twin: FAIL: {msg}");
-    std::process::exit(1);
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 fn parse_args() -> Args {
     let mut it = std::env::args().skip(1);
     let (mut mode, mut bin, mut plan, mut fault) = (None, None, None, Fault::None);
-    let mut checker = None;
+    let (mut checker, mut tracker, mut before) = (None, None, None);
     while let Some(a) = it.next() {
         let v = it
             .next()
@@ -154,6 +96,8 @@ fn parse_args() -> Args {
             "--bin" => bin = Some(PathBuf::from(v)),
             "--plan" => plan = Some(PathBuf::from(v)),
             "--checker" => checker = Some(PathBuf::from(v)),
+            "--tracker" => tracker = Some(PathBuf::from(v)),
+            "--before" => before = Some(v),
             "--fault" if v == "silent" => fault = Fault::Silent,
             "--fault" if v == "stale" => fault = Fault::Stale,
             "--fault" if v.starts_with("stall:") => fault = Fault::Stall(v[6..].to_string()),
@@ -169,106 +113,10 @@ fn parse_args() -> Args {
             plan,
             checker,
             fault,
+            tracker,
+            before,
         },
         _ => fail("usage: runner-twin --mode walltime|memory --bin DIR --plan FILE".into()),
-    }
-}
-
-// ---- The FIFOs, as RunnerFifo::open makes them ---------------------------------------------
-
-fn create_fifo(path: &str) {
-    let _ = fs::remove_file(path);
-    let c = std::ffi::CString::new(path).unwrap();
-    // SAFETY: c is a NUL-terminated path.
-    if unsafe { libc::mkfifo(c.as_ptr(), 0o700) } != 0 {
-        fail(format!(
-            "mkfifo {path}: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-}
-
-fn open_rdwr(path: &str) -> File {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .unwrap_or_else(|e| fail(format!("open {path}: {e}")))
-}
-
-struct RunnerFifo {
-    ctl: Option<File>,
-    ack: Option<File>,
-    pending: Vec<u8>,
-}
-
-impl RunnerFifo {
-    fn open() -> Self {
-        create_fifo(CTL_FIFO);
-        create_fifo(ACK_FIFO);
-        let ack = open_rdwr(ACK_FIFO);
-        let ctl = open_rdwr(CTL_FIFO);
-        RunnerFifo {
-            ctl: Some(ctl),
-            ack: Some(ack),
-            pending: Vec::new(),
-        }
-    }
-
-    /// The next whole frame within timeout_ms, decoded with the runner's types.
-    fn recv(&mut self, timeout_ms: i32) -> Option<Command> {
-        loop {
-            if self.pending.len() >= 4 {
-                let len = u32::from_le_bytes(self.pending[..4].try_into().unwrap()) as usize;
-                if self.pending.len() >= 4 + len {
-                    let bytes: Vec<u8> = self.pending.drain(..4 + len).skip(4).collect();
-                    return Some(bincode::deserialize(&bytes).unwrap_or_else(|e| {
-                        fail(format!("a frame that is no Command ({e}): {bytes:?}"))
-                    }));
-                }
-            }
-            let ctl = self.ctl.as_mut()?;
-            let mut p = libc::pollfd {
-                fd: ctl.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd.
-            if unsafe { libc::poll(&mut p, 1, timeout_ms) } <= 0 {
-                return None;
-            }
-            let mut buf = [0u8; 4096];
-            match ctl.read(&mut buf) {
-                Ok(n) if n > 0 => self.pending.extend_from_slice(&buf[..n]),
-                _ => return None,
-            }
-        }
-    }
-
-    fn send(&mut self, cmd: &Command) {
-        let bytes = bincode::serialize(cmd).unwrap();
-        if let Some(ack) = self.ack.as_mut() {
-            let mut frame = (bytes.len() as u32).to_le_bytes().to_vec();
-            frame.extend_from_slice(&bytes);
-            ack.write_all(&frame)
-                .unwrap_or_else(|e| fail(format!("write the answer: {e}")));
-        }
-    }
-
-    fn close(&mut self) {
-        self.ctl = None;
-        self.ack = None;
-    }
-
-    /// Bytes of answers still in the answer FIFO: ones exec-harness has not read back.
-    fn unread_answers(&self) -> i32 {
-        let mut n: libc::c_int = 0;
-        if let Some(ack) = &self.ack {
-            // SAFETY: FIONREAD stores an int into n.
-            unsafe { libc::ioctl(ack.as_raw_fd(), libc::FIONREAD, &mut n) };
-        }
-        n
     }
 }
 
@@ -331,8 +179,15 @@ fn write_env_file(path: &Path, env: &[(String, String)]) {
 
 /// Walltime: `bash -c "source ENV && bash SCRIPT"` with the pipe command in SCRIPT
 /// (wall_time/executor.rs); memory: the `source ENV && PIPE` that codspeed-memtrack's
-/// `track` runs through `bash -c` (memory/executor.rs), run here without the tracker.
-fn spawn(args: &Args, work: &Path, profile: &Path, plan_json: &str) -> (Child, PathBuf) {
+/// `track` runs through `bash -c` (memory/executor.rs), under the tracker when there is one.
+/// A --before command runs first in the same bash, which saves its pid (the tracker's root).
+fn spawn(
+    args: &Args,
+    work: &Path,
+    profile: &Path,
+    plan_json: &str,
+    tracker: Option<&Tracker>,
+) -> (Child, PathBuf) {
     let env_file = work.join("env.sh");
     write_env_file(&env_file, &injected_env(args.mode, profile, &args.bin));
     let pipe = format!("exec-harness - <<'CODSPEED_EOF'\n{plan_json}\nCODSPEED_EOF");
@@ -342,16 +197,30 @@ fn spawn(args: &Args, work: &Path, profile: &Path, plan_json: &str) -> (Child, P
             fs::write(&script, &pipe).unwrap();
             format!("source {} && bash {}", env_file.display(), script.display())
         }
-        Mode::Memory => format!("source {} && {}", env_file.display(), pipe),
+        Mode::Memory => format!(
+            "source {} && {}echo $$ > {} && {pipe}",
+            env_file.display(),
+            args.before
+                .as_ref()
+                .map_or(String::new(), |b| format!("{b} && ")),
+            work.join("bash.pid").display()
+        ),
     };
     let stderr_path = work.join("stderr");
-    let child = Process::new("bash")
-        .args(["-c", &bash_command])
+    let mut process = match (tracker, &args.tracker) {
+        (Some(t), Some(path)) => t.command(path, &profile.join("results"), &bash_command),
+        _ => {
+            let mut p = Process::new("bash");
+            p.args(["-c", &bash_command]);
+            p
+        }
+    };
+    let child = process
         .stdin(Stdio::null())
         .stderr(File::create(&stderr_path).unwrap())
         .pre_exec_group()
         .spawn()
-        .unwrap_or_else(|e| fail(format!("cannot start bash: {e}")));
+        .unwrap_or_else(|e| fail(format!("cannot start {:?}: {e}", process.get_program())));
     (child, stderr_path)
 }
 
@@ -401,8 +270,14 @@ fn answer(mode: Mode, cmd: &Command) -> Option<Command> {
     })
 }
 
-/// Serve until exec-harness's shell exits; returns the frames and the shell's exit status.
-fn serve(args: &Args, fifo: &mut RunnerFifo, child: &mut Child) -> (Vec<Frame>, i32, Duration) {
+/// Serve until exec-harness's shell (or its tracker) exits; returns the frames and its exit
+/// status.
+fn serve(
+    args: &Args,
+    fifo: &mut RunnerFifo,
+    child: &mut Child,
+    mut tracker: Option<&mut Tracker>,
+) -> (Vec<Frame>, i32, Duration) {
     let start = Instant::now();
     let mut frames = Vec::new();
     let mut faulted = false;
@@ -422,7 +297,10 @@ fn serve(args: &Args, fifo: &mut RunnerFifo, child: &mut Child) -> (Vec<Frame>, 
                     fifo.close();
                     None
                 }
-                _ => answer(args.mode, &cmd),
+                _ => match tracker.as_deref_mut().and_then(|t| t.on_cmd(&cmd)) {
+                    Some(r) => Some(r),
+                    None => answer(args.mode, &cmd),
+                },
             };
             faulted |= matches!(&args.fault,
                 Fault::Err(v) | Fault::Close(v) | Fault::Stall(v) if v == cmd.variant());
@@ -595,7 +473,14 @@ fn check_with(checker: &Path, profile: &Path) {
     }
 }
 
-fn check_run(args: &Args, plan: &[Benchmark], frames: &[Frame], profile: &Path) -> String {
+fn check_run(
+    args: &Args,
+    plan: &[Benchmark],
+    frames: &[Frame],
+    work: &Path,
+    tracker: Option<&Tracker>,
+) -> String {
+    let profile = &work.join("profile");
     let mut i = 0;
     if matches!(args.fault, Fault::Stale) {
         // By hand, memory mode tracks by itself (and needs privileges): walltime shows it.
@@ -655,6 +540,15 @@ fn check_run(args: &Args, plan: &[Benchmark], frames: &[Frame], profile: &Path) 
                     },
                 );
             }
+            if let Some(t) = tracker {
+                let root = fs::read_to_string(work.join("bash.pid")).unwrap_or_default();
+                let root = root
+                    .trim()
+                    .parse()
+                    .unwrap_or_else(|_| fail("no bash pid".into()));
+                let said = tracker::check(t, plan, frames, &profile.join("results"), pid, root);
+                return format!("{} frames, {} benchmarks, {said}", frames.len(), plan.len());
+            }
             // The runner's tracker records: exec-harness leaves results/ to it.
             let left: Vec<_> = fs::read_dir(profile.join("results")).unwrap().collect();
             if !left.is_empty() || profile.join("memtrack").exists() {
@@ -687,7 +581,12 @@ fn check_fault(status: i32, took: Duration, stderr: &str, pgid: i32) -> String {
     if took > FAULT_BOUND {
         fail(format!("exec-harness took {took:?} to give up"));
     }
-    let last = stderr.lines().last().unwrap_or("");
+    // The sentence is exec-harness's last line; a tracker above it may say its own after.
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.starts_with("memtrack: wrote "))
+        .collect();
+    let last = lines.last().copied().unwrap_or("");
     if !last.starts_with("memtrack exec-harness: ") || !last.contains("runner") {
         fail(format!(
             "no sentence about the runner on stderr: {stderr:?}"
@@ -715,9 +614,25 @@ fn main() {
     if matches!(args.fault, Fault::Stale) {
         fifo.close();
     }
-    let (mut child, stderr_path) = spawn(&args, &work, &profile, plan_json.trim());
+    let mut tracker = match (&args.tracker, args.mode) {
+        (Some(_), Mode::Memory) => Some(Tracker::new()),
+        (Some(_), Mode::Walltime) => fail("--tracker runs memory mode".into()),
+        _ => None,
+    };
+    let (mut child, stderr_path) =
+        spawn(&args, &work, &profile, plan_json.trim(), tracker.as_ref());
     let pgid = child.id() as i32;
-    let (frames, status, took) = serve(&args, &mut fifo, &mut child);
+    if let Some(Err(e)) = tracker.as_mut().map(|t| t.accept()) {
+        // SAFETY: the child leads its own process group.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = child.wait();
+        let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
+        fail(format!("{e}: {stderr}"));
+    }
+    let (frames, status, took) = serve(&args, &mut fifo, &mut child, tracker.as_mut());
+    if let Some(t) = &tracker {
+        t.save_timestamps(&profile.join("results"));
+    }
     let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
     for (n, f) in frames.iter().enumerate() {
         println!("twin: frame {n}: {:?}", f.cmd);
@@ -731,7 +646,7 @@ fn main() {
     );
     let verdict = match args.fault {
         Fault::None | Fault::Stale if status != 0 => fail(format!("exec-harness exited {status}")),
-        Fault::None | Fault::Stale => check_run(&args, &plan, &frames, &profile),
+        Fault::None | Fault::Stale => check_run(&args, &plan, &frames, &work, tracker.as_ref()),
         _ => check_fault(status, took, &stderr, pgid),
     };
     let _ = fs::remove_dir_all(&work);

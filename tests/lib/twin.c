@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Building the runner twins (twin.h) for the tests that run them. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mtrun.h"
+#include "twin.h"
+
+/* cargo from PATH, else rustup's default place; NULL when there is none. */
+static const char *find_cargo(void)
+{
+	static char path[PATH_MAX];
+	const char *dirs = getenv("PATH") ?: "/usr/bin:/bin";
+
+	while (*dirs) {
+		size_t n = strcspn(dirs, ":");
+
+		snprintf(path, sizeof(path), "%.*s/cargo", (int)n, dirs);
+		if (n && access(path, X_OK) == 0)
+			return path;
+		dirs += n + (dirs[n] == ':');
+	}
+	snprintf(path, sizeof(path), "%s/.cargo/bin/cargo", getenv("HOME") ?: "/root");
+	return access(path, X_OK) == 0 ? path : NULL;
+}
+
+const char *mt_build_twin(void)
+{
+	static char why[512];
+	const char *cargo = find_cargo();
+	char script[PATH_MAX * 3];
+	struct mt_out o = {0};
+
+	if (!cargo)
+		return "no cargo (tools/install-deps installs it)";
+	/*
+	 * Test programs run side by side build under one lock. The copy keeps the sources' times
+	 * (cp -p), so that cargo rebuilds only what changed; the lock file is regenerated, as
+	 * another cargo's may not be readable by this one. From the copy's folder, cargo reads
+	 * .cargo/config.toml: Debian's crates as the registry, offline.
+	 */
+	snprintf(script, sizeof(script),
+		 "mkdir -p %s && exec flock %s/.lock sh -c 'rm -rf %s/src && cp -rp %s/. %s && "
+		 "cd %s && rm -f Cargo.lock && exec %s build --offline -q'",
+		 MT_TWIN_DIR, MT_TWIN_DIR, MT_TWIN_DIR, MT_SOURCE_DIR "/tests/twin", MT_TWIN_DIR,
+		 MT_TWIN_DIR, cargo);
+	why[0] = '\0';
+	if (mt_run((const char *[]){"/bin/sh", "-c", script, NULL}, NULL, NULL, 900, &o) < 0)
+		snprintf(why, sizeof(why), "cannot run /bin/sh");
+	else if (o.code || access(MT_TWIN_BIN("runner-twin"), X_OK) ||
+		 access(MT_TWIN_BIN("twin_ipc"), X_OK))
+		snprintf(why, sizeof(why),
+			 "cargo cannot build tests/twin offline (Debian's librust-* crates of "
+			 "tools/install-deps?): %.300s",
+			 o.err);
+	mt_out_free(&o);
+	return why[0] ? why : NULL;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The runner twins (tests/twin, one Rust package: runner-twin, twin_ipc), built with cargo
+ * offline from Debian's crates, in a copy under the build tree so that the lock file is that
+ * cargo's own and the source tree stays clean.
+ */
+#ifndef MT_TEST_TWIN_H
+#define MT_TEST_TWIN_H
+
+#define MT_TWIN_DIR	  MT_BUILD_DIR "/twin"
+#define MT_TWIN_BIN(name) MT_TWIN_DIR "/target/debug/" name
+
+/* Build the twins (once built, cargo finds nothing to do): NULL, or why they cannot be here. */
+const char *mt_build_twin(void);
+
+#endif
