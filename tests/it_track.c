@@ -378,6 +378,8 @@ static Suite *track_suite(const char *twin_why)
 	      *twin = tcase_create("twin");
 
 	tcase_add_checked_fixture(cli, setup, teardown);
+	/* memtrack track loads its BPF programs first: seconds on a loaded machine. */
+	tcase_set_timeout(cli, 60);
 	tcase_add_test(cli, version_as_the_runner_reads_it);
 	tcase_add_test(cli, bad_command_lines_are_one_sentence);
 	tcase_add_test(cli, exit_status_is_the_commands);

@@ -28,7 +28,9 @@ mod tracker;
 
 use runner_twin::fail;
 use runner_twin::fifo::RunnerFifo;
-use runner_twin::runner::{monotonic_ns, Command, IntegrationMode, MarkerType};
+use runner_twin::runner::{
+    monotonic_ns, Command, ExecutionTimestamps, IntegrationMode, MarkerType,
+};
 use serde::Deserialize;
 use std::fs::{self, File};
 use std::os::unix::process::CommandExt;
@@ -270,16 +272,24 @@ fn answer(mode: Mode, cmd: &Command) -> Option<Command> {
     })
 }
 
-/// Serve until exec-harness's shell (or its tracker) exits; returns the frames and its exit
-/// status.
+/// What serve saw: the frames, what the runner noted, the exit status and the time it took.
+struct Served {
+    frames: Vec<Frame>,
+    timestamps: ExecutionTimestamps,
+    status: i32,
+    took: Duration,
+}
+
+/// Serve until exec-harness's shell (or its tracker) exits.
 fn serve(
     args: &Args,
     fifo: &mut RunnerFifo,
     child: &mut Child,
     mut tracker: Option<&mut Tracker>,
-) -> (Vec<Frame>, i32, Duration) {
+) -> Served {
     let start = Instant::now();
     let mut frames = Vec::new();
+    let mut timestamps = ExecutionTimestamps::default();
     let mut faulted = false;
     loop {
         while let Some(cmd) = fifo.recv(100) {
@@ -304,6 +314,9 @@ fn serve(
             };
             faulted |= matches!(&args.fault,
                 Fault::Err(v) | Fault::Close(v) | Fault::Stall(v) if v == cmd.variant());
+            if reply == Some(Command::Ack) {
+                timestamps.note(&cmd);
+            }
             if let Some(r) = reply {
                 fifo.send(&r);
             } else if matches!(args.fault, Fault::None) {
@@ -315,7 +328,12 @@ fn serve(
             if matches!(args.fault, Fault::None) && fifo.unread_answers() != 0 {
                 fail("exec-harness exited without reading its last answer".into());
             }
-            return (frames, st.code().unwrap_or(128), start.elapsed());
+            return Served {
+                frames,
+                timestamps,
+                status: st.code().unwrap_or(128),
+                took: start.elapsed(),
+            };
         }
         if start.elapsed() > RUN_BOUND {
             // SAFETY: the child leads its own process group.
@@ -455,12 +473,49 @@ fn check_walltime_bench(
     );
 }
 
+/// The runner's own record of a walltime run, read back from the profile folder as its
+/// profiler saved it: per benchmark its URI, and SampleStart, a RoundStart/RoundEnd pair per
+/// measured round inside it, SampleEnd. What the runner matches samples to benchmarks with.
+fn check_walltime_timestamps(profile: &Path, plan: &[Benchmark], benches: &[serde_json::Value]) {
+    let t = ExecutionTimestamps::load_from(profile).unwrap_or_else(|e| fail(e));
+    let uris: Vec<String> = t.uri_by_ts.iter().map(|(_, u)| u.clone()).collect();
+    if uris != plan.iter().map(uri_of).collect::<Vec<_>>() {
+        fail(format!("the timestamps file's URIs: {uris:?}"));
+    }
+    let mut m = t.markers.iter();
+    for (b, res) in plan.iter().zip(benches) {
+        let bad =
+            |what: &str| -> ! { fail(format!("{}: markers: {what}: {:?}", uri_of(b), t.markers)) };
+        let mut last = match m.next() {
+            Some(MarkerType::SampleStart(s)) => *s,
+            _ => bad("no SampleStart"),
+        };
+        for _ in 0..res["stats"]["rounds"].as_u64().unwrap() {
+            match (m.next(), m.next()) {
+                (Some(MarkerType::RoundStart(s)), Some(MarkerType::RoundEnd(e)))
+                    if last <= *s && s <= e =>
+                {
+                    last = *e
+                }
+                _ => bad("a round pair out of its sample"),
+            }
+        }
+        match m.next() {
+            Some(MarkerType::SampleEnd(e)) if last <= *e => {}
+            _ => bad("no SampleEnd after the last round"),
+        }
+    }
+    if m.next().is_some() {
+        fail(format!("markers after the last benchmark: {:?}", t.markers));
+    }
+}
+
 /// The results file as today: what the independent checker validates against the runner's
 /// structs.
-fn check_with(checker: &Path, profile: &Path) {
+fn check_with(checker: &Path, mode: &str, profile: &Path) {
     // Through its #! (/usr/bin/python3 and Debian's modules), whatever python3 PATH finds.
     let out = Process::new(checker)
-        .arg("walltime")
+        .arg(mode)
         .arg(profile)
         .output()
         .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", checker.display())));
@@ -503,7 +558,7 @@ fn check_run(
         Mode::Walltime => {
             let (pid, json) = load_results(profile);
             if let Some(checker) = &args.checker {
-                check_with(checker, profile);
+                check_with(checker, "walltime", profile);
             }
             let benches = json["benchmarks"]
                 .as_array()
@@ -519,6 +574,7 @@ fn check_run(
                 check_walltime_bench(frames, &mut i, pid, b, res);
                 rounds += res["stats"]["rounds"].as_u64().unwrap();
             }
+            check_walltime_timestamps(profile, plan, benches);
         }
         Mode::Memory => {
             let pid = match frames.get(i + 2).map(|f| &f.cmd) {
@@ -547,6 +603,9 @@ fn check_run(
                     .parse()
                     .unwrap_or_else(|_| fail("no bash pid".into()));
                 let said = tracker::check(t, plan, frames, &profile.join("results"), pid, root);
+                if let Some(checker) = &args.checker {
+                    check_with(checker, "memory", profile);
+                }
                 return format!("{} frames, {} benchmarks, {said}", frames.len(), plan.len());
             }
             // The runner's tracker records: exec-harness leaves results/ to it.
@@ -629,9 +688,20 @@ fn main() {
         let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
         fail(format!("{e}: {stderr}"));
     }
-    let (frames, status, took) = serve(&args, &mut fifo, &mut child, tracker.as_mut());
-    if let Some(t) = &tracker {
-        t.save_timestamps(&profile.join("results"));
+    let Served {
+        frames,
+        timestamps,
+        status,
+        took,
+    } = serve(&args, &mut fifo, &mut child, tracker.as_mut());
+    // Where the memory executor and the walltime profilers save what the runner noted.
+    let saved = match (args.mode, &tracker) {
+        (Mode::Memory, Some(_)) => Some(profile.join("results")),
+        (Mode::Walltime, _) => Some(profile.clone()),
+        _ => None,
+    };
+    if let Some(folder) = saved {
+        timestamps.save_to(&folder).unwrap_or_else(|e| fail(e));
     }
     let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
     for (n, f) in frames.iter().enumerate() {

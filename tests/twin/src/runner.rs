@@ -56,11 +56,40 @@ impl Command {
     }
 }
 
-/// What the runner saves as results/ExecutionTimestamps.msgpack (rmp-serde, named fields).
-#[derive(Serialize, Deserialize, Debug, Clone)]
+/// What the runner saves as ExecutionTimestamps.msgpack (rmp-serde, named fields): into
+/// results/ in memory mode, into the profile folder in walltime (its profiler's finalize).
+#[derive(Serialize, Deserialize, Debug, Clone, Default)]
 pub struct ExecutionTimestamps {
     pub uri_by_ts: Vec<(u64, String)>,
     pub markers: Vec<MarkerType>,
+}
+
+impl ExecutionTimestamps {
+    pub const FILE: &'static str = "ExecutionTimestamps.msgpack";
+
+    /// What handle_fifo_messages notes of a message it answers Ack, on the runner's clock.
+    pub fn note(&mut self, cmd: &Command) {
+        match cmd {
+            Command::StartProfiler => self.markers.push(MarkerType::SampleStart(monotonic_ns())),
+            Command::StopProfiler => self.markers.push(MarkerType::SampleEnd(monotonic_ns())),
+            Command::CurrentBenchmark { uri, .. } => self.uri_by_ts.push((monotonic_ns(), uri.clone())),
+            Command::AddMarker { marker, .. } => self.markers.push(*marker),
+            _ => {}
+        }
+    }
+
+    /// ArtifactExt::save_to.
+    pub fn save_to(&self, folder: &std::path::Path) -> Result<(), String> {
+        let bytes = rmp_serde::to_vec_named(self).map_err(|e| e.to_string())?;
+        std::fs::write(folder.join(Self::FILE), bytes).map_err(|e| format!("{}: {e}", Self::FILE))
+    }
+
+    /// ArtifactExt::decode_from_reader, as the runner reads the file back.
+    pub fn load_from(folder: &std::path::Path) -> Result<Self, String> {
+        let file = std::fs::File::open(folder.join(Self::FILE))
+            .map_err(|e| format!("{}: {e}", Self::FILE))?;
+        rmp_serde::from_read(file).map_err(|e| format!("{}: {e}", Self::FILE))
+    }
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,7 +35,6 @@ pub struct Tracker {
     server: OneShotServer,
     sender: Option<RawFd>,
     exchanges: Vec<Exchange>,
-    timestamps: ExecutionTimestamps,
 }
 
 impl Tracker {
@@ -44,10 +43,6 @@ impl Tracker {
             server: OneShotServer::new().unwrap_or_else(|e| fail(e)),
             sender: None,
             exchanges: Vec::new(),
-            timestamps: ExecutionTimestamps {
-                uri_by_ts: Vec::new(),
-                markers: Vec::new(),
-            },
         }
     }
 
@@ -82,35 +77,17 @@ impl Tracker {
         response
     }
 
-    /// on_cmd, then what the shared handling notes: Some(answer) replaces the shared Ack.
+    /// on_cmd: Some(answer) replaces the shared handling's Ack.
     pub fn on_cmd(&mut self, cmd: &Command) -> Option<Command> {
-        let (ipc, marker): (IpcCommand, fn(u64) -> MarkerType) = match cmd {
-            Command::StartProfiler => (IpcCommand::Enable, MarkerType::SampleStart),
-            Command::StopProfiler => (IpcCommand::Disable, MarkerType::SampleEnd),
-            Command::CurrentBenchmark { uri, .. } => {
-                self.timestamps
-                    .uri_by_ts
-                    .push((monotonic_ns(), uri.clone()));
-                return None;
-            }
-            Command::AddMarker { marker, .. } => {
-                self.timestamps.markers.push(*marker);
-                return None;
-            }
+        let ipc = match cmd {
+            Command::StartProfiler => IpcCommand::Enable,
+            Command::StopProfiler => IpcCommand::Disable,
             _ => return None,
         };
-        if self.ipc(ipc) == IpcResponse::Err {
-            return Some(Command::Err);
+        match self.ipc(ipc) {
+            IpcResponse::Err => Some(Command::Err),
+            IpcResponse::Ack => None,
         }
-        self.timestamps.markers.push(marker(monotonic_ns()));
-        None
-    }
-
-    /// `marker_result.save_to(results)`: ExecutionTimestamps.msgpack, rmp-serde with names.
-    pub fn save_timestamps(&self, results: &Path) {
-        let bytes = rmp_serde::to_vec_named(&self.timestamps).unwrap();
-        fs::write(results.join("ExecutionTimestamps.msgpack"), bytes)
-            .unwrap_or_else(|e| fail(format!("save the timestamps: {e}")));
     }
 
     /// An Enable and a Disable per benchmark, each answered Ack, each sent while its
@@ -150,18 +127,22 @@ impl Tracker {
     }
 }
 
-/// What the runner's teardown reads back: the timestamps file decodes, one URI per benchmark.
+/// What the runner's teardown reads back: the timestamps file decodes, one URI per benchmark,
+/// a SampleStart and a SampleEnd each.
 fn check_timestamps(results: &Path, plan: &[Benchmark]) {
-    let file = fs::File::open(results.join("ExecutionTimestamps.msgpack"))
-        .unwrap_or_else(|e| fail(format!("ExecutionTimestamps.msgpack: {e}")));
-    let t: ExecutionTimestamps = rmp_serde::from_read(file)
-        .unwrap_or_else(|e| fail(format!("ExecutionTimestamps.msgpack: {e}")));
+    let t = ExecutionTimestamps::load_from(results).unwrap_or_else(|e| fail(e));
     let uris: Vec<String> = t.uri_by_ts.into_iter().map(|(_, u)| u).collect();
     let want: Vec<String> = plan.iter().map(crate::uri_of).collect();
-    if uris != want || t.markers.len() != 2 * plan.len() {
+    let samples = t.markers.chunks(2).all(|p| {
+        matches!(
+            p,
+            [MarkerType::SampleStart(s), MarkerType::SampleEnd(e)] if s <= e
+        )
+    });
+    if uris != want || t.markers.len() != 2 * plan.len() || !samples {
         fail(format!(
-            "the timestamps file holds {uris:?} and {} markers",
-            t.markers.len()
+            "the timestamps file holds {uris:?} and markers {:?}",
+            t.markers
         ));
     }
 }
@@ -175,7 +156,7 @@ fn check_results(results: &Path, root: i32) {
         .collect();
     names.sort();
     let mut want = vec![
-        "ExecutionTimestamps.msgpack".to_string(),
+        ExecutionTimestamps::FILE.to_string(),
         format!("{root}.MemtrackArtifact.msgpack"),
     ];
     want.sort();
