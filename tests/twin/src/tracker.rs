@@ -31,14 +31,14 @@ struct Exchange {
     answered: u64,
 }
 
-pub struct Tracker {
+pub(crate) struct Tracker {
     server: OneShotServer,
     sender: Option<RawFd>,
     exchanges: Vec<Exchange>,
 }
 
 impl Tracker {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Tracker {
             server: OneShotServer::new().unwrap_or_else(|e| fail(e)),
             sender: None,
@@ -47,7 +47,7 @@ impl Tracker {
     }
 
     /// build_memtrack_command's command line.
-    pub fn command(&self, tracker: &Path, results: &Path, bash_command: &str) -> Process {
+    pub(crate) fn command(&self, tracker: &Path, results: &Path, bash_command: &str) -> Process {
         let mut p = Process::new(tracker);
         p.arg("track")
             .arg("--output")
@@ -59,7 +59,7 @@ impl Tracker {
     }
 
     /// The runner's accept, bounded by its 5 s timeout; Err says why.
-    pub fn accept(&mut self) -> Result<(), String> {
+    pub(crate) fn accept(&mut self) -> Result<(), String> {
         self.sender = Some(self.server.accept()?);
         Ok(())
     }
@@ -78,7 +78,7 @@ impl Tracker {
     }
 
     /// on_cmd: Some(answer) replaces the shared handling's Ack.
-    pub fn on_cmd(&mut self, cmd: &Command) -> Option<Command> {
+    pub(crate) fn on_cmd(&mut self, cmd: &Command) -> Option<Command> {
         let ipc = match cmd {
             Command::StartProfiler => IpcCommand::Enable,
             Command::StopProfiler => IpcCommand::Disable,
@@ -244,7 +244,7 @@ fn check_mapping(events: &[&MemtrackEvent]) {
 
 /// The memory run through the tracker, once the command has exited and the timestamps file is
 /// saved: harness is exec-harness's pid (its CurrentBenchmark), root bash's.
-pub fn check(
+pub(crate) fn check(
     t: &Tracker,
     plan: &[Benchmark],
     frames: &[Frame],

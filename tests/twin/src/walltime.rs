@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The walltime results file exec-harness wrote: results/PID.json, PID its own.
-pub fn load_results(profile: &Path) -> (i32, serde_json::Value) {
+pub(crate) fn load_results(profile: &Path) -> (i32, serde_json::Value) {
     let dir = profile.join("results");
     let files: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())))
@@ -30,7 +30,7 @@ pub fn load_results(profile: &Path) -> (i32, serde_json::Value) {
 
 /// One benchmark's frames in walltime: StartProfiler, a RoundStart/RoundEnd pair per measured
 /// round inside the sample window, StopProfiler, CurrentBenchmark.
-pub fn check_walltime_bench(
+pub(crate) fn check_walltime_bench(
     frames: &[Frame],
     i: &mut usize,
     pid: i32,
@@ -103,7 +103,7 @@ pub fn check_walltime_bench(
 /// The runner's own record of a walltime run, read back from the profile folder as its
 /// profiler saved it: per benchmark its URI, and SampleStart, a RoundStart/RoundEnd pair per
 /// measured round inside it, SampleEnd. What the runner matches samples to benchmarks with.
-pub fn check_walltime_timestamps(
+pub(crate) fn check_walltime_timestamps(
     profile: &Path,
     plan: &[Benchmark],
     benches: &[serde_json::Value],
