@@ -6,7 +6,9 @@
  * types declared as the runner's crates/runner-shared/src/fifo.rs declares them (bincode 1, as
  * the runner decodes), and asserts every frame, its order and its answer; its last line is its
  * verdict. Rust rather than C so that the decoding is serde's and bincode's own, not a second
- * reading of the format by the code under test.
+ * reading of the format by the code under test. With --tracker the twin is the whole memory
+ * executor: codspeed-memtrack above exec-harness, the IPC's Enable/Disable for the FIFO's
+ * StartProfiler/StopProfiler, and the one artifact decoded with rmp-serde and zstd.
  *
  * Each run gets a mount namespace with a private /tmp: the runner's FIFO paths are fixed, and
  * exec-harness runs of other tests on the machine must not find this twin's FIFOs. Without cargo
