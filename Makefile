@@ -174,6 +174,6 @@ install: $(BUILD)/memtrack
 	ln -sf memtrack $(DESTDIR)$(PREFIX)/bin/codspeed-memtrack
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-twin
 
 -include $(OBJS:.o=.d)

@@ -7,7 +7,11 @@
 #ifndef MT_TEST_TWIN_H
 #define MT_TEST_TWIN_H
 
-#define MT_TWIN_DIR	  MT_BUILD_DIR "/twin"
+/*
+ * One build for every build tree (build/, build-san/): the twin links nothing of memtrack's, and
+ * a cold build of it (Debian's zstd crate builds bindgen) takes minutes.
+ */
+#define MT_TWIN_DIR	  MT_SOURCE_DIR "/build-twin"
 #define MT_TWIN_BIN(name) MT_TWIN_DIR "/target/debug/" name
 
 /* Build the twins (once built, cargo finds nothing to do): NULL, or why they cannot be here. */
