@@ -22,6 +22,7 @@
 #include "base/family.h"
 #include "aggregate/images.h"
 #include "aggregate/sites.h"
+#include "aggregate/cells.h"
 #include "aggregate/timeline.h"
 
 struct mt_report_totals {
@@ -114,6 +115,7 @@ struct mt_report {
 	uint64_t histogram[MT_REPORT_HIST_BUCKETS];
 	/* Allocation sites (artifacts of runs with --stacks); none otherwise. Never NULL. */
 	struct mt_sites *sites;
+	struct mt_cells *cells;	      /* the sites per image and time bucket; never NULL */
 	struct mt_timeline *timeline; /* live bytes over time; never NULL */
 	size_t n_largest;	      /* the largest blocks never freed, largest first */
 	struct mt_report_block largest[MT_REPORT_LARGEST];
