@@ -40,6 +40,9 @@ enum mt_folded_metric {
  * by first, top of them (0: all). 0, -ENOMEM or -EIO.
  */
 int mt_output_calls(const struct mt_calls *c, FILE *out, size_t top, enum mt_folded_metric by);
+/* c's rows, heaviest by first (ties by name): an array to free, NULL when out of memory. */
+const struct mt_call_row **mt_output_calls_sorted(const struct mt_calls *c,
+						  enum mt_folded_metric by);
 
 /*
  * The top allocation sites (--stacks), symbolised (mt_sites_symbolize), heaviest by first.
@@ -100,6 +103,7 @@ struct mt_flame {
 	size_t n_names;
 	struct mt_flame_node *nodes; /* nodes[0] is the root; a parent comes before its children */
 	size_t n_nodes, cap_nodes;
+	uint32_t *site_node; /* by site index: the node its path ends at, UINT32_MAX: none */
 };
 
 int mt_flame_build(const struct mt_report *rep, struct mt_flame **fl);
