@@ -51,7 +51,7 @@
 	}
 
 	// The URL's fragment may choose the view: #weight=bytes&focus=main&search=sqlite&image=2&range=10-20
-	// (range in ms). A malformed escape (#search=100%, a link cut short) is taken as typed, not
+	// (range in ms)&function=main (chosen in the bottom-up table). A malformed escape (#search=100%, a link cut short) is taken as typed, not
 	// thrown: decodeURIComponent's URIError would leave the page without its flamegraph.
 	function param(k) {
 		const m = new RegExp('[#&]' + k + '=([^&]*)').exec(location.hash);
@@ -385,7 +385,7 @@
 	// chosen (their callers and callees shown, their frames searched in the flamegraph)
 
 	function tables(searchFlame) {
-		document.querySelectorAll('td.num').forEach((td) => {
+		document.querySelectorAll('table.calls td.num').forEach((td) => {
 			const v = +td.dataset.v;
 			td.textContent = td.classList.contains('bytes') ? human(v) : exact(v);
 			td.title = exact(v) + (td.classList.contains('bytes') ? ' bytes' : '');
@@ -414,13 +414,12 @@
 		};
 		input.addEventListener('input', filter);
 		filter();
-		document.querySelectorAll('button.fn').forEach((b) => {
-			b.addEventListener('click', () => {
-				const fn = b.dataset.function;
-				document.querySelectorAll('.calls-of').forEach((d) => (d.hidden = d.dataset.function !== fn));
-				if (searchFlame) searchFlame(fn);
-			});
-		});
+		const choose = (fn) => {
+			document.querySelectorAll('.calls-of').forEach((d) => (d.hidden = d.dataset.function !== fn));
+			if (searchFlame) searchFlame(fn);
+		};
+		document.querySelectorAll('button.fn').forEach((b) => b.addEventListener('click', () => choose(b.dataset.function)));
+		if (param('function')) choose(param('function'));
 	}
 
 	// The largest blocks of the image shown.
