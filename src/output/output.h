@@ -145,6 +145,11 @@ struct mt_diff_view {
 int mt_output_diff_text(const struct mt_diff_view *v, FILE *out);
 /* The comparison as one JSON document, every row. 0, -ENOMEM or -EIO. */
 int mt_output_diff_json(const struct mt_diff_view *v, FILE *out);
+/*
+ * The comparison as one self-contained HTML page: the tree, then each level's changed rows in
+ * tables the page's script sorts. 0, -ENOMEM or -EIO.
+ */
+int mt_output_diff_html(const struct mt_diff_view *v, FILE *out);
 /* A string of the traced program (any bytes) as a JSON string, UTF-8; NULL when out of memory. */
 struct json_object *mt_output_json_string(const char *s);
 

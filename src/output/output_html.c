@@ -214,28 +214,40 @@ static void put_view(FILE *out)
 	      out);
 }
 
-static void put_title(const struct mt_report *rep, FILE *out)
+static void put_words(FILE *out, const char *const *words, int n)
 {
-	for (int i = 0; i < rep->argc; i++) {
+	for (int i = 0; i < n; i++) {
 		fputs(i ? " " : "", out);
-		mt_output_xml_text(out, rep->argv[i]);
+		mt_output_xml_text(out, words[i]);
 	}
+}
+
+void mt_html_begin(FILE *out, const char *const *words, int n)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n<title>"
+	      "memtrack: ",
+	      out);
+	put_words(out, words, n);
+	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>memtrack: <code>",
+		mt_html_style);
+	put_words(out, words, n);
+	fputs("</code></h1>\n", out);
+}
+
+int mt_html_end(FILE *out)
+{
+	fprintf(out, "<script>\n%s</script>\n</body></html>\n", mt_html_script);
+	return ferror(out) ? -EIO : 0;
 }
 
 int mt_output_html(const struct mt_report *rep, FILE *out, size_t top)
 {
 	int err;
 
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n<title>"
-	      "memtrack: ",
-	      out);
-	put_title(rep, out);
-	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>memtrack: <code>",
-		mt_html_style);
-	put_title(rep, out);
-	fputs("</code></h1>\n<section id=\"summary\"><h2>Summary</h2>\n", out);
+	mt_html_begin(out, (const char *const *)rep->argv, rep->argc);
+	fputs("<section id=\"summary\"><h2>Summary</h2>\n", out);
 	put_figures(rep, out);
 	fputs("<p>Per process image, file and family, with what was dropped and what could not be "
 	      "probed: the text report, at the end of this page.</p>\n</section>\n"
@@ -258,6 +270,5 @@ int mt_output_html(const struct mt_report *rep, FILE *out, size_t top)
 	err = mt_html_data(rep, out);
 	if (err)
 		return err;
-	fprintf(out, "<script>\n%s</script>\n</body></html>\n", mt_html_script);
-	return ferror(out) ? -EIO : 0;
+	return mt_html_end(out);
 }

@@ -1,6 +1,7 @@
 // The HTML report's script (src/output/output_html.c links it into the page): tooltips and a time
 // range on the heap over time, the process selector, the flamegraph of allocation sites and the
-// bottom-up tables, drawn from the data memtrack aggregated. No library, no network. Once drawn,
+// bottom-up tables, drawn from the data memtrack aggregated; on the page of two runs compared
+// (report --diff --html), its tables only. No library, no network. Once drawn,
 // each part says so in data-* attributes (the tests read them): the plot data-rendered; the
 // flamegraph data-rendered, data-weight, data-total (the root's weight as drawn), data-focus (the
 // frame zoomed on), data-drawn (rectangles drawn), data-matched (the weight of the frames the
@@ -13,6 +14,7 @@
 	const ot = data.over_time;
 
 	function human(b) {
+		if (b < 0) return '-' + human(-b);
 		const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 		let v = b, i = 0;
 		while (v >= 1024 && i < units.length - 1) {
@@ -83,6 +85,7 @@
 		const select = document.getElementById('image-select');
 		const from = document.getElementById('range-from'), to = document.getElementById('range-to');
 		const shown = document.getElementById('range-shown');
+		if (!select) return;
 		(data.images || []).forEach((g, k) => {
 			const o = document.createElement('option');
 			o.value = k;
@@ -121,6 +124,7 @@
 
 	function overTime() {
 		const svg = document.querySelector('#over-time svg');
+		if (!svg) return;
 		const tip = document.getElementById('plot-tip');
 		const left = +svg.dataset.plotLeft, right = +svg.dataset.plotRight;
 		const top = +svg.dataset.plotTop, bottom = +svg.dataset.plotBottom;
@@ -385,10 +389,12 @@
 	// chosen (their callers and callees shown, their frames searched in the flamegraph)
 
 	function tables(searchFlame) {
+		// Cells with a title of their own (a change: both values) keep it.
 		document.querySelectorAll('table.calls td.num').forEach((td) => {
 			const v = +td.dataset.v;
-			td.textContent = td.classList.contains('bytes') ? human(v) : exact(v);
-			td.title = exact(v) + (td.classList.contains('bytes') ? ' bytes' : '');
+			const sign = td.classList.contains('delta') && v > 0 ? '+' : '';
+			td.textContent = sign + (td.classList.contains('bytes') ? human(v) : exact(v));
+			if (!td.title) td.title = exact(v) + (td.classList.contains('bytes') ? ' bytes' : '');
 		});
 		document.querySelectorAll('table.calls th').forEach((th) => {
 			const col = th.cellIndex;
