@@ -333,7 +333,8 @@ static int run_report(const char *path, const struct report_opts *o)
 	}
 	if (mt_codspeed_is_artifact(path))
 		return run_codspeed_report(path, json);
-	ret = mt_report_load(path, &rep, err, sizeof(err));
+	/* The page's process selector and time range need the sites per image and bucket. */
+	ret = mt_report_load_with(path, o->html ? MT_REPORT_CELLS : 0, &rep, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
 		return 1;

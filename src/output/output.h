@@ -111,8 +111,9 @@ void mt_flame_free(struct mt_flame *fl);
 
 /*
  * The HTML report, one self-contained file: the summary (the text report, top as there), the
- * heap over time, the flamegraph of allocation sites (symbolised), the largest blocks never
- * freed. 0, -ENOMEM or -EIO.
+ * heap over time, the flamegraph of allocation sites (symbolised; its weights come from the
+ * cells: rep loaded with MT_REPORT_CELLS), the bottom-up tables, the largest blocks never freed.
+ * 0, -ENOMEM or -EIO.
  */
 int mt_output_html(const struct mt_report *rep, FILE *out, size_t top);
 

@@ -205,7 +205,7 @@ static void put_cells(const struct mt_report *rep, const struct mt_flame *fl, co
 	bool first = true;
 
 	fputs("\"cells\":[", out);
-	for (size_t i = 0; i < mt_cells_count(rep->cells); i++) {
+	for (size_t i = 0; rep->cells && i < mt_cells_count(rep->cells); i++) {
 		struct mt_cell c = mt_cells_get(rep->cells, i);
 		size_t site = mt_sites_index(rep->sites, c.stack_id);
 		uint64_t prev = 0;
