@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "aggregate/cells.h"
+#include "base/grow.h"
 
 struct cell {
 	uint32_t stack_id, image;
@@ -90,15 +91,8 @@ static uint32_t cell_id(struct mt_cells *c, uint32_t stack_id, uint32_t image)
 		if (x->stack_id == stack_id && x->image == image)
 			return c->table[j];
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		struct cell *v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return 0;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (MT_GROW(c->v, c->cap, c->n + 1, 64))
+		return 0;
 	c->v[c->n] = (struct cell){.stack_id = stack_id, .image = image};
 	c->table[j] = (uint32_t)++c->n;
 	return c->table[j];
@@ -133,15 +127,8 @@ static int add_to_bucket(struct cell *x, const struct mt_timeline *tl, uint64_t 
 
 	widen(x, tl->width_ns);
 	if (!x->n || x->b[x->n - 1].bucket != b) {
-		if (x->n == x->cap) {
-			size_t cap = x->cap ? 2 * x->cap : 4;
-			struct mt_cell_bucket *v = realloc(x->b, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			x->b = v;
-			x->cap = cap;
-		}
+		if (MT_GROW(x->b, x->cap, x->n + 1, 4))
+			return -ENOMEM;
 		x->b[x->n++] = (struct mt_cell_bucket){.bucket = b};
 	}
 	x->b[x->n - 1].allocations++;
