@@ -2,8 +2,8 @@
 /*
  * memtrack report --diff BASE NEW on two real runs: the two versions of fixtures/diff_sites
  * (fixtures/README.md: one site doubled, one removed, one new, one process image more), whose
- * deltas are exact, in text and in JSON; the --max-increase limits' exit status; and a real
- * program's two workloads (sqlite3 filling a table, without and with an index).
+ * deltas are exact, in text, in JSON and in the page of --html; the --max-increase limits' exit
+ * status; and a real program's two workloads (sqlite3 filling a table, without and with an index).
  */
 #include <check.h>
 #include <json-c/json.h>
@@ -163,6 +163,53 @@ START_TEST(fixture_deltas_in_text)
 }
 END_TEST
 
+/*
+ * The comparison as a page: the tree's values and changes exact (data-v, which the page's
+ * script formats), the changed sites with both values in their titles, the limits; one file,
+ * nothing printed, and the artifacts are not written over.
+ */
+START_TEST(fixture_deltas_in_html)
+{
+	const char *peak[] = {"--max-increase", "peak=10", "--html", NULL, NULL};
+	const char *onto[] = {"--html", art[0], NULL};
+	char page[256], *html;
+	struct mt_out o;
+
+	snprintf(page, sizeof(page), "%s.html", art[0]);
+	peak[3] = page;
+	ck_assert_int_eq(diff(peak, art[0], art[1], &o), 3);
+	ck_assert_str_eq(o.out, "");
+	ck_assert_str_eq(o.err, "memtrack: peak grew by 309.6% (at most 10.0% allowed)\n");
+	mt_out_free(&o);
+	html = mt_slurp(page);
+	ck_assert_ptr_nonnull(html);
+	ck_assert_ptr_null(strstr(html, " src="));
+	ck_assert_ptr_null(strstr(html, " href="));
+	ck_assert_msg(strstr(html, "<tr data-metric=\"bytes\"><td class=\"fn\">bytes</td>"
+				   "<td class=\"num bytes\" data-v=\"6000\">6000</td>"
+				   "<td class=\"num bytes\" data-v=\"6288\">6288</td>"
+				   "<td class=\"num bytes delta\" data-v=\"288\">288</td>"
+				   "<td class=\"pc\">+4.8%</td></tr>"),
+		      "%.3000s", html);
+	ck_assert_msg(
+	    strstr(html, ";main;dropped;malloc</td><td>base</td>"
+			 "<td class=\"num delta\" data-v=\"-5\" title=\"5 -&gt; 0 (-100.0%)\">"),
+	    "%.3000s", strstr(html, "diff-sites"));
+	ck_assert_ptr_nonnull(strstr(html, ";main;kept;malloc</td><td>both</td>"
+					   "<td class=\"num delta\" data-v=\"10\""));
+	ck_assert_ptr_nonnull(strstr(html, "limit: peak may grow by 10.0%: exceeded"));
+	ck_assert_ptr_nonnull(strstr(html, "allocation sites (by stack, outermost frame first): "
+					   "4 changed of 4</h2>"));
+	free(html);
+	unlink(page);
+	ck_assert_int_eq(diff(onto, art[0], art[1], &o), 1);
+	ck_assert_msg(strstr(o.err, "is the artifact BASE: not overwritten"), "%s", o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(diff(NULL, art[0], art[1], &o), 0);
+	mt_out_free(&o);
+}
+END_TEST
+
 START_TEST(limits_decide_the_exit_status)
 {
 	const char *held[] = {"--max-increase", "bytes=5", "--max-increase", "allocations=60%",
@@ -196,10 +243,14 @@ END_TEST
 START_TEST(usage_errors)
 {
 	const char *one[] = {MEMTRACK, "report", "--diff", "x", NULL};
-	const char *html[] = {MEMTRACK, "report", "--diff", "--html", "o.html", "x", "y", NULL};
+	const char *svg[] = {MEMTRACK, "report", "--diff", "--svg", "o.svg", "x", "y", NULL};
+	const char *html[] = {MEMTRACK, "report", "--diff", "--json", "--html",
+			      "o.html", "x",	  "y",	    NULL};
 	const char *nodiff[] = {MEMTRACK, "report", "--max-increase", "peak=1", "x", NULL};
-	const char *const *cases[] = {one, html, nodiff};
-	const char *said[] = {"--diff compares two artifacts", "--diff prints text or --json",
+	const char *const *cases[] = {one, svg, html, nodiff};
+	const char *said[] = {"--diff compares two artifacts",
+			      "--diff prints text or --json, or writes --html, not --svg",
+			      "--html writes a file, --json prints: choose one",
 			      "--max-increase limits a --diff"};
 	struct mt_out o;
 
@@ -271,6 +322,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, fixture_deltas_are_exact_in_json);
 	tcase_add_test(tc, fixture_deltas_in_text);
+	tcase_add_test(tc, fixture_deltas_in_html);
 	tcase_add_test(tc, limits_decide_the_exit_status);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, sqlite3_with_an_index);

@@ -6,9 +6,13 @@
  * browser (Debian's chromium, headless), whose script must draw the heap over time and the
  * flamegraph with the fixture's exact totals under each weight, without one network request
  * (the browser's network log says which requests a page made).
+ * The page's view is exact too: a time range chosen by the URL's fragment (as a drag on the heap
+ * over time sets it) sums the allocations of that window, and the process selector the sites of
+ * one process image, both against `memtrack report --json`.
  * The browser's screenshot is kept as build/tests/html-report.png.
  */
 #include <check.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,60 @@ static char *record(const char *opt, const char *const *cmd)
 	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
 	mt_out_free(&o);
 	return art;
+}
+
+/* memtrack report --json art, parsed (to put). */
+static struct json_object *json_report(const char *art)
+{
+	const char *argv[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct json_object *doc;
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	doc = json_tokener_parse(o.out);
+	ck_assert_ptr_nonnull(doc);
+	mt_out_free(&o);
+	return doc;
+}
+
+static long long jint(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+	return json_object_get_int64(v);
+}
+
+static struct json_object *jget(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+	return v;
+}
+
+/* The sum of key over the JSON report's sites whose stack passes through function. */
+static long long sites_through(struct json_object *doc, const char *function, const char *key)
+{
+	struct json_object *sites = jget(doc, "sites");
+	long long sum = 0;
+
+	for (size_t i = 0; i < json_object_array_length(sites); i++) {
+		struct json_object *s = json_object_array_get_idx(sites, i);
+		struct json_object *frames = jget(s, "frames");
+
+		for (size_t k = 0; k < json_object_array_length(frames); k++) {
+			struct json_object *f = json_object_array_get_idx(frames, k), *fn;
+
+			if (json_object_object_get_ex(f, "function", &fn) && fn &&
+			    !strcmp(json_object_get_string(fn), function)) {
+				sum += jint(s, key);
+				break;
+			}
+		}
+	}
+	return sum;
 }
 
 /* memtrack report with argv[2..] (NULL-terminated, from a[0]); exits 0 and prints nothing. */
@@ -323,6 +381,194 @@ START_TEST(html_drawn_by_chromium)
 }
 END_TEST
 
+/* The page of html in the view of fragment frag, as the browser drew it (to free). */
+static char *view_dom(const char *html, const char *frag)
+{
+	char url[512];
+	char *dom;
+
+	snprintf(url, sizeof(url), "file://%s#%s", html, frag);
+	dom = chromium(url, "--dump-dom", NULL);
+	expect_attr(dom, "<div id=\"flame\"", "data-rendered", "1");
+	return dom;
+}
+
+static long long flame_total(const char *dom)
+{
+	char *v = attr(dom, "<div id=\"flame\"", "data-total");
+	long long n = atoll(v);
+
+	free(v);
+	return n;
+}
+
+/*
+ * phases (fixtures/README.md): phase_a's 10 mallocs of 1000 bytes, then a gap whose middle the
+ * fixture prints, then phase_b's 5 of 3000. A time range from the start to the gap's middle has
+ * exactly phase_a's allocations, from there to the end phase_b's: the sums of the JSON report's
+ * sites through each function, and the range's ends are whole buckets around the asked ones.
+ */
+START_TEST(html_time_range)
+{
+	const char *cmd[] = {FIXTURE("phases"), NULL};
+	struct mt_out o;
+	char *art =
+	    mt_record(MEMTRACK, NULL, (const char *const[]){"--stacks", NULL}, cmd, 120, &o);
+	char html[192], frag[128], *dom, *from, *to;
+	struct json_object *doc;
+	long long gap, start, end, a_bytes, b_allocs;
+	const char *g;
+
+	ck_assert_ptr_nonnull(art);
+	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
+	g = strstr(o.out, "gap ");
+	ck_assert_msg(g, "no gap line in %s", o.out);
+	gap = atoll(g + 4);
+	mt_out_free(&o);
+	doc = json_report(art);
+	start = jint(doc, "start_mono_ns");
+	end = jint(doc, "duration_ns");
+	a_bytes = sites_through(doc, "phase_a", "bytes");
+	b_allocs = sites_through(doc, "phase_b", "allocations");
+	ck_assert_int_eq(a_bytes, 10 * 1000);
+	ck_assert_int_eq(b_allocs, 5);
+	ck_assert_int_eq(jint(jget(doc, "totals"), "bytes_allocated"), 10 * 1000 + 5 * 3000);
+	ck_assert_int_gt(gap, start);
+	snprintf(html, sizeof(html), "%s.html", art);
+	report((const char *const[]){"--html", html, art, NULL});
+
+	snprintf(frag, sizeof(frag), "weight=bytes&range=0-%.6f", (double)(gap - start) / 1e6);
+	dom = view_dom(html, frag);
+	ck_assert_int_eq(flame_total(dom), a_bytes);
+	from = attr(dom, "<div id=\"flame\"", "data-range-from");
+	to = attr(dom, "<div id=\"flame\"", "data-range-to");
+	ck_assert_int_eq(atoll(from), 0);
+	ck_assert_int_ge(atoll(to), gap - start - 1000);
+	ck_assert_int_lt(atoll(to), gap - start + 100 * 1000 * 1000);
+	ck_assert_ptr_nonnull(strstr(dom, "(whole buckets of "));
+	free(from);
+	free(to);
+	free(dom);
+
+	snprintf(frag, sizeof(frag), "weight=allocations&range=%.6f-%.6f",
+		 (double)(gap - start) / 1e6, (double)end / 1e6);
+	dom = view_dom(html, frag);
+	ck_assert_int_eq(flame_total(dom), b_allocs);
+	free(dom);
+
+	/* The gap's middle alone: nothing was allocated there. */
+	snprintf(frag, sizeof(frag), "weight=bytes&range=%.6f-%.6f", (double)(gap - start) / 1e6,
+		 (double)(gap - start) / 1e6 + 1);
+	dom = view_dom(html, frag);
+	ck_assert_int_eq(flame_total(dom), 0);
+	free(dom);
+
+	json_object_put(doc);
+	unlink(html);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
+/* The root's five weights as the page drew them: allocations, bytes, live, peak, temporary. */
+static void flame_totals(const char *dom, long long w[5])
+{
+	char *v = attr(dom, "<div id=\"flame\"", "data-totals");
+
+	ck_assert_int_eq(sscanf(v, "%lld,%lld,%lld,%lld,%lld", &w[0], &w[1], &w[2], &w[3], &w[4]),
+			 5);
+	free(v);
+}
+
+/*
+ * exec_alloc_child forks4: the parent's image (3 x 5000 bytes), its child's image before its exec
+ * (nothing), forks4's after it (1000) and forks4's 4 children's. The process selector shows one
+ * image: its allocations, bytes, bytes never freed and temporary allocations are the JSON
+ * report's for that image; the images' bytes at the peak add up to the tree's.
+ */
+START_TEST(html_process_selector)
+{
+	const char *cmd[] = {FIXTURE("exec_alloc_child"), FIXTURE("forks4"), NULL};
+	char *art = record("--stacks", cmd), html[192], frag[64], *dom;
+	struct json_object *doc = json_report(art), *images = jget(doc, "images");
+	size_t n = json_object_array_length(images);
+	long long w[5], peaks = 0;
+	int options = 0;
+
+	ck_assert_int_eq(n, 7);
+	snprintf(html, sizeof(html), "%s.html", art);
+	report((const char *const[]){"--html", html, art, NULL});
+	dom = view_dom(html, "weight=peak");
+	for (const char *p = dom; (p = strstr(p, "<option value=")); p++)
+		options++;
+	ck_assert_int_eq(options, (int)n + 1);
+	ck_assert_int_eq(flame_total(dom), jint(jget(doc, "totals"), "peak_bytes"));
+	free(dom);
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *g = json_object_array_get_idx(images, k), *exit;
+		long long live = jint(g, "live_bytes");
+		char want[16];
+
+		if (json_object_object_get_ex(g, "live_at_exit", &exit) && exit)
+			live += jint(exit, "bytes");
+		snprintf(frag, sizeof(frag), "weight=bytes&image=%zu", k);
+		dom = view_dom(html, frag);
+		snprintf(want, sizeof(want), "%zu", k);
+		expect_attr(dom, "<div id=\"flame\"", "data-image", want);
+		flame_totals(dom, w);
+		ck_assert_int_eq(w[0], jint(g, "allocations") + jint(g, "reallocs"));
+		ck_assert_int_eq(w[1], jint(g, "bytes_allocated"));
+		ck_assert_int_eq(w[2], live);
+		ck_assert_int_eq(w[4], jint(g, "temporary"));
+		peaks += w[3];
+		free(dom);
+	}
+	/* forks4's child 3: 40 blocks, 5,120 bytes, 3 of them (384 bytes) never freed. */
+	ck_assert_int_eq(w[1], 5120);
+	ck_assert_int_eq(w[2], 384);
+	ck_assert_int_eq(peaks, jint(jget(doc, "totals"), "peak_bytes"));
+	json_object_put(doc);
+	unlink(html);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
+/*
+ * The bottom-up tables of leaks: main is the one function that allocates (all 100 mallocs,
+ * 40,400 bytes, 16,640 never freed), and its callers and callees are --callers' and --callees'.
+ */
+START_TEST(html_bottom_up)
+{
+	const char *cmd[] = {FIXTURE("leaks"), NULL};
+	char *art = record("--stacks", cmd), html[192], *dom;
+	const char *row =
+	    "<button type=\"button\" class=\"fn\" data-function=\"main\">main</button>";
+	const char *p;
+
+	snprintf(html, sizeof(html), "%s.html", art);
+	report((const char *const[]){"--html", html, art, NULL});
+	dom = view_dom(html, "weight=bytes");
+	p = strstr(dom, "<table class=\"calls\" id=\"bottom-up\">");
+	ck_assert_ptr_nonnull(p);
+	p = strstr(p, row);
+	ck_assert_msg(p, "no main in the bottom-up table: %.3000s", dom);
+	ck_assert_ptr_nonnull(strstr(p, "data-v=\"100\""));
+	ck_assert_ptr_nonnull(strstr(p, "data-v=\"40400\""));
+	ck_assert_ptr_nonnull(strstr(p, "data-v=\"16640\""));
+	/* Formatted by the script: bytes in units, the exact value in the title. */
+	ck_assert_ptr_nonnull(strstr(p, "title=\"40,400 bytes\">39.5 KiB</td>"));
+	p = strstr(dom, "<div class=\"calls-of\" data-function=\"main\" hidden=\"\">");
+	ck_assert_msg(p, "no callers of main: %.3000s", dom);
+	ck_assert_ptr_nonnull(strstr(p, "data-function=\"__libc_start_call_main\""));
+	ck_assert_ptr_nonnull(strstr(p, "data-function=\"malloc\""));
+	free(dom);
+	unlink(html);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("html");
@@ -336,6 +582,9 @@ static Suite *suite(void)
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 600);
 	mt_tcase_add_tool_test(tools, html_drawn_by_chromium, "chromium");
+	mt_tcase_add_tool_test(tools, html_time_range, "chromium");
+	mt_tcase_add_tool_test(tools, html_process_selector, "chromium");
+	mt_tcase_add_tool_test(tools, html_bottom_up, "chromium");
 	suite_add_tcase(s, tools);
 	return s;
 }

@@ -189,7 +189,7 @@ static struct mt_report *load(void)
 	char *path = write_script();
 	char err[MT_ARTIFACT_ERRLEN];
 	struct mt_report *rep;
-	int ret = mt_report_load(path, &rep, err, sizeof(err));
+	int ret = mt_report_load_with(path, MT_REPORT_CELLS, &rep, err, sizeof(err));
 
 	ck_assert_msg(ret == 0, "load: %s", err);
 	unlink(path);
@@ -763,6 +763,110 @@ START_TEST(sites_at_the_peak)
 	ck_assert_uint_eq(rep->largest[1].size, 50);
 	ck_assert_uint_eq(rep->images[rep->largest[1].image].pid, 200);
 	ck_assert_uint_eq(rep->largest[2].size, 10);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* The cell of site id in the image of pid (its first), which must exist. */
+static struct mt_cell cell_of(const struct mt_report *rep, uint32_t id, uint32_t pid)
+{
+	for (size_t i = 0; i < mt_cells_count(rep->cells); i++) {
+		struct mt_cell c = mt_cells_get(rep->cells, i);
+
+		if (c.stack_id == id && rep->images[c.image].pid == pid)
+			return c;
+	}
+	ck_abort_msg("no cell of site %u in pid %u", id, pid);
+}
+
+/*
+ * peak_script's sites split by image: site 7 allocated 0x10 and 0x50 in pid 100, 0x30 in pid 200;
+ * site 9 0x20 in pid 100, 0x40 in pid 200. At the tree's peak 0x20, 0x30 and 0x40 were live.
+ */
+START_TEST(cells_per_image)
+{
+	struct mt_report *rep;
+	struct mt_cell c;
+
+	peak_script();
+	/* Counted when asked: they cost the replay of every event. */
+	{
+		char *path = write_script(), err[MT_ARTIFACT_ERRLEN];
+
+		ck_assert_int_eq(mt_report_load(path, &rep, err, sizeof(err)), 0);
+		ck_assert_ptr_null(rep->cells);
+		mt_report_free(rep);
+		unlink(path);
+		free(path);
+	}
+	rep = load();
+	ck_assert_uint_eq(mt_cells_count(rep->cells), 4);
+	c = cell_of(rep, 7, 100);
+	ck_assert_uint_eq(c.count->allocations, 2);
+	ck_assert_uint_eq(c.count->bytes, 110);
+	ck_assert_uint_eq(c.count->live_bytes, 10);
+	ck_assert_uint_eq(c.count->peak_bytes, 0);
+	c = cell_of(rep, 7, 200);
+	ck_assert_uint_eq(c.count->bytes, 50);
+	ck_assert_uint_eq(c.count->live_bytes, 50);
+	ck_assert_uint_eq(c.count->peak_bytes, 50);
+	c = cell_of(rep, 9, 100);
+	ck_assert_uint_eq(c.count->peak_bytes, 200);
+	ck_assert_uint_eq(c.count->live_bytes, 200);
+	c = cell_of(rep, 9, 200);
+	ck_assert_uint_eq(c.count->peak_bytes, 100);
+	ck_assert_uint_eq(c.count->live_bytes, 0);
+	/* One bucket each of 1,000 ns: 0x10 at 500 ns (bucket 0) and 0x50 at 6,500 ns (bucket 6).
+	 */
+	c = cell_of(rep, 7, 100);
+	ck_assert_uint_eq(c.n_buckets, 2);
+	ck_assert_uint_eq(c.buckets[0].bucket, 0);
+	ck_assert_uint_eq(c.buckets[0].bytes, 100);
+	ck_assert_uint_eq(c.buckets[1].bucket, 6);
+	ck_assert_uint_eq(c.buckets[1].bytes, 10);
+	mt_report_free(rep);
+}
+END_TEST
+
+/*
+ * Buckets that merge as the run goes on: each cell's allocations per bucket are those whose time
+ * falls in it at the final width (timeline_merges' run, its allocations from three sites).
+ */
+START_TEST(cells_follow_the_merges)
+{
+	const uint64_t step = 4999;
+	struct mt_report *rep;
+	size_t total = 0;
+
+	for (uint64_t i = 0; i < 1000; i++) {
+		alloc(100, MT_K_MALLOC, 0x1000 + 16 * i, 10 + i % 3);
+		from(1 + (uint32_t)(i % 3));
+		at(i * step);
+		mfree(100, 0x1000 + 16 * i);
+		at(i * step + 1);
+	}
+	rep = load();
+	ck_assert_uint_eq(rep->timeline->width_ns, 4000);
+	ck_assert_uint_eq(mt_cells_count(rep->cells), 3);
+	for (uint32_t site = 1; site <= 3; site++) {
+		struct mt_cell c = cell_of(rep, site, 100);
+		uint64_t want[1300] = {0};
+
+		for (uint64_t i = site - 1; i < 1000; i += 3)
+			want[i * step / 4000]++;
+		for (size_t k = 0; k < c.n_buckets; k++) {
+			const struct mt_cell_bucket *b = &c.buckets[k];
+
+			ck_assert(k == 0 || b->bucket > c.buckets[k - 1].bucket);
+			ck_assert_uint_eq(b->allocations, want[b->bucket]);
+			ck_assert_uint_eq(b->bytes, want[b->bucket] * (10 + site - 1));
+			want[b->bucket] = 0;
+			total += b->allocations;
+		}
+		for (size_t b = 0; b < 1300; b++)
+			ck_assert_msg(!want[b], "site %u: bucket %zu missing", site, b);
+	}
+	ck_assert_uint_eq(total, 1000);
 	mt_report_free(rep);
 }
 END_TEST
@@ -1802,6 +1906,15 @@ START_TEST(svg_axis_ends_past_the_peak)
 }
 END_TEST
 
+static int count_of(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
 /* The page holds everything it shows: nothing to fetch, the data the script draws from. */
 START_TEST(html_self_contained)
 {
@@ -1827,10 +1940,18 @@ START_TEST(html_self_contained)
 			 "title=\"350 bytes\">350 B</div>"));
 	ck_assert_ptr_nonnull(strstr(html, "\"peak_bytes\":350,\"peak_ns\":4500,\"tree\":[100,300,"
 					   "300,250,350,350,260]"));
-	/* Two sites without stack records: the root and one node for both. */
+	/*
+	 * Two sites without stack records: the root and one node for both. Their weights are in
+	 * the cells, per site and image: [node, image, allocations, bytes, live, peak, temporary,
+	 * buckets as (bucket - the previous one, allocations, bytes)], which the script sums.
+	 */
 	ck_assert_ptr_nonnull(strstr(html, "\"names\":[\"[no stack record]\"]"));
-	ck_assert_msg(strstr(html, "\"nodes\":[[-1,0,5,460,260,350,1],[0,0,5,460,260,350,1]]"),
-		      "%.300s", strstr(html, "\"flame\":{"));
+	ck_assert_msg(strstr(html,
+			     "\"nodes\":[[-1,0],[0,0]]},\"cells\":["
+			     "[1,0,2,110,10,0,0,[0,1,100,6,1,10]],[1,0,1,200,200,200,0,[1,1,200]],"
+			     "[1,1,1,50,50,50,0,[3,1,50]],[1,1,1,100,0,100,1,[4,1,100]]]"),
+		      "%.400s", strstr(html, "\"flame\":{"));
+	ck_assert_ptr_nonnull(strstr(html, "\"images\":[[100,\"/usr/bin/ls\",\"\",0],[200,"));
 	ck_assert_ptr_nonnull(strstr(html, "<pre id=\"text-report\">command:   ls -l &#39;it&#39;"
 					   "\\&#39;&#39;s here&#39;\n"));
 	ck_assert_ptr_nonnull(strstr(html, "</script>\n</body></html>\n"));
@@ -1859,11 +1980,12 @@ START_TEST(html_folds_small_frames)
 	}
 	c = report_to("--html", out, NULL, &html);
 	ck_assert_msg(c.ret == 0, "%s", c.err);
-	ck_assert_msg(strstr(html,
-			     "\"drawable\":4,\"nodes\":[[-1,0,5001,105000,105000,105000,0],"
-			     "[0,0,5001,105000,105000,105000,0],[1,1,1,100000,100000,100000,0],"
-			     "[-2,1,5000,5000,5000,5000,0]]"),
-		      "%.300s", strstr(html, "\"drawable\""));
+	ck_assert_msg(
+	    strstr(html, "\"nodes\":[[-1,0],[0,0],[1,1],[-2,1]]},\"cells\":["
+			 "[2,0,1,100000,100000,100000,0,[0,1,100000]],[3,0,1,1,1,1,0,[0,1,1]],"),
+	    "%.300s", strstr(html, "\"nodes\""));
+	/* The 5,000 small sites all in the [smaller frames] node. */
+	ck_assert_int_eq(count_of(html, "[3,0,1,1,1,1,0,["), 5000);
 	ck_assert_ptr_nonnull(strstr(html, "\"names\":[\"0x9000\",\"0x100001\","));
 	captured_free(&c);
 	free(html);
@@ -1928,6 +2050,8 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, double_allocation);
 	tcase_add_test(tc, peak);
 	tcase_add_test(tc, sites_at_the_peak);
+	tcase_add_test(tc, cells_per_image);
+	tcase_add_test(tc, cells_follow_the_merges);
 	tcase_add_test(tc, top_sites_by_metric);
 	tcase_add_test(tc, largest_blocks_at_exit);
 	tcase_add_test(tc, timeline_buckets);

@@ -78,7 +78,7 @@ int mt_calls_build(const struct mt_report *rep, const char *function, bool calle
 	size_t n_sites = mt_sites_count(rep->sites);
 	struct mt_calls *c = calloc(1, sizeof(*c));
 
-	if (!c || !(c->total.name = strdup(function)) ||
+	if (!c || !(c->total.name = strdup(function ? function : "[allocators]")) ||
 	    !(c->rows = calloc(n_sites ? n_sites : 1, sizeof(*c->rows)))) {
 		mt_calls_free(c);
 		return -ENOMEM;
@@ -86,7 +86,7 @@ int mt_calls_build(const struct mt_report *rep, const char *function, bool calle
 	c->callers = callers;
 	for (size_t i = 0; i < n_sites; i++) {
 		const struct mt_site *s = mt_sites_get(rep->sites, i);
-		int64_t k = outermost(s, function);
+		int64_t k = function ? outermost(s, function) : s->sym && s->n_frames ? 0 : -1;
 		struct mt_call_row *r;
 
 		if (k < 0)

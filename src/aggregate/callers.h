@@ -33,7 +33,11 @@ struct mt_calls {
 	struct mt_call_row *rows; /* by name */
 };
 
-/* The callers (callers true) or callees of function. 0 and *out, or -ENOMEM. */
+/*
+ * The callers (callers true) or callees of function. function NULL: of each site's allocator
+ * (its innermost frame), so that the callers are the functions that allocate, the first level of
+ * a bottom-up view. 0 and *out, or -ENOMEM.
+ */
 int mt_calls_build(const struct mt_report *rep, const char *function, bool callers,
 		   struct mt_calls **out);
 void mt_calls_free(struct mt_calls *c);

@@ -33,7 +33,7 @@ static void count_temporary(struct mt_images *im, int64_t i, const struct block 
 {
 	im->img[i].c.temporary++;
 	if (im->temporary_fn)
-		im->temporary_fn(im->temporary_arg, b->stack);
+		im->temporary_fn(im->temporary_arg, b->stack, b->image);
 }
 
 /*
@@ -53,7 +53,7 @@ static bool release_was_last(struct mt_images *im, int64_t i, const struct block
 static void released(struct mt_images *im, const struct block *b, int sign)
 {
 	if (b->stack && im->release_fn)
-		im->release_fn(im->release_arg, b->stack, b->size, sign);
+		im->release_fn(im->release_arg, b->stack, b->image, b->size, sign);
 }
 
 /* ---- images --------------------------------------------------------------------------------- */
@@ -99,6 +99,13 @@ static int64_t latest(struct mt_images *im, uint32_t pid)
 	if (!s)
 		return -2;
 	return s->idx1 ? (int64_t)s->idx1 - 1 : -1;
+}
+
+int64_t mt_images_latest(struct mt_images *im, uint32_t pid)
+{
+	int64_t i = latest(im, pid);
+
+	return i == -2 ? -ENOMEM : i;
 }
 
 static int new_space(struct mt_images *im, uint32_t *out)

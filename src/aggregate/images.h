@@ -142,10 +142,11 @@ int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p)
  * when a failed realloc gives its block back (+1): what allocation sites count as live. Blocks
  * an exec or exit releases are not freed by the program: no call.
  */
-typedef void (*mt_images_release_fn)(void *arg, uint32_t stack_id, uint64_t size, int sign);
+typedef void (*mt_images_release_fn)(void *arg, uint32_t stack_id, uint32_t image, uint64_t size,
+				     int sign);
 void mt_images_on_release(struct mt_images *im, mt_images_release_fn fn, void *arg);
-/* Called for each temporary allocation (see above) with the stack id that allocated it. */
-typedef void (*mt_images_temporary_fn)(void *arg, uint32_t stack_id);
+/* Called for each temporary allocation (see above) with the stack id and image that made it. */
+typedef void (*mt_images_temporary_fn)(void *arg, uint32_t stack_id, uint32_t image);
 void mt_images_on_temporary(struct mt_images *im, mt_images_temporary_fn fn, void *arg);
 
 /*
@@ -175,6 +176,9 @@ void mt_images_live_blocks(const struct mt_images *im, mt_images_live_fn fn, voi
  * the stream, or mapped a file after that. Returns 0 or -ENOMEM.
  */
 int mt_images_handoff(struct mt_images *im, const struct mt_artifact_handoff *h, uint64_t events);
+
+/* The latest image of pid: after an allocator call, the one it counted in. -1: none; -ENOMEM. */
+int64_t mt_images_latest(struct mt_images *im, uint32_t pid);
 
 /* The images, in order of appearance; valid until the next call that changes im. */
 size_t mt_images_count(const struct mt_images *im);

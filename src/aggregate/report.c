@@ -88,6 +88,20 @@ uint64_t mt_report_bucket_min(unsigned int b)
 	return b ? 1ULL << (b - 1) : 0;
 }
 
+/* The allocation of e in its site's cell: the image it counted in, at the timeline's time. */
+static int cell_alloc(struct mt_report *rep, const struct mt_event *e)
+{
+	int64_t image;
+
+	if (!rep->cells)
+		return 0;
+	image = mt_images_latest(rep->index->images, e->pid);
+	if (image < 0)
+		return image == -ENOMEM ? -ENOMEM : 0;
+	return mt_cells_alloc(rep->cells, e->stack_id, (uint32_t)image, e->size, e->addr != 0,
+			      rep->timeline);
+}
+
 /* What an event counted as, by the file whose function made it. */
 static int add_event(struct mt_report *rep, const struct mt_event *e)
 {
@@ -136,17 +150,28 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 	ft->bytes_allocated += e->size;
 	mt_timeline_allocated(rep->timeline, e->size);
 	rep->histogram[mt_report_bucket(e->size)]++;
-	return e->stack_id ? mt_sites_alloc(rep->sites, e->stack_id, e->size, e->addr != 0) : 0;
+	if (!e->stack_id)
+		return 0;
+	err = mt_sites_alloc(rep->sites, e->stack_id, e->size, e->addr != 0);
+	return err ? err : cell_alloc(rep, e);
 }
 
-static void site_release(void *arg, uint32_t stack_id, uint64_t size, int sign)
+static void site_release(void *arg, uint32_t stack_id, uint32_t image, uint64_t size, int sign)
 {
-	mt_sites_release(arg, stack_id, size, sign);
+	struct mt_report *rep = arg;
+
+	mt_sites_release(rep->sites, stack_id, size, sign);
+	if (rep->cells)
+		mt_cells_release(rep->cells, stack_id, image, size, sign);
 }
 
-static void site_temporary(void *arg, uint32_t stack_id)
+static void site_temporary(void *arg, uint32_t stack_id, uint32_t image)
 {
-	mt_sites_temporary(arg, stack_id);
+	struct mt_report *rep = arg;
+
+	mt_sites_temporary(rep->sites, stack_id);
+	if (rep->cells)
+		mt_cells_temporary(rep->cells, stack_id, image);
 }
 
 /* A block never freed: kept when it is among the largest (ties: the first seen stays). */
@@ -186,6 +211,9 @@ static void on_live(void *arg, const struct mt_live_change *c)
 	/* Sites count blocks with a stack, and the peaks. */
 	if (!err && (c->stack_id || c->new_peak))
 		err = mt_sites_live(rep->sites, c->stack_id, c->size, c->add, c->new_peak);
+	if (!err && rep->cells && (c->stack_id || c->new_peak))
+		err =
+		    mt_cells_live(rep->cells, c->stack_id, c->image, c->size, c->add, c->new_peak);
 	if (err)
 		rep->index->live_err = err;
 }
@@ -357,9 +385,9 @@ static void report_fail(char *err, size_t errlen, const char *msg)
 		snprintf(err, errlen, "%s", msg);
 }
 
-/* Aggregate what remains of an open reader. */
-static int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report **out, char *err,
-				 size_t errlen)
+/* Aggregate what remains of an open reader, with the counts of flags (MT_REPORT_*). */
+static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct mt_report **out,
+		       char *err, size_t errlen)
 {
 	struct mt_report *rep;
 	struct mt_artifact_item it;
@@ -368,12 +396,13 @@ static int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report 
 	*out = NULL;
 	rep = calloc(1, sizeof(*rep));
 	if (!rep || !(rep->index = calloc(1, sizeof(*rep->index))) ||
-	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new())) {
+	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new()) ||
+	    ((flags & MT_REPORT_CELLS) && !(rep->cells = mt_cells_new()))) {
 		ret = -ENOMEM;
 		goto fail;
 	}
-	mt_images_on_release(rep->index->images, site_release, rep->sites);
-	mt_images_on_temporary(rep->index->images, site_temporary, rep->sites);
+	mt_images_on_release(rep->index->images, site_release, rep);
+	mt_images_on_temporary(rep->index->images, site_temporary, rep);
 	mt_images_on_live(rep->index->images, on_live, rep);
 	ret = copy_info(rep, mt_artifact_info(r));
 	if (!ret && !(rep->timeline = mt_timeline_new(rep->start_mono_ns)))
@@ -397,6 +426,8 @@ static int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report 
 		ret = -ENOMEM;
 		goto fail;
 	}
+	if (rep->cells)
+		mt_cells_end(rep->cells, rep->timeline);
 	fold_families(rep);
 	*out = rep;
 	return 0;
@@ -408,22 +439,29 @@ out_free:
 	return ret;
 }
 
-static int load_from(struct mt_artifact_reader *r, struct mt_report **rep, char *err, size_t errlen)
+static int load_from(struct mt_artifact_reader *r, unsigned int flags, struct mt_report **rep,
+		     char *err, size_t errlen)
 {
-	int ret = mt_report_from_reader(r, rep, err, errlen);
+	int ret = from_reader(r, flags, rep, err, errlen);
 
 	mt_artifact_close(r);
 	return ret;
 }
 
-int mt_report_load(const char *path, struct mt_report **rep, char *err, size_t errlen)
+int mt_report_load_with(const char *path, unsigned int flags, struct mt_report **rep, char *err,
+			size_t errlen)
 {
 	struct mt_artifact_reader *r;
 	int ret;
 
 	*rep = NULL;
 	ret = mt_artifact_open(&r, path, err, errlen);
-	return ret ? ret : load_from(r, rep, err, errlen);
+	return ret ? ret : load_from(r, flags, rep, err, errlen);
+}
+
+int mt_report_load(const char *path, struct mt_report **rep, char *err, size_t errlen)
+{
+	return mt_report_load_with(path, 0, rep, err, errlen);
 }
 
 int mt_report_load_mem(const void *buf, size_t len, struct mt_report **rep, char *err,
@@ -434,7 +472,7 @@ int mt_report_load_mem(const void *buf, size_t len, struct mt_report **rep, char
 
 	*rep = NULL;
 	ret = mt_artifact_open_mem(&r, buf, len, err, errlen);
-	return ret ? ret : load_from(r, rep, err, errlen);
+	return ret ? ret : load_from(r, MT_REPORT_CELLS, rep, err, errlen);
 }
 
 void mt_report_free(struct mt_report *rep)
@@ -461,6 +499,7 @@ void mt_report_free(struct mt_report *rep)
 		free(rep->index);
 	}
 	mt_sites_free(rep->sites);
+	mt_cells_free(rep->cells);
 	mt_timeline_free(rep->timeline);
 	free(rep);
 }

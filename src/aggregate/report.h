@@ -22,6 +22,7 @@
 #include "base/family.h"
 #include "aggregate/images.h"
 #include "aggregate/sites.h"
+#include "aggregate/cells.h"
 #include "aggregate/timeline.h"
 
 struct mt_report_totals {
@@ -114,6 +115,7 @@ struct mt_report {
 	uint64_t histogram[MT_REPORT_HIST_BUCKETS];
 	/* Allocation sites (artifacts of runs with --stacks); none otherwise. Never NULL. */
 	struct mt_sites *sites;
+	struct mt_cells *cells;	      /* the sites per image and time bucket; NULL: not asked */
 	struct mt_timeline *timeline; /* live bytes over time; never NULL */
 	size_t n_largest;	      /* the largest blocks never freed, largest first */
 	struct mt_report_block largest[MT_REPORT_LARGEST];
@@ -125,6 +127,11 @@ struct mt_report {
  * (see mt_artifact_open). A truncated artifact is not an error: rep->truncated says so.
  */
 int mt_report_load(const char *path, struct mt_report **rep, char *err, size_t errlen);
+/* What mt_report_load_with may count besides, at a cost per event. */
+#define MT_REPORT_CELLS 1u /* the sites per process image and time bucket (cells.h) */
+int mt_report_load_with(const char *path, unsigned int flags, struct mt_report **rep, char *err,
+			size_t errlen);
+/* From memory (tests, fuzzing): with every MT_REPORT_* count. */
 int mt_report_load_mem(const void *buf, size_t len, struct mt_report **rep, char *err,
 		       size_t errlen);
 void mt_report_free(struct mt_report *rep);

@@ -251,6 +251,13 @@ const struct mt_site *mt_sites_of(const struct mt_sites *s, uint32_t stack_id)
 	return slot ? &slot->site : NULL;
 }
 
+size_t mt_sites_index(const struct mt_sites *s, uint32_t stack_id)
+{
+	const struct slot *slot = find(s, stack_id);
+
+	return slot ? (size_t)(slot - s->v) : SIZE_MAX;
+}
+
 const struct mt_site *mt_sites_get(const struct mt_sites *s, size_t i)
 {
 	return &s->v[i].site;

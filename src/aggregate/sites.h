@@ -62,6 +62,9 @@ int mt_sites_symbolize(struct mt_sites *s, const char *debug_root);
 /* The site of a stack id, NULL when none. */
 const struct mt_site *mt_sites_of(const struct mt_sites *s, uint32_t stack_id);
 
+/* The index (for mt_sites_get) of the site of a stack id; SIZE_MAX when none. */
+size_t mt_sites_index(const struct mt_sites *s, uint32_t stack_id);
+
 /* The sites, in order of first appearance. */
 size_t mt_sites_count(const struct mt_sites *s);
 const struct mt_site *mt_sites_get(const struct mt_sites *s, size_t i);

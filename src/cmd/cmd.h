@@ -64,8 +64,18 @@ struct mt_cmd_diff_limits {
 /* The exit status of a --diff whose limit was exceeded (1: an artifact unread, 2: usage). */
 #define MT_EXIT_DIFF_EXCEEDED 3
 
-/* memtrack report --diff BASE NEW (cmd_diff.c): the exit status. */
-int mt_cmd_diff(const char *base, const char *new, bool json, size_t top,
+/* memtrack report --diff BASE NEW (cmd_diff.c), html its page's path or NULL: the exit status. */
+int mt_cmd_diff(const char *base, const char *new, bool json, const char *html, size_t top,
 		const struct mt_cmd_diff_limits *limits);
+
+/* What writes a file of memtrack report: 0 or a negative errno. */
+typedef int (*mt_cmd_writer)(FILE *f, const void *arg);
+/*
+ * The picture of --svg, the page of --html or the profile of --pprof (cmd_report.c), written
+ * whole to path by write, or removed: one sentence when it cannot be. Only a regular file is
+ * removed: path may name a device, a FIFO or /dev/stdout, which were there before memtrack and
+ * stay. 0 or 1, the exit status.
+ */
+int mt_cmd_write_file(const char *path, mt_cmd_writer write, const void *arg);
 
 #endif

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * memtrack report --diff BASE NEW: two artifacts aggregated, symbolised and compared
- * (aggregate/diff.h), printed as text or JSON, and the --max-increase limits checked on the
- * tree's counts, for CI: "exit non-zero when the peak grows by more than 5%".
+ * (aggregate/diff.h), printed as text or JSON or written as a page, and the --max-increase
+ * limits checked on the tree's counts, for CI: "exit non-zero when the peak grows by more than
+ * 5%".
  */
 #include <errno.h>
 #include <math.h>
@@ -69,7 +70,12 @@ static void say_exceeded(const struct mt_diff_limit *lim, size_t n)
 	}
 }
 
-int mt_cmd_diff(const char *base, const char *new, bool json, size_t top,
+static int write_page(FILE *f, const void *v)
+{
+	return mt_output_diff_html(v, f);
+}
+
+int mt_cmd_diff(const char *base, const char *new, bool json, const char *html, size_t top,
 		const struct mt_cmd_diff_limits *limits)
 {
 	struct mt_diff_limit lim[MT_CMD_DIFF_LIMITS];
@@ -94,8 +100,16 @@ int mt_cmd_diff(const char *base, const char *new, bool json, size_t top,
 					 .limits = lim,
 					 .n_limits = (size_t)limits->n,
 					 .top = top};
-		int err = json ? mt_output_diff_json(&v, stdout) : mt_output_diff_text(&v, stdout);
+		int err;
 
+		if (html) {
+			if (mt_cmd_write_file(html, write_page, &v))
+				goto out;
+			say_exceeded(lim, (size_t)limits->n);
+			ret = exceeded ? MT_EXIT_DIFF_EXCEEDED : 0;
+			goto out;
+		}
+		err = json ? mt_output_diff_json(&v, stdout) : mt_output_diff_text(&v, stdout);
 		if (fflush(stdout) && (!err || err == -EIO))
 			err = -errno;
 		if (err) {

@@ -26,8 +26,8 @@ static void usage(FILE *out)
 		"       memtrack report [--html OUT.html] [--svg OUT.svg --over-time] "
 		"[--pprof OUT.pb.gz]\n"
 		"                       [--top N] FILE\n"
-		"       memtrack report --diff [--json] [--top N] [--max-increase METRIC=PERCENT]\n"
-		"                       BASE NEW\n"
+		"       memtrack report --diff [--json | --html OUT.html] [--top N]\n"
+		"                       [--max-increase METRIC=PERCENT] BASE NEW\n"
 		"Read an artifact written by 'memtrack run' and print what the run allocated.\n"
 		"FILE may also be CodSpeed's memory artifact (PID.MemtrackArtifact.msgpack, "
 		"written by\n"
@@ -41,7 +41,8 @@ static void usage(FILE *out)
 		"              or temporary (blocks freed right after their allocation)\n"
 		"  --html OUT.html\n"
 		"              write the report as one self-contained HTML page: summary, heap\n"
-		"              over time, flamegraph of allocation sites, largest blocks at exit\n"
+		"              over time, flamegraph of allocation sites (per process image and\n"
+		"              time range), bottom-up tables, largest blocks at exit\n"
 		"  --svg OUT.svg --over-time\n"
 		"              write the heap over time (live bytes per process image and in\n"
 		"              all, the peak, the allocation rate) as an SVG picture\n"
@@ -59,7 +60,8 @@ static void usage(FILE *out)
 		"              by --sites-by\n"
 		"  --diff BASE NEW\n"
 		"              compare two artifacts: the tree, process images, files,\n"
-		"              families and sites, with each change (text, or --json)\n"
+		"              families and sites, with each change (text, --json, or a\n"
+		"              page with --html OUT.html)\n"
 		"  --max-increase METRIC=PERCENT\n"
 		"              with --diff: exit 3 when the tree's METRIC (allocations,\n"
 		"              bytes, peak, live, temporary) grew by more than PERCENT\n"
@@ -177,13 +179,7 @@ static bool same_file(const char *path, const char *artifact)
 	       a.st_ino == b.st_ino;
 }
 
-/*
- * The picture of --svg, the page of --html or the profile of --pprof, written whole to path or
- * removed: one sentence when it cannot be. Only a regular file is removed: path may name a
- * device, a FIFO or /dev/stdout, which were there before memtrack and stay.
- */
-static int write_file(const char *path, enum report_file what, const struct mt_report *rep,
-		      const struct report_opts *o)
+int mt_cmd_write_file(const char *path, mt_cmd_writer write, const void *arg)
 {
 	char p[MT_PRINTABLE_MAX], why[256];
 	struct mt_identity owner = {0};
@@ -205,7 +201,7 @@ static int write_file(const char *path, enum report_file what, const struct mt_r
 		return 1;
 	}
 	regular = !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
-	ret = write_output(what, rep, f, o);
+	ret = write(f, arg);
 	/* The outputs say -EIO for a stream in error; fclose's flush says why (ENOSPC, EPIPE). */
 	if (fclose(f) && (!ret || ret == -EIO))
 		ret = -errno;
@@ -217,6 +213,27 @@ static int write_file(const char *path, enum report_file what, const struct mt_r
 		return 1;
 	}
 	return 0;
+}
+
+struct report_file_job {
+	enum report_file what;
+	const struct mt_report *rep;
+	const struct report_opts *o;
+};
+
+static int write_job(FILE *f, const void *arg)
+{
+	const struct report_file_job *j = arg;
+
+	return write_output(j->what, j->rep, f, j->o);
+}
+
+static int write_file(const char *path, enum report_file what, const struct mt_report *rep,
+		      const struct report_opts *o)
+{
+	struct report_file_job j = {.what = what, .rep = rep, .o = o};
+
+	return mt_cmd_write_file(path, write_job, &j);
 }
 
 /* The files of --html, --svg and --pprof; nothing on stdout. */
@@ -316,7 +333,8 @@ static int run_report(const char *path, const struct report_opts *o)
 	}
 	if (mt_codspeed_is_artifact(path))
 		return run_codspeed_report(path, json);
-	ret = mt_report_load(path, &rep, err, sizeof(err));
+	/* The page's process selector and time range need the sites per image and bucket. */
+	ret = mt_report_load_with(path, o->html ? MT_REPORT_CELLS : 0, &rep, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
 		return 1;
@@ -523,16 +541,26 @@ static int diff_mode(const struct report_opts *o, int n, char **files)
 				   n > 2 ? "' too" : "");
 		return MT_EXIT_USAGE;
 	}
-	if (o->folded || o->html || o->svg || o->pprof || o->over_time) {
-		mt_cmd_usage_error(&report_cmd, "--diff prints text or --json, not --%s",
+	if (o->folded || o->svg || o->pprof || o->over_time) {
+		mt_cmd_usage_error(&report_cmd,
+				   "--diff prints text or --json, or writes --html, not --%s",
 				   o->folded  ? "folded"
-				   : o->html  ? "html"
 				   : o->svg   ? "svg"
 				   : o->pprof ? "pprof"
 					      : "over-time");
 		return MT_EXIT_USAGE;
 	}
-	return mt_cmd_diff(files[0], files[1], o->json, o->top, &o->limits);
+	if (o->html && o->json) {
+		mt_cmd_usage_error(&report_cmd, "--html writes a file, --json prints: choose one");
+		return MT_EXIT_USAGE;
+	}
+	for (int i = 0; o->html && i < 2; i++)
+		if (same_file(o->html, files[i])) {
+			fprintf(stderr, "memtrack: --html %s is the artifact %s: not overwritten\n",
+				mt_printable(a, sizeof(a), o->html), i ? "NEW" : "BASE");
+			return 1;
+		}
+	return mt_cmd_diff(files[0], files[1], o->json, o->html, o->top, &o->limits);
 }
 
 int mt_cmd_report(int argc, char **argv)

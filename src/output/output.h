@@ -40,6 +40,9 @@ enum mt_folded_metric {
  * by first, top of them (0: all). 0, -ENOMEM or -EIO.
  */
 int mt_output_calls(const struct mt_calls *c, FILE *out, size_t top, enum mt_folded_metric by);
+/* c's rows, heaviest by first (ties by name): an array to free, NULL when out of memory. */
+const struct mt_call_row **mt_output_calls_sorted(const struct mt_calls *c,
+						  enum mt_folded_metric by);
 
 /*
  * The top allocation sites (--stacks), symbolised (mt_sites_symbolize), heaviest by first.
@@ -100,6 +103,7 @@ struct mt_flame {
 	size_t n_names;
 	struct mt_flame_node *nodes; /* nodes[0] is the root; a parent comes before its children */
 	size_t n_nodes, cap_nodes;
+	uint32_t *site_node; /* by site index: the node its path ends at, UINT32_MAX: none */
 };
 
 int mt_flame_build(const struct mt_report *rep, struct mt_flame **fl);
@@ -107,8 +111,9 @@ void mt_flame_free(struct mt_flame *fl);
 
 /*
  * The HTML report, one self-contained file: the summary (the text report, top as there), the
- * heap over time, the flamegraph of allocation sites (symbolised), the largest blocks never
- * freed. 0, -ENOMEM or -EIO.
+ * heap over time, the flamegraph of allocation sites (symbolised; its weights come from the
+ * cells: rep loaded with MT_REPORT_CELLS), the bottom-up tables, the largest blocks never freed.
+ * 0, -ENOMEM or -EIO.
  */
 int mt_output_html(const struct mt_report *rep, FILE *out, size_t top);
 
@@ -141,6 +146,11 @@ struct mt_diff_view {
 int mt_output_diff_text(const struct mt_diff_view *v, FILE *out);
 /* The comparison as one JSON document, every row. 0, -ENOMEM or -EIO. */
 int mt_output_diff_json(const struct mt_diff_view *v, FILE *out);
+/*
+ * The comparison as one self-contained HTML page: the tree, then each level's changed rows in
+ * tables the page's script sorts. 0, -ENOMEM or -EIO.
+ */
+int mt_output_diff_html(const struct mt_diff_view *v, FILE *out);
 /* A string of the traced program (any bytes) as a JSON string, UTF-8; NULL when out of memory. */
 struct json_object *mt_output_json_string(const char *s);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Two runs compared, as text and JSON (output.h, aggregate/diff.h): the tree's counts side by
- * side, then per level the rows that changed, the largest change in bytes first.
+ * Two runs compared, as text, JSON and an HTML page (output.h, aggregate/diff.h): the tree's
+ * counts side by side, then per level the rows that changed, the largest change in bytes first.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 
 #include <json.h>
 
-#include "output/output.h"
+#include "output/output_html_int.h"
 #include "base/bytesize.h"
 #include "base/printable.h"
 
@@ -92,18 +92,29 @@ static int by_bytes_change(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
-static int print_level(FILE *out, const struct mt_diff_level *lv, const char *title, size_t top)
+/* The rows of a level that changed, largest change in bytes first: to free, NULL: -ENOMEM. */
+static const struct mt_diff_row **changed_rows(const struct mt_diff_level *lv, size_t *n)
 {
 	const struct mt_diff_row **changed = calloc(lv->n ? lv->n : 1, sizeof(*changed));
+
+	*n = 0;
+	if (!changed)
+		return NULL;
+	for (size_t i = 0; i < lv->n; i++)
+		if (row_changed(&lv->rows[i]))
+			changed[(*n)++] = &lv->rows[i];
+	qsort(changed, *n, sizeof(*changed), by_bytes_change);
+	return changed;
+}
+
+static int print_level(FILE *out, const struct mt_diff_level *lv, const char *title, size_t top)
+{
 	char p[MT_PRINTABLE_MAX];
-	size_t n = 0, shown;
+	size_t n, shown;
+	const struct mt_diff_row **changed = changed_rows(lv, &n);
 
 	if (!changed)
 		return -ENOMEM;
-	for (size_t i = 0; i < lv->n; i++)
-		if (row_changed(&lv->rows[i]))
-			changed[n++] = &lv->rows[i];
-	qsort(changed, n, sizeof(*changed), by_bytes_change);
 	shown = top && top < n ? top : n;
 	fprintf(out, "\n%s: %zu changed of %zu\n", title, n, lv->n);
 	for (size_t i = 0; i < shown; i++) {
@@ -259,4 +270,119 @@ int mt_output_diff_json(const struct mt_diff_view *v, FILE *out)
 	fprintf(out, "%s\n", text);
 	json_object_put(doc);
 	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- HTML ------------------------------------------------------------------------------- */
+
+/* A number the page's script formats (bytes in units, a change with its sign). */
+static void put_cell(FILE *out, int64_t v, bool bytes, bool delta, const char *title)
+{
+	fprintf(out, "<td class=\"num%s%s\" data-v=\"%" PRId64 "\"", bytes ? " bytes" : "",
+		delta ? " delta" : "", v);
+	if (title) {
+		fputs(" title=\"", out);
+		mt_output_xml_text(out, title);
+		fputc('"', out);
+	}
+	fprintf(out, ">%" PRId64 "</td>", v);
+}
+
+/* The tree: one row per metric, base, new, change and percent. */
+static void put_tree_html(FILE *out, const struct mt_diff_row *tree)
+{
+	char pc[32];
+
+	fputs("<section id=\"diff-tree\"><h2>The tree</h2>\n<table class=\"calls\"><thead><tr>"
+	      "<th data-sort=\"text\">metric</th><th data-sort=\"num\">base</th>"
+	      "<th data-sort=\"num\">new</th><th data-sort=\"num\">change</th>"
+	      "<th data-sort=\"text\">percent</th></tr></thead><tbody>\n",
+	      out);
+	for (int m = 0; m < MT_DIFF_METRICS; m++) {
+		fprintf(out, "<tr data-metric=\"%s\"><td class=\"fn\">%s</td>",
+			mt_diff_metric_name(m), mt_diff_metric_name(m));
+		put_cell(out, (int64_t)tree->base[m], is_bytes(m), false, NULL);
+		put_cell(out, (int64_t)tree->new[m], is_bytes(m), false, NULL);
+		put_cell(out, (int64_t)(tree->new[m] - tree->base[m]), is_bytes(m), true, NULL);
+		fprintf(out, "<td class=\"pc\">%s</td></tr>\n",
+			percent_str(pc, sizeof(pc), tree->base[m], tree->new[m]));
+	}
+	fputs("</tbody></table></section>\n", out);
+}
+
+/* A level's changed rows: the change of each metric it keeps, base and new in the title. */
+static int put_level_html(FILE *out, const struct mt_diff_level *lv, const char *title)
+{
+	size_t n;
+	const struct mt_diff_row **changed = changed_rows(lv, &n);
+
+	if (!changed)
+		return -ENOMEM;
+	fprintf(out, "<section class=\"diff-level\" id=\"diff-%s\"><h2>", lv->name);
+	mt_output_xml_text(out, title);
+	fprintf(out,
+		": %zu changed of %zu</h2>\n<table class=\"calls\"><thead><tr>"
+		"<th data-sort=\"text\">%s</th><th data-sort=\"text\">in</th>",
+		n, lv->n, lv->name);
+	for (int m = 0; m < MT_DIFF_METRICS; m++)
+		if (lv->metrics & (1u << m))
+			fprintf(out, "<th data-sort=\"num\">%s</th>", mt_diff_metric_name(m));
+	fputs("</tr></thead><tbody>\n", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_diff_row *r = changed[i];
+
+		fputs("<tr><td class=\"fn\">", out);
+		mt_output_xml_text(out, r->key);
+		fprintf(out, "</td><td>%s</td>", in_names[r->in]);
+		for (int m = 0; m < MT_DIFF_METRICS; m++) {
+			char t[128], pc[32];
+
+			if (!(lv->metrics & (1u << m)))
+				continue;
+			snprintf(t, sizeof(t), "%" PRIu64 " -> %" PRIu64 " (%s)", r->base[m],
+				 r->new[m], percent_str(pc, sizeof(pc), r->base[m], r->new[m]));
+			put_cell(out, (int64_t)(r->new[m] - r->base[m]), is_bytes(m), true, t);
+		}
+		fputs("</tr>\n", out);
+	}
+	fputs("</tbody></table></section>\n", out);
+	free(changed);
+	return 0;
+}
+
+static void put_run_html(FILE *out, const char *what, const char *path, const struct mt_report *rep)
+{
+	fprintf(out, "<li>%s <code>", what);
+	mt_output_xml_text(out, path);
+	fputs("</code>: <code>", out);
+	for (int i = 0; i < rep->argc; i++) {
+		fputs(i ? " " : "", out);
+		mt_output_xml_text(out, rep->argv[i]);
+	}
+	fputs("</code></li>\n", out);
+}
+
+int mt_output_diff_html(const struct mt_diff_view *v, FILE *out)
+{
+	const char *words[] = {"report", "--diff", v->path[0], v->path[1]};
+	int err = 0;
+
+	mt_html_begin(out, words, 4);
+	fputs("<ul class=\"runs\">\n", out);
+	put_run_html(out, "base", v->path[0], v->rep[0]);
+	put_run_html(out, "new", v->path[1], v->rep[1]);
+	for (size_t i = 0; i < v->n_limits; i++)
+		fprintf(out, "<li class=\"%s\">limit: %s may grow by %.1f%%: %s</li>\n",
+			v->limits[i].exceeded ? "warning" : "held",
+			mt_diff_metric_name(v->limits[i].metric), v->limits[i].max_percent,
+			v->limits[i].exceeded ? "exceeded" : "held");
+	fputs("</ul>\n<p>Changes are new minus base; hover a change for both values. Click a "
+	      "column to sort.</p>\n",
+	      out);
+	put_tree_html(out, &v->d->level[MT_DIFF_TREE].rows[0]);
+	for (int l = MT_DIFF_IMAGES; !err && l < MT_DIFF_LEVELS; l++)
+		err = put_level_html(out, &v->d->level[l], level_titles[l]);
+	if (err)
+		return err;
+	fputs("<script type=\"application/json\" id=\"mt-data\">{}</script>\n", out);
+	return mt_html_end(out);
 }

@@ -18,6 +18,7 @@
 /* A site's path: its frames' names, outermost first. */
 struct path {
 	const struct mt_site *site;
+	size_t index; /* of the site */
 	uint32_t n;
 	uint32_t *names;
 };
@@ -112,6 +113,7 @@ static int build(struct mt_flame *fl, const struct path *v, size_t n)
 			err = node_new(fl, v[i].names[depth], depth ? stack[depth - 1] : 0,
 				       depth + 1);
 		}
+		fl->site_node[v[i].index] = stack[v[i].n - 1];
 		add_weights(&fl->nodes[0], v[i].site);
 		for (uint32_t d = 0; !err && d < v[i].n; d++)
 			add_weights(&fl->nodes[stack[d]], v[i].site);
@@ -126,13 +128,15 @@ int mt_flame_build(const struct mt_report *rep, struct mt_flame **out)
 	struct path *v = calloc(n ? n : 1, sizeof(*v));
 	struct mt_flame *fl = calloc(1, sizeof(*fl));
 	struct mt_strtab nm = {0};
-	int err = v && fl ? 0 : -ENOMEM;
+	int err = v && fl && (fl->site_node = malloc((n ? n : 1) * sizeof(uint32_t))) ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !err && i < n; i++) {
 		const struct mt_site *s = mt_sites_get(rep->sites, i);
 
+		fl->site_node[i] = UINT32_MAX;
 		if (!s->allocations && !s->peak_bytes)
 			continue;
+		v[k].index = i;
 		err = path_of(&nm, s, &v[k++]);
 	}
 	if (!err) {
@@ -165,5 +169,6 @@ void mt_flame_free(struct mt_flame *fl)
 		free(fl->names[i]);
 	free(fl->names);
 	free(fl->nodes);
+	free(fl->site_node);
 	free(fl);
 }

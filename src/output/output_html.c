@@ -3,18 +3,17 @@
  * The HTML report (`memtrack report --html OUT.html`): one file that opens anywhere, without the
  * network: no external script, style sheet, font or image. The summary is the text report's own
  * lines; the heap over time is output_svg.c's picture, made interactive by the page's script; the
- * flamegraph is drawn by the script from the sites merged here (output_flame.c) and cut to what a
- * page can draw: nodes too small to see under every weight are folded into one "[smaller frames]"
- * node per parent, so a run of hundreds of thousands of stacks gives a page of a few thousand
- * nodes. The script and the style sheet (output_html.js, output_html.css) are linked into
- * memtrack as they are, to be read and edited as the files they are.
+ * flamegraph is drawn by the script from the data of output_html_data.c, for the process image
+ * and the time range chosen; the bottom-up tables are output_html_calls.c's. The script and the
+ * style sheet (output_html.js, output_html.css) are linked into memtrack as they are, to be read
+ * and edited as the files they are.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/output.h"
+#include "output/output_html_int.h"
 #include "base/bytesize.h"
 #include "base/printable.h"
 
@@ -32,182 +31,6 @@ __asm__(".pushsection .rodata\n"
 	".popsection\n");
 extern const char mt_html_script[];
 extern const char mt_html_style[];
-
-/*
- * A node is drawn when it is at least 1/FLAME_GRAIN of the total under some weight (a quarter of
- * a pixel on a 1000-pixel page, zoomed out); the grain coarsens until at most FLAME_MAX_NODES are.
- */
-#define FLAME_GRAIN	4000
-#define FLAME_MAX_NODES 20000
-
-/* s as a JSON string inside a <script> element: UTF-8, and no '<' that could end the element. */
-static void put_jstr(FILE *out, const char *s)
-{
-	char *u = mt_utf8_dup(s);
-
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(u ? u : "?"); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-	free(u);
-}
-
-static void put_u64s(FILE *out, const uint64_t *v, size_t n)
-{
-	fputc('[', out);
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s%" PRIu64, i ? "," : "", v[i]);
-	fputc(']', out);
-}
-
-/* ---- the heap over time --------------------------------------------------------------------- */
-
-static int put_over_time_data(const struct mt_report *rep, FILE *out)
-{
-	const struct mt_timeline *tl = rep->timeline;
-	size_t *img, hidden;
-	int n = mt_output_svg_lines(rep, &img, &hidden);
-
-	if (n < 0)
-		return n;
-	fprintf(out,
-		"\"over_time\":{\"bucket_ns\":%" PRIu64 ",\"buckets\":%zu,\"peak_bytes\":%" PRIu64
-		",\"peak_ns\":%" PRIu64 ",\"tree\":",
-		tl->width_ns, tl->n_buckets, tl->peak_bytes, tl->peak_ns);
-	put_u64s(out, tl->tree.max, tl->tree.n);
-	fputs(",\"allocated\":", out);
-	put_u64s(out, tl->allocated, tl->n_buckets);
-	fputs(",\"lines\":[", out);
-	for (int k = 0; k < n; k++) {
-		const struct mt_image *g = &rep->images[img[k]];
-		char label[MT_PRINTABLE_MAX + 64];
-		const char *base = strrchr(g->exe, '/');
-
-		snprintf(label, sizeof(label), "pid %" PRIu32 " %s", g->pid,
-			 base	   ? base + 1
-			 : *g->exe ? g->exe
-				   : "?");
-		fprintf(out, "%s{\"label\":", k ? "," : "");
-		put_jstr(out, label);
-		fprintf(out, ",\"first\":%zu,\"max\":", tl->images[img[k]].first);
-		put_u64s(out, tl->images[img[k]].max, tl->images[img[k]].n);
-		fputc('}', out);
-	}
-	fputs("]}", out);
-	free(img);
-	return 0;
-}
-
-/* ---- the flamegraph ------------------------------------------------------------------------- */
-
-/* Whether node i is big enough under some weight, at grain g. */
-static bool big(const struct mt_flame *fl, size_t i, uint64_t g)
-{
-	for (int m = 0; m < MT_FLAME_WEIGHTS; m++)
-		if (fl->nodes[0].w[m] && fl->nodes[i].w[m] * g >= fl->nodes[0].w[m])
-			return true;
-	return false;
-}
-
-/* keep[i]: node i is drawn (its parent too). Returns how many are, with an "other" per parent. */
-static size_t mark(const struct mt_flame *fl, uint64_t g, bool *keep, bool *other)
-{
-	size_t n = 1;
-
-	keep[0] = true;
-	other[0] = false;
-	for (size_t i = 1; i < fl->n_nodes; i++) {
-		size_t p = fl->nodes[i].parent;
-
-		other[i] = false;
-		keep[i] = keep[p] && big(fl, i, g);
-		n += keep[i];
-		if (keep[p] && !keep[i] && !other[p]) {
-			other[p] = true;
-			n++;
-		}
-	}
-	return n;
-}
-
-static void put_node(FILE *out, bool first, int64_t name, size_t parent, const uint64_t *w)
-{
-	fprintf(out, "%s[%" PRId64 ",%zu", first ? "" : ",", name, parent);
-	for (int m = 0; m < MT_FLAME_WEIGHTS; m++)
-		fprintf(out, ",%" PRIu64, w[m]);
-	fputc(']', out);
-}
-
-/*
- * "flame": names, and nodes as [name, parent, allocations, bytes, live, peak, temporary] with the
- * parent before its children; name -1 is the root, -2 the smaller frames folded together.
- */
-static int put_flame(const struct mt_flame *fl, FILE *out)
-{
-	bool *keep = calloc(fl->n_nodes, sizeof(*keep)), *other = calloc(fl->n_nodes, 1);
-	size_t *idx = calloc(fl->n_nodes, sizeof(*idx)), n = 0, drawn;
-	uint64_t(*rest)[MT_FLAME_WEIGHTS] = calloc(fl->n_nodes, sizeof(*rest));
-	uint64_t g = FLAME_GRAIN;
-	int err = -ENOMEM;
-
-	if (!keep || !other || !idx || !rest)
-		goto out;
-	while ((drawn = mark(fl, g, keep, other)) > FLAME_MAX_NODES && g > 1)
-		g /= 2;
-	fputs("\"flame\":{\"names\":[", out);
-	for (size_t i = 0; i < fl->n_names; i++) {
-		fputs(i ? "," : "", out);
-		put_jstr(out, fl->names[i]);
-	}
-	fprintf(out, "],\"drawable\":%zu,\"nodes\":[", drawn);
-	for (size_t i = 0; i < fl->n_nodes; i++) {
-		const struct mt_flame_node *nd = &fl->nodes[i];
-
-		if (!keep[i]) {
-			if (i && keep[nd->parent])
-				for (int m = 0; m < MT_FLAME_WEIGHTS; m++)
-					rest[nd->parent][m] += nd->w[m];
-			continue;
-		}
-		idx[i] = n++;
-		put_node(out, i == 0, i ? (int64_t)nd->name : -1, i ? idx[nd->parent] : 0, nd->w);
-	}
-	for (size_t i = 0; i < fl->n_nodes; i++)
-		if (keep[i] && other[i])
-			put_node(out, false, -2, idx[i], rest[i]);
-	fputs("]}", out);
-	err = 0;
-out:
-	free(keep);
-	free(other);
-	free(idx);
-	free(rest);
-	return err;
-}
-
-static int put_data(const struct mt_report *rep, FILE *out)
-{
-	struct mt_flame *fl = NULL;
-	int err;
-
-	fputs("<script type=\"application/json\" id=\"mt-data\">{", out);
-	err = put_over_time_data(rep, out);
-	if (!err && mt_sites_count(rep->sites)) {
-		err = mt_flame_build(rep, &fl);
-		fputc(',', out);
-		if (!err)
-			err = put_flame(fl, out);
-		mt_flame_free(fl);
-	}
-	fputs("}</script>\n", out);
-	return err;
-}
 
 /* ---- the summary ---------------------------------------------------------------------------- */
 
@@ -344,9 +167,10 @@ static void put_largest(const struct mt_report *rep, FILE *out)
 		const char *base = strrchr(g->exe, '/');
 
 		fprintf(out,
-			"<tr data-bytes=\"%" PRIu64 "\"><td class=\"num\">%" PRIu64
-			"</td><td>pid %" PRIu32 " ",
-			b->size, b->size, g->pid);
+			"<tr data-bytes=\"%" PRIu64
+			"\" data-image=\"%zu\"><td class=\"num\">%" PRIu64 "</td><td>pid %" PRIu32
+			" ",
+			b->size, b->image, b->size, g->pid);
 		mt_output_xml_text(out, base ? base + 1 : g->exe);
 		fprintf(out, "</td><td>%s</td><td><code>0x%" PRIx64 "</code></td><td>",
 			block_end(rep, b), b->addr);
@@ -375,45 +199,76 @@ static void put_sites(const struct mt_report *rep, FILE *out)
 	      out);
 }
 
-static void put_title(const struct mt_report *rep, FILE *out)
+/*
+ * What the flamegraph and the tables show: one process image or the whole tree, the whole run
+ * or a time range (dragged on the heap over time, or typed), filled in by the script.
+ */
+static void put_view(FILE *out)
 {
-	for (int i = 0; i < rep->argc; i++) {
+	fputs("<div class=\"view controls\">process: <select id=\"image-select\">"
+	      "<option value=\"-1\">whole tree</option></select> "
+	      "time range: <input id=\"range-from\" type=\"number\" min=\"0\" step=\"any\"> to "
+	      "<input id=\"range-to\" type=\"number\" min=\"0\" step=\"any\"> ms "
+	      "<button id=\"range-clear\" type=\"button\">whole run</button> "
+	      "<span id=\"range-shown\"></span></div>\n",
+	      out);
+}
+
+static void put_words(FILE *out, const char *const *words, int n)
+{
+	for (int i = 0; i < n; i++) {
 		fputs(i ? " " : "", out);
-		mt_output_xml_text(out, rep->argv[i]);
+		mt_output_xml_text(out, words[i]);
 	}
+}
+
+void mt_html_begin(FILE *out, const char *const *words, int n)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n<title>"
+	      "memtrack: ",
+	      out);
+	put_words(out, words, n);
+	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>memtrack: <code>",
+		mt_html_style);
+	put_words(out, words, n);
+	fputs("</code></h1>\n", out);
+}
+
+int mt_html_end(FILE *out)
+{
+	fprintf(out, "<script>\n%s</script>\n</body></html>\n", mt_html_script);
+	return ferror(out) ? -EIO : 0;
 }
 
 int mt_output_html(const struct mt_report *rep, FILE *out, size_t top)
 {
 	int err;
 
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n<title>"
-	      "memtrack: ",
-	      out);
-	put_title(rep, out);
-	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>memtrack: <code>",
-		mt_html_style);
-	put_title(rep, out);
-	fputs("</code></h1>\n<section id=\"summary\"><h2>Summary</h2>\n", out);
+	mt_html_begin(out, (const char *const *)rep->argv, rep->argc);
+	fputs("<section id=\"summary\"><h2>Summary</h2>\n", out);
 	put_figures(rep, out);
 	fputs("<p>Per process image, file and family, with what was dropped and what could not be "
 	      "probed: the text report, at the end of this page.</p>\n</section>\n"
-	      "<section id=\"over-time\"><h2>Heap over time</h2>\n<div class=\"plot\">\n",
+	      "<section id=\"over-time\"><h2>Heap over time</h2>\n",
 	      out);
+	put_view(out);
+	fputs("<div class=\"plot\">\n", out);
 	err = mt_output_svg_plot(rep, out);
 	if (err)
 		return err;
 	fputs("<div id=\"plot-tip\" class=\"tip\" hidden></div></div>\n</section>\n", out);
 	put_sites(rep, out);
+	err = mt_html_calls(rep, out);
+	if (err)
+		return err;
 	put_largest(rep, out);
 	err = put_text_report(rep, out, top);
 	if (err)
 		return err;
-	err = put_data(rep, out);
+	err = mt_html_data(rep, out);
 	if (err)
 		return err;
-	fprintf(out, "<script>\n%s</script>\n</body></html>\n", mt_html_script);
-	return ferror(out) ? -EIO : 0;
+	return mt_html_end(out);
 }

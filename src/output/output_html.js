@@ -1,15 +1,20 @@
-// The HTML report's script (src/output/output_html.c links it into the page): tooltips on the heap
-// over time, and the flamegraph of allocation sites drawn from the data memtrack aggregated.
-// No library, no network. Once drawn, each part says so in data-* attributes (the tests read
-// them): the plot data-rendered, the flamegraph data-rendered, data-weight, data-total (the root's
-// weight as drawn), data-focus (the frame zoomed on), data-drawn (rectangles drawn) and
-// data-matched (the weight of the frames the search matches).
+// The HTML report's script (src/output/output_html.c links it into the page): tooltips and a time
+// range on the heap over time, the process selector, the flamegraph of allocation sites and the
+// bottom-up tables, drawn from the data memtrack aggregated; on the page of two runs compared
+// (report --diff --html), its tables only. No library, no network. Once drawn,
+// each part says so in data-* attributes (the tests read them): the plot data-rendered; the
+// flamegraph data-rendered, data-weight, data-total (the root's weight as drawn), data-focus (the
+// frame zoomed on), data-drawn (rectangles drawn), data-matched (the weight of the frames the
+// search matches), data-totals (the root's five weights, in the buttons' order), data-image (the image shown, -1 the whole tree) and data-range-from,
+// data-range-to (the time range in ns from the run's start, whole buckets; absent: the whole run).
 'use strict';
 (function () {
 	const data = JSON.parse(document.getElementById('mt-data').textContent);
 	const SVGNS = 'http://www.w3.org/2000/svg';
+	const ot = data.over_time;
 
 	function human(b) {
+		if (b < 0) return '-' + human(-b);
 		const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 		let v = b, i = 0;
 		while (v >= 1024 && i < units.length - 1) {
@@ -47,22 +52,114 @@
 		return e;
 	}
 
-	// ---- the heap over time: a guide line and the exact values of the bucket under the mouse
+	// The URL's fragment may choose the view: #weight=bytes&focus=main&search=sqlite&image=2&range=10-20
+	// (range in ms)&function=main (chosen in the bottom-up table). A malformed escape (#search=100%, a link cut short) is taken as typed, not
+	// thrown: decodeURIComponent's URIError would leave the page without its flamegraph.
+	function param(k) {
+		const m = new RegExp('[#&]' + k + '=([^&]*)').exec(location.hash);
+		if (!m) return '';
+		try {
+			return decodeURIComponent(m[1]);
+		} catch (e) {
+			return m[1];
+		}
+	}
+
+	// ---- the view: one image or the whole tree; the whole run or buckets [b0, b1)
+
+	const view = {image: -1, range: null, listeners: []};
+
+	function changed() {
+		for (const f of view.listeners) f();
+	}
+
+	// A range in ns, widened to whole buckets: the sums in it are then exact.
+	function setRange(fromNs, toNs) {
+		const b0 = Math.max(0, Math.floor(Math.min(fromNs, toNs) / ot.bucket_ns));
+		const b1 = Math.min(ot.buckets, Math.ceil(Math.max(fromNs, toNs) / ot.bucket_ns));
+		view.range = b1 > b0 ? [b0, b1] : null;
+		changed();
+	}
+
+	function viewControls() {
+		const select = document.getElementById('image-select');
+		const from = document.getElementById('range-from'), to = document.getElementById('range-to');
+		const shown = document.getElementById('range-shown');
+		if (!select) return;
+		(data.images || []).forEach((g, k) => {
+			const o = document.createElement('option');
+			o.value = k;
+			o.textContent = 'pid ' + g[0] + ' ' + g[1] + (g[2] ? ' (' + g[2] + ')' : '') + (g[3] ? ', exec ' + g[3] : '');
+			select.appendChild(o);
+		});
+		select.addEventListener('change', () => {
+			view.image = +select.value;
+			changed();
+		});
+		const typed = () => from.value !== '' && to.value !== '' && setRange(from.value * 1e6, to.value * 1e6);
+		from.addEventListener('change', typed);
+		to.addEventListener('change', typed);
+		document.getElementById('range-clear').addEventListener('click', () => {
+			view.range = null;
+			changed();
+		});
+		view.listeners.push(() => {
+			select.value = view.image;
+			if (!view.range) {
+				shown.textContent = 'whole run, ' + time(ot.buckets * ot.bucket_ns);
+				return;
+			}
+			from.value = (view.range[0] * ot.bucket_ns) / 1e6;
+			to.value = (view.range[1] * ot.bucket_ns) / 1e6;
+			shown.textContent = time(view.range[0] * ot.bucket_ns) + ' to ' + time(view.range[1] * ot.bucket_ns) + ' (whole buckets of ' + time(ot.bucket_ns) + ')';
+		});
+		const image = parseInt(param('image'), 10);
+		if (image >= 0 && image < (data.images || []).length) view.image = image;
+		const r = /^([0-9.]+)-([0-9.]+)$/.exec(param('range'));
+		if (r) setRange(r[1] * 1e6, r[2] * 1e6);
+	}
+
+	// ---- the heap over time: a guide line and the exact values of the bucket under the mouse; a
+	// drag selects a time range
 
 	function overTime() {
 		const svg = document.querySelector('#over-time svg');
-		const ot = data.over_time;
+		if (!svg) return;
 		const tip = document.getElementById('plot-tip');
 		const left = +svg.dataset.plotLeft, right = +svg.dataset.plotRight;
 		const top = +svg.dataset.plotTop, bottom = +svg.dataset.plotBottom;
 		const guide = svgElement('line', {y1: top, y2: bottom, stroke: '#888', 'stroke-dasharray': '3 3', visibility: 'hidden'});
+		const band = svgElement('rect', {y: top, height: bottom - top, fill: '#3070ff', opacity: 0.15, visibility: 'hidden'});
 		const at = (first, v, b) => (b >= first && b < first + v.length ? v[b - first] : 0);
-
-		svg.appendChild(guide);
-		svg.addEventListener('mousemove', (ev) => {
+		const bucketAt = (ev) => {
 			const r = svg.getBoundingClientRect();
 			const x = (ev.clientX - r.left) * (svg.viewBox.baseVal.width / r.width);
-			const b = Math.floor(((x - left) / (right - left)) * ot.buckets);
+			return Math.floor(((x - left) / (right - left)) * ot.buckets);
+		};
+		const xOf = (b) => left + (b * (right - left)) / ot.buckets;
+		const showBand = (b0, b1) => {
+			band.setAttribute('x', xOf(b0));
+			band.setAttribute('width', Math.max(1, xOf(b1) - xOf(b0)));
+			band.setAttribute('visibility', 'visible');
+		};
+		let dragFrom = null;
+
+		svg.appendChild(band);
+		svg.appendChild(guide);
+		svg.style.cursor = 'crosshair';
+		svg.addEventListener('mousedown', (ev) => {
+			dragFrom = Math.min(Math.max(bucketAt(ev), 0), ot.buckets - 1);
+			ev.preventDefault();
+		});
+		window.addEventListener('mouseup', (ev) => {
+			if (dragFrom === null) return;
+			const b = Math.min(Math.max(bucketAt(ev), 0), ot.buckets - 1);
+			setRange(Math.min(b, dragFrom) * ot.bucket_ns, (Math.max(b, dragFrom) + 1) * ot.bucket_ns);
+			dragFrom = null;
+		});
+		svg.addEventListener('mousemove', (ev) => {
+			const b = bucketAt(ev);
+			if (dragFrom !== null) showBand(Math.min(b, dragFrom), Math.max(b, dragFrom) + 1);
 			if (b < 0 || b >= ot.buckets) {
 				tip.hidden = true;
 				guide.setAttribute('visibility', 'hidden');
@@ -75,13 +172,14 @@
 			let html = time(b * ot.bucket_ns) + ' to ' + time((b + 1) * ot.bucket_ns) + '<br>';
 			html += '<b>whole tree: ' + exact(at(0, ot.tree, b)) + ' bytes live at most</b><br>';
 			for (const l of ot.lines) html += escape(l.label) + ': ' + exact(at(l.first, l.max, b)) + ' bytes<br>';
-			html += 'allocated: ' + exact(ot.allocated[b]) + ' bytes';
+			html += 'allocated: ' + exact(ot.allocated[b]) + ' bytes<br>(drag to choose a time range)';
 			showTip(tip, html, ev);
 		});
 		svg.addEventListener('mouseleave', () => {
 			tip.hidden = true;
 			guide.setAttribute('visibility', 'hidden');
 		});
+		view.listeners.push(() => (view.range ? showBand(view.range[0], view.range[1]) : band.setAttribute('visibility', 'hidden')));
 		svg.dataset.drawnLines = svg.querySelectorAll('polyline').length;
 		svg.dataset.drawnPeak = ot.tree.reduce((a, v) => Math.max(a, v), 0);
 		svg.dataset.rendered = '1';
@@ -96,17 +194,44 @@
 		['peak', 'live at the peak', (v) => exact(v) + ' bytes (' + human(v) + ')'],
 		['temporary', 'temporary', (v) => exact(v)],
 	];
+	// A time range has allocations and bytes; the other weights are of the whole run.
+	const IN_RANGE = 2;
 	const ROW = 18;
+
+	// Each node's weights for the view: the cells of the image (every cell for the tree), their
+	// allocations in the range's buckets, summed up the tree (a parent comes before its children).
+	function viewWeights(nodes, cells) {
+		const W = nodes.map(() => [0, 0, 0, 0, 0]);
+		for (const c of cells) {
+			if (view.image >= 0 && c[1] !== view.image) continue;
+			const t = W[c[0]];
+			if (!view.range) {
+				for (let m = 0; m < 5; m++) t[m] += c[2 + m];
+				continue;
+			}
+			const s = c[7];
+			for (let k = 0, b = 0; k < s.length; k += 3) {
+				b += s[k];
+				if (b >= view.range[0] && b < view.range[1]) {
+					t[0] += s[k + 1];
+					t[1] += s[k + 2];
+				}
+			}
+		}
+		for (let i = nodes.length - 1; i > 0; i--) for (let m = 0; m < 5; m++) W[nodes[i][1]][m] += W[i][m];
+		return W;
+	}
 
 	function flame() {
 		const f = data.flame;
 		const box = document.getElementById('flame');
-		if (!f || !box) return;
+		if (!f || !box) return null;
 		const nodes = f.nodes, n = nodes.length;
 		const tip = document.getElementById('flame-tip');
 		const name = (i) => (nodes[i][0] === -1 ? 'all' : nodes[i][0] === -2 ? '[smaller frames]' : f.names[nodes[i][0]]);
 		const parent = (i) => nodes[i][1];
-		const w = (i, m) => nodes[i][2 + m];
+		let W = viewWeights(nodes, data.cells);
+		const w = (i, m) => W[i][m];
 		const kids = Array.from({length: n}, () => []);
 		const depth = new Array(n).fill(0);
 		for (let i = 1; i < n; i++) {
@@ -115,18 +240,6 @@
 		}
 		for (const k of kids) k.sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
 
-		// The URL's fragment may choose the view: #weight=bytes&focus=main&search=sqlite
-		// A malformed escape (#search=100%, a link cut short) is taken as typed, not thrown:
-		// decodeURIComponent's URIError would leave the page without its flamegraph.
-		const param = (k) => {
-			const m = new RegExp('[#&]' + k + '=([^&]*)').exec(location.hash);
-			if (!m) return '';
-			try {
-				return decodeURIComponent(m[1]);
-			} catch (e) {
-				return m[1];
-			}
-		};
 		const focus = Math.max(0, nodes.findIndex((x, i) => i && name(i) === param('focus')));
 		const state = {m: Math.max(0, WEIGHTS.findIndex((x) => x[0] === param('weight'))), focus: focus, search: param('search').toLowerCase()};
 
@@ -141,6 +254,7 @@
 		function describe(i) {
 			let html = '<b>' + escape(name(i)) + '</b><br>';
 			WEIGHTS.forEach((x, m) => {
+				if (view.range && m >= IN_RANGE) return;
 				const pct = w(0, m) ? ((100 * w(i, m)) / w(0, m)).toFixed(2) : '0.00';
 				html += x[1] + ': ' + x[2](w(i, m)) + ', ' + pct + '%<br>';
 			});
@@ -214,12 +328,24 @@
 				svg.appendChild(g);
 			}
 			box.replaceChildren(svg);
-			document.querySelectorAll('#flame-weights button').forEach((b, k) => b.classList.toggle('on', k === m));
+			document.querySelectorAll('#flame-weights button').forEach((b, k) => {
+				b.classList.toggle('on', k === m);
+				b.disabled = !!view.range && k >= IN_RANGE;
+			});
 			matched();
 			box.dataset.weight = WEIGHTS[m][0];
 			box.dataset.total = w(0, m);
+			box.dataset.totals = W[0].join(',');
 			box.dataset.focus = name(state.focus);
 			box.dataset.drawn = rects.length;
+			box.dataset.image = view.image;
+			if (view.range) {
+				box.dataset.rangeFrom = view.range[0] * ot.bucket_ns;
+				box.dataset.rangeTo = view.range[1] * ot.bucket_ns;
+			} else {
+				delete box.dataset.rangeFrom;
+				delete box.dataset.rangeTo;
+			}
 			box.dataset.rendered = '1';
 		}
 
@@ -235,8 +361,9 @@
 			});
 			buttons.appendChild(b);
 		});
-		document.getElementById('flame-search').value = state.search;
-		document.getElementById('flame-search').addEventListener('input', (ev) => {
+		const search = document.getElementById('flame-search');
+		search.value = state.search;
+		search.addEventListener('input', (ev) => {
 			state.search = ev.target.value.toLowerCase();
 			render();
 		});
@@ -245,9 +372,70 @@
 			render();
 		});
 		window.addEventListener('resize', render);
-		render();
+		view.listeners.push(() => {
+			W = viewWeights(nodes, data.cells);
+			if (view.range && state.m >= IN_RANGE) state.m = 1;
+			if (!w(state.focus, state.m)) state.focus = 0;
+			render();
+		});
+		// A function chosen in a table: its frames highlighted, matched and summed.
+		return (fn) => {
+			state.search = search.value = fn.toLowerCase();
+			render();
+		};
 	}
 
+	// ---- the tables: numbers formatted, columns sorted by a click, rows searched, functions
+	// chosen (their callers and callees shown, their frames searched in the flamegraph)
+
+	function tables(searchFlame) {
+		// Cells with a title of their own (a change: both values) keep it.
+		document.querySelectorAll('table.calls td.num').forEach((td) => {
+			const v = +td.dataset.v;
+			const sign = td.classList.contains('delta') && v > 0 ? '+' : '';
+			td.textContent = sign + (td.classList.contains('bytes') ? human(v) : exact(v));
+			if (!td.title) td.title = exact(v) + (td.classList.contains('bytes') ? ' bytes' : '');
+		});
+		document.querySelectorAll('table.calls th').forEach((th) => {
+			const col = th.cellIndex;
+			th.addEventListener('click', () => {
+				const body = th.closest('table').tBodies[0];
+				const key = (tr) => (th.dataset.sort === 'num' ? -tr.cells[col].dataset.v : tr.cells[col].textContent);
+				const rows = Array.from(body.rows).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+				body.replaceChildren(...rows);
+			});
+		});
+		const input = document.getElementById('calls-search');
+		const top = document.getElementById('bottom-up');
+		if (!input || !top) return;
+		const shown = document.getElementById('calls-shown');
+		const filter = () => {
+			const s = input.value.toLowerCase();
+			let k = 0;
+			for (const tr of top.tBodies[0].rows) {
+				tr.hidden = !!s && !tr.cells[0].textContent.toLowerCase().includes(s);
+				k += !tr.hidden;
+			}
+			shown.textContent = k + ' of ' + top.tBodies[0].rows.length + ' functions';
+		};
+		input.addEventListener('input', filter);
+		filter();
+		const choose = (fn) => {
+			document.querySelectorAll('.calls-of').forEach((d) => (d.hidden = d.dataset.function !== fn));
+			if (searchFlame) searchFlame(fn);
+		};
+		document.querySelectorAll('button.fn').forEach((b) => b.addEventListener('click', () => choose(b.dataset.function)));
+		if (param('function')) choose(param('function'));
+	}
+
+	// The largest blocks of the image shown.
+	view.listeners.push(() => {
+		document.querySelectorAll('tr[data-image]').forEach((tr) => (tr.hidden = view.image >= 0 && +tr.dataset.image !== view.image));
+	});
+
 	overTime();
-	flame();
+	const searchFlame = flame();
+	tables(searchFlame);
+	viewControls();
+	changed();
 })();

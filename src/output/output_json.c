@@ -325,6 +325,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 	jset(o, "command", a);
 	jset_str(o, "watcher", rep->watcher);
 	jset_u64(o, "start_time_ns", rep->start_time_ns);
+	jset_u64(o, "start_mono_ns", rep->start_mono_ns);
 	jset(o, "duration_ns",
 	     rep->has_footer && rep->footer.end_mono_ns >= rep->start_mono_ns
 		 ? json_object_new_uint64(rep->footer.end_mono_ns - rep->start_mono_ns)

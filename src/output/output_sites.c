@@ -145,6 +145,19 @@ static int by_call_weight(const void *a, const void *b, void *arg)
 	return strcmp(x->name, y->name);
 }
 
+const struct mt_call_row **mt_output_calls_sorted(const struct mt_calls *c,
+						  enum mt_folded_metric by)
+{
+	const struct mt_call_row **v = malloc((c->n ? c->n : 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < c->n; i++)
+		v[i] = &c->rows[i];
+	qsort_r(v, c->n, sizeof(*v), by_call_weight, &by);
+	return v;
+}
+
 /* "12 allocations, 4.0 KiB; live at exit 2.2 KiB; 5 temporary; 8 sites" */
 static void put_call_counts(FILE *out, const struct mt_call_row *r)
 {
@@ -171,15 +184,12 @@ static void put_call_row(FILE *out, const struct mt_call_row *r, uint64_t total,
 
 int mt_output_calls(const struct mt_calls *c, FILE *out, size_t top, enum mt_folded_metric by)
 {
-	const struct mt_call_row **v = malloc((c->n ? c->n : 1) * sizeof(*v));
+	const struct mt_call_row **v = mt_output_calls_sorted(c, by);
 	char p[MT_PRINTABLE_MAX];
 	size_t shown = top && top < c->n ? top : c->n;
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->n; i++)
-		v[i] = &c->rows[i];
-	qsort_r(v, c->n, sizeof(*v), by_call_weight, &by);
 	fprintf(out, "%s of %s (%zu, by %s)\n", c->callers ? "Callers" : "Callees",
 		mt_printable(p, sizeof(p), c->total.name), c->n, metric_title(by));
 	for (size_t i = 0; i < shown; i++)

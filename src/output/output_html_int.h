@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The HTML report's parts (output_html.c): the data its script draws from (output_html_data.c),
+ * the callers and callees tables (output_html_calls.c); the page's frame, which the comparison's
+ * page (output_diff.c) shares.
+ */
+#ifndef MT_OUTPUT_HTML_INT_H
+#define MT_OUTPUT_HTML_INT_H
+
+#include <stdio.h>
+
+#include "output/output.h"
+
+/* s as a JSON string inside a <script> element: UTF-8, and no '<' that could end the element. */
+void mt_html_jstr(FILE *out, const char *s);
+/*
+ * A page's beginning, to its <body> and heading: the title "memtrack: " and words, the style
+ * sheet, the Content-Security-Policy that forbids loading anything.
+ */
+void mt_html_begin(FILE *out, const char *const *words, int n);
+/* Its end: the script (which draws from an element id="mt-data"), then </html>. 0 or -EIO. */
+int mt_html_end(FILE *out);
+/* The page's data, one <script type="application/json" id="mt-data">. 0 or -ENOMEM. */
+int mt_html_data(const struct mt_report *rep, FILE *out);
+/* The functions that allocate, with their callers and callees. 0 or -ENOMEM. */
+int mt_html_calls(const struct mt_report *rep, FILE *out);
+
+#endif
