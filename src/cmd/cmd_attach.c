@@ -20,6 +20,7 @@ enum {
 	OPT_TREE = 256,
 	OPT_DURATION,
 	OPT_STACKS,
+	OPT_WATCHER,
 };
 
 static void usage(FILE *out)
@@ -38,7 +39,8 @@ static void usage(FILE *out)
 		"      --duration D           detach after D (seconds, or 500ms, 1m30s ...)\n"
 		"      --stacks[=MODE]        kernel: record each allocation's call stack; none\n"
 		"                             (default): no stacks (docs/STACKS.md)\n"
-		"  -q, --quiet                no summary\n"
+		"      --watcher MODE         auto (default), fentry or tracepoint\n"
+		"  -q, --quiet                say nothing but errors\n"
 		"  -v, --verbose              say what is attached where, and why\n"
 		"  -h, --help                 this help\n");
 }
@@ -84,8 +86,19 @@ static int attach_option(int c, const char *arg, void *ctx)
 			return mt_cmd_usage_error(&attach_cmd, "invalid --stacks '%s'",
 						  mt_printable(a, sizeof(a), arg));
 		return 0;
+	case OPT_WATCHER:
+		if (strcmp(arg, "auto") == 0)
+			o->cfg.watcher = MT_WATCHER_AUTO;
+		else if (strcmp(arg, "fentry") == 0)
+			o->cfg.watcher = MT_WATCHER_FENTRY;
+		else if (strcmp(arg, "tracepoint") == 0)
+			o->cfg.watcher = MT_WATCHER_TRACEPOINT;
+		else
+			return mt_cmd_usage_error(&attach_cmd, "invalid --watcher '%s'",
+						  mt_printable(a, sizeof(a), arg));
+		return 0;
 	case 'q':
-		o->quiet = true;
+		o->quiet = o->cfg.quiet = true;
 		return 0;
 	case 'v':
 		o->cfg.verbose = true;
@@ -99,6 +112,7 @@ static const struct option attach_longopts[] = {
     {"tree", no_argument, NULL, OPT_TREE},
     {"duration", required_argument, NULL, OPT_DURATION},
     {"stacks", optional_argument, NULL, OPT_STACKS},
+    {"watcher", required_argument, NULL, OPT_WATCHER},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},

@@ -93,8 +93,9 @@ static void print_run(const struct mt_report *rep, FILE *out)
 	print_command(rep, out);
 	fprintf(out, "started:   %s\n", when);
 	if (rep->attached)
-		fprintf(out, "attached:  to the process running (memtrack attach), recorded until its "
-			     "detach: blocks allocated before are unknown\n");
+		fprintf(out,
+			"attached:  to the process running (memtrack attach), recorded until its "
+			"detach: blocks allocated before are unknown\n");
 	if (rep->has_footer && rep->footer.end_mono_ns >= rep->start_mono_ns)
 		fprintf(out, "duration:  %.3f s\n",
 			(double)(rep->footer.end_mono_ns - rep->start_mono_ns) / 1e9);
@@ -159,7 +160,8 @@ static void print_live(const struct mt_report *rep, FILE *out)
 		ended.blocks, bytes_str(b, sizeof(b), ended.bytes));
 	if (rep->attached)
 		fprintf(out,
-			"  live at detach    %" PRIu64 " blocks, %s (allocated after the attach, not "
+			"  live at detach    %" PRIu64
+			" blocks, %s (allocated after the attach, not "
 			"freed by the detach)\n",
 			running.blocks, bytes_str(b, sizeof(b), running.bytes));
 	else if (running.blocks)

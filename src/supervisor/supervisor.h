@@ -43,6 +43,7 @@ struct mt_run_config {
 	pid_t attach_pid;
 	bool attach_tree;     /* --tree: its descendants too */
 	uint64_t duration_ns; /* --duration: detach after this long; 0: at SIGINT or SIGTERM */
+	bool quiet;	      /* attach -q: not even the line that says it is attached */
 };
 
 struct mt_run_result {

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/duration.h"
+#include "base/printable.h"
 #include "supervisor/debug_rights.h"
 #include "tracker/procstatus.h"
 #include "supervisor/supervisor_int.h"
@@ -62,11 +64,29 @@ static bool is_ancestor(pid_t pid)
 	return false;
 }
 
+#define YAMA_SCOPE "/proc/sys/kernel/yama/ptrace_scope"
+
+#ifdef MT_FAULT_INJECTION
+/*
+ * Test builds only (build/tests/memtrack-faults): MT_YAMA_SCOPE=FILE is read instead, for a
+ * kernel without Yama, and because a test may not set the scope to 3 (it holds until a reboot).
+ */
+static const char *yama_path(void)
+{
+	return getenv("MT_YAMA_SCOPE") ?: YAMA_SCOPE;
+}
+#else
+static const char *yama_path(void)
+{
+	return YAMA_SCOPE;
+}
+#endif
+
 /* Yama's ptrace_scope (0 classic, 1 restricted, 2 admin-only, 3 none); -1 without Yama. */
 static int yama_scope(void)
 {
 	char buf[16] = "";
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+	int fd = open(yama_path(), O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 
 	if (fd >= 0)
@@ -293,6 +313,22 @@ int sup_attach(struct sup *s)
 	return err;
 }
 
+/* One line once the recording runs, so that a user (or a test) knows when it started. */
+static void say_attached(const struct sup *s)
+{
+	char name[MT_PRINTABLE_MAX], d[32];
+
+	fprintf(stderr, "memtrack: attached to process %d (%s): %u process%s, %u thread%s; ",
+		s->root, mt_printable(name, sizeof(name), s->cfg->argv[0]), s->res->processes,
+		s->res->processes == 1 ? "" : "es", s->res->threads,
+		s->res->threads == 1 ? "" : "s");
+	if (s->cfg->duration_ns)
+		fprintf(stderr, "detaching in %s\n",
+			mt_format_duration((double)s->cfg->duration_ns, d, sizeof(d)));
+	else
+		fprintf(stderr, "Ctrl-C or SIGTERM detaches\n");
+}
+
 static int scan_all(struct sup *s)
 {
 	int err = 0;
@@ -335,6 +371,8 @@ int sup_attach_arm(struct sup *s)
 	s->res->resume_ns = mt_clock_now_ns();
 	if (s->cfg->duration_ns)
 		s->detach_at_ns = s->res->resume_ns + s->cfg->duration_ns;
+	if (!err && !s->cfg->quiet)
+		say_attached(s);
 	return err;
 }
 
