@@ -93,6 +93,24 @@ static int loop_finish(struct loop *l)
 	return status;
 }
 
+/* The count of the last line it wrote so far ("ready" alone: 0). */
+static uint64_t count_at_now(struct loop *l)
+{
+	const char *nl;
+	uint64_t n = 0;
+	int pid;
+
+	fcntl(l->fd, F_SETFL, O_NONBLOCK);
+	for (ssize_t k; (k = read(l->fd, l->out + l->len, sizeof(l->out) - 1 - l->len)) > 0;)
+		l->len += (size_t)k;
+	fcntl(l->fd, F_SETFL, 0);
+	l->out[l->len] = '\0';
+	nl = l->len > 1 ? memrchr(l->out, '\n', l->len - 1) : NULL;
+	if (nl)
+		sscanf(nl + 1, "%d %" SCNu64, &pid, &n);
+	return n;
+}
+
 static void loop_kill(struct loop *l)
 {
 	kill(l->pid, SIGKILL);
@@ -277,6 +295,38 @@ START_TEST(threads_are_left_running)
 	/* The counts after the detach grew on: its threads ran. */
 	ck_assert_uint_gt(count_at(&l, UINT64_MAX, true), at_detach);
 	json_object_put(rep);
+}
+END_TEST
+
+/* A process its user stopped (SIGSTOP) stays stopped through the attach and the detach. */
+START_TEST(a_stopped_process_stays_stopped)
+{
+	static struct loop l;
+	char pid[16], what[4096];
+	uint64_t before;
+
+	loop_start(&l, "4", "2");
+	kill(l.pid, SIGSTOP);
+	usleep(100000);
+	snprintf(pid, sizeof(pid), "%d", l.pid);
+	run((const char *[]){MEMTRACK, "attach", "-q", "-o", artifact, "--duration", "0.5", pid,
+			     NULL},
+	    NULL);
+	ck_assert_msg(last.code == 0, "memtrack attach: %s", last.err);
+	/* Every thread in the group-stop, none traced. */
+	run(
+	    (const char *[]){
+		"sh", "-c",
+		"cd /proc/$0/task && for t in *; do cut -d' ' -f3 $t/stat; "
+		"awk '/^TracerPid/{print $2}' $t/status; done | sort -u | tr '\\n' ' '",
+		pid, NULL},
+	    NULL);
+	snprintf(what, sizeof(what), "%s", last.out);
+	ck_assert_msg(!strcmp(what, "0 T "), "threads: %s", what);
+	before = count_at_now(&l);
+	kill(l.pid, SIGCONT);
+	ck_assert_int_eq(loop_finish(&l), 0);
+	ck_assert_uint_gt(count_at(&l, UINT64_MAX, true), before);
 }
 END_TEST
 
@@ -573,6 +623,7 @@ static Suite *attach_suite(void)
 	mt_add_test_unless(run_tc, threads_are_left_running, root_why);
 	mt_add_test_unless(run_tc, tree_takes_the_descendants, root_why);
 	mt_add_test_unless(run_tc, no_signal_is_lost, root_why);
+	mt_add_test_unless(run_tc, a_stopped_process_stays_stopped, root_why);
 	if (root_why)
 		mt_add_skipped_test(run_tc, ctrl_c_in_a_pty_detaches, 0, 1, root_why);
 	else
