@@ -395,7 +395,12 @@ static int detach_begin(struct sup *s)
 
 		if (err)
 			return err;
-		mt_tracker_release(s->tracker, s->procs[i].pid, true);
+		/*
+		 * With the recording off the probes do nothing but cost a trap: their links go to
+		 * the closer (a uprobe's unregistering waits for grace periods, seconds in a busy
+		 * process), which detaches them after memtrack, rather than holding the threads.
+		 */
+		mt_tracker_release(s->tracker, s->procs[i].pid, false);
 	}
 	for (size_t i = 0; i < s->live.n;) {
 		struct tracee *t = s->live.v[i];
