@@ -217,7 +217,11 @@ static int event_loop(struct sup *s)
 		}
 		if (!WIFSTOPPED(status))
 			continue;
-		err = sup_on_stop(s, t, status);
+		/* memtrack attach's end: every stop is where its thread is detached. */
+		if (s->detaching)
+			err = sup_carry_out(t, sup_detach_stop(s, t, status));
+		else
+			err = sup_on_stop(s, t, status);
 		if (err)
 			return err;
 	}

@@ -34,25 +34,12 @@
 
 /* ---- refusals ------------------------------------------------------------------------ */
 
-/* The parent of pid, from /proc/PID/stat (after the name, which may hold anything); 0: unknown. */
+/* The parent of pid (field 4 of /proc/PID/stat); 0: unknown. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	int ppid = 0;
-	ssize_t n;
-	int fd;
+	long long ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && sscanf(p + 1, " %*c %d", &ppid) == 1 ? ppid : 0;
+	return mt_proc_stat_field(pid, 4, &ppid) ? 0 : (pid_t)ppid;
 }
 
 /* Whether pid is memtrack or one of its ancestors: seizing it could stop memtrack's own parent. */

@@ -399,25 +399,9 @@ int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 /* The exit status of a process that ended (a zombie): field 52 of /proc/PID/stat, or -1. */
 static int read_exit_code(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	int code = -1, field = 2;
-	ssize_t n;
-	int fd;
+	long long code;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-	while (p && (p = strchr(p + 1, ' ')))
-		if (++field == 52)
-			return sscanf(p + 1, "%d", &code) == 1 ? code : -1;
-	return -1;
+	return mt_proc_stat_field(pid, 52, &code) ? -1 : (int)code;
 }
 
 /* The tracer of pid (TracerPid in its status), 0 when none or unknown. */

@@ -459,8 +459,6 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 
 	int err;
 
-	if (s->detaching)
-		return sup_detach_stop(s, t, status);
 	if (!t->started && event == PTRACE_EVENT_STOP) {
 		/*
 		 * The attach stop of a new tracee. When it comes before its creator's report, the
