@@ -488,6 +488,86 @@ START_TEST(tree_takes_the_descendants)
 }
 END_TEST
 
+/* The load on the server: 4 threads GET a file until STOP exists; "ok N failed M" at the end. */
+static const char client_py[] =
+    "import os, sys, threading, urllib.request\n"
+    "url, stop = sys.argv[1], sys.argv[2]\n"
+    "ok = failed = 0\n"
+    "lock = threading.Lock()\n"
+    "def load():\n"
+    "    global ok, failed\n"
+    "    while not os.path.exists(stop):\n"
+    "        try:\n"
+    "            with urllib.request.urlopen(url, timeout=30) as r:\n"
+    "                good = r.status == 200 and r.read() == b'x' * 4096\n"
+    "        except Exception as e:\n"
+    "            print(e, file=sys.stderr)\n"
+    "            good = False\n"
+    "        with lock:\n"
+    "            ok, failed = ok + good, failed + (not good)\n"
+    "ts = [threading.Thread(target=load) for _ in range(4)]\n"
+    "[t.start() for t in ts]\n"
+    "[t.join() for t in ts]\n"
+    "print('ok', ok, 'failed', failed)\n";
+
+/*
+ * A real server started without memtrack, Python's http.server (a thread per connection), under
+ * the load of 4 client threads, attached for 2 s and detached: no request fails, and what it
+ * allocated meanwhile is recorded.
+ */
+START_TEST(a_real_server_under_load)
+{
+	char cmd[512], line[256] = "", url[128], stop[128], file[128], pid[16], out[256] = "";
+	int sfd, cfd, port = 0, status;
+	long long ok = -1, failed = -1;
+	struct json_object *rep;
+	pid_t server, client;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/f", tmpdir);
+	f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < 4096; i++)
+		fputc('x', f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "exec python3 -u -m http.server 0 --bind 127.0.0.1 --directory %s 2>/dev/null",
+		 tmpdir);
+	server = mt_spawn_piped((const char *[]){"sh", "-c", cmd, NULL}, &sfd);
+	n = read(sfd, line, sizeof(line) - 1);
+	ck_assert_int_gt(n, 0);
+	ck_assert_msg(sscanf(line, "Serving HTTP on 127.0.0.1 port %d", &port) == 1, "%s", line);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/f", port);
+	snprintf(stop, sizeof(stop), "%s/stop", tmpdir);
+	client =
+	    mt_spawn_piped((const char *[]){"python3", "-c", client_py, url, stop, NULL}, &cfd);
+	usleep(500000);
+	snprintf(pid, sizeof(pid), "%d", server);
+	run((const char *[]){MEMTRACK, "attach", "-o", artifact, "--duration", "2", pid, NULL},
+	    NULL);
+	ck_assert_msg(last.code == 0, "memtrack attach: %s", last.err);
+	usleep(500000);
+	f = fopen(stop, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	n = read(cfd, out, sizeof(out) - 1);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(sscanf(out, "ok %lld failed %lld", &ok, &failed), 2);
+	ck_assert_int_eq(waitpid(client, &status, 0), client);
+	ck_assert_int_eq(failed, 0);
+	ck_assert_int_gt(ok, 100);
+	ck_assert(mt_pid_alive(server));
+	rep = report_json();
+	ck_assert_int_gt(mt_json_i64(mt_json_get(rep, "totals"), "allocations"), 1000);
+	json_object_put(rep);
+	kill(server, SIGTERM);
+	waitpid(server, &status, 0);
+	close(sfd);
+	close(cfd);
+}
+END_TEST
+
 /* ---- refusals ------------------------------------------------------------------------------- */
 
 /* One sentence on stderr, exit status code, naming what. */
@@ -624,6 +704,10 @@ static Suite *attach_suite(void)
 	mt_add_test_unless(run_tc, tree_takes_the_descendants, root_why);
 	mt_add_test_unless(run_tc, no_signal_is_lost, root_why);
 	mt_add_test_unless(run_tc, a_stopped_process_stays_stopped, root_why);
+	if (root_why)
+		mt_add_skipped_test(run_tc, a_real_server_under_load, 0, 1, root_why);
+	else
+		mt_tcase_add_tool_test(run_tc, a_real_server_under_load, "python3");
 	if (root_why)
 		mt_add_skipped_test(run_tc, ctrl_c_in_a_pty_detaches, 0, 1, root_why);
 	else
