@@ -17,11 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/kind.h"
+#include "lib/attachloop.h"
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
@@ -52,108 +54,6 @@ static const struct mt_out *run(const char *const *argv, const char *const *env)
 	mt_out_free(&last);
 	ck_assert_int_eq(mt_run(argv, env, NULL, 120, &last), 0);
 	return &last;
-}
-
-/* ---- the fixture ---------------------------------------------------------------------------- */
-
-struct loop {
-	pid_t pid;
-	int fd;
-	char out[1 << 20]; /* what it wrote */
-	size_t len;
-};
-
-/* Start attach_loop SECONDS THREADS and wait for its "ready PID" line. */
-static void loop_start(struct loop *l, const char *seconds, const char *threads)
-{
-	const char *argv[] = {FIXTURE("attach_loop"), seconds, threads, "16", NULL};
-	ssize_t n;
-
-	l->len = 0;
-	l->pid = mt_spawn_piped(argv, &l->fd);
-	ck_assert_int_gt(l->pid, 0);
-	while (!memchr(l->out, '\n', l->len) && (n = read(l->fd, l->out + l->len, 64)) > 0)
-		l->len += (size_t)n;
-	l->out[l->len] = '\0';
-	ck_assert_msg(!strncmp(l->out, "ready ", 6), "attach_loop said: %s", l->out);
-}
-
-/* Read the rest of its output, to its end, and its exit status. */
-static int loop_finish(struct loop *l)
-{
-	ssize_t n;
-	int status;
-
-	while (l->len < sizeof(l->out) - 1 &&
-	       (n = read(l->fd, l->out + l->len, sizeof(l->out) - 1 - l->len)) > 0)
-		l->len += (size_t)n;
-	l->out[l->len] = '\0';
-	close(l->fd);
-	ck_assert_int_eq(waitpid(l->pid, &status, 0), l->pid);
-	return status;
-}
-
-/* The count of the last line it wrote so far ("ready" alone: 0). */
-static uint64_t count_at_now(struct loop *l)
-{
-	const char *nl;
-	uint64_t n = 0;
-	int pid;
-
-	fcntl(l->fd, F_SETFL, O_NONBLOCK);
-	for (ssize_t k; (k = read(l->fd, l->out + l->len, sizeof(l->out) - 1 - l->len)) > 0;)
-		l->len += (size_t)k;
-	fcntl(l->fd, F_SETFL, 0);
-	l->out[l->len] = '\0';
-	nl = l->len > 1 ? memrchr(l->out, '\n', l->len - 1) : NULL;
-	if (nl)
-		sscanf(nl + 1, "%d %" SCNu64, &pid, &n);
-	return n;
-}
-
-static void loop_kill(struct loop *l)
-{
-	kill(l->pid, SIGKILL);
-	loop_finish(l);
-}
-
-/*
- * Every line of its output after "ready" has its format ("PID N NS", then "done N"), the counts
- * never go down and the times go up: what it wrote with memtrack is what it writes without.
- * Returns the count at the last line at or before ns (before: the first line's at or after ns).
- */
-static uint64_t count_at(const struct loop *l, uint64_t ns, bool before)
-{
-	const char *p = strchr(l->out, '\n') + 1;
-	uint64_t n, t, prev_n = 0, prev_t = 0, found = 0;
-	bool done = false, have = false;
-	int pid, k;
-
-	while (*p && !done) {
-		if (sscanf(p, "done %" SCNu64 "%n", &n, &k) == 1) {
-			ck_assert_uint_ge(n, prev_n);
-			done = true;
-		} else {
-			ck_assert_msg(sscanf(p, "%d %" SCNu64 " %" SCNu64 "%n", &pid, &n, &t, &k) ==
-					  3,
-				      "bad line: %.40s", p);
-			ck_assert_int_eq(pid, l->pid);
-			ck_assert_uint_ge(n, prev_n);
-			ck_assert_uint_gt(t, prev_t);
-			if (before && t <= ns)
-				found = n, have = true;
-			if (!before && t >= ns && !have)
-				found = n, have = true;
-			prev_n = n;
-			prev_t = t;
-		}
-		p += k;
-		ck_assert_msg(*p == '\n', "line not ended: %.40s", p);
-		p++;
-	}
-	ck_assert(done);
-	ck_assert(have);
-	return found;
 }
 
 /* ---- the artifact --------------------------------------------------------------------------- */
@@ -211,13 +111,13 @@ static struct json_object *report_json(void)
  */
 START_TEST(window_is_exact_and_it_runs_on)
 {
-	static struct loop l;
+	static struct mt_loop l;
 	char pid[16];
 	struct window w;
 	struct json_object *rep, *att;
 	uint64_t lo, hi, allocs, frees, live, before;
 
-	loop_start(&l, "5", "1");
+	mt_loop_start(&l, "5", "1");
 	snprintf(pid, sizeof(pid), "%d", l.pid);
 	run((const char *[]){MEMTRACK, "attach", "-o", artifact, "--duration", "2", pid, NULL},
 	    NULL);
@@ -225,12 +125,12 @@ START_TEST(window_is_exact_and_it_runs_on)
 	ck_assert_ptr_nonnull(strstr(last.err, "attached to process"));
 	ck_assert_ptr_nonnull(strstr(last.err, "left running"));
 	ck_assert_int_eq(mt_pid_alive(l.pid), true);
-	ck_assert_int_eq(loop_finish(&l), 0);
+	ck_assert_int_eq(mt_loop_finish(&l), 0);
 	read_window(&w);
 	ck_assert_uint_eq(w.flags & MT_ARTIFACT_ATTACHED, MT_ARTIFACT_ATTACHED);
 	ck_assert_uint_gt(w.mallocs, 0);
-	lo = count_at(&l, w.last_ns, true) - count_at(&l, w.first_ns, false);
-	hi = count_at(&l, w.last_ns, false) - count_at(&l, w.first_ns, true);
+	lo = mt_loop_count_at(&l, w.last_ns, true) - mt_loop_count_at(&l, w.first_ns, false);
+	hi = mt_loop_count_at(&l, w.last_ns, false) - mt_loop_count_at(&l, w.first_ns, true);
 	ck_assert_msg(lo <= w.mallocs + 1 && w.mallocs <= hi + 1,
 		      "%" PRIu64 " mallocs recorded, its counts say %" PRIu64 "..%" PRIu64,
 		      w.mallocs, lo, hi);
@@ -275,12 +175,12 @@ static bool any_thread_held(pid_t pid, char *what, size_t len)
 /* 16 threads under load, attached for 1 s: every one runs on, none stopped nor traced. */
 START_TEST(threads_are_left_running)
 {
-	static struct loop l;
+	static struct mt_loop l;
 	char pid[16], what[4096];
 	struct json_object *rep;
 	uint64_t at_detach;
 
-	loop_start(&l, "4", "16");
+	mt_loop_start(&l, "4", "16");
 	snprintf(pid, sizeof(pid), "%d", l.pid);
 	run((const char *[]){MEMTRACK, "attach", "-q", "-o", artifact, "--duration", "1", pid,
 			     NULL},
@@ -291,9 +191,9 @@ START_TEST(threads_are_left_running)
 	rep = report_json();
 	at_detach = mt_json_i64(mt_json_get(rep, "totals"), "allocations");
 	ck_assert_uint_gt(at_detach, 0);
-	ck_assert_int_eq(loop_finish(&l), 0);
+	ck_assert_int_eq(mt_loop_finish(&l), 0);
 	/* The counts after the detach grew on: its threads ran. */
-	ck_assert_uint_gt(count_at(&l, UINT64_MAX, true), at_detach);
+	ck_assert_uint_gt(mt_loop_count_at(&l, UINT64_MAX, true), at_detach);
 	json_object_put(rep);
 }
 END_TEST
@@ -301,11 +201,11 @@ END_TEST
 /* A process its user stopped (SIGSTOP) stays stopped through the attach and the detach. */
 START_TEST(a_stopped_process_stays_stopped)
 {
-	static struct loop l;
+	static struct mt_loop l;
 	char pid[16], what[4096];
 	uint64_t before;
 
-	loop_start(&l, "4", "2");
+	mt_loop_start(&l, "4", "2");
 	kill(l.pid, SIGSTOP);
 	usleep(100000);
 	snprintf(pid, sizeof(pid), "%d", l.pid);
@@ -323,10 +223,10 @@ START_TEST(a_stopped_process_stays_stopped)
 	    NULL);
 	snprintf(what, sizeof(what), "%s", last.out);
 	ck_assert_msg(!strcmp(what, "0 T "), "threads: %s", what);
-	before = count_at_now(&l);
+	before = mt_loop_count_now(&l);
 	kill(l.pid, SIGCONT);
-	ck_assert_int_eq(loop_finish(&l), 0);
-	ck_assert_uint_gt(count_at(&l, UINT64_MAX, true), before);
+	ck_assert_int_eq(mt_loop_finish(&l), 0);
+	ck_assert_uint_gt(mt_loop_count_at(&l, UINT64_MAX, true), before);
 }
 END_TEST
 
@@ -337,14 +237,14 @@ END_TEST
  */
 START_TEST(ctrl_c_in_a_pty_detaches)
 {
-	static struct loop l;
+	static struct mt_loop l;
 	char cmd[512], buf[4096] = "";
 	int in[2], out[2], status;
 	size_t len = 0;
 	ssize_t n;
 	pid_t sc;
 
-	loop_start(&l, "6", "2");
+	mt_loop_start(&l, "6", "2");
 	snprintf(cmd, sizeof(cmd), "%s attach -o %s %d", MEMTRACK, artifact, l.pid);
 	ck_assert_int_eq(pipe(in), 0);
 	ck_assert_int_eq(pipe(out), 0);
@@ -372,8 +272,8 @@ START_TEST(ctrl_c_in_a_pty_detaches)
 		      buf);
 	ck_assert_msg(strstr(buf, "left running"), "memtrack said: %s", buf);
 	ck_assert(mt_pid_alive(l.pid));
-	ck_assert_int_eq(loop_finish(&l), 0);
-	ck_assert_uint_gt(count_at(&l, UINT64_MAX, true), 0);
+	ck_assert_int_eq(mt_loop_finish(&l), 0);
+	ck_assert_uint_gt(mt_loop_count_at(&l, UINT64_MAX, true), 0);
 }
 END_TEST
 
@@ -626,12 +526,12 @@ END_TEST
 /* A process gdb has attached to (gdb -p, held while its batch commands run). */
 START_TEST(a_process_under_gdb_is_refused)
 {
-	static struct loop l;
+	static struct mt_loop l;
 	char pid[16], gdb[128];
 	pid_t g;
 	int status;
 
-	loop_start(&l, "10", "1");
+	mt_loop_start(&l, "10", "1");
 	snprintf(pid, sizeof(pid), "%d", l.pid);
 	snprintf(gdb, sizeof(gdb), "gdb -q -nx -batch -p %d -ex 'shell sleep 8' >/dev/null 2>&1",
 		 l.pid);
@@ -654,14 +554,41 @@ START_TEST(a_process_under_gdb_is_refused)
 	refused((const char *[]){MEMTRACK, "attach", pid, NULL}, NULL, 1, "traced already by");
 	kill(g, SIGKILL);
 	waitpid(g, &status, 0);
-	loop_kill(&l);
+	mt_loop_kill(&l);
+}
+END_TEST
+
+/*
+ * A memtrack with capabilities (a copy, setcap) run by nobody serves nobody only: a process of
+ * root's is refused, by the rules --gdb hands processes over by (docs/SECURITY.md).
+ */
+START_TEST(another_users_process_is_refused)
+{
+	static struct mt_loop l;
+	char copy[128], pid[16], why[64];
+
+	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
+	snprintf(copy, sizeof(copy), "%s/memtrack", tmpdir);
+	ck_assert_int_eq(run((const char *[]){"cp", MEMTRACK, copy, NULL}, NULL)->code, 0);
+	run((const char *[]){"setcap",
+			     "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore+ep", copy,
+			     NULL},
+	    NULL);
+	ck_assert_msg(last.code == 0, "setcap: %s", last.err);
+	mt_loop_start(&l, "10", "1");
+	snprintf(pid, sizeof(pid), "%d", l.pid);
+	snprintf(why, sizeof(why), "may not attach to process %d: it runs as uid 0", l.pid);
+	refused((const char *[]){"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+				 copy, "attach", pid, NULL},
+		NULL, 1, why);
+	mt_loop_kill(&l);
 }
 END_TEST
 
 /* Yama's ptrace_scope 3 (read from a file in the test build: 3 holds until a reboot). */
 START_TEST(yama_scope_3_is_refused)
 {
-	static struct loop l;
+	static struct mt_loop l;
 	char pid[16], scope[160], env[200];
 	FILE *f;
 
@@ -671,13 +598,13 @@ START_TEST(yama_scope_3_is_refused)
 	fputs("3\n", f);
 	fclose(f);
 	snprintf(env, sizeof(env), "MT_YAMA_SCOPE=%s", scope);
-	loop_start(&l, "10", "1");
+	mt_loop_start(&l, "10", "1");
 	snprintf(pid, sizeof(pid), "%d", l.pid);
 	refused((const char *[]){FAULTS, "attach", pid, NULL}, (const char *[]){env, NULL}, 1,
 		"ptrace_scope is 3");
 	ck_assert_int_eq(ptrace(PTRACE_SEIZE, l.pid, 0, 0), 0); /* untouched: no tracer */
 	ptrace(PTRACE_DETACH, l.pid, 0, 0);
-	loop_kill(&l);
+	mt_loop_kill(&l);
 }
 END_TEST
 
@@ -692,6 +619,10 @@ static Suite *attach_suite(void)
 	tcase_add_test(cli, bad_command_lines_are_one_sentence);
 	mt_add_test_unless(cli, processes_that_cannot_be_attached, root_why);
 	mt_add_test_unless(cli, yama_scope_3_is_refused, root_why);
+	if (root_why)
+		mt_add_skipped_test(cli, another_users_process_is_refused, 0, 1, root_why);
+	else
+		mt_tcase_add_tool_test(cli, another_users_process_is_refused, "setcap setpriv");
 	if (root_why)
 		mt_add_skipped_test(cli, a_process_under_gdb_is_refused, 0, 1, root_why);
 	else
