@@ -101,16 +101,18 @@ $(GDBFAKE_TESTS): TEST_EXTRA_SRCS := tests/gdbfake.c
 $(GDBFAKE_TESTS): tests/gdbfake.c tests/gdbfake.h
 
 # The fatal path's tests need a fault that no release binary can produce: a test build of memtrack
-# whose supervisor has the fault injection hook (MT_FAULT_INJECTION, see src/supervisor/supervisor_stops.c).
-$(BUILD)/obj/supervisor/supervisor_stops-faults.o: src/supervisor/supervisor_stops.c | $(SKELS)
+# whose supervisor has the fault injection hook (MT_FAULT_INJECTION, see src/supervisor/supervisor_stops.c),
+# and whose attach reads Yama's scope from a file a test names (src/supervisor/supervisor_attach.c).
+FAULT_OBJS := $(patsubst %,$(BUILD)/obj/supervisor/%.o,supervisor_stops supervisor_attach)
+$(BUILD)/obj/supervisor/%-faults.o: src/supervisor/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -c $< -o $@
 
-$(BUILD)/tests/memtrack-faults: $(filter-out $(BUILD)/obj/supervisor/supervisor_stops.o,$(OBJS)) $(BUILD)/obj/supervisor/supervisor_stops-faults.o
+$(BUILD)/tests/memtrack-faults: $(filter-out $(FAULT_OBJS),$(OBJS)) $(FAULT_OBJS:.o=-faults.o)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/it_supervisor $(BUILD)/tests/it_pressure $(BUILD)/tests/it_isolation: | $(BUILD)/tests/memtrack-faults
+$(BUILD)/tests/it_supervisor $(BUILD)/tests/it_pressure $(BUILD)/tests/it_isolation $(BUILD)/tests/it_attach: | $(BUILD)/tests/memtrack-faults
 
 include fixtures/fixtures.mk
 include bench/bench.mk

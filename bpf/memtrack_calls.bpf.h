@@ -14,11 +14,12 @@
  * once its process was found tracked, and a tracked process stays tracked for the life of its
  * tasks (exec keeps the task), so the state itself answers "tracked?" without the hash lookup.
  */
-static __always_inline struct thread_state *tracked_thread_state(void)
+static __always_inline struct thread_state *tracked_thread_state(bool *fresh)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct thread_state *st;
 
+	*fresh = false;
 	if (!tracking_enabled)
 		return NULL;
 	st = bpf_task_storage_get(&thread_states, task, 0, 0);
@@ -27,6 +28,7 @@ static __always_inline struct thread_state *tracked_thread_state(void)
 	st = bpf_task_storage_get(&thread_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
 		count(MT_CNT_ARGS_LOST);
+	*fresh = st != NULL;
 	return st;
 }
 
@@ -202,8 +204,9 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 	__u32 role = MT_COOKIE_ROLE(cookie), level;
 	__u64 sp = PT_REGS_SP(ctx);
 	struct thread_state *st;
+	bool fresh;
 
-	st = tracked_thread_state();
+	st = tracked_thread_state(&fresh);
 	if (!st)
 		return 0;
 	if (role == MT_ROLE_RETURN)
@@ -343,14 +346,21 @@ __noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 faile
 static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
 {
 	struct thread_state *st;
+	bool fresh;
 
-	st = tracked_thread_state();
+	st = tracked_thread_state(&fresh);
 	if (!st)
 		return 0;
 	/* After the ret: the returning call's entry stack pointer is 8 bytes below. */
 	settle(st, PT_REGS_SP(ctx) - 8, false);
+	/*
+	 * A thread whose first hit is a return was in the call before its process was tracked
+	 * (memtrack attach): not a call that lost its arguments. A state that could not be made
+	 * at the entry was counted there.
+	 */
 	if (!st->depth) {
-		count(MT_CNT_ARGS_LOST);
+		if (!fresh)
+			count(MT_CNT_ARGS_LOST);
 		return 0;
 	}
 	if (--st->depth)

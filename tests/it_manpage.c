@@ -256,6 +256,8 @@ START_TEST(bash_completion_completes_subcommands_and_their_options)
 	expect_completion(dir, "memtrack", "run --st", "--stacks --stop-at --strict ");
 	expect_completion(dir, "memtrack", "-q report --fo", "--folded ");
 	expect_completion(dir, "memtrack", "help e", "exec-harness ");
+	expect_completion(dir, "memtrack", "a", "attach ");
+	expect_completion(dir, "memtrack", "attach --t", "--tree ");
 	/* Installed as exec-harness, the link completes exec-harness's options. */
 	expect_completion(dir, "exec-harness", "--max", "--max-rounds --max-time ");
 }
@@ -263,7 +265,7 @@ END_TEST
 
 START_TEST(help_is_the_same_text_as_dash_dash_help)
 {
-	const char *subs[] = {"run", "report", "exec-harness"};
+	const char *subs[] = {"run", "attach", "report", "exec-harness"};
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 		const char *argv[] = {MEMTRACK, "help", subs[i], NULL};

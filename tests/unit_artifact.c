@@ -513,6 +513,36 @@ START_TEST(long_strings)
 }
 END_TEST
 
+/*
+ * The header's flags (memtrack attach) come after the arguments, written only when set: a
+ * launched run's header is as before (0 read back), an attach's says so.
+ */
+START_TEST(header_flags_after_the_arguments)
+{
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_writer *w;
+	struct mt_artifact_reader *r;
+	struct mt_artifact_header h = test_header;
+	char *path = mt_tmpfile();
+	char *argv[] = {"server", "--port", "80", NULL};
+
+	h.argc = 3;
+	h.argv = argv;
+	for (uint32_t flags = 0; flags <= MT_ARTIFACT_ATTACHED; flags++) {
+		h.flags = flags;
+		ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+		ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+		ck_assert_int_eq(mt_artifact_open(&r, path, NULL, 0), 0);
+		ck_assert_uint_eq(mt_artifact_info(r)->flags, flags);
+		ck_assert_int_eq(mt_artifact_info(r)->argc, 3);
+		ck_assert_str_eq(mt_artifact_info(r)->argv[2], "80");
+		mt_artifact_close(r);
+	}
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 /* A command line larger than the header limit keeps the arguments that fit. */
 START_TEST(huge_command_line)
 {
@@ -997,6 +1027,7 @@ static Suite *artifact_suite(void)
 	tcase_add_test(tc, many_events_through_the_file);
 	tcase_add_test(tc, two_writer_threads);
 	tcase_add_test(tc, long_strings);
+	tcase_add_test(tc, header_flags_after_the_arguments);
 	tcase_add_test(tc, huge_command_line);
 	tcase_add_test(tc, writer_errors);
 	tcase_add_test(tc, documented_example);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -161,6 +162,30 @@ END_TEST
  * On its way out: a live thread is not; a traced child at its exit stop (its SIGKILL or exit
  * taken, nothing pending) is, until its tracer takes the stop; then as a zombie, then gone.
  */
+/* Fields of /proc/PID/stat past a name with spaces and parentheses: the parent, its end. */
+START_TEST(stat_fields_past_an_odd_name)
+{
+	long long v = 0;
+	pid_t child = fork();
+	int status;
+
+	if (child == 0) {
+		prctl(PR_SET_NAME, "a) (b c");
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(mt_proc_stat_field(getpid(), 4, &v), 0);
+	ck_assert_int_eq(v, getppid());
+	usleep(50000);
+	ck_assert_int_eq(mt_proc_stat_field(child, 4, &v), 0);
+	ck_assert_int_eq(v, getpid());
+	ck_assert_int_eq(mt_proc_stat_field(child, 999, &v), -EINVAL);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	ck_assert_int_eq(mt_proc_stat_field(child, 4, &v), -ENOENT);
+}
+END_TEST
+
 START_TEST(exiting_at_the_exit_stop)
 {
 	pid_t pid = fork();
@@ -214,6 +239,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, masks_of_this_process);
 	tcase_add_test(tc, thread_of_this_process);
 	tcase_add_test(tc, states_of_a_child);
+	tcase_add_test(tc, stat_fields_past_an_odd_name);
 	tcase_add_test(tc, credentials_and_debug_rights);
 	tcase_add_test(tc, exiting_at_the_exit_stop);
 	suite_add_tcase(s, tc);

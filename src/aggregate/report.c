@@ -226,6 +226,7 @@ static int copy_info(struct mt_report *rep, const struct mt_artifact_info *in)
 	memcpy(rep->watcher, in->watcher, sizeof(rep->watcher));
 	rep->start_time_ns = in->start_time_ns;
 	rep->start_mono_ns = in->start_mono_ns;
+	rep->attached = in->flags & MT_ARTIFACT_ATTACHED;
 	rep->argv = calloc((size_t)in->argc + 1, sizeof(*rep->argv));
 	if (!rep->argv)
 		return -ENOMEM;

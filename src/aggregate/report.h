@@ -96,6 +96,7 @@ struct mt_report {
 	uint64_t start_time_ns;
 	uint64_t start_mono_ns;
 	bool truncated;
+	bool attached; /* memtrack attach: a running process, from its attach to its detach */
 	bool has_footer;
 	struct mt_artifact_footer footer; /* zero without a footer */
 	uint64_t events;

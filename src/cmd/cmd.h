@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "base/outfile.h"
+
 /* A usage error: one sentence on stderr, nothing run. */
 #define MT_EXIT_USAGE 2
 
@@ -18,6 +20,7 @@ int mt_cmd_run(int argc, char **argv);
 int mt_cmd_report(int argc, char **argv);
 int mt_cmd_harness(int argc, char **argv);
 int mt_cmd_track(int argc, char **argv);
+int mt_cmd_attach(int argc, char **argv);
 /* Invoked as codspeed-memtrack: CodSpeed's tracker's command line (track, --version). */
 int mt_cmd_codspeed_memtrack(int argc, char **argv);
 
@@ -52,6 +55,19 @@ static inline int mt_cmd_options_status(int ret)
 {
 	return ret == MT_CMD_HELP_SHOWN ? 0 : MT_EXIT_USAGE;
 }
+
+/* cmd_output.c: the artifact of a recording subcommand (run, attach). */
+struct mt_identity;
+/*
+ * Whether path (option opt) can be written as mode for owner: 0, or a negative errno after one
+ * sentence "CMD: cannot write OPT PATH: WHY". Nothing is created.
+ */
+int mt_cmd_check_writable(const struct mt_cmd *cmd, const char *opt, const char *path,
+			  enum mt_outfile_mode mode, const struct mt_identity *owner);
+/* memtrack-DATE-TIME-PID.mtk in buf, returned. */
+const char *mt_cmd_default_artifact(char *buf, size_t len);
+/* The summary of the artifact at path and its name, on stderr; nothing unless a regular file. */
+void mt_cmd_artifact_summary(const char *path);
 
 /* --max-increase limits of `memtrack report --diff`. */
 #define MT_CMD_DIFF_LIMITS 8

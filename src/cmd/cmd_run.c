@@ -286,45 +286,6 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	return -1;
 }
 
-/*
- * An output file memtrack will write at the end (--trace-stops) or once the command runs (-o):
- * checked before the command starts, so that a bad path is one sentence and no run. Nothing is
- * created or truncated here.
- */
-static int check_writable(const char *opt, const char *path, enum mt_outfile_mode mode,
-			  const struct mt_identity *owner)
-{
-	char *copy, why[256], p[MT_PRINTABLE_MAX];
-	struct stat st;
-	int err = mt_outfile_check(path, mode, owner, why, sizeof(why));
-
-	if (err) {
-		fprintf(stderr, "memtrack run: cannot write %s %s: %s\n", opt,
-			mt_printable(p, sizeof(p), path), why);
-		return err;
-	}
-	copy = strdup(path);
-	if (!copy)
-		return -ENOMEM;
-	if (!*path) {
-		err = ENOENT; /* dirname("") is ".", but open("") fails */
-	} else if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			err = EISDIR;
-		else if (access(path, W_OK) < 0)
-			err = errno;
-	} else if (errno != ENOENT) {
-		err = errno;
-	} else if (access(dirname(copy), W_OK | X_OK) < 0) {
-		err = errno;
-	}
-	free(copy);
-	if (!err)
-		return 0;
-	fprintf(stderr, "memtrack run: cannot write %s %s: %s\n", opt, path, strerror(err));
-	return -err;
-}
-
 /* The directory of path, resolved (to free), or NULL. */
 static char *real_dir(const char *path)
 {
@@ -364,23 +325,9 @@ static bool one_file(const char *a, const char *b)
 	return same;
 }
 
-/* A name that does not clobber an earlier run: date, time and memtrack's pid. */
-static const char *default_artifact(struct run_opts *o)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-	char stamp[32];
-
-	localtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	snprintf(o->default_path, sizeof(o->default_path), "memtrack-%s-%d.mtk", stamp, getpid());
-	return o->default_path;
-}
-
 static void print_summary(const struct run_opts *o, const struct mt_run_result *res)
 {
 	char cmd[MT_PRINTABLE_MAX];
-	struct stat st;
 
 	mt_printable(cmd, sizeof(cmd), o->cfg.argv[0]);
 	if (WIFSIGNALED(res->wait_status))
@@ -401,12 +348,7 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 						    "files it mapped later (see below)"
 						  : ", its allocations recorded throughout");
 	fputc('\n', stderr);
-	/* An artifact written to a pipe or /dev/null cannot be read back for a summary. */
-	if (o->cfg.artifact_path && stat(o->cfg.artifact_path, &st) == 0 && S_ISREG(st.st_mode)) {
-		mt_output_summary(o->cfg.artifact_path, stderr);
-		fprintf(stderr, "memtrack: artifact: %s\n",
-			mt_printable(cmd, sizeof(cmd), o->cfg.artifact_path));
-	}
+	mt_cmd_artifact_summary(o->cfg.artifact_path);
 }
 
 static int run(int argc, char **argv, struct run_opts *op)
@@ -428,14 +370,19 @@ static int run(int argc, char **argv, struct run_opts *op)
 	if (op->cfg.track && mt_check_capabilities(true) < 0)
 		return 1;
 	if (op->cfg.track) {
-		op->cfg.artifact_path = op->output ? op->output : default_artifact(op);
+		op->cfg.artifact_path =
+		    op->output
+			? op->output
+			: mt_cmd_default_artifact(op->default_path, sizeof(op->default_path));
 		op->cfg.artifact_new = !op->output;
 	}
-	if ((op->cfg.trace_stops_path && check_writable("--trace-stops", op->cfg.trace_stops_path,
-							MT_OUTFILE_REPLACE, &op->cfg.identity)) ||
+	if ((op->cfg.trace_stops_path &&
+	     mt_cmd_check_writable(&run_cmd, "--trace-stops", op->cfg.trace_stops_path,
+				   MT_OUTFILE_REPLACE, &op->cfg.identity)) ||
 	    (op->cfg.artifact_path &&
-	     check_writable(op->output ? "-o" : "the artifact", op->cfg.artifact_path,
-			    op->output ? MT_OUTFILE_REPLACE : MT_OUTFILE_NEW, &op->cfg.identity)))
+	     mt_cmd_check_writable(
+		 &run_cmd, op->output ? "-o" : "the artifact", op->cfg.artifact_path,
+		 op->output ? MT_OUTFILE_REPLACE : MT_OUTFILE_NEW, &op->cfg.identity)))
 		return MT_EXIT_USAGE;
 	if (op->cfg.trace_stops_path && op->cfg.artifact_path &&
 	    one_file(op->cfg.trace_stops_path, op->cfg.artifact_path)) {

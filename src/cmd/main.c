@@ -14,6 +14,7 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: memtrack run [OPTIONS] -- CMD [ARGS...]\n"
+	    "       memtrack attach [OPTIONS] PID\n"
 	    "       memtrack exec-harness [OPTIONS] -- CMD [ARGS...]\n"
 	    "       memtrack exec-harness -    (a JSON list of benchmarks on stdin)\n"
 	    "       memtrack report [--json | --folded | --html OUT | --pprof OUT ...] FILE\n"
@@ -25,6 +26,7 @@ static void usage(FILE *out)
 	    "and BPF uprobes attached on demand; nothing is injected into the command.\n"
 	    "\n"
 	    "  run           run CMD, write an artifact, print a summary, exit with CMD's status\n"
+	    "  attach        record process PID, already running, until Ctrl-C; detach\n"
 	    "  exec-harness  benchmark CMD: warm-up and timed rounds, walltime results JSON\n"
 	    "  report        read an artifact: summary, sites, JSON, folded stacks, HTML, pprof\n"
 	    "  track         CodSpeed's memory tracker (codspeed-memtrack), bash -c COMMAND\n"
@@ -60,6 +62,8 @@ static int dispatch(const char *sub, int argc, char **argv)
 {
 	if (strcmp(sub, "run") == 0)
 		return mt_cmd_run(argc, argv);
+	if (strcmp(sub, "attach") == 0)
+		return mt_cmd_attach(argc, argv);
 	if (strcmp(sub, "exec-harness") == 0)
 		return mt_cmd_harness(argc, argv);
 	if (strcmp(sub, "report") == 0)

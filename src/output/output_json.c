@@ -310,6 +310,30 @@ static struct json_object *json_site(const struct mt_site *s)
 	return o;
 }
 
+/*
+ * memtrack attach: the frees of blocks allocated before it (the unmatched ones) and the blocks
+ * allocated after it still live at the detach, in processes not ended; null for a launched run.
+ */
+static struct json_object *json_attach(const struct mt_report *rep)
+{
+	struct mt_released live = {0};
+	struct json_object *o, *l;
+
+	if (!rep->attached)
+		return NULL;
+	for (size_t i = 0; i < rep->n_images; i++) {
+		live.blocks += rep->images[i].c.live_blocks;
+		live.bytes += rep->images[i].c.live_bytes;
+	}
+	o = json_object_new_object();
+	l = json_object_new_object();
+	jset_u64(o, "freed_allocated_before", rep->totals.unmatched_frees);
+	jset_u64(l, "blocks", live.blocks);
+	jset_u64(l, "bytes", live.bytes);
+	jset(o, "live_at_detach", l);
+	return o;
+}
+
 /* The document but its sites: small, a few objects per process, image and file. */
 static struct json_object *json_report(const struct mt_report *rep)
 {
@@ -336,6 +360,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 		 ? json_object_new_uint64(rep->last_event_ns - rep->start_mono_ns)
 		 : NULL);
 	jset(o, "truncated", json_object_new_boolean(rep->truncated));
+	jset(o, "attach", json_attach(rep));
 	jset(o, "complete", json_object_new_boolean(mt_report_complete(rep)));
 	jset(o, "incomplete", json_incomplete(rep));
 	jset_u64(o, "events", rep->events);

@@ -92,6 +92,10 @@ static void print_run(const struct mt_report *rep, FILE *out)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	print_command(rep, out);
 	fprintf(out, "started:   %s\n", when);
+	if (rep->attached)
+		fprintf(out,
+			"attached:  to the process running (memtrack attach), recorded until its "
+			"detach: blocks allocated before are unknown\n");
 	if (rep->has_footer && rep->footer.end_mono_ns >= rep->start_mono_ns)
 		fprintf(out, "duration:  %.3f s\n",
 			(double)(rep->footer.end_mono_ns - rep->start_mono_ns) / 1e9);
@@ -154,7 +158,13 @@ static void print_live(const struct mt_report *rep, FILE *out)
 		"  live at exit      %" PRIu64 " blocks, %s (released with their process, at "
 		"its exit or exec)\n",
 		ended.blocks, bytes_str(b, sizeof(b), ended.bytes));
-	if (running.blocks)
+	if (rep->attached)
+		fprintf(out,
+			"  live at detach    %" PRIu64
+			" blocks, %s (allocated after the attach, not "
+			"freed by the detach)\n",
+			running.blocks, bytes_str(b, sizeof(b), running.bytes));
+	else if (running.blocks)
 		fprintf(out,
 			"  live at the end   %" PRIu64 " blocks, %s (their process was still "
 			"running when the recording ended)\n",
@@ -173,7 +183,14 @@ static void print_totals(const struct mt_report *rep, FILE *out)
 		"  reallocs          %" PRIu64 " (realloc(NULL, n) %" PRIu64
 		", realloc(p, 0) %" PRIu64 ")\n",
 		t->reallocs, t->realloc_null, t->realloc_zero);
-	fprintf(out, "  unmatched frees   %" PRIu64 "\n", t->unmatched_frees);
+	/* Attached: a block never seen allocated was allocated before the attach. */
+	if (rep->attached)
+		fprintf(out,
+			"  freed, allocated before attach   %" PRIu64
+			" (unmatched: counted nowhere else)\n",
+			t->unmatched_frees);
+	else
+		fprintf(out, "  unmatched frees   %" PRIu64 "\n", t->unmatched_frees);
 	fprintf(out, "  failed calls      %" PRIu64 "\n", t->failed);
 	fprintf(out, "  bytes allocated   %s\n", bytes_str(b, sizeof(b), t->bytes_allocated));
 	fprintf(out, "  temporary         %" PRIu64 " (freed right after their allocation)\n",
@@ -612,9 +629,12 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 		" reallocs, %s allocated\n",
 		t->allocations, t->frees, t->reallocs,
 		bytes_str(b1, sizeof(b1), t->bytes_allocated));
-	fprintf(out, "memtrack: peak heap %s; live at exit: %" PRIu64 " blocks, %s\n",
-		bytes_str(b2, sizeof(b2), t->peak_bytes), t->live_blocks,
-		bytes_str(b3, sizeof(b3), t->live_bytes));
+	fprintf(out, "memtrack: peak heap %s; live at %s: %" PRIu64 " blocks, %s\n",
+		bytes_str(b2, sizeof(b2), t->peak_bytes), rep->attached ? "detach" : "exit",
+		t->live_blocks, bytes_str(b3, sizeof(b3), t->live_bytes));
+	if (rep->attached)
+		fprintf(out, "memtrack: freed, allocated before attach: %" PRIu64 " blocks\n",
+			t->unmatched_frees);
 	summary_files(rep, out);
 	if (mt_sites_count(rep->sites))
 		fprintf(out, "memtrack: stacks: %zu distinct (memtrack report [--folded] FILE)\n",

@@ -25,7 +25,8 @@ struct mt_artifact_info {
 	uint64_t start_mono_ns;
 	char watcher[MT_ARTIFACT_WATCHER_MAX + 1];
 	int argc;
-	char **argv; /* argc strings then NULL */
+	char **argv;	/* argc strings then NULL */
+	uint32_t flags; /* MT_ARTIFACT_ATTACHED, after the arguments; 0 when absent */
 };
 
 enum mt_item_type {

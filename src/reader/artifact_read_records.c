@@ -119,8 +119,11 @@ int mt_artread_header(struct mt_artifact_reader *r)
 	if (!get_u64(&c, &in->start_time_ns) || !get_u64(&c, &in->start_mono_ns) ||
 	    !get_str(&c, in->watcher, MT_ARTIFACT_WATCHER_MAX))
 		return mt_artread_corrupt(r, 16, "bad header");
-	/* Bytes after the last argument are fields of a later minor revision: ignored. */
-	return parse_argv(r, &c);
+	err = parse_argv(r, &c);
+	/* The flags, when written; bytes after them are fields of a later revision: ignored. */
+	if (!err && c.left >= 4)
+		get_u32(&c, &in->flags);
+	return err;
 }
 
 /* ---- records -------------------------------------------------------------------------------- */

@@ -123,6 +123,7 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	}
 	if (t->tid == s->root) {
 		s->root_gone = true;
+		s->res->root_ended = true;
 		s->res->wait_status = status;
 		s->res->exit_code =
 		    WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
@@ -171,6 +172,8 @@ static int event_loop(struct sup *s)
 		sup_take_requests(s);
 		err = sup_resume_pressed(s);
 		if (!err)
+			err = sup_attach_tick(s);
+		if (!err)
 			err = sup_handoff_tick(s);
 		if (!err)
 			err = sup_gdb_tick(s);
@@ -214,7 +217,11 @@ static int event_loop(struct sup *s)
 		}
 		if (!WIFSTOPPED(status))
 			continue;
-		err = sup_on_stop(s, t, status);
+		/* memtrack attach's end: every stop is where its thread is detached. */
+		if (s->detaching)
+			err = sup_carry_out(t, sup_detach_stop(s, t, status));
+		else
+			err = sup_on_stop(s, t, status);
 		if (err)
 			return err;
 	}
@@ -293,6 +300,7 @@ static int open_artifact(struct sup *s)
 	h.watcher = mt_tracker_watcher(s->tracker);
 	h.argc = argc;
 	h.argv = s->cfg->argv;
+	h.flags = s->cfg->attach_pid ? MT_ARTIFACT_ATTACHED : 0;
 	fd = mt_outfile_open(s->cfg->artifact_path,
 			     s->cfg->artifact_new ? MT_OUTFILE_NEW : MT_OUTFILE_REPLACE,
 			     &s->cfg->identity, why, sizeof(why));
@@ -385,6 +393,12 @@ static void release_tree(struct sup *s)
 	int status;
 	pid_t tid;
 
+	/* A process memtrack attached to is not memtrack's to end: it is left running. */
+	if (s->cfg->attach_pid) {
+		sup_attach_abandon(s);
+		return;
+	}
+
 	/* The children of the processes killed here come to memtrack, to be reaped, not to init. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/*
@@ -410,6 +424,36 @@ static void release_tree(struct sup *s)
 	}
 }
 
+/* The spawned root, stopped at its exec: in the tree, armed, classified, continued. */
+static int start_root(struct sup *s)
+{
+	struct tracee *t = sup_add_tracee(s, s->root);
+	int idx = t ? sup_add_proc(s, s->root, -1) : -ENOMEM;
+
+	if (idx < 0)
+		return idx;
+	t->proc = idx;
+	t->started = true;
+	mt_stoplog_place(t->log, s->procs[idx].pos, 0);
+	return sup_carry_out(t, sup_on_exec(s, t, true, false));
+}
+
+/*
+ * The artifact could not be made: a spawned command, stopped at its exec, is killed before it
+ * runs; an attached process goes on as it was (seized, never stopped: memtrack's exit detaches).
+ */
+static void abandon_start(struct sup *s)
+{
+	int status;
+
+	if (s->cfg->attach_pid) {
+		sup_attach_abandon(s);
+		return;
+	}
+	kill(s->root, SIGKILL);
+	waitpid(s->root, &status, __WALL);
+}
+
 static void *detach_tracker(void *tracker)
 {
 	mt_tracker_detach(tracker);
@@ -421,8 +465,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	bool detaching;
 	pthread_t detacher;
 	struct sup s = {.cfg = cfg, .res = res};
-	struct tracee *t;
-	int err, idx;
+	int err;
 
 	memset(res, 0, sizeof(*res));
 	s.log = mt_stoplog_new();
@@ -438,7 +481,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	}
 	err = sup_gdb_open(&s);
 	if (!err)
-		err = sup_spawn(&s);
+		err = cfg->attach_pid ? sup_attach(&s) : sup_spawn(&s);
 	if (err)
 		goto out;
 	/*
@@ -448,30 +491,19 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 	if (cfg->track && cfg->artifact_path) {
 		err = open_artifact(&s);
 		if (err) {
-			int status;
-
-			kill(s.root, SIGKILL);
-			waitpid(s.root, &status, __WALL);
+			abandon_start(&s);
 			goto out;
 		}
 	}
-	t = sup_add_tracee(&s, s.root);
-	idx = t ? sup_add_proc(&s, s.root, -1) : -ENOMEM;
-	if (idx < 0) {
-		err = idx;
-		goto fatal;
-	}
-	t->proc = idx;
-	t->started = true;
-	mt_stoplog_place(t->log, s.procs[idx].pos, 0);
-	err = sup_carry_out(t, sup_on_exec(&s, t, true, false));
+	err = cfg->attach_pid ? sup_attach_arm(&s) : start_root(&s);
 	if (!err)
 		err = event_loop(&s);
 	if (!err && s.end_phase)
 		sup_reap_orphans();
+	if (s.detaching)
+		res->detach_ns = mt_clock_now_ns() - s.detach_start_ns;
 	sup_handoff_report(&s);
 	sup_gdb_report(&s);
-fatal:
 	if (err) {
 		fprintf(stderr, "memtrack: supervising '%s' failed: %s\n", cfg->argv[0],
 			strerror(-err));

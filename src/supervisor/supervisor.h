@@ -16,7 +16,7 @@
 #include "tracker/tracker.h"
 
 struct mt_run_config {
-	char *const *argv;	      /* the command */
+	char *const *argv;	      /* the command (attach: the process's command line) */
 	const char *trace_stops_path; /* --trace-stops FILE, or NULL */
 	struct mt_stop_point stop;    /* --stop-at (stop.text NULL: none) */
 	const char *gdb; /* --gdb: HOST:PORT, or "-" for stdin/stdout; NULL: none (docs/GDB.md) */
@@ -39,6 +39,11 @@ struct mt_run_config {
 	 * opens and closes its own.
 	 */
 	struct mt_tracker *tracker;
+	/* memtrack attach (supervisor_attach.c): the running process recorded, 0: spawn argv */
+	pid_t attach_pid;
+	bool attach_tree;     /* --tree: its descendants too */
+	uint64_t duration_ns; /* --duration: detach after this long; 0: at SIGINT or SIGTERM */
+	bool quiet;	      /* attach -q: not even the line that says it is attached */
 };
 
 struct mt_run_result {
@@ -57,6 +62,10 @@ struct mt_run_result {
 	char gdb_summary[192]; /* --gdb: what happened under gdb, for the summary ("": no --gdb) */
 	/* --gdb=-: the stop reply of the program's end, for gdb after the summary ("": sent) */
 	char gdb_final[32];
+	/* memtrack attach: how long seizing and arming took, and detaching; threads left running */
+	uint64_t attach_ns, detach_ns;
+	unsigned int detached;
+	bool root_ended; /* the root ended (wait_status holds), rather than being detached */
 };
 
 /*
@@ -72,6 +81,13 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res);
  * it (mt_tracker_close). 0 or a negative errno after one sentence.
  */
 int mt_supervise_open_tracker(const struct mt_run_config *cfg, struct mt_tracker **out);
+
+/*
+ * Whether memtrack may attach to pid (memtrack attach): 0, or -errno after one sentence on
+ * stderr saying why not (no such process, Yama's ptrace_scope, another tracer, another user's
+ * process, memtrack itself or one of its ancestors). who: the identity of memtrack's invoker.
+ */
+int mt_attach_check(pid_t pid, bool tree, const struct mt_identity *who);
 
 /* 127 when the command was not found, 126 when it could not be executed. */
 int mt_exec_failure_code(int neg_errno);

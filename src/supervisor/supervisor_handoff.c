@@ -192,17 +192,6 @@ static void print_handed(struct sup *s)
 		pid, s->procs[s->ho.proc].pos, s->ho.where, pid);
 }
 
-/* Detach one thread of the process handed over; sig is delivered where it can be. */
-static int let_go(struct sup *s, struct tracee *t, int sig)
-{
-	if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
-		return -errno;
-	if (t->held)
-		s->n_held--;
-	sup_remove_tracee(s, t);
-	return 0;
-}
-
 /* Threads of the process that memtrack holds stopped (pressure, a group-stop): detach them now. */
 static int let_go_held(struct sup *s, struct handoff *h)
 {
@@ -222,7 +211,7 @@ static int let_go_held(struct sup *s, struct handoff *h)
 			i++;
 			continue;
 		}
-		err = let_go(s, t, 0);
+		err = sup_let_go(s, t, 0);
 		if (err)
 			return err;
 	}
@@ -326,7 +315,7 @@ int sup_hand_off(struct sup *s, struct tracee *t, const char *where)
 	 */
 	if (tgkill(pid, t->tid, SIGSTOP) < 0 && errno != ESRCH)
 		return -errno;
-	err = let_go(s, t, 0);
+	err = sup_let_go(s, t, 0);
 	if (!err)
 		err = let_go_held(s, h);
 	if (!err)
@@ -374,7 +363,7 @@ int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 			struct tracee *c = sup_find_tracee(s, (pid_t)msg);
 
 			if (c && c->started)
-				err = let_go(s, c, 0);
+				err = sup_let_go(s, c, 0);
 			else if (!c && !awaited_take(h, (pid_t)msg))
 				err = await_thread(h, (pid_t)msg);
 		}
@@ -397,7 +386,7 @@ int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 		break;
 	}
 	if (!err)
-		err = let_go(s, t, sig);
+		err = sup_let_go(s, t, sig);
 	if (!err)
 		err = let_go_held(s, h);
 	if (!err)
@@ -410,25 +399,9 @@ int sup_handoff_stop(struct sup *s, struct tracee *t, int status)
 /* The exit status of a process that ended (a zombie): field 52 of /proc/PID/stat, or -1. */
 static int read_exit_code(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	int code = -1, field = 2;
-	ssize_t n;
-	int fd;
+	long long code;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-	while (p && (p = strchr(p + 1, ' ')))
-		if (++field == 52)
-			return sscanf(p + 1, "%d", &code) == 1 ? code : -1;
-	return -1;
+	return mt_proc_stat_field(pid, 52, &code) ? -1 : (int)code;
 }
 
 /* The tracer of pid (TracerPid in its status), 0 when none or unknown. */

@@ -45,6 +45,7 @@ struct tracee {
 	bool pressed;	/* held at a pressure stop until the events consumer made room */
 	bool listening; /* left in a group-stop with PTRACE_LISTEN */
 	bool exiting;	/* seen at its exit stop */
+	bool swallow;	/* detaching: a SIGSTOP of memtrack's is still to come, suppressed then */
 	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
 	int end_status; /* how it ended, when it ended before its creator reported it */
 	struct mt_log_thread *log;
@@ -131,6 +132,10 @@ struct sup {
 	int end_sig;
 	int end_phase;
 	uint64_t end_deadline;
+	/* memtrack attach (supervisor_attach.c): the tree is detached on a request or a deadline */
+	bool detach_asked; /* a termination signal came */
+	bool detaching;	   /* every thread is detached at its next stop */
+	uint64_t detach_at_ns, detach_start_ns;
 };
 
 /* How often the loop looks at a handed-off process (a debugger attached, files it mapped). */
@@ -178,6 +183,7 @@ bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
 int sup_gdb_fd(const struct sup *s);
 int sup_resume(pid_t tid, int sig);
 int sup_carry_out(struct tracee *t, int next);
+int sup_let_go(struct sup *s, struct tracee *t, int sig);
 
 /* supervisor_log.c */
 struct json_object *sup_detail_new(void);
@@ -262,5 +268,12 @@ int sup_wait_for_news(struct sup *s);
 
 /* supervisor_spawn.c */
 int sup_spawn(struct sup *s);
+
+/* supervisor_attach.c: memtrack attach */
+int sup_attach(struct sup *s);
+int sup_attach_arm(struct sup *s);
+int sup_attach_tick(struct sup *s);
+int sup_detach_stop(struct sup *s, struct tracee *t, int status);
+void sup_attach_abandon(struct sup *s);
 
 #endif

@@ -220,6 +220,11 @@ static void on_request(struct sup *s, const siginfo_t *si)
 	int sig = si->si_signo;
 	struct sent *e;
 
+	/* memtrack attach: a request to detach, never forwarded (supervisor_attach.c). */
+	if (s->cfg->attach_pid) {
+		s->detach_asked = true;
+		return;
+	}
 	e = find_sent(s, si);
 	if (!s->root_gone) {
 		if (e->delivered || e->forwarded || root_getting(s, sig))
@@ -300,8 +305,10 @@ int sup_wait_for_news(struct sup *s)
 	sigset_t set;
 	int sig;
 
-	if (s->end_deadline) {
-		left = s->end_deadline > now ? s->end_deadline - now : 0;
+	if (s->end_deadline || (s->detach_at_ns && !s->detaching)) {
+		uint64_t at = s->end_deadline ? s->end_deadline : s->detach_at_ns;
+
+		left = at > now ? at - now : 0;
 		ts = (struct timespec){left / 1000000000ull, left % 1000000000ull};
 		timeout = &ts;
 	}

@@ -150,6 +150,12 @@ static int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 		free(s->procs[idx].exe);
 		s->procs[idx].exe = strdup(s->procs[t->proc].exe ? s->procs[t->proc].exe : "?");
 		err = mt_stoplog_place(child->log, s->procs[idx].pos, 0);
+		/*
+		 * Attached: a child forked between its parent's seizing and arming was not armed
+		 * by the BPF side's fork tracepoint; arming again is harmless.
+		 */
+		if (!err && !ended && s->tracker && s->cfg->attach_pid)
+			err = mt_tracker_arm(s->tracker, child->tid);
 		/* Stopped before its first instruction: its links are in place before it runs. */
 		if (!err && !ended && s->tracker)
 			err = mt_tracker_inherit(s->tracker, tgid, child->tid,
@@ -390,7 +396,9 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 	/* Any other signal of the process served to gdb is gdb's to decide. */
 	if (sup_gdb_owns(s, t))
 		return sup_gdb_signal(s, t, sig, &si);
-	if (t->tid == s->root && sup_is_term_sig(sig) && !sup_root_delivery_wanted(s, &si)) {
+	/* An attached process gets every signal: memtrack's requests are its own (detach). */
+	if (t->tid == s->root && !s->cfg->attach_pid && sup_is_term_sig(sig) &&
+	    !sup_root_delivery_wanted(s, &si)) {
 		d = sup_detail_new();
 		sup_detail_str(d, "signal", sup_signame(sig, buf, sizeof(buf)));
 		sup_log_stop(s, t, "signal-dropped", d);

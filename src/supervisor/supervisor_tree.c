@@ -262,6 +262,20 @@ int sup_resume(pid_t tid, int sig)
 }
 
 /*
+ * Detach stopped tracee t (a process handed over, memtrack attach's end), sig delivered where it
+ * can be (from a signal-delivery-stop), and forget it.
+ */
+int sup_let_go(struct sup *s, struct tracee *t, int sig)
+{
+	if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
+		return -errno;
+	if (t->held)
+		s->n_held--;
+	sup_remove_tracee(s, t);
+	return 0;
+}
+
+/*
  * A stop handler's decision carried out. Every stopped tracee memtrack resumes is resumed by
  * sup_resume, but for gdb's vCont, which may single-step (supervisor_gdb_run.c), and a group-stop
  * left in PTRACE_LISTEN (supervisor_stops.c).

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Reading /proc/PID/status and /proc/PID/task/TID/stat (src/tracker/procstatus.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tracker/procstatus.h"
 
@@ -58,6 +60,28 @@ int mt_proc_status_read(pid_t pid, pid_t tid, struct mt_proc_status *st)
 		parse_line(line, st);
 	fclose(f);
 	return 0;
+}
+
+int mt_proc_stat_field(pid_t pid, int n, long long *v)
+{
+	char path[64], buf[1024], *p;
+	int fd, field = 2;
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (k <= 0)
+		return k < 0 ? -errno : -EINVAL;
+	buf[k] = '\0';
+	p = strrchr(buf, ')'); /* field 2, the name, ends at the last one */
+	while (p && (p = strchr(p + 1, ' ')))
+		if (++field == n)
+			return sscanf(p + 1, "%lld", v) == 1 ? 0 : -EINVAL;
+	return -EINVAL;
 }
 
 /* The kernel's PF_EXITING, and the code of a ptrace stop at PTRACE_EVENT_EXIT (SIGTRAP | 6 << 8).

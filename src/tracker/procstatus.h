@@ -35,6 +35,13 @@ struct mt_proc_status {
 int mt_proc_status_read(pid_t pid, pid_t tid, struct mt_proc_status *st);
 
 /*
+ * Field n of /proc/PID/stat as proc(5) numbers them (a number: from 4, the parent; 52 the exit
+ * code), read past the command's name (which may hold spaces and parentheses). 0 with *v, or
+ * -errno when the file cannot be read, -EINVAL when it has no such field.
+ */
+int mt_proc_stat_field(pid_t pid, int n, long long *v);
+
+/*
  * Whether thread tid of pid is on its way out (from /proc/PID/task/TID/stat, one read): a
  * zombie, SIGKILL pending (a group exit queues it to every thread), at its ptrace exit stop
  * until its tracer has waited for that stop (exit_code, which the wait clears: the tracer knows

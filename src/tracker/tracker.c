@@ -306,6 +306,20 @@ int mt_tracker_arm(struct mt_tracker *t, pid_t pid)
 	return 0;
 }
 
+int mt_tracker_disarm(struct mt_tracker *t, pid_t pid)
+{
+	__u32 tgid = pid;
+
+	if (bpf_map_delete_elem(bpf_map__fd(t->skel->maps.tracked), &tgid) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+void mt_tracker_record(struct mt_tracker *t, bool on)
+{
+	t->skel->bss->tracking_enabled = on;
+}
+
 int mt_tracker_hand_off(struct mt_tracker *t, pid_t pid)
 {
 	__u32 tgid = pid;

@@ -87,6 +87,19 @@ void mt_tracker_set_artifact(struct mt_tracker *t, struct mt_artifact_writer *w)
 
 int mt_tracker_arm(struct mt_tracker *t, pid_t pid);
 /*
+ * Record or not, at once for every probe, watcher and lifecycle program (on after open): a
+ * process attached to running (memtrack attach) is recorded from the moment all its probes are in
+ * place until its detach begins, not file by file as links come and go.
+ */
+void mt_tracker_record(struct mt_tracker *t, bool on);
+int mt_tracker_disarm(struct mt_tracker *t, pid_t pid);
+/*
+ * Classify and attach every executable file mapping of pid that is not known yet: exec stops
+ * (the program and its interpreter), a process attached to running (memtrack attach), and the
+ * fallback after dropped requests.
+ */
+int mt_tracker_scan(struct mt_tracker *t, pid_t pid);
+/*
  * pid was handed to a debugger: it stays tracked (its allocations are recorded) but the BPF side
  * never stops it again; the files it maps are served by mt_tracker_catch_up().
  */

@@ -357,7 +357,7 @@ static int resolve_entry(const struct mt_map_entry *e, void *arg)
  * Classify and attach every executable file mapping of pid that is not known yet: exec stops
  * (the program and its interpreter), and the fallback after dropped requests.
  */
-static int mt_tracker_scan(struct mt_tracker *t, pid_t pid)
+int mt_tracker_scan(struct mt_tracker *t, pid_t pid)
 {
 	struct resolve_ctx r = {.t = t, .pid = pid};
 	int err = mt_procmaps_for_each_exec(pid, resolve_entry, &r);

@@ -195,7 +195,7 @@ static int record_end(struct mt_artifact_writer *w, const uint8_t *p)
 
 static size_t header_body_len(const struct mt_artifact_header *h, size_t wlen, int *argc)
 {
-	size_t len = 8 + 8 + 4 + wlen + 4;
+	size_t len = 8 + 8 + 4 + wlen + 4 + (h->flags ? 4 : 0);
 	int i;
 
 	for (i = 0; i < h->argc && h->argv && h->argv[i]; i++) {
@@ -231,6 +231,8 @@ static int write_header(struct mt_artifact_writer *w, const struct mt_artifact_h
 	put_u32(&p, (uint32_t)argc);
 	for (i = 0; i < argc; i++)
 		put_str(&p, h->argv[i], field_len(h->argv[i], MT_ARTIFACT_ARG_MAX));
+	if (h->flags)
+		put_u32(&p, h->flags);
 	/* Straight to the file: a run killed at once still leaves a readable header. */
 	err = write_all(w->fd, hdr, (size_t)(p - hdr));
 	w->offset = p - hdr;

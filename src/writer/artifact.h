@@ -19,7 +19,11 @@ struct mt_artifact_header {
 	const char *watcher;	/* "fentry" or "tracepoint" */
 	int argc;
 	char *const *argv;
+	uint32_t flags; /* MT_ARTIFACT_ATTACHED; 0 is not written (docs/FORMAT.md, Header) */
 };
+
+/* The header's flags: memtrack attach recorded a process already running, until its detach. */
+#define MT_ARTIFACT_ATTACHED 1u
 
 struct mt_artifact_process {
 	uint32_t pid;

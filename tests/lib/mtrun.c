@@ -41,6 +41,7 @@ static void buf_add(struct buf *b, const char *data, size_t n)
 
 /*
  * MT_TEST_WATCHER=X (set by the kernel matrix, tools/kernel-matrix) runs every `memtrack run`
+ * (and `memtrack attach`)
  * that names no watcher with --watcher=X, so one test suite covers each back end. Called in the
  * forked child, right before exec: the copy is never freed.
  */
@@ -52,7 +53,7 @@ static const char *const *with_watcher(const char *const *argv)
 	size_t n = 0;
 
 	if (!watcher || !*watcher || strcmp(argv[0], MEMTRACK) || !argv[1] ||
-	    strcmp(argv[1], "run"))
+	    (strcmp(argv[1], "run") && strcmp(argv[1], "attach")))
 		return argv;
 	for (; argv[n]; n++)
 		if (!strncmp(argv[n], "--watcher", 9))

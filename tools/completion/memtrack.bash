@@ -46,6 +46,11 @@ _memtrack()
 		fi
 		return
 	fi
+	# attach's PID: the processes running (after -o, its file).
+	if [ "$sub" = attach ] && [[ ${COMP_WORDS[COMP_CWORD - 1]} != @(-o|--output) ]]; then
+		COMPREPLY=($(compgen -W "$(cd /proc && printf '%s\n' [0-9]*)" -- "$cur"))
+		return
+	fi
 	# After an option that takes a file, and for report's FILE and run's CMD: files.
 	COMPREPLY=($(compgen -f -- "$cur"))
 }
