@@ -242,6 +242,11 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 		return mt_images_handoff(rep->index->images, it->handoff, rep->events);
 	case MT_ITEM_MAPPING:
 		return 0; /* mapped memory is not counted in the heap's totals */
+	case MT_ITEM_LEAKS: {
+		int64_t i = mt_images_running(rep->index->images, it->leaks->pid);
+
+		return i < 0 ? (int)i : mt_leaks_add(rep->leaks, (size_t)i, it->leaks);
+	}
 	}
 	return 0;
 }
@@ -368,7 +373,8 @@ static int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report 
 	*out = NULL;
 	rep = calloc(1, sizeof(*rep));
 	if (!rep || !(rep->index = calloc(1, sizeof(*rep->index))) ||
-	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new())) {
+	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new()) ||
+	    !(rep->leaks = mt_leaks_new())) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -392,6 +398,7 @@ static int mt_report_from_reader(struct mt_artifact_reader *r, struct mt_report 
 	rep->truncated = mt_artifact_truncated(r);
 	sum_images(rep);
 	mt_sites_end(rep->sites);
+	mt_leaks_end(rep->leaks);
 	mt_images_live_blocks(rep->index->images, live_at_end, rep);
 	if (mt_timeline_end(rep->timeline) || sum_processes(rep)) {
 		ret = -ENOMEM;
@@ -461,6 +468,7 @@ void mt_report_free(struct mt_report *rep)
 		free(rep->index);
 	}
 	mt_sites_free(rep->sites);
+	mt_leaks_free(rep->leaks);
 	mt_timeline_free(rep->timeline);
 	free(rep);
 }

@@ -21,6 +21,7 @@
 #include "reader/artifact_read.h"
 #include "base/family.h"
 #include "aggregate/images.h"
+#include "aggregate/leaks.h"
 #include "aggregate/sites.h"
 #include "aggregate/timeline.h"
 
@@ -115,6 +116,7 @@ struct mt_report {
 	/* Allocation sites (artifacts of runs with --stacks); none otherwise. Never NULL. */
 	struct mt_sites *sites;
 	struct mt_timeline *timeline; /* live bytes over time; never NULL */
+	struct mt_leaks *leaks;	      /* the leak scans (--leaks), by image index; never NULL */
 	size_t n_largest;	      /* the largest blocks never freed, largest first */
 	struct mt_report_block largest[MT_REPORT_LARGEST];
 	struct mt_report_index *index; /* lookup tables while aggregating */

@@ -70,6 +70,9 @@ static int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
 	if (nl)
 		*nl = '\0';
 	e->exec = perms[2] == 'x';
+	e->read = perms[0] == 'r';
+	e->write = perms[1] == 'w';
+	e->shared = perms[3] == 's';
 	e->key = (struct mt_inode_key){.dev = ((uint64_t)maj << 20) | min, .ino = ino};
 	e->path = line + consumed;
 	return 0;

@@ -15,6 +15,7 @@ struct mt_map_entry {
 	uint64_t end;
 	uint64_t offset;
 	bool exec;
+	bool read, write, shared; /* the other permissions: r, w, and s (shared) against p */
 	struct mt_inode_key
 	    key;	  /* dev in the kernel's encoding; no ctime (see mt_procmaps_entry_key) */
 	const char *path; /* points into the parsed line; "" for anonymous mappings */
