@@ -11,6 +11,11 @@
  *    indirectly lost, and so is an earlier leader found from it. The leaders left are definitely
  *    lost.
  *
+ * One heuristic of memtrack's own: glibc's allocator keeps pointers to its chunks' headers (the
+ * top chunk, the bins: in libc's data, a root), and a chunk's header overlaps the last 8 bytes
+ * of the block before it. A pointer to exactly the header after block b is therefore not taken
+ * as a pointer into b (next_chunk()). memcheck does not need it: it replaces the allocator.
+ *
  * Words are 8 bytes, read at 8-byte aligned addresses, as memcheck reads them on amd64. Memory is
  * read in ranges of up to CHUNK bytes; a page that cannot be read is skipped and counted.
  */
@@ -62,6 +67,14 @@ long mt_leak_lookup(const struct mt_live_block *b, size_t n, uint64_t ptr)
 	return ptr == b[lo].addr || ptr - b[lo].addr < b[lo].size ? (long)lo : -1;
 }
 
+/* Where glibc's chunk after a block of size bytes at addr starts (its header). */
+static uint64_t next_chunk(uint64_t addr, uint64_t size)
+{
+	uint64_t chunk = (size + 8 + 15) & ~15ull;
+
+	return addr - 16 + (chunk < 32 ? 32 : chunk);
+}
+
 static void push(struct scan *sc, size_t i)
 {
 	sc->stack[sc->n_stack++] = i;
@@ -73,7 +86,7 @@ static void found(struct scan *sc, uint64_t word, bool prior_definite)
 	long i = mt_leak_lookup(sc->b, sc->n, word);
 	uint8_t *c;
 
-	if (i < 0)
+	if (i < 0 || (word != sc->b[i].addr && word == next_chunk(sc->b[i].addr, sc->b[i].size)))
 		return;
 	c = &sc->cls[i];
 	if (sc->clique != NOT_A_CLIQUE) {
