@@ -25,8 +25,7 @@ struct classes {
 	int64_t rea_bytes, rea_blocks;
 };
 
-static void assert_class(struct json_object *leaks, const char *cls, int64_t bytes,
-			 int64_t blocks)
+static void assert_class(struct json_object *leaks, const char *cls, int64_t bytes, int64_t blocks)
 {
 	struct json_object *c = mt_json_get(leaks, cls);
 
@@ -70,7 +69,8 @@ static struct json_object *scanned_image(struct json_object *rep, const char *po
 		struct json_object *g = json_object_array_get_idx(images, i);
 		struct json_object *pos = mt_json_get(g, "position");
 
-		if (!mt_json_get(g, "leaks") || (pos && strcmp(json_object_get_string(pos), position)))
+		if (!mt_json_get(g, "leaks") ||
+		    (pos && strcmp(json_object_get_string(pos), position)))
 			continue;
 		ck_assert_msg(!found, "two images at %s were scanned", position);
 		found = g;
@@ -96,10 +96,9 @@ END_TEST
 
 START_TEST(list_with_lost_head_is_one_definite_nine_indirect)
 {
-	check_shape("list", (struct classes){.def_bytes = 96,
-					     .def_blocks = 1,
-					     .ind_bytes = 864,
-					     .ind_blocks = 9});
+	check_shape(
+	    "list",
+	    (struct classes){.def_bytes = 96, .def_blocks = 1, .ind_bytes = 864, .ind_blocks = 9});
 }
 END_TEST
 
@@ -121,32 +120,29 @@ END_TEST
  */
 START_TEST(register_of_blocked_thread_is_a_root)
 {
-	check_shape("register", (struct classes){.pos_bytes = 272,
-						 .pos_blocks = 1,
-						 .rea_bytes = 333,
-						 .rea_blocks = 1});
+	check_shape(
+	    "register",
+	    (struct classes){.pos_bytes = 272, .pos_blocks = 1, .rea_bytes = 333, .rea_blocks = 1});
 	/* The control: the same thread with the register cleared. */
-	check_shape("register-dropped", (struct classes){.def_bytes = 333,
-							 .def_blocks = 1,
-							 .pos_bytes = 272,
-							 .pos_blocks = 1});
+	check_shape(
+	    "register-dropped",
+	    (struct classes){.def_bytes = 333, .def_blocks = 1, .pos_bytes = 272, .pos_blocks = 1});
 }
 END_TEST
 
 START_TEST(other_thread_stack_is_a_root)
 {
-	check_shape("stack", (struct classes){.pos_bytes = 272,
-					      .pos_blocks = 1,
-					      .rea_bytes = 444,
-					      .rea_blocks = 1});
+	check_shape(
+	    "stack",
+	    (struct classes){.pos_bytes = 272, .pos_blocks = 1, .rea_bytes = 444, .rea_blocks = 1});
 }
 END_TEST
 
 /* The plugin's block, from a site of its own (--stacks): still reachable, nothing lost. */
 START_TEST(dlopen_library_data_is_a_root)
 {
-	struct json_object *rep =
-	    shape("dlopen", FIXTURE("plugin_leakslot.so"), "--stacks"), *recs, *leaks;
+	struct json_object *rep = shape("dlopen", FIXTURE("plugin_leakslot.so"), "--stacks"), *recs,
+			   *leaks;
 	int found = 0;
 
 	leaks = scanned_image(rep, "0");
@@ -160,7 +156,8 @@ START_TEST(dlopen_library_data_is_a_root)
 		if (mt_json_i64(r, "bytes") != 555)
 			continue;
 		found++;
-		ck_assert_str_eq(json_object_get_string(mt_json_get(r, "class")), "still_reachable");
+		ck_assert_str_eq(json_object_get_string(mt_json_get(r, "class")),
+				 "still_reachable");
 		ck_assert_int_eq(mt_json_i64(r, "blocks"), 1);
 	}
 	ck_assert_int_eq(found, 1);
@@ -173,16 +170,14 @@ START_TEST(fork_exec_tree_per_process)
 {
 	struct json_object *rep = shape("tree", SHAPES, NULL);
 
-	assert_classes(scanned_image(rep, "0"), (struct classes){.def_bytes = 96,
-								 .def_blocks = 1,
-								 .ind_bytes = 864,
-								 .ind_blocks = 9});
+	assert_classes(
+	    scanned_image(rep, "0"),
+	    (struct classes){.def_bytes = 96, .def_blocks = 1, .ind_bytes = 864, .ind_blocks = 9});
 	assert_classes(scanned_image(rep, "0.0"),
 		       (struct classes){.def_bytes = 1000, .def_blocks = 1});
-	assert_classes(mt_json_get(rep, "leaks"), (struct classes){.def_bytes = 1096,
-								   .def_blocks = 2,
-								   .ind_bytes = 864,
-								   .ind_blocks = 9});
+	assert_classes(mt_json_get(rep, "leaks"),
+		       (struct classes){
+			   .def_bytes = 1096, .def_blocks = 2, .ind_bytes = 864, .ind_blocks = 9});
 	json_object_put(rep);
 }
 END_TEST

@@ -99,9 +99,11 @@ int mt_leaks_add(struct mt_leaks *lk, size_t image, const struct mt_artifact_lea
 		lk->total.bytes[k] += b->size;
 		if (!k)
 			continue;
-		err = add_record(lk, &(struct mt_loss_record){
-					 .image = image, .cls = b->cls, .stack = b->stack, .blocks = 1,
-					 .bytes = b->size});
+		err = add_record(lk, &(struct mt_loss_record){.image = image,
+							      .cls = b->cls,
+							      .stack = b->stack,
+							      .blocks = 1,
+							      .bytes = b->size});
 		if (err)
 			return err;
 	}

@@ -287,7 +287,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		return MT_EXIT_USAGE;
 	}
 	if (o->no_track && (o->output || o->cfg.stop.map || o->cfg.leaks)) {
-		mt_cmd_usage_error(&run_cmd, "--no-track excludes -o, --leaks and --stop-at map:GLOB");
+		mt_cmd_usage_error(&run_cmd,
+				   "--no-track excludes -o, --leaks and --stop-at map:GLOB");
 		return MT_EXIT_USAGE;
 	}
 	o->cfg.argv = argv + first;

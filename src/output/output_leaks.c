@@ -50,11 +50,13 @@ static void print_caveats(FILE *out, const struct mt_report *rep)
 		const struct mt_image *g = &rep->images[i];
 
 		if (c->flags & MT_LEAKS_SHARED)
-			fprintf(out, "  pid %" PRIu32 ": not scanned, it ran in its parent's memory\n",
+			fprintf(out,
+				"  pid %" PRIu32 ": not scanned, it ran in its parent's memory\n",
 				g->pid);
 		if (c->flags & MT_LEAKS_INEXACT)
-			fprintf(out, "  pid %" PRIu32 ": memtrack lost track of its blocks (out of "
-				     "memory): its classes are not exact\n",
+			fprintf(out,
+				"  pid %" PRIu32 ": memtrack lost track of its blocks (out of "
+				"memory): its classes are not exact\n",
 				g->pid);
 		if (c->unreadable_regions || c->unreadable_bytes)
 			fprintf(out,

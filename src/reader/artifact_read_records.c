@@ -306,7 +306,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 		return len >= MT_ARTIFACT_MAPPING_FIXED + 4 && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_LEAKS:
 		return len >= MT_ARTIFACT_LEAKS_FIXED &&
-		       len <= MT_ARTIFACT_LEAKS_FIXED + MT_ARTIFACT_LEAK_ENTRY * MT_ARTIFACT_LEAKS_PER;
+		       len <=
+			   MT_ARTIFACT_LEAKS_FIXED + MT_ARTIFACT_LEAK_ENTRY * MT_ARTIFACT_LEAKS_PER;
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;

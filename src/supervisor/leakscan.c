@@ -325,8 +325,7 @@ int mt_leak_scan(pid_t pid, const struct mt_live_block *b, size_t n,
 		 const struct user_regs_struct *regs, size_t n_regs, uint8_t *cls,
 		 struct mt_leak_stats *st)
 {
-	struct scan sc = {
-	    .pid = pid, .b = b, .n = n, .cls = cls, .clique = NOT_A_CLIQUE, .st = st};
+	struct scan sc = {.pid = pid, .b = b, .n = n, .cls = cls, .clique = NOT_A_CLIQUE, .st = st};
 	int err = -ENOMEM;
 
 	memset(st, 0, sizeof(*st));

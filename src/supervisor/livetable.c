@@ -299,8 +299,9 @@ static void on_event(struct mt_livetable *lt, const struct mt_event *e)
 	else if (kc == MT_KIND_REALLOC)
 		on_realloc(lt, p->space, e);
 	else if (kc == MT_KIND_ALLOC && !(e->flags & MT_EV_FAILED))
-		put(lt, &(struct mt_live_block){
-			    .addr = e->addr, .size = e->size, .stack = e->stack_id, .space = p->space});
+		put(lt,
+		    &(struct mt_live_block){
+			.addr = e->addr, .size = e->size, .stack = e->stack_id, .space = p->space});
 	else if (kc == MT_KIND_FREE && e->addr)
 		take(lt, p->space, e->addr, &gone);
 }

@@ -112,8 +112,9 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 	sup_gdb_gone(s, t, status);
 	/* Its process's threads held for a leak scan may wait for this one only. */
 	if (sup_leaks_gone(s, t))
-		fprintf(stderr, "memtrack: process %d: its threads held for the leak scan could "
-				"not all be resumed\n",
+		fprintf(stderr,
+			"memtrack: process %d: its threads held for the leak scan could "
+			"not all be resumed\n",
 			t->proc >= 0 ? s->procs[t->proc].pid : t->tid);
 	if (t->held)
 		s->n_held--;

@@ -132,8 +132,10 @@ static int write_record(struct sup *s, const struct snapshot *x, const uint8_t *
 	if (!v)
 		return -ENOMEM;
 	for (long i = 0; i < x->n; i++)
-		v[i] = (struct mt_artifact_leak_block){
-		    .addr = x->b[i].addr, .size = x->b[i].size, .stack = x->b[i].stack, .cls = cls[i]};
+		v[i] = (struct mt_artifact_leak_block){.addr = x->b[i].addr,
+						       .size = x->b[i].size,
+						       .stack = x->b[i].stack,
+						       .cls = cls[i]};
 	/* A write error is the writer's to report: the run goes on. */
 	err = mt_artifact_write_leaks(s->artifact, &rec);
 	free(v);
@@ -199,7 +201,7 @@ int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status)
 	struct proc *p;
 	pid_t *held;
 
-	if (!s->live_blocks || t->proc < 0 || sup_gdb_owns(s, t))
+	if (!s->live_blocks || t->proc < 0)
 		return SUP_RESUME(0);
 	p = &s->procs[t->proc];
 	if (!others_running(s, t->proc, t->tid)) {

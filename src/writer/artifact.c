@@ -529,7 +529,8 @@ static int write_leak_chunk(struct mt_artifact_writer *w, const struct mt_artifa
 	uint8_t *p;
 	int err = 0;
 
-	p = record_begin(w, MT_REC_LEAKS, MT_ARTIFACT_LEAKS_FIXED + MT_ARTIFACT_LEAK_ENTRY * n, &err);
+	p = record_begin(w, MT_REC_LEAKS, MT_ARTIFACT_LEAKS_FIXED + MT_ARTIFACT_LEAK_ENTRY * n,
+			 &err);
 	if (!p)
 		return err;
 	put_u32(&p, l->pid);
@@ -559,7 +560,8 @@ int mt_artifact_write_leaks(struct mt_artifact_writer *w, const struct mt_artifa
 	int err;
 
 	do {
-		uint32_t n = l->n - first < MT_ARTIFACT_LEAKS_PER ? l->n - first : MT_ARTIFACT_LEAKS_PER;
+		uint32_t n =
+		    l->n - first < MT_ARTIFACT_LEAKS_PER ? l->n - first : MT_ARTIFACT_LEAKS_PER;
 
 		err = write_leak_chunk(w, l, chunk++, first, n);
 		first += n;

@@ -128,14 +128,14 @@ struct mt_artifact_leak_block {
 struct mt_artifact_leaks {
 	uint32_t pid;
 	uint32_t chunk;
-	uint32_t flags;		      /* MT_LEAKS_* */
-	uint32_t threads;	      /* threads whose registers and stack were roots */
-	uint32_t regions;	      /* memory regions scanned as roots */
-	uint32_t unreadable_regions;  /* of those, with a part that could not be read */
-	uint64_t unreadable_bytes;    /* roots and blocks that could not be read */
-	uint64_t scanned_bytes;	      /* roots and blocks read */
-	uint64_t scan_ns;	      /* the scan's duration */
-	uint32_t n;		      /* blocks in this record */
+	uint32_t flags;		     /* MT_LEAKS_* */
+	uint32_t threads;	     /* threads whose registers and stack were roots */
+	uint32_t regions;	     /* memory regions scanned as roots */
+	uint32_t unreadable_regions; /* of those, with a part that could not be read */
+	uint64_t unreadable_bytes;   /* roots and blocks that could not be read */
+	uint64_t scanned_bytes;	     /* roots and blocks read */
+	uint64_t scan_ns;	     /* the scan's duration */
+	uint32_t n;		     /* blocks in this record */
 	const struct mt_artifact_leak_block *blocks;
 };
 
