@@ -147,10 +147,9 @@ START_TEST(dlopen_library_data_is_a_root)
 
 	/* dlopen's own blocks included, as memcheck counts them (fixtures/README.md). */
 	leaks = scanned_image(rep, "0");
-	assert_classes(leaks, (struct classes){.pos_bytes = 2304,
-					       .pos_blocks = 1,
-					       .rea_bytes = 2054,
-					       .rea_blocks = 6});
+	assert_classes(leaks,
+		       (struct classes){
+			   .pos_bytes = 2304, .pos_blocks = 1, .rea_bytes = 2054, .rea_blocks = 6});
 	recs = mt_json_get(rep, "loss_records");
 	ck_assert_ptr_nonnull(recs);
 	for (size_t i = 0; i < json_object_array_length(recs); i++) {

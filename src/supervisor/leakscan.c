@@ -33,7 +33,7 @@
 
 #define CHUNK	     (1u << 20)
 #define PAGE	     4096u
-#define BATCH	     64u /* blocks read at once */
+#define BATCH	     64u  /* blocks read at once */
 #define RED_ZONE     128u /* below the stack pointer, the amd64 ABI lets a leaf function write */
 #define UNREACHED    0
 #define NOT_A_CLIQUE ((size_t)-1)
@@ -46,7 +46,7 @@ struct scan {
 	size_t *stack, n_stack;
 	uint64_t lo, hi; /* the blocks' span: a word outside it is no pointer to one */
 	size_t clique;	 /* the leader whose clique is being found, or NOT_A_CLIQUE */
-	uint64_t *buf; /* CHUNK bytes */
+	uint64_t *buf;	 /* CHUNK bytes */
 	struct mt_leak_stats *st;
 };
 
@@ -382,7 +382,8 @@ int mt_leak_scan(pid_t pid, const struct mt_live_block *b, size_t n,
 	memset(cls, UNREACHED, n);
 	if (n) {
 		sc.lo = b[0].addr;
-		/* The last block may not end last: a size-0 block has its start as its one pointer. */
+		/* The last block may not end last: a size-0 block has its start as its one pointer.
+		 */
 		for (size_t i = 0; i < n; i++)
 			if (b[i].addr + (b[i].size ? b[i].size : 1) > sc.hi)
 				sc.hi = b[i].addr + (b[i].size ? b[i].size : 1);
