@@ -74,6 +74,7 @@ static void add_figures(struct mt_leak_counts *c, const struct mt_artifact_leaks
 	c->unreadable_bytes += l->unreadable_bytes;
 	c->scanned_bytes += l->scanned_bytes;
 	c->scan_ns += l->scan_ns;
+	c->scan_cpu_ns += l->scan_cpu_ns;
 }
 
 int mt_leaks_add(struct mt_leaks *lk, size_t image, const struct mt_artifact_leaks *l)

@@ -18,7 +18,7 @@ struct mt_leak_counts {
 	bool scanned;
 	uint32_t flags; /* MT_LEAKS_* of its scan */
 	uint32_t threads, regions, unreadable_regions;
-	uint64_t unreadable_bytes, scanned_bytes, scan_ns;
+	uint64_t unreadable_bytes, scanned_bytes, scan_ns, scan_cpu_ns;
 	uint64_t blocks[MT_LEAK_CLASSES + 1];
 	uint64_t bytes[MT_LEAK_CLASSES + 1];
 };

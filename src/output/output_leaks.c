@@ -191,6 +191,7 @@ struct json_object *mt_output_json_leak_counts(const struct mt_leak_counts *c)
 	jset_u64(o, "unreadable_bytes", c->unreadable_bytes);
 	jset_u64(o, "scanned_bytes", c->scanned_bytes);
 	jset_u64(o, "scan_ns", c->scan_ns);
+	jset_u64(o, "scan_cpu_ns", c->scan_cpu_ns);
 	json_object_object_add(o, "exact", json_object_new_boolean(!(c->flags & MT_LEAKS_INEXACT)));
 	json_object_object_add(o, "shared_memory",
 			       json_object_new_boolean(c->flags & MT_LEAKS_SHARED));

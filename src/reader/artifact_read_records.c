@@ -227,9 +227,9 @@ static int parse_leaks(struct mt_artifact_reader *r, struct cursor *c, uint64_t 
 	if (!get_u32(c, &l->pid) || !get_u32(c, &l->chunk) || !get_u32(c, &l->flags) ||
 	    !get_u32(c, &l->threads) || !get_u32(c, &l->regions) ||
 	    !get_u32(c, &l->unreadable_regions) || !get_u64(c, &l->unreadable_bytes) ||
-	    !get_u64(c, &l->scanned_bytes) || !get_u64(c, &l->scan_ns) || !get_u32(c, &l->n) ||
-	    !get_u32(c, &pad) || l->n > MT_ARTIFACT_LEAKS_PER ||
-	    c->left != (size_t)l->n * MT_ARTIFACT_LEAK_ENTRY)
+	    !get_u64(c, &l->scanned_bytes) || !get_u64(c, &l->scan_ns) ||
+	    !get_u64(c, &l->scan_cpu_ns) || !get_u32(c, &l->n) || !get_u32(c, &pad) ||
+	    l->n > MT_ARTIFACT_LEAKS_PER || c->left != (size_t)l->n * MT_ARTIFACT_LEAK_ENTRY)
 		return mt_artread_corrupt(r, at, "bad leak record");
 	if (!r->leak_blocks) {
 		r->leak_blocks = malloc(MT_ARTIFACT_LEAKS_PER * sizeof(*r->leak_blocks));

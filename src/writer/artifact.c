@@ -542,6 +542,7 @@ static int write_leak_chunk(struct mt_artifact_writer *w, const struct mt_artifa
 	put_u64(&p, chunk ? 0 : l->unreadable_bytes);
 	put_u64(&p, chunk ? 0 : l->scanned_bytes);
 	put_u64(&p, chunk ? 0 : l->scan_ns);
+	put_u64(&p, chunk ? 0 : l->scan_cpu_ns);
 	put_u32(&p, n);
 	put_u32(&p, 0);
 	for (uint32_t i = first; i < first + n; i++) {

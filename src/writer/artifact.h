@@ -135,6 +135,7 @@ struct mt_artifact_leaks {
 	uint64_t unreadable_bytes;   /* roots and blocks that could not be read */
 	uint64_t scanned_bytes;	     /* roots and blocks read */
 	uint64_t scan_ns;	     /* the scan's duration */
+	uint64_t scan_cpu_ns;	     /* the CPU time memtrack's thread spent on it */
 	uint32_t n;		     /* blocks in this record */
 	const struct mt_artifact_leak_block *blocks;
 };

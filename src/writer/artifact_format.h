@@ -30,7 +30,7 @@
 #define MT_ARTIFACT_HANDOFF_FIXED   8u		/* bytes before the text string */
 #define MT_ARTIFACT_MAPPING_FIXED   88u		/* bytes before the file name string */
 #define MT_ARTIFACT_MAPPING_NAME    255u	/* a mapped file's base name */
-#define MT_ARTIFACT_LEAKS_FIXED	    56u		/* bytes before a leak record's blocks */
+#define MT_ARTIFACT_LEAKS_FIXED	    64u		/* bytes before a leak record's blocks */
 #define MT_ARTIFACT_LEAK_ENTRY	    24u		/* a block of a leak record */
 #define MT_ARTIFACT_LEAKS_PER	    32768u	/* blocks in one leak record, at most */
 
