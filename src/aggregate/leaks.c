@@ -140,6 +140,8 @@ int mt_leaks_end(struct mt_leaks *lk)
 {
 	size_t n = 0;
 
+	if (!lk->n_rec)
+		return 0;
 	qsort(lk->rec, lk->n_rec, sizeof(*lk->rec), by_group);
 	for (size_t i = 0; i < lk->n_rec; i++) {
 		if (n && !by_group(&lk->rec[n - 1], &lk->rec[i])) {

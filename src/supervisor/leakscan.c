@@ -250,8 +250,15 @@ static void drain(struct scan *sc)
 struct region {
 	uint64_t start, end;
 	uint64_t stack_from; /* a thread's stack: scanned from here (0: not one) */
+	uint64_t in_memory;  /* kB resident or swapped out (smaps' Rss + Swap) */
 	bool root;	     /* writable, private, not the heap */
 };
+
+/*
+ * A root region bigger than this that is not all untouched (a sanitizer's shadow, a runtime's
+ * reservation of terabytes) is not read: counted as unreadable, said in the report.
+ */
+#define SPARSE_LIMIT (64ull << 30)
 
 /* Whether a mapping is anonymous memory: no file, or a name given with PR_SET_VMA. */
 static bool anonymous(const char *path)
@@ -281,7 +288,19 @@ static int add_region(struct region **v, size_t *n, size_t *cap, const struct re
 	return 0;
 }
 
-/* The process's mappings, each marked a root or not (a stack is marked by its thread). */
+/* A line of /proc/PID/smaps after a mapping's: its Rss and Swap count what is in memory. */
+static void add_in_memory(struct region *r, const char *line)
+{
+	unsigned long long kb;
+
+	if (sscanf(line, "Rss: %llu kB", &kb) == 1 || sscanf(line, "Swap: %llu kB", &kb) == 1)
+		r->in_memory += kb;
+}
+
+/*
+ * The process's mappings (/proc/PID/smaps), each marked a root or not (a stack is marked by its
+ * thread). A mapping never touched (nothing resident nor swapped) is all zeros: no root to read.
+ */
 static int read_regions(struct scan *sc, struct region **out, size_t *n)
 {
 	char path[64], *line = NULL;
@@ -292,15 +311,18 @@ static int read_regions(struct scan *sc, struct region **out, size_t *n)
 
 	*out = NULL;
 	*n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", sc->pid);
+	snprintf(path, sizeof(path), "/proc/%d/smaps", sc->pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	while (!err && getline(&line, &len, f) > 0) {
 		struct region r = {0};
 
-		if (mt_procmaps_parse_line(line, &e))
+		if (mt_procmaps_parse_line(line, &e)) {
+			if (*n)
+				add_in_memory(&(*out)[*n - 1], line);
 			continue;
+		}
 		r.start = e.start;
 		r.end = e.end;
 		/* Not the heap itself: the brk heap, anonymous memory that holds blocks. */
@@ -347,10 +369,15 @@ static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size
 	sc->st->threads = (uint32_t)n_regs;
 	drain(sc);
 	for (size_t k = 0; k < n; k++) {
-		if (r[k].stack_from)
+		if (r[k].stack_from) {
 			scan_root(sc, r[k].stack_from, r[k].end);
-		else if (r[k].root)
+		} else if (r[k].root && r[k].in_memory && r[k].end - r[k].start > SPARSE_LIMIT) {
+			sc->st->regions++;
+			sc->st->unreadable_regions++;
+			sc->st->unreadable_bytes += r[k].end - r[k].start;
+		} else if (r[k].root && r[k].in_memory) {
 			scan_root(sc, r[k].start, r[k].end);
+		}
 		drain(sc);
 	}
 	free(r);
