@@ -148,6 +148,22 @@ static void drop_space(struct mt_livetable *lt, uint32_t space)
 	}
 }
 
+/* Room for one more element in an array of n used of *cap, doubled when full: 0 or -ENOMEM. */
+static int room_for_one(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
 static struct pid_space *pid_find(const struct mt_livetable *lt, uint32_t pid)
 {
 	for (size_t i = lt->n_pids; i-- > 0;)
@@ -163,15 +179,8 @@ static struct pid_space *pid_get(struct mt_livetable *lt, uint32_t pid)
 
 	if (p)
 		return p;
-	if (lt->n_pids == lt->cap_pids) {
-		size_t cap = lt->cap_pids ? lt->cap_pids * 2 : 16;
-		void *v = realloc(lt->pids, cap * sizeof(*lt->pids));
-
-		if (!v)
-			return NULL;
-		lt->pids = v;
-		lt->cap_pids = cap;
-	}
+	if (room_for_one((void **)&lt->pids, &lt->cap_pids, lt->n_pids, sizeof(*lt->pids)))
+		return NULL;
 	p = &lt->pids[lt->n_pids++];
 	*p = (struct pid_space){.pid = pid, .space = ++lt->next_space};
 	return p;
@@ -226,15 +235,8 @@ static struct pending *pending_of(struct mt_livetable *lt, uint32_t tid, bool ad
 			return &lt->pend[k];
 	if (!add)
 		return NULL;
-	if (lt->n_pend == lt->cap_pend) {
-		size_t cap = lt->cap_pend ? lt->cap_pend * 2 : 8;
-		void *v = realloc(lt->pend, cap * sizeof(*lt->pend));
-
-		if (!v)
-			return NULL;
-		lt->pend = v;
-		lt->cap_pend = cap;
-	}
+	if (room_for_one((void **)&lt->pend, &lt->cap_pend, lt->n_pend, sizeof(*lt->pend)))
+		return NULL;
 	lt->pend[lt->n_pend] = (struct pending){.tid = tid};
 	return &lt->pend[lt->n_pend++];
 }
