@@ -247,6 +247,26 @@ START_TEST(text_loss_records_and_strict_leaks)
 }
 END_TEST
 
+/* The end-of-run summary says what the scans found. */
+START_TEST(summary_line)
+{
+	char *art = mt_tmpfile();
+	const char *argv[] = {MEMTRACK, "run",	"--leaks", "-o",   art,
+			      "--",	SHAPES, "tree",	   SHAPES, NULL};
+	struct mt_out o;
+
+	unlink(art);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_msg(strstr(o.err, "memtrack: leaks at exit: 1,096 bytes definitely lost, 864 "
+				    "indirectly, 0 possibly, 0 still reachable"),
+		      "%s", o.err);
+	mt_out_free(&o);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("leaks");
@@ -262,6 +282,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, dlopen_library_data_is_a_root);
 	tcase_add_test(tc, fork_exec_tree_per_process);
 	tcase_add_test(tc, text_loss_records_and_strict_leaks);
+	tcase_add_test(tc, summary_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

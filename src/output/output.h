@@ -28,6 +28,8 @@ void mt_output_frame(FILE *out, const struct mt_frame_info *f);
  * run without --leaks. 0 or -EIO.
  */
 int mt_output_leaks(const struct mt_report *rep, FILE *out, size_t top);
+/* The end-of-run summary's line of the scans (nothing without --leaks). */
+void mt_output_leaks_summary(const struct mt_report *rep, FILE *out);
 /* The same for the JSON document: the counts of one image's scan (NULL when not scanned). */
 struct json_object *mt_output_json_leak_counts(const struct mt_leak_counts *c);
 /* ... and the tree's loss records, every class. */

@@ -159,6 +159,22 @@ int mt_output_leaks(const struct mt_report *rep, FILE *out, size_t top)
 	return ferror(out) ? -EIO : 0;
 }
 
+void mt_output_leaks_summary(const struct mt_report *rep, FILE *out)
+{
+	const struct mt_leak_counts *t = mt_leaks_total(rep->leaks);
+	char b[MT_LEAK_CLASSES + 1][32];
+
+	if (!mt_leaks_any(rep->leaks))
+		return;
+	for (unsigned int k = MT_LEAK_DEFINITE; k <= MT_LEAK_CLASSES; k++)
+		commas(b[k], sizeof(b[k]), t->bytes[k]);
+	fprintf(out,
+		"memtrack: leaks at exit: %s bytes definitely lost, %s indirectly, %s possibly, %s "
+		"still reachable (memtrack report FILE: the loss records)\n",
+		b[MT_LEAK_DEFINITE], b[MT_LEAK_INDIRECT], b[MT_LEAK_POSSIBLE],
+		b[MT_LEAK_REACHABLE]);
+}
+
 static const char *const json_names[] = {
     [MT_LEAK_DEFINITE] = "definitely_lost",
     [MT_LEAK_INDIRECT] = "indirectly_lost",
