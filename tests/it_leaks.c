@@ -188,6 +188,42 @@ START_TEST(fork_exec_tree_per_process)
 }
 END_TEST
 
+/*
+ * The single-thread shapes on musl (static) and jemalloc: the same classes; jemalloc's program
+ * has one more block still reachable, libstdc++'s emergency exception pool (72,704 bytes: jemalloc
+ * links libstdc++), which glibc's program does not load.
+ */
+START_TEST(other_allocators_same_shapes)
+{
+	static const char *const progs[] = {FIXTURE("leak_shapes_musl"),
+					    FIXTURE("leak_shapes_jemalloc")};
+	const int64_t extra_bytes = _i ? 72704 : 0, extra_blocks = _i ? 1 : 0;
+	static const char *const modes[] = {"overwrite", "list", "interior", "cache"};
+	const struct classes want[] = {
+	    {.def_bytes = 1000, .def_blocks = 1},
+	    {.def_bytes = 96, .def_blocks = 1, .ind_bytes = 864, .ind_blocks = 9},
+	    {.pos_bytes = 200, .pos_blocks = 1},
+	    {.rea_bytes = 240, .rea_blocks = 5},
+	};
+
+	for (size_t m = 0; m < 4; m++) {
+		const char *opts[] = {"--leaks", NULL};
+		const char *cmd[] = {progs[_i], modes[m], NULL};
+		struct classes w = want[m];
+		struct json_object *rep;
+		struct mt_out o;
+
+		rep = mt_run_report(opts, cmd, 120, &o);
+		ck_assert_msg(rep && o.code == 0, "%s %s: %s", progs[_i], modes[m], o.err);
+		mt_out_free(&o);
+		w.rea_bytes += extra_bytes;
+		w.rea_blocks += extra_blocks;
+		assert_classes(scanned_image(rep, "0"), w);
+		json_object_put(rep);
+	}
+}
+END_TEST
+
 /* Record `leak_shapes mode` (with --leaks unless plain); the artifact's path, to free. */
 static char *record(const char *mode, bool plain)
 {
@@ -283,6 +319,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, fork_exec_tree_per_process);
 	tcase_add_test(tc, text_loss_records_and_strict_leaks);
 	tcase_add_test(tc, summary_line);
+	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
