@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "aggregate/leaks.h"
+#include "base/grow.h"
 
 struct mt_leaks {
 	struct mt_leak_counts *img; /* by image index */
@@ -51,15 +52,8 @@ static int grow_images(struct mt_leaks *lk, size_t image)
 
 static int add_record(struct mt_leaks *lk, const struct mt_loss_record *r)
 {
-	if (lk->n_rec == lk->cap_rec) {
-		size_t cap = lk->cap_rec ? lk->cap_rec * 2 : 256;
-		void *v = realloc(lk->rec, cap * sizeof(*lk->rec));
-
-		if (!v)
-			return -ENOMEM;
-		lk->rec = v;
-		lk->cap_rec = cap;
-	}
+	if (MT_GROW(lk->rec, lk->cap_rec, lk->n_rec + 1, 256))
+		return -ENOMEM;
 	lk->rec[lk->n_rec++] = *r;
 	return 0;
 }

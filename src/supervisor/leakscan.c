@@ -27,6 +27,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "writer/artifact.h"
 #include "tracker/procmaps.h"
 #include "supervisor/leakscan.h"
@@ -273,21 +274,6 @@ static bool holds_block(const struct scan *sc, uint64_t start, uint64_t end)
 	return i < sc->n && sc->b[i].addr < end;
 }
 
-static int add_region(struct region **v, size_t *n, size_t *cap, const struct region *r)
-{
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		void *p = realloc(*v, c * sizeof(**v));
-
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = c;
-	}
-	(*v)[(*n)++] = *r;
-	return 0;
-}
-
 /* A line of /proc/PID/smaps after a mapping's: its Rss and Swap count what is in memory. */
 static void add_in_memory(struct region *r, const char *line)
 {
@@ -329,7 +315,9 @@ static int read_regions(struct scan *sc, struct region **out, size_t *n)
 		r.root = e.read && e.write && !e.shared && strcmp(e.path, "[heap]") &&
 			 strcmp(e.path, "[stack]") &&
 			 !(anonymous(e.path) && holds_block(sc, e.start, e.end));
-		err = add_region(out, n, &cap, &r);
+		err = MT_GROW(*out, cap, *n + 1, 64);
+		if (!err)
+			(*out)[(*n)++] = r;
 	}
 	free(line);
 	fclose(f);

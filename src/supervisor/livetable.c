@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/kind.h"
 #include "supervisor/livetable.h"
 
@@ -148,22 +149,6 @@ static void drop_space(struct mt_livetable *lt, uint32_t space)
 	}
 }
 
-/* Room for one more element in an array of n used of *cap, doubled when full: 0 or -ENOMEM. */
-static int room_for_one(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap * 2 : 16;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 static struct pid_space *pid_find(const struct mt_livetable *lt, uint32_t pid)
 {
 	for (size_t i = lt->n_pids; i-- > 0;)
@@ -179,7 +164,7 @@ static struct pid_space *pid_get(struct mt_livetable *lt, uint32_t pid)
 
 	if (p)
 		return p;
-	if (room_for_one((void **)&lt->pids, &lt->cap_pids, lt->n_pids, sizeof(*lt->pids)))
+	if (MT_GROW(lt->pids, lt->cap_pids, lt->n_pids + 1, 16))
 		return NULL;
 	p = &lt->pids[lt->n_pids++];
 	*p = (struct pid_space){.pid = pid, .space = ++lt->next_space};
@@ -235,7 +220,7 @@ static struct pending *pending_of(struct mt_livetable *lt, uint32_t tid, bool ad
 			return &lt->pend[k];
 	if (!add)
 		return NULL;
-	if (room_for_one((void **)&lt->pend, &lt->cap_pend, lt->n_pend, sizeof(*lt->pend)))
+	if (MT_GROW(lt->pend, lt->cap_pend, lt->n_pend + 1, 8))
 		return NULL;
 	lt->pend[lt->n_pend] = (struct pending){.tid = tid};
 	return &lt->pend[lt->n_pend++];

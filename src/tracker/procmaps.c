@@ -54,7 +54,7 @@ bool mt_inode_same_number(const struct mt_inode_key *a, const struct mt_inode_ke
 }
 
 /* Parse one line of /proc/PID/maps (newline stripped or not). Returns 0 or -EINVAL. */
-static int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
+int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
 {
 	unsigned int maj, min;
 	char perms[5];

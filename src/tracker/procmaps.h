@@ -21,6 +21,9 @@ struct mt_map_entry {
 	const char *path; /* points into the parsed line; "" for anonymous mappings */
 };
 
+/* Parse one line of /proc/PID/maps (newline stripped or not). Returns 0 or -EINVAL. */
+int mt_procmaps_parse_line(char *line, struct mt_map_entry *e);
+
 /*
  * Call fn for every executable file mapping of pid, in address order, until fn returns non-zero
  * (which is returned). Returns 0, fn's value, or a negative errno.
