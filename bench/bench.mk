@@ -11,7 +11,8 @@ BENCH_PLUGIN_IDS := $(shell seq 0 $$(($(BENCH_PLUGIN_COUNT) - 1)))
 BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec $(BENCH_DIR)/evblock_cost \
 	$(BENCH_DIR)/linkcost $(BENCH_DIR)/unwind_size $(BENCH_DIR)/manystacks
 BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc \
-	$(BENCH_DIR)/noalloc $(BENCH_DIR)/deepchurn $(BENCH_DIR)/entrycost $(BENCH_DIR)/threadexit
+	$(BENCH_DIR)/noalloc $(BENCH_DIR)/deepchurn $(BENCH_DIR)/entrycost $(BENCH_DIR)/threadexit \
+	$(BENCH_DIR)/leakheap
 BENCH_PLUGINS := $(foreach k,$(BENCH_PLUGIN_IDS),$(BENCH_DIR)/plugins/empty_$(k).so \
 	$(BENCH_DIR)/plugins/alloc_$(k).so)
 BENCH_BINS := $(BENCH_TOOLS) $(BENCH_WORKLOADS) $(BENCH_PLUGINS)
@@ -67,6 +68,10 @@ $(BENCH_DIR)/entrycost: bench/entrycost.c
 	$(CC) $(BENCH_WL_CFLAGS) $< -o $@
 
 # A process that exits with 64 threads alive (section 4: exit to memtrack's exit).
+$(BENCH_DIR)/leakheap: bench/leakheap.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_WL_CFLAGS) $< -o $@
+
 $(BENCH_DIR)/threadexit: bench/threadexit.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_WL_CFLAGS) $< -o $@

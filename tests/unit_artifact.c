@@ -276,6 +276,9 @@ START_TEST(roundtrip)
 		case MT_ITEM_MAPPING:
 			ck_abort_msg("no mapping record was written");
 			break;
+		case MT_ITEM_LEAKS:
+			ck_abort_msg("no leak record was written");
+			break;
 		}
 	}
 	ck_assert_int_eq(ret, 0);

@@ -185,6 +185,11 @@ static int64_t running(struct mt_images *im, uint32_t pid)
 }
 
 /* An exec or exit ends the image; its own space goes with it, a shared one stays its parent's. */
+int64_t mt_images_running(struct mt_images *im, uint32_t pid)
+{
+	return running(im, pid);
+}
+
 static void image_end(struct mt_images *im, int64_t i, enum mt_image_end how)
 {
 	struct mt_image *g = &im->img[i];

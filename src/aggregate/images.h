@@ -136,6 +136,8 @@ void mt_images_free(struct mt_images *im);
 int mt_images_event(struct mt_images *im, const struct mt_event *e, enum mt_effect *eff);
 /* A process record: describes the latest image of its pid (creating one when none is known). */
 int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p);
+/* The image pid runs now (a new one when none is known): its index, or -ENOMEM. */
+int64_t mt_images_running(struct mt_images *im, uint32_t pid);
 
 /*
  * Called when the program frees a block that an event with a stack id allocated (sign -1), and

@@ -271,6 +271,11 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 		return mt_images_handoff(rep->index->images, it->handoff, rep->events);
 	case MT_ITEM_MAPPING:
 		return 0; /* mapped memory is not counted in the heap's totals */
+	case MT_ITEM_LEAKS: {
+		int64_t i = mt_images_running(rep->index->images, it->leaks->pid);
+
+		return i < 0 ? (int)i : mt_leaks_add(rep->leaks, (size_t)i, it->leaks);
+	}
 	}
 	return 0;
 }
@@ -398,7 +403,8 @@ static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct 
 	rep = calloc(1, sizeof(*rep));
 	if (!rep || !(rep->index = calloc(1, sizeof(*rep->index))) ||
 	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new()) ||
-	    ((flags & MT_REPORT_CELLS) && !(rep->cells = mt_cells_new()))) {
+	    ((flags & MT_REPORT_CELLS) && !(rep->cells = mt_cells_new())) ||
+	    !(rep->leaks = mt_leaks_new())) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -422,6 +428,7 @@ static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct 
 	rep->truncated = mt_artifact_truncated(r);
 	sum_images(rep);
 	mt_sites_end(rep->sites);
+	mt_leaks_end(rep->leaks);
 	mt_images_live_blocks(rep->index->images, live_at_end, rep);
 	if (mt_timeline_end(rep->timeline) || sum_processes(rep)) {
 		ret = -ENOMEM;
@@ -501,6 +508,7 @@ void mt_report_free(struct mt_report *rep)
 	}
 	mt_sites_free(rep->sites);
 	mt_cells_free(rep->cells);
+	mt_leaks_free(rep->leaks);
 	mt_timeline_free(rep->timeline);
 	free(rep);
 }

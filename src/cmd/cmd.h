@@ -79,6 +79,8 @@ struct mt_cmd_diff_limits {
 
 /* The exit status of a --diff whose limit was exceeded (1: an artifact unread, 2: usage). */
 #define MT_EXIT_DIFF_EXCEEDED 3
+/* memtrack report --strict-leaks: a scan found blocks definitely lost (docs/LEAKS.md). */
+#define MT_EXIT_LEAKED	      4
 
 /* memtrack report --diff BASE NEW (cmd_diff.c), html its page's path or NULL: the exit status. */
 int mt_cmd_diff(const char *base, const char *new, bool json, const char *html, size_t top,

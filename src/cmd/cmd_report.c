@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrack report: the command line of reading an artifact. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -65,6 +66,9 @@ static void usage(FILE *out)
 		"  --max-increase METRIC=PERCENT\n"
 		"              with --diff: exit 3 when the tree's METRIC (allocations,\n"
 		"              bytes, peak, live, temporary) grew by more than PERCENT\n"
+		"  --strict-leaks\n"
+		"              exit 4 when a leak scan (memtrack run --leaks) found a block\n"
+		"              definitely lost; 1 when the run made none\n"
 		"  -h, --help  this help\n");
 }
 
@@ -135,6 +139,7 @@ enum {
 	OPT_MAX_INCREASE,
 	OPT_CALLERS,
 	OPT_CALLEES,
+	OPT_STRICT_LEAKS,
 };
 
 struct report_opts {
@@ -150,6 +155,7 @@ struct report_opts {
 	bool diff;	   /* --diff BASE NEW */
 	const char *calls; /* --callers or --callees: the function */
 	bool callers;
+	bool strict_leaks; /* exit MT_EXIT_LEAKED when a block is definitely lost */
 	struct mt_cmd_diff_limits limits;
 };
 
@@ -294,7 +300,27 @@ static int print_report(struct mt_report *rep, const struct report_opts *o)
 	if (o->json)
 		return mt_output_json(rep, stdout);
 	ret = mt_output_text(rep, stdout, o->top);
-	return ret ? ret : mt_output_sites(rep, stdout, o->top, o->sites_by);
+	if (!ret)
+		ret = mt_output_sites(rep, stdout, o->top, o->sites_by);
+	return ret ? ret : mt_output_leaks(rep, stdout, o->top);
+}
+
+/* --strict-leaks: said on stderr, the exit status; a run without --leaks is a mistake too. */
+static int strict_leaks(const struct mt_report *rep, const char *path)
+{
+	const struct mt_leak_counts *t = mt_leaks_total(rep->leaks);
+	char p[MT_PRINTABLE_MAX];
+
+	if (!mt_leaks_any(rep->leaks)) {
+		fprintf(stderr, "memtrack: %s: the run made no leak scan (memtrack run --leaks)\n",
+			mt_printable(p, sizeof(p), path));
+		return 1;
+	}
+	if (!t->blocks[MT_LEAK_DEFINITE])
+		return 0;
+	fprintf(stderr, "memtrack: %" PRIu64 " bytes in %" PRIu64 " blocks are definitely lost\n",
+		t->bytes[MT_LEAK_DEFINITE], t->blocks[MT_LEAK_DEFINITE]);
+	return MT_EXIT_LEAKED;
 }
 
 static int run_report(const char *path, const struct report_opts *o)
@@ -358,16 +384,20 @@ static int run_report(const char *path, const struct report_opts *o)
 		return ret;
 	}
 	ret = print_report(rep, o);
-	mt_report_free(rep);
-	if (ret > 0) /* said already: the exit status */
+	if (ret > 0) { /* said already: the exit status */
+		mt_report_free(rep);
 		return ret;
+	}
 	if (fflush(stdout) && (!ret || ret == -EIO))
 		ret = -errno;
 	if (ret) {
+		mt_report_free(rep);
 		fprintf(stderr, "memtrack: cannot write the report: %s\n", strerror(-ret));
 		return 1;
 	}
-	return 0;
+	ret = o->strict_leaks ? strict_leaks(rep, path) : 0;
+	mt_report_free(rep);
+	return ret;
 }
 
 static const struct mt_cmd report_cmd;
@@ -463,6 +493,9 @@ static int report_option(int c, const char *arg, void *ctx)
 		o->calls = arg;
 		o->callers = c == OPT_CALLERS;
 		return 0;
+	case OPT_STRICT_LEAKS:
+		o->strict_leaks = true;
+		return 0;
 	case OPT_MAX_INCREASE:
 		return parse_limit(arg, &o->limits);
 	case 't':
@@ -487,6 +520,7 @@ static const struct option report_longopts[] = {
     {"callees", required_argument, NULL, OPT_CALLEES},
     {"diff", no_argument, NULL, OPT_DIFF},			 /* cmd_diff.c */
     {"max-increase", required_argument, NULL, OPT_MAX_INCREASE}, /* with --diff */
+    {"strict-leaks", no_argument, NULL, OPT_STRICT_LEAKS},	 /* output_leaks.c */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };

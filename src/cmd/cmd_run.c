@@ -30,6 +30,7 @@ enum {
 	OPT_STRICT,
 	OPT_GDB,
 	OPT_STACKS,
+	OPT_LEAKS,
 	OPT_TRACE_MAPS,
 };
 
@@ -70,6 +71,9 @@ static void usage(FILE *out)
 	    "      --stacks[=MODE]        kernel: record each allocation's call stack, unwound\n"
 	    "                             in the kernel from the files' unwind tables; none\n"
 	    "                             (default): no stacks (docs/STACKS.md)\n"
+	    "      --leaks                at each process's exit, classify its live blocks as\n"
+	    "                             memcheck does: definitely, indirectly, possibly lost,\n"
+	    "                             still reachable (docs/LEAKS.md)\n"
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
 	    "      --strict               exit 125 when the recording is incomplete (files not\n"
 	    "                             probed, allocator calls dropped, a write error)\n"
@@ -228,6 +232,9 @@ static int run_option(int c, const char *arg, void *ctx)
 		if (!ret)
 			o->cfg.stacks = v == 1;
 		return ret;
+	case OPT_LEAKS:
+		o->cfg.leaks = true;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -252,6 +259,7 @@ static const struct option run_longopts[] = {
     {"strict", no_argument, NULL, OPT_STRICT},
     {"gdb", optional_argument, NULL, OPT_GDB},
     {"stacks", optional_argument, NULL, OPT_STACKS},
+    {"leaks", no_argument, NULL, OPT_LEAKS},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -278,8 +286,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		mt_cmd_usage_error(&run_cmd, "no command given (memtrack run -- CMD [ARGS...])");
 		return MT_EXIT_USAGE;
 	}
-	if (o->no_track && (o->output || o->cfg.stop.map)) {
-		mt_cmd_usage_error(&run_cmd, "--no-track excludes -o and --stop-at map:GLOB");
+	if (o->no_track && (o->output || o->cfg.stop.map || o->cfg.leaks)) {
+		mt_cmd_usage_error(&run_cmd,
+				   "--no-track excludes -o, --leaks and --stop-at map:GLOB");
 		return MT_EXIT_USAGE;
 	}
 	o->cfg.argv = argv + first;

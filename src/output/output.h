@@ -18,6 +18,23 @@
 
 struct json_object;
 
+/* One frame of a stack for people: the function, else where it is, then "at FILE:LINE". */
+void mt_output_frame(FILE *out, const struct mt_frame_info *f);
+
+/*
+ * The leak scans (--leaks, output_leaks.c): per image bytes and blocks in memcheck's classes,
+ * then the loss records of the lost and possibly lost blocks as memcheck prints them, biggest
+ * first (with their stacks when the run recorded them; top bounds them, 0: all). Nothing for a
+ * run without --leaks. 0 or -EIO.
+ */
+int mt_output_leaks(const struct mt_report *rep, FILE *out, size_t top);
+/* The end-of-run summary's line of the scans (nothing without --leaks). */
+void mt_output_leaks_summary(const struct mt_report *rep, FILE *out);
+/* The same for the JSON document: the counts of one image's scan (NULL when not scanned). */
+struct json_object *mt_output_json_leak_counts(const struct mt_leak_counts *c);
+/* ... and the tree's loss records, every class. */
+struct json_object *mt_output_json_loss_records(const struct mt_report *rep);
+
 /* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
 int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
 /*

@@ -185,6 +185,8 @@ static struct json_object *json_image(const struct mt_report *rep, const struct 
 	jset(o, "handoff", json_handoff(p->handoff));
 	/* Created after a handoff: its counts are not its truth. */
 	jset(o, "allocations_recorded", json_object_new_boolean(!p->unrecorded));
+	/* --leaks: its scan at exit, null when it had none. */
+	jset(o, "leaks", mt_output_json_leak_counts(mt_leaks_of(rep->leaks, p - rep->images)));
 	return o;
 }
 
@@ -382,6 +384,10 @@ static struct json_object *json_report(const struct mt_report *rep)
 	jset(o, "not_probed", json_unprobed(rep));
 	jset(o, "families", json_families(rep));
 	jset(o, "histogram", json_histogram(rep));
+	jset(o, "leaks",
+	     mt_leaks_any(rep->leaks) ? mt_output_json_leak_counts(mt_leaks_total(rep->leaks))
+				      : NULL);
+	jset(o, "loss_records", mt_output_json_loss_records(rep));
 	return o;
 }
 

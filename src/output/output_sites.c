@@ -14,8 +14,7 @@
 #include "output/output.h"
 #include "base/printable.h"
 
-/* One frame for people: the function, else where it is. */
-static void put_frame(FILE *out, const struct mt_frame_info *f)
+void mt_output_frame(FILE *out, const struct mt_frame_info *f)
 {
 	char p[MT_PRINTABLE_MAX];
 
@@ -106,7 +105,7 @@ int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_
 			fprintf(out, "      (no record of stack %" PRIu32 ")\n", s->stack_id);
 		for (uint32_t k = 0; s->sym && k < s->n_frames; k++) {
 			fprintf(out, "      ");
-			put_frame(out, &s->sym[k]);
+			mt_output_frame(out, &s->sym[k]);
 			fputc('\n', out);
 		}
 	}

@@ -639,6 +639,7 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 	if (mt_sites_count(rep->sites))
 		fprintf(out, "memtrack: stacks: %zu distinct (memtrack report [--folded] FILE)\n",
 			mt_sites_count(rep->sites));
+	mt_output_leaks_summary(rep, out);
 	if (!rep->has_footer)
 		snprintf(b1, sizeof(b1), "unknown");
 	else if (t->dropped)

@@ -222,6 +222,7 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 	case MT_REC_FILE:
 	case MT_REC_FOOTER:
 	case MT_REC_MAPPING:
+	case MT_REC_LEAKS:
 		return mt_artread_meta(r, type, len, at, it);
 	case MT_REC_UNPROBED:
 		/* Version 1 had no such record: there it is an unknown type, passed over. */
@@ -365,6 +366,7 @@ void mt_artifact_close(struct mt_artifact_reader *r)
 	free(r->rbuf);
 	free(r->payload);
 	free(r->evbuf);
+	free(r->leak_blocks);
 	free(r);
 }
 

@@ -38,6 +38,7 @@ enum mt_item_type {
 	MT_ITEM_STACK, /* version 4 */
 	MT_ITEM_HANDOFF,
 	MT_ITEM_MAPPING, /* a mapping system call (type 9) */
+	MT_ITEM_LEAKS,	 /* a leak scan at a process's exit, or a part of one (type 10) */
 };
 
 /* One thing read from the stream. The pointers are valid until the next call on the reader. */
@@ -51,6 +52,7 @@ struct mt_artifact_item {
 		const struct mt_artifact_stack *stack;
 		const struct mt_artifact_handoff *handoff;
 		const struct mt_artifact_mapping *mapping;
+		const struct mt_artifact_leaks *leaks;
 		struct {
 			const struct mt_event *events;
 			size_t n_events;

@@ -222,6 +222,37 @@ static int parse_mapping(struct mt_artifact_reader *r, struct cursor *c, uint64_
 	return 0;
 }
 
+static int parse_leaks(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
+{
+	struct mt_artifact_leaks *l = &r->leaks;
+	uint32_t pad;
+
+	if (!get_u32(c, &l->pid) || !get_u32(c, &l->chunk) || !get_u32(c, &l->flags) ||
+	    !get_u32(c, &l->threads) || !get_u32(c, &l->regions) ||
+	    !get_u32(c, &l->unreadable_regions) || !get_u64(c, &l->unreadable_bytes) ||
+	    !get_u64(c, &l->scanned_bytes) || !get_u64(c, &l->scan_ns) ||
+	    !get_u64(c, &l->scan_cpu_ns) || !get_u32(c, &l->n) || !get_u32(c, &pad) ||
+	    l->n > MT_ARTIFACT_LEAKS_PER || c->left != (size_t)l->n * MT_ARTIFACT_LEAK_ENTRY)
+		return mt_artread_corrupt(r, at, "bad leak record");
+	if (!r->leak_blocks) {
+		r->leak_blocks = malloc(MT_ARTIFACT_LEAKS_PER * sizeof(*r->leak_blocks));
+		if (!r->leak_blocks)
+			return mt_artread_fail(r, -ENOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < l->n; i++) {
+		struct mt_artifact_leak_block *b = &r->leak_blocks[i];
+		uint8_t zero[3];
+
+		get_u64(c, &b->addr);
+		get_u64(c, &b->size);
+		get_u32(c, &b->stack);
+		get_u8(c, &b->cls);
+		take(c, zero, sizeof(zero));
+	}
+	l->blocks = r->leak_blocks;
+	return 0;
+}
+
 /* After the footer the file must end: anything more is not something this writer produced. */
 static int check_end(struct mt_artifact_reader *r)
 {
@@ -276,6 +307,10 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 		return len >= MT_ARTIFACT_HANDOFF_FIXED + 4 && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_MAPPING:
 		return len >= MT_ARTIFACT_MAPPING_FIXED + 4 && len <= MT_ARTIFACT_META_MAX;
+	case MT_REC_LEAKS:
+		return len >= MT_ARTIFACT_LEAKS_FIXED &&
+		       len <=
+			   MT_ARTIFACT_LEAKS_FIXED + MT_ARTIFACT_LEAK_ENTRY * MT_ARTIFACT_LEAKS_PER;
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;
@@ -329,6 +364,11 @@ int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, u
 		err = parse_mapping(r, &c, at);
 		it->type = MT_ITEM_MAPPING;
 		it->mapping = &r->mapping;
+		break;
+	case MT_REC_LEAKS:
+		err = parse_leaks(r, &c, at);
+		it->type = MT_ITEM_LEAKS;
+		it->leaks = &r->leaks;
 		break;
 	default:
 		err = parse_footer(r, &c, at);

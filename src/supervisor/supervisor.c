@@ -110,6 +110,12 @@ static void on_gone(struct sup *s, struct tracee *t, int status)
 		sup_detail_int(d, "code", WEXITSTATUS(status));
 	sup_log_stop(s, t, "gone", d);
 	sup_gdb_gone(s, t, status);
+	/* Its process's threads held for a leak scan may wait for this one only. */
+	if (sup_leaks_gone(s, t))
+		fprintf(stderr,
+			"memtrack: process %d: its threads held for the leak scan could "
+			"not all be resumed\n",
+			t->proc >= 0 ? s->procs[t->proc].pid : t->tid);
 	if (t->held)
 		s->n_held--;
 	t->held = false;
@@ -312,7 +318,8 @@ static int open_artifact(struct sup *s)
 		return err;
 	}
 	mt_tracker_set_artifact(s->tracker, s->artifact);
-	return mt_events_start(&s->events, mt_tracker_events_fd(s->tracker), s->artifact);
+	err = mt_events_start(&s->events, mt_tracker_events_fd(s->tracker), s->artifact);
+	return err ? err : sup_leaks_start(s);
 }
 
 /* Drain the last events and close the artifact with every drop count in its footer. */
@@ -361,6 +368,7 @@ static void sup_free(struct sup *s)
 		free(s->procs[i].exe);
 		free(s->procs[i].exec_files);
 	}
+	sup_leaks_free(s);
 	free(s->procs);
 	sup_tset_free(&s->live);
 	sup_tset_free(&s->unplaced);

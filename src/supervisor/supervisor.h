@@ -30,6 +30,7 @@ struct mt_run_config {
 	size_t ring_size;  /* events ring buffer bytes (a power of two, pages); 0: default */
 	bool stacks;	   /* --stacks: each allocation's call stack (docs/STACKS.md) */
 	bool mappings;	   /* mmap, munmap, mremap and brk of the tree into the artifact */
+	bool leaks;	   /* a leak scan at each process's exit (docs/LEAKS.md) */
 	bool verbose;
 	bool trace_maps; /* --trace-maps: every first mapping of a file in the stop log */
 	struct mt_identity identity; /* who the command runs as (mt_choose_user) */

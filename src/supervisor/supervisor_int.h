@@ -31,6 +31,9 @@ struct proc {
 	unsigned int threads;
 	struct mt_inode_key *exec_files; /* --trace-maps: what its last execve mapped itself */
 	size_t n_exec_files;
+	/* --leaks: its threads held at their exit stops until the last one's, then scanned */
+	pid_t *exit_held;
+	size_t n_exit_held;
 };
 
 /*
@@ -74,6 +77,7 @@ struct sup {
 	struct mt_artifact_writer *artifact;
 	struct mt_stoplog *log;
 	struct mt_backtracer *backtracer; /* made at the first backtrace */
+	struct mt_livetable *live_blocks; /* --leaks: every process's live blocks (livetable.h) */
 	pid_t root;
 
 	struct proc *procs;
@@ -265,6 +269,12 @@ bool sup_root_delivery_wanted(struct sup *s, const siginfo_t *si);
 void sup_reap_orphans(void);
 void sup_take_requests(struct sup *s);
 int sup_wait_for_news(struct sup *s);
+
+/* supervisor_leaks.c: --leaks (docs/LEAKS.md) */
+int sup_leaks_start(struct sup *s);
+int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status);
+int sup_leaks_gone(struct sup *s, struct tracee *t);
+void sup_leaks_free(struct sup *s);
 
 /* supervisor_spawn.c */
 int sup_spawn(struct sup *s);

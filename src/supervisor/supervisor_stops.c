@@ -273,7 +273,11 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 		if (err)
 			return err;
 	}
-	return SUP_RESUME(0);
+	/*
+	 * --leaks: the last thread's exit stop scans the process (supervisor_leaks.c); not the
+	 * process served to gdb, whose threads gdb stops and resumes.
+	 */
+	return sup_gdb_owns(s, t) ? SUP_RESUME(0) : sup_leaks_exit_stop(s, t, (int)status);
 }
 
 static int on_watcher_stop(struct sup *s, struct tracee *t, const struct mt_inode_key *key)

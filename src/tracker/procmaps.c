@@ -54,7 +54,7 @@ bool mt_inode_same_number(const struct mt_inode_key *a, const struct mt_inode_ke
 }
 
 /* Parse one line of /proc/PID/maps (newline stripped or not). Returns 0 or -EINVAL. */
-static int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
+int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
 {
 	unsigned int maj, min;
 	char perms[5];
@@ -70,6 +70,9 @@ static int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
 	if (nl)
 		*nl = '\0';
 	e->exec = perms[2] == 'x';
+	e->read = perms[0] == 'r';
+	e->write = perms[1] == 'w';
+	e->shared = perms[3] == 's';
 	e->key = (struct mt_inode_key){.dev = ((uint64_t)maj << 20) | min, .ino = ino};
 	e->path = line + consumed;
 	return 0;

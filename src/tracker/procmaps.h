@@ -15,10 +15,14 @@ struct mt_map_entry {
 	uint64_t end;
 	uint64_t offset;
 	bool exec;
+	bool read, write, shared; /* the other permissions: r, w, and s (shared) against p */
 	struct mt_inode_key
 	    key;	  /* dev in the kernel's encoding; no ctime (see mt_procmaps_entry_key) */
 	const char *path; /* points into the parsed line; "" for anonymous mappings */
 };
+
+/* Parse one line of /proc/PID/maps (newline stripped or not). Returns 0 or -EINVAL. */
+int mt_procmaps_parse_line(char *line, struct mt_map_entry *e);
 
 /*
  * Call fn for every executable file mapping of pid, in address order, until fn returns non-zero

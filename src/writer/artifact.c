@@ -523,3 +523,51 @@ int mt_artifact_finish(struct mt_artifact_writer *w, const struct mt_artifact_fo
 	free(w);
 	return err;
 }
+
+/* One record of a leak scan: blocks [first, first + n) of l, as chunk `chunk`. */
+static int write_leak_chunk(struct mt_artifact_writer *w, const struct mt_artifact_leaks *l,
+			    uint32_t chunk, uint32_t first, uint32_t n)
+{
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_LEAKS, MT_ARTIFACT_LEAKS_FIXED + MT_ARTIFACT_LEAK_ENTRY * n,
+			 &err);
+	if (!p)
+		return err;
+	put_u32(&p, l->pid);
+	put_u32(&p, chunk);
+	put_u32(&p, chunk ? 0 : l->flags);
+	put_u32(&p, chunk ? 0 : l->threads);
+	put_u32(&p, chunk ? 0 : l->regions);
+	put_u32(&p, chunk ? 0 : l->unreadable_regions);
+	put_u64(&p, chunk ? 0 : l->unreadable_bytes);
+	put_u64(&p, chunk ? 0 : l->scanned_bytes);
+	put_u64(&p, chunk ? 0 : l->scan_ns);
+	put_u64(&p, chunk ? 0 : l->scan_cpu_ns);
+	put_u32(&p, n);
+	put_u32(&p, 0);
+	for (uint32_t i = first; i < first + n; i++) {
+		put_u64(&p, l->blocks[i].addr);
+		put_u64(&p, l->blocks[i].size);
+		put_u32(&p, l->blocks[i].stack);
+		put_u8(&p, l->blocks[i].cls);
+		put_bytes(&p, "\0\0\0", 3);
+	}
+	return record_end(w, p);
+}
+
+int mt_artifact_write_leaks(struct mt_artifact_writer *w, const struct mt_artifact_leaks *l)
+{
+	uint32_t chunk = 0, first = 0;
+	int err;
+
+	do {
+		uint32_t n =
+		    l->n - first < MT_ARTIFACT_LEAKS_PER ? l->n - first : MT_ARTIFACT_LEAKS_PER;
+
+		err = write_leak_chunk(w, l, chunk++, first, n);
+		first += n;
+	} while (!err && first < l->n);
+	return err;
+}

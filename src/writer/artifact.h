@@ -105,6 +105,45 @@ struct mt_artifact_mapping {
 	char name[256];	   /* its base name, "" for none */
 };
 
+/* The classes of a block in a leak scan, as memcheck names them (docs/LEAKS.md). */
+enum mt_leak_class {
+	MT_LEAK_DEFINITE = 1,  /* no pointer to it anywhere: definitely lost */
+	MT_LEAK_INDIRECT = 2,  /* pointed to only from lost blocks: indirectly lost */
+	MT_LEAK_POSSIBLE = 3,  /* only pointers into its interior, or only from such blocks */
+	MT_LEAK_REACHABLE = 4, /* a pointer to its start from a root or a reachable block */
+	MT_LEAK_CLASSES = 4,
+};
+
+struct mt_artifact_leak_block {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t stack; /* its allocation stack's id, 0: none */
+	uint8_t cls;	/* enum mt_leak_class; a reader passes over others */
+};
+
+/* The leak scan's record's flags. */
+#define MT_LEAKS_INEXACT 0x1 /* the supervisor's live blocks lost track (out of memory) */
+#define MT_LEAKS_SHARED	 0x2 /* not scanned: the process ran in its parent's memory (vfork) */
+
+/*
+ * A process's leak scan at its exit stop (docs/FORMAT.md, type 10), in one or more records: the
+ * first (chunk 0) has the scan's figures, every one up to MT_ARTIFACT_LEAKS_PER blocks.
+ */
+struct mt_artifact_leaks {
+	uint32_t pid;
+	uint32_t chunk;
+	uint32_t flags;		     /* MT_LEAKS_* */
+	uint32_t threads;	     /* threads whose registers and stack were roots */
+	uint32_t regions;	     /* memory regions scanned as roots */
+	uint32_t unreadable_regions; /* of those, with a part that could not be read */
+	uint64_t unreadable_bytes;   /* roots and blocks that could not be read */
+	uint64_t scanned_bytes;	     /* roots and blocks read */
+	uint64_t scan_ns;	     /* the scan's duration */
+	uint64_t scan_cpu_ns;	     /* the CPU time memtrack's thread spent on it */
+	uint32_t n;		     /* blocks in this record */
+	const struct mt_artifact_leak_block *blocks;
+};
+
 struct mt_artifact_footer {
 	uint64_t events;
 	uint64_t requests_dropped;
@@ -133,6 +172,8 @@ int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_art
 int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s);
 int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h);
 int mt_artifact_write_mapping(struct mt_artifact_writer *w, const struct mt_artifact_mapping *m);
+/* A leak scan: as many records as its blocks need, the figures in the first. */
+int mt_artifact_write_leaks(struct mt_artifact_writer *w, const struct mt_artifact_leaks *l);
 /*
  * Write what the buffer holds to the file now, whole records only: what a SIGKILL of memtrack
  * would lose is what came after. 0, or the write error that stopped the recording.

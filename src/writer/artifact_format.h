@@ -30,6 +30,9 @@
 #define MT_ARTIFACT_HANDOFF_FIXED   8u		/* bytes before the text string */
 #define MT_ARTIFACT_MAPPING_FIXED   88u		/* bytes before the file name string */
 #define MT_ARTIFACT_MAPPING_NAME    255u	/* a mapped file's base name */
+#define MT_ARTIFACT_LEAKS_FIXED	    64u		/* bytes before a leak record's blocks */
+#define MT_ARTIFACT_LEAK_ENTRY	    24u		/* a block of a leak record */
+#define MT_ARTIFACT_LEAKS_PER	    32768u	/* blocks in one leak record, at most */
 
 enum mt_record_type {
 	MT_REC_PROCESS = 1,
@@ -41,6 +44,7 @@ enum mt_record_type {
 	MT_REC_STACK = 7,    /* version 4: a distinct allocation stack */
 	MT_REC_HANDOFF = 8,  /* version 4: a process handed to a debugger, a file it mapped after */
 	MT_REC_MAPPING = 9,  /* a mapping system call (no new version: older readers skip it) */
+	MT_REC_LEAKS = 10,   /* a leak scan at a process's exit (no new version: likewise) */
 };
 
 #endif

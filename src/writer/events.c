@@ -58,6 +58,8 @@ struct mt_events {
 	struct mt_event batch[BATCH];
 	size_t n_stacks;
 	struct mt_artifact_stack stacks[STACKS];
+	mt_events_tap_fn tap; /* sees every event batch, under drain (--leaks' live blocks) */
+	void *tap_arg;
 };
 
 /*
@@ -70,6 +72,8 @@ static void flush_batch(struct mt_events *e)
 	for (size_t i = 0; i < e->n_stacks && !e->write_err; i++)
 		e->write_err = mt_artifact_write_stack(e->w, &e->stacks[i]);
 	e->n_stacks = 0;
+	if (e->n && e->tap)
+		e->tap(e->tap_arg, e->batch, e->n);
 	if (e->n && !e->write_err)
 		e->write_err = mt_artifact_write_events(e->w, e->batch, e->n);
 	e->count += e->n;
@@ -218,6 +222,27 @@ int mt_events_write_process(struct mt_events *e, const struct mt_artifact_proces
 		err = mt_artifact_write_process(e->w, rec);
 	pthread_mutex_unlock(&e->drain);
 	return err;
+}
+
+int mt_events_at_now(struct mt_events *e, int (*fn)(void *arg, struct mt_artifact_writer *w),
+		     void *arg)
+{
+	int err;
+
+	pthread_mutex_lock(&e->drain);
+	err = drain_to_now(e);
+	if (!err)
+		err = fn(arg, e->write_err ? NULL : e->w);
+	pthread_mutex_unlock(&e->drain);
+	return err;
+}
+
+void mt_events_tap(struct mt_events *e, mt_events_tap_fn fn, void *arg)
+{
+	pthread_mutex_lock(&e->drain);
+	e->tap = fn;
+	e->tap_arg = arg;
+	pthread_mutex_unlock(&e->drain);
 }
 
 int mt_events_write_handoff(struct mt_events *e, const struct mt_artifact_handoff *rec)

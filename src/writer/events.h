@@ -7,11 +7,13 @@
 #define MT_EVENTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct mt_artifact_handoff;
 struct mt_artifact_process;
 struct mt_artifact_writer;
+struct mt_event;
 struct mt_events;
 
 int mt_events_start(struct mt_events **e, int ring_fd, struct mt_artifact_writer *w);
@@ -26,6 +28,19 @@ bool mt_events_has_room(struct mt_events *e);
  * or exit it describes), before any later one. Thread-safe. Returns 0 or a negative errno.
  */
 int mt_events_write_process(struct mt_events *e, const struct mt_artifact_process *rec);
+/*
+ * Call fn once every event reserved in the ring before the call has been drained (and seen by the
+ * tap), with the consumer held: what fn writes to w comes after those events and before any later
+ * one; w is NULL once recording stopped. Returns fn's result or the ring's error.
+ */
+int mt_events_at_now(struct mt_events *e, int (*fn)(void *arg, struct mt_artifact_writer *w),
+		     void *arg);
+/*
+ * A function that sees every batch of events in the stream's order, on the consumer's thread,
+ * before they are written (the supervisor's live blocks, --leaks). One tap; NULL removes it.
+ */
+typedef void (*mt_events_tap_fn)(void *arg, const struct mt_event *ev, size_t n);
+void mt_events_tap(struct mt_events *e, mt_events_tap_fn fn, void *arg);
 /* The same for a handoff record: after the events its process made while memtrack had it. */
 int mt_events_write_handoff(struct mt_events *e, const struct mt_artifact_handoff *rec);
 /*

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The leak scans counted (leaks.h). Every scanned block is kept as (image, class, stack, size)
+ * until the end, when they are sorted and merged into loss records: a run has one scan per
+ * process, so this is its live blocks at exit once, 24 bytes each.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate/leaks.h"
+#include "base/grow.h"
+
+struct mt_leaks {
+	struct mt_leak_counts *img; /* by image index */
+	size_t n_img;
+	struct mt_leak_counts total;
+	struct mt_loss_record *rec; /* one per block until mt_leaks_end(), then merged */
+	size_t n_rec, cap_rec;
+	bool any;
+};
+
+static const struct mt_leak_counts none;
+
+const char *mt_leak_class_name(unsigned int cls)
+{
+	static const char *const names[] = {
+	    [MT_LEAK_DEFINITE] = "definitely lost",
+	    [MT_LEAK_INDIRECT] = "indirectly lost",
+	    [MT_LEAK_POSSIBLE] = "possibly lost",
+	    [MT_LEAK_REACHABLE] = "still reachable",
+	};
+
+	return cls && cls <= MT_LEAK_CLASSES ? names[cls] : "?";
+}
+
+static int grow_images(struct mt_leaks *lk, size_t image)
+{
+	struct mt_leak_counts *v;
+
+	if (image < lk->n_img)
+		return 0;
+	v = realloc(lk->img, (image + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memset(v + lk->n_img, 0, (image + 1 - lk->n_img) * sizeof(*v));
+	lk->img = v;
+	lk->n_img = image + 1;
+	return 0;
+}
+
+static int add_record(struct mt_leaks *lk, const struct mt_loss_record *r)
+{
+	if (MT_GROW(lk->rec, lk->cap_rec, lk->n_rec + 1, 256))
+		return -ENOMEM;
+	lk->rec[lk->n_rec++] = *r;
+	return 0;
+}
+
+static void add_figures(struct mt_leak_counts *c, const struct mt_artifact_leaks *l)
+{
+	c->scanned = true;
+	c->flags |= l->flags;
+	c->threads += l->threads;
+	c->regions += l->regions;
+	c->unreadable_regions += l->unreadable_regions;
+	c->unreadable_bytes += l->unreadable_bytes;
+	c->scanned_bytes += l->scanned_bytes;
+	c->scan_ns += l->scan_ns;
+	c->scan_cpu_ns += l->scan_cpu_ns;
+}
+
+int mt_leaks_add(struct mt_leaks *lk, size_t image, const struct mt_artifact_leaks *l)
+{
+	struct mt_leak_counts *c;
+	int err = grow_images(lk, image);
+
+	if (err)
+		return err;
+	c = &lk->img[image];
+	lk->any = true;
+	if (!l->chunk) {
+		add_figures(c, l);
+		add_figures(&lk->total, l);
+	}
+	for (uint32_t i = 0; i < l->n; i++) {
+		const struct mt_artifact_leak_block *b = &l->blocks[i];
+		unsigned int k = b->cls <= MT_LEAK_CLASSES ? b->cls : 0;
+
+		c->blocks[k]++;
+		c->bytes[k] += b->size;
+		lk->total.blocks[k]++;
+		lk->total.bytes[k] += b->size;
+		if (!k)
+			continue;
+		err = add_record(lk, &(struct mt_loss_record){.image = image,
+							      .cls = b->cls,
+							      .stack = b->stack,
+							      .blocks = 1,
+							      .bytes = b->size});
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int by_group(const void *a, const void *b)
+{
+	const struct mt_loss_record *x = a, *y = b;
+
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Per image, the biggest first; then by class (definitely lost first) and stack. */
+static int by_size(const void *a, const void *b)
+{
+	const struct mt_loss_record *x = a, *y = b;
+
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->blocks != y->blocks)
+		return x->blocks > y->blocks ? -1 : 1;
+	return by_group(a, b);
+}
+
+int mt_leaks_end(struct mt_leaks *lk)
+{
+	size_t n = 0;
+
+	if (!lk->n_rec)
+		return 0;
+	qsort(lk->rec, lk->n_rec, sizeof(*lk->rec), by_group);
+	for (size_t i = 0; i < lk->n_rec; i++) {
+		if (n && !by_group(&lk->rec[n - 1], &lk->rec[i])) {
+			lk->rec[n - 1].blocks += lk->rec[i].blocks;
+			lk->rec[n - 1].bytes += lk->rec[i].bytes;
+		} else {
+			lk->rec[n++] = lk->rec[i];
+		}
+	}
+	lk->n_rec = n;
+	qsort(lk->rec, lk->n_rec, sizeof(*lk->rec), by_size);
+	return 0;
+}
+
+bool mt_leaks_any(const struct mt_leaks *lk)
+{
+	return lk->any;
+}
+
+const struct mt_leak_counts *mt_leaks_of(const struct mt_leaks *lk, size_t image)
+{
+	return image < lk->n_img ? &lk->img[image] : &none;
+}
+
+const struct mt_leak_counts *mt_leaks_total(const struct mt_leaks *lk)
+{
+	return &lk->total;
+}
+
+size_t mt_leaks_records(const struct mt_leaks *lk, const struct mt_loss_record **v)
+{
+	*v = lk->rec;
+	return lk->n_rec;
+}
+
+struct mt_leaks *mt_leaks_new(void)
+{
+	return calloc(1, sizeof(struct mt_leaks));
+}
+
+void mt_leaks_free(struct mt_leaks *lk)
+{
+	if (!lk)
+		return;
+	free(lk->img);
+	free(lk->rec);
+	free(lk);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The leak scans of a run (--leaks, docs/LEAKS.md) counted: per process image, bytes and blocks
+ * in each of memcheck's classes, and its loss records (blocks of one image, class and allocation
+ * stack), as memcheck groups them. It counts; it prints nothing.
+ */
+#ifndef MT_LEAKS_H
+#define MT_LEAKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "writer/artifact.h"
+
+/* What the scans of one image found; index 0 of blocks and bytes counts unknown classes. */
+struct mt_leak_counts {
+	bool scanned;
+	uint32_t flags; /* MT_LEAKS_* of its scan */
+	uint32_t threads, regions, unreadable_regions;
+	uint64_t unreadable_bytes, scanned_bytes, scan_ns, scan_cpu_ns;
+	uint64_t blocks[MT_LEAK_CLASSES + 1];
+	uint64_t bytes[MT_LEAK_CLASSES + 1];
+};
+
+/* memcheck's loss record: the blocks of one image, class and stack. */
+struct mt_loss_record {
+	size_t image;
+	uint8_t cls;
+	uint32_t stack; /* 0: recorded without stacks */
+	uint64_t blocks, bytes;
+};
+
+struct mt_leaks;
+
+struct mt_leaks *mt_leaks_new(void);
+void mt_leaks_free(struct mt_leaks *lk);
+/* A leak record of image `image`. 0 or -ENOMEM. */
+int mt_leaks_add(struct mt_leaks *lk, size_t image, const struct mt_artifact_leaks *l);
+/* Once every record is in: the loss records, per image, biggest first. 0 or -ENOMEM. */
+int mt_leaks_end(struct mt_leaks *lk);
+
+/* Whether any scan is recorded (the run had --leaks). */
+bool mt_leaks_any(const struct mt_leaks *lk);
+/* The counts of an image; all zero (not scanned) for one without a scan. */
+const struct mt_leak_counts *mt_leaks_of(const struct mt_leaks *lk, size_t image);
+/* The whole tree's counts. */
+const struct mt_leak_counts *mt_leaks_total(const struct mt_leaks *lk);
+/* The loss records of the lost and possibly lost blocks (and, with reachable, of those too). */
+size_t mt_leaks_records(const struct mt_leaks *lk, const struct mt_loss_record **v);
+
+/* memcheck's words for a class: "definitely lost", ...; "?" for others. */
+const char *mt_leak_class_name(unsigned int cls);
+
+#endif

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The leak scan (leakscan.h), memcheck's algorithm (docs/LEAKS.md):
+ *
+ * 1. Every word of the roots that points at a block's first byte makes the block reachable; one
+ *    that points into it, possibly lost. Each block so marked is scanned in turn: from a
+ *    reachable block, a pointer to a block's start makes that block reachable too, any other
+ *    pointer (or any pointer from a possibly lost block) possibly lost, unless it is better off.
+ * 2. The blocks still unreached are lost. In address order, each one not yet found from another
+ *    lost block leads a clique: every unreached block found from it (start or interior) is
+ *    indirectly lost, and so is an earlier leader found from it. The leaders left are definitely
+ *    lost.
+ *
+ * One heuristic of memtrack's own: glibc's allocator keeps pointers to its chunks' headers (the
+ * top chunk, the bins: in libc's data, a root), and a chunk's header overlaps the last 8 bytes
+ * of the block before it. A pointer to exactly the header after block b is therefore not taken
+ * as a pointer into b (next_chunk()). memcheck does not need it: it replaces the allocator.
+ *
+ * Words are 8 bytes, read at 8-byte aligned addresses, as memcheck reads them on amd64. Memory is
+ * read in ranges of up to CHUNK bytes; a page that cannot be read is skipped and counted.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "base/grow.h"
+#include "writer/artifact.h"
+#include "tracker/procmaps.h"
+#include "supervisor/leakscan.h"
+
+#define CHUNK	     (1u << 20)
+#define PAGE	     4096u
+#define BATCH	     64u  /* blocks read at once */
+#define RED_ZONE     128u /* below the stack pointer, the amd64 ABI lets a leaf function write */
+#define UNREACHED    0
+#define NOT_A_CLIQUE ((size_t)-1)
+
+struct scan {
+	pid_t pid;
+	const struct mt_live_block *b;
+	size_t n;
+	uint8_t *cls;
+	size_t *stack, n_stack;
+	uint64_t lo, hi; /* the blocks' span: a word outside it is no pointer to one */
+	size_t clique;	 /* the leader whose clique is being found, or NOT_A_CLIQUE */
+	uint64_t *buf;	 /* CHUNK bytes */
+	struct mt_leak_stats *st;
+};
+
+long mt_leak_lookup(const struct mt_live_block *b, size_t n, uint64_t ptr)
+{
+	size_t lo = 0, hi = n;
+
+	/* The last block that starts at or below ptr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b[mid].addr <= ptr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	lo--;
+	return ptr == b[lo].addr || ptr - b[lo].addr < b[lo].size ? (long)lo : -1;
+}
+
+/* Where glibc's chunk after a block of size bytes at addr starts (its header). */
+static uint64_t next_chunk(uint64_t addr, uint64_t size)
+{
+	uint64_t chunk = (size + 8 + 15) & ~15ull;
+
+	return addr - 16 + (chunk < 32 ? 32 : chunk);
+}
+
+static void push(struct scan *sc, size_t i)
+{
+	sc->stack[sc->n_stack++] = i;
+}
+
+/* A word found in a root (prior_definite) or in block memory. */
+static void found(struct scan *sc, uint64_t word, bool prior_definite)
+{
+	long i = mt_leak_lookup(sc->b, sc->n, word);
+	uint8_t *c;
+
+	if (i < 0 || (word != sc->b[i].addr && word == next_chunk(sc->b[i].addr, sc->b[i].size)))
+		return;
+	c = &sc->cls[i];
+	if (sc->clique != NOT_A_CLIQUE) {
+		/* An unreached block joins the clique; an earlier leader does, its own with it. */
+		if (*c == UNREACHED)
+			push(sc, (size_t)i);
+		if ((size_t)i != sc->clique && (*c == UNREACHED || *c == MT_LEAK_DEFINITE))
+			*c = MT_LEAK_INDIRECT;
+		return;
+	}
+	if (*c == MT_LEAK_REACHABLE)
+		return;
+	if (word == sc->b[i].addr && prior_definite) {
+		*c = MT_LEAK_REACHABLE;
+		push(sc, (size_t)i);
+	} else if (*c == UNREACHED) {
+		*c = MT_LEAK_POSSIBLE;
+		push(sc, (size_t)i);
+	}
+}
+
+static void found_words(struct scan *sc, const uint64_t *w, size_t n, bool prior_definite)
+{
+	for (size_t k = 0; k < n; k++)
+		if (w[k] >= sc->lo && w[k] < sc->hi)
+			found(sc, w[k], prior_definite);
+}
+
+/* Bytes of [addr, addr + len) read into sc->buf, up to the first that cannot be. */
+static size_t read_remote(struct scan *sc, uint64_t addr, size_t len)
+{
+	struct iovec local = {sc->buf, len}, remote = {(void *)(uintptr_t)addr, len};
+	ssize_t got = process_vm_readv(sc->pid, &local, 1, &remote, 1, 0);
+
+	return got > 0 ? (size_t)got : 0;
+}
+
+/* Scan the words of [lo, hi) (8-byte aligned); false when some of it could not be read. */
+static bool scan_range(struct scan *sc, uint64_t lo, uint64_t hi, bool prior_definite)
+{
+	bool whole = true;
+
+	lo = (lo + 7) & ~7ull;
+	while (lo + 8 <= hi) {
+		size_t want = hi - lo < CHUNK ? (size_t)(hi - lo) & ~(size_t)7 : CHUNK;
+		size_t got = read_remote(sc, lo, want);
+
+		sc->st->scanned_bytes += got;
+		found_words(sc, sc->buf, got / 8, prior_definite);
+		if (got < want) {
+			/* The page that failed: skipped, counted. */
+			uint64_t bad = (lo + got) & ~(uint64_t)(PAGE - 1);
+			uint64_t next = bad + PAGE < hi ? bad + PAGE : hi;
+
+			sc->st->unreadable_bytes += next - (lo + got);
+			whole = false;
+			lo = next;
+		} else {
+			lo += got;
+		}
+	}
+	return whole;
+}
+
+/* The first block that ends after addr. */
+static size_t first_after(const struct scan *sc, uint64_t addr)
+{
+	size_t lo = 0, hi = sc->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sc->b[mid].addr + sc->b[mid].size <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A root region [lo, hi), less the blocks in it: they are scanned only once reached. */
+static void scan_root(struct scan *sc, uint64_t lo, uint64_t hi)
+{
+	size_t i = first_after(sc, lo);
+	bool whole = true;
+
+	sc->st->regions++;
+	while (lo < hi) {
+		uint64_t end = i < sc->n && sc->b[i].addr < hi ? sc->b[i].addr : hi;
+
+		if (end > lo)
+			whole &= scan_range(sc, lo, end, true);
+		if (end == hi)
+			break;
+		lo = sc->b[i].addr + sc->b[i].size > lo ? sc->b[i].addr + sc->b[i].size : lo;
+		i++;
+	}
+	sc->st->unreadable_regions += !whole;
+}
+
+/* Whether block i is scanned as reachable (its pointers to block starts make them reachable). */
+static bool definite(const struct scan *sc, size_t i)
+{
+	return sc->clique == NOT_A_CLIQUE && sc->cls[i] == MT_LEAK_REACHABLE;
+}
+
+/*
+ * Up to BATCH small blocks off the mark stack read with one process_vm_readv (what a call costs
+ * is mostly its own: the pages are pinned alike), then scanned in turn. 0 when the block on top
+ * is too big to share a read, or the read came short: the caller scans it on its own.
+ */
+static size_t scan_batch(struct scan *sc)
+{
+	struct iovec local = {sc->buf, 0}, remote[BATCH];
+	size_t idx[BATCH], n = 0, off = 0;
+	ssize_t got;
+
+	while (n < BATCH && n < sc->n_stack) {
+		const struct mt_live_block *b = &sc->b[sc->stack[sc->n_stack - 1 - n]];
+		size_t len = (size_t)b->size & ~(size_t)7;
+
+		if (local.iov_len + len > CHUNK)
+			break;
+		idx[n] = sc->stack[sc->n_stack - 1 - n];
+		remote[n++] = (struct iovec){(void *)(uintptr_t)b->addr, len};
+		local.iov_len += len;
+	}
+	if (n < 2)
+		return 0;
+	got = process_vm_readv(sc->pid, &local, 1, remote, n, 0);
+	if (got != (ssize_t)local.iov_len)
+		return 0;
+	sc->n_stack -= n;
+	sc->st->scanned_bytes += local.iov_len;
+	/* What scanning one pushes goes above the batch, which is off the stack already. */
+	for (size_t k = 0; k < n; k++) {
+		size_t words = remote[k].iov_len / 8;
+
+		found_words(sc, (const uint64_t *)((const char *)sc->buf + off), words,
+			    definite(sc, idx[k]));
+		off += remote[k].iov_len;
+	}
+	return n;
+}
+
+/* Scan what the mark stack holds, and what scanning it pushes, until it is empty. */
+static void drain(struct scan *sc)
+{
+	while (sc->n_stack) {
+		size_t i;
+
+		if (scan_batch(sc))
+			continue;
+		i = sc->stack[--sc->n_stack];
+		scan_range(sc, sc->b[i].addr, sc->b[i].addr + sc->b[i].size, definite(sc, i));
+	}
+}
+
+struct region {
+	uint64_t start, end;
+	uint64_t stack_from; /* a thread's stack: scanned from here (0: not one) */
+	uint64_t in_memory;  /* kB resident or swapped out (smaps' Rss + Swap) */
+	bool root;	     /* writable, private, not the heap */
+};
+
+/*
+ * A root region bigger than this that is not all untouched (a sanitizer's shadow, a runtime's
+ * reservation of terabytes) is not read: counted as unreadable, said in the report.
+ */
+#define SPARSE_LIMIT (64ull << 30)
+
+/* Whether a mapping is anonymous memory: no file, or a name given with PR_SET_VMA. */
+static bool anonymous(const char *path)
+{
+	return !*path || strncmp(path, "[anon:", 6) == 0;
+}
+
+static bool holds_block(const struct scan *sc, uint64_t start, uint64_t end)
+{
+	size_t i = first_after(sc, start);
+
+	return i < sc->n && sc->b[i].addr < end;
+}
+
+/* A line of /proc/PID/smaps after a mapping's: its Rss and Swap count what is in memory. */
+static void add_in_memory(struct region *r, const char *line)
+{
+	unsigned long long kb;
+
+	if (sscanf(line, "Rss: %llu kB", &kb) == 1 || sscanf(line, "Swap: %llu kB", &kb) == 1)
+		r->in_memory += kb;
+}
+
+/*
+ * The process's mappings (/proc/PID/smaps), each marked a root or not (a stack is marked by its
+ * thread). A mapping never touched (nothing resident nor swapped) is all zeros: no root to read.
+ */
+static int read_regions(struct scan *sc, struct region **out, size_t *n)
+{
+	char path[64], *line = NULL;
+	size_t len = 0, cap = 0;
+	struct mt_map_entry e;
+	int err = 0;
+	FILE *f;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/smaps", sc->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!err && getline(&line, &len, f) > 0) {
+		struct region r = {0};
+
+		if (mt_procmaps_parse_line(line, &e)) {
+			if (*n)
+				add_in_memory(&(*out)[*n - 1], line);
+			continue;
+		}
+		r.start = e.start;
+		r.end = e.end;
+		/* Not the heap itself: the brk heap, anonymous memory that holds blocks. */
+		r.root = e.read && e.write && !e.shared && strcmp(e.path, "[heap]") &&
+			 strcmp(e.path, "[stack]") &&
+			 !(anonymous(e.path) && holds_block(sc, e.start, e.end));
+		err = MT_GROW(*out, cap, *n + 1, 64);
+		if (!err)
+			(*out)[(*n)++] = r;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/* Each thread's stack: from its stack pointer (less the red zone) to its mapping's end. */
+static void mark_stacks(struct region *r, size_t n, const struct user_regs_struct *regs,
+			size_t n_regs)
+{
+	for (size_t t = 0; t < n_regs; t++) {
+		uint64_t sp = regs[t].rsp;
+
+		for (size_t k = 0; k < n; k++) {
+			uint64_t from = sp - RED_ZONE > r[k].start ? sp - RED_ZONE : r[k].start;
+
+			if (sp < r[k].start || sp >= r[k].end)
+				continue;
+			if (!r[k].stack_from || from < r[k].stack_from)
+				r[k].stack_from = from;
+			break;
+		}
+	}
+}
+
+static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size_t n_regs)
+{
+	struct region *r;
+	size_t n;
+	int err = read_regions(sc, &r, &n);
+
+	if (err)
+		return err;
+	mark_stacks(r, n, regs, n_regs);
+	for (size_t t = 0; t < n_regs; t++)
+		found_words(sc, (const uint64_t *)&regs[t], sizeof(regs[t]) / 8, true);
+	sc->st->threads = (uint32_t)n_regs;
+	drain(sc);
+	for (size_t k = 0; k < n; k++) {
+		if (r[k].stack_from) {
+			scan_root(sc, r[k].stack_from, r[k].end);
+		} else if (r[k].root && r[k].in_memory && r[k].end - r[k].start > SPARSE_LIMIT) {
+			sc->st->regions++;
+			sc->st->unreadable_regions++;
+			sc->st->unreadable_bytes += r[k].end - r[k].start;
+		} else if (r[k].root && r[k].in_memory) {
+			scan_root(sc, r[k].start, r[k].end);
+		}
+		drain(sc);
+	}
+	free(r);
+	return 0;
+}
+
+/* Phase 2: the cliques of the lost blocks, then their leaders are definitely lost. */
+static void find_cliques(struct scan *sc)
+{
+	for (size_t i = 0; i < sc->n; i++) {
+		if (sc->cls[i] != UNREACHED)
+			continue;
+		sc->clique = i;
+		sc->cls[i] = MT_LEAK_DEFINITE;
+		push(sc, i);
+		drain(sc);
+	}
+	sc->clique = NOT_A_CLIQUE;
+}
+
+int mt_leak_scan(pid_t pid, const struct mt_live_block *b, size_t n,
+		 const struct user_regs_struct *regs, size_t n_regs, uint8_t *cls,
+		 struct mt_leak_stats *st)
+{
+	struct scan sc = {.pid = pid, .b = b, .n = n, .cls = cls, .clique = NOT_A_CLIQUE, .st = st};
+	int err = -ENOMEM;
+
+	memset(st, 0, sizeof(*st));
+	memset(cls, UNREACHED, n);
+	if (n) {
+		sc.lo = b[0].addr;
+		/* The last block may not end last: a size-0 block has its start as its one pointer.
+		 */
+		for (size_t i = 0; i < n; i++)
+			if (b[i].addr + (b[i].size ? b[i].size : 1) > sc.hi)
+				sc.hi = b[i].addr + (b[i].size ? b[i].size : 1);
+	}
+	/* Each block is pushed at most twice: reached possibly, then reachably (or in a clique). */
+	sc.stack = malloc((2 * n + 1) * sizeof(*sc.stack));
+	sc.buf = malloc(CHUNK);
+	if (!sc.stack || !sc.buf)
+		goto out;
+	err = scan_roots(&sc, regs, n_regs);
+	if (!err)
+		find_cliques(&sc);
+out:
+	free(sc.stack);
+	free(sc.buf);
+	return err;
+}

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The supervisor's live blocks (livetable.h): one open-addressing table of (address space,
+ * address) -> size and stack, linear probing with backward-shift deletion (no tombstones: a
+ * long run frees as much as it allocates), and the processes' address spaces beside it. Space
+ * ids start at 1; a slot whose space is 0 is empty.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "base/kind.h"
+#include "supervisor/livetable.h"
+
+struct pid_space {
+	uint32_t pid;
+	uint32_t space;
+	bool shared; /* its parent's space (vfork): an exec gives it one of its own */
+};
+
+/* A realloc entered, its old block released, its return not seen yet (per thread). */
+struct pending {
+	uint32_t tid;
+	bool found;
+	struct mt_live_block b;
+};
+
+struct mt_livetable {
+	struct mt_live_block *slot;
+	size_t mask, used;
+	struct pid_space *pids;
+	size_t n_pids, cap_pids;
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+	uint32_t next_space;
+	bool inexact;
+};
+
+static size_t slot_of(const struct mt_livetable *lt, uint32_t space, uint64_t addr)
+{
+	uint64_t x = addr ^ ((uint64_t)space << 47);
+
+	/* A 64-bit finaliser: addresses differ in few low bits. */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return (size_t)x & lt->mask;
+}
+
+static int table_grow(struct mt_livetable *lt)
+{
+	size_t cap = lt->mask ? (lt->mask + 1) * 2 : 1024;
+	struct mt_live_block *old = lt->slot;
+	size_t old_cap = lt->mask ? lt->mask + 1 : 0;
+
+	lt->slot = calloc(cap, sizeof(*lt->slot));
+	if (!lt->slot) {
+		lt->slot = old;
+		return -ENOMEM;
+	}
+	lt->mask = cap - 1;
+	for (size_t i = 0; i < old_cap; i++) {
+		size_t k;
+
+		if (!old[i].space)
+			continue;
+		for (k = slot_of(lt, old[i].space, old[i].addr); lt->slot[k].space;)
+			k = (k + 1) & lt->mask;
+		lt->slot[k] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* The slot of (space, addr), or of the empty slot where it would go. */
+static size_t find(const struct mt_livetable *lt, uint32_t space, uint64_t addr)
+{
+	size_t k = slot_of(lt, space, addr);
+
+	while (lt->slot[k].space && (lt->slot[k].space != space || lt->slot[k].addr != addr))
+		k = (k + 1) & lt->mask;
+	return k;
+}
+
+/* A new block; one live at its address already (an event lost) is replaced. */
+static void put(struct mt_livetable *lt, const struct mt_live_block *b)
+{
+	size_t k;
+
+	if ((lt->used + 1) * 2 > lt->mask + 1 && table_grow(lt)) {
+		lt->inexact = true;
+		return;
+	}
+	k = find(lt, b->space, b->addr);
+	lt->used += !lt->slot[k].space;
+	lt->slot[k] = *b;
+}
+
+/* Empty slot k, moving up the entries of its run that could sit there. */
+static void remove_slot(struct mt_livetable *lt, size_t k)
+{
+	size_t j = k;
+
+	lt->slot[k].space = 0;
+	lt->used--;
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & lt->mask;
+		if (!lt->slot[j].space)
+			return;
+		home = slot_of(lt, lt->slot[j].space, lt->slot[j].addr);
+		/* Entry j stays when its home lies cyclically in (k, j]. */
+		if (k <= j ? (k < home && home <= j) : (k < home || home <= j))
+			continue;
+		lt->slot[k] = lt->slot[j];
+		lt->slot[j].space = 0;
+		k = j;
+	}
+}
+
+static bool take(struct mt_livetable *lt, uint32_t space, uint64_t addr, struct mt_live_block *out)
+{
+	size_t k;
+
+	if (!lt->mask)
+		return false;
+	k = find(lt, space, addr);
+	if (!lt->slot[k].space)
+		return false;
+	*out = lt->slot[k];
+	remove_slot(lt, k);
+	return true;
+}
+
+/* Every block of space is gone (an exec, an exit). */
+static void drop_space(struct mt_livetable *lt, uint32_t space)
+{
+	size_t k = 0;
+
+	/* A removal may move a later entry into k: look at k again before going on. */
+	while (lt->mask && k <= lt->mask) {
+		if (lt->slot[k].space == space)
+			remove_slot(lt, k);
+		else
+			k++;
+	}
+}
+
+static struct pid_space *pid_find(const struct mt_livetable *lt, uint32_t pid)
+{
+	for (size_t i = lt->n_pids; i-- > 0;)
+		if (lt->pids[i].pid == pid)
+			return &lt->pids[i];
+	return NULL;
+}
+
+/* pid's entry, a new one with a space of its own when none is known (the root). */
+static struct pid_space *pid_get(struct mt_livetable *lt, uint32_t pid)
+{
+	struct pid_space *p = pid_find(lt, pid);
+
+	if (p)
+		return p;
+	if (MT_GROW(lt->pids, lt->cap_pids, lt->n_pids + 1, 16))
+		return NULL;
+	p = &lt->pids[lt->n_pids++];
+	*p = (struct pid_space){.pid = pid, .space = ++lt->next_space};
+	return p;
+}
+
+static void pid_forget(struct mt_livetable *lt, struct pid_space *p)
+{
+	*p = lt->pids[--lt->n_pids];
+}
+
+static void on_fork(struct mt_livetable *lt, const struct mt_event *e)
+{
+	struct pid_space *parent = pid_get(lt, e->pid), *child;
+	uint32_t space;
+
+	if (!parent)
+		goto lost;
+	space = parent->space;
+	child = pid_find(lt, (uint32_t)e->addr);
+	/* A pid reused without the exit of its last holder in the stream (dropped events). */
+	if (child && !child->shared)
+		drop_space(lt, child->space);
+	if (!child)
+		child = pid_get(lt, (uint32_t)e->addr);
+	if (!child)
+		goto lost;
+	child->shared = e->size & MT_FORK_SHARED_MM;
+	child->space = child->shared ? space : ++lt->next_space;
+	return;
+lost:
+	lt->inexact = true;
+}
+
+static void on_exec_or_exit(struct mt_livetable *lt, const struct mt_event *e)
+{
+	struct pid_space *p = pid_find(lt, e->pid);
+
+	if (!p)
+		return;
+	if (!p->shared)
+		drop_space(lt, p->space);
+	if (e->kind == MT_K_EXIT)
+		pid_forget(lt, p);
+	else
+		*p = (struct pid_space){.pid = e->pid, .space = ++lt->next_space};
+}
+
+static struct pending *pending_of(struct mt_livetable *lt, uint32_t tid, bool add)
+{
+	for (size_t k = 0; k < lt->n_pend; k++)
+		if (lt->pend[k].tid == tid)
+			return &lt->pend[k];
+	if (!add)
+		return NULL;
+	if (MT_GROW(lt->pend, lt->cap_pend, lt->n_pend + 1, 8))
+		return NULL;
+	lt->pend[lt->n_pend] = (struct pending){.tid = tid};
+	return &lt->pend[lt->n_pend++];
+}
+
+static void on_realloc_entry(struct mt_livetable *lt, uint32_t space, const struct mt_event *e)
+{
+	struct pending *p = pending_of(lt, e->tid, true);
+
+	if (!p) {
+		lt->inexact = true;
+		return;
+	}
+	p->found = take(lt, space, e->addr, &p->b);
+	p->b.addr = e->addr;
+}
+
+static void on_realloc(struct mt_livetable *lt, uint32_t space, const struct mt_event *e)
+{
+	struct pending *p = pending_of(lt, e->tid, false), old;
+	struct mt_live_block gone;
+
+	if (p && p->b.addr != e->old_addr)
+		p = NULL;
+	if (p) {
+		old = *p;
+		*p = lt->pend[--lt->n_pend];
+		if (e->flags & MT_EV_FAILED) {
+			/* A failed realloc leaves its block where it was. */
+			if (old.found)
+				put(lt, &old.b);
+			return;
+		}
+	} else if (e->flags & MT_EV_FAILED) {
+		return;
+	} else if (e->old_addr) {
+		/* No entry record (xallocx): the old block goes at the return. */
+		take(lt, space, e->old_addr, &gone);
+	}
+	put(lt, &(struct mt_live_block){
+		    .addr = e->addr, .size = e->size, .stack = e->stack_id, .space = space});
+}
+
+static void on_event(struct mt_livetable *lt, const struct mt_event *e)
+{
+	enum mt_kind_effect kc = mt_kind_effect(e->kind);
+	struct mt_live_block gone;
+	struct pid_space *p;
+
+	if (e->kind == MT_K_FORK)
+		return on_fork(lt, e);
+	if (e->kind == MT_K_EXEC || e->kind == MT_K_EXIT)
+		return on_exec_or_exit(lt, e);
+	if (kc == MT_KIND_NONE && e->kind != MT_K_REALLOC_RELEASE)
+		return;
+	p = pid_get(lt, e->pid);
+	if (!p) {
+		lt->inexact = true;
+		return;
+	}
+	if (e->kind == MT_K_REALLOC_RELEASE)
+		on_realloc_entry(lt, p->space, e);
+	else if (kc == MT_KIND_REALLOC)
+		on_realloc(lt, p->space, e);
+	else if (kc == MT_KIND_ALLOC && !(e->flags & MT_EV_FAILED))
+		put(lt,
+		    &(struct mt_live_block){
+			.addr = e->addr, .size = e->size, .stack = e->stack_id, .space = p->space});
+	else if (kc == MT_KIND_FREE && e->addr)
+		take(lt, p->space, e->addr, &gone);
+}
+
+void mt_livetable_events(struct mt_livetable *lt, const struct mt_event *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		on_event(lt, &ev[i]);
+}
+
+bool mt_livetable_inexact(const struct mt_livetable *lt)
+{
+	return lt->inexact;
+}
+
+bool mt_livetable_shared(const struct mt_livetable *lt, uint32_t pid)
+{
+	const struct pid_space *p = pid_find(lt, pid);
+
+	return p && p->shared;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct mt_live_block *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+long mt_livetable_blocks(const struct mt_livetable *lt, uint32_t pid, struct mt_live_block **out)
+{
+	const struct pid_space *p = pid_find(lt, pid);
+	size_t n = 0, k;
+
+	*out = NULL;
+	if (!p || !lt->mask)
+		return 0;
+	for (k = 0; k <= lt->mask; k++)
+		n += lt->slot[k].space == p->space;
+	*out = malloc((n ? n : 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	n = 0;
+	for (k = 0; k <= lt->mask; k++)
+		if (lt->slot[k].space == p->space)
+			(*out)[n++] = lt->slot[k];
+	qsort(*out, n, sizeof(**out), by_addr);
+	return (long)n;
+}
+
+struct mt_livetable *mt_livetable_new(void)
+{
+	return calloc(1, sizeof(struct mt_livetable));
+}
+
+void mt_livetable_free(struct mt_livetable *lt)
+{
+	if (!lt)
+		return;
+	free(lt->slot);
+	free(lt->pids);
+	free(lt->pend);
+	free(lt);
+}

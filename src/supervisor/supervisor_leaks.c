@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --leaks (docs/LEAKS.md): a leak scan of each process at its last thread's exit stop, while its
+ * memory is still there. The events tap keeps every process's live blocks (livetable.h); at the
+ * exit stop the ring is drained to now, so that the blocks are those of the stream up to the
+ * process's end, and the scan's record follows them in the artifact.
+ *
+ * At a group exit (exit_group, a fatal signal) every thread comes to its exit stop: each is held
+ * there until the last one's, so that every thread's registers and stack are roots, as they are
+ * for memcheck. A thread that ends alone (the exit system call: pthread_exit) is not held (a
+ * pthread_join waits for it to be gone), nor one killed by SIGKILL (an exec's other threads: the
+ * exec waits for them): its registers are not roots; its stack, if still mapped, is scanned as
+ * any other anonymous memory. Should a thread of the process end without an exit stop, its end
+ * is the last thread's: the scan runs then, on the threads held.
+ */
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "writer/artifact.h"
+#include "writer/events.h"
+#include "supervisor/leakscan.h"
+#include "supervisor/livetable.h"
+#include "supervisor/supervisor_int.h"
+
+static void tap(void *arg, const struct mt_event *ev, size_t n)
+{
+	mt_livetable_events(arg, ev, n);
+}
+
+int sup_leaks_start(struct sup *s)
+{
+	if (!s->cfg->leaks || !s->events)
+		return 0;
+	s->live_blocks = mt_livetable_new();
+	if (!s->live_blocks)
+		return -ENOMEM;
+	mt_events_tap(s->events, tap, s->live_blocks);
+	return 0;
+}
+
+void sup_leaks_free(struct sup *s)
+{
+	mt_livetable_free(s->live_blocks);
+	s->live_blocks = NULL;
+	for (size_t i = 0; i < s->n_procs; i++)
+		free(s->procs[i].exit_held);
+}
+
+/* Threads of process proc but except that have not come to their exit stop. */
+static size_t others_running(const struct sup *s, int proc, pid_t except)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->live.n; i++) {
+		const struct tracee *o = s->live.v[i];
+
+		n += o->proc == proc && o->tid != except && !o->exiting;
+	}
+	return n;
+}
+
+/* Whether t's exit, of raw status, ends its whole process with every thread at an exit stop. */
+static bool group_exit(const struct tracee *t, int status)
+{
+	struct user_regs_struct regs;
+
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return false;
+	return ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0 && (long)regs.orig_rax != SYS_exit;
+}
+
+/* The process's live blocks, with the consumer held once the ring is drained to now. */
+struct snapshot {
+	struct mt_livetable *lt;
+	pid_t pid;
+	struct mt_live_block *b;
+	long n;
+	uint32_t flags;
+};
+
+static int take_snapshot(void *arg, struct mt_artifact_writer *w)
+{
+	struct snapshot *x = arg;
+
+	(void)w;
+	x->flags = mt_livetable_inexact(x->lt) ? MT_LEAKS_INEXACT : 0;
+	if (mt_livetable_shared(x->lt, (uint32_t)x->pid)) {
+		x->flags |= MT_LEAKS_SHARED;
+		return 0;
+	}
+	x->n = mt_livetable_blocks(x->lt, (uint32_t)x->pid, &x->b);
+	return x->n < 0 ? (int)x->n : 0;
+}
+
+/* The registers of the threads tids (those that can be read), in regs; their count. */
+static size_t read_regs(const pid_t *tids, size_t n, struct user_regs_struct *regs)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += ptrace(PTRACE_GETREGS, tids[i], 0, &regs[k]) == 0;
+	return k;
+}
+
+/* The CPU time of the calling thread, ns. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int write_record(struct sup *s, const struct snapshot *x, const uint8_t *cls,
+			const struct mt_leak_stats *st, uint64_t ns, uint64_t cpu_ns)
+{
+	struct mt_artifact_leak_block *v = calloc(x->n ? x->n : 1, sizeof(*v));
+	struct mt_artifact_leaks rec = {
+	    .pid = (uint32_t)x->pid,
+	    .flags = x->flags,
+	    .threads = st->threads,
+	    .regions = st->regions,
+	    .unreadable_regions = st->unreadable_regions,
+	    .unreadable_bytes = st->unreadable_bytes,
+	    .scanned_bytes = st->scanned_bytes,
+	    .scan_ns = ns,
+	    .scan_cpu_ns = cpu_ns,
+	    .n = (uint32_t)x->n,
+	    .blocks = v,
+	};
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	for (long i = 0; i < x->n; i++)
+		v[i] = (struct mt_artifact_leak_block){.addr = x->b[i].addr,
+						       .size = x->b[i].size,
+						       .stack = x->b[i].stack,
+						       .cls = cls[i]};
+	/* A write error is the writer's to report: the run goes on. */
+	err = mt_artifact_write_leaks(s->artifact, &rec);
+	free(v);
+	return err == -ENOMEM ? err : 0;
+}
+
+/* Scan process p, whose threads tids (n of them) are stopped at their exit stops. */
+static int scan_process(struct sup *s, struct proc *p, const pid_t *tids, size_t n)
+{
+	struct snapshot x = {.lt = s->live_blocks, .pid = p->pid};
+	struct user_regs_struct *regs = calloc(n ? n : 1, sizeof(*regs));
+	struct mt_leak_stats st = {0};
+	uint8_t *cls = NULL;
+	uint64_t t0 = mt_clock_now_ns(), cpu0 = thread_cpu_ns();
+	int err;
+
+	if (!regs)
+		return -ENOMEM;
+	n = read_regs(tids, n, regs);
+	err = mt_events_at_now(s->events, take_snapshot, &x);
+	if (!err && !(x.flags & MT_LEAKS_SHARED)) {
+		cls = malloc(x.n ? (size_t)x.n : 1);
+		err = cls ? mt_leak_scan(p->pid, x.b, (size_t)x.n, regs, n, cls, &st) : -ENOMEM;
+	}
+	if (!err)
+		err = write_record(s, &x, cls, &st, mt_clock_now_ns() - t0, thread_cpu_ns() - cpu0);
+	if (err)
+		fprintf(stderr, "memtrack: the leak scan of process %d (%s) failed: %s\n", p->pid,
+			p->exe ? p->exe : "?", strerror(-err));
+	free(regs);
+	free(cls);
+	free(x.b);
+	/* Degrade, never die: the run goes on without this process's scan. */
+	return 0;
+}
+
+/* Scan p with its held threads and extra (0: none) as the roots' threads; resume the held. */
+static int scan_and_release(struct sup *s, struct proc *p, pid_t extra)
+{
+	pid_t *tids = realloc(p->exit_held, (p->n_exit_held + 1) * sizeof(*tids));
+	size_t n;
+	int err = 0;
+
+	if (!tids)
+		return -ENOMEM;
+	p->exit_held = tids;
+	n = p->n_exit_held;
+	if (extra)
+		tids[n++] = extra;
+	scan_process(s, p, tids, n);
+	for (size_t i = 0; i < p->n_exit_held; i++) {
+		int e = sup_resume(tids[i], 0);
+
+		if (e && e != -ESRCH && !err)
+			err = e;
+	}
+	p->n_exit_held = 0;
+	return err;
+}
+
+int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status)
+{
+	struct proc *p;
+	pid_t *held;
+
+	if (!s->live_blocks || t->proc < 0)
+		return SUP_RESUME(0);
+	p = &s->procs[t->proc];
+	if (!others_running(s, t->proc, t->tid)) {
+		int err = scan_and_release(s, p, t->tid);
+
+		return err ? err : SUP_RESUME(0);
+	}
+	if (!group_exit(t, status))
+		return SUP_RESUME(0);
+	held = realloc(p->exit_held, (p->n_exit_held + 1) * sizeof(*held));
+	if (!held)
+		return -ENOMEM;
+	p->exit_held = held;
+	held[p->n_exit_held++] = t->tid;
+	return SUP_LEAVE;
+}
+
+int sup_leaks_gone(struct sup *s, struct tracee *t)
+{
+	struct proc *p;
+
+	if (!s->live_blocks || t->proc < 0)
+		return 0;
+	p = &s->procs[t->proc];
+	for (size_t i = 0; i < p->n_exit_held; i++)
+		if (p->exit_held[i] == t->tid)
+			p->exit_held[i--] = p->exit_held[--p->n_exit_held];
+	if (!p->n_exit_held || others_running(s, t->proc, t->tid))
+		return 0;
+	return scan_and_release(s, p, 0);
+}

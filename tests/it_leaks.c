@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack run --leaks on the shapes of fixtures/leak_shapes.c (fixtures/README.md has their
+ * truth): each block's class as memcheck gives it, exactly, per process of a fork/exec tree; the
+ * report's text (memcheck's loss records), its JSON and --strict-leaks.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "lib/mtjson.h"
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+#define SHAPES FIXTURE("leak_shapes")
+#define PLUGIN FIXTURE("plugin_leakslot.so")
+
+/* Bytes and blocks in each of the four classes. */
+struct classes {
+	int64_t def_bytes, def_blocks;
+	int64_t ind_bytes, ind_blocks;
+	int64_t pos_bytes, pos_blocks;
+	int64_t rea_bytes, rea_blocks;
+};
+
+static void assert_class(struct json_object *leaks, const char *cls, int64_t bytes, int64_t blocks)
+{
+	struct json_object *c = mt_json_get(leaks, cls);
+
+	ck_assert_msg(c, "no %s in %s", cls, json_object_to_json_string(leaks));
+	ck_assert_msg(mt_json_i64(c, "bytes") == bytes && mt_json_i64(c, "blocks") == blocks,
+		      "%s: %lld bytes in %lld blocks, not %lld in %lld", cls,
+		      (long long)mt_json_i64(c, "bytes"), (long long)mt_json_i64(c, "blocks"),
+		      (long long)bytes, (long long)blocks);
+}
+
+static void assert_classes(struct json_object *leaks, struct classes want)
+{
+	ck_assert_ptr_nonnull(leaks);
+	assert_class(leaks, "definitely_lost", want.def_bytes, want.def_blocks);
+	assert_class(leaks, "indirectly_lost", want.ind_bytes, want.ind_blocks);
+	assert_class(leaks, "possibly_lost", want.pos_bytes, want.pos_blocks);
+	assert_class(leaks, "still_reachable", want.rea_bytes, want.rea_blocks);
+	ck_assert_int_eq(mt_json_i64(leaks, "unreadable_bytes"), 0);
+	ck_assert(json_object_get_boolean(mt_json_get(leaks, "exact")));
+}
+
+/* The report of `leak_shapes MODE [ARG]` run with --leaks (and extra, if not NULL). */
+static struct json_object *shape(const char *mode, const char *arg, const char *extra)
+{
+	const char *opts[] = {"--leaks", extra, NULL};
+	const char *cmd[] = {SHAPES, mode, arg, NULL};
+	struct mt_out o;
+	struct json_object *rep = mt_run_report(opts, cmd, 120, &o);
+
+	ck_assert_msg(rep && o.code == 0, "leak_shapes %s: exit %d: %s", mode, o.code, o.err);
+	mt_out_free(&o);
+	return rep;
+}
+
+/* The one image of rep that was scanned (the fixture's, after its exec). */
+static struct json_object *scanned_image(struct json_object *rep, const char *position)
+{
+	struct json_object *images = mt_json_get(rep, "images"), *found = NULL;
+
+	for (size_t i = 0; i < json_object_array_length(images); i++) {
+		struct json_object *g = json_object_array_get_idx(images, i);
+		struct json_object *pos = mt_json_get(g, "position");
+
+		if (!mt_json_get(g, "leaks") ||
+		    (pos && strcmp(json_object_get_string(pos), position)))
+			continue;
+		ck_assert_msg(!found, "two images at %s were scanned", position);
+		found = g;
+	}
+	ck_assert_msg(found, "no image at %s was scanned", position);
+	return mt_json_get(found, "leaks");
+}
+
+static void check_shape(const char *mode, struct classes want)
+{
+	struct json_object *rep = shape(mode, NULL, NULL);
+
+	assert_classes(scanned_image(rep, "0"), want);
+	assert_classes(mt_json_get(rep, "leaks"), want);
+	json_object_put(rep);
+}
+
+START_TEST(overwritten_pointer_is_definitely_lost)
+{
+	check_shape("overwrite", (struct classes){.def_bytes = 1000, .def_blocks = 1});
+}
+END_TEST
+
+START_TEST(list_with_lost_head_is_one_definite_nine_indirect)
+{
+	check_shape(
+	    "list",
+	    (struct classes){.def_bytes = 96, .def_blocks = 1, .ind_bytes = 864, .ind_blocks = 9});
+}
+END_TEST
+
+START_TEST(interior_pointer_only_is_possibly_lost)
+{
+	check_shape("interior", (struct classes){.pos_bytes = 200, .pos_blocks = 1});
+}
+END_TEST
+
+START_TEST(global_cache_is_still_reachable)
+{
+	check_shape("cache", (struct classes){.rea_bytes = 240, .rea_blocks = 5});
+}
+END_TEST
+
+/*
+ * A second thread: glibc's 272-byte DTV, whose only pointer (in the thread's control block, at
+ * its stack's top) is 16 bytes into it, is possibly lost, as memcheck says of every live thread.
+ */
+START_TEST(register_of_blocked_thread_is_a_root)
+{
+	check_shape(
+	    "register",
+	    (struct classes){.pos_bytes = 272, .pos_blocks = 1, .rea_bytes = 333, .rea_blocks = 1});
+	/* The control: the same thread with the register cleared. */
+	check_shape(
+	    "register-dropped",
+	    (struct classes){.def_bytes = 333, .def_blocks = 1, .pos_bytes = 272, .pos_blocks = 1});
+}
+END_TEST
+
+START_TEST(other_thread_stack_is_a_root)
+{
+	check_shape(
+	    "stack",
+	    (struct classes){.pos_bytes = 272, .pos_blocks = 1, .rea_bytes = 444, .rea_blocks = 1});
+}
+END_TEST
+
+/* The plugin's block, from a site of its own (--stacks): still reachable, nothing lost. */
+START_TEST(dlopen_library_data_is_a_root)
+{
+	struct json_object *rep = shape("dlopen", PLUGIN, "--stacks"), *recs, *leaks;
+	int found = 0;
+
+	/*
+	 * dlopen's own blocks included, as memcheck counts them (fixtures/README.md): 2,054 bytes
+	 * reachable with the plugin at a path of 48 bytes, three of them holding the path.
+	 */
+	leaks = scanned_image(rep, "0");
+	assert_classes(leaks, (struct classes){.pos_bytes = 2304,
+					       .pos_blocks = 1,
+					       .rea_bytes = 1910 + 3 * (int64_t)strlen(PLUGIN),
+					       .rea_blocks = 6});
+	recs = mt_json_get(rep, "loss_records");
+	ck_assert_ptr_nonnull(recs);
+	for (size_t i = 0; i < json_object_array_length(recs); i++) {
+		struct json_object *r = json_object_array_get_idx(recs, i);
+
+		if (mt_json_i64(r, "bytes") != 555)
+			continue;
+		found++;
+		ck_assert_str_eq(json_object_get_string(mt_json_get(r, "class")),
+				 "still_reachable");
+		ck_assert_int_eq(mt_json_i64(r, "blocks"), 1);
+	}
+	ck_assert_int_eq(found, 1);
+	json_object_put(rep);
+}
+END_TEST
+
+/* The parent makes the list; its child execs leak_shapes overwrite: each scanned on its own. */
+START_TEST(fork_exec_tree_per_process)
+{
+	struct json_object *rep = shape("tree", SHAPES, NULL);
+
+	assert_classes(
+	    scanned_image(rep, "0"),
+	    (struct classes){.def_bytes = 96, .def_blocks = 1, .ind_bytes = 864, .ind_blocks = 9});
+	assert_classes(scanned_image(rep, "0.0"),
+		       (struct classes){.def_bytes = 1000, .def_blocks = 1});
+	assert_classes(mt_json_get(rep, "leaks"),
+		       (struct classes){
+			   .def_bytes = 1096, .def_blocks = 2, .ind_bytes = 864, .ind_blocks = 9});
+	json_object_put(rep);
+}
+END_TEST
+
+/*
+ * The single-thread shapes on musl (static) and jemalloc: the same classes; jemalloc's program
+ * has one more block still reachable, libstdc++'s emergency exception pool (72,704 bytes: jemalloc
+ * links libstdc++), which glibc's program does not load.
+ */
+START_TEST(other_allocators_same_shapes)
+{
+	static const char *const progs[] = {FIXTURE("leak_shapes_musl"),
+					    FIXTURE("leak_shapes_jemalloc")};
+	const int64_t extra_bytes = _i ? 72704 : 0, extra_blocks = _i ? 1 : 0;
+	static const char *const modes[] = {"overwrite", "list", "interior", "cache"};
+	const struct classes want[] = {
+	    {.def_bytes = 1000, .def_blocks = 1},
+	    {.def_bytes = 96, .def_blocks = 1, .ind_bytes = 864, .ind_blocks = 9},
+	    {.pos_bytes = 200, .pos_blocks = 1},
+	    {.rea_bytes = 240, .rea_blocks = 5},
+	};
+
+	for (size_t m = 0; m < 4; m++) {
+		const char *opts[] = {"--leaks", NULL};
+		const char *cmd[] = {progs[_i], modes[m], NULL};
+		struct classes w = want[m];
+		struct json_object *rep;
+		struct mt_out o;
+
+		rep = mt_run_report(opts, cmd, 120, &o);
+		ck_assert_msg(rep && o.code == 0, "%s %s: %s", progs[_i], modes[m], o.err);
+		mt_out_free(&o);
+		w.rea_bytes += extra_bytes;
+		w.rea_blocks += extra_blocks;
+		assert_classes(scanned_image(rep, "0"), w);
+		json_object_put(rep);
+	}
+}
+END_TEST
+
+/* Record `leak_shapes mode` (with --leaks unless plain); the artifact's path, to free. */
+static char *record(const char *mode, bool plain)
+{
+	const char *opts[] = {plain ? NULL : "--leaks", NULL};
+	const char *cmd[] = {SHAPES, mode, NULL};
+	struct mt_out o;
+	char *art = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o);
+
+	ck_assert_msg(art && o.code == 0, "leak_shapes %s: %s", mode, o.err);
+	mt_out_free(&o);
+	return art;
+}
+
+static void report(const char *art, const char *opt, struct mt_out *o)
+{
+	const char *argv[] = {MEMTRACK, "report", art, opt, NULL};
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, o), 0);
+}
+
+static void remove_artifact(char *art)
+{
+	unlink(art);
+	*strrchr(art, '/') = '\0';
+	rmdir(art);
+	free(art);
+}
+
+START_TEST(text_loss_records_and_strict_leaks)
+{
+	char *lost = record("list", false), *kept = record("cache", false);
+	char *plain = record("list", true);
+	struct mt_out o;
+
+	report(lost, NULL, &o);
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_msg(strstr(o.out, "864 bytes in 9 blocks are indirectly lost in loss record 1 of "
+				    "2\n") &&
+			  strstr(o.out, "96 bytes in 1 blocks are definitely lost in loss record 2 "
+					"of 2\n"),
+		      "%s", o.out);
+	mt_out_free(&o);
+	report(lost, "--strict-leaks", &o);
+	ck_assert_int_eq(o.code, 4);
+	ck_assert_msg(strstr(o.err, "96 bytes in 1 blocks are definitely lost"), "%s", o.err);
+	mt_out_free(&o);
+	report(kept, "--strict-leaks", &o);
+	ck_assert_msg(o.code == 0 && !strstr(o.out, "loss record"), "%d %s", o.code, o.out);
+	mt_out_free(&o);
+	report(plain, "--strict-leaks", &o);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_msg(strstr(o.err, "made no leak scan (memtrack run --leaks)"), "%s", o.err);
+	mt_out_free(&o);
+	remove_artifact(lost);
+	remove_artifact(kept);
+	remove_artifact(plain);
+}
+END_TEST
+
+/* The end-of-run summary says what the scans found. */
+START_TEST(summary_line)
+{
+	char *art = mt_tmpfile();
+	const char *argv[] = {MEMTRACK, "run",	"--leaks", "-o",   art,
+			      "--",	SHAPES, "tree",	   SHAPES, NULL};
+	struct mt_out o;
+
+	unlink(art);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	ck_assert_msg(strstr(o.err, "memtrack: leaks at exit: 1,096 bytes definitely lost, 864 "
+				    "indirectly, 0 possibly, 0 still reachable"),
+		      "%s", o.err);
+	mt_out_free(&o);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("leaks");
+	TCase *tc = tcase_create("shapes");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, overwritten_pointer_is_definitely_lost);
+	tcase_add_test(tc, list_with_lost_head_is_one_definite_nine_indirect);
+	tcase_add_test(tc, interior_pointer_only_is_possibly_lost);
+	tcase_add_test(tc, global_cache_is_still_reachable);
+	tcase_add_test(tc, register_of_blocked_thread_is_a_root);
+	tcase_add_test(tc, other_thread_stack_is_a_root);
+	tcase_add_test(tc, dlopen_library_data_is_a_root);
+	tcase_add_test(tc, fork_exec_tree_per_process);
+	tcase_add_test(tc, text_loss_records_and_strict_leaks);
+	tcase_add_test(tc, summary_line);
+	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
