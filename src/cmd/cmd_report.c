@@ -185,42 +185,6 @@ static bool same_file(const char *path, const char *artifact)
 	       a.st_ino == b.st_ino;
 }
 
-int mt_cmd_write_file(const char *path, mt_cmd_writer write, const void *arg)
-{
-	char p[MT_PRINTABLE_MAX], why[256];
-	struct mt_identity owner = {0};
-	struct stat st;
-	bool regular;
-	FILE *f = NULL;
-	int ret, fd;
-
-	/* Under sudo the file is the invoking user's, as the artifact of the run was. */
-	mt_choose_user(&owner, NULL);
-	fd = mt_outfile_open(path, MT_OUTFILE_REPLACE, &owner, why, sizeof(why));
-	if (fd >= 0 && !(f = fdopen(fd, "wb"))) {
-		snprintf(why, sizeof(why), "%s", strerror(errno));
-		close(fd);
-	}
-	if (!f) {
-		fprintf(stderr, "memtrack: cannot create %s: %s\n",
-			mt_printable(p, sizeof(p), path), why);
-		return 1;
-	}
-	regular = !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
-	ret = write(f, arg);
-	/* The outputs say -EIO for a stream in error; fclose's flush says why (ENOSPC, EPIPE). */
-	if (fclose(f) && (!ret || ret == -EIO))
-		ret = -errno;
-	if (ret) {
-		if (regular)
-			unlink(path);
-		fprintf(stderr, "memtrack: cannot write %s: %s\n", mt_printable(p, sizeof(p), path),
-			strerror(-ret));
-		return 1;
-	}
-	return 0;
-}
-
 struct report_file_job {
 	enum report_file what;
 	const struct mt_report *rep;
