@@ -233,7 +233,10 @@ END_TEST
 /*
  * Ctrl-C where a user types it: memtrack attach in a pty (script), ^C written to the pty. The
  * SIGINT is memtrack's (the foreground process group of the pty), not the program's: memtrack
- * detaches and the program runs on.
+ * detaches and the program runs on. script runs the line with $SHELL -c, and dash stays the
+ * parent of a lone command, in the same process group, where the ^C kills it: exec makes memtrack
+ * the pty's only process, as an interactive shell's job is in a group of its own. SHELL is fixed,
+ * so the test is the same whatever shell runs it.
  */
 START_TEST(ctrl_c_in_a_pty_detaches)
 {
@@ -245,7 +248,7 @@ START_TEST(ctrl_c_in_a_pty_detaches)
 	pid_t sc;
 
 	mt_loop_start(&l, "6", "2");
-	snprintf(cmd, sizeof(cmd), "%s attach -o %s %d", MEMTRACK, artifact, l.pid);
+	snprintf(cmd, sizeof(cmd), "exec %s attach -o %s %d", MEMTRACK, artifact, l.pid);
 	ck_assert_int_eq(pipe(in), 0);
 	ck_assert_int_eq(pipe(out), 0);
 	sc = fork();
@@ -253,6 +256,7 @@ START_TEST(ctrl_c_in_a_pty_detaches)
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(out[1], 2);
+		setenv("SHELL", "/bin/sh", 1);
 		execlp("script", "script", "-qfec", cmd, "/dev/null", (char *)NULL);
 		_exit(127);
 	}
