@@ -112,7 +112,7 @@ $(BUILD)/tests/memtrack-faults: $(filter-out $(FAULT_OBJS),$(OBJS)) $(FAULT_OBJS
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/it_supervisor $(BUILD)/tests/it_pressure $(BUILD)/tests/it_isolation $(BUILD)/tests/it_attach: | $(BUILD)/tests/memtrack-faults
+$(BUILD)/tests/it_supervisor $(BUILD)/tests/it_pressure $(BUILD)/tests/it_isolation $(BUILD)/tests/it_treescope $(BUILD)/tests/it_attach: | $(BUILD)/tests/memtrack-faults
 
 include fixtures/fixtures.mk
 include bench/bench.mk
@@ -141,7 +141,7 @@ check-includes: $(OBJS)
 # The integration tests that concern the kernel (the supervisor's and the tracker's), in qemu
 # guests booting Debian's kernels with each watcher back end (tools/kernel-matrix,
 # docs/KERNELS.md). exec-harness's tests do not concern the kernel.
-KERNEL_TESTS := it_supervisor it_alloc it_isolation it_lifecycle
+KERNEL_TESTS := it_supervisor it_alloc it_isolation it_treescope it_lifecycle
 check-kernels: all $(addprefix $(BUILD)/tests/,$(KERNEL_TESTS))
 	@tools/kernel-matrix $(BUILD) $(KERNEL_TESTS)
 

@@ -29,8 +29,6 @@
 #include "lib/suite.h"
 #include "reader/artifact_read.h"
 
-#define FAULTS MT_BUILD_DIR "/tests/memtrack-faults"
-
 static char tmpdir[64], artifact[128];
 static struct mt_out last;
 
@@ -608,8 +606,8 @@ START_TEST(yama_scope_3_is_refused)
 	snprintf(env, sizeof(env), "MT_YAMA_SCOPE=%s", scope);
 	mt_loop_start(&l, "10", "1");
 	snprintf(pid, sizeof(pid), "%d", l.pid);
-	refused((const char *[]){FAULTS, "attach", pid, NULL}, (const char *[]){env, NULL}, 1,
-		"ptrace_scope is 3");
+	refused((const char *[]){MEMTRACK_FAULTS, "attach", pid, NULL}, (const char *[]){env, NULL},
+		1, "ptrace_scope is 3");
 	ck_assert_int_eq(ptrace(PTRACE_SEIZE, l.pid, 0, 0), 0); /* untouched: no tracer */
 	ptrace(PTRACE_DETACH, l.pid, 0, 0);
 	mt_loop_kill(&l);

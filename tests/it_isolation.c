@@ -2,23 +2,21 @@
 /*
  * Per-process probes (--probe-scope=tree, the default): while memtrack traces a command, a process
  * outside the traced tree that maps the same libc has no breakpoint in it (its code bytes, read
- * through /proc/PID/mem, are the file's), gdb there can break in malloc and finish out of it; and
- * the process shapes the kernel's pid filter must be taught (fork, vfork children running in the
- * parent's memory, exec, exec from a non-leader thread, dlopen in a child, a leader that exits
- * before its threads) are counted exactly (fixtures/README.md, scope_cases).
+ * through /proc/PID/mem, are the file's), and gdb there can break in malloc and finish out of it.
+ * That the tree's own processes are counted exactly is it_treescope's: this suite runs alone
+ * (tools/run-tests), since its --probe-scope=system run puts breakpoints into every process.
  *
  * Other memtrack runs on the same machine with --probe-scope=system (or an older memtrack) put
  * breakpoints everywhere: a difference that outlives the run under test is theirs, and the check
  * is made again.
  *
  * Each case runs twice: with the links this kernel allows, and with one perf link per probe and
- * process (MT_NO_UPROBE_MULTI, test build only), the way of kernels without uprobe_multi (6.1),
- * whose filters differ (docs/PROBES.md). On 6.1 both runs take that way.
+ * process (mt_memtrack_link_path), the way of kernels without uprobe_multi (6.1), whose filters
+ * differ (docs/PROBES.md). On 6.1 both runs take that way.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,22 +28,14 @@
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
-#define ATTEMPTS	60
-#define MEMTRACK_FAULTS MT_BUILD_DIR "/tests/memtrack-faults"
+#define ATTEMPTS 60
 
-/*
- * The memtrack the loop tests run: _i 0 links as this kernel allows (uprobe_multi here), _i 1 the
- * way of kernels without uprobe_multi (6.1): one perf link per probe and process
- * (MT_NO_UPROBE_MULTI, honoured by the test build only).
- */
+/* The memtrack the loop tests run (mt_memtrack_link_path). */
 static const char *memtrack = MEMTRACK;
 
 static void use_path(int i)
 {
-	if (i == 0)
-		return;
-	memtrack = MEMTRACK_FAULTS;
-	setenv("MT_NO_UPROBE_MULTI", "1", 1);
+	memtrack = mt_memtrack_link_path(i);
 }
 
 /* libc's executable mapping in pid: address range and file offset; false when it has none. */
@@ -310,143 +300,6 @@ START_TEST(gdb_breaks_in_malloc_elsewhere)
 }
 END_TEST
 
-static int64_t num(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
-	return json_object_get_int64(v);
-}
-
-/* Run cmd under memtrack (default scope); its totals must be allocs, frees, bytes, complete. */
-static void exact(const char *const *cmd, int64_t allocs, int64_t frees, int64_t bytes,
-		  size_t procs)
-{
-	struct mt_out o;
-	struct json_object *rep = mt_run_report_with(memtrack, NULL, cmd, 120, &o), *t, *p;
-
-	ck_assert_msg(rep, "no report; memtrack said: %s", o.err);
-	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
-	ck_assert_msg(json_object_object_get_ex(rep, "totals", &t), "no totals");
-	ck_assert_int_eq(num(t, "allocations"), allocs);
-	ck_assert_int_eq(num(t, "frees"), frees);
-	ck_assert_int_eq(num(t, "bytes_allocated"), bytes);
-	ck_assert_int_eq(num(t, "dropped"), 0);
-	ck_assert(json_object_object_get_ex(rep, "processes", &p));
-	ck_assert_int_eq(json_object_array_length(p), procs);
-	json_object_put(rep);
-	mt_out_free(&o);
-}
-
-START_TEST(fork_child_counted)
-{
-	const char *cmd[] = {FIXTURE("scope_cases"), "fork", "10", NULL};
-
-	use_path(_i);
-	exact(cmd, 10, 10, 480, 2);
-}
-END_TEST
-
-/* A vfork child runs in its parent's memory: the parent's links do not cover it since 6.12. */
-START_TEST(vfork_child_counted)
-{
-	const char *cmd[] = {FIXTURE("scope_cases"), "vfork", "10", NULL};
-
-	use_path(_i);
-	exact(cmd, 10, 10, 480, 2);
-}
-END_TEST
-
-/* vfork, then exec: the new image maps libc again, for a pid that was linked through its parent. */
-START_TEST(vfork_exec_counted)
-{
-	const char *cmd[] = {FIXTURE("vfork_exec"), FIXTURE("scope_cases"), "alloc", "10", NULL};
-
-	use_path(_i);
-	exact(cmd, 10, 10, 480, 2);
-}
-END_TEST
-
-/* An exec from a non-leader thread: the leader's task, whose pid links named, is gone. */
-START_TEST(non_leader_exec_counted)
-{
-	const char *cmd[] = {FIXTURE("mt_exec"), FIXTURE("scope_cases"), "alloc", "10", NULL};
-
-	use_path(_i);
-	/* mt_exec's 3 thread DTVs (3 x 272), then the new image's 10 blocks */
-	exact(cmd, 13, 10, 3 * 272 + 480, 1);
-}
-END_TEST
-
-/* A child that dlopens a new allocator user: libc's links come from the fork, the plugin's map. */
-START_TEST(dlopen_in_child_counted)
-{
-	const char *cmd[] = {FIXTURE("scope_cases"), "fork_dlopen", FIXTURE("plugin_plain.so"),
-			     "100", NULL};
-	size_t p = strlen(FIXTURE("plugin_plain.so"));
-
-	use_path(_i);
-	/* dlopen_plugin plugin_plain.so 100, in the child: 7 + 100 allocations, 777 bytes each */
-	exact(cmd, 107, 101, 3667 + 3 * p + 100 * 777, 2);
-}
-END_TEST
-
-/*
- * The leader exits first (pthread_exit); its last thread allocates with the leader gone. While
- * it waits on a FIFO, another memtrack run traces `true`: closing that run's links on libc makes
- * the kernel ask every other link on libc whether its breakpoints may stay in each process, and a
- * link naming the exited leader says no (on 6.1's perf path it stops counting at once). The links
- * memtrack makes on a live thread at the leader's exit stop keep the breakpoints there, and count
- * where the leader's links no longer do, so the thread's calls are counted once (docs/PROBES.md).
- */
-static void close_a_libc_link_then_release(const char *fifo)
-{
-	const char *argv[] = {MEMTRACK, "run", "-q", "-o", "/dev/null", "--", "true", NULL};
-	struct mt_out o;
-	int fd = open(fifo, O_WRONLY | O_CLOEXEC); /* returns once the leader is gone */
-
-	if (fd < 0)
-		_exit(1);
-	if (mt_run(argv, NULL, NULL, 60, &o) || o.code)
-		_exit(2);
-	_exit(write(fd, "x", 1) == 1 ? 0 : 3);
-}
-
-START_TEST(leader_exit_counted)
-{
-	char dir[64], fifo[80];
-	const char *cmd[] = {FIXTURE("scope_cases"), "leader_exit_fifo", fifo, "10", NULL};
-	int status;
-	pid_t helper;
-
-	use_path(_i);
-	mt_tmpdir(dir);
-	snprintf(fifo, sizeof(fifo), "%s/go", dir);
-	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-	helper = fork();
-	ck_assert_int_ge(helper, 0);
-	if (helper == 0)
-		close_a_libc_link_then_release(fifo);
-	exact(cmd, 18, 11, 4886, 1);
-	ck_assert_int_eq(waitpid(helper, &status, 0), helper);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "helper: %#x", status);
-	unlink(fifo);
-	rmdir(dir);
-}
-END_TEST
-
-START_TEST(bad_scope_is_refused)
-{
-	const char *argv[] = {MEMTRACK, "run", "--probe-scope=world", "--", "true", NULL};
-	struct mt_out o;
-
-	ck_assert_int_eq(mt_run(argv, NULL, NULL, 30, &o), 0);
-	ck_assert_int_eq(o.code, 2);
-	ck_assert_msg(strstr(o.err, "invalid --probe-scope 'world'"), "%s", o.err);
-	mt_out_free(&o);
-}
-END_TEST
-
 static Suite *suite(void)
 {
 	Suite *s = suite_create("isolation");
@@ -456,13 +309,6 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, untraced_process_has_no_breakpoint, 0, 2);
 	tcase_add_loop_test(tc, system_scope_probes_every_process, 0, 2);
-	tcase_add_loop_test(tc, fork_child_counted, 0, 2);
-	tcase_add_loop_test(tc, vfork_child_counted, 0, 2);
-	tcase_add_loop_test(tc, vfork_exec_counted, 0, 2);
-	tcase_add_loop_test(tc, non_leader_exec_counted, 0, 2);
-	tcase_add_loop_test(tc, dlopen_in_child_counted, 0, 2);
-	tcase_add_loop_test(tc, leader_exit_counted, 0, 2);
-	tcase_add_test(tc, bad_scope_is_refused);
 	suite_add_tcase(s, tc);
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 300);

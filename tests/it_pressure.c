@@ -21,7 +21,6 @@
 #include "lib/suite.h"
 
 /* memtrack with the test hooks (MT_NO_BACKPRESSURE, MT_FAULT_AT_STOP), see the Makefile. */
-#define MEMTRACK_FAULTS MT_BUILD_DIR "/tests/memtrack-faults"
 
 static int64_t num(struct json_object *o, const char *key)
 {

@@ -20,7 +20,6 @@
 #include "lib/suite.h"
 
 /* memtrack with the supervisor's fault injection hook, a test build (see the Makefile). */
-#define MEMTRACK_FAULTS MT_BUILD_DIR "/tests/memtrack-faults"
 
 static struct mt_out run_quiet(const char *const *argv)
 {

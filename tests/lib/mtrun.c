@@ -435,3 +435,11 @@ int mt_reap_closers(void)
 	closedir(d);
 	return reaped;
 }
+
+const char *mt_memtrack_link_path(int i)
+{
+	if (i == 0)
+		return MEMTRACK;
+	setenv("MT_NO_UPROBE_MULTI", "1", 1);
+	return MEMTRACK_FAULTS;
+}

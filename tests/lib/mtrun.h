@@ -6,8 +6,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define MEMTRACK      MT_BUILD_DIR "/memtrack"
-#define FIXTURE(name) MT_BUILD_DIR "/fixtures/" name
+#define MEMTRACK	MT_BUILD_DIR "/memtrack"
+/* The test build of memtrack: fault injection, and hooks no release binary has (Makefile). */
+#define MEMTRACK_FAULTS MT_BUILD_DIR "/tests/memtrack-faults"
+#define FIXTURE(name)	MT_BUILD_DIR "/fixtures/" name
 
 struct mt_out {
 	pid_t pid;  /* the process run */
@@ -84,6 +86,13 @@ struct json_object *mt_run_report(const char *const *opts, const char *const *cm
 /* The same with another memtrack binary for the run (build/tests/memtrack-faults). */
 struct json_object *mt_run_report_with(const char *memtrack, const char *const *opts,
 				       const char *const *cmd, int timeout_s, struct mt_out *o);
+
+/*
+ * The memtrack a loop test's iteration i runs: 0 links as this kernel allows (uprobe_multi where
+ * it has it), 1 the way of kernels without uprobe_multi (6.1): one perf link per probe and process
+ * (MT_NO_UPROBE_MULTI in the environment, honoured by the test build only).
+ */
+const char *mt_memtrack_link_path(int i);
 
 /* The value of "key": N in a JSON line or text, first occurrence after `after` (NULL: start). */
 long long mt_json_int(const char *s, const char *key);
