@@ -614,6 +614,120 @@ START_TEST(yama_scope_3_is_refused)
 }
 END_TEST
 
+/* A file of the test build's Yama scope (MT_YAMA_SCOPE=FILE), readable by any user. */
+static void yama_file(char *env, size_t len, const char *scope)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ptrace_scope", tmpdir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%s\n", scope);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	snprintf(env, len, "MT_YAMA_SCOPE=%s", path);
+}
+
+/* Scopes 1 and 2 restrict who may attach, not root (CAP_SYS_PTRACE): root attaches. */
+START_TEST(yama_scopes_1_and_2_let_root_attach)
+{
+	static struct mt_loop l;
+	const char *scopes[] = {"1", "2"};
+	char pid[16], env[200];
+
+	for (size_t i = 0; i < 2; i++) {
+		yama_file(env, sizeof(env), scopes[i]);
+		mt_loop_start(&l, "3", "1");
+		snprintf(pid, sizeof(pid), "%d", l.pid);
+		run((const char *[]){MEMTRACK_FAULTS, "attach", "-q", "-o", artifact, "--duration",
+				     "0.3", pid, NULL},
+		    (const char *[]){env, NULL});
+		ck_assert_msg(last.code == 0, "scope %s: exit %d: %s", scopes[i], last.code,
+			      last.err);
+		ck_assert_int_eq(mt_loop_finish(&l), 0);
+	}
+}
+END_TEST
+
+/*
+ * Scope 1 with a memtrack that has capabilities (a setcap copy of the test build) run by nobody,
+ * at a process of nobody's that is not its descendant: nobody could not attach to it by itself,
+ * and memtrack does not lend it CAP_SYS_PTRACE (docs/SECURITY.md).
+ */
+START_TEST(yama_scope_1_refuses_an_elevated_user)
+{
+	const char *nobody[] = {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
+	char copy[128], pid[16], env[200], comm[64], buf[32] = "";
+	int status;
+	pid_t target;
+
+	yama_file(env, sizeof(env), "1");
+	snprintf(copy, sizeof(copy), "%s/memtrack", tmpdir);
+	ck_assert_int_eq(run((const char *[]){"cp", MEMTRACK_FAULTS, copy, NULL}, NULL)->code, 0);
+	run((const char *[]){"setcap",
+			     "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_checkpoint_restore+ep", copy,
+			     NULL},
+	    NULL);
+	ck_assert_msg(last.code == 0, "setcap: %s", last.err);
+	target = fork();
+	ck_assert_int_ge(target, 0);
+	if (target == 0) {
+		execlp(nobody[0], nobody[0], nobody[1], nobody[2], nobody[3], "sleep", "30",
+		       (char *)NULL);
+		_exit(127);
+	}
+	/* setpriv execs sleep in the same process: wait until it has. */
+	snprintf(comm, sizeof(comm), "/proc/%d/comm", target);
+	for (int i = 0; i < 400 && strcmp(buf, "sleep\n"); i++) {
+		FILE *f = fopen(comm, "r");
+
+		buf[0] = '\0';
+		if (f) {
+			if (!fgets(buf, sizeof(buf), f))
+				buf[0] = '\0';
+			fclose(f);
+		}
+		if (strcmp(buf, "sleep\n"))
+			usleep(10000);
+	}
+	ck_assert_str_eq(buf, "sleep\n");
+	snprintf(pid, sizeof(pid), "%d", target);
+	refused(
+	    (const char *[]){nobody[0], nobody[1], nobody[2], nobody[3], copy, "attach", pid, NULL},
+	    (const char *[]){env, NULL}, 1, "ptrace_scope is 1");
+	ck_assert_msg(strstr(last.err, "needs CAP_SYS_PTRACE"), "said: %s", last.err);
+	kill(target, SIGKILL);
+	ck_assert_int_eq(waitpid(target, &status, 0), target);
+}
+END_TEST
+
+/*
+ * memtrack attach in a pid namespace of its own (unshare --pid --mount-proc), as in a container:
+ * the pid it is given is the namespace's; the window is recorded and the program ends well.
+ */
+START_TEST(attach_in_a_pid_namespace)
+{
+	char line[1024], out[160];
+	struct window w;
+
+	snprintf(out, sizeof(out), "%s/loop.out", tmpdir);
+	snprintf(line, sizeof(line),
+		 "%s 3 1 16 >%s & until grep -q ready %s; do sleep 0.05; done; "
+		 "%s attach -q -o %s --duration 1 $!; echo attach=$?; wait $!; echo loop=$?",
+		 FIXTURE("attach_loop"), out, out, MEMTRACK, artifact);
+	run((const char *[]){"unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", line, NULL},
+	    NULL);
+	ck_assert_msg(last.code == 0, "exit %d: %s%s", last.code, last.out, last.err);
+	ck_assert_msg(strstr(last.out, "attach=0\n") && strstr(last.out, "loop=0\n"), "%s%s",
+		      last.out, last.err);
+	read_window(&w);
+	ck_assert_uint_eq(w.flags & 1, 1);
+	ck_assert_uint_gt(w.mallocs, 0);
+}
+END_TEST
+
 static Suite *attach_suite(void)
 {
 	const char *root_why = geteuid() ? "no root" : NULL;
@@ -633,6 +747,11 @@ static Suite *attach_suite(void)
 		mt_add_skipped_test(cli, a_process_under_gdb_is_refused, 0, 1, root_why);
 	else
 		mt_tcase_add_tool_test(cli, a_process_under_gdb_is_refused, "gdb");
+	if (root_why)
+		mt_add_skipped_test(cli, yama_scope_1_refuses_an_elevated_user, 0, 1, root_why);
+	else
+		mt_tcase_add_tool_test(cli, yama_scope_1_refuses_an_elevated_user,
+				       "setcap setpriv");
 	suite_add_tcase(s, cli);
 	tcase_add_checked_fixture(run_tc, setup, teardown);
 	tcase_set_timeout(run_tc, 180);
@@ -641,6 +760,11 @@ static Suite *attach_suite(void)
 	mt_add_test_unless(run_tc, tree_takes_the_descendants, root_why);
 	mt_add_test_unless(run_tc, no_signal_is_lost, root_why);
 	mt_add_test_unless(run_tc, a_stopped_process_stays_stopped, root_why);
+	mt_add_test_unless(run_tc, yama_scopes_1_and_2_let_root_attach, root_why);
+	if (root_why)
+		mt_add_skipped_test(run_tc, attach_in_a_pid_namespace, 0, 1, root_why);
+	else
+		mt_tcase_add_tool_test(run_tc, attach_in_a_pid_namespace, "unshare");
 	if (root_why)
 		mt_add_skipped_test(run_tc, a_real_server_under_load, 0, 1, root_why);
 	else
