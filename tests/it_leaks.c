@@ -4,6 +4,7 @@
  * truth): each block's class as memcheck gives it, exactly, per process of a fork/exec tree; the
  * report's text (memcheck's loss records), its JSON and --strict-leaks.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,8 +16,10 @@
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
-#define SHAPES FIXTURE("leak_shapes")
-#define PLUGIN FIXTURE("plugin_leakslot.so")
+#define SHAPES	  FIXTURE("leak_shapes")
+#define PLUGIN	  FIXTURE("plugin_leakslot.so")
+/* valgrind's own suppression of leak_shapes list's head (fixtures/README.md). */
+#define LIST_SUPP MT_SOURCE_DIR "/fixtures/leak_shapes_list.supp"
 
 /* Bytes and blocks in each of the four classes. */
 struct classes {
@@ -283,6 +286,147 @@ START_TEST(text_loss_records_and_strict_leaks)
 }
 END_TEST
 
+/* Record `leak_shapes list` with --leaks --stacks; the artifact's path, to free. */
+static char *record_list_stacks(void)
+{
+	const char *opts[] = {"--leaks", "--stacks", NULL};
+	const char *cmd[] = {SHAPES, "list", NULL};
+	struct mt_out o;
+	char *art = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o);
+
+	ck_assert_msg(art && o.code == 0, "leak_shapes list: %s", o.err);
+	mt_out_free(&o);
+	return art;
+}
+
+static void report_supp(const char *art, const char *supp, const char *opt, struct mt_out *o)
+{
+	const char *argv[] = {MEMTRACK, "report", "--suppressions", supp, art, opt, NULL};
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, o), 0);
+}
+
+/*
+ * valgrind's suppression of the list's head hides that loss record alone: the rest of the list
+ * is still indirectly lost, the head counted as suppressed, and --strict-leaks passes.
+ */
+START_TEST(suppressed_loss_record_hidden_and_counted)
+{
+	char *art = record_list_stacks();
+	struct json_object *rep, *leaks, *sup;
+	struct mt_out o;
+
+	report_supp(art, LIST_SUPP, NULL, &o);
+	ck_assert_msg(
+	    o.code == 0 &&
+		strstr(o.out, "864 bytes in 9 blocks are indirectly lost in loss record "
+			      "1 of 1\n") &&
+		!strstr(o.out, "are definitely lost") &&
+		strstr(o.out, "\n  suppressed: 96 bytes in 1 blocks") &&
+		strstr(o.out, "used_suppression:      1 <insert_a_suppression_name_here> " LIST_SUPP
+			      ":5 suppressed: 96 bytes in 1 blocks\n"),
+	    "%d %s %s", o.code, o.out, o.err);
+	mt_out_free(&o);
+	report_supp(art, LIST_SUPP, "--strict-leaks", &o);
+	ck_assert_msg(o.code == 0, "%d %s", o.code, o.err);
+	mt_out_free(&o);
+	report_supp(art, LIST_SUPP, "--json", &o);
+	ck_assert_int_eq(o.code, 0);
+	rep = json_tokener_parse(o.out);
+	ck_assert_ptr_nonnull(rep);
+	leaks = mt_json_get(rep, "leaks");
+	assert_classes(leaks, (struct classes){.ind_bytes = 864, .ind_blocks = 9});
+	sup = mt_json_get(leaks, "suppressed");
+	ck_assert_int_eq(mt_json_i64(sup, "bytes"), 96);
+	ck_assert_int_eq(mt_json_i64(sup, "blocks"), 1);
+	ck_assert_int_eq(json_object_array_length(mt_json_get(rep, "loss_records")), 1);
+	sup = json_object_array_get_idx(mt_json_get(rep, "suppressions"), 0);
+	ck_assert_int_eq(mt_json_i64(sup, "loss_records"), 1);
+	ck_assert_int_eq(mt_json_i64(sup, "bytes"), 96);
+	json_object_put(rep);
+	mt_out_free(&o);
+	remove_artifact(art);
+}
+END_TEST
+
+/* A malformed file: one sentence with its file and line, exit 1, no report. */
+START_TEST(malformed_suppressions_refused)
+{
+	char *art = record_list_stacks(), *bad = mt_tmpfile(), want[512];
+	static const char text[] = "{\n  n\n  Memcheck:Leak\n  match-leak-kinds: definit\n}\n";
+	FILE *f = fopen(bad, "w");
+	struct mt_out o;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(text, f) >= 0 && !fclose(f), 1);
+	report_supp(art, bad, NULL, &o);
+	snprintf(want, sizeof(want),
+		 "memtrack: %s:4: match-leak-kinds takes definite, indirect, possible and "
+		 "reachable, separated by commas, or all or none, not 'definit'\n",
+		 bad);
+	ck_assert_msg(o.code == 1 && !strcmp(o.err, want) && !*o.out, "%d '%s' '%s'", o.code, o.err,
+		      o.out);
+	mt_out_free(&o);
+	unlink(bad);
+	report_supp(art, bad, NULL, &o);
+	ck_assert_msg(o.code == 1 && strstr(o.err, "cannot read the suppressions"), "%s", o.err);
+	mt_out_free(&o);
+	free(bad);
+	remove_artifact(art);
+}
+END_TEST
+
+/*
+ * What memcheck prints with --gen-suppressions=all for the list, fed back as it is: it matches
+ * both of memtrack's loss records (the head and the rest), the same ones.
+ */
+START_TEST(memcheck_generated_suppressions_match)
+{
+	const char *vg[] = {"valgrind",
+			    "--leak-check=full",
+			    "--show-leak-kinds=all",
+			    "--gen-suppressions=all",
+			    "--run-libc-freeres=no",
+			    SHAPES,
+			    "list",
+			    NULL};
+	char *art = record_list_stacks(), *supp = mt_tmpfile();
+	struct json_object *rep, *leaks, *sup;
+	const char *p, *q;
+	struct mt_out o;
+	FILE *f;
+	int n = 0;
+
+	ck_assert_int_eq(mt_run(vg, NULL, NULL, 120, &o), 0);
+	f = fopen(supp, "w");
+	ck_assert_ptr_nonnull(f);
+	/* The suppressions are the lines of stderr between a "{" line and a "}" line. */
+	for (p = o.err; (p = strstr(p, "\n{\n")); p = q, n++) {
+		q = strstr(p, "\n}\n");
+		ck_assert_ptr_nonnull(q);
+		q += 3;
+		fwrite(p + 1, 1, (size_t)(q - p - 1), f);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(n == 2, "%d suppressions in %s", n, o.err);
+	mt_out_free(&o);
+	report_supp(art, supp, "--json", &o);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	rep = json_tokener_parse(o.out);
+	leaks = mt_json_get(rep, "leaks");
+	assert_classes(leaks, (struct classes){0});
+	sup = mt_json_get(leaks, "suppressed");
+	ck_assert_int_eq(mt_json_i64(sup, "bytes"), 960);
+	ck_assert_int_eq(mt_json_i64(sup, "blocks"), 10);
+	ck_assert_int_eq(json_object_array_length(mt_json_get(rep, "loss_records")), 0);
+	json_object_put(rep);
+	mt_out_free(&o);
+	unlink(supp);
+	free(supp);
+	remove_artifact(art);
+}
+END_TEST
+
 /* The end-of-run summary says what the scans found. */
 START_TEST(summary_line)
 {
@@ -319,7 +463,14 @@ static Suite *suite(void)
 	tcase_add_test(tc, fork_exec_tree_per_process);
 	tcase_add_test(tc, text_loss_records_and_strict_leaks);
 	tcase_add_test(tc, summary_line);
+
 	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 2);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("suppressions");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, suppressed_loss_record_hidden_and_counted);
+	tcase_add_test(tc, malformed_suppressions_refused);
+	mt_tcase_add_tool_test(tc, memcheck_generated_suppressions_match, "valgrind");
 	suite_add_tcase(s, tc);
 	return s;
 }

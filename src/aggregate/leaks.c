@@ -19,6 +19,7 @@ struct mt_leaks {
 	struct mt_loss_record *rec; /* one per block until mt_leaks_end(), then merged */
 	size_t n_rec, cap_rec;
 	bool any;
+	const struct mt_suppressions *supp; /* of mt_leaks_suppress, NULL: none applied */
 };
 
 static const struct mt_leak_counts none;
@@ -148,6 +149,46 @@ int mt_leaks_end(struct mt_leaks *lk)
 	lk->n_rec = n;
 	qsort(lk->rec, lk->n_rec, sizeof(*lk->rec), by_size);
 	return 0;
+}
+
+/* A record suppressed: out of its class's counts, into the suppressed ones. */
+static void count_suppressed(struct mt_leak_counts *c, const struct mt_loss_record *r)
+{
+	c->blocks[r->cls] -= r->blocks;
+	c->bytes[r->cls] -= r->bytes;
+	c->suppressed_blocks += r->blocks;
+	c->suppressed_bytes += r->bytes;
+}
+
+void mt_leaks_suppress(struct mt_leaks *lk, const struct mt_sites *sites,
+		       struct mt_suppressions *ss)
+{
+	size_t n = 0;
+
+	lk->supp = ss;
+	for (size_t i = 0; i < lk->n_rec; i++) {
+		const struct mt_loss_record *r = &lk->rec[i];
+		const struct mt_site *s = r->stack ? mt_sites_of(sites, r->stack) : NULL;
+		bool framed = s && s->sym;
+		struct mt_supp *sp =
+		    mt_supp_match(ss, r->cls, framed ? s->sym : NULL, framed ? s->n_frames : 0);
+
+		if (!sp) {
+			lk->rec[n++] = *r;
+			continue;
+		}
+		sp->records++;
+		sp->blocks += r->blocks;
+		sp->bytes += r->bytes;
+		count_suppressed(&lk->img[r->image], r);
+		count_suppressed(&lk->total, r);
+	}
+	lk->n_rec = n;
+}
+
+const struct mt_suppressions *mt_leaks_suppressions(const struct mt_leaks *lk)
+{
+	return lk->supp;
 }
 
 bool mt_leaks_any(const struct mt_leaks *lk)

@@ -32,7 +32,7 @@ int mt_output_leaks(const struct mt_report *rep, FILE *out, size_t top);
 void mt_output_leaks_summary(const struct mt_report *rep, FILE *out);
 /* The same for the JSON document: the counts of one image's scan (NULL when not scanned). */
 struct json_object *mt_output_json_leak_counts(const struct mt_leak_counts *c);
-/* ... and the tree's loss records, every class. */
+/* ... and the tree's loss records, every class (those suppressed left out). */
 struct json_object *mt_output_json_loss_records(const struct mt_report *rep);
 
 /* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */

@@ -66,6 +66,43 @@ static void print_caveats(FILE *out, const struct mt_report *rep)
 	}
 }
 
+/*
+ * What the suppressions hid, as memcheck says it ("suppressed: N bytes in M blocks"), per image
+ * and in the tree, then each suppression that matched, as memcheck -v lists them.
+ */
+static void print_suppressed(FILE *out, const struct mt_report *rep)
+{
+	const struct mt_suppressions *ss = mt_leaks_suppressions(rep->leaks);
+	const struct mt_leak_counts *t = mt_leaks_total(rep->leaks);
+	char b1[32], b2[32], p[MT_PRINTABLE_MAX], f[MT_PRINTABLE_MAX];
+
+	if (!ss)
+		return;
+	for (size_t i = 0; i < rep->n_images; i++) {
+		const struct mt_leak_counts *c = mt_leaks_of(rep->leaks, i);
+
+		if (c->suppressed_blocks)
+			fprintf(out, "  pid %" PRIu32 ": suppressed: %s bytes in %s blocks\n",
+				rep->images[i].pid, commas(b1, sizeof(b1), c->suppressed_bytes),
+				commas(b2, sizeof(b2), c->suppressed_blocks));
+	}
+	fprintf(out, "  suppressed: %s bytes in %s blocks (%zu suppressions)\n",
+		commas(b1, sizeof(b1), t->suppressed_bytes),
+		commas(b2, sizeof(b2), t->suppressed_blocks), ss->n);
+	for (size_t i = 0; i < ss->n; i++) {
+		const struct mt_supp *sp = &ss->v[i];
+
+		if (!sp->records)
+			continue;
+		fprintf(out,
+			"  used_suppression: %6" PRIu64 " %s %s:%u suppressed: %s bytes in %s "
+			"blocks\n",
+			sp->records, mt_printable(p, sizeof(p), sp->name),
+			mt_printable(f, sizeof(f), ss->files[sp->file]), sp->line,
+			commas(b1, sizeof(b1), sp->bytes), commas(b2, sizeof(b2), sp->blocks));
+	}
+}
+
 static void print_table(FILE *out, const struct mt_report *rep)
 {
 	const struct mt_leak_counts *t = mt_leaks_total(rep->leaks);
@@ -83,6 +120,7 @@ static void print_table(FILE *out, const struct mt_report *rep)
 				     g->exe[0] ? g->exe : "?");
 	}
 	print_counts(out, "tree", 0, t, "");
+	print_suppressed(out, rep);
 	print_caveats(out, rep);
 }
 
@@ -189,7 +227,7 @@ static void jset_u64(struct json_object *o, const char *key, uint64_t v)
 
 struct json_object *mt_output_json_leak_counts(const struct mt_leak_counts *c)
 {
-	struct json_object *o;
+	struct json_object *o, *sup;
 
 	if (!c->scanned)
 		return NULL;
@@ -208,6 +246,10 @@ struct json_object *mt_output_json_leak_counts(const struct mt_leak_counts *c)
 	jset_u64(o, "scanned_bytes", c->scanned_bytes);
 	jset_u64(o, "scan_ns", c->scan_ns);
 	jset_u64(o, "scan_cpu_ns", c->scan_cpu_ns);
+	sup = json_object_new_object();
+	jset_u64(sup, "bytes", c->suppressed_bytes);
+	jset_u64(sup, "blocks", c->suppressed_blocks);
+	json_object_object_add(o, "suppressed", sup);
 	json_object_object_add(o, "exact", json_object_new_boolean(!(c->flags & MT_LEAKS_INEXACT)));
 	json_object_object_add(o, "shared_memory",
 			       json_object_new_boolean(c->flags & MT_LEAKS_SHARED));
