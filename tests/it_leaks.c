@@ -427,6 +427,123 @@ START_TEST(memcheck_generated_suppressions_match)
 }
 END_TEST
 
+/* Record `leak_shapes tree leak_shapes` with --leaks --stacks; the artifact's path, to free. */
+static char *record_tree_stacks(void)
+{
+	const char *opts[] = {"--leaks", "--stacks", NULL};
+	const char *cmd[] = {SHAPES, "tree", SHAPES, NULL};
+	struct mt_out o;
+	char *art = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o);
+
+	ck_assert_msg(art && o.code == 0, "leak_shapes tree: %s", o.err);
+	mt_out_free(&o);
+	return art;
+}
+
+/* The weight of the folded line that goes through function fn; the sum of all in *sum. */
+static long long folded_weight(const char *out, const char *fn, long long *sum)
+{
+	long long found = -1;
+
+	*sum = 0;
+	for (const char *l = out; *l;) {
+		const char *nl = strchr(l, '\n'), *sp;
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		char line[4096];
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, l);
+		sp = strrchr(line, ' ');
+		ck_assert_msg(sp, "not a folded line: %s", line);
+		*sum += atoll(sp + 1);
+		if (strstr(line, fn)) {
+			ck_assert_msg(found < 0, "two lines through %s: %s", fn, out);
+			found = atoll(sp + 1);
+		}
+		l += len + (nl != NULL);
+	}
+	return found;
+}
+
+/* The bytes of rep's loss records in the two lost classes. */
+static long long lost_in_records(struct json_object *rep)
+{
+	struct json_object *recs = mt_json_get(rep, "loss_records");
+	long long sum = 0;
+
+	for (size_t i = 0; i < json_object_array_length(recs); i++) {
+		struct json_object *r = json_object_array_get_idx(recs, i);
+		const char *cls = json_object_get_string(mt_json_get(r, "class"));
+
+		if (!strcmp(cls, "definitely_lost") || !strcmp(cls, "indirectly_lost"))
+			sum += mt_json_i64(r, "bytes");
+	}
+	return sum;
+}
+
+/*
+ * --folded=leaked: each stack weighs its bytes definitely and indirectly lost, the list's 960
+ * (96 + 864) in the parent, overwrite's 1,000 in the child; in all the loss records' bytes.
+ * A suppressed record weighs nothing.
+ */
+START_TEST(folded_leaked_weighs_the_loss_records)
+{
+	char *art = record_tree_stacks();
+	const char *json[] = {MEMTRACK, "report", "--json", art, NULL};
+	const char *folded[] = {MEMTRACK, "report", "--folded=leaked", art, NULL};
+	const char *supp[] = {MEMTRACK, "report", "--folded=leaked", "--suppressions", LIST_SUPP,
+			      art,	NULL};
+	struct json_object *rep;
+	struct mt_out o;
+	long long sum;
+
+	ck_assert_int_eq(mt_run(json, NULL, NULL, 60, &o), 0);
+	rep = json_tokener_parse(o.out);
+	ck_assert_ptr_nonnull(rep);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(folded, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	ck_assert_int_eq(folded_weight(o.out, ";make_list ", &sum), 960);
+	ck_assert_int_eq(folded_weight(o.out, ";make_overwritten ", &sum), 1000);
+	ck_assert_int_eq(sum, 1960);
+	ck_assert_int_eq(sum, lost_in_records(rep));
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(supp, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	ck_assert_int_eq(folded_weight(o.out, ";make_list ", &sum), 864);
+	ck_assert_int_eq(sum, 1864);
+	mt_out_free(&o);
+	json_object_put(rep);
+	remove_artifact(art);
+}
+END_TEST
+
+/* leaked needs a scan, and weighs folded stacks only. */
+START_TEST(folded_leaked_refused_without_scan)
+{
+	const char *opts[] = {"--stacks", NULL};
+	const char *cmd[] = {SHAPES, "list", NULL};
+	struct mt_out o;
+	char *plain = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o);
+	const char *folded[] = {MEMTRACK, "report", "--folded=leaked", plain, NULL};
+	const char *sites[] = {MEMTRACK, "report", "--sites-by", "leaked", plain, NULL};
+
+	ck_assert_msg(plain && o.code == 0, "%s", o.err);
+	mt_out_free(&o);
+
+	ck_assert_int_eq(mt_run(folded, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 1 && strstr(o.err, "--folded=leaked needs a leak scan (memtrack "
+						   "run --leaks)\n"),
+		      "%d %s", o.code, o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(sites, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 2 && strstr(o.err, "--sites-by takes allocations, bytes, live, "
+						   "peak or temporary, not 'leaked'"),
+		      "%d %s", o.code, o.err);
+	mt_out_free(&o);
+	remove_artifact(plain);
+}
+END_TEST
+
 /* The end-of-run summary says what the scans found. */
 START_TEST(summary_line)
 {
@@ -471,6 +588,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, suppressed_loss_record_hidden_and_counted);
 	tcase_add_test(tc, malformed_suppressions_refused);
 	mt_tcase_add_tool_test(tc, memcheck_generated_suppressions_match, "valgrind");
+	suite_add_tcase(s, tc);
+	tc = tcase_create("weights");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, folded_leaked_weighs_the_loss_records);
+	tcase_add_test(tc, folded_leaked_refused_without_scan);
 	suite_add_tcase(s, tc);
 	return s;
 }

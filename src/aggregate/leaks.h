@@ -49,10 +49,23 @@ int mt_leaks_end(struct mt_leaks *lk);
  * Hide the loss records that a suppression of ss matches (their stacks symbolised: sites after
  * mt_sites_symbolize; a record without a stack has no frames): they leave the records and their
  * classes' counts, and are counted as suppressed, per image, in the tree and by each
- * suppression, as memcheck does. After mt_leaks_end.
+ * suppression, as memcheck does. After mt_leaks_end. 0 or -ENOMEM.
  */
-void mt_leaks_suppress(struct mt_leaks *lk, const struct mt_sites *sites,
-		       struct mt_suppressions *ss);
+int mt_leaks_suppress(struct mt_leaks *lk, const struct mt_sites *sites,
+		      struct mt_suppressions *ss);
+/* What the loss records of one allocation stack weigh in a class. */
+struct mt_leak_weight {
+	uint64_t blocks, bytes;
+};
+
+/*
+ * The blocks and bytes of class cls (MT_LEAK_*) allocated from stack, in image's scan (SIZE_MAX:
+ * in every image's): the weights of a site in --folded=leaked, the page and pprof. Suppressed
+ * records weigh nothing. After mt_leaks_end.
+ */
+struct mt_leak_weight mt_leaks_of_stack(const struct mt_leaks *lk, uint32_t stack, size_t image,
+					unsigned int cls);
+
 /* The suppressions mt_leaks_suppress applied, with what each hid; NULL when none was. */
 const struct mt_suppressions *mt_leaks_suppressions(const struct mt_leaks *lk);
 

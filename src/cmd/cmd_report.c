@@ -39,8 +39,9 @@ static void usage(FILE *out)
 		"  --folded[=METRIC]\n"
 		"              folded stacks of a run recorded with --stacks (flamegraph.pl,\n"
 		"              inferno), weighted by METRIC: allocations (default), bytes,\n"
-		"              live (bytes never freed), peak (bytes live at the tree's peak)\n"
-		"              or temporary (blocks freed right after their allocation)\n"
+		"              live (bytes never freed), peak (bytes live at the tree's peak),\n"
+		"              temporary (blocks freed right after their allocation) or\n"
+		"              leaked (bytes definitely and indirectly lost: run --leaks)\n"
 		"  --html OUT.html\n"
 		"              write the report as one self-contained HTML page: summary, heap\n"
 		"              over time, flamegraph of allocation sites (per process image and\n"
@@ -311,9 +312,7 @@ static int suppress(struct mt_report *rep, struct mt_suppressions *ss)
 		return 0;
 	if (mt_sites_count(rep->sites))
 		ret = mt_sites_symbolize(rep->sites, NULL);
-	if (!ret)
-		mt_leaks_suppress(rep->leaks, rep->sites, ss);
-	return ret;
+	return ret ? ret : mt_leaks_suppress(rep->leaks, rep->sites, ss);
 }
 
 /* --strict-leaks: said on stderr, the exit status; a run without --leaks is a mistake too. */
@@ -417,6 +416,11 @@ static int run_report(const char *path, const struct report_opts *o)
 			"them)\n",
 			mt_printable(p, sizeof(p), path));
 		ret = 1;
+	} else if (o->folded && o->metric == MT_FOLDED_LEAKED && !mt_leaks_any(rep->leaks)) {
+		fprintf(stderr,
+			"memtrack: %s: --folded=leaked needs a leak scan (memtrack run --leaks)\n",
+			mt_printable(p, sizeof(p), path));
+		ret = 1;
 	} else if (suppress(rep, ss)) {
 		fprintf(stderr, "memtrack: out of memory\n");
 		ret = 1;
@@ -430,27 +434,35 @@ static int run_report(const char *path, const struct report_opts *o)
 
 static const struct mt_cmd report_cmd;
 
-/* A site metric's name (NULL: allocations, --folded's default). 0 or the usage error. */
+/*
+ * A site metric's name (NULL: allocations, --folded's default). 0 or the usage error. leaked
+ * weighs folded stacks only: the top sites and --callers are not ordered by it.
+ */
 static int parse_metric(const char *opt, const char *arg, enum mt_folded_metric *m)
 {
+	bool folded = !strcmp(opt, "--folded");
+
 	static const char *const names[] = {
 	    [MT_FOLDED_ALLOCATIONS] = "allocations",
 	    [MT_FOLDED_BYTES] = "bytes",
 	    [MT_FOLDED_LIVE] = "live",
 	    [MT_FOLDED_PEAK] = "peak",
 	    [MT_FOLDED_TEMPORARY] = "temporary",
+	    [MT_FOLDED_LEAKED] = "leaked",
 	};
 	char a[MT_PRINTABLE_MAX];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (i == MT_FOLDED_LEAKED && !folded)
+			continue;
 		if (!arg ? i == MT_FOLDED_ALLOCATIONS : !strcmp(arg, names[i])) {
 			*m = i;
 			return 0;
 		}
 	}
-	return mt_cmd_usage_error(&report_cmd,
-				  "%s takes allocations, bytes, live, peak or temporary, not '%s'",
-				  opt, mt_printable(a, sizeof(a), arg));
+	return mt_cmd_usage_error(
+	    &report_cmd, "%s takes allocations, bytes, live, peak%s or temporary, not '%s'", opt,
+	    folded ? ", leaked" : "", mt_printable(a, sizeof(a), arg));
 }
 
 /* --max-increase METRIC=PERCENT: how much a tree metric may grow under --diff. */
