@@ -191,16 +191,35 @@ START_TEST(fork_exec_tree_per_process)
 }
 END_TEST
 
+/* Every allocation of rep was made through family's functions. */
+static void assert_one_family(struct json_object *rep, const char *family)
+{
+	struct json_object *fams = mt_json_get(rep, "families");
+	int64_t mine = -1, all = 0;
+
+	for (size_t i = 0; i < json_object_array_length(fams); i++) {
+		struct json_object *f = json_object_array_get_idx(fams, i);
+
+		all += mt_json_i64(f, "allocations");
+		if (!strcmp(json_object_get_string(mt_json_get(f, "family")), family))
+			mine = mt_json_i64(f, "allocations");
+	}
+	ck_assert_msg(mine > 0 && mine == all, "%s: %lld of %lld allocations", family,
+		      (long long)mine, (long long)all);
+}
+
 /*
- * The single-thread shapes on musl (static) and jemalloc: the same classes; jemalloc's program
- * has one more block still reachable, libstdc++'s emergency exception pool (72,704 bytes: jemalloc
- * links libstdc++), which glibc's program does not load.
+ * The single-thread shapes on musl (static), jemalloc and mimalloc: the same classes; jemalloc's
+ * program has one more block still reachable, libstdc++'s emergency exception pool (72,704 bytes:
+ * jemalloc links libstdc++), which glibc's and mimalloc's programs do not load. Every block is
+ * the allocator's own: mimalloc's program makes no allocation through glibc's.
  */
 START_TEST(other_allocators_same_shapes)
 {
 	static const char *const progs[] = {FIXTURE("leak_shapes_musl"),
-					    FIXTURE("leak_shapes_jemalloc")};
-	const int64_t extra_bytes = _i ? 72704 : 0, extra_blocks = _i ? 1 : 0;
+					    FIXTURE("leak_shapes_jemalloc"),
+					    FIXTURE("leak_shapes_mimalloc")};
+	const int64_t extra_bytes = _i == 1 ? 72704 : 0, extra_blocks = _i == 1 ? 1 : 0;
 	static const char *const modes[] = {"overwrite", "list", "interior", "cache"};
 	const struct classes want[] = {
 	    {.def_bytes = 1000, .def_blocks = 1},
@@ -222,6 +241,8 @@ START_TEST(other_allocators_same_shapes)
 		w.rea_bytes += extra_bytes;
 		w.rea_blocks += extra_blocks;
 		assert_classes(scanned_image(rep, "0"), w);
+		if (_i == 2)
+			assert_one_family(rep, "mimalloc");
 		json_object_put(rep);
 	}
 }
@@ -581,7 +602,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, text_loss_records_and_strict_leaks);
 	tcase_add_test(tc, summary_line);
 
-	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 2);
+	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 3);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("suppressions");
 	tcase_set_timeout(tc, 300);
