@@ -211,6 +211,23 @@ START_TEST(stacks_match_from_the_allocator)
 }
 END_TEST
 
+/* memcheck writes a C++ function's mangled name; the demangled one matches too. */
+START_TEST(mangled_or_demangled_names)
+{
+	struct mt_suppressions *ss =
+	    parse_ok("{\n m\n Memcheck:Leak\n fun:_Znwm\n fun:main\n}\n"
+		     "{\n d\n Memcheck:Leak\n fun:operator new*\n fun:f\n}\n");
+	struct mt_frame_info st[] = {
+	    {.function = "operator new(unsigned long)", .linkage = "_Znwm", .path = "/l"},
+	    {.function = "main", .linkage = "main", .path = "/a"}};
+
+	ck_assert_ptr_eq(mt_supp_match(ss, MT_LEAK_DEFINITE, st, 2), &ss->v[0]);
+	st[1] = (struct mt_frame_info){.function = "f", .linkage = "f"};
+	ck_assert_ptr_eq(mt_supp_match(ss, MT_LEAK_DEFINITE, st, 2), &ss->v[1]);
+	mt_supp_free(ss);
+}
+END_TEST
+
 /* No stack: only frame lines that all are `...` match it. */
 START_TEST(stackless_record_matches_dots_only)
 {
@@ -295,6 +312,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, globs_as_memcheck);
 	tcase_add_test(tc, stacks_match_from_the_allocator);
 	tcase_add_test(tc, stackless_record_matches_dots_only);
+	tcase_add_test(tc, mangled_or_demangled_names);
 	tcase_add_test(tc, dots_do_not_backtrack_exponentially);
 	tcase_add_test(tc, leaks_suppressed_are_counted);
 	suite_add_tcase(s, tc);

@@ -50,7 +50,11 @@ static bool frame_matches(const struct mt_supp_frame *p, const struct mt_frame_i
 {
 	switch (p->kind) {
 	case MT_SUPP_FUN:
-		return mt_supp_glob(p->pattern, f->function ? f->function : "???");
+		/* memcheck matches the mangled name, and so writes it; a person may write either.
+		 */
+		return mt_supp_glob(p->pattern, f->function ? f->function : "???") ||
+		       (f->linkage && f->linkage != f->function &&
+			mt_supp_glob(p->pattern, f->linkage));
 	case MT_SUPP_OBJ:
 		return mt_supp_glob(p->pattern, f->path ? f->path : "???");
 	case MT_SUPP_SRC:

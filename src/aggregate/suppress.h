@@ -60,7 +60,8 @@ bool mt_supp_glob(const char *pat, const char *s);
 /*
  * The first suppression of ss matching a loss record of class cls (MT_LEAK_*) whose stack is
  * frames[0..n) (innermost first, symbolised); NULL when none does. A frame of no known function
- * is "???" to fun:, one in no file "???" to obj:, as memcheck names them.
+ * is "???" to fun:, one in no file "???" to obj:, as memcheck names them. fun: matches a C++
+ * function's mangled name (memcheck's, in the suppressions it generates) or its demangled one.
  */
 struct mt_supp *mt_supp_match(struct mt_suppressions *ss, unsigned int cls,
 			      const struct mt_frame_info *frames, size_t n);
