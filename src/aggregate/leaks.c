@@ -150,6 +150,8 @@ static int index_stacks(struct mt_leaks *lk)
 	lk->by_stack = malloc((lk->n_rec ? lk->n_rec : 1) * sizeof(*lk->by_stack));
 	if (!lk->by_stack)
 		return -ENOMEM;
+	if (!lk->n_rec) /* rec may be NULL: memcpy's arguments may not */
+		return 0;
 	memcpy(lk->by_stack, lk->rec, lk->n_rec * sizeof(*lk->rec));
 	qsort(lk->by_stack, lk->n_rec, sizeof(*lk->by_stack), by_stack);
 	return 0;
