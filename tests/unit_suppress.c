@@ -172,6 +172,8 @@ START_TEST(globs_as_memcheck)
 	ck_assert(mt_supp_glob("x\\*y", "x*y"));
 	ck_assert(!mt_supp_glob("x\\*y", "xzy"));
 	ck_assert(!mt_supp_glob("main", "mainly"));
+	ck_assert(!mt_supp_glob("a\\", "a\\"));
+	ck_assert(mt_supp_glob("a\\\\", "a\\"));
 }
 END_TEST
 

@@ -18,8 +18,10 @@ bool mt_supp_glob(const char *pat, const char *s)
 	const char *star = NULL, *resume = NULL;
 
 	while (*s) {
-		size_t len = *pat == '\\' && pat[1] ? 2 : 1; /* an escaped char: its second */
+		size_t len = *pat == '\\' ? 2 : 1; /* an escaped char: its second */
 
+		if (*pat == '\\' && !pat[1])
+			return false; /* a trailing `\` matches nothing, as in memcheck */
 		if (*pat == '*') {
 			star = ++pat;
 			resume = s;
