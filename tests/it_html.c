@@ -569,6 +569,63 @@ START_TEST(html_bottom_up)
 }
 END_TEST
 
+/*
+ * A run with --leaks: the weights "definitely lost" and "indirectly lost" are the loss records'
+ * bytes, in the tree (leak_shapes tree: the parent's list, 96 + 864, the child's 1,000) and in
+ * each process image; the seven totals are in the buttons' order.
+ */
+START_TEST(html_leak_weights)
+{
+	const char *cmd[] = {FIXTURE("leak_shapes"), "tree", FIXTURE("leak_shapes"), NULL};
+	const char *opts[] = {"--leaks", "--stacks", NULL};
+	struct mt_out o;
+	char *art = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o), html[192], frag[64], *dom;
+	struct json_object *doc, *images, *leaks;
+	long long w[7], seen[2] = {0};
+
+	ck_assert_msg(art && o.code == 0, "%s", o.err);
+	mt_out_free(&o);
+	doc = json_report(art);
+	images = jget(doc, "images");
+	snprintf(html, sizeof(html), "%s.html", art);
+	report((const char *const[]){"--html", html, art, NULL});
+	dom = view_dom(html, "weight=definite");
+	expect_attr(dom, "<div id=\"flame\"", "data-weight", "definite");
+	ck_assert_int_eq(flame_total(dom), 1096);
+	free(dom);
+	dom = view_dom(html, "weight=indirect");
+	ck_assert_int_eq(flame_total(dom), 864);
+	free(dom);
+	for (size_t k = 0; k < json_object_array_length(images); k++) {
+		struct json_object *g = json_object_array_get_idx(images, k), *c;
+		char *v;
+
+		if (!json_object_object_get_ex(g, "leaks", &leaks) || !leaks)
+			continue;
+		snprintf(frag, sizeof(frag), "weight=definite&image=%zu", k);
+		dom = view_dom(html, frag);
+		v = attr(dom, "<div id=\"flame\"", "data-totals");
+		ck_assert_int_eq(sscanf(v, "%lld,%lld,%lld,%lld,%lld,%lld,%lld", &w[0], &w[1],
+					&w[2], &w[3], &w[4], &w[5], &w[6]),
+				 7);
+		c = jget(leaks, "definitely_lost");
+		ck_assert_int_eq(w[5], jint(c, "bytes"));
+		c = jget(leaks, "indirectly_lost");
+		ck_assert_int_eq(w[6], jint(c, "bytes"));
+		seen[0] += w[5];
+		seen[1] += w[6];
+		free(v);
+		free(dom);
+	}
+	ck_assert_int_eq(seen[0], 1096);
+	ck_assert_int_eq(seen[1], 864);
+	json_object_put(doc);
+	unlink(html);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("html");
@@ -585,6 +642,11 @@ static Suite *suite(void)
 	mt_tcase_add_tool_test(tools, html_time_range, "chromium");
 	mt_tcase_add_tool_test(tools, html_process_selector, "chromium");
 	mt_tcase_add_tool_test(tools, html_bottom_up, "chromium");
+	suite_add_tcase(s, tools);
+	tools = tcase_create("leaks");
+	tcase_set_tags(tools, "tools");
+	tcase_set_timeout(tools, 600);
+	mt_tcase_add_tool_test(tools, html_leak_weights, "chromium");
 	suite_add_tcase(s, tools);
 	return s;
 }

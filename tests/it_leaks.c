@@ -4,6 +4,7 @@
  * truth): each block's class as memcheck gives it, exactly, per process of a fork/exec tree; the
  * report's text (memcheck's loss records), its JSON and --strict-leaks.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,8 +16,10 @@
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
-#define SHAPES FIXTURE("leak_shapes")
-#define PLUGIN FIXTURE("plugin_leakslot.so")
+#define SHAPES	  FIXTURE("leak_shapes")
+#define PLUGIN	  FIXTURE("plugin_leakslot.so")
+/* valgrind's own suppression of leak_shapes list's head (fixtures/README.md). */
+#define LIST_SUPP MT_SOURCE_DIR "/fixtures/leak_shapes_list.supp"
 
 /* Bytes and blocks in each of the four classes. */
 struct classes {
@@ -188,16 +191,35 @@ START_TEST(fork_exec_tree_per_process)
 }
 END_TEST
 
+/* Every allocation of rep was made through family's functions. */
+static void assert_one_family(struct json_object *rep, const char *family)
+{
+	struct json_object *fams = mt_json_get(rep, "families");
+	int64_t mine = -1, all = 0;
+
+	for (size_t i = 0; i < json_object_array_length(fams); i++) {
+		struct json_object *f = json_object_array_get_idx(fams, i);
+
+		all += mt_json_i64(f, "allocations");
+		if (!strcmp(json_object_get_string(mt_json_get(f, "family")), family))
+			mine = mt_json_i64(f, "allocations");
+	}
+	ck_assert_msg(mine > 0 && mine == all, "%s: %lld of %lld allocations", family,
+		      (long long)mine, (long long)all);
+}
+
 /*
- * The single-thread shapes on musl (static) and jemalloc: the same classes; jemalloc's program
- * has one more block still reachable, libstdc++'s emergency exception pool (72,704 bytes: jemalloc
- * links libstdc++), which glibc's program does not load.
+ * The single-thread shapes on musl (static), jemalloc and mimalloc: the same classes; jemalloc's
+ * program has one more block still reachable, libstdc++'s emergency exception pool (72,704 bytes:
+ * jemalloc links libstdc++), which glibc's and mimalloc's programs do not load. Every block is
+ * the allocator's own: mimalloc's program makes no allocation through glibc's.
  */
 START_TEST(other_allocators_same_shapes)
 {
 	static const char *const progs[] = {FIXTURE("leak_shapes_musl"),
-					    FIXTURE("leak_shapes_jemalloc")};
-	const int64_t extra_bytes = _i ? 72704 : 0, extra_blocks = _i ? 1 : 0;
+					    FIXTURE("leak_shapes_jemalloc"),
+					    FIXTURE("leak_shapes_mimalloc")};
+	const int64_t extra_bytes = _i == 1 ? 72704 : 0, extra_blocks = _i == 1 ? 1 : 0;
 	static const char *const modes[] = {"overwrite", "list", "interior", "cache"};
 	const struct classes want[] = {
 	    {.def_bytes = 1000, .def_blocks = 1},
@@ -219,6 +241,8 @@ START_TEST(other_allocators_same_shapes)
 		w.rea_bytes += extra_bytes;
 		w.rea_blocks += extra_blocks;
 		assert_classes(scanned_image(rep, "0"), w);
+		if (_i == 2)
+			assert_one_family(rep, "mimalloc");
 		json_object_put(rep);
 	}
 }
@@ -283,6 +307,264 @@ START_TEST(text_loss_records_and_strict_leaks)
 }
 END_TEST
 
+/* Record `leak_shapes list` with --leaks --stacks; the artifact's path, to free. */
+static char *record_list_stacks(void)
+{
+	const char *opts[] = {"--leaks", "--stacks", NULL};
+	const char *cmd[] = {SHAPES, "list", NULL};
+	struct mt_out o;
+	char *art = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o);
+
+	ck_assert_msg(art && o.code == 0, "leak_shapes list: %s", o.err);
+	mt_out_free(&o);
+	return art;
+}
+
+static void report_supp(const char *art, const char *supp, const char *opt, struct mt_out *o)
+{
+	const char *argv[] = {MEMTRACK, "report", "--suppressions", supp, art, opt, NULL};
+
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, o), 0);
+}
+
+/*
+ * valgrind's suppression of the list's head hides that loss record alone: the rest of the list
+ * is still indirectly lost, the head counted as suppressed, and --strict-leaks passes.
+ */
+START_TEST(suppressed_loss_record_hidden_and_counted)
+{
+	char *art = record_list_stacks();
+	struct json_object *rep, *leaks, *sup;
+	struct mt_out o;
+
+	report_supp(art, LIST_SUPP, NULL, &o);
+	ck_assert_msg(
+	    o.code == 0 &&
+		strstr(o.out, "864 bytes in 9 blocks are indirectly lost in loss record "
+			      "1 of 1\n") &&
+		!strstr(o.out, "are definitely lost") &&
+		strstr(o.out, "\n  suppressed: 96 bytes in 1 blocks") &&
+		strstr(o.out, "used_suppression:      1 <insert_a_suppression_name_here> " LIST_SUPP
+			      ":5 suppressed: 96 bytes in 1 blocks\n"),
+	    "%d %s %s", o.code, o.out, o.err);
+	mt_out_free(&o);
+	report_supp(art, LIST_SUPP, "--strict-leaks", &o);
+	ck_assert_msg(o.code == 0, "%d %s", o.code, o.err);
+	mt_out_free(&o);
+	report_supp(art, LIST_SUPP, "--json", &o);
+	ck_assert_int_eq(o.code, 0);
+	rep = json_tokener_parse(o.out);
+	ck_assert_ptr_nonnull(rep);
+	leaks = mt_json_get(rep, "leaks");
+	assert_classes(leaks, (struct classes){.ind_bytes = 864, .ind_blocks = 9});
+	sup = mt_json_get(leaks, "suppressed");
+	ck_assert_int_eq(mt_json_i64(sup, "bytes"), 96);
+	ck_assert_int_eq(mt_json_i64(sup, "blocks"), 1);
+	ck_assert_int_eq(json_object_array_length(mt_json_get(rep, "loss_records")), 1);
+	sup = json_object_array_get_idx(mt_json_get(rep, "suppressions"), 0);
+	ck_assert_int_eq(mt_json_i64(sup, "loss_records"), 1);
+	ck_assert_int_eq(mt_json_i64(sup, "bytes"), 96);
+	json_object_put(rep);
+	mt_out_free(&o);
+	remove_artifact(art);
+}
+END_TEST
+
+/* A malformed file: one sentence with its file and line, exit 1, no report. */
+START_TEST(malformed_suppressions_refused)
+{
+	char *art = record_list_stacks(), *bad = mt_tmpfile(), want[512];
+	static const char text[] = "{\n  n\n  Memcheck:Leak\n  match-leak-kinds: definit\n}\n";
+	FILE *f = fopen(bad, "w");
+	struct mt_out o;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(text, f) >= 0 && !fclose(f), 1);
+	report_supp(art, bad, NULL, &o);
+	snprintf(want, sizeof(want),
+		 "memtrack: %s:4: match-leak-kinds takes definite, indirect, possible and "
+		 "reachable, separated by commas, or all or none, not 'definit'\n",
+		 bad);
+	ck_assert_msg(o.code == 1 && !strcmp(o.err, want) && !*o.out, "%d '%s' '%s'", o.code, o.err,
+		      o.out);
+	mt_out_free(&o);
+	unlink(bad);
+	report_supp(art, bad, NULL, &o);
+	ck_assert_msg(o.code == 1 && strstr(o.err, "cannot read the suppressions"), "%s", o.err);
+	mt_out_free(&o);
+	free(bad);
+	remove_artifact(art);
+}
+END_TEST
+
+/*
+ * What memcheck prints with --gen-suppressions=all for the list, fed back as it is: it matches
+ * both of memtrack's loss records (the head and the rest), the same ones.
+ */
+START_TEST(memcheck_generated_suppressions_match)
+{
+	const char *vg[] = {"valgrind",
+			    "--leak-check=full",
+			    "--show-leak-kinds=all",
+			    "--gen-suppressions=all",
+			    "--run-libc-freeres=no",
+			    SHAPES,
+			    "list",
+			    NULL};
+	char *art = record_list_stacks(), *supp = mt_tmpfile();
+	struct json_object *rep, *leaks, *sup;
+	const char *p, *q;
+	struct mt_out o;
+	FILE *f;
+	int n = 0;
+
+	ck_assert_int_eq(mt_run(vg, NULL, NULL, 120, &o), 0);
+	f = fopen(supp, "w");
+	ck_assert_ptr_nonnull(f);
+	/* The suppressions are the lines of stderr between a "{" line and a "}" line. */
+	for (p = o.err; (p = strstr(p, "\n{\n")); p = q, n++) {
+		q = strstr(p, "\n}\n");
+		ck_assert_ptr_nonnull(q);
+		q += 3;
+		fwrite(p + 1, 1, (size_t)(q - p - 1), f);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(n == 2, "%d suppressions in %s", n, o.err);
+	mt_out_free(&o);
+	report_supp(art, supp, "--json", &o);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	rep = json_tokener_parse(o.out);
+	leaks = mt_json_get(rep, "leaks");
+	assert_classes(leaks, (struct classes){0});
+	sup = mt_json_get(leaks, "suppressed");
+	ck_assert_int_eq(mt_json_i64(sup, "bytes"), 960);
+	ck_assert_int_eq(mt_json_i64(sup, "blocks"), 10);
+	ck_assert_int_eq(json_object_array_length(mt_json_get(rep, "loss_records")), 0);
+	json_object_put(rep);
+	mt_out_free(&o);
+	unlink(supp);
+	free(supp);
+	remove_artifact(art);
+}
+END_TEST
+
+/* Record `leak_shapes tree leak_shapes` with --leaks --stacks; the artifact's path, to free. */
+static char *record_tree_stacks(void)
+{
+	const char *opts[] = {"--leaks", "--stacks", NULL};
+	const char *cmd[] = {SHAPES, "tree", SHAPES, NULL};
+	struct mt_out o;
+	char *art = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o);
+
+	ck_assert_msg(art && o.code == 0, "leak_shapes tree: %s", o.err);
+	mt_out_free(&o);
+	return art;
+}
+
+/* The weight of the folded line that goes through function fn; the sum of all in *sum. */
+static long long folded_weight(const char *out, const char *fn, long long *sum)
+{
+	long long found = -1;
+
+	*sum = 0;
+	for (const char *l = out; *l;) {
+		const char *nl = strchr(l, '\n'), *sp;
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		char line[4096];
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, l);
+		sp = strrchr(line, ' ');
+		ck_assert_msg(sp, "not a folded line: %s", line);
+		*sum += atoll(sp + 1);
+		if (strstr(line, fn)) {
+			ck_assert_msg(found < 0, "two lines through %s: %s", fn, out);
+			found = atoll(sp + 1);
+		}
+		l += len + (nl != NULL);
+	}
+	return found;
+}
+
+/* The bytes of rep's loss records in the two lost classes. */
+static long long lost_in_records(struct json_object *rep)
+{
+	struct json_object *recs = mt_json_get(rep, "loss_records");
+	long long sum = 0;
+
+	for (size_t i = 0; i < json_object_array_length(recs); i++) {
+		struct json_object *r = json_object_array_get_idx(recs, i);
+		const char *cls = json_object_get_string(mt_json_get(r, "class"));
+
+		if (!strcmp(cls, "definitely_lost") || !strcmp(cls, "indirectly_lost"))
+			sum += mt_json_i64(r, "bytes");
+	}
+	return sum;
+}
+
+/*
+ * --folded=leaked: each stack weighs its bytes definitely and indirectly lost, the list's 960
+ * (96 + 864) in the parent, overwrite's 1,000 in the child; in all the loss records' bytes.
+ * A suppressed record weighs nothing.
+ */
+START_TEST(folded_leaked_weighs_the_loss_records)
+{
+	char *art = record_tree_stacks();
+	const char *json[] = {MEMTRACK, "report", "--json", art, NULL};
+	const char *folded[] = {MEMTRACK, "report", "--folded=leaked", art, NULL};
+	const char *supp[] = {MEMTRACK, "report", "--folded=leaked", "--suppressions", LIST_SUPP,
+			      art,	NULL};
+	struct json_object *rep;
+	struct mt_out o;
+	long long sum;
+
+	ck_assert_int_eq(mt_run(json, NULL, NULL, 60, &o), 0);
+	rep = json_tokener_parse(o.out);
+	ck_assert_ptr_nonnull(rep);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(folded, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	ck_assert_int_eq(folded_weight(o.out, ";make_list ", &sum), 960);
+	ck_assert_int_eq(folded_weight(o.out, ";make_overwritten ", &sum), 1000);
+	ck_assert_int_eq(sum, 1960);
+	ck_assert_int_eq(sum, lost_in_records(rep));
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(supp, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	ck_assert_int_eq(folded_weight(o.out, ";make_list ", &sum), 864);
+	ck_assert_int_eq(sum, 1864);
+	mt_out_free(&o);
+	json_object_put(rep);
+	remove_artifact(art);
+}
+END_TEST
+
+/* leaked needs a scan, and weighs folded stacks only. */
+START_TEST(folded_leaked_refused_without_scan)
+{
+	const char *opts[] = {"--stacks", NULL};
+	const char *cmd[] = {SHAPES, "list", NULL};
+	struct mt_out o;
+	char *plain = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o);
+	const char *folded[] = {MEMTRACK, "report", "--folded=leaked", plain, NULL};
+	const char *sites[] = {MEMTRACK, "report", "--sites-by", "leaked", plain, NULL};
+
+	ck_assert_msg(plain && o.code == 0, "%s", o.err);
+	mt_out_free(&o);
+
+	ck_assert_int_eq(mt_run(folded, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 1 && strstr(o.err, "--folded=leaked needs a leak scan (memtrack "
+						   "run --leaks)\n"),
+		      "%d %s", o.code, o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(sites, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 2 && strstr(o.err, "--sites-by takes allocations, bytes, live, "
+						   "peak or temporary, not 'leaked'"),
+		      "%d %s", o.code, o.err);
+	mt_out_free(&o);
+	remove_artifact(plain);
+}
+END_TEST
+
 /* The end-of-run summary says what the scans found. */
 START_TEST(summary_line)
 {
@@ -319,7 +601,19 @@ static Suite *suite(void)
 	tcase_add_test(tc, fork_exec_tree_per_process);
 	tcase_add_test(tc, text_loss_records_and_strict_leaks);
 	tcase_add_test(tc, summary_line);
-	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 2);
+
+	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 3);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("suppressions");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, suppressed_loss_record_hidden_and_counted);
+	tcase_add_test(tc, malformed_suppressions_refused);
+	mt_tcase_add_tool_test(tc, memcheck_generated_suppressions_match, "valgrind");
+	suite_add_tcase(s, tc);
+	tc = tcase_create("weights");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, folded_leaked_weighs_the_loss_records);
+	tcase_add_test(tc, folded_leaked_refused_without_scan);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -94,6 +94,22 @@ static void write_stack(struct mt_artifact_writer *w, uint32_t id, uint32_t stop
 }
 
 static uint64_t alloc_off, caller_off;
+/* Whether the artifact has a leak scan of its process at the end (run --leaks). */
+static bool with_leaks;
+
+/* The scan: site 1's 0xb0 definitely lost, its 0xc0 indirectly, site 3's 0xe0 definitely. */
+static void write_leaks(struct mt_artifact_writer *w)
+{
+	const struct mt_artifact_leak_block b[] = {
+	    {.addr = 0xb0, .size = 16, .stack = 1, .cls = MT_LEAK_DEFINITE},
+	    {.addr = 0xc0, .size = 16, .stack = 1, .cls = MT_LEAK_INDIRECT},
+	    {.addr = 0xe0, .size = 8, .stack = 3, .cls = MT_LEAK_DEFINITE},
+	    {.addr = 0x200, .size = 5, .stack = 0, .cls = MT_LEAK_REACHABLE},
+	};
+	struct mt_artifact_leaks l = {.pid = 100, .n = 4, .blocks = b};
+
+	ck_assert_int_eq(mt_artifact_write_leaks(w, &l), 0);
+}
 
 /*
  * Sites: 1 (complete: the named caller, then a frame of libfake.so), 2 (truncated, sharing the
@@ -139,6 +155,8 @@ static char *write_artifact(void)
 	write_stack(w, 4, MT_UNWIND_COMPLETE, s3, 1);
 	write_stack(w, 5, MT_UNWIND_LOST, s5, 2);
 	ck_assert_int_eq(mt_artifact_write_events(w, ev, sizeof(ev) / sizeof(ev[0])), 0);
+	if (with_leaks)
+		write_leaks(w);
 	ck_assert_int_eq(mt_artifact_finish(w, &footer), 0);
 	return path;
 }
@@ -420,6 +438,42 @@ START_TEST(empty_run_is_an_empty_profile)
 }
 END_TEST
 
+/*
+ * With a leak scan, four more sample types: each site's blocks and bytes definitely and
+ * indirectly lost, exactly its loss records'.
+ */
+START_TEST(leak_sample_types_weigh_the_loss_records)
+{
+	static const char *const types[4] = {"definitely_lost_objects", "definitely_lost_space",
+					     "indirectly_lost_objects", "indirectly_lost_space"};
+	const int64_t want[4][4] = {{1, 16, 1, 16}, {0, 0, 0, 0}, {1, 8, 0, 0}, {0, 0, 0, 0}};
+	struct mt_report *rep;
+	MtPprof__Profile *p;
+
+	with_leaks = true;
+	rep = load();
+	with_leaks = false;
+	p = encode_decode(rep);
+	ck_assert_uint_eq(p->n_sample_type, 8);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_str_eq(str(p, p->sample_type[4 + i]->type), types[i]);
+		ck_assert_str_eq(str(p, p->sample_type[4 + i]->unit), i % 2 ? "bytes" : "count");
+	}
+	ck_assert_str_eq(str(p, p->default_sample_type), "alloc_space");
+	/* The samples are the sites 1, 2, 3 and 5 in order (4 made no allocation). */
+	ck_assert_uint_eq(p->n_sample, 4);
+	for (size_t k = 0; k < 4; k++) {
+		ck_assert_uint_eq(p->sample[k]->n_value, 8);
+		for (int i = 0; i < 4; i++)
+			ck_assert_msg(p->sample[k]->value[4 + i] == want[k][i],
+				      "sample %zu, %s: %lld, not %lld", k, types[i],
+				      (long long)p->sample[k]->value[4 + i], (long long)want[k][i]);
+	}
+	mt_pprof__profile__free_unpacked(p, NULL);
+	mt_report_free(rep);
+}
+END_TEST
+
 /* A write that fails (a full disk) is the writer's errno, not a success. */
 START_TEST(write_error_is_returned)
 {
@@ -445,6 +499,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cut_artifact_says_incomplete);
 	tcase_add_test(tc, empty_run_is_an_empty_profile);
 	tcase_add_test(tc, write_error_is_returned);
+	tcase_add_test(tc, leak_sample_types_weigh_the_loss_records);
 	suite_add_tcase(s, tc);
 	return s;
 }

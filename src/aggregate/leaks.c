@@ -18,7 +18,9 @@ struct mt_leaks {
 	struct mt_leak_counts total;
 	struct mt_loss_record *rec; /* one per block until mt_leaks_end(), then merged */
 	size_t n_rec, cap_rec;
+	struct mt_loss_record *by_stack; /* rec again, by stack, image and class */
 	bool any;
+	const struct mt_suppressions *supp; /* of mt_leaks_suppress, NULL: none applied */
 };
 
 static const struct mt_leak_counts none;
@@ -130,12 +132,67 @@ static int by_size(const void *a, const void *b)
 	return by_group(a, b);
 }
 
+static int by_stack(const void *a, const void *b)
+{
+	const struct mt_loss_record *x = a, *y = b;
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
+	return x->cls < y->cls ? -1 : x->cls > y->cls;
+}
+
+/* The records again, by stack: the weights of a site (mt_leaks_of_stack). */
+static int index_stacks(struct mt_leaks *lk)
+{
+	free(lk->by_stack);
+	lk->by_stack = malloc((lk->n_rec ? lk->n_rec : 1) * sizeof(*lk->by_stack));
+	if (!lk->by_stack)
+		return -ENOMEM;
+	if (!lk->n_rec) /* rec may be NULL: memcpy's arguments may not */
+		return 0;
+	memcpy(lk->by_stack, lk->rec, lk->n_rec * sizeof(*lk->rec));
+	qsort(lk->by_stack, lk->n_rec, sizeof(*lk->by_stack), by_stack);
+	return 0;
+}
+
+struct mt_leak_weight mt_leaks_of_stack(const struct mt_leaks *lk, uint32_t stack, size_t image,
+					unsigned int cls)
+{
+	struct mt_leak_weight w = {0};
+	size_t lo = 0, hi = lk->by_stack ? lk->n_rec : 0;
+
+	/* The first record of the stack (and of the image, when one is asked for). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct mt_loss_record *r = &lk->by_stack[mid];
+
+		if (r->stack < stack ||
+		    (r->stack == stack && image != SIZE_MAX && r->image < image))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; lk->by_stack && i < lk->n_rec; i++) {
+		const struct mt_loss_record *r = &lk->by_stack[i];
+
+		if (r->stack != stack || (image != SIZE_MAX && r->image != image))
+			break;
+		if (r->cls == cls) {
+			w.blocks += r->blocks;
+			w.bytes += r->bytes;
+		}
+	}
+	return w;
+}
+
 int mt_leaks_end(struct mt_leaks *lk)
 {
 	size_t n = 0;
 
 	if (!lk->n_rec)
-		return 0;
+		return index_stacks(lk);
 	qsort(lk->rec, lk->n_rec, sizeof(*lk->rec), by_group);
 	for (size_t i = 0; i < lk->n_rec; i++) {
 		if (n && !by_group(&lk->rec[n - 1], &lk->rec[i])) {
@@ -147,7 +204,47 @@ int mt_leaks_end(struct mt_leaks *lk)
 	}
 	lk->n_rec = n;
 	qsort(lk->rec, lk->n_rec, sizeof(*lk->rec), by_size);
-	return 0;
+	return index_stacks(lk);
+}
+
+/* A record suppressed: out of its class's counts, into the suppressed ones. */
+static void count_suppressed(struct mt_leak_counts *c, const struct mt_loss_record *r)
+{
+	c->blocks[r->cls] -= r->blocks;
+	c->bytes[r->cls] -= r->bytes;
+	c->suppressed_blocks += r->blocks;
+	c->suppressed_bytes += r->bytes;
+}
+
+int mt_leaks_suppress(struct mt_leaks *lk, const struct mt_sites *sites, struct mt_suppressions *ss)
+{
+	size_t n = 0;
+
+	lk->supp = ss;
+	for (size_t i = 0; i < lk->n_rec; i++) {
+		const struct mt_loss_record *r = &lk->rec[i];
+		const struct mt_site *s = r->stack ? mt_sites_of(sites, r->stack) : NULL;
+		bool framed = s && s->sym;
+		struct mt_supp *sp =
+		    mt_supp_match(ss, r->cls, framed ? s->sym : NULL, framed ? s->n_frames : 0);
+
+		if (!sp) {
+			lk->rec[n++] = *r;
+			continue;
+		}
+		sp->records++;
+		sp->blocks += r->blocks;
+		sp->bytes += r->bytes;
+		count_suppressed(&lk->img[r->image], r);
+		count_suppressed(&lk->total, r);
+	}
+	lk->n_rec = n;
+	return index_stacks(lk);
+}
+
+const struct mt_suppressions *mt_leaks_suppressions(const struct mt_leaks *lk)
+{
+	return lk->supp;
 }
 
 bool mt_leaks_any(const struct mt_leaks *lk)
@@ -182,5 +279,6 @@ void mt_leaks_free(struct mt_leaks *lk)
 		return;
 	free(lk->img);
 	free(lk->rec);
+	free(lk->by_stack);
 	free(lk);
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "writer/artifact.h"
+#include "aggregate/sites.h"
+#include "aggregate/suppress.h"
 
 /* What the scans of one image found; index 0 of blocks and bytes counts unknown classes. */
 struct mt_leak_counts {
@@ -21,6 +23,9 @@ struct mt_leak_counts {
 	uint64_t unreadable_bytes, scanned_bytes, scan_ns, scan_cpu_ns;
 	uint64_t blocks[MT_LEAK_CLASSES + 1];
 	uint64_t bytes[MT_LEAK_CLASSES + 1];
+	/* Suppressed (mt_leaks_suppress), as memcheck counts them: no longer in blocks and bytes.
+	 */
+	uint64_t suppressed_blocks, suppressed_bytes;
 };
 
 /* memcheck's loss record: the blocks of one image, class and stack. */
@@ -39,6 +44,30 @@ void mt_leaks_free(struct mt_leaks *lk);
 int mt_leaks_add(struct mt_leaks *lk, size_t image, const struct mt_artifact_leaks *l);
 /* Once every record is in: the loss records, per image, biggest first. 0 or -ENOMEM. */
 int mt_leaks_end(struct mt_leaks *lk);
+
+/*
+ * Hide the loss records that a suppression of ss matches (their stacks symbolised: sites after
+ * mt_sites_symbolize; a record without a stack has no frames): they leave the records and their
+ * classes' counts, and are counted as suppressed, per image, in the tree and by each
+ * suppression, as memcheck does. After mt_leaks_end. 0 or -ENOMEM.
+ */
+int mt_leaks_suppress(struct mt_leaks *lk, const struct mt_sites *sites,
+		      struct mt_suppressions *ss);
+/* What the loss records of one allocation stack weigh in a class. */
+struct mt_leak_weight {
+	uint64_t blocks, bytes;
+};
+
+/*
+ * The blocks and bytes of class cls (MT_LEAK_*) allocated from stack, in image's scan (SIZE_MAX:
+ * in every image's): the weights of a site in --folded=leaked, the page and pprof. Suppressed
+ * records weigh nothing. After mt_leaks_end.
+ */
+struct mt_leak_weight mt_leaks_of_stack(const struct mt_leaks *lk, uint32_t stack, size_t image,
+					unsigned int cls);
+
+/* The suppressions mt_leaks_suppress applied, with what each hid; NULL when none was. */
+const struct mt_suppressions *mt_leaks_suppressions(const struct mt_leaks *lk);
 
 /* Whether any scan is recorded (the run had --leaks). */
 bool mt_leaks_any(const struct mt_leaks *lk);

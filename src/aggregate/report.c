@@ -428,9 +428,8 @@ static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct 
 	rep->truncated = mt_artifact_truncated(r);
 	sum_images(rep);
 	mt_sites_end(rep->sites);
-	mt_leaks_end(rep->leaks);
 	mt_images_live_blocks(rep->index->images, live_at_end, rep);
-	if (mt_timeline_end(rep->timeline) || sum_processes(rep)) {
+	if (mt_leaks_end(rep->leaks) || mt_timeline_end(rep->timeline) || sum_processes(rep)) {
 		ret = -ENOMEM;
 		goto fail;
 	}

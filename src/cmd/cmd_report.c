@@ -15,6 +15,7 @@
 #include "cmd/cmd.h"
 #include "codspeed/codspeed_read.h"
 #include "output/output.h"
+#include "aggregate/suppress_parse.h"
 #include "base/outfile.h"
 #include "base/printable.h"
 #include "base/privileges.h"
@@ -38,8 +39,9 @@ static void usage(FILE *out)
 		"  --folded[=METRIC]\n"
 		"              folded stacks of a run recorded with --stacks (flamegraph.pl,\n"
 		"              inferno), weighted by METRIC: allocations (default), bytes,\n"
-		"              live (bytes never freed), peak (bytes live at the tree's peak)\n"
-		"              or temporary (blocks freed right after their allocation)\n"
+		"              live (bytes never freed), peak (bytes live at the tree's peak),\n"
+		"              temporary (blocks freed right after their allocation) or\n"
+		"              leaked (bytes definitely and indirectly lost: run --leaks)\n"
 		"  --html OUT.html\n"
 		"              write the report as one self-contained HTML page: summary, heap\n"
 		"              over time, flamegraph of allocation sites (per process image and\n"
@@ -69,6 +71,10 @@ static void usage(FILE *out)
 		"  --strict-leaks\n"
 		"              exit 4 when a leak scan (memtrack run --leaks) found a block\n"
 		"              definitely lost; 1 when the run made none\n"
+		"  --suppressions FILE\n"
+		"              hide the loss records FILE's Memcheck:Leak suppressions match\n"
+		"              (memcheck's syntax; docs/LEAKS.md); they are counted as\n"
+		"              suppressed, and --strict-leaks ignores them (up to 16 files)\n"
 		"  -h, --help  this help\n");
 }
 
@@ -140,7 +146,11 @@ enum {
 	OPT_CALLERS,
 	OPT_CALLEES,
 	OPT_STRICT_LEAKS,
+	OPT_SUPPRESSIONS,
 };
+
+/* memcheck takes up to 100 files; a report needs far fewer. */
+#define MAX_SUPP_FILES 16
 
 struct report_opts {
 	bool json;
@@ -155,7 +165,9 @@ struct report_opts {
 	bool diff;	   /* --diff BASE NEW */
 	const char *calls; /* --callers or --callees: the function */
 	bool callers;
-	bool strict_leaks; /* exit MT_EXIT_LEAKED when a block is definitely lost */
+	bool strict_leaks;		  /* exit MT_EXIT_LEAKED when a block is definitely lost */
+	const char *supp[MAX_SUPP_FILES]; /* --suppressions, in their order */
+	size_t n_supp;
 	struct mt_cmd_diff_limits limits;
 };
 
@@ -269,6 +281,40 @@ static int print_report(struct mt_report *rep, const struct report_opts *o)
 	return ret ? ret : mt_output_leaks(rep, stdout, o->top);
 }
 
+/* The files of --suppressions read: 0 and *ss (NULL when none was given), or 1, said. */
+static int read_suppressions(const struct report_opts *o, struct mt_suppressions **ss)
+{
+	char err[MT_PRINTABLE_MAX + 1200];
+	int ret = 0;
+
+	*ss = NULL;
+	if (!o->n_supp)
+		return 0;
+	*ss = mt_supp_new();
+	if (!*ss)
+		ret = -ENOMEM;
+	for (size_t i = 0; !ret && i < o->n_supp; i++)
+		ret = mt_supp_read(*ss, o->supp[i], err, sizeof(err));
+	if (!ret)
+		return 0;
+	fprintf(stderr, "memtrack: %s\n", ret == -ENOMEM ? "out of memory" : err);
+	mt_supp_free(*ss);
+	*ss = NULL;
+	return 1;
+}
+
+/* The loss records the suppressions match hidden, on their symbolised stacks. 0 or -ENOMEM. */
+static int suppress(struct mt_report *rep, struct mt_suppressions *ss)
+{
+	int ret = 0;
+
+	if (!ss)
+		return 0;
+	if (mt_sites_count(rep->sites))
+		ret = mt_sites_symbolize(rep->sites, NULL);
+	return ret ? ret : mt_leaks_suppress(rep->leaks, rep->sites, ss);
+}
+
 /* --strict-leaks: said on stderr, the exit status; a run without --leaks is a mistake too. */
 static int strict_leaks(const struct mt_report *rep, const char *path)
 {
@@ -287,9 +333,28 @@ static int strict_leaks(const struct mt_report *rep, const char *path)
 	return MT_EXIT_LEAKED;
 }
 
+static int report_loaded(struct mt_report *rep, const char *path, const struct report_opts *o)
+{
+	int ret;
+
+	if (o->html || o->svg || o->pprof)
+		return write_files(rep, o);
+	ret = print_report(rep, o);
+	if (ret > 0) /* said already: the exit status */
+		return ret;
+	if (fflush(stdout) && (!ret || ret == -EIO))
+		ret = -errno;
+	if (ret) {
+		fprintf(stderr, "memtrack: cannot write the report: %s\n", strerror(-ret));
+		return 1;
+	}
+	return o->strict_leaks ? strict_leaks(rep, path) : 0;
+}
+
 static int run_report(const char *path, const struct report_opts *o)
 {
 	bool json = o->json;
+	struct mt_suppressions *ss;
 	char err[MT_ARTIFACT_ERRLEN];
 	struct mt_report *rep;
 	int ret;
@@ -314,6 +379,13 @@ static int run_report(const char *path, const struct report_opts *o)
 		}
 	}
 	/* memtrack's artifacts start with their own magic, CodSpeed's with a zstd frame. */
+	if (mt_codspeed_is_artifact(path) && o->n_supp) {
+		fprintf(stderr,
+			"memtrack: %s: CodSpeed's memory artifact has no leak scan to "
+			"suppress in\n",
+			mt_printable(p, sizeof(p), path));
+		return 1;
+	}
 	if (mt_codspeed_is_artifact(path) && (o->folded || o->pprof || o->html || o->svg)) {
 		fprintf(stderr, "memtrack: %s: CodSpeed's memory artifact %s\n",
 			mt_printable(p, sizeof(p), path),
@@ -323,10 +395,14 @@ static int run_report(const char *path, const struct report_opts *o)
 	}
 	if (mt_codspeed_is_artifact(path))
 		return run_codspeed_report(path, json);
+	/* A mistake in a suppressions file is said before the artifact is read. */
+	if (read_suppressions(o, &ss))
+		return 1;
 	/* The page's process selector and time range need the sites per image and bucket. */
 	ret = mt_report_load_with(path, o->html ? MT_REPORT_CELLS : 0, &rep, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
+		mt_supp_free(ss);
 		return 1;
 	}
 	/*
@@ -339,54 +415,54 @@ static int run_report(const char *path, const struct report_opts *o)
 			"memtrack: %s: the run recorded no stacks (memtrack run --stacks records "
 			"them)\n",
 			mt_printable(p, sizeof(p), path));
-		mt_report_free(rep);
-		return 1;
+		ret = 1;
+	} else if (o->folded && o->metric == MT_FOLDED_LEAKED && !mt_leaks_any(rep->leaks)) {
+		fprintf(stderr,
+			"memtrack: %s: --folded=leaked needs a leak scan (memtrack run --leaks)\n",
+			mt_printable(p, sizeof(p), path));
+		ret = 1;
+	} else if (suppress(rep, ss)) {
+		fprintf(stderr, "memtrack: out of memory\n");
+		ret = 1;
+	} else {
+		ret = report_loaded(rep, path, o);
 	}
-	if (o->html || o->svg || o->pprof) {
-		ret = write_files(rep, o);
-		mt_report_free(rep);
-		return ret;
-	}
-	ret = print_report(rep, o);
-	if (ret > 0) { /* said already: the exit status */
-		mt_report_free(rep);
-		return ret;
-	}
-	if (fflush(stdout) && (!ret || ret == -EIO))
-		ret = -errno;
-	if (ret) {
-		mt_report_free(rep);
-		fprintf(stderr, "memtrack: cannot write the report: %s\n", strerror(-ret));
-		return 1;
-	}
-	ret = o->strict_leaks ? strict_leaks(rep, path) : 0;
 	mt_report_free(rep);
+	mt_supp_free(ss);
 	return ret;
 }
 
 static const struct mt_cmd report_cmd;
 
-/* A site metric's name (NULL: allocations, --folded's default). 0 or the usage error. */
+/*
+ * A site metric's name (NULL: allocations, --folded's default). 0 or the usage error. leaked
+ * weighs folded stacks only: the top sites and --callers are not ordered by it.
+ */
 static int parse_metric(const char *opt, const char *arg, enum mt_folded_metric *m)
 {
+	bool folded = !strcmp(opt, "--folded");
+
 	static const char *const names[] = {
 	    [MT_FOLDED_ALLOCATIONS] = "allocations",
 	    [MT_FOLDED_BYTES] = "bytes",
 	    [MT_FOLDED_LIVE] = "live",
 	    [MT_FOLDED_PEAK] = "peak",
 	    [MT_FOLDED_TEMPORARY] = "temporary",
+	    [MT_FOLDED_LEAKED] = "leaked",
 	};
 	char a[MT_PRINTABLE_MAX];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (i == MT_FOLDED_LEAKED && !folded)
+			continue;
 		if (!arg ? i == MT_FOLDED_ALLOCATIONS : !strcmp(arg, names[i])) {
 			*m = i;
 			return 0;
 		}
 	}
-	return mt_cmd_usage_error(&report_cmd,
-				  "%s takes allocations, bytes, live, peak or temporary, not '%s'",
-				  opt, mt_printable(a, sizeof(a), arg));
+	return mt_cmd_usage_error(
+	    &report_cmd, "%s takes allocations, bytes, live, peak%s or temporary, not '%s'", opt,
+	    folded ? ", leaked" : "", mt_printable(a, sizeof(a), arg));
 }
 
 /* --max-increase METRIC=PERCENT: how much a tree metric may grow under --diff. */
@@ -460,6 +536,12 @@ static int report_option(int c, const char *arg, void *ctx)
 	case OPT_STRICT_LEAKS:
 		o->strict_leaks = true;
 		return 0;
+	case OPT_SUPPRESSIONS:
+		if (o->n_supp == MAX_SUPP_FILES)
+			return mt_cmd_usage_error(&report_cmd, "at most %d --suppressions files",
+						  MAX_SUPP_FILES);
+		o->supp[o->n_supp++] = arg;
+		return 0;
 	case OPT_MAX_INCREASE:
 		return parse_limit(arg, &o->limits);
 	case 't':
@@ -485,6 +567,7 @@ static const struct option report_longopts[] = {
     {"diff", no_argument, NULL, OPT_DIFF},			 /* cmd_diff.c */
     {"max-increase", required_argument, NULL, OPT_MAX_INCREASE}, /* with --diff */
     {"strict-leaks", no_argument, NULL, OPT_STRICT_LEAKS},	 /* output_leaks.c */
+    {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS}, /* aggregate/suppress.h */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -530,6 +613,11 @@ static int diff_mode(const struct report_opts *o, int n, char **files)
 
 	if (!o->diff) {
 		mt_cmd_usage_error(&report_cmd, "--max-increase limits a --diff");
+		return MT_EXIT_USAGE;
+	}
+	if (o->n_supp || o->strict_leaks) {
+		mt_cmd_usage_error(&report_cmd, "--%s applies to one run's leaks, not to --diff",
+				   o->n_supp ? "suppressions" : "strict-leaks");
 		return MT_EXIT_USAGE;
 	}
 	if (n != 2) {

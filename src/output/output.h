@@ -32,7 +32,7 @@ int mt_output_leaks(const struct mt_report *rep, FILE *out, size_t top);
 void mt_output_leaks_summary(const struct mt_report *rep, FILE *out);
 /* The same for the JSON document: the counts of one image's scan (NULL when not scanned). */
 struct json_object *mt_output_json_leak_counts(const struct mt_leak_counts *c);
-/* ... and the tree's loss records, every class. */
+/* ... and the tree's loss records, every class (those suppressed left out). */
 struct json_object *mt_output_json_loss_records(const struct mt_report *rep);
 
 /* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
@@ -50,6 +50,7 @@ enum mt_folded_metric {
 	MT_FOLDED_LIVE,		   /* bytes of its blocks never freed */
 	MT_FOLDED_PEAK,		   /* bytes of its blocks live at the tree's peak */
 	MT_FOLDED_TEMPORARY,	   /* its temporary allocations (aggregate/images.h) */
+	MT_FOLDED_LEAKED,	   /* --folded only: its bytes definitely and indirectly lost */
 };
 
 /*
@@ -70,7 +71,8 @@ int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_
 /*
  * Folded stacks, one line per distinct symbolised stack: frames from the outermost to the
  * allocator's caller, ';'-separated, a space, the weight (flamegraph.pl, inferno). Stacks of
- * weight 0 are left out. 0, -ENOMEM or -EIO.
+ * weight 0 are left out. MT_FOLDED_LEAKED weighs a stack by its loss records (aggregate/leaks.h)
+ * of the two lost classes, suppressed ones left out. 0, -ENOMEM or -EIO.
  */
 int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, FILE *out);
 
@@ -103,6 +105,8 @@ enum mt_flame_weight {
 	MT_FLAME_LIVE,		  /* bytes never freed (live at exit) */
 	MT_FLAME_PEAK,		  /* bytes live at the tree's peak */
 	MT_FLAME_TEMPORARY,	  /* temporary allocations */
+	MT_FLAME_DEFINITE,	  /* bytes definitely lost (run --leaks: the loss records) */
+	MT_FLAME_INDIRECT,	  /* bytes indirectly lost */
 	MT_FLAME_WEIGHTS,
 };
 

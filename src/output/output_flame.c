@@ -18,7 +18,8 @@
 /* A site's path: its frames' names, outermost first. */
 struct path {
 	const struct mt_site *site;
-	size_t index; /* of the site */
+	size_t index;	  /* of the site */
+	uint64_t lost[2]; /* its bytes definitely and indirectly lost (aggregate/leaks.h) */
 	uint32_t n;
 	uint32_t *names;
 };
@@ -79,13 +80,17 @@ static int node_new(struct mt_flame *fl, uint32_t name, uint32_t parent, uint32_
 	return 0;
 }
 
-static void add_weights(struct mt_flame_node *n, const struct mt_site *s)
+static void add_weights(struct mt_flame_node *n, const struct path *p)
 {
+	const struct mt_site *s = p->site;
+
 	n->w[MT_FLAME_ALLOCATIONS] += s->allocations;
 	n->w[MT_FLAME_BYTES] += s->bytes;
 	n->w[MT_FLAME_LIVE] += s->live_bytes;
 	n->w[MT_FLAME_PEAK] += s->peak_bytes;
 	n->w[MT_FLAME_TEMPORARY] += s->temporary;
+	n->w[MT_FLAME_DEFINITE] += p->lost[0];
+	n->w[MT_FLAME_INDIRECT] += p->lost[1];
 }
 
 /*
@@ -114,9 +119,9 @@ static int build(struct mt_flame *fl, const struct path *v, size_t n)
 				       depth + 1);
 		}
 		fl->site_node[v[i].index] = stack[v[i].n - 1];
-		add_weights(&fl->nodes[0], v[i].site);
+		add_weights(&fl->nodes[0], &v[i]);
 		for (uint32_t d = 0; !err && d < v[i].n; d++)
-			add_weights(&fl->nodes[stack[d]], v[i].site);
+			add_weights(&fl->nodes[stack[d]], &v[i]);
 	}
 	free(stack);
 	return err;
@@ -137,6 +142,10 @@ int mt_flame_build(const struct mt_report *rep, struct mt_flame **out)
 		if (!s->allocations && !s->peak_bytes)
 			continue;
 		v[k].index = i;
+		v[k].lost[0] =
+		    mt_leaks_of_stack(rep->leaks, s->stack_id, SIZE_MAX, MT_LEAK_DEFINITE).bytes;
+		v[k].lost[1] =
+		    mt_leaks_of_stack(rep->leaks, s->stack_id, SIZE_MAX, MT_LEAK_INDIRECT).bytes;
 		err = path_of(&nm, s, &v[k++]);
 	}
 	if (!err) {

@@ -5,7 +5,7 @@
 // each part says so in data-* attributes (the tests read them): the plot data-rendered; the
 // flamegraph data-rendered, data-weight, data-total (the root's weight as drawn), data-focus (the
 // frame zoomed on), data-drawn (rectangles drawn), data-matched (the weight of the frames the
-// search matches), data-totals (the root's five weights, in the buttons' order), data-image (the image shown, -1 the whole tree) and data-range-from,
+// search matches), data-totals (the root's weights, in the buttons' order: five, seven with --leaks), data-image (the image shown, -1 the whole tree) and data-range-from,
 // data-range-to (the time range in ns from the run's start, whole buckets; absent: the whole run).
 'use strict';
 (function () {
@@ -193,7 +193,12 @@
 		['live', 'live at exit', (v) => exact(v) + ' bytes (' + human(v) + ')'],
 		['peak', 'live at the peak', (v) => exact(v) + ' bytes (' + human(v) + ')'],
 		['temporary', 'temporary', (v) => exact(v)],
+		['definite', 'definitely lost', (v) => exact(v) + ' bytes (' + human(v) + ')'],
+		['indirect', 'indirectly lost', (v) => exact(v) + ' bytes (' + human(v) + ')'],
 	];
+	// The two lost classes are weights of a run with --leaks only (data.leaks, its loss records).
+	const LOST = 5;
+	const NW = (data.leaks ? WEIGHTS.length : LOST);
 	// A time range has allocations and bytes; the other weights are of the whole run.
 	const IN_RANGE = 2;
 	const ROW = 18;
@@ -201,7 +206,7 @@
 	// Each node's weights for the view: the cells of the image (every cell for the tree), their
 	// allocations in the range's buckets, summed up the tree (a parent comes before its children).
 	function viewWeights(nodes, cells) {
-		const W = nodes.map(() => [0, 0, 0, 0, 0]);
+		const W = nodes.map(() => new Array(NW).fill(0));
 		for (const c of cells) {
 			if (view.image >= 0 && c[1] !== view.image) continue;
 			const t = W[c[0]];
@@ -218,7 +223,12 @@
 				}
 			}
 		}
-		for (let i = nodes.length - 1; i > 0; i--) for (let m = 0; m < 5; m++) W[nodes[i][1]][m] += W[i][m];
+		for (const l of view.range ? [] : data.leaks || []) {
+			if (view.image >= 0 && l[1] !== view.image) continue;
+			W[l[0]][LOST] += l[2];
+			W[l[0]][LOST + 1] += l[3];
+		}
+		for (let i = nodes.length - 1; i > 0; i--) for (let m = 0; m < NW; m++) W[nodes[i][1]][m] += W[i][m];
 		return W;
 	}
 
@@ -241,7 +251,7 @@
 		for (const k of kids) k.sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
 
 		const focus = Math.max(0, nodes.findIndex((x, i) => i && name(i) === param('focus')));
-		const state = {m: Math.max(0, WEIGHTS.findIndex((x) => x[0] === param('weight'))), focus: focus, search: param('search').toLowerCase()};
+		const state = {m: Math.max(0, WEIGHTS.slice(0, NW).findIndex((x) => x[0] === param('weight'))), focus: focus, search: param('search').toLowerCase()};
 
 		function color(i) {
 			if (nodes[i][0] < 0) return '#bbb';
@@ -253,7 +263,7 @@
 
 		function describe(i) {
 			let html = '<b>' + escape(name(i)) + '</b><br>';
-			WEIGHTS.forEach((x, m) => {
+			WEIGHTS.slice(0, NW).forEach((x, m) => {
 				if (view.range && m >= IN_RANGE) return;
 				const pct = w(0, m) ? ((100 * w(i, m)) / w(0, m)).toFixed(2) : '0.00';
 				html += x[1] + ': ' + x[2](w(i, m)) + ', ' + pct + '%<br>';
@@ -350,7 +360,7 @@
 		}
 
 		const buttons = document.getElementById('flame-weights');
-		WEIGHTS.forEach((x, m) => {
+		WEIGHTS.slice(0, NW).forEach((x, m) => {
 			const b = document.createElement('button');
 			b.type = 'button';
 			b.textContent = x[1];

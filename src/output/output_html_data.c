@@ -7,7 +7,8 @@
  * one "[smaller frames]" node per parent, so a run of hundreds of thousands of stacks gives a page
  * of a few thousand nodes); "cells": the weights of each node per image and per time bucket
  * (aggregate/cells.h), from which the script sums the flamegraph for the image and the time
- * range chosen. The nodes carry no weights of their own: the sums are the script's, one way.
+ * range chosen; "leaks": the nodes' bytes definitely and indirectly lost per image (run --leaks).
+ * The nodes carry no weights of their own: the sums are the script's, one way.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -231,6 +232,37 @@ static void put_cells(const struct mt_report *rep, const struct mt_flame *fl, co
 	fputc(']', out);
 }
 
+/*
+ * "leaks": [node, image, definitely, indirectly] per loss record of the two lost classes (bytes,
+ * suppressed records left out); null for a run without --leaks. Of the whole run: no time range.
+ */
+static void put_leaks(const struct mt_report *rep, const struct mt_flame *fl, const struct drawn *d,
+		      FILE *out)
+{
+	const struct mt_loss_record *v;
+	size_t n = mt_leaks_records(rep->leaks, &v);
+	bool first = true;
+
+	if (!mt_leaks_any(rep->leaks)) {
+		fputs("\"leaks\":null", out);
+		return;
+	}
+	fputs("\"leaks\":[", out);
+	for (size_t i = 0; i < n; i++) {
+		size_t site = v[i].stack ? mt_sites_index(rep->sites, v[i].stack) : SIZE_MAX;
+		bool def = v[i].cls == MT_LEAK_DEFINITE;
+
+		if ((!def && v[i].cls != MT_LEAK_INDIRECT) || site == SIZE_MAX ||
+		    fl->site_node[site] == UINT32_MAX)
+			continue;
+		fprintf(out, "%s[%zu,%zu,%" PRIu64 ",%" PRIu64 "]", first ? "" : ",",
+			d->at[fl->site_node[site]], v[i].image, def ? v[i].bytes : 0,
+			def ? 0 : v[i].bytes);
+		first = false;
+	}
+	fputc(']', out);
+}
+
 static int put_sites_data(const struct mt_report *rep, FILE *out)
 {
 	struct mt_flame *fl = NULL;
@@ -244,6 +276,8 @@ static int put_sites_data(const struct mt_report *rep, FILE *out)
 		put_flame(fl, &d, out);
 		fputc(',', out);
 		put_cells(rep, fl, &d, out);
+		fputc(',', out);
+		put_leaks(rep, fl, &d, out);
 	}
 	drawn_free(&d);
 	mt_flame_free(fl);

@@ -337,6 +337,30 @@ static struct json_object *json_attach(const struct mt_report *rep)
 }
 
 /* The document but its sites: small, a few objects per process, image and file. */
+/* The suppressions applied (report --suppressions), what each hid; NULL: none given. */
+static struct json_object *json_suppressions(const struct mt_report *rep)
+{
+	const struct mt_suppressions *ss = mt_leaks_suppressions(rep->leaks);
+	struct json_object *a;
+
+	if (!ss)
+		return NULL;
+	a = json_object_new_array();
+	for (size_t i = 0; i < ss->n; i++) {
+		const struct mt_supp *sp = &ss->v[i];
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", mt_output_json_string(sp->name));
+		json_object_object_add(o, "file", mt_output_json_string(ss->files[sp->file]));
+		json_object_object_add(o, "line", json_object_new_uint64(sp->line));
+		json_object_object_add(o, "loss_records", json_object_new_uint64(sp->records));
+		json_object_object_add(o, "bytes", json_object_new_uint64(sp->bytes));
+		json_object_object_add(o, "blocks", json_object_new_uint64(sp->blocks));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static struct json_object *json_report(const struct mt_report *rep)
 {
 	struct json_object *o = json_object_new_object(), *a;
@@ -388,6 +412,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 	     mt_leaks_any(rep->leaks) ? mt_output_json_leak_counts(mt_leaks_total(rep->leaks))
 				      : NULL);
 	jset(o, "loss_records", mt_output_json_loss_records(rep));
+	jset(o, "suppressions", json_suppressions(rep));
 	return o;
 }
 

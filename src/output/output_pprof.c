@@ -107,9 +107,13 @@ struct loc {
 	uint64_t offset;  /* in the mapping's file, or the address when in no mapping */
 };
 
+/* The sample types: four, and four more of the two lost classes for a run with --leaks. */
+#define TYPES	    4
+#define TYPES_LEAKS 8
+
 struct sample {
 	MtPprof__Sample m;
-	int64_t values[4];
+	int64_t values[TYPES_LEAKS];
 	MtPprof__Label label;
 	MtPprof__Label *labels[1];
 };
@@ -343,6 +347,18 @@ static int add_site(struct builder *b, const struct mt_site *s)
 	smp->values[1] = (int64_t)s->bytes;
 	smp->values[2] = (int64_t)s->live_blocks;
 	smp->values[3] = (int64_t)s->live_bytes;
+	if (mt_leaks_any(b->rep->leaks)) {
+		const struct mt_leaks *lk = b->rep->leaks;
+		struct mt_leak_weight d =
+		    mt_leaks_of_stack(lk, s->stack_id, SIZE_MAX, MT_LEAK_DEFINITE);
+		struct mt_leak_weight i =
+		    mt_leaks_of_stack(lk, s->stack_id, SIZE_MAX, MT_LEAK_INDIRECT);
+
+		smp->values[4] = (int64_t)d.blocks;
+		smp->values[5] = (int64_t)d.bytes;
+		smp->values[6] = (int64_t)i.blocks;
+		smp->values[7] = (int64_t)i.bytes;
+	}
 	smp->m.n_label = allocator ? 1 : 0;
 	smp->label.key = b->allocator_key;
 	if (allocator && intern(&b->st, allocator, &smp->label.str))
@@ -352,12 +368,23 @@ static int add_site(struct builder *b, const struct mt_site *s)
 
 /* ---- the profile's header: what the values are, when, and notes ------------------------------ */
 
-static const char *const sample_types[4][2] = {
+static const char *const sample_types[TYPES_LEAKS][2] = {
     {"alloc_objects", "count"},
     {"alloc_space", "bytes"},
     {"inuse_objects", "count"},
     {"inuse_space", "bytes"},
+    /* The loss records' (aggregate/leaks.h), suppressed ones left out. */
+    {"definitely_lost_objects", "count"},
+    {"definitely_lost_space", "bytes"},
+    {"indirectly_lost_objects", "count"},
+    {"indirectly_lost_space", "bytes"},
 };
+
+/* How many sample types the profile has. */
+static size_t n_types(const struct mt_report *rep)
+{
+	return mt_leaks_any(rep->leaks) ? TYPES_LEAKS : TYPES;
+}
 
 static int add_comments(struct builder *b)
 {
@@ -373,6 +400,9 @@ static int add_comments(struct builder *b)
 	if (!err)
 		err = add_comment(b, "every allocation is counted, none sampled; inuse_* are the "
 				     "blocks never freed (live at exit)");
+	if (!err && mt_leaks_any(rep->leaks))
+		err = add_comment(b, "definitely_lost_* and indirectly_lost_* are the leak scans' "
+				     "loss records (memtrack run --leaks; docs/LEAKS.md)");
 	if (!err && rep->footer.stacks_lost) {
 		snprintf(line, sizeof(line),
 			 "allocations recorded without their stack, not in this profile: %" PRIu64,
@@ -425,7 +455,7 @@ static void place(struct builder *b)
 		s->labels[0] = &s->label;
 		s->m.label = s->labels;
 		s->m.value = s->values;
-		s->m.n_value = 4;
+		s->m.n_value = n_types(b->rep);
 	}
 }
 
@@ -497,15 +527,16 @@ static int write_gzip(const MtPprof__Profile *p, FILE *out)
 static int encode(struct builder *b, FILE *out)
 {
 	MtPprof__Profile p = MT_PPROF__PROFILE__INIT;
-	MtPprof__ValueType types[4], period = MT_PPROF__VALUE_TYPE__INIT;
-	MtPprof__ValueType *type_ptrs[4];
+	MtPprof__ValueType types[TYPES_LEAKS], period = MT_PPROF__VALUE_TYPE__INIT;
+	MtPprof__ValueType *type_ptrs[TYPES_LEAKS];
+	size_t nt = n_types(b->rep);
 	void **ptrs = calloc(b->n_samples + b->n_maps + b->n_locs + b->n_funcs + 1, sizeof(*ptrs));
 	size_t k = 0;
 	int err = 0;
 
 	if (!ptrs)
 		return -ENOMEM;
-	for (int i = 0; i < 4 && !err; i++) {
+	for (size_t i = 0; i < nt && !err; i++) {
 		mt_pprof__value_type__init(&types[i]);
 		type_ptrs[i] = &types[i];
 		err = intern(&b->st, sample_types[i][0], &types[i].type) ||
@@ -517,7 +548,7 @@ static int encode(struct builder *b, FILE *out)
 		return -ENOMEM;
 	}
 	place(b);
-	p.n_sample_type = 4;
+	p.n_sample_type = nt;
 	p.sample_type = type_ptrs;
 	p.sample = (MtPprof__Sample **)&ptrs[k];
 	for (size_t i = 0; i < b->n_samples; i++)

@@ -27,8 +27,9 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 struct sym {
 	uint64_t addr, size;
-	char *name;
-	bool local; /* STB_LOCAL: of aliases at one address, a public name is preferred */
+	char *name;	 /* as the file has it (mangled) */
+	char *demangled; /* after display_name; NULL: not yet, or name is not mangled */
+	bool local;	 /* STB_LOCAL: of aliases at one address, a public name is preferred */
 };
 
 struct seg {
@@ -69,8 +70,10 @@ struct mt_symbols *mt_symbols_new(const char *debug_root)
 
 static void file_free(struct file_syms *f)
 {
-	for (size_t i = 0; i < f->n_syms; i++)
+	for (size_t i = 0; i < f->n_syms; i++) {
 		free(f->syms[i].name);
+		free(f->syms[i].demangled);
+	}
 	free(f->syms);
 	free(f->segs);
 	free(f->path);
@@ -138,6 +141,7 @@ static int add_sym(struct file_syms *f, size_t *cap, const GElf_Sym *s, const ch
 	if (MT_GROW(f->syms, *cap, f->n_syms + 1, 256))
 		return -ENOMEM;
 	f->syms[f->n_syms].name = strdup(name);
+	f->syms[f->n_syms].demangled = NULL;
 	if (!f->syms[f->n_syms].name)
 		return -ENOMEM;
 	f->syms[f->n_syms].addr = s->st_value;
@@ -342,22 +346,22 @@ static const struct sym *find_sym(const struct file_syms *f, uint64_t vaddr)
 	return best;
 }
 
-/* The demangled name, replacing the stored one once. */
+/* The demangled name, made once; the mangled one stays (suppressions match it, as memcheck's). */
 static const char *display_name(struct sym *sym)
 {
 	int status = -1;
 	char *d;
 
+	if (sym->demangled)
+		return sym->demangled;
 	if (strncmp(sym->name, "_Z", 2))
 		return sym->name;
 	d = __cxa_demangle(sym->name, NULL, NULL, &status);
-	if (d && !status) {
-		free(sym->name);
-		sym->name = d;
-	} else {
+	if (d && !status)
+		sym->demangled = d;
+	else
 		free(d);
-	}
-	return sym->name;
+	return sym->demangled ? sym->demangled : sym->name;
 }
 
 /* The source line of vaddr, from f's line table or its debug file's, opened on first use. */
@@ -427,5 +431,6 @@ void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_addres
 	if (!sym)
 		return;
 	out->function = display_name((struct sym *)sym);
+	out->linkage = sym->name;
 	out->in_function = vaddr - sym->addr + (return_address ? 1 : 0);
 }

@@ -31,6 +31,7 @@ int mt_symbols_add_file(struct mt_symbols *s, uint16_t file_id, const char *path
 
 struct mt_frame_info {
 	const char *function; /* NULL when unknown; owned by s, valid until it is freed */
+	const char *linkage;  /* its symbol as the file names it (mangled), NULL when unknown */
 	uint64_t offset;      /* the pc's file offset (or its address when it lies in no file) */
 	uint64_t in_function; /* offset of the pc past the function's start */
 	const char *path;     /* the file, NULL for an address in no file */
