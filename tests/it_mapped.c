@@ -371,11 +371,107 @@ START_TEST(memtrack_in_a_pid_namespace)
 }
 END_TEST
 
+/* ---- the reports ------------------------------------------------------------------------------
+ */
+
+static char *report_out(const char *const *args)
+{
+	const char *argv[8] = {MEMTRACK, "report"};
+	struct mt_out o;
+	char *out;
+	int n = 2;
+
+	for (; *args; args++)
+		argv[n++] = *args;
+	argv[n++] = mtk;
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "memtrack report: %s", o.err);
+	out = o.out;
+	o.out = NULL;
+	mt_out_free(&o);
+	return out;
+}
+
+/* The JSON document's numbers are the counts; the text and the picture say them. */
+START_TEST(reports_say_the_mapped_memory)
+{
+	struct json_object *doc, *tree, *im = NULL, *images;
+	const struct mt_mapped_counts *c, *t;
+	char *out, want[128], svg[160];
+	struct mt_report *rep;
+	size_t img;
+
+	record(NULL, "--mappings", (const char *[]){FIXTURE("mapped"), NULL});
+	rep = load("mapped", &img);
+	c = mt_mapped_image(rep->mapped, img);
+	t = mt_mapped_tree(rep->mapped);
+	out = report_out((const char *[]){"--json", NULL});
+	doc = json_tokener_parse(out);
+	ck_assert_ptr_nonnull(doc);
+	tree = mt_json_get(doc, "mapped");
+	ck_assert_int_eq(mt_json_i64(tree, "peak_beyond_heap"), (int64_t)t->peak_beyond);
+	ck_assert_int_eq(mt_json_i64(tree, "peak_mapped"), (int64_t)t->peak_mapped);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(tree, "peak"), "brk"), 65536);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(tree, "peak"), "allocator_mmap"), 1052672);
+	images = mt_json_get(doc, "images");
+	im = mt_json_get(json_object_array_get_idx(images, img), "mapped");
+	ck_assert_int_eq(mt_json_i64(im, "mapped_at_end"), (int64_t)c->mapped);
+	ck_assert_int_eq(mt_json_i64(im, "peak_mapped"), (int64_t)c->peak_mapped);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(im, "at_end"), "anon_shared"), 8192);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(im, "at_end"), "file_shared"), 4096);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(im, "calls"), "mremap"), 1);
+	json_object_put(doc);
+	free(out);
+	out = report_out((const char *[]){NULL});
+	ck_assert_ptr_nonnull(strstr(out, "\nMapped memory (mmap, mremap, brk;"));
+	ck_assert_ptr_nonnull(strstr(out, "  peak brk          64.0 KiB"));
+	ck_assert_ptr_nonnull(strstr(out, "/fixtures/mapped\n"));
+	free(out);
+	snprintf(svg, sizeof(svg), "%s/m.svg", tmpdir);
+	free(report_out((const char *[]){"--svg", svg, "--over-time", NULL}));
+	out = mt_slurp(svg);
+	ck_assert_ptr_nonnull(out);
+	snprintf(want, sizeof(want), "<polyline class=\"mapped\" data-peak=\"%llu\"",
+		 (unsigned long long)t->peak_beyond);
+	ck_assert_msg(strstr(out, want), "no %s", want);
+	free(out);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* A run without mapping records says nothing of them: no section, null, no line. */
+START_TEST(reports_without_mappings_say_nothing)
+{
+	struct json_object *doc;
+	char *out, svg[160];
+
+	record(NULL, NULL, (const char *[]){FIXTURE("mapped"), NULL});
+	out = report_out((const char *[]){"--json", NULL});
+	doc = json_tokener_parse(out);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert(json_object_object_get_ex(doc, "mapped", NULL));
+	ck_assert_ptr_null(mt_json_get(doc, "mapped"));
+	json_object_put(doc);
+	free(out);
+	out = report_out((const char *[]){NULL});
+	ck_assert_ptr_null(strstr(out, "Mapped memory"));
+	free(out);
+	snprintf(svg, sizeof(svg), "%s/m.svg", tmpdir);
+	free(report_out((const char *[]){"--svg", svg, "--over-time", NULL}));
+	out = mt_slurp(svg);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_null(strstr(out, "class=\"mapped\""));
+	free(out);
+}
+END_TEST
+
 static Suite *mapped_suite(void)
 {
 	const char *root_why = geteuid() ? "no root" : NULL;
 	Suite *s = suite_create("mapped");
-	TCase *rec = tcase_create("records"), *counts = tcase_create("counts");
+	TCase *rec = tcase_create("records"), *counts = tcase_create("counts"),
+	      *reports = tcase_create("reports");
 
 	tcase_add_checked_fixture(rec, setup, teardown);
 	tcase_set_timeout(rec, 120);
@@ -389,6 +485,11 @@ static Suite *mapped_suite(void)
 	mt_add_test_unless(counts, command_in_a_pid_namespace, root_why);
 	mt_add_test_unless(counts, memtrack_in_a_pid_namespace, root_why);
 	suite_add_tcase(s, counts);
+	tcase_add_checked_fixture(reports, setup, teardown);
+	tcase_set_timeout(reports, 120);
+	mt_add_test_unless(reports, reports_say_the_mapped_memory, root_why);
+	mt_add_test_unless(reports, reports_without_mappings_say_nothing, root_why);
+	suite_add_tcase(s, reports);
 	return s;
 }
 
