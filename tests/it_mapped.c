@@ -282,6 +282,9 @@ static void check_mapped(void)
 	ck_assert_uint_eq(c->peak_mapped, base.mapped + 167936);
 	ck_assert_uint_eq(c->peak_beyond, base.beyond + 229376);
 	ck_assert_uint_eq(c->peak[MT_MAPPED_ALLOC_MMAP], 1052672);
+	/* At H: the mapped of F's peak less G's page, the allocator's break and block. */
+	ck_assert_uint_eq(c->peak_all,
+			  base.mapped + 163840 + c->peak[MT_MAPPED_ALLOC_BRK] + 1052672);
 	ck_assert_uint_eq(c->now[MT_MAPPED_ALLOC_MMAP], 0);
 	ck_assert_uint_eq(c->now[MT_MAPPED_BRK], 0);
 	ck_assert_uint_eq(c->peak[MT_MAPPED_BRK], 65536);

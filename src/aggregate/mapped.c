@@ -64,6 +64,9 @@ static void derive(struct mt_mapped_counts *c)
 	for (int k = 0; k < MT_MAPPED_MMAP_CLASSES; k++)
 		c->mapped += c->now[k];
 	c->beyond = c->mapped + c->now[MT_MAPPED_BRK];
+	c->all = c->beyond + c->now[MT_MAPPED_ALLOC_MMAP] + c->now[MT_MAPPED_ALLOC_BRK];
+	if (c->all > c->peak_all)
+		c->peak_all = c->all;
 	if (c->mapped > c->peak_mapped)
 		c->peak_mapped = c->mapped;
 	if (c->beyond > c->peak_beyond)

@@ -20,7 +20,8 @@
  * - brk: the break's growth beyond where the image's break was (its start_brk after an exec, its
  *   parent's break after a fork) is a range of its own, above the last, removed as it shrinks.
  * - "mapped" is the four mmap classes outside the allocator; "beyond the heap" is those and the
- *   break moved outside it: the line drawn beside the heap.
+ *   break moved outside it: the line drawn beside the heap; "all" is every class, the
+ *   allocator's included (what Massif's --pages-as-heap counts of the calls the image made).
  */
 #ifndef MT_MAPPED_H
 #define MT_MAPPED_H
@@ -53,6 +54,7 @@ struct mt_mapped_counts {
 	uint64_t peak[MT_MAPPED_CLASSES]; /* the most each class held at once */
 	uint64_t mapped, peak_mapped;	  /* the mmap classes outside the allocator */
 	uint64_t beyond, peak_beyond;	  /* mapped plus MT_MAPPED_BRK: beyond the heap */
+	uint64_t all, peak_all;		  /* every class: Massif's --pages-as-heap measure */
 	uint64_t calls[5];		  /* records by enum mt_map_what (index 0: unknown) */
 	bool ended;			  /* its address space ended (exec, exit): now is at then */
 };

@@ -160,6 +160,8 @@ struct json_object *mt_output_json_mapped(const struct mt_report *rep,
 	json_object_object_add(o, "peak_mapped", json_object_new_uint64(c->peak_mapped));
 	json_object_object_add(o, "beyond_heap_at_end", json_object_new_uint64(c->beyond));
 	json_object_object_add(o, "peak_beyond_heap", json_object_new_uint64(c->peak_beyond));
+	json_object_object_add(o, "all_at_end", json_object_new_uint64(c->all));
+	json_object_object_add(o, "peak_all", json_object_new_uint64(c->peak_all));
 	json_object_object_add(o, "at_end", json_classes(c->now));
 	json_object_object_add(o, "peak", json_classes(c->peak));
 	calls = json_object_new_object();
