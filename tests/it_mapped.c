@@ -329,6 +329,53 @@ static void check_brk_musl(void)
 	mt_report_free(rep);
 }
 
+/*
+ * fixtures/README.md, "mapped", mapped_arena: the thread's stack is the program's, the arena
+ * glibc maps inside the thread's first malloc the allocator's, and what glibc unmaps of it too.
+ */
+START_TEST(thread_stack_and_arena_told_apart)
+{
+	struct mt_mapped *mp = mt_mapped_new(0);
+	const struct mt_mapped_counts *c, *r;
+	struct mt_report *rep;
+	struct seen s = {0};
+	size_t img, stack = 0, arena = 0;
+
+	record(NULL, "--mappings", (const char *[]){FIXTURE("mapped_arena"), NULL});
+	rep = load("mapped_arena", &img);
+	s.pid = rep->images[img].pid;
+	collect(&s);
+	for (size_t i = 0; i < s.n; i++) {
+		uint64_t mapped = mt_mapped_image(mp, 0)->mapped;
+		uint64_t alloc = mt_mapped_image(mp, 0)->now[MT_MAPPED_ALLOC_MMAP];
+
+		ck_assert_int_eq(mt_mapped_record(mp, 0, &s.m[i]), 0);
+		r = mt_mapped_image(mp, 0);
+		if (s.m[i].what == MT_MAP_MMAP && (s.m[i].flags & MAP_STACK)) {
+			ck_assert_uint_eq(s.m[i].len, 1052672);
+			ck_assert_int_eq(s.m[i].origin, 0);
+			ck_assert_uint_eq(r->mapped, mapped + 1052672);
+			ck_assert_uint_eq(r->now[MT_MAPPED_ALLOC_MMAP], alloc);
+			stack++;
+		}
+		if (s.m[i].what == MT_MAP_MMAP && s.m[i].len == 134217728) {
+			ck_assert_int_eq(s.m[i].origin, MT_MAP_IN_ALLOCATOR);
+			ck_assert_uint_eq(r->mapped, mapped);
+			ck_assert_uint_eq(r->now[MT_MAPPED_ALLOC_MMAP], alloc + 134217728);
+			arena++;
+		}
+	}
+	ck_assert_uint_eq(stack, 1);
+	ck_assert_uint_eq(arena, 1);
+	mt_mapped_free(mp);
+	c = mt_mapped_image(rep->mapped, img);
+	ck_assert_uint_eq(c->now[MT_MAPPED_ALLOC_MMAP], 67108864);
+	ck_assert_uint_eq(c->peak[MT_MAPPED_ALLOC_MMAP], 134217728);
+	ck_assert_uint_ge(c->mapped, 1052672); /* the stack, kept in glibc's cache */
+	mt_report_free(rep);
+}
+END_TEST
+
 START_TEST(mapped_over_time_peak_and_exit)
 {
 	record(NULL, "--mappings", (const char *[]){FIXTURE("mapped"), NULL});
@@ -485,6 +532,7 @@ static Suite *mapped_suite(void)
 	tcase_set_timeout(counts, 180);
 	mt_add_test_unless(counts, mapped_over_time_peak_and_exit, root_why);
 	mt_add_test_unless(counts, brk_only_static_musl, root_why);
+	mt_add_test_unless(counts, thread_stack_and_arena_told_apart, root_why);
 	mt_add_test_unless(counts, command_in_a_pid_namespace, root_why);
 	mt_add_test_unless(counts, memtrack_in_a_pid_namespace, root_why);
 	suite_add_tcase(s, counts);
