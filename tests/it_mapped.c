@@ -516,6 +516,22 @@ START_TEST(reports_without_mappings_say_nothing)
 }
 END_TEST
 
+/* Mappings need the recording: without it, one sentence and the usage status. */
+START_TEST(mappings_without_tracking_refused)
+{
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run((const char *[]){MEMTRACK, "run", "--no-track", "--mappings", "--",
+						 "true", NULL},
+				NULL, NULL, 60, &o),
+			 0);
+	ck_assert_int_eq(o.code, 2);
+	ck_assert_int_eq(mt_count_lines(o.err, ""), 1);
+	ck_assert_ptr_nonnull(strstr(o.err, "--no-track excludes -o, --leaks, --mappings"));
+	mt_out_free(&o);
+}
+END_TEST
+
 static Suite *mapped_suite(void)
 {
 	const char *root_why = geteuid() ? "no root" : NULL;
@@ -527,6 +543,7 @@ static Suite *mapped_suite(void)
 	tcase_set_timeout(rec, 120);
 	mt_add_test_unless(rec, run_records_mappings_with_their_origin, root_why);
 	mt_add_test_unless(rec, run_without_mappings_records_none, root_why);
+	tcase_add_test(rec, mappings_without_tracking_refused);
 	suite_add_tcase(s, rec);
 	tcase_add_checked_fixture(counts, setup, teardown);
 	tcase_set_timeout(counts, 180);

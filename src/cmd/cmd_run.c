@@ -299,9 +299,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		mt_cmd_usage_error(&run_cmd, "no command given (memtrack run -- CMD [ARGS...])");
 		return MT_EXIT_USAGE;
 	}
-	if (o->no_track && (o->output || o->cfg.stop.map || o->cfg.leaks)) {
-		mt_cmd_usage_error(&run_cmd,
-				   "--no-track excludes -o, --leaks and --stop-at map:GLOB");
+	if (o->no_track && (o->output || o->cfg.stop.map || o->cfg.leaks || o->cfg.mappings)) {
+		mt_cmd_usage_error(
+		    &run_cmd, "--no-track excludes -o, --leaks, --mappings and --stop-at map:GLOB");
 		return MT_EXIT_USAGE;
 	}
 	o->cfg.argv = argv + first;
