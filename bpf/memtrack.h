@@ -230,6 +230,14 @@ enum mt_map_what {
 
 #define MT_MAP_NAME 64 /* the mapped file's base name, NUL included */
 
+/*
+ * origin of a mapping record: made while the thread was inside a call of a probed allocator
+ * function that allocates (malloc, realloc, operator new, ...: between its entry and its return),
+ * so the allocator's own memory (glibc's large blocks and arenas, musl's brk), which the heap's
+ * blocks already count.
+ */
+#define MT_MAP_IN_ALLOCATOR 0x1
+
 struct mt_map_record {
 	__u64 ts_ns; /* CLOCK_MONOTONIC, at the call's return */
 	__u32 pid;
@@ -245,7 +253,8 @@ struct mt_map_record {
 	__u32 prot;		  /* mmap: PROT_* */
 	__u32 flags;		  /* mmap: MAP_*; mremap: MREMAP_* */
 	__u8 what;		  /* enum mt_map_what */
-	__u8 pad[3];
+	__u8 origin;		  /* MT_MAP_IN_ALLOCATOR, or 0 */
+	__u8 pad[2];
 	char name[MT_MAP_NAME];
 };
 

@@ -115,6 +115,7 @@ static __always_inline struct mt_map_record *map_exit(__u32 what, long ret, bool
 						      struct map_call **call)
 {
 	struct map_call *c = bpf_task_storage_get(&map_calls, bpf_get_current_task_btf(), 0, 0);
+	struct thread_state *st;
 	__u32 zero = 0;
 	struct mt_map_record *m;
 
@@ -128,6 +129,10 @@ static __always_inline struct mt_map_record *map_exit(__u32 what, long ret, bool
 		return NULL;
 	__builtin_memset(m, 0, sizeof(*m));
 	m->what = what;
+	/* Inside an allocating call (depth counts those only, frees keep none): the allocator's. */
+	st = bpf_task_storage_get(&thread_states, bpf_get_current_task_btf(), 0, 0);
+	if (st && st->depth)
+		m->origin = MT_MAP_IN_ALLOCATOR;
 	m->err = syscall_failed(ret) ? (__s32)ret : 0;
 	*call = c;
 	return m;

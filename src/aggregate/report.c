@@ -102,6 +102,48 @@ static int cell_alloc(struct mt_report *rep, const struct mt_event *e)
 			      rep->timeline);
 }
 
+/*
+ * A fork, exec or exit, replayed, and what it does to mapped memory: a child's break starts at its
+ * parent's; an exec or an exit ends the address space of the image it ends.
+ */
+static int mapped_lifecycle(struct mt_report *rep, const struct mt_event *e, enum mt_effect *eff)
+{
+	struct mt_images *im = rep->index->images;
+	int64_t before = mt_images_latest(im, e->pid), parent, child;
+	int err = mt_mapped_at(rep->mapped, e->ts_ns);
+
+	if (!err)
+		err = mt_images_event(im, e, eff);
+	if (err || before == -ENOMEM)
+		return err ? err : -ENOMEM;
+	if (e->kind != MT_K_FORK)
+		return before >= 0 ? mt_mapped_end(rep->mapped, (uint32_t)before) : 0;
+	parent = mt_images_latest(im, e->pid);
+	child = mt_images_latest(im, (uint32_t)e->addr);
+	if (parent == -ENOMEM || child == -ENOMEM)
+		return -ENOMEM;
+	return parent >= 0 && child >= 0
+		   ? mt_mapped_fork(rep->mapped, (uint32_t)parent, (uint32_t)child)
+		   : 0;
+}
+
+/* A mapping record, in the address space it maps in: a vfork child's is its parent's. */
+static int add_mapping(struct mt_report *rep, const struct mt_artifact_mapping *m)
+{
+	struct mt_images *im = rep->index->images;
+	int64_t i = mt_images_running(im, m->pid);
+	const struct mt_image *g;
+	int err;
+
+	if (i < 0)
+		return (int)i;
+	g = mt_images_get(im, (size_t)i);
+	if (g->shared_memory && g->end == MT_IMAGE_RUNNING && g->parent >= 0)
+		i = g->parent;
+	err = mt_mapped_at(rep->mapped, m->ts_ns);
+	return err ? err : mt_mapped_record(rep->mapped, (uint32_t)i, m);
+}
+
 /* What an event counted as, by the file whose function made it. */
 static int add_event(struct mt_report *rep, const struct mt_event *e)
 {
@@ -114,7 +156,9 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 	if (e->ts_ns > rep->last_event_ns)
 		rep->last_event_ns = e->ts_ns;
 	err = mt_timeline_at(rep->timeline, e->ts_ns);
-	if (!err)
+	if (!err && e->kind >= MT_K_FORK && e->kind <= MT_K_EXIT)
+		err = mapped_lifecycle(rep, e, &eff);
+	else if (!err)
 		err = mt_images_event(rep->index->images, e, &eff);
 	if (!err)
 		err = rep->index->live_err;
@@ -260,9 +304,10 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 		rep->footer = *it->footer;
 		rep->has_footer = true;
 		/* The heap over time runs to the end of the run, not only to its last event. */
-		return it->footer->end_mono_ns
-			   ? mt_timeline_at(rep->timeline, it->footer->end_mono_ns)
-			   : 0;
+		if (!it->footer->end_mono_ns)
+			return 0;
+		return mt_timeline_at(rep->timeline, it->footer->end_mono_ns)
+			   ?: mt_mapped_at(rep->mapped, it->footer->end_mono_ns);
 	case MT_ITEM_UNPROBED:
 		return add_unprobed(rep, it->unprobed);
 	case MT_ITEM_STACK:
@@ -270,7 +315,7 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 	case MT_ITEM_HANDOFF:
 		return mt_images_handoff(rep->index->images, it->handoff, rep->events);
 	case MT_ITEM_MAPPING:
-		return 0; /* mapped memory is not counted in the heap's totals */
+		return add_mapping(rep, it->mapping); /* apart from the heap's totals */
 	case MT_ITEM_LEAKS: {
 		int64_t i = mt_images_running(rep->index->images, it->leaks->pid);
 
@@ -412,7 +457,8 @@ static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct 
 	mt_images_on_temporary(rep->index->images, site_temporary, rep);
 	mt_images_on_live(rep->index->images, on_live, rep);
 	ret = copy_info(rep, mt_artifact_info(r));
-	if (!ret && !(rep->timeline = mt_timeline_new(rep->start_mono_ns)))
+	if (!ret && (!(rep->timeline = mt_timeline_new(rep->start_mono_ns)) ||
+		     !(rep->mapped = mt_mapped_new(rep->start_mono_ns))))
 		ret = -ENOMEM;
 	if (ret)
 		goto fail;
@@ -429,7 +475,8 @@ static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct 
 	sum_images(rep);
 	mt_sites_end(rep->sites);
 	mt_images_live_blocks(rep->index->images, live_at_end, rep);
-	if (mt_leaks_end(rep->leaks) || mt_timeline_end(rep->timeline) || sum_processes(rep)) {
+	if (mt_leaks_end(rep->leaks) || mt_timeline_end(rep->timeline) ||
+	    mt_mapped_finish(rep->mapped) || sum_processes(rep)) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -509,6 +556,7 @@ void mt_report_free(struct mt_report *rep)
 	mt_cells_free(rep->cells);
 	mt_leaks_free(rep->leaks);
 	mt_timeline_free(rep->timeline);
+	mt_mapped_free(rep->mapped);
 	free(rep);
 }
 

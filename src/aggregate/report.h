@@ -24,6 +24,7 @@
 #include "aggregate/leaks.h"
 #include "aggregate/sites.h"
 #include "aggregate/cells.h"
+#include "aggregate/mapped.h"
 #include "aggregate/timeline.h"
 
 struct mt_report_totals {
@@ -119,6 +120,7 @@ struct mt_report {
 	struct mt_sites *sites;
 	struct mt_cells *cells;	      /* the sites per image and time bucket; NULL: not asked */
 	struct mt_timeline *timeline; /* live bytes over time; never NULL */
+	struct mt_mapped *mapped;     /* mapped memory (--mappings), by image; never NULL */
 	struct mt_leaks *leaks;	      /* the leak scans (--leaks), by image index; never NULL */
 	size_t n_largest;	      /* the largest blocks never freed, largest first */
 	struct mt_report_block largest[MT_REPORT_LARGEST];

@@ -31,6 +31,8 @@ enum {
 	OPT_GDB,
 	OPT_STACKS,
 	OPT_LEAKS,
+	OPT_MAPPINGS,
+	OPT_NO_MAPPINGS,
 	OPT_TRACE_MAPS,
 };
 
@@ -74,6 +76,9 @@ static void usage(FILE *out)
 	    "      --leaks                at each process's exit, classify its live blocks as\n"
 	    "                             memcheck does: definitely, indirectly, possibly lost,\n"
 	    "                             still reachable (docs/LEAKS.md)\n"
+	    "      --mappings             record the tree's mmap, munmap, mremap and brk: the\n"
+	    "                             report adds its mapped memory (docs/FORMAT.md)\n"
+	    "      --no-mappings          do not (default)\n"
 	    "      --user USER            run CMD as USER (default under sudo: the invoking user)\n"
 	    "      --strict               exit 125 when the recording is incomplete (files not\n"
 	    "                             probed, allocator calls dropped, a write error)\n"
@@ -235,6 +240,12 @@ static int run_option(int c, const char *arg, void *ctx)
 	case OPT_LEAKS:
 		o->cfg.leaks = true;
 		return 0;
+	case OPT_MAPPINGS:
+		o->cfg.mappings = true;
+		return 0;
+	case OPT_NO_MAPPINGS:
+		o->cfg.mappings = false;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -260,6 +271,8 @@ static const struct option run_longopts[] = {
     {"gdb", optional_argument, NULL, OPT_GDB},
     {"stacks", optional_argument, NULL, OPT_STACKS},
     {"leaks", no_argument, NULL, OPT_LEAKS},
+    {"mappings", no_argument, NULL, OPT_MAPPINGS},
+    {"no-mappings", no_argument, NULL, OPT_NO_MAPPINGS},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -286,9 +299,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		mt_cmd_usage_error(&run_cmd, "no command given (memtrack run -- CMD [ARGS...])");
 		return MT_EXIT_USAGE;
 	}
-	if (o->no_track && (o->output || o->cfg.stop.map || o->cfg.leaks)) {
-		mt_cmd_usage_error(&run_cmd,
-				   "--no-track excludes -o, --leaks and --stop-at map:GLOB");
+	if (o->no_track && (o->output || o->cfg.stop.map || o->cfg.leaks || o->cfg.mappings)) {
+		mt_cmd_usage_error(
+		    &run_cmd, "--no-track excludes -o, --leaks, --mappings and --stop-at map:GLOB");
 		return MT_EXIT_USAGE;
 	}
 	o->cfg.argv = argv + first;

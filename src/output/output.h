@@ -35,6 +35,18 @@ struct json_object *mt_output_json_leak_counts(const struct mt_leak_counts *c);
 /* ... and the tree's loss records, every class (those suppressed left out). */
 struct json_object *mt_output_json_loss_records(const struct mt_report *rep);
 
+/*
+ * Mapped memory (--mappings, output_mapped.c): the tree's peaks, then the images that mapped
+ * anything, by their peak beyond the heap (top bounds them, 0: all). Nothing for a run without
+ * mapping records. 0, -ENOMEM or -EIO.
+ */
+int mt_output_mapped(const struct mt_report *rep, FILE *out, size_t top);
+/* The end-of-run summary's line of it (nothing without mapping records). */
+void mt_output_mapped_summary(const struct mt_report *rep, FILE *out);
+/* The JSON object of one image's or the tree's counts c; NULL without mapping records. */
+struct json_object *mt_output_json_mapped(const struct mt_report *rep,
+					  const struct mt_mapped_counts *c);
+
 /* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
 int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
 /*

@@ -172,7 +172,12 @@
 			let html = time(b * ot.bucket_ns) + ' to ' + time((b + 1) * ot.bucket_ns) + '<br>';
 			html += '<b>whole tree: ' + exact(at(0, ot.tree, b)) + ' bytes live at most</b><br>';
 			for (const l of ot.lines) html += escape(l.label) + ': ' + exact(at(l.first, l.max, b)) + ' bytes<br>';
-			html += 'allocated: ' + exact(ot.allocated[b]) + ' bytes<br>(drag to choose a time range)';
+			html += 'allocated: ' + exact(ot.allocated[b]) + ' bytes<br>';
+			if (ot.mapped) {
+				const m = ot.mapped, mb = Math.floor((b * ot.bucket_ns) / m.bucket_ns);
+				html += 'mapped beyond the heap (mmap, brk): ' + exact(at(m.first, m.max, mb)) + ' bytes<br>';
+			}
+			html += '(drag to choose a time range)';
 			showTip(tip, html, ev);
 		});
 		svg.addEventListener('mouseleave', () => {

@@ -83,7 +83,17 @@ static int put_over_time_data(const struct mt_report *rep, FILE *out)
 		put_u64s(out, tl->images[img[k]].max, tl->images[img[k]].n);
 		fputc('}', out);
 	}
-	fputs("]}", out);
+	fputc(']', out);
+	/* --mappings: the tree's bytes beyond the heap, on buckets of their own width. */
+	if (mt_mapped_any(rep->mapped)) {
+		const struct mt_timeline *ml = mt_mapped_timeline(rep->mapped);
+
+		fprintf(out, ",\"mapped\":{\"bucket_ns\":%" PRIu64 ",\"first\":%zu,\"max\":",
+			ml->width_ns, ml->tree.first);
+		put_u64s(out, ml->tree.max, ml->tree.n);
+		fputc('}', out);
+	}
+	fputc('}', out);
 	free(img);
 	return 0;
 }

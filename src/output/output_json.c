@@ -187,6 +187,9 @@ static struct json_object *json_image(const struct mt_report *rep, const struct 
 	jset(o, "allocations_recorded", json_object_new_boolean(!p->unrecorded));
 	/* --leaks: its scan at exit, null when it had none. */
 	jset(o, "leaks", mt_output_json_leak_counts(mt_leaks_of(rep->leaks, p - rep->images)));
+	/* --mappings: what it mapped itself, null without mapping records. */
+	jset(o, "mapped",
+	     mt_output_json_mapped(rep, mt_mapped_image(rep->mapped, (size_t)(p - rep->images))));
 	return o;
 }
 
@@ -413,6 +416,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 				      : NULL);
 	jset(o, "loss_records", mt_output_json_loss_records(rep));
 	jset(o, "suppressions", json_suppressions(rep));
+	jset(o, "mapped", mt_output_json_mapped(rep, mt_mapped_tree(rep->mapped)));
 	return o;
 }
 

@@ -355,16 +355,60 @@ static int legend_rows(int n, size_t hidden)
 	return 1 + n + (hidden ? 1 : 0);
 }
 
+/* The tree's bytes beyond the heap (--mappings, aggregate/mapped.h): dashed, on its own timeline.
+ */
+#define MAPPED_COLOR "#000"
+
+static uint64_t mapped_peak(const struct mt_report *rep)
+{
+	return mt_mapped_any(rep->mapped) ? series_peak(&mt_mapped_timeline(rep->mapped)->tree) : 0;
+}
+
+/* Its line, and its legend in row row; nothing for a run without mapping records. */
+static void put_mapped(const struct mt_report *rep, const struct frame *f, int row, FILE *out)
+{
+	const struct mt_timeline *ml = mt_mapped_timeline(rep->mapped);
+	double span = (double)f->buckets * (double)rep->timeline->width_ns;
+	char h[32];
+
+	if (!mt_mapped_any(rep->mapped))
+		return;
+	fprintf(out,
+		"<polyline class=\"mapped\" data-peak=\"%" PRIu64
+		"\" fill=\"none\" stroke=\"" MAPPED_COLOR
+		"\" stroke-width=\"1.5\" stroke-dasharray=\"6 3\" points=\"",
+		mapped_peak(rep));
+	for (size_t j = 0; j < ml->tree.n; j++) {
+		double t = ((double)(ml->tree.first + j) + 0.5) * (double)ml->width_ns;
+		double x = PLOT_L + t * (PLOT_R - PLOT_L) / span;
+
+		fprintf(out, "%s%.1f,%.1f", j ? " " : "", x < PLOT_R ? x : PLOT_R,
+			yv(f, ml->tree.max[j]));
+	}
+	fputs("\"/>\n", out);
+	fprintf(out,
+		"<g class=\"legend\" font-size=\"12\"><rect x=\"%d\" y=\"%d\" width=\"14\" "
+		"height=\"2\" "
+		"fill=\"" MAPPED_COLOR
+		"\"/><text x=\"%d\" y=\"%d\">mapped beyond the heap: mmap and "
+		"brk outside the allocator, whole tree (peak %s)</text></g>\n",
+		PLOT_L, LEGEND_T + row * LEGEND_ROW - 3, PLOT_L + 20, LEGEND_T + row * LEGEND_ROW,
+		mt_bytesize_human(h, sizeof(h), mapped_peak(rep)));
+}
+
 int mt_output_svg_plot(const struct mt_report *rep, FILE *out)
 {
 	const struct mt_timeline *tl = rep->timeline;
 	struct frame f = {.buckets = tl->n_buckets};
 	uint64_t peak = series_peak(&tl->tree), ystep;
 	size_t *img, hidden;
-	int n = mt_output_svg_lines(rep, &img, &hidden);
+	int n = mt_output_svg_lines(rep, &img, &hidden), rows, mapped = mt_mapped_any(rep->mapped);
 
 	if (n < 0)
 		return n;
+	rows = legend_rows(n, hidden) + mapped;
+	if (mapped_peak(rep) > peak)
+		peak = mapped_peak(rep);
 	/*
 	 * About four lines, the top one the first at or above the peak: the plot fills its height
 	 * (four lines of a step rounded up could reach twice the peak).
@@ -384,14 +428,15 @@ int mt_output_svg_plot(const struct mt_report *rep, FILE *out)
 	    "data-plot-right=\"%d\" data-plot-top=\"%d\" data-plot-bottom=\"%d\">\n"
 	    "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n"
 	    "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Heap over time</text>\n",
-	    SVG_W, LEGEND_T + legend_rows(n, hidden) * LEGEND_ROW, SVG_W,
-	    LEGEND_T + legend_rows(n, hidden) * LEGEND_ROW, tl->peak_bytes, tl->peak_ns, n + 1,
-	    tl->n_buckets, tl->width_ns, PLOT_L, PLOT_R, PLOT_T, PLOT_T + PLOT_H, PLOT_L);
+	    SVG_W, LEGEND_T + rows * LEGEND_ROW, SVG_W, LEGEND_T + rows * LEGEND_ROW,
+	    tl->peak_bytes, tl->peak_ns, n + 1 + mapped, tl->n_buckets, tl->width_ns, PLOT_L,
+	    PLOT_R, PLOT_T, PLOT_T + PLOT_H, PLOT_L);
 	put_axes(rep, &f, out);
 	put_lines(rep, &f, img, n, out);
 	put_peak(rep, &f, out);
 	put_rate(rep, &f, out);
 	put_legend(rep, img, n, hidden, out);
+	put_mapped(rep, &f, legend_rows(n, hidden), out);
 	fputs("</svg>\n", out);
 	free(img);
 	return ferror(out) ? -EIO : 0;

@@ -486,7 +486,7 @@ int mt_output_text(const struct mt_report *rep, FILE *out, size_t top)
 	print_run(rep, out);
 	print_totals(rep, out);
 	print_unprobed(rep, out);
-	if (print_images(rep, out, top))
+	if (print_images(rep, out, top) || mt_output_mapped(rep, out, top))
 		return -ENOMEM;
 	print_handoffs(rep, out);
 	if (print_files(rep, out, top))
@@ -640,6 +640,7 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 		fprintf(out, "memtrack: stacks: %zu distinct (memtrack report [--folded] FILE)\n",
 			mt_sites_count(rep->sites));
 	mt_output_leaks_summary(rep, out);
+	mt_output_mapped_summary(rep, out);
 	if (!rep->has_footer)
 		snprintf(b1, sizeof(b1), "unknown");
 	else if (t->dropped)

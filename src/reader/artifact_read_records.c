@@ -208,11 +208,10 @@ static int parse_mapping(struct mt_artifact_reader *r, struct cursor *c, uint64_
 {
 	struct mt_artifact_mapping *m = &r->mapping;
 	uint32_t error;
-	uint8_t zero8;
 	uint16_t zero16;
 
 	if (!get_u64(c, &m->ts_ns) || !get_u32(c, &m->pid) || !get_u32(c, &m->tid) ||
-	    !get_u8(c, &m->what) || !get_u8(c, &zero8) || !get_u16(c, &zero16) ||
+	    !get_u8(c, &m->what) || !get_u8(c, &m->origin) || !get_u16(c, &zero16) ||
 	    !get_u32(c, &error) || !get_u32(c, &m->prot) || !get_u32(c, &m->flags) ||
 	    !get_u64(c, &m->addr) || !get_u64(c, &m->len) || !get_u64(c, &m->old_addr) ||
 	    !get_u64(c, &m->old_len) || !get_u64(c, &m->offset) || !get_u64(c, &m->dev) ||

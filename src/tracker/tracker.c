@@ -161,7 +161,7 @@ fail:
 /* Hand the links of the run's files to the closer; with lifecycle, every other link too. */
 static void detach_all(struct mt_tracker *t, bool lifecycle)
 {
-	size_t n = MT_LIFECYCLE_PROGS + 2, k = 0;
+	size_t n = MT_LIFECYCLE_PROGS + MT_MAPPING_PROGS + 2, k = 0;
 	struct detach *d;
 
 	for (size_t i = 0; i < t->n_files; i++)
@@ -175,6 +175,12 @@ static void detach_all(struct mt_tracker *t, bool lifecycle)
 		else
 			bpf_link__destroy(t->lifecycle[i]);
 		t->lifecycle[i] = NULL;
+	}
+	/* The mapping tracepoints: a detach waits for grace periods, the closer's time. */
+	for (int i = 0; lifecycle && d && i < MT_MAPPING_PROGS; i++) {
+		if (t->mappings[i])
+			d[k++].link = t->mappings[i];
+		t->mappings[i] = NULL;
 	}
 	if (lifecycle && t->debugger && d)
 		d[k++].link = t->debugger;

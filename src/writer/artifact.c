@@ -456,7 +456,7 @@ int mt_artifact_write_mapping(struct mt_artifact_writer *w, const struct mt_arti
 	put_u32(&p, m->pid);
 	put_u32(&p, m->tid);
 	put_u8(&p, m->what);
-	put_u8(&p, 0);
+	put_u8(&p, m->origin);
 	put_u16(&p, 0);
 	put_u32(&p, (uint32_t)m->error);
 	put_u32(&p, m->prot);

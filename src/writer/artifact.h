@@ -97,6 +97,7 @@ struct mt_artifact_mapping {
 	uint32_t pid;
 	uint32_t tid;
 	uint8_t what;	/* enum mt_map_what; a reader passes over others */
+	uint8_t origin; /* MT_MAP_IN_ALLOCATOR (bpf/memtrack.h), or 0 */
 	int32_t error;	/* 0, or the negative errno of the call */
 	uint32_t prot;	/* mmap: PROT_* */
 	uint32_t flags; /* mmap: MAP_*; mremap: MREMAP_* */

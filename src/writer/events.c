@@ -102,6 +102,7 @@ static void on_mapping(struct mt_events *e, const struct mt_map_record *rec)
 	    .pid = rec->pid,
 	    .tid = rec->tid,
 	    .what = rec->what,
+	    .origin = rec->origin,
 	    .error = rec->err,
 	    .prot = rec->prot,
 	    .flags = rec->flags,
