@@ -187,6 +187,8 @@ static struct json_object *json_image(const struct mt_report *rep, const struct 
 	jset(o, "allocations_recorded", json_object_new_boolean(!p->unrecorded));
 	/* --leaks: its scan at exit, null when it had none. */
 	jset(o, "leaks", mt_output_json_leak_counts(mt_leaks_of(rep->leaks, p - rep->images)));
+	/* Its resident memory (RSS samples), null when it had none. */
+	jset(o, "rss", mt_output_json_rss_image(rep, (size_t)(p - rep->images)));
 	return o;
 }
 
@@ -388,6 +390,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 	     mt_leaks_any(rep->leaks) ? mt_output_json_leak_counts(mt_leaks_total(rep->leaks))
 				      : NULL);
 	jset(o, "loss_records", mt_output_json_loss_records(rep));
+	jset(o, "rss", mt_output_json_rss(rep));
 	return o;
 }
 

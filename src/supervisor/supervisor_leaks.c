@@ -56,19 +56,6 @@ void sup_leaks_free(struct sup *s)
 		free(s->procs[i].exit_held);
 }
 
-/* Threads of process proc but except that have not come to their exit stop. */
-static size_t others_running(const struct sup *s, int proc, pid_t except)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->live.n; i++) {
-		const struct tracee *o = s->live.v[i];
-
-		n += o->proc == proc && o->tid != except && !o->exiting;
-	}
-	return n;
-}
-
 /* Whether t's exit, of raw status, ends its whole process with every thread at an exit stop. */
 static bool group_exit(const struct tracee *t, int status)
 {
@@ -215,7 +202,7 @@ int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status)
 	if (!s->live_blocks || t->proc < 0)
 		return SUP_RESUME(0);
 	p = &s->procs[t->proc];
-	if (!others_running(s, t->proc, t->tid)) {
+	if (!sup_threads_running(s, t->proc, t->tid)) {
 		int err = scan_and_release(s, p, t->tid);
 
 		return err ? err : SUP_RESUME(0);
@@ -240,7 +227,7 @@ int sup_leaks_gone(struct sup *s, struct tracee *t)
 	for (size_t i = 0; i < p->n_exit_held; i++)
 		if (p->exit_held[i] == t->tid)
 			p->exit_held[i--] = p->exit_held[--p->n_exit_held];
-	if (!p->n_exit_held || others_running(s, t->proc, t->tid))
+	if (!p->n_exit_held || sup_threads_running(s, t->proc, t->tid))
 		return 0;
 	return scan_and_release(s, p, 0);
 }
