@@ -13,6 +13,7 @@
 
 #include "aggregate/report.h"
 #include "lib/mtrun.h"
+#include "output/output.h"
 #include "lib/suite.h"
 #include "reader/artifact_read.h"
 #include "writer/artifact.h"
@@ -156,6 +157,64 @@ START_TEST(rss_peaks_per_image_and_tree)
 }
 END_TEST
 
+/* What out_fn writes of the report of write_mtk(), NUL-terminated (to free). */
+static char *render(int (*out_fn)(const struct mt_report *rep, FILE *out))
+{
+	char *path = write_mtk(), err[MT_ARTIFACT_ERRLEN], *buf = NULL;
+	struct mt_report *rep;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(mt_report_load(path, &rep, err, sizeof(err)), 0);
+	ck_assert_int_eq(out_fn(rep, f), 0);
+	fclose(f);
+	mt_report_free(rep);
+	unlink(path);
+	free(path);
+	return buf;
+}
+
+static int text_all(const struct mt_report *rep, FILE *out)
+{
+	return mt_output_text(rep, out, 0);
+}
+
+/* The SVG: a dashed path per image with samples and the tree's, their peaks exact. */
+START_TEST(rss_lines_in_the_svg)
+{
+	char *svg = render(mt_output_svg);
+
+	ck_assert_int_eq(mt_count_lines(svg, "<path class=\"rss-tree\" data-peak=\"8396800\""), 1);
+	ck_assert_int_eq(mt_count_lines(svg, "<path class=\"rss\" data-image=\"0\" "
+					     "data-peak=\"7344128\""),
+			 1);
+	ck_assert_int_eq(mt_count_lines(svg, "<path class=\"rss\" data-image=\"1\" "
+					     "data-peak=\"2101248\""),
+			 1);
+	/* the heap's lines are what they were: the tree's, no image allocated */
+	ck_assert_int_eq(mt_count_lines(svg, "<polyline "), 1);
+	free(svg);
+}
+END_TEST
+
+/* The text report and the JSON: the tree's peak, and each image's with the kernel's mark. */
+START_TEST(rss_in_text_and_json)
+{
+	char *text = render(text_all), *json = render(mt_output_json);
+
+	ck_assert_msg(strstr(text, "peak RSS of the tree  8.0 MiB (8396800 bytes) at 0.000 s"),
+		      "%s", text);
+	ck_assert_msg(strstr(text, "9.0 MiB   2.0 MiB       0 B   4.0 KiB   9.0 MiB   1.0 MiB"),
+		      "%s", text);
+	ck_assert_ptr_nonnull(strstr(json, "\"tree_peak_bytes\":8396800"));
+	ck_assert_ptr_nonnull(strstr(json, "\"hwm_bytes\":9437184"));
+	ck_assert_ptr_nonnull(strstr(json, "\"peak_bytes\":9437184"));
+	free(text);
+	free(json);
+}
+END_TEST
+
 static Suite *rss_suite(void)
 {
 	Suite *s = suite_create("rss");
@@ -163,6 +222,8 @@ static Suite *rss_suite(void)
 
 	tcase_add_test(tc, rss_records_read_back);
 	tcase_add_test(tc, rss_peaks_per_image_and_tree);
+	tcase_add_test(tc, rss_lines_in_the_svg);
+	tcase_add_test(tc, rss_in_text_and_json);
 	suite_add_tcase(s, tc);
 	return s;
 }

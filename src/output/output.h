@@ -105,6 +105,8 @@ int mt_output_svg_plot(const struct mt_report *rep, FILE *out);
  * one more); *hidden: images with a line not drawn. Returns their number, or -ENOMEM.
  */
 int mt_output_svg_lines(const struct mt_report *rep, size_t **images, size_t *hidden);
+/* The same for the images' RSS lines (timeline.h's rss_images), by their RSS peak. */
+int mt_output_svg_rss_lines(const struct mt_report *rep, size_t **images, size_t *hidden);
 /* s as XML or HTML text: each line made printable (printable.h), markup escaped. */
 void mt_output_xml_text(FILE *out, const char *s);
 
