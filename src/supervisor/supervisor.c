@@ -515,6 +515,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 		res->detach_ns = mt_clock_now_ns() - s.detach_start_ns;
 	sup_handoff_report(&s);
 	sup_gdb_report(&s);
+	sup_rss_report(&s);
 	if (err) {
 		fprintf(stderr, "memtrack: supervising '%s' failed: %s\n", cfg->argv[0],
 			strerror(-err));

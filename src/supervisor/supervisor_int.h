@@ -148,6 +148,10 @@ struct sup {
 	unsigned int rss_tick;
 	struct mt_artifact_rss *rss_v;
 	size_t rss_cap;
+	uint64_t rss_samples, rss_ticks;
+	uint64_t rss_cpu_ns; /* memtrack's CPU time reading the samples */
+	uint64_t
+	    rss_write_ns; /* the time their writes took, the ring's drain before them included */
 };
 
 /*
@@ -295,6 +299,7 @@ void sup_leaks_free(struct sup *s);
 uint64_t sup_rss_wait_ns(const struct sup *s);
 int sup_rss_tick(struct sup *s);
 int sup_rss_exit_stop(struct sup *s, struct tracee *t);
+void sup_rss_report(const struct sup *s);
 void sup_rss_free(struct sup *s);
 
 /* supervisor_spawn.c */

@@ -100,14 +100,6 @@ static size_t read_regs(const pid_t *tids, size_t n, struct user_regs_struct *re
 }
 
 /* The CPU time of the calling thread, ns. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static int write_record(struct sup *s, const struct snapshot *x, const uint8_t *cls,
 			const struct mt_leak_stats *st, uint64_t ns, uint64_t cpu_ns)
 {
@@ -147,7 +139,7 @@ static int scan_process(struct sup *s, struct proc *p, const pid_t *tids, size_t
 	struct user_regs_struct *regs = calloc(n ? n : 1, sizeof(*regs));
 	struct mt_leak_stats st = {0};
 	uint8_t *cls = NULL;
-	uint64_t t0 = mt_clock_now_ns(), cpu0 = thread_cpu_ns();
+	uint64_t t0 = mt_clock_now_ns(), cpu0 = mt_clock_thread_cpu_ns();
 	int err;
 
 	if (!regs)
@@ -159,7 +151,8 @@ static int scan_process(struct sup *s, struct proc *p, const pid_t *tids, size_t
 		err = cls ? mt_leak_scan(p->pid, x.b, (size_t)x.n, regs, n, cls, &st) : -ENOMEM;
 	}
 	if (!err)
-		err = write_record(s, &x, cls, &st, mt_clock_now_ns() - t0, thread_cpu_ns() - cpu0);
+		err = write_record(s, &x, cls, &st, mt_clock_now_ns() - t0,
+				   mt_clock_thread_cpu_ns() - cpu0);
 	if (err)
 		fprintf(stderr, "memtrack: the leak scan of process %d (%s) failed: %s\n", p->pid,
 			p->exe ? p->exe : "?", strerror(-err));

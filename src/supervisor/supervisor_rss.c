@@ -63,6 +63,17 @@ static bool rss_off(const struct sup *s)
 	return !s->events || getenv("MT_NO_RSS");
 }
 
+/* Write b after every event the ring holds now, timed for -v. */
+static int write_timed(struct sup *s, struct batch *b)
+{
+	uint64_t t0 = mt_clock_now_ns();
+	int err = mt_events_at_now(s->events, write_batch, b);
+
+	s->rss_samples += b->n;
+	s->rss_write_ns += mt_clock_now_ns() - t0;
+	return err;
+}
+
 uint64_t sup_rss_wait_ns(const struct sup *s)
 {
 	uint64_t now;
@@ -75,7 +86,7 @@ uint64_t sup_rss_wait_ns(const struct sup *s)
 
 int sup_rss_tick(struct sup *s)
 {
-	uint64_t now;
+	uint64_t now, cpu0;
 	struct batch b;
 	size_t n = 0;
 
@@ -91,6 +102,8 @@ int sup_rss_tick(struct sup *s)
 	/* A loop held up (a long stop) samples once when it comes back, not to catch up. */
 	s->rss_next_ns = now + RSS_PERIOD_NS;
 	s->rss_tick++;
+	s->rss_ticks++;
+	cpu0 = mt_clock_thread_cpu_ns();
 	for (size_t i = 0; i < s->live.n; i++) {
 		const struct tracee *t = s->live.v[i];
 		struct proc *p = t->proc >= 0 ? &s->procs[t->proc] : NULL;
@@ -103,22 +116,36 @@ int sup_rss_tick(struct sup *s)
 			return -ENOMEM;
 		n += sample(p->pid, MT_RSS_TICK, &s->rss_v[n]);
 	}
-	if (!n)
-		return 0;
+	s->rss_cpu_ns += mt_clock_thread_cpu_ns() - cpu0;
 	b = (struct batch){s->rss_v, n};
-	return mt_events_at_now(s->events, write_batch, &b);
+	return n ? write_timed(s, &b) : 0;
 }
 
 int sup_rss_exit_stop(struct sup *s, struct tracee *t)
 {
 	struct mt_artifact_rss one;
 	struct batch b = {&one, 1};
+	uint64_t cpu0;
+	bool ok;
 
 	if (rss_off(s) || t->proc < 0 || sup_threads_running(s, t->proc, t->tid))
 		return 0;
-	if (!sample(s->procs[t->proc].pid, MT_RSS_EXIT, &one))
-		return 0;
-	return mt_events_at_now(s->events, write_batch, &b);
+	cpu0 = mt_clock_thread_cpu_ns();
+	ok = sample(s->procs[t->proc].pid, MT_RSS_EXIT, &one);
+	s->rss_cpu_ns += mt_clock_thread_cpu_ns() - cpu0;
+	return ok ? write_timed(s, &b) : 0;
+}
+
+/* -v: what the sampling cost memtrack (docs/PERFORMANCE.md, section 19). */
+void sup_rss_report(const struct sup *s)
+{
+	if (!s->cfg->verbose || !s->rss_samples)
+		return;
+	fprintf(stderr,
+		"memtrack: RSS: %llu samples in %llu ticks; reading them took %.3f ms of "
+		"memtrack's CPU time, writing them (after a drain of the ring) %.3f ms\n",
+		(unsigned long long)s->rss_samples, (unsigned long long)s->rss_ticks,
+		(double)s->rss_cpu_ns / 1e6, (double)s->rss_write_ns / 1e6);
 }
 
 void sup_rss_free(struct sup *s)
