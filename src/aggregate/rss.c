@@ -49,7 +49,8 @@ int mt_rss_sample(struct mt_rss *r, size_t image, const struct mt_artifact_rss *
 	sum = sum + s->shmem < sum ? UINT64_MAX : sum + s->shmem;
 	r->samples++;
 	g->samples++;
-	r->tree_now -= g->now;
+	/* tree_now holds g->now unless a hostile sum saturated it: never below 0. */
+	r->tree_now -= g->now < r->tree_now ? g->now : r->tree_now;
 	g->now = sum;
 	r->tree_now = r->tree_now + sum < sum ? UINT64_MAX : r->tree_now + sum;
 	if (sum > g->peak || g->samples == 1) {
