@@ -53,6 +53,8 @@ static void put_event(struct mt_artifact_writer *w, struct mt_event e)
 /*
  * Process 10 forks 11 at t = 2000. Samples (anon + file, each + 4 KiB shared):
  *   t 3000: 10 = 1 + 1 MiB, 11 = 2 + 0 MiB        tree 4 MiB + 8 KiB
+ *   t 3500: 10 vforks 12, whose sample at 3600 (50 MiB: its parent's memory) is not the tree's;
+ *           12 exits at 3700
  *   t 4000: 10 = 5 + 1 MiB (its peak)              tree 8 MiB + 8 KiB: the tree's peak
  *   t 5000: 11's exit sample, 1 MiB anon; then 11 exits (its high-water mark was 9 MiB)
  *   t 6000: 10 = 6 + 1 MiB                          tree 7 MiB + 4 KiB: 11 no longer counts
@@ -62,7 +64,9 @@ static char *write_mtk(void)
 {
 	struct mt_artifact_process p10 = {.pid = 10, .position = "0"};
 	struct mt_artifact_process p11 = {.pid = 11, .parent = 10, .position = "0.0"};
-	struct mt_artifact_footer foot = {.events = 2, .end_mono_ns = 9000};
+	struct mt_artifact_process p12 = {.pid = 12, .parent = 10, .position = "0.1"};
+	struct mt_artifact_footer foot = {.events = 4, .end_mono_ns = 9000};
+	struct mt_event vf;
 	struct mt_artifact_writer *w;
 	struct mt_artifact_rss s;
 	char *path = mt_tmpfile();
@@ -73,6 +77,12 @@ static char *write_mtk(void)
 	ck_assert_int_eq(mt_artifact_write_process(w, &p11), 0);
 	put(w, sample(3000, 10, MIB, MIB));
 	put(w, sample(3000, 11, 2 * MIB, 0));
+	vf = stream(3500, 10, MT_K_FORK, 12);
+	vf.size = 1; /* in its parent's memory */
+	put_event(w, vf);
+	ck_assert_int_eq(mt_artifact_write_process(w, &p12), 0);
+	put(w, sample(3600, 12, 50 * MIB, 0));
+	put_event(w, stream(3700, 12, MT_K_EXIT, 0));
 	put(w, sample(4000, 10, 5 * MIB, MIB));
 	s = sample(5000, 11, MIB, 0);
 	s.why = MT_RSS_EXIT;
@@ -102,7 +112,7 @@ START_TEST(rss_records_read_back)
 	ck_assert_int_eq(ret, 0);
 	ck_assert(!mt_artifact_truncated(r));
 	mt_artifact_close(r);
-	ck_assert_int_eq(n, 6);
+	ck_assert_int_eq(n, 7);
 	ck_assert_uint_eq(seen[0].ts_ns, 3000);
 	ck_assert_uint_eq(seen[0].pid, 10);
 	ck_assert_uint_eq(seen[0].why, MT_RSS_TICK);
@@ -110,9 +120,9 @@ START_TEST(rss_records_read_back)
 	ck_assert_uint_eq(seen[0].file, MIB);
 	ck_assert_uint_eq(seen[0].shmem, 4096);
 	ck_assert_uint_eq(seen[0].hwm, 2 * MIB + 4096);
-	ck_assert_uint_eq(seen[3].why, MT_RSS_EXIT);
-	ck_assert_uint_eq(seen[3].hwm, 9 * MIB);
-	ck_assert_uint_eq(seen[5].why, 77);
+	ck_assert_uint_eq(seen[4].why, MT_RSS_EXIT);
+	ck_assert_uint_eq(seen[4].hwm, 9 * MIB);
+	ck_assert_uint_eq(seen[6].why, 77);
 	unlink(path);
 	free(path);
 }
@@ -125,13 +135,16 @@ START_TEST(rss_peaks_per_image_and_tree)
 	struct mt_report *rep;
 
 	ck_assert_int_eq(mt_report_load(path, &rep, err, sizeof(err)), 0);
-	ck_assert_uint_eq(rep->n_images, 2);
+	ck_assert_uint_eq(rep->n_images, 3);
 	a = mt_rss_of(rep->rss, 0);
 	b = mt_rss_of(rep->rss, 1);
+	/* the vfork child: its own figures are its samples, the tree did not add them */
+	ck_assert(rep->images[2].shared_memory);
+	ck_assert_uint_eq(mt_rss_of(rep->rss, 2)->peak, 50 * MIB + 4096);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
-	/* the unknown kind is not counted: 3 samples of 10, 2 of 11 */
-	ck_assert_uint_eq(rep->rss->samples, 5);
+	/* the unknown kind is not counted: 3 samples of 10, 2 of 11, 1 of 12 */
+	ck_assert_uint_eq(rep->rss->samples, 6);
 	ck_assert_uint_eq(a->samples, 3);
 	ck_assert_uint_eq(a->peak, 7 * MIB + 4096);
 	ck_assert_uint_eq(a->peak_anon, 6 * MIB);

@@ -129,6 +129,7 @@ static int rss_ended(struct mt_report *rep, int64_t img)
 /* An RSS sample: counted in the image its pid runs now (the stream puts it after its exec). */
 static int add_rss(struct mt_report *rep, const struct mt_artifact_rss *s)
 {
+	const struct mt_image *g;
 	int64_t i;
 	int err;
 
@@ -137,12 +138,14 @@ static int add_rss(struct mt_report *rep, const struct mt_artifact_rss *s)
 	i = mt_images_running(rep->index->images, s->pid);
 	if (i < 0)
 		return (int)i;
+	g = mt_images_get(rep->index->images, (size_t)i);
 	err = mt_timeline_at(rep->timeline, s->ts_ns);
 	if (!err)
-		err = mt_rss_sample(rep->rss, (size_t)i, s, rep->timeline->last_ns);
+		err = mt_rss_sample(rep->rss, (size_t)i, s, rep->timeline->last_ns,
+				    !g->shared_memory);
+	/* The image's line is its samples', its parent's memory or not. */
 	if (!err)
-		err = mt_timeline_rss(rep->timeline, (size_t)i, rep->rss->images[i].now,
-				      rep->rss->tree_now);
+		err = mt_timeline_rss(rep->timeline, (size_t)i, mt_rss_sum(s), rep->rss->tree_now);
 	return err;
 }
 

@@ -36,7 +36,16 @@ static int room(struct mt_rss *r, size_t image)
 	return 0;
 }
 
-int mt_rss_sample(struct mt_rss *r, size_t image, const struct mt_artifact_rss *s, uint64_t rel_ns)
+uint64_t mt_rss_sum(const struct mt_artifact_rss *s)
+{
+	/* Hostile sizes stop at what uint64_t holds instead of wrapping. */
+	uint64_t sum = s->anon + s->file < s->anon ? UINT64_MAX : s->anon + s->file;
+
+	return sum + s->shmem < sum ? UINT64_MAX : sum + s->shmem;
+}
+
+int mt_rss_sample(struct mt_rss *r, size_t image, const struct mt_artifact_rss *s, uint64_t rel_ns,
+		  bool own_memory)
 {
 	struct mt_rss_image *g;
 	uint64_t sum;
@@ -44,15 +53,13 @@ int mt_rss_sample(struct mt_rss *r, size_t image, const struct mt_artifact_rss *
 	if (room(r, image))
 		return -ENOMEM;
 	g = &r->images[image];
-	/* Hostile sizes stop at what uint64_t holds instead of wrapping. */
-	sum = s->anon + s->file < s->anon ? UINT64_MAX : s->anon + s->file;
-	sum = sum + s->shmem < sum ? UINT64_MAX : sum + s->shmem;
+	sum = mt_rss_sum(s);
 	r->samples++;
 	g->samples++;
 	/* tree_now holds g->now unless a hostile sum saturated it: never below 0. */
 	r->tree_now -= g->now < r->tree_now ? g->now : r->tree_now;
-	g->now = sum;
-	r->tree_now = r->tree_now + sum < sum ? UINT64_MAX : r->tree_now + sum;
+	g->now = own_memory ? sum : 0;
+	r->tree_now = r->tree_now + g->now < g->now ? UINT64_MAX : r->tree_now + g->now;
 	if (sum > g->peak || g->samples == 1) {
 		g->peak = sum;
 		g->peak_ns = rel_ns;

@@ -4,8 +4,9 @@
  * image and for the tree, during the one replay. An image's RSS is its latest sample's sum of
  * anonymous, file and shared resident bytes; its peak the largest of its samples' sums and of the
  * kernel's own high-water mark (VmHWM) they carry. The tree's RSS is the sum, over the images
- * running, of their latest samples: its peak is that sum at its largest, so it is as fine as the
- * sampling (docs/PERFORMANCE.md, section 19), and counts each process once.
+ * running in memory of their own, of their latest samples: its peak is that sum at its largest,
+ * so it is as fine as the sampling (docs/PERFORMANCE.md, section 19), and counts each address
+ * space once (a vfork child's samples are its parent's memory).
  */
 #ifndef MT_RSS_H
 #define MT_RSS_H
@@ -43,8 +44,15 @@ struct mt_rss {
 struct mt_rss *mt_rss_new(void);
 void mt_rss_free(struct mt_rss *r);
 
-/* A sample of image, at rel_ns from the run's start. 0 or -ENOMEM. */
-int mt_rss_sample(struct mt_rss *r, size_t image, const struct mt_artifact_rss *s, uint64_t rel_ns);
+/*
+ * A sample of image, at rel_ns from the run's start. An image in its parent's memory (vfork,
+ * until its exec) has its parent's RSS: own_memory false keeps it out of the tree's sum, where
+ * the parent counts it. 0 or -ENOMEM.
+ */
+int mt_rss_sample(struct mt_rss *r, size_t image, const struct mt_artifact_rss *s, uint64_t rel_ns,
+		  bool own_memory);
+/* A sample's resident bytes: anonymous, file and shared (UINT64_MAX when they overflow it). */
+uint64_t mt_rss_sum(const struct mt_artifact_rss *s);
 /* image ended (exec, exit): it no longer counts in the tree's RSS. */
 void mt_rss_ended(struct mt_rss *r, size_t image);
 /* image's figures; NULL when it has no sample. */
