@@ -63,7 +63,10 @@ static bool rss_off(const struct sup *s)
 	return !s->events || getenv("MT_NO_RSS");
 }
 
-/* Write b after every event the ring holds now, timed for -v. */
+/*
+ * Write b after every event the ring holds now, timed for -v. Degrade, never die: a failed ring
+ * is the pipeline's to report at its end; only -ENOMEM ends the run.
+ */
 static int write_timed(struct sup *s, struct batch *b)
 {
 	uint64_t t0 = mt_clock_now_ns();
@@ -71,7 +74,7 @@ static int write_timed(struct sup *s, struct batch *b)
 
 	s->rss_samples += b->n;
 	s->rss_write_ns += mt_clock_now_ns() - t0;
-	return err;
+	return err == -ENOMEM ? err : 0;
 }
 
 uint64_t sup_rss_wait_ns(const struct sup *s)
