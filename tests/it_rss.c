@@ -4,6 +4,7 @@
  * took while the fixture rested at each of its points equal what the fixture read of its own
  * /proc/self/status then, within RES; between points they move by the sizes the fixture touched;
  * its exit sample is its last reading; the report's peaks hold them. The same in a pid namespace.
+ * Two processes at once: the tree's peak is their sum.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,63 @@ START_TEST(rss_at_known_points_in_a_pid_namespace)
 }
 END_TEST
 
+/* The figures of `point NAME ...` in out: the reading after the rest, and the lower of the two. */
+static void point_of(const char *out, const char *name, long long *lo, long long *hi)
+{
+	unsigned long long t0, t1, anon, file, shmem, rss0, rss1;
+	char want[32];
+	const char *l;
+
+	snprintf(want, sizeof(want), "point %s ", name);
+	l = strstr(out, want);
+	ck_assert_msg(l && sscanf(l + strlen(want), "%llu %llu %llu %llu %llu %llu %llu", &t0, &t1,
+				  &anon, &file, &shmem, &rss0, &rss1) == 7,
+		      "no %s in %s", want, out);
+	*lo = (long long)(rss0 < rss1 ? rss0 : rss1);
+	*hi = (long long)(rss0 < rss1 ? rss1 : rss0);
+}
+
+/*
+ * rss_points fork: while the child rests, both processes are still, so the tree's peak is the
+ * sum of the two readings; each image has its own RSS, the child's with its exit sample.
+ */
+START_TEST(rss_of_a_tree_at_one_instant)
+{
+	char dir[64];
+	const char *cmd[] = {FIXTURE("rss_points"), "64", dir, "fork", NULL};
+	long long plo, phi, clo, chi, tree;
+	struct json_object *rep, *images, *run;
+	int with_rss = 0, with_exit = 0;
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	rep = mt_run_report(NULL, cmd, 120, &o);
+	ck_assert_msg(rep && o.code == 0, "exit %d: %s", o.code, o.err);
+	point_of(o.out, "parent", &plo, &phi);
+	point_of(o.out, "child", &clo, &chi);
+	run = mt_json_get(rep, "rss");
+	ck_assert_ptr_nonnull(run);
+	tree = mt_json_i64(run, "tree_peak_bytes");
+	ck_assert_msg(tree >= plo + clo - RES && tree <= phi + chi + RES,
+		      "tree peak %lld, not the parent's %lld .. %lld plus the child's %lld .. %lld",
+		      tree, plo, phi, clo, chi);
+	images = mt_json_get(rep, "images");
+	for (size_t i = 0; i < json_object_array_length(images); i++) {
+		struct json_object *r = mt_json_get(json_object_array_get_idx(images, i), "rss");
+
+		if (json_object_get_type(r) != json_type_object)
+			continue;
+		with_rss++;
+		with_exit += json_object_get_type(mt_json_get(r, "at_exit")) == json_type_object;
+	}
+	ck_assert_int_eq(with_rss, 2);
+	ck_assert_int_eq(with_exit, 2);
+	json_object_put(rep);
+	mt_out_free(&o);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *rss_suite(void)
 {
 	Suite *s = suite_create("rss");
@@ -217,6 +275,7 @@ static Suite *rss_suite(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, rss_at_known_points);
+	tcase_add_test(tc, rss_of_a_tree_at_one_instant);
 	mt_tcase_add_tool_test(tc, rss_at_known_points_in_a_pid_namespace, "unshare");
 	suite_add_tcase(s, tc);
 	return s;
