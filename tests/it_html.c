@@ -348,6 +348,9 @@ START_TEST(html_drawn_by_chromium)
 		    "data-drawn-lines", "2");
 	expect_attr(dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\"",
 		    "data-drawn-peak", "40400");
+	/* Its RSS, sampled (issue 32): the tree's dashed path and the one process's. */
+	expect_attr(dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\"",
+		    "data-drawn-rss", "2");
 	/* The headline figures: counts grouped, bytes in units, the exact value kept. */
 	ck_assert_ptr_nonnull(
 	    strstr(dom, "data-key=\"allocations\" data-value=\"100\" title=\"100\">100</div>"));

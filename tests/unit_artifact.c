@@ -279,6 +279,9 @@ START_TEST(roundtrip)
 		case MT_ITEM_LEAKS:
 			ck_abort_msg("no leak record was written");
 			break;
+		case MT_ITEM_RSS:
+			ck_abort_msg("no RSS sample was written");
+			break;
 		}
 	}
 	ck_assert_int_eq(ret, 0);

@@ -145,21 +145,72 @@ static int add_mapping(struct mt_report *rep, const struct mt_artifact_mapping *
 }
 
 /* What an event counted as, by the file whose function made it. */
+/*
+ * The image an exec or exit (of e's pid), or a fork (reusing the pid of an ended process), may
+ * end: -1 for other events and none known, -ENOMEM.
+ */
+static int64_t image_ended_by(struct mt_report *rep, const struct mt_event *e)
+{
+	if (e->kind == MT_K_FORK)
+		return mt_images_latest(rep->index->images, (uint32_t)e->addr);
+	if (e->kind == MT_K_EXEC || e->kind == MT_K_EXIT)
+		return mt_images_latest(rep->index->images, e->pid);
+	return -1;
+}
+
+/* After the event's replay: an image img that ended no longer counts in the tree's RSS. */
+static int rss_ended(struct mt_report *rep, int64_t img)
+{
+	if (img < 0 || !mt_rss_of(rep->rss, (size_t)img) ||
+	    mt_images_get(rep->index->images, (size_t)img)->end == MT_IMAGE_RUNNING)
+		return 0;
+	mt_rss_ended(rep->rss, (size_t)img);
+	return mt_timeline_rss(rep->timeline, (size_t)img, 0, rep->rss->tree_now);
+}
+
+/* An RSS sample: counted in the image its pid runs now (the stream puts it after its exec). */
+static int add_rss(struct mt_report *rep, const struct mt_artifact_rss *s)
+{
+	const struct mt_image *g;
+	int64_t i;
+	int err;
+
+	if (s->why != MT_RSS_TICK && s->why != MT_RSS_EXIT)
+		return 0; /* a kind this version does not know */
+	i = mt_images_running(rep->index->images, s->pid);
+	if (i < 0)
+		return (int)i;
+	g = mt_images_get(rep->index->images, (size_t)i);
+	err = mt_timeline_at(rep->timeline, s->ts_ns);
+	if (!err)
+		err = mt_rss_sample(rep->rss, (size_t)i, s, rep->timeline->last_ns,
+				    !g->shared_memory);
+	/* The image's line is its samples', its parent's memory or not. */
+	if (!err)
+		err = mt_timeline_rss(rep->timeline, (size_t)i, mt_rss_sum(s), rep->rss->tree_now);
+	return err;
+}
+
 static int add_event(struct mt_report *rep, const struct mt_event *e)
 {
 	struct mt_report_file *f;
 	struct mt_report_totals *ft;
 	enum mt_effect eff;
+	int64_t ending = -1;
 	int err;
 
 	rep->events++;
 	if (e->ts_ns > rep->last_event_ns)
 		rep->last_event_ns = e->ts_ns;
 	err = mt_timeline_at(rep->timeline, e->ts_ns);
+	if (!err && (ending = image_ended_by(rep, e)) == -ENOMEM)
+		err = -ENOMEM;
 	if (!err && e->kind >= MT_K_FORK && e->kind <= MT_K_EXIT)
 		err = mapped_lifecycle(rep, e, &eff);
 	else if (!err)
 		err = mt_images_event(rep->index->images, e, &eff);
+	if (!err)
+		err = rss_ended(rep, ending);
 	if (!err)
 		err = rep->index->live_err;
 	if (err)
@@ -321,6 +372,8 @@ static int add_item(struct mt_report *rep, const struct mt_artifact_item *it)
 
 		return i < 0 ? (int)i : mt_leaks_add(rep->leaks, (size_t)i, it->leaks);
 	}
+	case MT_ITEM_RSS:
+		return add_rss(rep, it->rss);
 	}
 	return 0;
 }
@@ -449,7 +502,7 @@ static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct 
 	if (!rep || !(rep->index = calloc(1, sizeof(*rep->index))) ||
 	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new()) ||
 	    ((flags & MT_REPORT_CELLS) && !(rep->cells = mt_cells_new())) ||
-	    !(rep->leaks = mt_leaks_new())) {
+	    !(rep->leaks = mt_leaks_new()) || !(rep->rss = mt_rss_new())) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -555,6 +608,7 @@ void mt_report_free(struct mt_report *rep)
 	mt_sites_free(rep->sites);
 	mt_cells_free(rep->cells);
 	mt_leaks_free(rep->leaks);
+	mt_rss_free(rep->rss);
 	mt_timeline_free(rep->timeline);
 	mt_mapped_free(rep->mapped);
 	free(rep);

@@ -22,6 +22,7 @@
 #include "base/family.h"
 #include "aggregate/images.h"
 #include "aggregate/leaks.h"
+#include "aggregate/rss.h"
 #include "aggregate/sites.h"
 #include "aggregate/cells.h"
 #include "aggregate/mapped.h"
@@ -122,6 +123,7 @@ struct mt_report {
 	struct mt_timeline *timeline; /* live bytes over time; never NULL */
 	struct mt_mapped *mapped;     /* mapped memory (--mappings), by image; never NULL */
 	struct mt_leaks *leaks;	      /* the leak scans (--leaks), by image index; never NULL */
+	struct mt_rss *rss;	      /* RSS samples per image and of the tree; never NULL */
 	size_t n_largest;	      /* the largest blocks never freed, largest first */
 	struct mt_report_block largest[MT_REPORT_LARGEST];
 	struct mt_report_index *index; /* lookup tables while aggregating */

@@ -72,6 +72,9 @@ static void merge(struct mt_timeline *tl)
 	halve(&tl->tree);
 	for (size_t i = 0; i < tl->n_images; i++)
 		halve(&tl->images[i]);
+	halve(&tl->rss_tree);
+	for (size_t i = 0; i < tl->n_rss_images; i++)
+		halve(&tl->rss_images[i]);
 	halve_sums(tl->allocated, tl->n_buckets);
 	tl->n_buckets = (tl->n_buckets - 1) / 2 + 1;
 }
@@ -99,27 +102,46 @@ int mt_timeline_at(struct mt_timeline *tl, uint64_t time_ns)
 	return 0;
 }
 
+/* Room in *v (of *n series) for series i. */
+static int series_room(struct mt_timeline_series **v, size_t *n, size_t i)
+{
+	size_t k = i + 1 > 2 * *n ? i + 1 : 2 * *n;
+	struct mt_timeline_series *nv;
+
+	if (i < *n)
+		return 0;
+	nv = realloc(*v, k * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	memset(nv + *n, 0, (k - *n) * sizeof(*nv));
+	*v = nv;
+	*n = k;
+	return 0;
+}
+
 int mt_timeline_live(struct mt_timeline *tl, const struct mt_live_change *c)
 {
 	size_t b = tl->n_buckets - 1;
 
-	if (c->image >= tl->n_images) {
-		size_t n = (size_t)c->image + 1 > 2 * tl->n_images ? (size_t)c->image + 1
-								   : 2 * tl->n_images;
-		struct mt_timeline_series *v = realloc(tl->images, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		memset(v + tl->n_images, 0, (n - tl->n_images) * sizeof(*v));
-		tl->images = v;
-		tl->n_images = n;
-	}
+	if (series_room(&tl->images, &tl->n_images, c->image))
+		return -ENOMEM;
 	if (touch(&tl->images[c->image], b, c->image_live) || touch(&tl->tree, b, c->tree_live))
 		return -ENOMEM;
 	if (c->new_peak) {
 		tl->peak_bytes = c->tree_live;
 		tl->peak_ns = tl->last_ns;
 	}
+	return 0;
+}
+
+int mt_timeline_rss(struct mt_timeline *tl, size_t image, uint64_t image_rss, uint64_t tree_rss)
+{
+	size_t b = tl->n_buckets - 1;
+
+	if (series_room(&tl->rss_images, &tl->n_rss_images, image))
+		return -ENOMEM;
+	if (touch(&tl->rss_images[image], b, image_rss) || touch(&tl->rss_tree, b, tree_rss))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -135,6 +157,12 @@ int mt_timeline_end(struct mt_timeline *tl)
 	for (size_t i = 0; i < tl->n_images; i++)
 		if (tl->images[i].n && tl->images[i].now && extend(&tl->images[i], last))
 			return -ENOMEM;
+	for (size_t i = 0; i < tl->n_rss_images; i++)
+		if (tl->rss_images[i].n && tl->rss_images[i].now &&
+		    extend(&tl->rss_images[i], last))
+			return -ENOMEM;
+	if (tl->rss_tree.n && tl->rss_tree.now && extend(&tl->rss_tree, last))
+		return -ENOMEM;
 	return extend(&tl->tree, last);
 }
 
@@ -166,6 +194,10 @@ void mt_timeline_free(struct mt_timeline *tl)
 	for (size_t i = 0; i < tl->n_images; i++)
 		free(tl->images[i].max);
 	free(tl->images);
+	for (size_t i = 0; i < tl->n_rss_images; i++)
+		free(tl->rss_images[i].max);
+	free(tl->rss_images);
+	free(tl->rss_tree.max);
 	free(tl->tree.max);
 	free(tl->allocated);
 	free(tl);

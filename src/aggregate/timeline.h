@@ -42,6 +42,10 @@ struct mt_timeline {
 	size_t cap_allocated;
 	uint64_t peak_bytes; /* the tree's peak (mt_images_peak) */
 	uint64_t peak_ns;    /* when the tree first reached it, from start_ns */
+	/* RSS over time (rss.h): the tree's sum and each image's, by image index; n 0: none */
+	struct mt_timeline_series rss_tree;
+	struct mt_timeline_series *rss_images;
+	size_t n_rss_images;
 };
 
 /*
@@ -58,6 +62,11 @@ void mt_timeline_free(struct mt_timeline *tl);
 int mt_timeline_at(struct mt_timeline *tl, uint64_t time_ns);
 /* A change of live bytes, from images.h's live hook. 0 or -ENOMEM. */
 int mt_timeline_live(struct mt_timeline *tl, const struct mt_live_change *c);
+/*
+ * An RSS sample at the current time: image's RSS is now image_rss, the tree's tree_rss (rss.h);
+ * an image that ended is given 0. 0 or -ENOMEM.
+ */
+int mt_timeline_rss(struct mt_timeline *tl, size_t image, uint64_t image_rss, uint64_t tree_rss);
 /* bytes allocated by the event at the current time. */
 void mt_timeline_allocated(struct mt_timeline *tl, uint64_t bytes);
 /* The stream ended: lines still above 0 run to its last bucket. 0 or -ENOMEM. */

@@ -7,5 +7,7 @@
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t mt_clock_now_ns(void);
+/* The CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), ns: what memtrack's work cost. */
+uint64_t mt_clock_thread_cpu_ns(void);
 
 #endif

@@ -30,6 +30,18 @@ void mt_output_frame(FILE *out, const struct mt_frame_info *f);
 int mt_output_leaks(const struct mt_report *rep, FILE *out, size_t top);
 /* The end-of-run summary's line of the scans (nothing without --leaks). */
 void mt_output_leaks_summary(const struct mt_report *rep, FILE *out);
+/*
+ * Resident memory (output_rss.c): the tree's peak RSS and each image's (peak, split, high-water
+ * mark, at exit), top of them (0: all); nothing for an artifact without RSS samples. 0, -ENOMEM
+ * or -EIO.
+ */
+int mt_output_rss(const struct mt_report *rep, FILE *out, size_t top);
+/* The end-of-run summary's line of the tree's peak RSS (nothing without samples). */
+void mt_output_rss_summary(const struct mt_report *rep, FILE *out);
+struct json_object;
+/* report --json: an image's "rss" object (NULL: no sample), the run's. */
+struct json_object *mt_output_json_rss_image(const struct mt_report *rep, size_t image);
+struct json_object *mt_output_json_rss(const struct mt_report *rep);
 /* The same for the JSON document: the counts of one image's scan (NULL when not scanned). */
 struct json_object *mt_output_json_leak_counts(const struct mt_leak_counts *c);
 /* ... and the tree's loss records, every class (those suppressed left out). */
@@ -107,6 +119,8 @@ int mt_output_svg_plot(const struct mt_report *rep, FILE *out);
  * one more); *hidden: images with a line not drawn. Returns their number, or -ENOMEM.
  */
 int mt_output_svg_lines(const struct mt_report *rep, size_t **images, size_t *hidden);
+/* The same for the images' RSS lines (timeline.h's rss_images), by their RSS peak. */
+int mt_output_svg_rss_lines(const struct mt_report *rep, size_t **images, size_t *hidden);
 /* s as XML or HTML text: each line made printable (printable.h), markup escaped. */
 void mt_output_xml_text(FILE *out, const char *s);
 

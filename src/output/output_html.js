@@ -172,6 +172,10 @@
 			let html = time(b * ot.bucket_ns) + ' to ' + time((b + 1) * ot.bucket_ns) + '<br>';
 			html += '<b>whole tree: ' + exact(at(0, ot.tree, b)) + ' bytes live at most</b><br>';
 			for (const l of ot.lines) html += escape(l.label) + ': ' + exact(at(l.first, l.max, b)) + ' bytes<br>';
+			if (ot.rss) {
+				html += '<b>whole tree RSS: ' + exact(at(ot.rss.tree_first, ot.rss.tree, b)) + ' bytes resident at most</b><br>';
+				for (const l of ot.rss.lines) html += escape(l.label) + ' RSS: ' + exact(at(l.first, l.max, b)) + ' bytes<br>';
+			}
 			html += 'allocated: ' + exact(ot.allocated[b]) + ' bytes<br>';
 			if (ot.mapped) {
 				const m = ot.mapped, mb = Math.floor((b * ot.bucket_ns) / m.bucket_ns);
@@ -186,6 +190,7 @@
 		});
 		view.listeners.push(() => (view.range ? showBand(view.range[0], view.range[1]) : band.setAttribute('visibility', 'hidden')));
 		svg.dataset.drawnLines = svg.querySelectorAll('polyline').length;
+		svg.dataset.drawnRss = svg.querySelectorAll('path.rss, path.rss-tree').length;
 		svg.dataset.drawnPeak = ot.tree.reduce((a, v) => Math.max(a, v), 0);
 		svg.dataset.rendered = '1';
 	}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The HTML report's data (output_html_int.h): one JSON document in a <script> element, which the
- * page's script draws from. "over_time": the heap over time (output_svg.c's lines, exactly);
+ * page's script draws from. "over_time": the heap over time (output_svg.c's lines, exactly),
+ * with "rss", resident memory over time (its dashed paths), when the artifact has RSS samples;
  * "images": the process images, for the process selector; "flame": the flamegraph's names and
  * nodes, cut to what a page can draw (nodes too small to see under every weight are folded into
  * one "[smaller frames]" node per parent, so a run of hundreds of thousands of stacks gives a page
@@ -52,6 +53,47 @@ static void put_u64s(FILE *out, const uint64_t *v, size_t n)
 
 /* ---- the heap over time --------------------------------------------------------------------- */
 
+static void put_label(FILE *out, const struct mt_image *g)
+{
+	char label[MT_PRINTABLE_MAX + 64];
+	const char *base = strrchr(g->exe, '/');
+
+	snprintf(label, sizeof(label), "pid %" PRIu32 " %s", g->pid,
+		 base	   ? base + 1
+		 : *g->exe ? g->exe
+			   : "?");
+	mt_html_jstr(out, label);
+}
+
+/* RSS over time (the SVG's dashed paths): "rss": the tree's and the drawn images' lines. */
+static int put_rss_data(const struct mt_report *rep, FILE *out)
+{
+	const struct mt_timeline *tl = rep->timeline;
+	size_t *img, hidden;
+	int n;
+
+	if (!tl->rss_tree.n)
+		return 0;
+	n = mt_output_svg_rss_lines(rep, &img, &hidden);
+	if (n < 0)
+		return n;
+	fprintf(out, ",\"rss\":{\"tree_first\":%zu,\"tree\":", tl->rss_tree.first);
+	put_u64s(out, tl->rss_tree.max, tl->rss_tree.n);
+	fputs(",\"lines\":[", out);
+	for (int k = 0; k < n; k++) {
+		const struct mt_timeline_series *sr = &tl->rss_images[img[k]];
+
+		fprintf(out, "%s{\"label\":", k ? "," : "");
+		put_label(out, &rep->images[img[k]]);
+		fprintf(out, ",\"first\":%zu,\"max\":", sr->first);
+		put_u64s(out, sr->max, sr->n);
+		fputc('}', out);
+	}
+	fputs("]}", out);
+	free(img);
+	return 0;
+}
+
 static int put_over_time_data(const struct mt_report *rep, FILE *out)
 {
 	const struct mt_timeline *tl = rep->timeline;
@@ -69,16 +111,8 @@ static int put_over_time_data(const struct mt_report *rep, FILE *out)
 	put_u64s(out, tl->allocated, tl->n_buckets);
 	fputs(",\"lines\":[", out);
 	for (int k = 0; k < n; k++) {
-		const struct mt_image *g = &rep->images[img[k]];
-		char label[MT_PRINTABLE_MAX + 64];
-		const char *base = strrchr(g->exe, '/');
-
-		snprintf(label, sizeof(label), "pid %" PRIu32 " %s", g->pid,
-			 base	   ? base + 1
-			 : *g->exe ? g->exe
-				   : "?");
 		fprintf(out, "%s{\"label\":", k ? "," : "");
-		mt_html_jstr(out, label);
+		put_label(out, &rep->images[img[k]]);
 		fprintf(out, ",\"first\":%zu,\"max\":", tl->images[img[k]].first);
 		put_u64s(out, tl->images[img[k]].max, tl->images[img[k]].n);
 		fputc('}', out);
@@ -93,9 +127,10 @@ static int put_over_time_data(const struct mt_report *rep, FILE *out)
 		put_u64s(out, ml->tree.max, ml->tree.n);
 		fputc('}', out);
 	}
-	fputc('}', out);
 	free(img);
-	return 0;
+	n = put_rss_data(rep, out);
+	fputc('}', out);
+	return n < 0 ? n : 0;
 }
 
 /* ---- the flamegraph ------------------------------------------------------------------------- */

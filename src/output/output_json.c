@@ -190,6 +190,8 @@ static struct json_object *json_image(const struct mt_report *rep, const struct 
 	/* --mappings: what it mapped itself, null without mapping records. */
 	jset(o, "mapped",
 	     mt_output_json_mapped(rep, mt_mapped_image(rep->mapped, (size_t)(p - rep->images))));
+	/* Its resident memory (RSS samples), null when it had none. */
+	jset(o, "rss", mt_output_json_rss_image(rep, (size_t)(p - rep->images)));
 	return o;
 }
 
@@ -417,6 +419,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 	jset(o, "loss_records", mt_output_json_loss_records(rep));
 	jset(o, "suppressions", json_suppressions(rep));
 	jset(o, "mapped", mt_output_json_mapped(rep, mt_mapped_tree(rep->mapped)));
+	jset(o, "rss", mt_output_json_rss(rep));
 	return o;
 }
 

@@ -2,7 +2,8 @@
 /*
  * The heap over time as a static SVG (`memtrack report --svg OUT.svg --over-time`): live bytes
  * against time, the tree's line and one line per process image (the largest ones), the tree's
- * peak marked with its exact value, the allocation rate beneath. The HTML report embeds the same
+ * peak marked with its exact value, the allocation rate beneath; resident memory (RSS samples)
+ * dashed on the same axis, per image and for the tree. The HTML report embeds the same
  * picture (output_html.c). It draws timeline.h's buckets and computes nothing of its own.
  */
 #include <errno.h>
@@ -99,30 +100,45 @@ static int by_peak(const void *a, const void *b)
 	return x->image < y->image ? -1 : x->image > y->image;
 }
 
-int mt_output_svg_lines(const struct mt_report *rep, size_t **images, size_t *hidden)
+/* The largest of series v[0 .. n) with points (at most IMAGE_LINES), as mt_output_svg_lines. */
+static int pick_lines(const struct mt_timeline_series *v, size_t n_v, size_t n_images,
+		      size_t **images, size_t *hidden)
 {
-	const struct mt_timeline *tl = rep->timeline;
-	struct line *v = calloc(tl->n_images ? tl->n_images : 1, sizeof(*v));
+	struct line *l = calloc(n_v ? n_v : 1, sizeof(*l));
 	size_t n = 0;
 
 	*images = NULL;
 	*hidden = 0;
-	if (!v)
+	if (!l)
 		return -ENOMEM;
-	for (size_t i = 0; i < tl->n_images && i < rep->n_images; i++)
-		if (tl->images[i].n)
-			v[n++] = (struct line){i, series_peak(&tl->images[i])};
-	qsort(v, n, sizeof(*v), by_peak);
+	for (size_t i = 0; i < n_v && i < n_images; i++)
+		if (v[i].n)
+			l[n++] = (struct line){i, series_peak(&v[i])};
+	qsort(l, n, sizeof(*l), by_peak);
 	*hidden = n > IMAGE_LINES ? n - IMAGE_LINES : 0;
 	*images = calloc(IMAGE_LINES + 1, sizeof(**images));
 	if (!*images) {
-		free(v);
+		free(l);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n - *hidden; i++)
-		(*images)[i] = v[i].image;
-	free(v);
+		(*images)[i] = l[i].image;
+	free(l);
 	return (int)(n - *hidden);
+}
+
+int mt_output_svg_lines(const struct mt_report *rep, size_t **images, size_t *hidden)
+{
+	const struct mt_timeline *tl = rep->timeline;
+
+	return pick_lines(tl->images, tl->n_images, rep->n_images, images, hidden);
+}
+
+int mt_output_svg_rss_lines(const struct mt_report *rep, size_t **images, size_t *hidden)
+{
+	const struct mt_timeline *tl = rep->timeline;
+
+	return pick_lines(tl->rss_images, tl->n_rss_images, rep->n_images, images, hidden);
 }
 
 /* A step of the time axis: 1, 2 or 5 times a power of ten, at least x. */
@@ -213,8 +229,9 @@ static void put_axes(const struct mt_report *rep, const struct frame *f, FILE *o
 	fprintf(
 	    out,
 	    "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">time since the start of the run</text>\n"
-	    "<text x=\"%d\" y=\"%d\">live bytes</text>\n</g>\n",
-	    PLOT_R, PLOT_T + PLOT_H + 30, PLOT_L - 70, PLOT_T - 8);
+	    "<text x=\"%d\" y=\"%d\">%s</text>\n</g>\n",
+	    PLOT_R, PLOT_T + PLOT_H + 30, PLOT_L - 70, PLOT_T - 8,
+	    tl->rss_tree.n ? "live bytes; RSS dashed" : "live bytes");
 }
 
 /* The whole tree's line: wide and pale, under the images' lines. */
@@ -256,6 +273,58 @@ static void put_lines(const struct mt_report *rep, const struct frame *f, const 
 			"<polyline class=\"image\" data-image=\"%zu\" data-peak=\"%" PRIu64 "\" ",
 			img[k], series_peak(&tl->images[img[k]]));
 		put_polyline(f, &tl->images[img[k]], palette[k], 1.5, out);
+	}
+}
+
+/*
+ * Resident memory (RSS samples, aggregate/rss.h), beside the heap on the same axis: a dashed
+ * path per image, in its heap line's colour (dark grey when it has none), and the tree's sum
+ * dashed in grey. Paths, not polylines: the heap's lines stay what they were.
+ */
+#define RSS_TREE_COLOR	"#616161"
+#define RSS_IMAGE_COLOR "#424242"
+
+struct rss_lines {
+	size_t *img; /* the images drawn, largest RSS peak first */
+	int n;
+	size_t hidden;
+};
+
+static const char *rss_color(const size_t *heap, int n_heap, size_t image)
+{
+	for (int k = 0; k < n_heap; k++)
+		if (heap[k] == image)
+			return palette[k];
+	return RSS_IMAGE_COLOR;
+}
+
+static void put_rss_path(const struct frame *f, const struct mt_timeline_series *s,
+			 const char *color, double width, FILE *out)
+{
+	fprintf(out,
+		"fill=\"none\" stroke=\"%s\" stroke-width=\"%g\" stroke-dasharray=\"6 3\" "
+		"d=\"",
+		color, width);
+	for (size_t j = 0; j < s->n; j++)
+		fprintf(out, "%s%.1f %.1f", j ? "L" : "M", xb(f, s->first + j), yv(f, s->max[j]));
+	fputs("\"/>\n", out);
+}
+
+static void put_rss(const struct mt_report *rep, const struct frame *f, const size_t *heap,
+		    int n_heap, const struct rss_lines *r, FILE *out)
+{
+	const struct mt_timeline *tl = rep->timeline;
+
+	if (!tl->rss_tree.n)
+		return;
+	fprintf(out, "<path class=\"rss-tree\" data-peak=\"%" PRIu64 "\" ",
+		series_peak(&tl->rss_tree));
+	put_rss_path(f, &tl->rss_tree, RSS_TREE_COLOR, 2, out);
+	for (int k = r->n - 1; k >= 0; k--) {
+		fprintf(out, "<path class=\"rss\" data-image=\"%zu\" data-peak=\"%" PRIu64 "\" ",
+			r->img[k], series_peak(&tl->rss_images[r->img[k]]));
+		put_rss_path(f, &tl->rss_images[r->img[k]], rss_color(heap, n_heap, r->img[k]), 1.2,
+			     out);
 	}
 }
 
@@ -350,9 +419,40 @@ static void put_legend(const struct mt_report *rep, const size_t *img, int n, si
 	fputs("</g>\n", out);
 }
 
-static int legend_rows(int n, size_t hidden)
+/* The RSS rows of the legend, under the heap's (first_row of them): see put_rss(). */
+static void put_rss_legend(const struct mt_report *rep, const struct rss_lines *r, int first_row,
+			   FILE *out)
 {
-	return 1 + n + (hidden ? 1 : 0);
+	const struct mt_timeline *tl = rep->timeline;
+	int row = first_row;
+	char h[32];
+
+	if (!tl->rss_tree.n)
+		return;
+	fprintf(out, "<g class=\"rss-legend\" font-size=\"12\">\n");
+	fprintf(out,
+		"<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"" RSS_TREE_COLOR "\" "
+		"stroke-width=\"2\" stroke-dasharray=\"6 3\"/>"
+		"<text x=\"%d\" y=\"%d\">resident memory (RSS, dashed): whole tree (peak %s)",
+		PLOT_L, PLOT_L + 14, LEGEND_T + row * LEGEND_ROW - 4,
+		LEGEND_T + row * LEGEND_ROW - 4, PLOT_L + 20, LEGEND_T + row * LEGEND_ROW,
+		mt_bytesize_human(h, sizeof(h), series_peak(&tl->rss_tree)));
+	for (int k = 0; k < r->n; k++) {
+		fprintf(out, "; ");
+		put_image_name(&rep->images[r->img[k]], out);
+		fprintf(out, " %s",
+			mt_bytesize_human(h, sizeof(h), series_peak(&tl->rss_images[r->img[k]])));
+		if (k == 2 && r->n > 3) {
+			fprintf(out, " ...");
+			break;
+		}
+	}
+	fputs("</text>\n</g>\n", out);
+}
+
+static int legend_rows(const struct mt_report *rep, int n, size_t hidden)
+{
+	return 1 + n + (hidden ? 1 : 0) + (rep->timeline->rss_tree.n ? 1 : 0);
 }
 
 /* The tree's bytes beyond the heap (--mappings, aggregate/mapped.h): dashed, on its own timeline.
@@ -401,12 +501,21 @@ int mt_output_svg_plot(const struct mt_report *rep, FILE *out)
 	const struct mt_timeline *tl = rep->timeline;
 	struct frame f = {.buckets = tl->n_buckets};
 	uint64_t peak = series_peak(&tl->tree), ystep;
+	struct rss_lines r = {0};
 	size_t *img, hidden;
 	int n = mt_output_svg_lines(rep, &img, &hidden), rows, mapped = mt_mapped_any(rep->mapped);
 
 	if (n < 0)
 		return n;
-	rows = legend_rows(n, hidden) + mapped;
+	r.n = mt_output_svg_rss_lines(rep, &r.img, &r.hidden);
+	if (r.n < 0) {
+		free(img);
+		return r.n;
+	}
+	/* One axis for the heap, the RSS and what is mapped: the plot's top is the largest peak. */
+	if (series_peak(&tl->rss_tree) > peak)
+		peak = series_peak(&tl->rss_tree);
+	rows = legend_rows(rep, n, hidden) + mapped;
 	if (mapped_peak(rep) > peak)
 		peak = mapped_peak(rep);
 	/*
@@ -433,12 +542,15 @@ int mt_output_svg_plot(const struct mt_report *rep, FILE *out)
 	    PLOT_R, PLOT_T, PLOT_T + PLOT_H, PLOT_L);
 	put_axes(rep, &f, out);
 	put_lines(rep, &f, img, n, out);
+	put_rss(rep, &f, img, n, &r, out);
 	put_peak(rep, &f, out);
 	put_rate(rep, &f, out);
 	put_legend(rep, img, n, hidden, out);
-	put_mapped(rep, &f, legend_rows(n, hidden), out);
+	put_rss_legend(rep, &r, legend_rows(rep, n, hidden) - 1, out);
+	put_mapped(rep, &f, legend_rows(rep, n, hidden), out);
 	fputs("</svg>\n", out);
 	free(img);
+	free(r.img);
 	return ferror(out) ? -EIO : 0;
 }
 

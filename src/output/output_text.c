@@ -489,6 +489,8 @@ int mt_output_text(const struct mt_report *rep, FILE *out, size_t top)
 	if (print_images(rep, out, top) || mt_output_mapped(rep, out, top))
 		return -ENOMEM;
 	print_handoffs(rep, out);
+	if (mt_output_rss(rep, out, top))
+		return -ENOMEM;
 	if (print_files(rep, out, top))
 		return -ENOMEM;
 	print_families(rep, out);
@@ -641,6 +643,7 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 			mt_sites_count(rep->sites));
 	mt_output_leaks_summary(rep, out);
 	mt_output_mapped_summary(rep, out);
+	mt_output_rss_summary(rep, out);
 	if (!rep->has_footer)
 		snprintf(b1, sizeof(b1), "unknown");
 	else if (t->dropped)

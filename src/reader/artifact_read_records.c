@@ -252,6 +252,19 @@ static int parse_leaks(struct mt_artifact_reader *r, struct cursor *c, uint64_t 
 	return 0;
 }
 
+static int parse_rss(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
+{
+	struct mt_artifact_rss *s = &r->rss;
+	uint8_t zero8;
+	uint16_t zero16;
+
+	if (!get_u64(c, &s->ts_ns) || !get_u32(c, &s->pid) || !get_u8(c, &s->why) ||
+	    !get_u8(c, &zero8) || !get_u16(c, &zero16) || !get_u64(c, &s->anon) ||
+	    !get_u64(c, &s->file) || !get_u64(c, &s->shmem) || !get_u64(c, &s->hwm))
+		return mt_artread_corrupt(r, at, "bad RSS sample record");
+	return 0;
+}
+
 /* After the footer the file must end: anything more is not something this writer produced. */
 static int check_end(struct mt_artifact_reader *r)
 {
@@ -310,6 +323,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 		return len >= MT_ARTIFACT_LEAKS_FIXED &&
 		       len <=
 			   MT_ARTIFACT_LEAKS_FIXED + MT_ARTIFACT_LEAK_ENTRY * MT_ARTIFACT_LEAKS_PER;
+	case MT_REC_RSS:
+		return len >= MT_ARTIFACT_RSS_SIZE && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;
@@ -368,6 +383,11 @@ int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, u
 		err = parse_leaks(r, &c, at);
 		it->type = MT_ITEM_LEAKS;
 		it->leaks = &r->leaks;
+		break;
+	case MT_REC_RSS:
+		err = parse_rss(r, &c, at);
+		it->type = MT_ITEM_RSS;
+		it->rss = &r->rss;
 		break;
 	default:
 		err = parse_footer(r, &c, at);

@@ -183,6 +183,8 @@ static int event_loop(struct sup *s)
 			err = sup_handoff_tick(s);
 		if (!err)
 			err = sup_gdb_tick(s);
+		if (!err)
+			err = sup_rss_tick(s);
 		if (err)
 			return err;
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
@@ -369,6 +371,7 @@ static void sup_free(struct sup *s)
 		free(s->procs[i].exec_files);
 	}
 	sup_leaks_free(s);
+	sup_rss_free(s);
 	free(s->procs);
 	sup_tset_free(&s->live);
 	sup_tset_free(&s->unplaced);
@@ -512,6 +515,7 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 		res->detach_ns = mt_clock_now_ns() - s.detach_start_ns;
 	sup_handoff_report(&s);
 	sup_gdb_report(&s);
+	sup_rss_report(&s);
 	if (err) {
 		fprintf(stderr, "memtrack: supervising '%s' failed: %s\n", cfg->argv[0],
 			strerror(-err));

@@ -14,6 +14,8 @@
 
 #include <json-c/json.h>
 
+struct mt_artifact_rss;
+
 #include "supervisor/stoplog.h"
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
@@ -34,6 +36,7 @@ struct proc {
 	/* --leaks: its threads held at their exit stops until the last one's, then scanned */
 	pid_t *exit_held;
 	size_t n_exit_held;
+	unsigned int rss_tick; /* the last sampling tick that read its RSS (supervisor_rss.c) */
 };
 
 /*
@@ -140,7 +143,22 @@ struct sup {
 	bool detach_asked; /* a termination signal came */
 	bool detaching;	   /* every thread is detached at its next stop */
 	uint64_t detach_at_ns, detach_start_ns;
+	/* RSS sampling (supervisor_rss.c): the next tick, its number, the samples of one tick */
+	uint64_t rss_next_ns;
+	unsigned int rss_tick;
+	struct mt_artifact_rss *rss_v;
+	size_t rss_cap;
+	uint64_t rss_samples, rss_ticks;
+	uint64_t rss_cpu_ns; /* memtrack's CPU time reading the samples */
+	uint64_t
+	    rss_write_ns; /* the time their writes took, the ring's drain before them included */
 };
+
+/*
+ * How often every live process's RSS is read (supervisor_rss.c): 50 times a second, about 6 us
+ * of memtrack's time per process each (docs/PERFORMANCE.md, section 19).
+ */
+#define RSS_PERIOD_NS (20 * 1000000ull)
 
 /* How often the loop looks at a handed-off process (a debugger attached, files it mapped). */
 #define HANDOFF_POLL_NS (100 * 1000000L)
@@ -188,6 +206,7 @@ int sup_gdb_fd(const struct sup *s);
 int sup_resume(pid_t tid, int sig);
 int sup_carry_out(struct tracee *t, int next);
 int sup_let_go(struct sup *s, struct tracee *t, int sig);
+size_t sup_threads_running(const struct sup *s, int proc, pid_t except);
 
 /* supervisor_log.c */
 struct json_object *sup_detail_new(void);
@@ -275,6 +294,13 @@ int sup_leaks_start(struct sup *s);
 int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status);
 int sup_leaks_gone(struct sup *s, struct tracee *t);
 void sup_leaks_free(struct sup *s);
+
+/* supervisor_rss.c: RSS over time (issue 32) */
+uint64_t sup_rss_wait_ns(const struct sup *s);
+int sup_rss_tick(struct sup *s);
+int sup_rss_exit_stop(struct sup *s, struct tracee *t);
+void sup_rss_report(const struct sup *s);
+void sup_rss_free(struct sup *s);
 
 /* supervisor_spawn.c */
 int sup_spawn(struct sup *s);

@@ -56,19 +56,6 @@ void sup_leaks_free(struct sup *s)
 		free(s->procs[i].exit_held);
 }
 
-/* Threads of process proc but except that have not come to their exit stop. */
-static size_t others_running(const struct sup *s, int proc, pid_t except)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->live.n; i++) {
-		const struct tracee *o = s->live.v[i];
-
-		n += o->proc == proc && o->tid != except && !o->exiting;
-	}
-	return n;
-}
-
 /* Whether t's exit, of raw status, ends its whole process with every thread at an exit stop. */
 static bool group_exit(const struct tracee *t, int status)
 {
@@ -113,14 +100,6 @@ static size_t read_regs(const pid_t *tids, size_t n, struct user_regs_struct *re
 }
 
 /* The CPU time of the calling thread, ns. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static int write_record(struct sup *s, const struct snapshot *x, const uint8_t *cls,
 			const struct mt_leak_stats *st, uint64_t ns, uint64_t cpu_ns)
 {
@@ -160,7 +139,7 @@ static int scan_process(struct sup *s, struct proc *p, const pid_t *tids, size_t
 	struct user_regs_struct *regs = calloc(n ? n : 1, sizeof(*regs));
 	struct mt_leak_stats st = {0};
 	uint8_t *cls = NULL;
-	uint64_t t0 = mt_clock_now_ns(), cpu0 = thread_cpu_ns();
+	uint64_t t0 = mt_clock_now_ns(), cpu0 = mt_clock_thread_cpu_ns();
 	int err;
 
 	if (!regs)
@@ -172,7 +151,8 @@ static int scan_process(struct sup *s, struct proc *p, const pid_t *tids, size_t
 		err = cls ? mt_leak_scan(p->pid, x.b, (size_t)x.n, regs, n, cls, &st) : -ENOMEM;
 	}
 	if (!err)
-		err = write_record(s, &x, cls, &st, mt_clock_now_ns() - t0, thread_cpu_ns() - cpu0);
+		err = write_record(s, &x, cls, &st, mt_clock_now_ns() - t0,
+				   mt_clock_thread_cpu_ns() - cpu0);
 	if (err)
 		fprintf(stderr, "memtrack: the leak scan of process %d (%s) failed: %s\n", p->pid,
 			p->exe ? p->exe : "?", strerror(-err));
@@ -215,7 +195,7 @@ int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status)
 	if (!s->live_blocks || t->proc < 0)
 		return SUP_RESUME(0);
 	p = &s->procs[t->proc];
-	if (!others_running(s, t->proc, t->tid)) {
+	if (!sup_threads_running(s, t->proc, t->tid)) {
 		int err = scan_and_release(s, p, t->tid);
 
 		return err ? err : SUP_RESUME(0);
@@ -240,7 +220,7 @@ int sup_leaks_gone(struct sup *s, struct tracee *t)
 	for (size_t i = 0; i < p->n_exit_held; i++)
 		if (p->exit_held[i] == t->tid)
 			p->exit_held[i--] = p->exit_held[--p->n_exit_held];
-	if (!p->n_exit_held || others_running(s, t->proc, t->tid))
+	if (!p->n_exit_held || sup_threads_running(s, t->proc, t->tid))
 		return 0;
 	return scan_and_release(s, p, 0);
 }

@@ -300,7 +300,7 @@ static void wait_for_handed(struct sup *s, const sigset_t *set, const struct tim
 int sup_wait_for_news(struct sup *s)
 {
 	struct timespec zero = {0, 0}, ts, *timeout = NULL;
-	uint64_t now = mt_clock_now_ns(), left;
+	uint64_t now = mt_clock_now_ns(), left, wait_ns;
 	siginfo_t si;
 	sigset_t set;
 	int sig;
@@ -315,6 +315,13 @@ int sup_wait_for_news(struct sup *s)
 	/* The consumer makes room for held threads without telling: look again soon. */
 	if (s->pressed.n && (!timeout || ts.tv_sec || ts.tv_nsec > PRESSURE_POLL_NS)) {
 		ts = (struct timespec){0, PRESSURE_POLL_NS};
+		timeout = &ts;
+	}
+	/* RSS is sampled at a fixed rate, whether or not a stop comes (supervisor_rss.c). */
+	wait_ns = sup_rss_wait_ns(s);
+	if (wait_ns != UINT64_MAX &&
+	    (!timeout || (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec > wait_ns)) {
+		ts = (struct timespec){wait_ns / 1000000000ull, wait_ns % 1000000000ull};
 		timeout = &ts;
 	}
 	/* A debugger's attach and a handed-off process's end are looked for, not signalled. */

@@ -128,6 +128,19 @@ void sup_remove_tracee(struct sup *s, struct tracee *t)
 	free(t);
 }
 
+/* Threads of process proc but except that have not come to their exit stop. */
+size_t sup_threads_running(const struct sup *s, int proc, pid_t except)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->live.n; i++) {
+		const struct tracee *o = s->live.v[i];
+
+		n += o->proc == proc && o->tid != except && !o->exiting;
+	}
+	return n;
+}
+
 int sup_add_proc(struct sup *s, pid_t pid, int parent)
 {
 	struct proc *p;

@@ -62,6 +62,46 @@ int mt_proc_status_read(pid_t pid, pid_t tid, struct mt_proc_status *st)
 	return 0;
 }
 
+/* The "NAME:   N kB" line's value in bytes, 0 when absent; *seen set when present. */
+static uint64_t kb_field(const char *buf, const char *name, bool *seen)
+{
+	const char *p = strstr(buf, name);
+
+	if (!p)
+		return 0;
+	*seen = true;
+	return strtoull(p + strlen(name), NULL, 10) * 1024;
+}
+
+int mt_proc_rss_read(pid_t pid, struct mt_proc_rss *rss)
+{
+	char path[64], buf[4096];
+	bool seen = false;
+	ssize_t n;
+	int fd;
+
+	memset(rss, 0, sizeof(*rss));
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* The file is some 1.5 KiB: one read takes it whole (a seq_file fills what it is given). */
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	rss->anon = kb_field(buf, "\nRssAnon:", &seen);
+	if (!seen)
+		return -ESRCH;
+	rss->file = kb_field(buf, "\nRssFile:", &seen);
+	rss->shmem = kb_field(buf, "\nRssShmem:", &seen);
+	rss->hwm = kb_field(buf, "\nVmHWM:", &seen);
+	return 0;
+}
+
 int mt_proc_stat_field(pid_t pid, int n, long long *v)
 {
 	char path[64], buf[1024], *p;

@@ -472,6 +472,26 @@ int mt_artifact_write_mapping(struct mt_artifact_writer *w, const struct mt_arti
 	return record_end(w, p);
 }
 
+int mt_artifact_write_rss(struct mt_artifact_writer *w, const struct mt_artifact_rss *r)
+{
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_RSS, MT_ARTIFACT_RSS_SIZE, &err);
+	if (!p)
+		return err;
+	put_u64(&p, r->ts_ns);
+	put_u32(&p, r->pid);
+	put_u8(&p, r->why);
+	put_u8(&p, 0);
+	put_u16(&p, 0);
+	put_u64(&p, r->anon);
+	put_u64(&p, r->file);
+	put_u64(&p, r->shmem);
+	put_u64(&p, r->hwm);
+	return record_end(w, p);
+}
+
 bool mt_artifact_readable_later(struct mt_artifact_writer *w)
 {
 	bool ok;

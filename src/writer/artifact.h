@@ -145,6 +145,26 @@ struct mt_artifact_leaks {
 	const struct mt_artifact_leak_block *blocks;
 };
 
+/* Why an RSS sample was taken (docs/FORMAT.md, type 11). */
+enum mt_rss_why {
+	MT_RSS_TICK = 1, /* the supervisor's periodic sampling */
+	MT_RSS_EXIT = 2, /* the last thread's exit stop: the process's memory at its end */
+};
+
+/*
+ * A process's resident memory as the kernel counts it (/proc/PID/status: RssAnon, RssFile,
+ * RssShmem, VmHWM), in bytes, sampled by the supervisor (docs/FORMAT.md, type 11).
+ */
+struct mt_artifact_rss {
+	uint64_t ts_ns; /* CLOCK_MONOTONIC when read */
+	uint32_t pid;
+	uint8_t why;	/* enum mt_rss_why; a reader passes over others */
+	uint64_t anon;	/* RssAnon */
+	uint64_t file;	/* RssFile */
+	uint64_t shmem; /* RssShmem */
+	uint64_t hwm;	/* VmHWM: the peak of their sum as the kernel tracked it */
+};
+
 struct mt_artifact_footer {
 	uint64_t events;
 	uint64_t requests_dropped;
@@ -173,6 +193,7 @@ int mt_artifact_write_unprobed(struct mt_artifact_writer *w, const struct mt_art
 int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifact_stack *s);
 int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h);
 int mt_artifact_write_mapping(struct mt_artifact_writer *w, const struct mt_artifact_mapping *m);
+int mt_artifact_write_rss(struct mt_artifact_writer *w, const struct mt_artifact_rss *r);
 /* A leak scan: as many records as its blocks need, the figures in the first. */
 int mt_artifact_write_leaks(struct mt_artifact_writer *w, const struct mt_artifact_leaks *l);
 /*

@@ -33,6 +33,7 @@
 #define MT_ARTIFACT_LEAKS_FIXED	    64u		/* bytes before a leak record's blocks */
 #define MT_ARTIFACT_LEAK_ENTRY	    24u		/* a block of a leak record */
 #define MT_ARTIFACT_LEAKS_PER	    32768u	/* blocks in one leak record, at most */
+#define MT_ARTIFACT_RSS_SIZE	    48u		/* an RSS sample's payload, as written */
 
 enum mt_record_type {
 	MT_REC_PROCESS = 1,
@@ -45,6 +46,7 @@ enum mt_record_type {
 	MT_REC_HANDOFF = 8,  /* version 4: a process handed to a debugger, a file it mapped after */
 	MT_REC_MAPPING = 9,  /* a mapping system call (no new version: older readers skip it) */
 	MT_REC_LEAKS = 10,   /* a leak scan at a process's exit (no new version: likewise) */
+	MT_REC_RSS = 11,     /* a process's resident memory, sampled (no new version: likewise) */
 };
 
 #endif
