@@ -646,8 +646,9 @@ START_TEST(bad_options)
 	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 2);
 	ck_assert_msg(
-	    strstr(o.err,
-		   "--folded takes allocations, bytes, live, peak or temporary, not 'leaks'"),
+	    strstr(
+		o.err,
+		"--folded takes allocations, bytes, live, peak, leaked or temporary, not 'leaks'"),
 	    "%s", o.err);
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(by, NULL, NULL, 60, &o), 0);
