@@ -24,7 +24,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
 #include "base/clock.h"

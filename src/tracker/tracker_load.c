@@ -8,7 +8,6 @@
  * the first one's maps.
  */
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -28,50 +26,12 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
 #include "base/clock.h"
 #include "tracker/procmaps.h"
 #include "tracker/tracker.h"
 #include "tracker/tracker_int.h"
-
-/*
- * The kernel's BTF, which libbpf parses for every object that has tracing programs or CO-RE
- * reads (twice a run: the fentry probe, then memtrack's object). libbpf reads it with read(2),
- * and sysfs serves that file a page at a time: 1,350 reads of 5.5 MB, 10 to 50 ms a parse on
- * these machines. Kernels that let the file be mapped (6.16 and later) give it in one mmap, so
- * this function, which takes the place of libbpf's own of the same name (libbpf calls it through
- * its PLT), hands libbpf a copy made from a mapping. Elsewhere libbpf's own is called.
- */
-struct btf *btf__load_vmlinux_btf(void)
-{
-	static const char path[] = "/sys/kernel/btf/vmlinux";
-	struct btf *(*libbpf_own)(void);
-	struct btf *btf = NULL;
-	struct stat st;
-	void *data;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st) && st.st_size > 0) {
-		data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (data != MAP_FAILED) {
-			btf = btf__new(data, (__u32)st.st_size); /* copies: the mapping can go */
-			munmap(data, (size_t)st.st_size);
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	if (btf)
-		return btf;
-	libbpf_own = (struct btf * (*)(void)) dlsym(RTLD_NEXT, "btf__load_vmlinux_btf");
-	if (!libbpf_own) {
-		errno = ENOENT;
-		return NULL;
-	}
-	return libbpf_own();
-}
 
 /*
  * Which features of a run each program of bpf/memtrack.bpf.c serves. A program the table does
@@ -177,6 +137,26 @@ static int load_object(struct mt_tracker *t, struct memtrack_bpf *s)
 	return err;
 }
 
+/*
+ * Open the object with the small CO-RE target of tracker_btf.c, written from the object's own
+ * BTF at the first open; without it (no kernel BTF parsed), libbpf searches the kernel's.
+ */
+static struct memtrack_bpf *open_object(struct mt_tracker *t)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct memtrack_bpf *s;
+	char path[32];
+
+	if (tracker_btf_target_path(t, path, sizeof(path)))
+		return memtrack_bpf__open();
+	opts.btf_custom_path = path;
+	s = memtrack_bpf__open_opts(&opts);
+	if (!s || !tracker_btf_write_target(t, bpf_object__btf(s->obj)))
+		return s;
+	memtrack_bpf__destroy(s);
+	return memtrack_bpf__open();
+}
+
 /* Make obj's maps those of the loaded object: programs loaded later share its state. */
 static int share_maps(struct bpf_object *obj, struct bpf_object *loaded)
 {
@@ -206,7 +186,7 @@ int tracker_need(struct mt_tracker *t, unsigned int needs)
 		return 0;
 	if (t->n_later == MT_MAX_LATER)
 		return -E2BIG;
-	s = memtrack_bpf__open();
+	s = open_object(t);
 	if (!s)
 		return -errno;
 	err = share_maps(s->obj, t->skel->obj);
@@ -397,7 +377,7 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
 	int err;
 
-	t->skel = memtrack_bpf__open();
+	t->skel = open_object(t);
 	if (!t->skel)
 		return -errno;
 	t->loaded = MT_NEED_LIFECYCLE | (fentry ? MT_NEED_FENTRY : MT_NEED_TRACEPOINT) |
@@ -415,6 +395,7 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
 	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
 	bpf_map__set_max_entries(t->skel->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
+	tracker_btf_lend(t); /* for the tracing programs' attach targets */
 	err = load_object(t, t->skel);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
@@ -464,14 +445,28 @@ static int load_either(struct mt_tracker *t, bool fentry)
 	return err;
 }
 
-/* Where the kernel refuses fentry (EPERM here), find out before loading the whole object. */
-static int fentry_loads(void)
+/*
+ * Where the kernel refuses fentry (EPERM here), find out before loading the whole object: one
+ * empty fentry program on security_mmap_file (return 0), its target from the parse of the
+ * kernel's BTF that the object's load uses next.
+ */
+static int fentry_loads(struct mt_tracker *t)
 {
-	struct fentry_probe_bpf *p = fentry_probe_bpf__open_and_load();
-	int err = p ? 0 : -errno;
+	const struct bpf_insn ret0[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY);
+	int id = tracker_btf_func_id(t, "security_mmap_file"), fd;
 
-	fentry_probe_bpf__destroy(p);
-	return err;
+	if (id < 0)
+		return id;
+	opts.attach_btf_id = (__u32)id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "probe_fentry", "GPL", ret0, 2, &opts);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
 static int load_watcher(struct mt_tracker *t)
@@ -479,7 +474,7 @@ static int load_watcher(struct mt_tracker *t)
 	int err;
 
 	if (t->cfg.watcher != MT_WATCHER_TRACEPOINT) {
-		err = fentry_loads();
+		err = fentry_loads(t);
 		if (!err)
 			err = load_either(t, true);
 		if (!err)
@@ -519,7 +514,9 @@ int tracker_load_bpf(struct mt_tracker *t)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	tracker_btf_open(t); /* without: libbpf says what is missing */
 	err = load_watcher(t);
+	tracker_btf_release(t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }
