@@ -95,10 +95,10 @@ struct mt_classified {
 
 struct mt_tracker {
 	struct memtrack_bpf *skel;
-	struct btf *kbtf; /* the kernel's BTF, parsed once, until libbpf takes it (tracker_btf.c) */
-	int core_fd;	  /* the memory file of the CO-RE target (-1: none) */
-	bool core_written;   /* core_fd holds the target */
-	unsigned int loaded; /* enum mt_need: the features whose programs are loaded */
+	struct mt_kbtf *kbtf; /* the kernel's BTF, read for the first load (tracker_btf.c) */
+	int core_fd;	      /* the memory file of the CO-RE target (-1: none) */
+	bool core_written;    /* core_fd holds the target */
+	unsigned int loaded;  /* enum mt_need: the features whose programs are loaded */
 	struct memtrack_bpf *later[MT_MAX_LATER];
 	int n_later;
 	struct ring_buffer *requests;
@@ -167,13 +167,14 @@ int tracker_need(struct mt_tracker *t, unsigned int needs);
 struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name);
 
 /* tracker_btf.c */
+void tracker_btf_sections(void);
 int tracker_btf_open(struct mt_tracker *t);
-void tracker_btf_lend(struct mt_tracker *t);
+int tracker_btf_target_path(struct mt_tracker *t, char *path, size_t size);
+int tracker_btf_prepare(struct mt_tracker *t, const struct bpf_object *obj);
+int tracker_btf_probe_id(const struct mt_tracker *t);
+void tracker_btf_loading(const struct mt_tracker *t, bool on);
 void tracker_btf_release(struct mt_tracker *t);
 void tracker_btf_close(struct mt_tracker *t);
-int tracker_btf_func_id(const struct mt_tracker *t, const char *name);
-int tracker_btf_target_path(struct mt_tracker *t, char *path, size_t size);
-int tracker_btf_write_target(struct mt_tracker *t, const struct btf *local);
 
 /* tracker_closer.c */
 int tracker_closer_start(struct mt_tracker *t);

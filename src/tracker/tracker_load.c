@@ -28,7 +28,6 @@
 
 #include "memtrack.skel.h"
 
-#include "base/clock.h"
 #include "tracker/procmaps.h"
 #include "tracker/tracker.h"
 #include "tracker/tracker_int.h"
@@ -107,39 +106,77 @@ struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name)
 	return NULL;
 }
 
-/* -v: what each loaded program cost the verifier (docs/PERFORMANCE.md, section 4). */
-static void print_verified(struct bpf_object *obj, uint64_t load_ns)
+/* More than the object has: -v's table of them. */
+#define MT_MAX_PROGS 64
+
+/* The kernel's clock of bpf_prog_info.load_time. */
+static uint64_t boottime_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * -v: what each loaded program cost the verifier (docs/PERFORMANCE.md, section 4). The kernel
+ * stamps a program with the boot time its BPF_PROG_LOAD began (bpf_prog_info.load_time, taken
+ * before verification), and libbpf loads the programs one after the other: a program's load
+ * lasted until the next one's began (the last one's until the object's load returned).
+ */
+static void print_verified(struct bpf_object *obj, uint64_t start, uint64_t end)
+{
+	struct bpf_prog_info info[MT_MAX_PROGS];
+	const char *name[MT_MAX_PROGS];
 	struct bpf_program *p;
+	uint64_t first = end;
+	int n = 0;
 
 	bpf_object__for_each_program(p, obj)
 	{
-		struct bpf_prog_info info = {0};
-		__u32 len = sizeof(info);
+		__u32 len = sizeof(info[n]);
 
-		if (bpf_program__fd(p) < 0 ||
-		    bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		memset(&info[n], 0, sizeof(info[n]));
+		if (n == MT_MAX_PROGS || bpf_program__fd(p) < 0 ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(p), &info[n], &len))
 			continue;
-		fprintf(stderr, "memtrack: BPF program %s: %u instructions verified, %u loaded\n",
-			bpf_program__name(p), info.verified_insns,
-			info.xlated_prog_len / (unsigned int)sizeof(struct bpf_insn));
+		name[n] = bpf_program__name(p);
+		if (info[n].load_time < first)
+			first = info[n].load_time;
+		n++;
 	}
-	fprintf(stderr, "memtrack: BPF object loaded in %.1f ms\n", load_ns / 1e6);
+	for (int i = 0; i < n; i++) {
+		uint64_t next = end;
+
+		for (int j = 0; j < n; j++)
+			if (info[j].load_time > info[i].load_time && info[j].load_time < next)
+				next = info[j].load_time;
+		fprintf(
+		    stderr,
+		    "memtrack: BPF program %s: %u instructions verified, %u loaded, in %.2f ms\n",
+		    name[i], info[i].verified_insns,
+		    info[i].xlated_prog_len / (unsigned int)sizeof(struct bpf_insn),
+		    (next - info[i].load_time) / 1e6);
+	}
+	fprintf(stderr,
+		"memtrack: BPF object loaded in %.1f ms, %.1f ms of it before the first program "
+		"(the kernel's BTF, maps, relocation)\n",
+		(end - start) / 1e6, (first > start ? first - start : 0) / 1e6);
 }
 
 static int load_object(struct mt_tracker *t, struct memtrack_bpf *s)
 {
-	uint64_t start = mt_clock_now_ns();
+	uint64_t start = boottime_ns();
 	int err = memtrack_bpf__load(s);
 
 	if (!err && t->cfg.verbose)
-		print_verified(s->obj, mt_clock_now_ns() - start);
+		print_verified(s->obj, start, boottime_ns());
 	return err;
 }
 
 /*
  * Open the object with the small CO-RE target of tracker_btf.c, written from the object's own
- * BTF at the first open; without it (no kernel BTF parsed), libbpf searches the kernel's.
+ * BTF at the first open; without it (no kernel BTF read), libbpf searches the kernel's.
  */
 static struct memtrack_bpf *open_object(struct mt_tracker *t)
 {
@@ -147,13 +184,15 @@ static struct memtrack_bpf *open_object(struct mt_tracker *t)
 	struct memtrack_bpf *s;
 	char path[32];
 
+	tracker_btf_sections();
 	if (tracker_btf_target_path(t, path, sizeof(path)))
 		return memtrack_bpf__open();
 	opts.btf_custom_path = path;
 	s = memtrack_bpf__open_opts(&opts);
-	if (!s || !tracker_btf_write_target(t, bpf_object__btf(s->obj)))
+	if (!s || !tracker_btf_prepare(t, s->obj))
 		return s;
 	memtrack_bpf__destroy(s);
+	tracker_btf_release(t);
 	return memtrack_bpf__open();
 }
 
@@ -377,7 +416,8 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
 	int err;
 
-	t->skel = open_object(t);
+	if (!t->skel)
+		t->skel = open_object(t); /* the first instance is opened by load_watcher */
 	if (!t->skel)
 		return -errno;
 	t->loaded = MT_NEED_LIFECYCLE | (fentry ? MT_NEED_FENTRY : MT_NEED_TRACEPOINT) |
@@ -395,8 +435,9 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
 	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
 	bpf_map__set_max_entries(t->skel->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
-	tracker_btf_lend(t); /* for the tracing programs' attach targets */
+	tracker_btf_loading(t, true);
 	err = load_object(t, t->skel);
+	tracker_btf_loading(t, false);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
 	if (!err && mappings)
@@ -447,7 +488,7 @@ static int load_either(struct mt_tracker *t, bool fentry)
 
 /*
  * Where the kernel refuses fentry (EPERM here), find out before loading the whole object: one
- * empty fentry program on security_mmap_file (return 0), its target from the parse of the
+ * empty fentry program on security_mmap_file (return 0), its target found by the walk of the
  * kernel's BTF that the object's load uses next.
  */
 static int fentry_loads(struct mt_tracker *t)
@@ -457,7 +498,7 @@ static int fentry_loads(struct mt_tracker *t)
 	    {.code = BPF_JMP | BPF_EXIT},
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY);
-	int id = tracker_btf_func_id(t, "security_mmap_file"), fd;
+	int id = tracker_btf_probe_id(t), fd;
 
 	if (id < 0)
 		return id;
@@ -473,6 +514,10 @@ static int load_watcher(struct mt_tracker *t)
 {
 	int err;
 
+	/* Opened first: its BTF says what the walk of the kernel's looks for (tracker_btf.c). */
+	t->skel = open_object(t);
+	if (!t->skel)
+		return -errno;
 	if (t->cfg.watcher != MT_WATCHER_TRACEPOINT) {
 		err = fentry_loads(t);
 		if (!err)
@@ -514,7 +559,7 @@ int tracker_load_bpf(struct mt_tracker *t)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	tracker_btf_open(t); /* without: libbpf says what is missing */
+	tracker_btf_open(t); /* without: libbpf's own way, which says what is missing */
 	err = load_watcher(t);
 	tracker_btf_release(t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
