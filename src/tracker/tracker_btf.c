@@ -279,7 +279,7 @@ static size_t essential_len(const char *name)
 {
 	size_t n = strlen(name);
 
-	if (n < 5)
+	if (n < 5 || !strstr(name, "___")) /* most names: strstr is faster than the scan */
 		return n;
 	for (size_t i = n - 4; i-- > 0;)
 		if (name[i] != '_' && !strncmp(name + i + 1, "___", 3) && name[i + 4] != '_')
@@ -300,6 +300,8 @@ struct wanted {
 struct names {
 	struct wanted slot[NAME_SLOTS];
 	size_t n;
+	/* bit len % 64 of first[c]: a wanted name of that length starts with c (most names not) */
+	uint64_t first[256];
 };
 
 static size_t name_hash(const char *s, size_t len, unsigned int kind)
@@ -331,6 +333,7 @@ static int want(struct names *r, const char *name, size_t len, unsigned int kind
 		return -E2BIG;
 	*s = (struct wanted){name, len, kind, attach};
 	r->n++;
+	r->first[(unsigned char)name[0]] |= 1ull << (len % 64);
 	return 0;
 }
 
@@ -451,14 +454,17 @@ static int walk_wanted(struct mt_kbtf *k, struct names *r, struct closure *c)
 		const struct btf_type *t = type_at(k, id);
 		const char *name;
 		struct wanted *w;
+		size_t len;
 
 		if (!t->name_off || !(is_root_kind(t) || btf_is_func(t)))
 			continue;
 		name = name_at(k, t->name_off);
+		len = btf_is_func(t) ? strlen(name) : essential_len(name);
 		if (btf_is_func(t) && k->probe_id < 0 && !strcmp(name, "security_mmap_file"))
 			k->probe_id = (int)id;
-		w = slot_of(r, name, btf_is_func(t) ? strlen(name) : essential_len(name),
-			    root_kind(t));
+		if (!(r->first[(unsigned char)name[0]] >> (len % 64) & 1))
+			continue;
+		w = slot_of(r, name, len, root_kind(t));
 		if (w->name)
 			err = found(k, w, id, c);
 	}
