@@ -621,10 +621,10 @@ int tracker_btf_prepare(struct mt_tracker *t, const struct bpf_object *obj)
 	struct out o = {0};
 	int err;
 
-	if (!k || t->core_fd < 0)
-		return -ENOENT;
 	if (t->core_written)
 		return 0; /* every instance of the object has the same types and programs */
+	if (!k || t->core_fd < 0)
+		return -ENOENT;
 	k->n_attach = 0;
 	r = calloc(1, sizeof(*r));
 	c.map = calloc(k->n, sizeof(*c.map));

@@ -128,8 +128,11 @@ struct mt_tracker {
 
 	uint64_t req_drops_seen;
 	int ncpus;
-	__u64 *percpu;	/* ncpus values: one read of a per-CPU counter */
-	bool multi;	/* uprobe_multi links work: one link per file and direction */
+	__u64 *percpu;		/* ncpus values: one read of a per-CPU counter */
+	bool multi;		/* uprobe_multi links work: one link per file and direction */
+	pthread_t multi_loader; /* loads the uprobe_multi programs beside the run's start */
+	bool multi_loading;	/* multi_loader runs or is not joined yet (tracker_loads_done) */
+	int multi_err;		/* what multi_loader's load returned */
 	bool mm_filter; /* links count for every task of the linked task's mm (vfork children) */
 	bool mappings_failed; /* cfg.mappings, but the mapping programs could not be attached */
 	struct mt_arm *arms;  /* --probe-scope=tree: per process and file */
@@ -164,7 +167,10 @@ int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 int tracker_load_bpf(struct mt_tracker *t);
 void tracker_destroy_skel(struct mt_tracker *t);
 int tracker_need(struct mt_tracker *t, unsigned int needs);
-struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name);
+void tracker_loads_done(struct mt_tracker *t);
+bool tracker_multi(struct mt_tracker *t);
+bool tracker_mm_filter(struct mt_tracker *t);
+struct bpf_program *tracker_prog(struct mt_tracker *t, const char *name);
 
 /* tracker_btf.c */
 void tracker_btf_sections(void);

@@ -5,7 +5,7 @@
  * verifier is most of a short run's cost, so a program no feature of the run uses is never
  * verified. A feature the run turns out to need later (one perf link per probe, once the kernel
  * refused a uprobe_multi link) is loaded then, into another instance of the object that shares
- * the first one's maps.
+ * the first one's maps; so are the uprobe_multi programs, by a thread, while the run starts.
  */
 
 #include <errno.h>
@@ -92,9 +92,12 @@ static void select_programs(struct bpf_object *obj, unsigned int needs)
 }
 
 /* The loaded program name, from the object or one loaded later; NULL when none is. */
-struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name)
+struct bpf_program *tracker_prog(struct mt_tracker *t, const char *name)
 {
-	struct bpf_program *p = bpf_object__find_program_by_name(t->skel->obj, name);
+	struct bpf_program *p;
+
+	tracker_loads_done(t);
+	p = bpf_object__find_program_by_name(t->skel->obj, name);
 
 	if (p && bpf_program__fd(p) >= 0)
 		return p;
@@ -242,6 +245,70 @@ int tracker_need(struct mt_tracker *t, unsigned int needs)
 	return 0;
 }
 
+/*
+ * The uprobe_multi programs (alloc_enter_multi, the largest of the verifier's work) are loaded
+ * by a thread of their own into another instance of the object, while memtrack spawns the
+ * command and classifies its first files: they are first needed by the first file's links
+ * (tracker_prog, tracker_multi wait for them). If the kernel refuses them, the run probes with
+ * one perf link per probe, as when it refuses a uprobe_multi link.
+ */
+static void *multi_loader_main(void *arg)
+{
+	struct mt_tracker *t = arg;
+	int err, tries = 0;
+
+	do
+		err = tracker_need(t, MT_NEED_MULTI);
+	while (err == -EAGAIN && ++tries < 100);
+	t->multi_err = err;
+	return NULL;
+}
+
+static int start_multi_loader(struct mt_tracker *t)
+{
+	int err = pthread_create(&t->multi_loader, NULL, multi_loader_main, t);
+
+	if (err) /* no thread: load them here */
+		return tracker_need(t, MT_NEED_MULTI);
+	t->multi_loading = true;
+	return 0;
+}
+
+void tracker_loads_done(struct mt_tracker *t)
+{
+	uint64_t start;
+
+	if (!t->multi_loading)
+		return;
+	start = boottime_ns();
+	pthread_join(t->multi_loader, NULL);
+	t->multi_loading = false;
+	if (t->cfg.verbose)
+		fprintf(stderr, "memtrack: waited %.2f ms for the uprobe_multi programs\n",
+			(boottime_ns() - start) / 1e6);
+	if (!t->multi_err)
+		return;
+	if (t->cfg.verbose)
+		fprintf(stderr,
+			"memtrack: no uprobe_multi programs on this kernel (%s): one link per "
+			"probe\n",
+			strerror(-t->multi_err));
+	t->multi = false;
+	t->mm_filter = false; /* perf links: the programs check the cookie's process */
+}
+
+bool tracker_multi(struct mt_tracker *t)
+{
+	tracker_loads_done(t);
+	return t->multi;
+}
+
+bool tracker_mm_filter(struct mt_tracker *t)
+{
+	tracker_loads_done(t);
+	return t->mm_filter;
+}
+
 /* Whether dir exists for memtrack's effective credentials (access(2) would check the real ones). */
 static int tracefs_dir(const char *dir)
 {
@@ -371,6 +438,7 @@ static void attach_mappings(struct mt_tracker *t)
 
 void tracker_destroy_skel(struct mt_tracker *t)
 {
+	tracker_loads_done(t);
 	bpf_link__destroy(t->debugger);
 	t->debugger = NULL;
 	bpf_link__destroy(t->tracers);
@@ -420,8 +488,9 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 		t->skel = open_object(t); /* the first instance is opened by load_watcher */
 	if (!t->skel)
 		return -errno;
+	/* With multi, its programs are loaded beside the run's start (start_multi_loader). */
 	t->loaded = MT_NEED_LIFECYCLE | (fentry ? MT_NEED_FENTRY : MT_NEED_TRACEPOINT) |
-		    (multi ? MT_NEED_MULTI : MT_NEED_PERF) | (t->cfg.stacks ? MT_NEED_STACKS : 0) |
+		    (multi ? 0 : MT_NEED_PERF) | (t->cfg.stacks ? MT_NEED_STACKS : 0) |
 		    (mappings ? MT_NEED_MAPPINGS : 0);
 	select_programs(t->skel->obj, t->loaded);
 	bpf_map__set_max_entries(t->skel->maps.events, ring);
@@ -562,6 +631,8 @@ int tracker_load_bpf(struct mt_tracker *t)
 	tracker_btf_open(t); /* without: libbpf's own way, which says what is missing */
 	err = load_watcher(t);
 	tracker_btf_release(t);
+	if (!err && t->multi)
+		err = start_multi_loader(t); /* with every signal blocked, as the load needs */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }
