@@ -266,8 +266,11 @@ static __always_inline void emit_kind(__u8 kind, __u16 file_id, __u64 addr, __u6
 /*
  * The lifecycle goes into the events ring with the allocator events (enum mt_stream_kind), from
  * the thread it happens in: its place in the ring is its place in the one ordered stream.
+ *
+ * mt_tp_btf/ and mt_fentry/ are libbpf's tp_btf/ and fentry/ whose attach targets memtrack
+ * finds itself (src/tracker/tracker_btf.c), without libbpf's parse of the kernel's BTF.
  */
-SEC("tp_btf/sched_process_fork")
+SEC("mt_tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid, ctgid;
@@ -292,7 +295,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exec")
+SEC("mt_tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -316,7 +319,7 @@ static __always_inline void exit_calls(struct task_struct *task)
 		settle(st, ~0ULL, false);
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("mt_tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task)
 {
 	__u64 id = task_pid_tgid(task);

@@ -115,7 +115,7 @@ stop:
 	return 0;
 }
 
-SEC("fentry/security_mmap_file")
+SEC("mt_fentry/security_mmap_file") /* fentry/, memtrack.bpf.c says why */
 int BPF_PROG(watch_mmap_fentry, struct file *file, unsigned long prot, unsigned long flags)
 {
 	if (!(prot & PROT_EXEC))

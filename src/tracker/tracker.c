@@ -28,7 +28,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
 #include "base/grow.h"
@@ -117,6 +116,7 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 	t->cfg = *cfg;
 	/* Before anything is loaded: the closer holds nothing of memtrack's but its socket. */
 	t->closer_fd = -1;
+	t->core_fd = -1;
 	if (tracker_closer_start(t) && cfg->verbose)
 		fprintf(stderr, "memtrack: no closer process: links are detached before exit\n");
 	verbose_print = cfg->verbose;
@@ -299,6 +299,7 @@ void mt_tracker_close(struct mt_tracker *t)
 	ring_buffer__free(t->requests);
 	if (t->skel)
 		tracker_destroy_skel(t);
+	tracker_btf_close(t);
 	free(t);
 }
 

@@ -23,7 +23,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
 #include "writer/artifact.h"
@@ -192,7 +191,7 @@ static int try_point(struct mt_tracker *t, const char *path, const struct mt_pro
 		     uint16_t file_id, pid_t pid)
 {
 	uint64_t cookie = MT_COOKIE(file_id, p->kind);
-	int fd = mt_uprobe_multi_link(t->skel->progs.alloc_enter_multi, path, &p->probe_offset,
+	int fd = mt_uprobe_multi_link(tracker_prog(t, "alloc_enter_multi"), path, &p->probe_offset,
 				      &cookie, 1, false, pid);
 
 	if (fd < 0)
@@ -200,8 +199,8 @@ static int try_point(struct mt_tracker *t, const char *path, const struct mt_pro
 	close(fd);
 	if (!p->ret)
 		return 0;
-	fd = mt_uprobe_multi_link(t->skel->progs.alloc_exit_multi, path, &p->probe_offset, &cookie,
-				  1, true, pid);
+	fd = mt_uprobe_multi_link(tracker_prog(t, "alloc_exit_multi"), path, &p->probe_offset,
+				  &cookie, 1, true, pid);
 	if (fd < 0)
 		return fd;
 	close(fd);
@@ -234,9 +233,9 @@ static int attach_multi_accepted(struct mt_tracker *t, struct mt_tracked_file *f
 	*n_ok = ok.n_points;
 	if (!ok.n_points)
 		return 0;
-	return mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
-					     t->skel->progs.alloc_exit_multi, path, &ok, f->file_id,
-					     pid, l->multi_fd);
+	return mt_uprobe_multi_attach_points(tracker_prog(t, "alloc_enter_multi"),
+					     tracker_prog(t, "alloc_exit_multi"), path, &ok,
+					     f->file_id, pid, l->multi_fd);
 }
 
 /* Link the points in c for pid (-1: every process); the accepted ones go to ok. */
@@ -246,9 +245,9 @@ static int link_first(struct mt_tracker *t, struct mt_tracked_file *f, const cha
 {
 	int err;
 
-	if (t->multi) {
-		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
-						    t->skel->progs.alloc_exit_multi, path, c,
+	if (tracker_multi(t)) {
+		err = mt_uprobe_multi_attach_points(tracker_prog(t, "alloc_enter_multi"),
+						    tracker_prog(t, "alloc_exit_multi"), path, c,
 						    f->file_id, pid, l->multi_fd);
 		if (!err) {
 			memcpy(ok, c->points, c->n_points * sizeof(*ok));

@@ -23,7 +23,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
 #include "base/grow.h"

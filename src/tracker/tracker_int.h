@@ -95,7 +95,10 @@ struct mt_classified {
 
 struct mt_tracker {
 	struct memtrack_bpf *skel;
-	unsigned int loaded; /* enum mt_need: the features whose programs are loaded */
+	struct mt_kbtf *kbtf; /* the kernel's BTF, read for the first load (tracker_btf.c) */
+	int core_fd;	      /* the memory file of the CO-RE target (-1: none) */
+	bool core_written;    /* core_fd holds the target */
+	unsigned int loaded;  /* enum mt_need: the features whose programs are loaded */
 	struct memtrack_bpf *later[MT_MAX_LATER];
 	int n_later;
 	struct ring_buffer *requests;
@@ -125,8 +128,11 @@ struct mt_tracker {
 
 	uint64_t req_drops_seen;
 	int ncpus;
-	__u64 *percpu;	/* ncpus values: one read of a per-CPU counter */
-	bool multi;	/* uprobe_multi links work: one link per file and direction */
+	__u64 *percpu;		/* ncpus values: one read of a per-CPU counter */
+	bool multi;		/* uprobe_multi links work: one link per file and direction */
+	pthread_t multi_loader; /* loads the uprobe_multi programs beside the run's start */
+	bool multi_loading;	/* multi_loader runs or is not joined yet (tracker_loads_done) */
+	int multi_err;		/* what multi_loader's load returned */
 	bool mm_filter; /* links count for every task of the linked task's mm (vfork children) */
 	bool mappings_failed; /* cfg.mappings, but the mapping programs could not be attached */
 	struct mt_arm *arms;  /* --probe-scope=tree: per process and file */
@@ -161,7 +167,20 @@ int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 int tracker_load_bpf(struct mt_tracker *t);
 void tracker_destroy_skel(struct mt_tracker *t);
 int tracker_need(struct mt_tracker *t, unsigned int needs);
-struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name);
+void tracker_loads_done(struct mt_tracker *t);
+bool tracker_multi(struct mt_tracker *t);
+bool tracker_mm_filter(struct mt_tracker *t);
+struct bpf_program *tracker_prog(struct mt_tracker *t, const char *name);
+
+/* tracker_btf.c */
+void tracker_btf_sections(void);
+int tracker_btf_open(struct mt_tracker *t);
+int tracker_btf_target_path(struct mt_tracker *t, char *path, size_t size);
+int tracker_btf_prepare(struct mt_tracker *t, const struct bpf_object *obj);
+int tracker_btf_probe_id(const struct mt_tracker *t);
+void tracker_btf_loading(const struct mt_tracker *t, bool on);
+void tracker_btf_release(struct mt_tracker *t);
+void tracker_btf_close(struct mt_tracker *t);
 
 /* tracker_closer.c */
 int tracker_closer_start(struct mt_tracker *t);

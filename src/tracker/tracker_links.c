@@ -24,7 +24,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
 #include "base/clock.h"
@@ -48,9 +47,9 @@ static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
-	if (t->multi)
-		err = mt_uprobe_multi_attach_points(t->skel->progs.alloc_enter_multi,
-						    t->skel->progs.alloc_exit_multi, path, &c,
+	if (tracker_multi(t))
+		err = mt_uprobe_multi_attach_points(tracker_prog(t, "alloc_enter_multi"),
+						    tracker_prog(t, "alloc_exit_multi"), path, &c,
 						    f->file_id, pid, l->multi_fd);
 	else
 		err = tracker_attach_perf(t, (struct mt_tracked_file *)f, path, f->points,
@@ -91,7 +90,7 @@ int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool sha
 	size_t n = t->n_arms;
 	int err;
 
-	if (t->cfg.system_scope || (shares_mm && t->mm_filter))
+	if (t->cfg.system_scope || (shares_mm && tracker_mm_filter(t)))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (t->arms[i].pid != parent)
@@ -194,7 +193,7 @@ static int link_successor(struct mt_tracker *t, const struct mt_arm *a, pid_t ti
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
-	if (!t->multi)
+	if (!tracker_multi(t))
 		return tracker_attach_perf(t, f, path, f->points, f->n_points, tid,
 					   MT_COOKIE_FOR(a->pid) | MT_COOKIE_AFTER_LEADER, l, NULL,
 					   NULL);
@@ -202,8 +201,8 @@ static int link_successor(struct mt_tracker *t, const struct mt_arm *a, pid_t ti
 	if (!l->links)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->n_points; i++) {
-		link = bpf_program__attach_uprobe_opts(t->skel->progs.keep_breakpoints, tid, path,
-						       f->points[i].probe_offset, NULL);
+		link = bpf_program__attach_uprobe_opts(tracker_prog(t, "keep_breakpoints"), tid,
+						       path, f->points[i].probe_offset, NULL);
 		if (!link)
 			return -errno;
 		l->links[l->n_links++] = link;
@@ -225,14 +224,14 @@ int mt_tracker_thread_exits(struct mt_tracker *t, pid_t pid, pid_t tid,
 	pid_t live = 0;
 	int err;
 
-	if (t->cfg.system_scope || t->mm_filter)
+	if (t->cfg.system_scope || tracker_mm_filter(t))
 		return 0;
 	for (size_t i = 0; i < t->n_arms; i++) {
 		struct mt_arm *a = &t->arms[i];
 		struct mt_links l = {0};
 
 		/* Perf links that count cannot be moved twice without a window: see PROBES.md. */
-		if (a->pid != pid || (tid != pid && (a->keep_tid != tid || !t->multi)))
+		if (a->pid != pid || (tid != pid && (a->keep_tid != tid || !tracker_multi(t))))
 			continue;
 		if (!live)
 			live = live_thread(pid, tid, &seen);

@@ -5,10 +5,9 @@
  * verifier is most of a short run's cost, so a program no feature of the run uses is never
  * verified. A feature the run turns out to need later (one perf link per probe, once the kernel
  * refused a uprobe_multi link) is loaded then, into another instance of the object that shares
- * the first one's maps.
+ * the first one's maps; so are the uprobe_multi programs, by a thread, while the run starts.
  */
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -28,50 +26,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "fentry_probe.skel.h"
 #include "memtrack.skel.h"
 
-#include "base/clock.h"
 #include "tracker/procmaps.h"
 #include "tracker/tracker.h"
 #include "tracker/tracker_int.h"
-
-/*
- * The kernel's BTF, which libbpf parses for every object that has tracing programs or CO-RE
- * reads (twice a run: the fentry probe, then memtrack's object). libbpf reads it with read(2),
- * and sysfs serves that file a page at a time: 1,350 reads of 5.5 MB, 10 to 50 ms a parse on
- * these machines. Kernels that let the file be mapped (6.16 and later) give it in one mmap, so
- * this function, which takes the place of libbpf's own of the same name (libbpf calls it through
- * its PLT), hands libbpf a copy made from a mapping. Elsewhere libbpf's own is called.
- */
-struct btf *btf__load_vmlinux_btf(void)
-{
-	static const char path[] = "/sys/kernel/btf/vmlinux";
-	struct btf *(*libbpf_own)(void);
-	struct btf *btf = NULL;
-	struct stat st;
-	void *data;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st) && st.st_size > 0) {
-		data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (data != MAP_FAILED) {
-			btf = btf__new(data, (__u32)st.st_size); /* copies: the mapping can go */
-			munmap(data, (size_t)st.st_size);
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	if (btf)
-		return btf;
-	libbpf_own = (struct btf * (*)(void)) dlsym(RTLD_NEXT, "btf__load_vmlinux_btf");
-	if (!libbpf_own) {
-		errno = ENOENT;
-		return NULL;
-	}
-	return libbpf_own();
-}
 
 /*
  * Which features of a run each program of bpf/memtrack.bpf.c serves. A program the table does
@@ -133,9 +92,12 @@ static void select_programs(struct bpf_object *obj, unsigned int needs)
 }
 
 /* The loaded program name, from the object or one loaded later; NULL when none is. */
-struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name)
+struct bpf_program *tracker_prog(struct mt_tracker *t, const char *name)
 {
-	struct bpf_program *p = bpf_object__find_program_by_name(t->skel->obj, name);
+	struct bpf_program *p;
+
+	tracker_loads_done(t);
+	p = bpf_object__find_program_by_name(t->skel->obj, name);
 
 	if (p && bpf_program__fd(p) >= 0)
 		return p;
@@ -147,34 +109,94 @@ struct bpf_program *tracker_prog(const struct mt_tracker *t, const char *name)
 	return NULL;
 }
 
-/* -v: what each loaded program cost the verifier (docs/PERFORMANCE.md, section 4). */
-static void print_verified(struct bpf_object *obj, uint64_t load_ns)
+/* More than the object has: -v's table of them. */
+#define MT_MAX_PROGS 64
+
+/* The kernel's clock of bpf_prog_info.load_time. */
+static uint64_t boottime_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * -v: what each loaded program cost the verifier (docs/PERFORMANCE.md, section 4). The kernel
+ * stamps a program with the boot time its BPF_PROG_LOAD began (bpf_prog_info.load_time, taken
+ * before verification), and libbpf loads the programs one after the other: a program's load
+ * lasted until the next one's began (the last one's until the object's load returned).
+ */
+static void print_verified(struct bpf_object *obj, uint64_t start, uint64_t end)
+{
+	struct bpf_prog_info info[MT_MAX_PROGS];
+	const char *name[MT_MAX_PROGS];
 	struct bpf_program *p;
+	uint64_t first = end;
+	int n = 0;
 
 	bpf_object__for_each_program(p, obj)
 	{
-		struct bpf_prog_info info = {0};
-		__u32 len = sizeof(info);
+		__u32 len = sizeof(info[n]);
 
-		if (bpf_program__fd(p) < 0 ||
-		    bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		memset(&info[n], 0, sizeof(info[n]));
+		if (n == MT_MAX_PROGS || bpf_program__fd(p) < 0 ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(p), &info[n], &len))
 			continue;
-		fprintf(stderr, "memtrack: BPF program %s: %u instructions verified, %u loaded\n",
-			bpf_program__name(p), info.verified_insns,
-			info.xlated_prog_len / (unsigned int)sizeof(struct bpf_insn));
+		name[n] = bpf_program__name(p);
+		if (info[n].load_time < first)
+			first = info[n].load_time;
+		n++;
 	}
-	fprintf(stderr, "memtrack: BPF object loaded in %.1f ms\n", load_ns / 1e6);
+	for (int i = 0; i < n; i++) {
+		uint64_t next = end;
+
+		for (int j = 0; j < n; j++)
+			if (info[j].load_time > info[i].load_time && info[j].load_time < next)
+				next = info[j].load_time;
+		fprintf(
+		    stderr,
+		    "memtrack: BPF program %s: %u instructions verified, %u loaded, in %.2f ms\n",
+		    name[i], info[i].verified_insns,
+		    info[i].xlated_prog_len / (unsigned int)sizeof(struct bpf_insn),
+		    (next - info[i].load_time) / 1e6);
+	}
+	fprintf(stderr,
+		"memtrack: BPF object loaded in %.1f ms, %.1f ms of it before the first program "
+		"(the kernel's BTF, maps, relocation)\n",
+		(end - start) / 1e6, (first > start ? first - start : 0) / 1e6);
 }
 
 static int load_object(struct mt_tracker *t, struct memtrack_bpf *s)
 {
-	uint64_t start = mt_clock_now_ns();
+	uint64_t start = boottime_ns();
 	int err = memtrack_bpf__load(s);
 
 	if (!err && t->cfg.verbose)
-		print_verified(s->obj, mt_clock_now_ns() - start);
+		print_verified(s->obj, start, boottime_ns());
 	return err;
+}
+
+/*
+ * Open the object with the small CO-RE target of tracker_btf.c, written from the object's own
+ * BTF at the first open; without it (no kernel BTF read), libbpf searches the kernel's.
+ */
+static struct memtrack_bpf *open_object(struct mt_tracker *t)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct memtrack_bpf *s;
+	char path[32];
+
+	tracker_btf_sections();
+	if (tracker_btf_target_path(t, path, sizeof(path)))
+		return memtrack_bpf__open();
+	opts.btf_custom_path = path;
+	s = memtrack_bpf__open_opts(&opts);
+	if (!s || !tracker_btf_prepare(t, s->obj))
+		return s;
+	memtrack_bpf__destroy(s);
+	tracker_btf_release(t);
+	return memtrack_bpf__open();
 }
 
 /* Make obj's maps those of the loaded object: programs loaded later share its state. */
@@ -206,7 +228,7 @@ int tracker_need(struct mt_tracker *t, unsigned int needs)
 		return 0;
 	if (t->n_later == MT_MAX_LATER)
 		return -E2BIG;
-	s = memtrack_bpf__open();
+	s = open_object(t);
 	if (!s)
 		return -errno;
 	err = share_maps(s->obj, t->skel->obj);
@@ -221,6 +243,70 @@ int tracker_need(struct mt_tracker *t, unsigned int needs)
 	t->later[t->n_later++] = s;
 	t->loaded |= needs;
 	return 0;
+}
+
+/*
+ * The uprobe_multi programs (alloc_enter_multi, the largest of the verifier's work) are loaded
+ * by a thread of their own into another instance of the object, while memtrack spawns the
+ * command and classifies its first files: they are first needed by the first file's links
+ * (tracker_prog, tracker_multi wait for them). If the kernel refuses them, the run probes with
+ * one perf link per probe, as when it refuses a uprobe_multi link.
+ */
+static void *multi_loader_main(void *arg)
+{
+	struct mt_tracker *t = arg;
+	int err, tries = 0;
+
+	do
+		err = tracker_need(t, MT_NEED_MULTI);
+	while (err == -EAGAIN && ++tries < 100);
+	t->multi_err = err;
+	return NULL;
+}
+
+static int start_multi_loader(struct mt_tracker *t)
+{
+	int err = pthread_create(&t->multi_loader, NULL, multi_loader_main, t);
+
+	if (err) /* no thread: load them here */
+		return tracker_need(t, MT_NEED_MULTI);
+	t->multi_loading = true;
+	return 0;
+}
+
+void tracker_loads_done(struct mt_tracker *t)
+{
+	uint64_t start;
+
+	if (!t->multi_loading)
+		return;
+	start = boottime_ns();
+	pthread_join(t->multi_loader, NULL);
+	t->multi_loading = false;
+	if (t->cfg.verbose)
+		fprintf(stderr, "memtrack: waited %.2f ms for the uprobe_multi programs\n",
+			(boottime_ns() - start) / 1e6);
+	if (!t->multi_err)
+		return;
+	if (t->cfg.verbose)
+		fprintf(stderr,
+			"memtrack: no uprobe_multi programs on this kernel (%s): one link per "
+			"probe\n",
+			strerror(-t->multi_err));
+	t->multi = false;
+	t->mm_filter = false; /* perf links: the programs check the cookie's process */
+}
+
+bool tracker_multi(struct mt_tracker *t)
+{
+	tracker_loads_done(t);
+	return t->multi;
+}
+
+bool tracker_mm_filter(struct mt_tracker *t)
+{
+	tracker_loads_done(t);
+	return t->mm_filter;
 }
 
 /* Whether dir exists for memtrack's effective credentials (access(2) would check the real ones). */
@@ -369,6 +455,7 @@ static void destroy_mappings(struct mt_tracker *t)
 
 void tracker_destroy_skel(struct mt_tracker *t)
 {
+	tracker_loads_done(t);
 	bpf_link__destroy(t->debugger);
 	t->debugger = NULL;
 	bpf_link__destroy(t->tracers);
@@ -411,11 +498,13 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
 	int err;
 
-	t->skel = memtrack_bpf__open();
+	if (!t->skel)
+		t->skel = open_object(t); /* the first instance is opened by load_watcher */
 	if (!t->skel)
 		return -errno;
+	/* With multi, its programs are loaded beside the run's start (start_multi_loader). */
 	t->loaded = MT_NEED_LIFECYCLE | (fentry ? MT_NEED_FENTRY : MT_NEED_TRACEPOINT) |
-		    (multi ? MT_NEED_MULTI : MT_NEED_PERF) | (t->cfg.stacks ? MT_NEED_STACKS : 0) |
+		    (multi ? 0 : MT_NEED_PERF) | (t->cfg.stacks ? MT_NEED_STACKS : 0) |
 		    (mappings ? MT_NEED_MAPPINGS : 0);
 	select_programs(t->skel->obj, t->loaded);
 	bpf_map__set_max_entries(t->skel->maps.events, ring);
@@ -429,7 +518,9 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
 	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
 	bpf_map__set_max_entries(t->skel->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
+	tracker_btf_loading(t, true);
 	err = load_object(t, t->skel);
+	tracker_btf_loading(t, false);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
 	if (!err && mappings)
@@ -478,22 +569,40 @@ static int load_either(struct mt_tracker *t, bool fentry)
 	return err;
 }
 
-/* Where the kernel refuses fentry (EPERM here), find out before loading the whole object. */
-static int fentry_loads(void)
+/*
+ * Where the kernel refuses fentry (EPERM here), find out before loading the whole object: one
+ * empty fentry program on security_mmap_file (return 0), its target found by the walk of the
+ * kernel's BTF that the object's load uses next.
+ */
+static int fentry_loads(struct mt_tracker *t)
 {
-	struct fentry_probe_bpf *p = fentry_probe_bpf__open_and_load();
-	int err = p ? 0 : -errno;
+	const struct bpf_insn ret0[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY);
+	int id = tracker_btf_probe_id(t), fd;
 
-	fentry_probe_bpf__destroy(p);
-	return err;
+	if (id < 0)
+		return id;
+	opts.attach_btf_id = (__u32)id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "probe_fentry", "GPL", ret0, 2, &opts);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
 static int load_watcher(struct mt_tracker *t)
 {
 	int err;
 
+	/* Opened first: its BTF says what the walk of the kernel's looks for (tracker_btf.c). */
+	t->skel = open_object(t);
+	if (!t->skel)
+		return -errno;
 	if (t->cfg.watcher != MT_WATCHER_TRACEPOINT) {
-		err = fentry_loads();
+		err = fentry_loads(t);
 		if (!err)
 			err = load_either(t, true);
 		if (!err)
@@ -533,7 +642,11 @@ int tracker_load_bpf(struct mt_tracker *t)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	tracker_btf_open(t); /* without: libbpf's own way, which says what is missing */
 	err = load_watcher(t);
+	tracker_btf_release(t);
+	if (!err && t->multi)
+		err = start_multi_loader(t); /* with every signal blocked, as the load needs */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }
