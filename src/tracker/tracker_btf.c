@@ -17,14 +17,12 @@
  * relocation (bpf_core_type_exists() and its kin) would look through pointers: the day one is
  * added, this file must copy what pointers point to.
  *
- * The tracing programs are in sections of memtrack's own (mt_tp_btf/, mt_fentry/, handled here
- * as libbpf handles tp_btf/ and fentry/) so that libbpf takes their attach target from here;
- * libbpf then asks for the kernel's BTF for nothing else, and is given an empty one.
+ * The tracing programs' own section types, which take their targets from here, are
+ * tracker_btf_sections.c's.
  */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,10 +40,6 @@
 #include "tracker/tracker_int.h"
 
 static const char vmlinux_path[] = "/sys/kernel/btf/vmlinux";
-
-/* The sections of tracing programs whose attach target this file looks up. */
-#define MT_TP_BTF "mt_tp_btf/"
-#define MT_FENTRY "mt_fentry/"
 
 #define MAX_ATTACH 8
 
@@ -68,34 +62,6 @@ struct mt_kbtf {
 	int n_attach;
 	int probe_id; /* security_mmap_file, the fentry probe's target */
 };
-
-/*
- * What libbpf's next btf__load_vmlinux_btf() call gets instead of a parse: set while an object
- * whose tracing programs take their targets from here is loaded. Loads happen on one thread.
- */
-static bool vmlinux_unneeded;
-static const struct mt_kbtf *attach_from;
-
-/*
- * This function takes the place of libbpf's own of the same name (libbpf calls it through its
- * PLT): while memtrack's object is loaded, libbpf needs the kernel's BTF for nothing (the CO-RE
- * target is the copy, the attach targets come from here) and gets an empty one; otherwise it
- * gets the kernel's.
- */
-struct btf *btf__load_vmlinux_btf(void)
-{
-	struct btf *btf;
-
-	if (vmlinux_unneeded)
-		btf = btf__new_empty();
-	else
-		btf = btf__parse(vmlinux_path, NULL);
-	if (libbpf_get_error(btf)) {
-		errno = ENOENT;
-		return NULL;
-	}
-	return btf;
-}
 
 static const struct btf_type *type_at(const struct mt_kbtf *k, __u32 id)
 {
@@ -659,51 +625,20 @@ static int attach_id_parsed(const char *sec)
 	return id;
 }
 
-/* libbpf asks for a tracing program's target: the one tracker_btf_prepare() found for it. */
-static int prepare_load(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+/* The type id a tracing program's section attaches to: found by tracker_btf_prepare() in k, or,
+ * without k, by libbpf's parse. */
+int tracker_btf_attach_id(const struct mt_kbtf *k, const char *sec)
 {
-	const char *sec = bpf_program__section_name(prog);
-	int id = -ESRCH;
-
-	(void)cookie;
-	for (int i = 0; attach_from && i < attach_from->n_attach; i++)
-		if (!strcmp(attach_from->attach[i].sec, sec))
-			id = attach_from->attach[i].id;
-	if (!attach_from)
-		id = attach_id_parsed(sec);
-	if (id < 0)
-		return id;
-	opts->attach_btf_id = (__u32)id;
-	return 0;
+	if (!k)
+		return attach_id_parsed(sec);
+	for (int i = 0; i < k->n_attach; i++)
+		if (!strcmp(k->attach[i].sec, sec))
+			return k->attach[i].id;
+	return -ESRCH;
 }
 
-static int attach_traced(const struct bpf_program *prog, long cookie, struct bpf_link **link)
+/* The kernel's BTF as libbpf parses it. */
+struct btf *tracker_btf_parse_vmlinux(void)
 {
-	(void)cookie;
-	*link = bpf_program__attach_trace(prog);
-	return *link ? 0 : -errno;
-}
-
-static void register_sections(void)
-{
-	LIBBPF_OPTS(libbpf_prog_handler_opts, o, .prog_prepare_load_fn = prepare_load,
-		    .prog_attach_fn = attach_traced);
-
-	libbpf_register_prog_handler(MT_TP_BTF, BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, &o);
-	libbpf_register_prog_handler(MT_FENTRY, BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, &o);
-}
-
-/* Before the object is opened: its tracing programs' sections are known to libbpf. */
-void tracker_btf_sections(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	pthread_once(&once, register_sections);
-}
-
-/* Around a load of the object: its attach targets from t, no kernel BTF for libbpf. */
-void tracker_btf_loading(const struct mt_tracker *t, bool on)
-{
-	vmlinux_unneeded = on && t->kbtf;
-	attach_from = on ? t->kbtf : NULL;
+	return btf__parse(vmlinux_path, NULL);
 }

@@ -172,15 +172,23 @@ bool tracker_multi(struct mt_tracker *t);
 bool tracker_mm_filter(struct mt_tracker *t);
 struct bpf_program *tracker_prog(struct mt_tracker *t, const char *name);
 
+/* The sections of tracing programs whose attach target tracker_btf.c looks up. */
+#define MT_TP_BTF "mt_tp_btf/"
+#define MT_FENTRY "mt_fentry/"
+
 /* tracker_btf.c */
-void tracker_btf_sections(void);
 int tracker_btf_open(struct mt_tracker *t);
 int tracker_btf_target_path(struct mt_tracker *t, char *path, size_t size);
 int tracker_btf_prepare(struct mt_tracker *t, const struct bpf_object *obj);
 int tracker_btf_probe_id(const struct mt_tracker *t);
-void tracker_btf_loading(const struct mt_tracker *t, bool on);
 void tracker_btf_release(struct mt_tracker *t);
 void tracker_btf_close(struct mt_tracker *t);
+int tracker_btf_attach_id(const struct mt_kbtf *k, const char *sec);
+struct btf *tracker_btf_parse_vmlinux(void);
+
+/* tracker_btf_sections.c */
+void tracker_btf_sections(void);
+void tracker_btf_loading(const struct mt_tracker *t, bool on);
 
 /* tracker_closer.c */
 int tracker_closer_start(struct mt_tracker *t);
