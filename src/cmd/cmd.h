@@ -56,6 +56,9 @@ static inline int mt_cmd_options_status(int ret)
 	return ret == MT_CMD_HELP_SHOWN ? 0 : MT_EXIT_USAGE;
 }
 
+/* cmd_report_codspeed.c: CodSpeed's artifact (PID.MemtrackArtifact.msgpack), summarized. */
+int mt_cmd_report_codspeed(const char *path, bool json);
+
 /* cmd_output.c: the artifact of a recording subcommand (run, attach). */
 struct mt_identity;
 /*
