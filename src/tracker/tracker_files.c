@@ -236,10 +236,14 @@ static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int
 				".symtab): its allocations, if any, cannot be tracked\n",
 				mt_printable(p, sizeof(p), path));
 		if (c.static_exec && c.family == MT_FAM_NONE)
-			tracker_not_probed(t, path, NULL, 0,
-					   "a static executable in which no allocator was found: "
-					   "its allocations (its own allocator, brk, mmap) cannot "
-					   "be seen");
+			tracker_not_probed(
+			    t, path, NULL, 0,
+			    "a static executable in which no allocator was found: "
+			    "its allocations (its own allocator, brk, mmap) cannot "
+			    "be seen%s",
+			    t->cfg.mappings && !t->mappings_failed
+				? "; its brk and mmap calls are recorded (--mappings)"
+				: "; run --mappings records its brk and mmap calls");
 		for (size_t i = 0; i < c.n_refused; i++)
 			tracker_not_probed(t, path, c.refused[i].symbol, 0, "%s",
 					   c.refused[i].reason);
