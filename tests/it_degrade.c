@@ -226,7 +226,8 @@ static const char *unprobed_reason(struct json_object *rep, const char *path)
 START_TEST(static_binary_without_allocator_is_incomplete)
 {
 	static const char reason[] = "a static executable in which no allocator was found: its "
-				     "allocations (its own allocator, brk, mmap) cannot be seen";
+				     "allocations (its own allocator, brk, mmap) cannot be seen; "
+				     "run --mappings records its brk and mmap calls";
 	const char *opts[] = {"--strict", NULL};
 	const char *nosyms[] = {FIXTURE("nosyms"), NULL};
 	const char *busybox[] = {"/bin/busybox", "sh", "-c", "true", NULL};
