@@ -274,8 +274,12 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 			return err;
 	}
 	/* Its memory is still there: the process's RSS at its end (supervisor_rss.c). */
-	if (sup_rss_exit_stop(s, t))
-		return -ENOMEM;
+	{
+		int err = sup_rss_exit_stop(s, t);
+
+		if (err)
+			return err;
+	}
 	/*
 	 * --leaks: the last thread's exit stop scans the process (supervisor_leaks.c); not the
 	 * process served to gdb, whose threads gdb stops and resumes.
