@@ -85,7 +85,10 @@ static int hold(struct sup_gdb *g, const struct mt_gdb_stop *stop)
 
 /*
  * Whether a thread's SIGTRAP is one of gdb's breakpoints, its pc then put back on it: an int3
- * traps as SI_KERNEL, an int1 as TRAP_BRKPT, both with the pc after them.
+ * traps as SI_KERNEL, an int1 as TRAP_BRKPT, both with the pc after them. Some hypervisors
+ * report the int1 as a fault, the pc still on it (a PVM guest: gdb's `break malloc` over
+ * memtrack's probe spun there, the thread trapping again at each resume): a thread not
+ * single-stepped that stops so with TRAP_BRKPT is at that breakpoint already.
  */
 static bool back_on_break(struct sup_gdb *g, struct tracee *t, const siginfo_t *si)
 {
@@ -97,8 +100,10 @@ static bool back_on_break(struct sup_gdb *g, struct tracee *t, const siginfo_t *
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
 		return false;
 	b = sup_gdb_find_break(g, r.rip - 1);
-	if (!b || b->at_probe != (si->si_code == TRAP_BRKPT))
-		return false;
+	if (!b || b->at_probe != (si->si_code == TRAP_BRKPT)) {
+		b = sup_gdb_find_break(g, r.rip);
+		return b && b->at_probe && si->si_code == TRAP_BRKPT && !t->gdb_stepped;
+	}
 	r.rip--;
 	return ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0;
 }
