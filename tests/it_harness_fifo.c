@@ -261,13 +261,28 @@ static void prepare(void)
 	write_plan(tracked_plan_path, "plan-tracked.json", tracked_plan_text);
 }
 
-/* The capabilities given to the tracker do not reach the exec-harness the runner runs. */
+/*
+ * The capabilities given to the tracker do not reach the exec-harness the runner runs; the
+ * codspeed-memtrack the runner finds on PATH is make install's link to that tracker, and
+ * answers its install check (split at the first space, at least 1.4.0).
+ */
 START_TEST(test_capability_layout)
 {
 	const char *getcap[] = {"getcap", TWIN_BIN "/memtrack", TWIN_BIN "/exec-harness", NULL};
+	const char *version[] = {TWIN_BIN "/codspeed-memtrack", "--version", NULL};
 	struct mt_out o = {0};
+	char target[PATH_MAX];
+	ssize_t n;
 	struct stat st;
 
+	n = readlink(TWIN_BIN "/codspeed-memtrack", target, sizeof(target) - 1);
+	ck_assert_msg(n > 0, "make install's codspeed-memtrack is not a link: %s", strerror(errno));
+	target[n] = '\0';
+	ck_assert_str_eq(target, "memtrack");
+	ck_assert_int_eq(mt_run(version, NULL, NULL, 30, &o), 0);
+	ck_assert_msg(o.code == 0, "codspeed-memtrack --version: %s", o.err);
+	ck_assert_str_eq(o.out, "memtrack 1.4.0\n");
+	mt_out_free(&o);
 	ck_assert_int_eq(lstat(TWIN_BIN "/exec-harness", &st), 0);
 	ck_assert_msg(S_ISREG(st.st_mode), "make install's exec-harness is not a file of its own");
 	ck_assert_int_eq(mt_run(getcap, NULL, NULL, 30, &o), 0);

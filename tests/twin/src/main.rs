@@ -472,6 +472,13 @@ fn check_run(
                     .trim()
                     .parse()
                     .unwrap_or_else(|_| fail("no bash pid".into()));
+                if i != frames.len() {
+                    fail(format!(
+                        "{} frames after the last benchmark: {:?}",
+                        frames.len() - i,
+                        frames[i].cmd
+                    ));
+                }
                 let said = tracker::check(t, plan, frames, &profile.join("results"), pid, root);
                 if let Some(checker) = &args.checker {
                     check_with(checker, "memory", profile);
