@@ -360,6 +360,62 @@ START_TEST(links_of_another_user_are_not_followed)
 END_TEST
 
 /*
+ * A file of nobody's in a directory everyone may write (as /tmp is): not replaced by root's
+ * memtrack, whether run or report writes it; root's own artifact there is 0600, its own.
+ */
+START_TEST(another_users_file_in_a_shared_directory_is_kept)
+{
+	char dir[64], theirs[128], own[128], svg[128];
+	const char *cmd[] = {"true", NULL};
+	struct mt_out o;
+	struct stat st;
+
+	mt_tmpdir(dir);
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	snprintf(theirs, sizeof(theirs), "%s/theirs", dir);
+	snprintf(own, sizeof(own), "%s/own.mtk", dir);
+	snprintf(svg, sizeof(svg), "%s/r.svg", dir);
+	write_text(theirs, "keep\n");
+	ck_assert_int_eq(chown(theirs, NOBODY, NOBODY), 0);
+	{
+		const char *argv[] = {MEMTRACK, "run", "-q", "-o", theirs, "--", "true", NULL};
+
+		assert_refused(argv, "owned by uid 65534 in a directory others can write");
+	}
+	{
+		const char *argv[] = {MEMTRACK, "run", "-q", "-o", own, "--", cmd[0], NULL};
+
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+		ck_assert_int_eq(o.code, 0);
+		mt_out_free(&o);
+		ck_assert_int_eq(stat(own, &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0600);
+		ck_assert_int_eq(st.st_uid, 0);
+	}
+	{
+		const char *argv[] = {MEMTRACK, "report", "--over-time", "--svg",
+				      theirs,	own,	  NULL};
+
+		assert_refused(argv, "owned by uid 65534 in a directory others can write");
+	}
+	{
+		const char *argv[] = {MEMTRACK, "report", "--over-time", "--svg", svg, own, NULL};
+
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0, "report --svg: %s", o.err);
+		mt_out_free(&o);
+		ck_assert_int_eq(stat(svg, &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0600);
+	}
+	assert_text(theirs, "keep\n");
+	unlink(theirs);
+	unlink(own);
+	unlink(svg);
+	rmdir(dir);
+}
+END_TEST
+
+/*
  * The default artifact's name is memtrack-DATE-TIME-PID.mtk in the working directory: nobody
  * knows the pid once memtrack runs and plants a link for every second it may start in.
  */
@@ -634,6 +690,7 @@ static Suite *suite(void)
 	mt_tcase_add_tool_test(tc, setcap_memtrack_gives_no_setuid_privilege, "setcap setpriv gdb");
 	mt_tcase_add_tool_test(tc, setuid_memtrack_serves_its_invoker_only, "setcap setpriv");
 	tcase_add_test(tc, links_of_another_user_are_not_followed);
+	tcase_add_test(tc, another_users_file_in_a_shared_directory_is_kept);
 	tcase_add_test(tc, default_artifact_is_created_exclusively);
 	tcase_add_test(tc, sudo_artifact_belongs_to_the_user);
 	tcase_add_test(tc, sigkill_loses_at_most_the_bound);
