@@ -566,6 +566,14 @@ START_TEST(html_bottom_up)
 	ck_assert_ptr_nonnull(strstr(p, "data-function=\"__libc_start_call_main\""));
 	ck_assert_ptr_nonnull(strstr(p, "data-function=\"malloc\""));
 	free(dom);
+	/* The largest blocks' stacks name each frame's source line: the fixture's, and libc's. */
+	dom = mt_slurp(html);
+	ck_assert_ptr_nonnull(dom);
+	p = strstr(dom, "<section id=\"largest\">");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_msg(strstr(p, "main <span class=\"src\">at fixtures/leaks.c:"), "%.3000s", p);
+	ck_assert_msg(strstr(p, "malloc <span class=\"src\">at malloc/malloc.c:"), "%.3000s", p);
+	free(dom);
 	unlink(html);
 	unlink(art);
 	free(art);
