@@ -264,7 +264,8 @@ static void prepare(void)
 /*
  * The capabilities given to the tracker do not reach the exec-harness the runner runs; the
  * codspeed-memtrack the runner finds on PATH is make install's link to that tracker, and
- * answers its install check (split at the first space, at least 1.4.0).
+ * answers its install check as codspeed-memtrack 1.4.0 does (the runner splits it at the
+ * first space and wants at least 1.4.0).
  */
 START_TEST(test_capability_layout)
 {

@@ -366,7 +366,6 @@ END_TEST
 START_TEST(another_users_file_in_a_shared_directory_is_kept)
 {
 	char dir[64], theirs[128], own[128], svg[128];
-	const char *cmd[] = {"true", NULL};
 	struct mt_out o;
 	struct stat st;
 
@@ -383,7 +382,7 @@ START_TEST(another_users_file_in_a_shared_directory_is_kept)
 		assert_refused(argv, "owned by uid 65534 in a directory others can write");
 	}
 	{
-		const char *argv[] = {MEMTRACK, "run", "-q", "-o", own, "--", cmd[0], NULL};
+		const char *argv[] = {MEMTRACK, "run", "-q", "-o", own, "--", "true", NULL};
 
 		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
 		ck_assert_int_eq(o.code, 0);

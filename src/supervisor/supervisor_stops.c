@@ -254,6 +254,7 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 {
 	struct json_object *d = sup_detail_new();
 	unsigned long status = 0;
+	int err;
 
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &status);
 	if (WIFSIGNALED((int)status)) {
@@ -267,19 +268,15 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 	t->exiting = true;
 	/* A leader that exits before its threads: the process's breakpoints must stay. */
 	if (s->tracker && t->proc >= 0) {
-		int err = mt_tracker_thread_exits(s->tracker, s->procs[t->proc].pid, t->tid,
-						  seen_exiting, s);
-
+		err = mt_tracker_thread_exits(s->tracker, s->procs[t->proc].pid, t->tid,
+					      seen_exiting, s);
 		if (err)
 			return err;
 	}
 	/* Its memory is still there: the process's RSS at its end (supervisor_rss.c). */
-	{
-		int err = sup_rss_exit_stop(s, t);
-
-		if (err)
-			return err;
-	}
+	err = sup_rss_exit_stop(s, t);
+	if (err)
+		return err;
 	/*
 	 * --leaks: the last thread's exit stop scans the process (supervisor_leaks.c); not the
 	 * process served to gdb, whose threads gdb stops and resumes.
