@@ -193,6 +193,9 @@ void tracker_btf_loading(const struct mt_tracker *t, bool on);
 /* tracker_closer.c */
 int tracker_closer_start(struct mt_tracker *t);
 void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n);
+/* The two halves of tracker_close_links, apart for the tests. */
+void tracker_closer_send(struct mt_tracker *t, const struct detach *d, size_t n);
+void tracker_closer_release(struct mt_tracker *t);
 void tracker_closer_stop(struct mt_tracker *t);
 
 /* tracker_detach.c */

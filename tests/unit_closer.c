@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The closer process (src/tracker/tracker_closer.c): it must hold what it is sent until memtrack
+ * has let go of its own copies, so that its close, never memtrack's, is the last reference (the
+ * one that waits for a link's grace periods). A pipe's write end stands for a link: its reader
+ * sees the end of the pipe exactly when the last copy is closed.
+ */
+#include <check.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/suite.h"
+#include "tracker/tracker_int.h"
+
+/* Whether fd's pipe has ended (every write end closed) within ms milliseconds. */
+static bool pipe_ends_within(int fd, int ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLHUP);
+}
+
+/* The closer, forked twice, is this process's child as the subreaper: reap it. */
+static void reap_closer(void)
+{
+	int status;
+
+	ck_assert_int_gt(waitpid(-1, &status, 0), 0);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void start(struct mt_tracker *t)
+{
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	t->closer_fd = -1;
+	ck_assert_int_eq(tracker_closer_start(t), 0);
+	ck_assert_int_ge(t->closer_fd, 0);
+}
+
+/* Sent and dropped here, the end stays open until the release, then the closer closes it. */
+START_TEST(held_until_released)
+{
+	struct mt_tracker t = {0};
+	int p[2];
+
+	start(&t);
+	ck_assert_int_eq(pipe(p), 0);
+	tracker_closer_send(&t, &(struct detach){.fd = p[1]}, 1);
+	/* Our copy is gone (a second close fails): the closer's is the only one left. */
+	ck_assert_int_eq(close(p[1]), -1);
+	ck_assert_msg(!pipe_ends_within(p[0], 300),
+		      "the closer closed what it was sent before memtrack released it");
+	tracker_closer_release(&t);
+	ck_assert_msg(pipe_ends_within(p[0], 10000), "the closer kept what was released");
+	tracker_closer_stop(&t);
+	reap_closer();
+	close(p[0]);
+}
+END_TEST
+
+/* What was sent after the last release waits for the next one, or for the socket's end. */
+START_TEST(unreleased_closed_at_the_end)
+{
+	struct mt_tracker t = {0};
+	int a[2], b[2];
+
+	start(&t);
+	ck_assert_int_eq(pipe(a), 0);
+	ck_assert_int_eq(pipe(b), 0);
+	tracker_close_links(&t, &(struct detach){.fd = a[1]}, 1);
+	tracker_closer_send(&t, &(struct detach){.fd = b[1]}, 1);
+	ck_assert(pipe_ends_within(a[0], 10000));
+	ck_assert(!pipe_ends_within(b[0], 300));
+	tracker_closer_stop(&t);
+	ck_assert_msg(pipe_ends_within(b[0], 10000), "the closer kept a file after memtrack's end");
+	reap_closer();
+	close(a[0]);
+	close(b[0]);
+}
+END_TEST
+
+/* Without a closer, sending detaches at once, here. */
+START_TEST(no_closer_detaches_here)
+{
+	struct mt_tracker t = {.closer_fd = -1};
+	int p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	tracker_close_links(&t, &(struct detach){.fd = p[1]}, 1);
+	ck_assert(pipe_ends_within(p[0], 0));
+	close(p[0]);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("closer");
+	TCase *tc = tcase_create("closer");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, held_until_released);
+	tcase_add_test(tc, unreleased_closed_at_the_end);
+	tcase_add_test(tc, no_closer_detaches_here);
+	suite_add_tcase(s, tc);
+	return mt_run_suite(s);
+}
