@@ -149,6 +149,38 @@ START_TEST(leader_exit_counted)
 }
 END_TEST
 
+/*
+ * The registration warmer (src/tracker/tracker_warm.c) registers idle probes where links are
+ * uprobe_multi, none on the perf path; its probes count nothing: the totals stay exact.
+ */
+START_TEST(idle_probes_only_with_uprobe_multi)
+{
+	const char *opts[] = {"-v", NULL};
+	const char *cmd[] = {FIXTURE("scope_cases"), "fork", "10", NULL};
+	struct json_object *rep, *t;
+	const char *said, *line;
+	struct mt_out o;
+
+	use_path(_i);
+	rep = mt_run_report_with(memtrack, opts, cmd, 120, &o);
+	ck_assert_msg(rep && o.code == 0, "exit %d: %s", o.code, o.err);
+	ck_assert(json_object_object_get_ex(rep, "totals", &t));
+	ck_assert_int_eq(mt_json_i64(t, "allocations"), 10);
+	ck_assert_int_eq(mt_json_i64(t, "frees"), 10);
+	said = strstr(o.err, " idle probes registered");
+	if (_i == 1 || !strstr(o.err, "for the uprobe_multi programs")) {
+		ck_assert_msg(!said || strstr(o.err, "memtrack: 0 idle probes"), "%s", o.err);
+	} else {
+		ck_assert_msg(said, "no warmer: %s", o.err);
+		for (line = said; line > o.err && line[-1] != '\n'; line--)
+			;
+		ck_assert_int_ge(atoi(line + strlen("memtrack: ")), 1);
+	}
+	json_object_put(rep);
+	mt_out_free(&o);
+}
+END_TEST
+
 START_TEST(bad_scope_is_refused)
 {
 	const char *argv[] = {MEMTRACK, "run", "--probe-scope=world", "--", "true", NULL};
@@ -173,6 +205,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, non_leader_exec_counted, 0, 2);
 	tcase_add_loop_test(tc, dlopen_in_child_counted, 0, 2);
 	tcase_add_loop_test(tc, leader_exit_counted, 0, 2);
+	tcase_add_loop_test(tc, idle_probes_only_with_uprobe_multi, 0, 2);
 	tcase_add_test(tc, bad_scope_is_refused);
 	suite_add_tcase(s, tc);
 	return s;

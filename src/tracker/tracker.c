@@ -119,6 +119,7 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 	t->core_fd = -1;
 	if (tracker_closer_start(t) && cfg->verbose)
 		fprintf(stderr, "memtrack: no closer process: links are detached before exit\n");
+	tracker_warm_start(t); /* its first registration waits beside the load */
 	verbose_print = cfg->verbose;
 	libbpf_set_print(libbpf_print);
 	t->ncpus = libbpf_num_possible_cpus();
@@ -280,6 +281,7 @@ void mt_tracker_close(struct mt_tracker *t)
 {
 	if (!t)
 		return;
+	tracker_warm_stop(t);
 	detach_all(t, true);
 	tracker_closer_stop(t);
 	if (t->cfg.verbose && t->links_made)

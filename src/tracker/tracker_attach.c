@@ -98,44 +98,11 @@ int tracker_attach_perf(struct mt_tracker *t, struct mt_tracked_file *f, const c
 	return 0;
 }
 
-/* The link_create attributes of a uprobe_multi link (UAPI layout, kernel 6.6+). */
-struct uprobe_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-	__u32 pad;
-};
-
-/*
- * Attach prog (loaded with expected attach type MT_BPF_TRACE_UPROBE_MULTI) to n offsets of the
- * file at path, as one uprobe_multi link, return probes when ret: in process pid only (the kernel
- * puts its breakpoints into that process's address space alone), or in every process (pid -1).
- * Returns the link's fd, or a negative errno (-EINVAL where the kernel has no uprobe_multi).
- */
 static int mt_uprobe_multi_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
 				const uint64_t *cookies, size_t n, bool ret, pid_t pid)
 {
-	struct uprobe_multi_attr attr = {
-	    .prog_fd = bpf_program__fd(prog),
-	    .attach_type = MT_BPF_TRACE_UPROBE_MULTI,
-	    .path = (uintptr_t)path,
-	    .offsets = (uintptr_t)offsets,
-	    .cookies = (uintptr_t)cookies,
-	    .cnt = n,
-	    .multi_flags = ret ? MT_BPF_F_UPROBE_MULTI_RETURN : 0,
-	    .pid = pid > 0 ? (__u32)pid : 0,
-	};
-	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-
-	return fd < 0 ? -errno : fd;
+	return tracker_uprobe_multi_link(bpf_program__fd(prog), path, offsets, cookies, n, ret,
+					 pid);
 }
 
 int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program *exit,
@@ -297,6 +264,7 @@ int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 	if (t->cfg.system_scope)
 		pid = -1;
 	err = link_first(t, f, path, c, pid, &l, f->points, &f->n_points);
+	tracker_warm_linked(t);
 	if (err == -ESRCH) {
 		/* The process is gone: nothing was tried, the next process tries them all. */
 		memcpy(f->points, c->points, c->n_points * sizeof(*f->points));

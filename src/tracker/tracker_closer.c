@@ -21,6 +21,7 @@
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,10 +190,15 @@ void tracker_closer_send(struct mt_tracker *t, const struct detach *d, size_t n)
 		tracker_detach_in_parallel(d + sent, n - sent);
 }
 
+/* The stop path and the warmer (tracker_warm.c) both send: a release covers its sender's fds. */
+static pthread_mutex_t sending = PTHREAD_MUTEX_INITIALIZER;
+
 void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n)
 {
+	pthread_mutex_lock(&sending);
 	tracker_closer_send(t, d, n);
 	tracker_closer_release(t);
+	pthread_mutex_unlock(&sending);
 }
 
 void tracker_closer_stop(struct mt_tracker *t)

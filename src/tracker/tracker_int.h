@@ -137,7 +137,9 @@ struct mt_tracker {
 	bool mappings_failed; /* cfg.mappings, but the mapping programs could not be attached */
 	struct mt_arm *arms;  /* --probe-scope=tree: per process and file */
 	size_t n_arms, cap_arms;
-	int closer_fd;		      /* the socket to the closer process (-1: none, detach here) */
+	int closer_fd; /* the socket to the closer process (-1: none, detach here) */
+	struct tracker_warmer
+	    *warmer;		      /* keeps uprobe registration fast (tracker_warm.c), or NULL */
 	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */
 	struct stat pidns;	      /* memtrack's own pid namespace (/proc/self/ns/pid) */
 	struct mt_unwind_loader
@@ -197,6 +199,15 @@ void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n)
 void tracker_closer_send(struct mt_tracker *t, const struct detach *d, size_t n);
 void tracker_closer_release(struct mt_tracker *t);
 void tracker_closer_stop(struct mt_tracker *t);
+
+/* tracker_uprobe_multi.c */
+int tracker_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offsets,
+			      const uint64_t *cookies, size_t n, bool ret, pid_t pid);
+
+/* tracker_warm.c */
+void tracker_warm_start(struct mt_tracker *t);
+void tracker_warm_linked(struct mt_tracker *t);
+void tracker_warm_stop(struct mt_tracker *t);
 
 /* tracker_detach.c */
 void tracker_detach_in_parallel(const struct detach *d, size_t n);

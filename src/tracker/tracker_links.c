@@ -58,6 +58,7 @@ static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid
 		tracker_collect_links(l, NULL, NULL);
 	t->link_ns += mt_clock_now_ns() - start;
 	t->links_made++;
+	tracker_warm_linked(t);
 	return err;
 }
 

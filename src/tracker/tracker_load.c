@@ -536,8 +536,10 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 	 * kthread and the closer blocked for good (hung-task reports after 120 s). Where fentry
 	 * is refused (lockdown), the closer takes teardown off the command's path as before.
 	 */
-	if (fentry)
+	if (fentry) {
+		tracker_warm_stop(t);
 		tracker_closer_stop(t);
+	}
 	t->multi = multi;
 	t->mm_filter = links_fire_per_mm(multi);
 	return 0;
