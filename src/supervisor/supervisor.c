@@ -320,7 +320,11 @@ static int open_artifact(struct sup *s)
 		return err;
 	}
 	mt_tracker_set_artifact(s->tracker, s->artifact);
-	err = mt_events_start(&s->events, mt_tracker_events_fd(s->tracker), s->artifact);
+	err = mt_tracker_events(s->tracker, &s->events);
+	if (!err)
+		err = mt_events_start(s->events, s->artifact);
+	if (err)
+		s->events = NULL;
 	return err ? err : sup_leaks_start(s);
 }
 

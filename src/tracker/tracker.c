@@ -32,6 +32,7 @@
 
 #include "base/grow.h"
 #include "writer/artifact.h"
+#include "writer/events.h"
 #include "base/printable.h"
 #include "tracker/procmaps.h"
 #include "tracker/tracker.h"
@@ -57,9 +58,14 @@ int mt_tracker_requests_fd(const struct mt_tracker *t)
 	return ring_buffer__epoll_fd(t->requests);
 }
 
-int mt_tracker_events_fd(const struct mt_tracker *t)
+int mt_tracker_events(struct mt_tracker *t, struct mt_events **out)
 {
-	return bpf_map__fd(t->skel->maps.events);
+	int err = 0;
+
+	if (!t->events)
+		err = mt_events_open(&t->events, bpf_map__fd(t->skel->maps.events));
+	*out = t->events;
+	return err;
 }
 
 void mt_tracker_set_artifact(struct mt_tracker *t, struct mt_artifact_writer *w)
@@ -223,19 +229,27 @@ static void forget_files(struct mt_tracker *t)
 	t->n_files = 0;
 }
 
-/* Delete every key of a hash map (the maps of one run's processes and files). */
+/*
+ * Delete every key of a hash map (the maps of one run's processes and files). One walk collects
+ * the keys, then they go: deleting as it walks would start each step at the first of the map's
+ * buckets again (65,536 of them), a scan per key, between every two benchmarks of exec-harness.
+ */
 static void empty_map(struct bpf_map *m)
 {
-	char key[64], next[64];
+	size_t size = bpf_map__key_size(m), n = 0, cap = 0;
+	char *keys = NULL;
 	int fd = bpf_map__fd(m);
 
-	if (bpf_map__key_size(m) > sizeof(key))
-		return;
-	while (!bpf_map_get_next_key(fd, NULL, next)) {
-		memcpy(key, next, sizeof(key));
-		if (bpf_map_delete_elem(fd, key))
+	for (;;) {
+		if (MT_GROW(keys, cap, (n + 1) * size, 64 * size))
+			break; /* what was collected still goes */
+		if (bpf_map_get_next_key(fd, n ? keys + (n - 1) * size : NULL, keys + n * size))
 			break;
+		n++;
 	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, keys + i * size);
+	free(keys);
 }
 
 static int zero_counters(struct mt_tracker *t)
@@ -282,6 +296,7 @@ void mt_tracker_close(struct mt_tracker *t)
 	if (!t)
 		return;
 	tracker_warm_stop(t);
+	mt_events_close(t->events);
 	detach_all(t, true);
 	tracker_closer_stop(t);
 	if (t->cfg.verbose && t->links_made)

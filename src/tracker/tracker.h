@@ -79,7 +79,13 @@ int mt_tracker_reset(struct mt_tracker *t);
 
 /* The back end that runs: "fentry" or "tracepoint". */
 const char *mt_tracker_watcher(const struct mt_tracker *t);
-int mt_tracker_events_fd(const struct mt_tracker *t);
+/*
+ * The pipeline of the events ring (writer/events.h), opened at the first call and kept by the
+ * tracker from run to run (mapped once, not once per exec-harness benchmark). 0, or a negative
+ * errno.
+ */
+struct mt_events;
+int mt_tracker_events(struct mt_tracker *t, struct mt_events **out);
 /* Readable (poll) when an attach request waits: for processes no longer stopped for them. */
 int mt_tracker_requests_fd(const struct mt_tracker *t);
 /* Attached-file records go to the artifact as files are handled. */

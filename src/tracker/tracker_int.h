@@ -138,8 +138,9 @@ struct mt_tracker {
 	struct mt_arm *arms;  /* --probe-scope=tree: per process and file */
 	size_t n_arms, cap_arms;
 	int closer_fd; /* the socket to the closer process (-1: none, detach here) */
-	struct tracker_warmer
-	    *warmer;		      /* keeps uprobe registration fast (tracker_warm.c), or NULL */
+	/* keeps uprobe registration fast (tracker_warm.c), or NULL */
+	struct tracker_warmer *warmer;
+	struct mt_events *events;     /* the events ring's pipeline, kept from run to run */
 	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */
 	struct stat pidns;	      /* memtrack's own pid namespace (/proc/self/ns/pid) */
 	struct mt_unwind_loader

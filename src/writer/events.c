@@ -51,6 +51,7 @@ struct mt_events {
 	pthread_mutex_t drain;
 	atomic_bool stop;
 	atomic_bool done; /* the consumer ended (stopped or failed): it makes no more room */
+	bool running;	  /* a consumer was started and not stopped */
 	int err;	  /* the ring failed: memtrack's own failure */
 	int write_err;	  /* the artifact failed: recording stopped */
 	uint64_t count;
@@ -310,7 +311,26 @@ static void close_waits(struct mt_events *e)
 		close(e->epfd);
 }
 
-int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writer *w)
+/*
+ * The ring's mappings are none of a spawned command's business: without them a fork copies no
+ * page table entries of the ring (a mixed map: copied at every fork, then torn down by the child's
+ * exec), which exec-harness pays once per benchmark. Every BPF map mapping memtrack has (the
+ * ring's data pages, mapped by libbpf, and the skeleton's) is found in /proc/self/maps.
+ */
+static void not_inherited(void)
+{
+	char line[512];
+	FILE *maps = fopen("/proc/self/maps", "re");
+	unsigned long lo, hi;
+
+	while (maps && fgets(line, sizeof(line), maps))
+		if (strstr(line, "anon_inode:bpf-map") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			madvise((void *)lo, hi - lo, MADV_DONTFORK);
+	if (maps)
+		fclose(maps);
+}
+
+int mt_events_open(struct mt_events **out, int ring_fd)
 {
 	struct mt_events *e;
 	int err;
@@ -318,7 +338,6 @@ int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writ
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	e->w = w;
 	e->wake = e->epfd = -1;
 	pthread_mutex_init(&e->drain, NULL);
 	err = map_positions(e, ring_fd);
@@ -332,19 +351,29 @@ int mt_events_start(struct mt_events **out, int ring_fd, struct mt_artifact_writ
 	err = open_waits(e);
 	if (err)
 		goto fail;
-	err = -pthread_create(&e->thread, NULL, consume, e);
-	if (err)
-		goto fail;
+	not_inherited();
 	*out = e;
 	return 0;
 fail:
-	close_waits(e);
-	ring_buffer__free(e->rb);
-	if (e->positions)
-		munmap(e->positions, 2 * e->page);
-	pthread_mutex_destroy(&e->drain);
-	free(e);
+	mt_events_close(e);
 	return err;
+}
+
+int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w)
+{
+	eventfd_t stale;
+
+	/* A stop's wakeup of the run before, unread: it would end the new consumer's every wait. */
+	eventfd_read(e->wake, &stale);
+	e->w = w;
+	e->err = e->write_err = 0;
+	e->count = 0;
+	e->n = e->n_stacks = 0;
+	e->tap = NULL;
+	atomic_store(&e->stop, false);
+	atomic_store(&e->done, false);
+	e->running = !pthread_create(&e->thread, NULL, consume, e);
+	return e->running ? 0 : -EAGAIN;
 }
 
 int mt_events_stop(struct mt_events *e, uint64_t *count)
@@ -364,10 +393,23 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 	if (err)
 		fprintf(stderr, "memtrack: the event pipeline failed: %s\n", strerror(-err));
 	*count = e->count;
-	ring_buffer__free(e->rb);
-	munmap(e->positions, 2 * e->page);
+	e->w = NULL;
+	e->running = false;
+	return err;
+}
+
+void mt_events_close(struct mt_events *e)
+{
+	uint64_t count;
+
+	if (!e)
+		return;
+	if (e->running) /* a run that ended before its artifact was finished */
+		mt_events_stop(e, &count);
 	close_waits(e);
+	ring_buffer__free(e->rb);
+	if (e->positions)
+		munmap(e->positions, 2 * e->page);
 	pthread_mutex_destroy(&e->drain);
 	free(e);
-	return err;
 }

@@ -16,7 +16,14 @@ struct mt_artifact_writer;
 struct mt_event;
 struct mt_events;
 
-int mt_events_start(struct mt_events **e, int ring_fd, struct mt_artifact_writer *w);
+/*
+ * The pipeline of the events ring ring_fd: its mappings and waits, kept from run to run (a
+ * tracker's, tracker.c); each run starts a consumer into its artifact and stops it.
+ */
+int mt_events_open(struct mt_events **e, int ring_fd);
+void mt_events_close(struct mt_events *e);
+/* A consumer thread drains the ring into w until mt_events_stop(). 0 or a negative errno. */
+int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w);
 /*
  * Whether threads stopped by back-pressure may go on: at most a quarter of the ring waits for
  * the consumer, or the consumer ended (it makes no more room: what cannot fit is dropped and
@@ -46,6 +53,7 @@ int mt_events_write_handoff(struct mt_events *e, const struct mt_artifact_handof
 /*
  * Stop the consumer after a last full drain; *count receives the events drained. Returns 0 or the
  * ring's error; an artifact write error is not one (the writer reported it, recording stopped).
+ * The pipeline stays open for another start.
  */
 int mt_events_stop(struct mt_events *e, uint64_t *count);
 
