@@ -48,10 +48,10 @@ static void child_exec(const struct mt_run_config *cfg, int err_fd, int go_fd)
 	char go;
 	int e;
 
-	pthread_sigmask(SIG_SETMASK, &sup_caller_mask, NULL);
 	while (read(go_fd, &go, 1) < 0 && errno == EINTR)
 		;
 	close(go_fd);
+	pthread_sigmask(SIG_SETMASK, &sup_caller_mask, NULL);
 	if (cfg->identity.drop_privileges && (e = -mt_become_user(&cfg->identity)) != 0) {
 		errno = e;
 		goto fail;
@@ -157,11 +157,108 @@ static void say_seize_failure(const char *cmd, pid_t pid, int err)
 	fprintf(stderr, "memtrack: cannot trace '%s': %s\n", cmd, strerror(-err));
 }
 
-/* Fork the command; on success it is stopped at its exec with the trace options set. */
-int sup_spawn(struct sup *s)
+/*
+ * The command's process without a copy of memtrack's memory. A fork copies the page tables of
+ * every written page of memtrack's (its heap, the relocated data of its 17 libraries) and the
+ * command's exec tears them down again: about 1.5 ms a spawn here, once per benchmark in
+ * exec-harness. A vfork shares the memory instead, but suspends its caller until the exec, and the
+ * child must wait for memtrack's PTRACE_SEIZE before it: so a thread of its own vforks, the child
+ * sends its pid, and this thread (the tracer, as every ptrace call must come from it) seizes it.
+ * The child then makes system calls only (child_exec), which is all a vfork child may do: not
+ * with --user, whose switch reads the user database and sets the environment (a fork then).
+ */
+struct vfork_spawn {
+	struct sup *s;
+	pthread_t thread;
+	int err_fd, go_fd,
+	    pid_fd;	 /* the child's ends; pid_fd's is closed here at the vfork's end */
+	int pipes[3][2]; /* err, go, pid */
+	pid_t pid;
+};
+
+static void *vfork_main(void *arg)
 {
-	int pipefd[2], gofd[2], status, child_errno = 0, err;
+	struct vfork_spawn *v = arg;
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		pid_t self = getpid();
+
+		/* Its own table of fds: memtrack's ends closed, or the go would never come. */
+		close(v->pipes[0][0]);
+		close(v->pipes[1][1]);
+		close(v->pipes[2][0]);
+		if (write(v->pid_fd, &self, sizeof(self)) != sizeof(self))
+			_exit(127);
+		close(v->pid_fd);
+		child_exec(v->s->cfg, v->err_fd, v->go_fd);
+	}
+	/* Past the child's exec or exit: a child that died before its pid was sent ends the read.
+	 */
+	close(v->pid_fd);
+	v->pid = pid;
+	return NULL;
+}
+
+static void close_pipes(int p[][2], int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < 2; j++)
+			if (p[i][j] >= 0)
+				close(p[i][j]);
+}
+
+/* The child waiting for its go, by vfork from a thread; its pid, or a negative errno. */
+static pid_t start_vforked(struct sup *s, int *err_rd, int *go_wr, struct vfork_spawn *v)
+{
+	sigset_t all, old;
+	pid_t pid = 0;
 	ssize_t n;
+	int err;
+
+	memset(v, -1, sizeof(v->pipes));
+	v->s = s;
+	for (int i = 0; i < 3; i++)
+		if (pipe2(v->pipes[i], O_CLOEXEC) < 0) {
+			err = -errno;
+			close_pipes(v->pipes, 3);
+			return err;
+		}
+	v->err_fd = v->pipes[0][1];
+	v->go_fd = v->pipes[1][0];
+	v->pid_fd = v->pipes[2][1];
+	/* The child starts with every signal blocked, until child_exec sets the caller's mask. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = -pthread_create(&v->thread, NULL, vfork_main, v);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		close_pipes(v->pipes, 3);
+		return err;
+	}
+	do
+		n = read(v->pipes[2][0], &pid, sizeof(pid));
+	while (n < 0 && errno == EINTR);
+	/* The child has its own copies now (or is gone): memtrack keeps the other ends. */
+	close(v->pipes[2][0]);
+	close(v->err_fd);
+	close(v->go_fd);
+	*err_rd = v->pipes[0][0];
+	*go_wr = v->pipes[1][1];
+	if (n == sizeof(pid) && pid > 0)
+		return pid;
+	pthread_join(v->thread, NULL);
+	close(*err_rd);
+	close(*go_wr);
+	fprintf(stderr, "memtrack: cannot run '%s': its process ended before its exec\n",
+		s->cfg->argv[0]);
+	return -ECHILD;
+}
+
+/* The child waiting for its go, by fork: with --user, or where no thread can be made. */
+static pid_t start_forked(struct sup *s, int *err_rd, int *go_wr)
+{
+	int pipefd[2], gofd[2], err;
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -172,7 +269,6 @@ int sup_spawn(struct sup *s)
 		close(pipefd[1]);
 		return err;
 	}
-	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -189,41 +285,82 @@ int sup_spawn(struct sup *s)
 	}
 	close(pipefd[1]);
 	close(gofd[0]);
+	*err_rd = pipefd[0];
+	*go_wr = gofd[1];
+	return pid;
+}
+
+/*
+ * A child that will not run the command: killed and waited for to its end. A SIGKILL does not end
+ * its exit stop (where an exec failed): resumed from every stop, or a vfork's thread would wait.
+ */
+static void kill_and_reap(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGKILL);
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	for (;;) {
+		pid_t r = waitpid(pid, &status, __WALL);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != pid || WIFEXITED(status) || WIFSIGNALED(status))
+			break;
+		ptrace(PTRACE_CONT, pid, 0, 0);
+	}
+}
+
+/* Spawn the command; on success it is stopped at its exec with the trace options set. */
+int sup_spawn(struct sup *s)
+{
+	int err_rd = -1, go_wr = -1, status, child_errno = 0, err;
+	struct vfork_spawn v = {.thread = 0};
+	bool vforked = !s->cfg->identity.drop_privileges;
+	ssize_t n;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = vforked ? start_vforked(s, &err_rd, &go_wr, &v) : -EAGAIN;
+	if (pid == -EAGAIN) {
+		vforked = false;
+		pid = start_forked(s, &err_rd, &go_wr);
+	}
+	if (pid < 0)
+		return pid;
 	err = ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)PTRACE_OPTIONS) < 0 ? -errno : 0;
 	if (err) {
 		say_seize_failure(s->cfg->argv[0], pid, err);
-		kill(pid, SIGKILL); /* before it may go on untraced */
-		close(gofd[1]);
-		close(pipefd[0]);
-		waitpid(pid, &status, __WALL);
+		kill_and_reap(pid); /* before its go: it must not go on untraced */
+		close(go_wr);
+		close(err_rd);
+		if (vforked)
+			pthread_join(v.thread, NULL);
 		return err;
 	}
-	close(gofd[1]);
+	close(go_wr);
 	do
-		n = read(pipefd[0], &child_errno, sizeof(child_errno));
+		n = read(err_rd, &child_errno, sizeof(child_errno));
 	while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
-	while (waitpid(pid, &status, __WALL) < 0)
-		if (errno != EINTR)
-			return -errno;
+	close(err_rd);
+	while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR)
+		;
 	if (n == sizeof(child_errno)) {
 		say_exec_failure(s->cfg->argv[0], child_errno);
 		s->res->exec_errno = child_errno;
-		return -child_errno;
-	}
-	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP) {
+		err = -child_errno;
+	} else if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP) {
 		fprintf(stderr, "memtrack: '%s' did not stop at its exec\n", s->cfg->argv[0]);
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, __WALL);
-		return -ECHILD;
+		err = -ECHILD;
+	} else if (ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)(long)PTRACE_OPTIONS) < 0) {
+		err = -errno;
 	}
-	if (ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)(long)PTRACE_OPTIONS) < 0) {
-		int err = -errno;
-
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, __WALL);
-		return err;
-	}
-	s->root = pid;
-	return 0;
+	if (err)
+		kill_and_reap(pid);
+	/* Past the exec (its vfork done before the exec stop) or the child's end. */
+	if (vforked)
+		pthread_join(v.thread, NULL);
+	if (!err)
+		s->root = pid;
+	return err;
 }
