@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +220,11 @@ struct scan {
 	unsigned int markers;
 	bool imports_alloc; /* references an allocator function it does not define */
 	bool has_symbols;
+	/*
+	 * The second pass, only where the first found candidates: every sized function, which a
+	 * point may lie inside of (most files have none, and tens of thousands of functions).
+	 */
+	bool funcs_pass;
 };
 
 const char *mt_kind_name(enum mt_kind k)
@@ -253,17 +259,64 @@ const char *mt_kind_name(enum mt_kind k)
 	return (unsigned int)k < MT_K_MAX ? names[k] : "?";
 }
 
+/*
+ * The rows by name, for the scan of every symbol of every file: an open-addressed table of row
+ * indexes + 1, the first row of each name. A linear search compared each symbol with every row
+ * (6 ms for libjvm's symbols, where the scan is all of a file's classification).
+ */
+#define ROW_SLOTS 512
+static unsigned short row_slots[ROW_SLOTS];
+static pthread_once_t rows_indexed = PTHREAD_ONCE_INIT;
+
+static uint32_t name_hash(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h & (ROW_SLOTS - 1);
+}
+
+static void index_rows(void)
+{
+	for (size_t i = 0; i < N_ALLOC_FNS; i++) {
+		uint32_t h = name_hash(alloc_fns[i].name);
+
+		while (row_slots[h] && strcmp(alloc_fns[row_slots[h] - 1].name, alloc_fns[i].name))
+			h = (h + 1) & (ROW_SLOTS - 1);
+		if (!row_slots[h])
+			row_slots[h] = (unsigned short)(i + 1);
+	}
+}
+
+/* The first row named name, or -1. */
+static int first_row(const char *name)
+{
+	for (uint32_t h = name_hash(name); row_slots[h]; h = (h + 1) & (ROW_SLOTS - 1))
+		if (!strcmp(alloc_fns[row_slots[h] - 1].name, name))
+			return row_slots[h] - 1;
+	return -1;
+}
+
+/* The first row that name matches: by its name, or by its name without je_ where the row allows. */
 static int find_row(const char *name)
 {
-	const char *bare = strncmp(name, "je_", 3) ? NULL : name + 3;
+	int row, bare = -1;
 
-	for (size_t i = 0; i < N_ALLOC_FNS; i++) {
-		if (!strcmp(name, alloc_fns[i].name))
-			return (int)i;
-		if (bare && (alloc_fns[i].flags & ROW_JE) && !strcmp(bare, alloc_fns[i].name))
-			return (int)i;
+	pthread_once(&rows_indexed, index_rows);
+	row = first_row(name);
+	if (!strncmp(name, "je_", 3)) {
+		bare = first_row(name + 3);
+		while (
+		    bare >= 0 && (size_t)bare < N_ALLOC_FNS &&
+		    (strcmp(alloc_fns[bare].name, name + 3) || !(alloc_fns[bare].flags & ROW_JE)))
+			bare++;
+		if ((size_t)bare >= N_ALLOC_FNS)
+			bare = -1;
 	}
-	return -1;
+	if (row < 0 || (bare >= 0 && bare < row))
+		return bare;
+	return row;
 }
 
 static unsigned int find_marker(const char *name)
@@ -299,7 +352,8 @@ static int add_func(struct scan *s, const GElf_Sym *sym, const char *name)
 	f = &s->funcs[s->n_funcs++];
 	f->vaddr = sym->st_value;
 	f->size = sym->st_size;
-	snprintf(f->name, sizeof(f->name), "%s", name);
+	/* name is a bare name (bare_name): shorter than f->name */
+	memcpy(f->name, name, strlen(name) + 1);
 	return 0;
 }
 
@@ -312,16 +366,16 @@ static int add_func(struct scan *s, const GElf_Sym *sym, const char *name)
 static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name)
 {
 	bool defined = sym->st_shndx != SHN_UNDEF;
-	int row, err;
+	int row;
 
+	/* Every sized function, local ones too: a probe point inside one must be checked. */
+	if (s->funcs_pass) {
+		if (defined && GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_size && name[0])
+			return add_func(s, sym, name);
+		return 0;
+	}
 	if (defined)
 		s->markers |= find_marker(name);
-	/* Every sized function, local ones too: a probe point inside one must be checked. */
-	if (defined && GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_size && name[0]) {
-		err = add_func(s, sym, name);
-		if (err)
-			return err;
-	}
 	if (GELF_ST_BIND(sym->st_info) == STB_LOCAL || !name[0])
 		return 0;
 	row = find_row(name);
@@ -344,8 +398,11 @@ static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name)
  */
 static bool bare_name(const char *name, char *out, size_t n)
 {
-	size_t len = strcspn(name, "@");
+	size_t len = 0;
 
+	/* Bounded: C++ names are often far longer than any row, and there are tens of thousands. */
+	while (len < n && name[len] && name[len] != '@')
+		len++;
 	if (len >= n)
 		return false;
 	memcpy(out, name, len);
@@ -461,6 +518,15 @@ static enum mt_family pick_family(const struct scan *s)
 static bool wants_row(enum mt_family fam, const struct alloc_fn *row)
 {
 	return row->hint != MT_FAM_CXX || fam != MT_FAM_NONE;
+}
+
+/* Whether any candidate will be a point (or refused as one): only then are functions needed. */
+static bool wants_any(enum mt_family fam, const struct scan *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (wants_row(fam, &alloc_fns[s->cands[i].row]))
+			return true;
+	return false;
 }
 
 static int cand_cmp(const void *a, const void *b)
@@ -627,7 +693,12 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 	out->has_symbols = s.has_symbols;
 	out->static_exec = mt_classify_elf_static_exec(e);
 	out->family = pick_family(&s);
-	err = build_points(out, fd, e, &s, mode);
+	if (wants_any(out->family, &s)) {
+		s.funcs_pass = true;
+		err = scan_symbols(e, &s);
+	}
+	if (!err)
+		err = build_points(out, fd, e, &s, mode);
 out:
 	free(s.cands);
 	free(s.funcs);
