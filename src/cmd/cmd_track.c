@@ -22,6 +22,7 @@
 #include "codspeed/codspeed_ipc.h"
 #include "codspeed/codspeed_write.h"
 #include "supervisor/supervisor.h"
+#include "tracker/tracker.h"
 
 /* The codspeed-memtrack whose interface this is: the runner's install check reads `NAME VERSION`
  * from --version and needs at least the version it pins (src/binary_pins.rs: 1.4.0). CodSpeed's
@@ -160,6 +161,8 @@ static int track(struct track_opts *o, const char *command)
 		return MT_EXIT_USAGE;
 	if (mt_choose_user(&cfg.identity, NULL) < 0)
 		return MT_EXIT_USAGE;
+	/* Before the IPC's thread: the closer is forked from memtrack's only thread. */
+	mt_tracker_closer_prestart();
 	/* First, as CodSpeed's: the runner waits 5 s for it, loading BPF takes longer. */
 	if (o->ipc_server && mt_codspeed_ipc_connect(&ipc, o->ipc_server) < 0)
 		return 1;

@@ -63,6 +63,11 @@ struct mt_tracker_config {
 	bool trace_maps; /* every process stops at its first mapping of each file (--trace-maps) */
 };
 
+/*
+ * Fork the closer process now, for every tracker opened later: before memtrack starts a thread of
+ * its own (tracker_closer.c says why). 0, or a negative errno (the trackers then fork their own).
+ */
+int mt_tracker_closer_prestart(void);
 int mt_tracker_open(struct mt_tracker **t, const struct mt_tracker_config *cfg);
 void mt_tracker_close(struct mt_tracker *t);
 /*

@@ -21,6 +21,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -103,7 +104,10 @@ static void closer_main(int sock)
 	_exit(0);
 }
 
-int tracker_closer_start(struct mt_tracker *t)
+/* The closer started before memtrack's first thread (mt_tracker_closer_prestart), or -1. */
+static int prestarted = -1;
+
+static int fork_closer(int *fd)
 {
 	int sv[2], status;
 	pid_t mid;
@@ -121,8 +125,29 @@ int tracker_closer_start(struct mt_tracker *t)
 		close(sv[0]);
 		return -ECHILD;
 	}
-	t->closer_fd = sv[0];
+	*fd = sv[0];
 	return 0;
+}
+
+/*
+ * A fork copies the other threads' locks as they are at that moment, held ones too: glibc's
+ * malloc takes care of its own, ASan's allocator does not, and a closer forked while memtrack's
+ * IPC thread (track) allocated was found stuck for good in its first calloc, holding the links of
+ * a run long over. Where threads come before the tracker, the closer is forked before them.
+ */
+int mt_tracker_closer_prestart(void)
+{
+	return prestarted >= 0 ? 0 : fork_closer(&prestarted);
+}
+
+int tracker_closer_start(struct mt_tracker *t)
+{
+	if (prestarted < 0)
+		return fork_closer(&t->closer_fd);
+	/* A tracker's own end, which closing ends nothing: the closer lives until memtrack exits.
+	 */
+	t->closer_fd = fcntl(prestarted, F_DUPFD_CLOEXEC, 3);
+	return t->closer_fd < 0 ? -errno : 0;
 }
 
 /* The fd that holds what d names: the link's own for a libbpf link. */
