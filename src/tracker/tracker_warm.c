@@ -193,7 +193,7 @@ void tracker_warm_stop(struct mt_tracker *t)
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
-	if (t->cfg.verbose)
+	if (t->cfg.verbose && w->made)
 		fprintf(stderr, "memtrack: %u idle probes registered to keep registration fast\n",
 			w->made);
 	warmer_free(w);
