@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The classification's own: its table of allocator rows and markers (classify_rows.c). */
+#ifndef MT_CLASSIFY_INT_H
+#define MT_CLASSIFY_INT_H
+
+#include <stdbool.h>
+
+#include "classify/classify.h"
+
+#define ROW_JE 0x1 /* also matches with the je_ prefix of a prefixed jemalloc build */
+
+struct alloc_fn {
+	const char *name;
+	enum mt_kind kind;
+	bool ret; /* the result matters: every kind that hands out a block */
+	enum mt_family hint;
+	unsigned int flags;
+};
+
+/* Marker symbols, of any type, that tell one libc from another. */
+enum {
+	MK_GLIBC_VERSION = 1 << 0, /* gnu_get_libc_version: glibc only */
+	MK_START_MAIN = 1 << 1,	   /* __libc_start_main: any libc */
+	MK_LIBC_MALLOC = 1 << 2,   /* __libc_malloc: glibc, musl, and drop-in allocators */
+	MK_MUSL_DLS = 1 << 3,	   /* __dls3: musl's dynamic linker stage, exported by libc.so */
+	MK_MUSL_INIT = 1 << 4,	   /* __init_libc: musl's start-up, kept in a static .symtab */
+};
+
+/* Row row of the table (0 <= row < the number mt_classify_find_row can return). */
+const struct alloc_fn *mt_classify_row(int row);
+/* The first row that name matches: by its name, or by its name without je_ where the row allows. */
+int mt_classify_find_row(const char *name);
+/* The MK_ bit of a marker symbol's name, or 0. */
+unsigned int mt_classify_find_marker(const char *name);
+
+#endif
