@@ -170,10 +170,7 @@ static void say_seize_failure(const char *cmd, pid_t pid, int err)
 struct vfork_spawn {
 	struct sup *s;
 	pthread_t thread;
-	int err_fd, go_fd,
-	    pid_fd;	 /* the child's ends; pid_fd's is closed here at the vfork's end */
-	int pipes[3][2]; /* err, go, pid */
-	pid_t pid;
+	int pipes[3][2]; /* err, go, pid: each child's end is in [0][1], [1][0], [2][1] */
 };
 
 static void *vfork_main(void *arg)
@@ -188,15 +185,13 @@ static void *vfork_main(void *arg)
 		close(v->pipes[0][0]);
 		close(v->pipes[1][1]);
 		close(v->pipes[2][0]);
-		if (write(v->pid_fd, &self, sizeof(self)) != sizeof(self))
+		if (write(v->pipes[2][1], &self, sizeof(self)) != sizeof(self))
 			_exit(127);
-		close(v->pid_fd);
-		child_exec(v->s->cfg, v->err_fd, v->go_fd);
+		close(v->pipes[2][1]);
+		child_exec(v->s->cfg, v->pipes[0][1], v->pipes[1][0]);
 	}
-	/* Past the child's exec or exit: a child that died before its pid was sent ends the read.
-	 */
-	close(v->pid_fd);
-	v->pid = pid;
+	/* Past the child's exec or exit: a child gone before it sent its pid ends the read. */
+	close(v->pipes[2][1]);
 	return NULL;
 }
 
@@ -216,7 +211,7 @@ static pid_t start_vforked(struct sup *s, int *err_rd, int *go_wr, struct vfork_
 	ssize_t n;
 	int err;
 
-	memset(v, -1, sizeof(v->pipes));
+	memset(v->pipes, -1, sizeof(v->pipes));
 	v->s = s;
 	for (int i = 0; i < 3; i++)
 		if (pipe2(v->pipes[i], O_CLOEXEC) < 0) {
@@ -224,9 +219,6 @@ static pid_t start_vforked(struct sup *s, int *err_rd, int *go_wr, struct vfork_
 			close_pipes(v->pipes, 3);
 			return err;
 		}
-	v->err_fd = v->pipes[0][1];
-	v->go_fd = v->pipes[1][0];
-	v->pid_fd = v->pipes[2][1];
 	/* The child starts with every signal blocked, until child_exec sets the caller's mask. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -241,8 +233,8 @@ static pid_t start_vforked(struct sup *s, int *err_rd, int *go_wr, struct vfork_
 	while (n < 0 && errno == EINTR);
 	/* The child has its own copies now (or is gone): memtrack keeps the other ends. */
 	close(v->pipes[2][0]);
-	close(v->err_fd);
-	close(v->go_fd);
+	close(v->pipes[0][1]);
+	close(v->pipes[1][0]);
 	*err_rd = v->pipes[0][0];
 	*go_wr = v->pipes[1][1];
 	if (n == sizeof(pid) && pid > 0)

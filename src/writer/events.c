@@ -311,25 +311,6 @@ static void close_waits(struct mt_events *e)
 		close(e->epfd);
 }
 
-/*
- * The ring's mappings are none of a spawned command's business: without them a fork copies no
- * page table entries of the ring (a mixed map: copied at every fork, then torn down by the child's
- * exec), which exec-harness pays once per benchmark. Every BPF map mapping memtrack has (the
- * ring's data pages, mapped by libbpf, and the skeleton's) is found in /proc/self/maps.
- */
-static void not_inherited(void)
-{
-	char line[512];
-	FILE *maps = fopen("/proc/self/maps", "re");
-	unsigned long lo, hi;
-
-	while (maps && fgets(line, sizeof(line), maps))
-		if (strstr(line, "anon_inode:bpf-map") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-			madvise((void *)lo, hi - lo, MADV_DONTFORK);
-	if (maps)
-		fclose(maps);
-}
-
 int mt_events_open(struct mt_events **out, int ring_fd)
 {
 	struct mt_events *e;
@@ -351,7 +332,6 @@ int mt_events_open(struct mt_events **out, int ring_fd)
 	err = open_waits(e);
 	if (err)
 		goto fail;
-	not_inherited();
 	*out = e;
 	return 0;
 fail:
@@ -362,6 +342,7 @@ fail:
 int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w)
 {
 	eventfd_t stale;
+	int err;
 
 	/* A stop's wakeup of the run before, unread: it would end the new consumer's every wait. */
 	eventfd_read(e->wake, &stale);
@@ -372,8 +353,9 @@ int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w)
 	e->tap = NULL;
 	atomic_store(&e->stop, false);
 	atomic_store(&e->done, false);
-	e->running = !pthread_create(&e->thread, NULL, consume, e);
-	return e->running ? 0 : -EAGAIN;
+	err = -pthread_create(&e->thread, NULL, consume, e);
+	e->running = !err;
+	return err;
 }
 
 int mt_events_stop(struct mt_events *e, uint64_t *count)
