@@ -51,6 +51,30 @@ const volatile __u64 pressure_mark;
 const volatile bool stacks_enabled;
 /* The last stack id handed out (ids start at 1; 0 is "no stack"). */
 __u32 last_stack_id;
+/* How many keys each map of enum mt_keyed_map holds (memtrack.h). */
+__u32 map_keys[MT_KEYS_MAX];
+
+static __always_inline void key_added(enum mt_keyed_map m)
+{
+	__sync_fetch_and_add(&map_keys[m], 1);
+}
+
+/* A delete's result: 0 when it removed the key, which is then counted out. */
+static __always_inline void key_deleted(enum mt_keyed_map m, long err)
+{
+	if (!err)
+		__sync_fetch_and_add(&map_keys[m], -1);
+}
+
+/* Insert or update; a key the insert created is counted. */
+static __always_inline void counted_update(void *map, enum mt_keyed_map m, const void *key,
+					   const void *value)
+{
+	if (bpf_map_update_elem(map, key, value, BPF_NOEXIST) == 0)
+		key_added(m);
+	else
+		bpf_map_update_elem(map, key, value, BPF_EXIST);
+}
 
 /*
  * Namespace levels walked to find memtrack's own. The kernel allows 32, but 6.1's verifier refuses
@@ -287,7 +311,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	state = bpf_map_lookup_elem(&tracked, &ptgid);
 	if (!state)
 		return 0;
-	bpf_map_update_elem(&tracked, &ctgid, state, BPF_ANY);
+	counted_update(&tracked, MT_KEYS_TRACKED, &ctgid, state);
 	/* A vfork child (CLONE_VM) runs in its parent's memory until it execs. */
 	emit_kind(MT_K_FORK, 0, ctgid,
 		  BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm) ? MT_FORK_SHARED_MM : 0, 0,
@@ -333,8 +357,8 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 		bpf_map_delete_elem(&unwind_vma_cache, &global_tgid);
 	if (!id)
 		return 0;
-	bpf_map_delete_elem(&stop_marks, &tid);
-	bpf_map_delete_elem(&pressure_marks, &tid);
+	key_deleted(MT_KEYS_STOP_MARKS, bpf_map_delete_elem(&stop_marks, &tid));
+	key_deleted(MT_KEYS_PRESSURE_MARKS, bpf_map_delete_elem(&pressure_marks, &tid));
 	bpf_map_delete_elem(&ptrace_marks, &tid);
 	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
@@ -343,7 +367,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	/* The last thread's exit code is the group's: exit_group gives every thread its code. */
 	if (tracking_enabled)
 		emit_kind(MT_K_EXIT, 0, 0, (__u32)BPF_CORE_READ(task, exit_code), 0, 0, 0, 0);
-	bpf_map_delete_elem(&tracked, &tgid);
+	key_deleted(MT_KEYS_TRACKED, bpf_map_delete_elem(&tracked, &tgid));
 	return 0;
 }
 

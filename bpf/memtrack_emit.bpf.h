@@ -33,7 +33,7 @@ static __always_inline void press(__u32 tid)
 
 	if (BPF_CORE_READ(task, flags) & PF_EXITING || handed_off(current_pid_tgid() >> 32))
 		return;
-	bpf_map_update_elem(&pressure_marks, &tid, &one, BPF_ANY);
+	counted_update(&pressure_marks, MT_KEYS_PRESSURE_MARKS, &tid, &one);
 	bpf_send_signal_thread(SIGSTOP);
 	count(MT_CNT_PRESSURE_STOPS);
 }

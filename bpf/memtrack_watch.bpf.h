@@ -109,7 +109,7 @@ known:
 	if (!first || handed_off(id >> 32))
 		return 0;
 stop:
-	bpf_map_update_elem(&stop_marks, &tid, &key, BPF_ANY);
+	counted_update(&stop_marks, MT_KEYS_STOP_MARKS, &tid, &key);
 	bpf_send_signal_thread(SIGSTOP);
 	count(MT_CNT_WATCHER_STOPS);
 	return 0;

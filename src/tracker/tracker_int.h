@@ -229,5 +229,11 @@ struct mt_arm_key tracker_arm_key(pid_t pid, const struct mt_tracked_file *f);
 int tracker_store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_file *f,
 		      struct mt_links *l);
 int tracker_read_counter(const struct mt_tracker *t, __u32 idx, uint64_t *sum);
+int tracker_key_store(struct mt_tracker *t, enum mt_keyed_map m, const struct bpf_map *map,
+		      const void *key, const void *value);
+int tracker_key_remove(struct mt_tracker *t, enum mt_keyed_map m, const struct bpf_map *map,
+		       const void *key, void *value);
+bool tracker_keys_left(const struct mt_tracker *t, enum mt_keyed_map m);
+void tracker_keys_none(struct mt_tracker *t, enum mt_keyed_map m);
 
 #endif

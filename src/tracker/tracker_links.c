@@ -131,7 +131,7 @@ void mt_tracker_release(struct mt_tracker *t, pid_t pid, bool wait)
 			continue;
 		}
 		k = tracker_arm_key(pid, &t->files[a->file_id]);
-		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.armed), &k);
+		tracker_key_remove(t, MT_KEYS_ARMED, t->skel->maps.armed, &k, NULL);
 		if (wait) {
 			tracker_collect_links(&a->l, NULL, NULL);
 			tracker_collect_links(&a->keep, NULL, NULL);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The tracker's tables, below attaching and linking: the tracked files (their marks in the
- * watcher's known_inodes map, the files not probed), the per-process arms, and the BPF side's
- * counters.
+ * watcher's known_inodes map, the files not probed), the per-process arms, the BPF side's
+ * counters, and the keys user space adds to and removes from the maps whose keys are counted.
  */
 
 #include <errno.h>
@@ -164,14 +164,59 @@ int tracker_store_arm(struct mt_tracker *t, pid_t pid, const struct mt_tracked_f
 {
 	struct mt_arm_key k = tracker_arm_key(pid, f);
 	__u8 one = 1;
+	int err;
 
 	if (MT_GROW(t->arms, t->cap_arms, t->n_arms + 1, 64))
 		return -ENOMEM;
-	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.armed), &k, &one, BPF_ANY) &&
-	    errno != E2BIG)
-		return -errno;
+	err = tracker_key_store(t, MT_KEYS_ARMED, t->skel->maps.armed, &k, &one);
+	if (err && err != -E2BIG)
+		return err;
 	t->arms[t->n_arms++] = (struct mt_arm){.pid = pid, .file_id = f->file_id, .l = *l};
 	return 0;
+}
+
+static void count_keys(struct mt_tracker *t, enum mt_keyed_map m, int delta)
+{
+	__atomic_fetch_add(&t->skel->bss->map_keys[m], (__u32)delta, __ATOMIC_RELAXED);
+}
+
+/* Insert or update key in m's map; a key the insert created is counted (memtrack.h). */
+int tracker_key_store(struct mt_tracker *t, enum mt_keyed_map m, const struct bpf_map *map,
+		      const void *key, const void *value)
+{
+	int fd = bpf_map__fd(map);
+
+	if (!bpf_map_update_elem(fd, key, value, BPF_NOEXIST)) {
+		count_keys(t, m, 1);
+		return 0;
+	}
+	if (errno != EEXIST)
+		return -errno;
+	return bpf_map_update_elem(fd, key, value, BPF_EXIST) ? -errno : 0;
+}
+
+/* Delete key from m's map, and take its value when value is not NULL: -ENOENT if absent. */
+int tracker_key_remove(struct mt_tracker *t, enum mt_keyed_map m, const struct bpf_map *map,
+		       const void *key, void *value)
+{
+	int fd = bpf_map__fd(map);
+
+	if (value ? bpf_map_lookup_and_delete_elem(fd, key, value) : bpf_map_delete_elem(fd, key))
+		return -errno;
+	count_keys(t, m, -1);
+	return 0;
+}
+
+/* Whether m's map may hold keys; a count that went wrong errs on the side of a walk. */
+bool tracker_keys_left(const struct mt_tracker *t, enum mt_keyed_map m)
+{
+	return __atomic_load_n(&t->skel->bss->map_keys[m], __ATOMIC_RELAXED) != 0;
+}
+
+/* Once m's map is emptied, with no program running for the run: its count starts again. */
+void tracker_keys_none(struct mt_tracker *t, enum mt_keyed_map m)
+{
+	__atomic_store_n(&t->skel->bss->map_keys[m], 0, __ATOMIC_RELAXED);
 }
 
 /* A per-CPU counter summed over the CPUs, read into the tracker's per-CPU buffer. */
