@@ -76,6 +76,8 @@ void mt_tracker_close(struct mt_tracker *t);
  * closer process waits for the grace periods (tracker_closer.c). Idempotent.
  */
 void mt_tracker_detach(struct mt_tracker *t);
+/* Whether mt_tracker_detach waits for grace periods itself (no closer): worth a thread then. */
+bool mt_tracker_detach_waits(const struct mt_tracker *t);
 /*
  * Make t ready for another run with the same settings, as if just opened, without loading the
  * BPF object again (exec-harness). -EOPNOTSUPP with --stacks: open another.
