@@ -95,6 +95,11 @@ struct mt_classified {
 
 struct mt_tracker {
 	struct memtrack_bpf *skel;
+	/*
+	 * The instance that created the maps, without programs (the uprobe_multi path): every other
+	 * instance, skel included, shares its maps. NULL: skel created them.
+	 */
+	struct memtrack_bpf *maps_skel;
 	struct mt_kbtf *kbtf; /* the kernel's BTF, read for the first load (tracker_btf.c) */
 	int core_fd;	      /* the memory file of the CO-RE target (-1: none) */
 	bool core_written;    /* core_fd holds the target */

@@ -127,7 +127,7 @@ static uint64_t boottime_ns(void)
  * before verification), and libbpf loads the programs one after the other: a program's load
  * lasted until the next one's began (the last one's until the object's load returned).
  */
-static void print_verified(struct bpf_object *obj, uint64_t start, uint64_t end)
+static void print_verified(struct bpf_object *obj, const char *what, uint64_t start, uint64_t end)
 {
 	struct bpf_prog_info info[MT_MAX_PROGS];
 	const char *name[MT_MAX_PROGS];
@@ -148,6 +148,11 @@ static void print_verified(struct bpf_object *obj, uint64_t start, uint64_t end)
 			first = info[n].load_time;
 		n++;
 	}
+	if (!n) {
+		fprintf(stderr, "memtrack: BPF maps created in %.1f ms (the object's BTF, maps)\n",
+			(end - start) / 1e6);
+		return;
+	}
 	for (int i = 0; i < n; i++) {
 		uint64_t next = end;
 
@@ -162,18 +167,19 @@ static void print_verified(struct bpf_object *obj, uint64_t start, uint64_t end)
 		    (next - info[i].load_time) / 1e6);
 	}
 	fprintf(stderr,
-		"memtrack: BPF object loaded in %.1f ms, %.1f ms of it before the first program "
-		"(the kernel's BTF, maps, relocation)\n",
-		(end - start) / 1e6, (first > start ? first - start : 0) / 1e6);
+		"memtrack: BPF object for %s loaded in %.1f ms, %.1f ms of it before the first "
+		"program (its BTF, maps, relocation)\n",
+		what, (end - start) / 1e6, (first > start ? first - start : 0) / 1e6);
 }
 
-static int load_object(struct mt_tracker *t, struct memtrack_bpf *s)
+/* Load s, whose programs are for what (-v says what each cost). */
+static int load_object(struct mt_tracker *t, struct memtrack_bpf *s, const char *what)
 {
 	uint64_t start = boottime_ns();
 	int err = memtrack_bpf__load(s);
 
 	if (!err && t->cfg.verbose)
-		print_verified(s->obj, start, boottime_ns());
+		print_verified(s->obj, what, start, boottime_ns());
 	return err;
 }
 
@@ -231,10 +237,11 @@ int tracker_need(struct mt_tracker *t, unsigned int needs)
 	s = open_object(t);
 	if (!s)
 		return -errno;
-	err = share_maps(s->obj, t->skel->obj);
+	err = share_maps(s->obj, (t->maps_skel ? t->maps_skel : t->skel)->obj);
 	if (!err) {
 		select_programs(s->obj, needs);
-		err = load_object(t, s);
+		err = load_object(
+		    t, s, needs & MT_NEED_MULTI ? "the uprobe_multi probes" : "more probes");
 	}
 	if (err) {
 		memtrack_bpf__destroy(s);
@@ -469,6 +476,8 @@ void tracker_destroy_skel(struct mt_tracker *t)
 		memtrack_bpf__destroy(t->later[--t->n_later]);
 	memtrack_bpf__destroy(t->skel);
 	t->skel = NULL;
+	memtrack_bpf__destroy(t->maps_skel);
+	t->maps_skel = NULL;
 }
 
 /*
@@ -490,36 +499,72 @@ static bool links_fire_per_mm(bool multi)
 	return major < 6 || (major == 6 && minor < 12);
 }
 
+/* The run's sizes and settings, in the instance that creates the maps (the others share them). */
+static void configure_maps(struct mt_tracker *t, struct memtrack_bpf *s)
+{
+	size_t ring =
+	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
+
+	bpf_map__set_max_entries(s->maps.events, ring);
+	s->rodata->pressure_mark = t->cfg.no_backpressure ? 0 : PRESSURE_MARK(ring);
+	/* waitpid and /proc give pids in memtrack's namespace: the BPF side must use the same. */
+	s->rodata->pidns_nested = t->pidns.st_ino != MT_PROC_PID_INIT_INO;
+	s->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
+	s->rodata->pidns_ino = t->pidns.st_ino;
+	s->rodata->stacks_enabled = t->cfg.stacks && t->cfg.events;
+	s->rodata->trace_maps = t->cfg.trace_maps;
+	bpf_map__set_max_entries(s->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
+	bpf_map__set_max_entries(s->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
+	bpf_map__set_max_entries(s->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
+}
+
+/*
+ * With uprobe_multi, the maps are created first by an instance without programs (a few ms), so
+ * that the uprobe_multi programs (alloc_enter_multi, the largest of the verifier's work) load on
+ * a thread of their own while the lifecycle's load here: on two CPUs the verifier walks both at
+ * once, and neither waits for the other's. Then skel, the lifecycle's instance, shares the maps.
+ */
+static int load_maps_first(struct mt_tracker *t)
+{
+	int err;
+
+	t->maps_skel = t->skel;
+	t->skel = NULL;
+	select_programs(t->maps_skel->obj, 0);
+	err = load_object(t, t->maps_skel, "the maps");
+	if (!err)
+		err = start_multi_loader(t);
+	if (!err) {
+		t->skel = open_object(t);
+		err = t->skel ? share_maps(t->skel->obj, t->maps_skel->obj) : -errno;
+	}
+	return err;
+}
+
 /* Open, load and attach with one watcher back end, with or without uprobe_multi programs. */
 static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 {
 	bool mappings = t->cfg.mappings && t->cfg.events;
-	size_t ring =
-	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
-	int err;
+	unsigned int needs;
+	int err = 0;
 
 	if (!t->skel)
 		t->skel = open_object(t); /* the first instance is opened by load_watcher */
 	if (!t->skel)
 		return -errno;
-	/* With multi, its programs are loaded beside the run's start (start_multi_loader). */
-	t->loaded = MT_NEED_LIFECYCLE | (fentry ? MT_NEED_FENTRY : MT_NEED_TRACEPOINT) |
-		    (multi ? 0 : MT_NEED_PERF) | (t->cfg.stacks ? MT_NEED_STACKS : 0) |
-		    (mappings ? MT_NEED_MAPPINGS : 0);
-	select_programs(t->skel->obj, t->loaded);
-	bpf_map__set_max_entries(t->skel->maps.events, ring);
-	t->skel->rodata->pressure_mark = t->cfg.no_backpressure ? 0 : PRESSURE_MARK(ring);
-	/* waitpid and /proc give pids in memtrack's namespace: the BPF side must use the same. */
-	t->skel->rodata->pidns_nested = t->pidns.st_ino != MT_PROC_PID_INIT_INO;
-	t->skel->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
-	t->skel->rodata->pidns_ino = t->pidns.st_ino;
-	t->skel->rodata->stacks_enabled = t->cfg.stacks && t->cfg.events;
-	t->skel->rodata->trace_maps = t->cfg.trace_maps;
-	bpf_map__set_max_entries(t->skel->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
-	bpf_map__set_max_entries(t->skel->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);
-	bpf_map__set_max_entries(t->skel->maps.unwind_vma_cache, t->cfg.stacks ? MAX_VMA_CACHE : 1);
+	/* With multi, its programs are loaded beside the lifecycle's (load_maps_first). */
+	needs = MT_NEED_LIFECYCLE | (fentry ? MT_NEED_FENTRY : MT_NEED_TRACEPOINT) |
+		(multi ? 0 : MT_NEED_PERF) | (t->cfg.stacks ? MT_NEED_STACKS : 0) |
+		(mappings ? MT_NEED_MAPPINGS : 0);
+	t->loaded = needs; /* from here on the multi loader's (tracker_need) */
+	configure_maps(t, t->skel);
 	tracker_btf_loading(t, true);
-	err = load_object(t, t->skel);
+	if (multi)
+		err = load_maps_first(t);
+	if (!err) {
+		select_programs(t->skel->obj, needs);
+		err = load_object(t, t->skel, "the lifecycle");
+	}
 	tracker_btf_loading(t, false);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
@@ -647,8 +692,6 @@ int tracker_load_bpf(struct mt_tracker *t)
 	tracker_btf_open(t); /* without: libbpf's own way, which says what is missing */
 	err = load_watcher(t);
 	tracker_btf_release(t);
-	if (!err && t->multi)
-		err = start_multi_loader(t); /* with every signal blocked, as the load needs */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }
