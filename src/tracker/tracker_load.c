@@ -254,10 +254,10 @@ int tracker_need(struct mt_tracker *t, unsigned int needs)
 
 /*
  * The uprobe_multi programs (alloc_enter_multi, the largest of the verifier's work) are loaded
- * by a thread of their own into another instance of the object, while memtrack spawns the
- * command and classifies its first files: they are first needed by the first file's links
- * (tracker_prog, tracker_multi wait for them). If the kernel refuses them, the run probes with
- * one perf link per probe, as when it refuses a uprobe_multi link.
+ * by a thread of their own into another instance of the object, from the moment the maps exist
+ * (load_maps_first), beside the lifecycle's load and the command's spawn: they are first needed
+ * by the first file's links (tracker_prog, tracker_multi wait for them). If the kernel refuses
+ * them, the run probes with one perf link per probe, as when it refuses a uprobe_multi link.
  */
 static void *multi_loader_main(void *arg)
 {
