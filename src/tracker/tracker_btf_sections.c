@@ -18,7 +18,9 @@
 
 /*
  * What libbpf's next btf__load_vmlinux_btf() call gets instead of a parse: set while an object
- * whose tracing programs take their targets from here is loaded. Loads happen on one thread.
+ * whose tracing programs take their targets from here is loaded. The uprobe_multi programs'
+ * instance loads on another thread meanwhile (tracker_load.c), but it has no tracing program and
+ * its CO-RE target is the copy's file: libbpf never asks it for the kernel's BTF.
  */
 static bool vmlinux_unneeded;
 static const struct mt_kbtf *attach_from;
