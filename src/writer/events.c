@@ -43,14 +43,23 @@ struct mt_events {
 	/* The ring's consumer and producer pages, read-only: how much waits for the consumer. */
 	void *positions;
 	size_t page, ring_size;
+	/*
+	 * One consumer thread for the pipeline's life, idle between runs: exec-harness starts and
+	 * stops a run per benchmark, and a thread made and joined for each cost it a clone.
+	 */
 	pthread_t thread;
+	bool has_thread;
+	pthread_mutex_t lock; /* active and quit, under cond */
+	pthread_cond_t cond;
+	bool active; /* a run is being consumed: set by start, cleared by the consumer */
+	bool quit;   /* the pipeline closes: the consumer returns */
 	/* The consumer waits on both: the ring's epoll fd, and wake, which ends its wait at stop.
 	 */
 	int epfd, wake;
 	/* One drain at a time: the consumer's, or the supervisor's before a process record. */
 	pthread_mutex_t drain;
 	atomic_bool stop;
-	atomic_bool done; /* the consumer ended (stopped or failed): it makes no more room */
+	atomic_bool done; /* the run's consumer ended (stopped or failed): it makes no more room */
 	bool running;	  /* a consumer was started and not stopped */
 	int err;	  /* the ring failed: memtrack's own failure */
 	int write_err;	  /* the artifact failed: recording stopped */
@@ -152,9 +161,9 @@ static int drain_locked(struct mt_events *e)
 	return n < 0 && n != -EINTR ? n : 0;
 }
 
-static void *consume(void *arg)
+/* One run: drain the ring into the run's artifact until mt_events_stop() or a failure. */
+static void consume(struct mt_events *e)
 {
-	struct mt_events *e = arg;
 	uint64_t flushed = mt_clock_now_ns();
 	struct epoll_event ev;
 	int err;
@@ -182,6 +191,25 @@ static void *consume(void *arg)
 		}
 	}
 	atomic_store(&e->done, true);
+}
+
+static void *consumer_main(void *arg)
+{
+	struct mt_events *e = arg;
+
+	pthread_mutex_lock(&e->lock);
+	for (;;) {
+		while (!e->active && !e->quit)
+			pthread_cond_wait(&e->cond, &e->lock);
+		if (e->quit)
+			break;
+		pthread_mutex_unlock(&e->lock);
+		consume(e);
+		pthread_mutex_lock(&e->lock);
+		e->active = false;
+		pthread_cond_broadcast(&e->cond);
+	}
+	pthread_mutex_unlock(&e->lock);
 	return NULL;
 }
 
@@ -321,6 +349,8 @@ int mt_events_open(struct mt_events **out, int ring_fd)
 		return -ENOMEM;
 	e->wake = e->epfd = -1;
 	pthread_mutex_init(&e->drain, NULL);
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->cond, NULL);
 	err = map_positions(e, ring_fd);
 	if (err)
 		goto fail;
@@ -344,7 +374,16 @@ int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w)
 	eventfd_t stale;
 	int err;
 
-	/* A stop's wakeup of the run before, unread: it would end the new consumer's every wait. */
+	if (!e->has_thread) {
+		err = -pthread_create(&e->thread, NULL, consumer_main, e);
+		if (err)
+			return err;
+		e->has_thread = true;
+	}
+	/*
+	 * The consumer is idle: what it reads of the run is set before active, under the lock. A
+	 * stop's wakeup of the run before, unread, would end the new run's every wait.
+	 */
 	eventfd_read(e->wake, &stale);
 	e->w = w;
 	e->err = e->write_err = 0;
@@ -353,9 +392,12 @@ int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w)
 	e->tap = NULL;
 	atomic_store(&e->stop, false);
 	atomic_store(&e->done, false);
-	err = -pthread_create(&e->thread, NULL, consume, e);
-	e->running = !err;
-	return err;
+	pthread_mutex_lock(&e->lock);
+	e->active = true;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+	e->running = true;
+	return 0;
 }
 
 int mt_events_stop(struct mt_events *e, uint64_t *count)
@@ -365,7 +407,10 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 	atomic_store(&e->stop, true);
 	/* Now, not at the end of the consumer's timed wait (a failed write: that comes anyway). */
 	eventfd_write(e->wake, 1);
-	pthread_join(e->thread, NULL);
+	pthread_mutex_lock(&e->lock);
+	while (e->active)
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
 	err = e->err;
 	/* Every producer is gone: one full consume takes what is left. */
 	n = ring_buffer__consume(e->rb);
@@ -388,10 +433,19 @@ void mt_events_close(struct mt_events *e)
 		return;
 	if (e->running) /* a run that ended before its artifact was finished */
 		mt_events_stop(e, &count);
+	if (e->has_thread) {
+		pthread_mutex_lock(&e->lock);
+		e->quit = true;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+		pthread_join(e->thread, NULL);
+	}
 	close_waits(e);
 	ring_buffer__free(e->rb);
 	if (e->positions)
 		munmap(e->positions, 2 * e->page);
+	pthread_cond_destroy(&e->cond);
+	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->drain);
 	free(e);
 }

@@ -18,7 +18,8 @@ struct mt_events;
 
 /*
  * The pipeline of the events ring ring_fd: its mappings and waits, kept from run to run (a
- * tracker's, tracker.c); each run starts a consumer into its artifact and stops it.
+ * tracker's, tracker.c); each run starts the consumer into its artifact and stops it. The
+ * consumer's thread is made at the first start and ends at the close.
  */
 int mt_events_open(struct mt_events **e, int ring_fd);
 void mt_events_close(struct mt_events *e);
