@@ -17,13 +17,14 @@
 #include "tracker/tracker_int.h"
 
 /*
- * What libbpf's next btf__load_vmlinux_btf() call gets instead of a parse: set while an object
- * whose tracing programs take their targets from here is loaded. The uprobe_multi programs'
- * instance loads on another thread meanwhile (tracker_load.c), but it has no tracing program and
- * its CO-RE target is the copy's file: libbpf never asks it for the kernel's BTF.
+ * What libbpf's next btf__load_vmlinux_btf() call on this thread gets instead of a parse: set
+ * while an object whose tracing programs take their targets from here is loaded, or an instance
+ * of maps alone. Per thread: instances load on three threads at once (tracker_load.c); the
+ * uprobe_multi programs' has no tracing program and its CO-RE target is the copy's file, so
+ * libbpf never asks it for the kernel's BTF.
  */
-static bool vmlinux_unneeded;
-static const struct mt_kbtf *attach_from;
+static __thread bool vmlinux_unneeded;
+static __thread const struct mt_kbtf *attach_from;
 
 /*
  * This function takes the place of libbpf's own of the same name (libbpf calls it through its
@@ -87,4 +88,13 @@ void tracker_btf_loading(const struct mt_tracker *t, bool on)
 {
 	vmlinux_unneeded = on && t->kbtf;
 	attach_from = on ? t->kbtf : NULL;
+}
+
+/*
+ * Around a load of an instance without programs (its maps alone): no CO-RE relocation is applied
+ * to a program that is not loaded, so libbpf needs the kernel's BTF for nothing.
+ */
+void tracker_btf_maps_only(bool on)
+{
+	vmlinux_unneeded = on;
 }

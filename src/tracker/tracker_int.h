@@ -100,6 +100,11 @@ struct mt_tracker {
 	 * instance, skel included, shares its maps. NULL: skel created them.
 	 */
 	struct memtrack_bpf *maps_skel;
+	/* maps_skel made by a thread beside the walk of the kernel's BTF (tracker_load.c) */
+	pthread_t maps_maker;
+	bool maps_making; /* maps_maker runs or is not joined yet */
+	struct memtrack_bpf *made_maps;
+	int made_err;
 	struct mt_kbtf *kbtf; /* the kernel's BTF, read for the first load (tracker_btf.c) */
 	int core_fd;	      /* the memory file of the CO-RE target (-1: none) */
 	bool core_written;    /* core_fd holds the target */
@@ -197,6 +202,7 @@ struct btf *tracker_btf_parse_vmlinux(void);
 /* tracker_btf_sections.c */
 void tracker_btf_sections(void);
 void tracker_btf_loading(const struct mt_tracker *t, bool on);
+void tracker_btf_maps_only(bool on);
 
 /* tracker_closer.c */
 int tracker_closer_start(struct mt_tracker *t);

@@ -522,6 +522,58 @@ static void configure_maps(struct mt_tracker *t, struct memtrack_bpf *s)
 }
 
 /*
+ * The maps' instance of the first load, made by a thread of its own while this one reads and
+ * walks the kernel's BTF (3.7 ms here): an instance without programs needs no CO-RE target, and
+ * its load, the maps' creation (4 ms, most of it the hash maps' bucket arrays), waits for nothing.
+ */
+static void *maps_maker_main(void *arg)
+{
+	struct mt_tracker *t = arg;
+	struct memtrack_bpf *s = memtrack_bpf__open();
+	int err = s ? 0 : -errno, tries = 0;
+
+	if (s) {
+		configure_maps(t, s);
+		select_programs(s->obj, 0);
+		tracker_btf_maps_only(true);
+		do
+			err = load_object(t, s, "the maps");
+		while (err == -EAGAIN && ++tries < 100);
+		tracker_btf_maps_only(false);
+	}
+	if (err)
+		memtrack_bpf__destroy(s);
+	t->made_maps = err ? NULL : s;
+	t->made_err = err;
+	return NULL;
+}
+
+/* Only with uprobe_multi: without, the maps are created by the lifecycle's own instance. */
+static void start_maps_maker(struct mt_tracker *t)
+{
+	if (t->cfg.no_uprobe_multi || pthread_create(&t->maps_maker, NULL, maps_maker_main, t))
+		return;
+	t->maps_making = true;
+}
+
+/* The maps the thread made, once: a load tried again makes its own. NULL if it could not. */
+static struct memtrack_bpf *take_made_maps(struct mt_tracker *t)
+{
+	struct memtrack_bpf *s;
+
+	if (!t->maps_making)
+		return NULL;
+	pthread_join(t->maps_maker, NULL);
+	t->maps_making = false;
+	s = t->made_maps;
+	t->made_maps = NULL;
+	if (!s && t->cfg.verbose)
+		fprintf(stderr, "memtrack: the maps' thread could not create them (%s)\n",
+			strerror(-t->made_err));
+	return s;
+}
+
+/*
  * With uprobe_multi, the maps are created first by an instance without programs (a few ms), so
  * that the uprobe_multi programs (alloc_enter_multi, the largest of the verifier's work) load on
  * a thread of their own while the lifecycle's load here: on two CPUs the verifier walks both at
@@ -529,18 +581,21 @@ static void configure_maps(struct mt_tracker *t, struct memtrack_bpf *s)
  */
 static int load_maps_first(struct mt_tracker *t)
 {
-	int err;
+	int err = 0;
 
-	t->maps_skel = t->skel;
-	t->skel = NULL;
-	select_programs(t->maps_skel->obj, 0);
-	err = load_object(t, t->maps_skel, "the maps");
+	t->maps_skel = take_made_maps(t);
+	if (!t->maps_skel) {
+		t->maps_skel = t->skel;
+		t->skel = NULL;
+		select_programs(t->maps_skel->obj, 0);
+		err = load_object(t, t->maps_skel, "the maps");
+	}
 	if (!err)
 		err = start_multi_loader(t);
-	if (!err) {
+	if (!err && !t->skel)
 		t->skel = open_object(t);
+	if (!err)
 		err = t->skel ? share_maps(t->skel->obj, t->maps_skel->obj) : -errno;
-	}
 	return err;
 }
 
@@ -692,8 +747,11 @@ int tracker_load_bpf(struct mt_tracker *t)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	tracker_btf_sections();
+	start_maps_maker(t);
 	tracker_btf_open(t); /* without: libbpf's own way, which says what is missing */
 	err = load_watcher(t);
+	memtrack_bpf__destroy(take_made_maps(t)); /* not taken: the load failed before */
 	tracker_btf_release(t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
