@@ -41,7 +41,8 @@ struct tracker_warmer {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	bool stop;
+	pthread_cond_t began; /* the first registration is under way */
+	bool stop, registering;
 	uint64_t until;	   /* warm until then (CLOCK_MONOTONIC) */
 	uint64_t last;	   /* the last registration memtrack knows of */
 	int prog_fd, file; /* the program and the memory file of the probe nothing runs */
@@ -87,6 +88,8 @@ static void *warmer_main(void *arg)
 			pthread_cond_timedwait(&w->wake, &w->lock, &ts);
 			continue;
 		}
+		w->registering = true;
+		pthread_cond_signal(&w->began);
 		pthread_mutex_unlock(&w->lock);
 		err = register_idle_probe(w);
 		pthread_mutex_lock(&w->lock);
@@ -123,6 +126,7 @@ static void warmer_free(struct tracker_warmer *w)
 		close(w->prog_fd);
 	if (w->file >= 0)
 		close(w->file);
+	pthread_cond_destroy(&w->began);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
@@ -147,6 +151,7 @@ void tracker_warm_start(struct mt_tracker *t)
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->wake, &attr);
 	pthread_condattr_destroy(&attr);
+	pthread_cond_init(&w->began, NULL);
 	w->until = mt_clock_now_ns() + WARM_FIRST_NS;
 	if (prepare(w)) {
 		warmer_free(w);
@@ -161,6 +166,15 @@ void tracker_warm_start(struct mt_tracker *t)
 		warmer_free(w);
 		return;
 	}
+	/*
+	 * Its first wait for a grace period must begin now: left to the scheduler, the thread
+	 * began it up to 5 ms later, behind the load's threads on both CPUs, and libc's first
+	 * link waited for the rest of it.
+	 */
+	pthread_mutex_lock(&w->lock);
+	while (!w->registering)
+		pthread_cond_wait(&w->began, &w->lock);
+	pthread_mutex_unlock(&w->lock);
 	t->warmer = w;
 }
 
