@@ -6,6 +6,7 @@
  * sees the end of the pipe exactly when the last copy is closed.
  */
 #include <check.h>
+#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -38,7 +39,34 @@ static void start(struct mt_tracker *t)
 	t->closer_fd = -1;
 	ck_assert_int_eq(tracker_closer_start(t), 0);
 	ck_assert_int_ge(t->closer_fd, 0);
+	tracker_closer_reap(t);
 }
+
+/*
+ * The closer's forking process exits at once but is reaped later, by tracker_closer_reap: then
+ * the only child left is the closer, which ends once memtrack's end is closed.
+ */
+START_TEST(forking_process_reaped)
+{
+	struct mt_tracker t = {0};
+	int status;
+	pid_t mid;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	t.closer_fd = -1;
+	ck_assert_int_eq(tracker_closer_start(&t), 0);
+	mid = t.closer_mid;
+	ck_assert_int_gt(mid, 0);
+	tracker_closer_reap(&t);
+	ck_assert_int_eq(t.closer_mid, 0);
+	ck_assert_int_eq(waitpid(mid, &status, WNOHANG), -1);
+	ck_assert_int_eq(errno, ECHILD);
+	tracker_closer_stop(&t);
+	reap_closer();
+	ck_assert_int_eq(waitpid(-1, &status, WNOHANG), -1);
+	ck_assert_int_eq(errno, ECHILD);
+}
+END_TEST
 
 /* Sent and dropped here, the end stays open until the release, then the closer closes it. */
 START_TEST(held_until_released)
@@ -101,6 +129,7 @@ int main(void)
 	TCase *tc = tcase_create("closer");
 
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, forking_process_reaped);
 	tcase_add_test(tc, held_until_released);
 	tcase_add_test(tc, unreleased_closed_at_the_end);
 	tcase_add_test(tc, no_closer_detaches_here);

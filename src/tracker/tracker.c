@@ -142,6 +142,7 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 	if (err)
 		goto fail;
 	err = tracker_load_bpf(t);
+	tracker_closer_reap(t);
 	if (err)
 		goto fail;
 	t->requests =
@@ -313,6 +314,7 @@ void mt_tracker_close(struct mt_tracker *t)
 	tracker_warm_stop(t);
 	mt_events_close(t->events);
 	detach_all(t, true);
+	tracker_closer_reap(t); /* a tracker that failed before its load */
 	tracker_closer_stop(t);
 	if (t->cfg.verbose && t->links_made)
 		fprintf(stderr, "memtrack: %" PRIu64 " per-process links made in %.1f ms\n",

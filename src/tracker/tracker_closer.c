@@ -107,7 +107,11 @@ static void closer_main(int sock)
 /* The closer started before memtrack's first thread (mt_tracker_closer_prestart), or -1. */
 static int prestarted = -1;
 
-static int fork_closer(int *fd)
+/*
+ * Fork the closer by way of mid, which exits at once; *mid_out: mid, for the caller to reap, or
+ * NULL to reap it here.
+ */
+static int fork_closer(int *fd, pid_t *mid_out)
 {
 	int sv[2], status;
 	pid_t mid;
@@ -121,6 +125,11 @@ static int fork_closer(int *fd)
 		_exit(0);
 	}
 	close(sv[1]);
+	if (mid > 0 && mid_out) {
+		*mid_out = mid;
+		*fd = sv[0];
+		return 0;
+	}
 	if (mid < 0 || waitpid(mid, &status, 0) != mid) {
 		close(sv[0]);
 		return -ECHILD;
@@ -137,13 +146,17 @@ static int fork_closer(int *fd)
  */
 int mt_tracker_closer_prestart(void)
 {
-	return prestarted >= 0 ? 0 : fork_closer(&prestarted);
+	return prestarted >= 0 ? 0 : fork_closer(&prestarted, NULL);
 }
 
+/*
+ * The forking process is reaped later (tracker_closer_reap), once the BPF load is done: its fork
+ * and exit (0.9 ms here) go on beside the tracker's start instead of before it.
+ */
 int tracker_closer_start(struct mt_tracker *t)
 {
 	if (prestarted < 0)
-		return fork_closer(&t->closer_fd);
+		return fork_closer(&t->closer_fd, &t->closer_mid);
 	/* A tracker's own end, which closing ends nothing: the closer lives until memtrack exits.
 	 */
 	t->closer_fd = fcntl(prestarted, F_DUPFD_CLOEXEC, 3);
@@ -224,6 +237,15 @@ void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n)
 	tracker_closer_send(t, d, n);
 	tracker_closer_release(t);
 	pthread_mutex_unlock(&sending);
+}
+
+void tracker_closer_reap(struct mt_tracker *t)
+{
+	int status;
+
+	while (t->closer_mid > 0 && waitpid(t->closer_mid, &status, 0) < 0 && errno == EINTR)
+		;
+	t->closer_mid = 0;
 }
 
 void tracker_closer_stop(struct mt_tracker *t)

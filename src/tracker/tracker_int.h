@@ -147,7 +147,8 @@ struct mt_tracker {
 	bool mappings_failed; /* cfg.mappings, but the mapping programs could not be attached */
 	struct mt_arm *arms;  /* --probe-scope=tree: per process and file */
 	size_t n_arms, cap_arms;
-	int closer_fd; /* the socket to the closer process (-1: none, detach here) */
+	int closer_fd;	  /* the socket to the closer process (-1: none, detach here) */
+	pid_t closer_mid; /* the closer's forking process, not reaped yet (0: none) */
 	/* keeps uprobe registration fast (tracker_warm.c), or NULL */
 	struct tracker_warmer *warmer;
 	struct mt_events *events;     /* the events ring's pipeline, kept from run to run */
@@ -210,6 +211,7 @@ void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n)
 /* The two halves of tracker_close_links, apart for the tests. */
 void tracker_closer_send(struct mt_tracker *t, const struct detach *d, size_t n);
 void tracker_closer_release(struct mt_tracker *t);
+void tracker_closer_reap(struct mt_tracker *t);
 void tracker_closer_stop(struct mt_tracker *t);
 
 /* tracker_uprobe_multi.c */
