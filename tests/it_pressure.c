@@ -138,20 +138,34 @@ START_TEST(pressure_stops_are_not_in_the_trace)
 }
 END_TEST
 
-/* The first child of pid (its only one, once the closer's parent is gone), or 0. */
+/*
+ * The first child of pid's threads (its only one, once the closer's parent is gone), or 0. The
+ * command is a child of the thread that vforks it, not of memtrack's main thread.
+ */
 static pid_t first_child(pid_t pid)
 {
-	char path[64];
+	char path[320];
+	struct dirent *d;
 	long child = 0;
+	DIR *dir;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
-	f = fopen(path, "re");
-	if (!f)
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
 		return 0;
-	if (fscanf(f, "%ld", &child) != 1)
-		child = 0;
-	fclose(f);
+	while (!child && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", pid, d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fscanf(f, "%ld", &child) != 1)
+			child = 0;
+		fclose(f);
+	}
+	closedir(dir);
 	return (pid_t)child;
 }
 

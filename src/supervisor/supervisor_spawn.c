@@ -169,13 +169,24 @@ static void say_seize_failure(const char *cmd, pid_t pid, int err)
  */
 struct vfork_spawn {
 	struct sup *s;
-	pthread_t thread;
+	bool done;	 /* the vfork returned in the vforker: past the child's exec or end */
 	int pipes[3][2]; /* err, go, pid: each child's end is in [0][1], [1][0], [2][1] */
 };
 
-static void *vfork_main(void *arg)
+/*
+ * The thread that vforks, one for the process's life, idle between spawns: a thread made and
+ * joined for each spawn cost a clone, once per benchmark in exec-harness. pid: the process that
+ * made it (a fork's child has no such thread, and makes its own).
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pid_t pid;
+	struct vfork_spawn *req; /* the spawn asked for, until its vfork returned */
+} vforker = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static void vfork_child(struct vfork_spawn *v)
 {
-	struct vfork_spawn *v = arg;
 	pid_t pid = vfork();
 
 	if (pid == 0) {
@@ -192,7 +203,62 @@ static void *vfork_main(void *arg)
 	}
 	/* Past the child's exec or exit: a child gone before it sent its pid ends the read. */
 	close(v->pipes[2][1]);
+}
+
+static void *vforker_main(void *arg)
+{
+	struct vfork_spawn *v;
+
+	(void)arg;
+	pthread_mutex_lock(&vforker.lock);
+	for (;;) {
+		while (!vforker.req)
+			pthread_cond_wait(&vforker.cond, &vforker.lock);
+		v = vforker.req;
+		pthread_mutex_unlock(&vforker.lock);
+		vfork_child(v);
+		pthread_mutex_lock(&vforker.lock);
+		v->done = true;
+		vforker.req = NULL;
+		pthread_cond_broadcast(&vforker.cond);
+	}
 	return NULL;
+}
+
+/* Hand v to the vforker, made first if this process has none; 0 or a negative errno. */
+static int vforker_spawn(struct vfork_spawn *v)
+{
+	pthread_t thread;
+	sigset_t all, old;
+	int err = 0;
+
+	pthread_mutex_lock(&vforker.lock);
+	if (vforker.pid != getpid()) {
+		/* Every signal blocked: they are the main thread's, and the child starts so too. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		err = -pthread_create(&thread, NULL, vforker_main, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!err)
+			pthread_detach(thread);
+		vforker.pid = err ? 0 : getpid();
+	}
+	if (!err) {
+		v->done = false;
+		vforker.req = v;
+		pthread_cond_broadcast(&vforker.cond);
+	}
+	pthread_mutex_unlock(&vforker.lock);
+	return err;
+}
+
+/* Until v's vfork returned: the child has exec'd or ended, and shares nothing any more. */
+static void vforker_wait(struct vfork_spawn *v)
+{
+	pthread_mutex_lock(&vforker.lock);
+	while (!v->done)
+		pthread_cond_wait(&vforker.cond, &vforker.lock);
+	pthread_mutex_unlock(&vforker.lock);
 }
 
 static void close_pipes(int p[][2], int n)
@@ -206,7 +272,6 @@ static void close_pipes(int p[][2], int n)
 /* The child waiting for its go, by vfork from a thread; its pid, or a negative errno. */
 static pid_t start_vforked(struct sup *s, int *err_rd, int *go_wr, struct vfork_spawn *v)
 {
-	sigset_t all, old;
 	pid_t pid = 0;
 	ssize_t n;
 	int err;
@@ -220,10 +285,7 @@ static pid_t start_vforked(struct sup *s, int *err_rd, int *go_wr, struct vfork_
 			return err;
 		}
 	/* The child starts with every signal blocked, until child_exec sets the caller's mask. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = -pthread_create(&v->thread, NULL, vfork_main, v);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = vforker_spawn(v);
 	if (err) {
 		close_pipes(v->pipes, 3);
 		return err;
@@ -239,7 +301,7 @@ static pid_t start_vforked(struct sup *s, int *err_rd, int *go_wr, struct vfork_
 	*go_wr = v->pipes[1][1];
 	if (n == sizeof(pid) && pid > 0)
 		return pid;
-	pthread_join(v->thread, NULL);
+	vforker_wait(v);
 	close(*err_rd);
 	close(*go_wr);
 	fprintf(stderr, "memtrack: cannot run '%s': its process ended before its exec\n",
@@ -307,7 +369,7 @@ static void kill_and_reap(pid_t pid)
 int sup_spawn(struct sup *s)
 {
 	int err_rd = -1, go_wr = -1, status, child_errno = 0, err;
-	struct vfork_spawn v = {.thread = 0};
+	struct vfork_spawn v = {.done = false};
 	bool vforked = !s->cfg->identity.drop_privileges;
 	ssize_t n;
 	pid_t pid;
@@ -327,7 +389,7 @@ int sup_spawn(struct sup *s)
 		close(go_wr);
 		close(err_rd);
 		if (vforked)
-			pthread_join(v.thread, NULL);
+			vforker_wait(&v);
 		return err;
 	}
 	close(go_wr);
@@ -351,7 +413,7 @@ int sup_spawn(struct sup *s)
 		kill_and_reap(pid);
 	/* Past the exec (its vfork done before the exec stop) or the child's end. */
 	if (vforked)
-		pthread_join(v.thread, NULL);
+		vforker_wait(&v);
 	if (!err)
 		s->root = pid;
 	return err;
