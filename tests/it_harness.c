@@ -365,6 +365,53 @@ START_TEST(test_memory)
 }
 END_TEST
 
+/*
+ * Memory mode's benchmarks share one tracker, its event consumer and its spawning thread (issue
+ * 30): each benchmark's totals are its own run's, exactly (fixtures/README.md: churn N makes N
+ * allocations and N frees), none lost at a run's end nor carried into the next.
+ */
+START_TEST(test_memory_plan_exact)
+{
+	static const int n[] = {100, 1000, 7, 1000, 256};
+	char input[1024], path[PATH_MAX];
+	struct json_object *rep, *tot;
+	const struct mt_out *r;
+	size_t len = 0;
+	pid_t pid;
+
+	len += snprintf(input + len, sizeof(input) - len, "[");
+	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+		len += snprintf(input + len, sizeof(input) - len,
+				"%s{\"name\": \"churn %zu\", \"command\": [\"%s\", \"%d\"]}",
+				i ? ", " : "", i, FIXTURE("churn"), n[i]);
+	snprintf(input + len, sizeof(input) - len, "]\n");
+	r = run(ARGS("-o", tmpdir, "-m", "memory", "-"), input);
+	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
+	pid = r->pid;
+	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
+		double q = n[i] / 256, m = n[i] % 256;
+
+		/* DIR/memtrack/PID-N.mtk, N counting benchmarks from 0 (docs/HARNESS.md). */
+		snprintf(path, sizeof(path), "%s/memtrack/%d-%zu.mtk", tmpdir, (int)pid, i);
+		r = run((const char *[]){MEMTRACK, "report", "--json", path, NULL}, NULL);
+		ck_assert_msg(r->code == 0, "report %s: %s", path, r->err);
+		rep = json_tokener_parse(r->out);
+		ck_assert_ptr_nonnull(rep);
+		ck_assert(mt_json_get(rep, "complete") &&
+			  json_object_get_boolean(mt_json_get(rep, "complete")));
+		tot = mt_json_get(rep, "totals");
+		ck_assert_msg(mt_json_double(tot, "allocations") == n[i],
+			      "benchmark %zu: %g allocations, not %d", i,
+			      mt_json_double(tot, "allocations"), n[i]);
+		ck_assert(mt_json_double(tot, "frees") == n[i]);
+		ck_assert_msg(mt_json_double(tot, "bytes_allocated") ==
+				  16 * (32896 * q + m * (m + 1) / 2),
+			      "benchmark %zu: %g bytes", i, mt_json_double(tot, "bytes_allocated"));
+		json_object_put(rep);
+	}
+}
+END_TEST
+
 /* ---- CodSpeed's exec-harness (issue 15), each expectation with the CodSpeed source it is from */
 
 #define CHECKER MT_SOURCE_DIR "/tools/check-codspeed-artifacts"
@@ -680,6 +727,7 @@ static Suite *harness_suite(void)
 	tcase_add_test(tc, test_usage_errors);
 	tcase_add_test(tc, test_output_folders);
 	tcase_add_test(tc, test_memory);
+	tcase_add_test(tc, test_memory_plan_exact);
 	tcase_add_test(tc, test_codspeed_round_counts);
 	tcase_add_test(tc, test_codspeed_durations);
 	tcase_add_test(tc, test_codspeed_round_ends_with_direct_child);
