@@ -19,7 +19,7 @@
 /*
  * What libbpf's next btf__load_vmlinux_btf() call on this thread gets instead of a parse: set
  * while an object whose tracing programs take their targets from here is loaded, or an instance
- * of maps alone. Per thread: instances load on three threads at once (tracker_load.c); the
+ * of maps alone. Per thread: instances load on three threads at once (tracker_instances.c); the
  * uprobe_multi programs' has no tracing program and its CO-RE target is the copy's file, so
  * libbpf never asks it for the kernel's BTF.
  */

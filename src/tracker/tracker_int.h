@@ -68,7 +68,7 @@ struct detach {
 	int fd;
 };
 
-/* The features of a run that need programs of their own (tracker_load.c says whose). */
+/* The features of a run that need programs of their own (tracker_instances.c says whose). */
 enum mt_need {
 	MT_NEED_LIFECYCLE = 1u << 0,  /* fork, exec, exit, a debugger's attach: every run */
 	MT_NEED_FENTRY = 1u << 1,     /* the fentry watcher */
@@ -100,7 +100,7 @@ struct mt_tracker {
 	 * instance, skel included, shares its maps. NULL: skel created them.
 	 */
 	struct memtrack_bpf *maps_skel;
-	/* maps_skel made by a thread beside the walk of the kernel's BTF (tracker_load.c) */
+	/* maps_skel made by a thread beside the walk of the kernel's BTF (tracker_instances.c) */
 	pthread_t maps_maker;
 	bool maps_making; /* maps_maker runs or is not joined yet */
 	struct memtrack_bpf *made_maps;
@@ -180,11 +180,20 @@ int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 /* tracker_load.c */
 int tracker_load_bpf(struct mt_tracker *t);
 void tracker_destroy_skel(struct mt_tracker *t);
+
+/* tracker_instances.c */
 int tracker_need(struct mt_tracker *t, unsigned int needs);
 void tracker_loads_done(struct mt_tracker *t);
 bool tracker_multi(struct mt_tracker *t);
 bool tracker_mm_filter(struct mt_tracker *t);
 struct bpf_program *tracker_prog(struct mt_tracker *t, const char *name);
+void tracker_select_programs(struct bpf_object *obj, unsigned int needs);
+int tracker_load_object(struct mt_tracker *t, struct memtrack_bpf *s, const char *what);
+struct memtrack_bpf *tracker_open_object(struct mt_tracker *t);
+void tracker_configure_maps(struct mt_tracker *t, struct memtrack_bpf *s);
+void tracker_start_maps_maker(struct mt_tracker *t);
+struct memtrack_bpf *tracker_take_made_maps(struct mt_tracker *t);
+int tracker_load_maps_first(struct mt_tracker *t);
 
 /* The sections of tracing programs whose attach target tracker_btf.c looks up. */
 #define MT_TP_BTF "mt_tp_btf/"
