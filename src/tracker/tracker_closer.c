@@ -127,10 +127,7 @@ static int fork_closer(int *fd, pid_t *mid_out)
 	close(sv[1]);
 	if (mid > 0 && mid_out) {
 		*mid_out = mid;
-		*fd = sv[0];
-		return 0;
-	}
-	if (mid < 0 || waitpid(mid, &status, 0) != mid) {
+	} else if (mid < 0 || waitpid(mid, &status, 0) != mid) {
 		close(sv[0]);
 		return -ECHILD;
 	}
