@@ -7,11 +7,18 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "lib/suite.h"
 #include "tracker/tracker_int.h"
@@ -110,6 +117,73 @@ START_TEST(unreleased_closed_at_the_end)
 }
 END_TEST
 
+/* A link of a program that does nothing to the perf event of the tracepoint sys_enter_getppid. */
+static int perf_link(void)
+{
+	const struct bpf_insn ret0[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	struct perf_event_attr attr = {.type = PERF_TYPE_TRACEPOINT, .size = sizeof(attr)};
+	char id[32] = "";
+	int prog, perf, link;
+	FILE *f = fopen("/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id", "r");
+
+	if (!f)
+		f = fopen("/sys/kernel/debug/tracing/events/syscalls/sys_enter_getppid/id", "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(id, sizeof(id), f));
+	fclose(f);
+	attr.config = strtoull(id, NULL, 10);
+	attr.sample_period = 1;
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, NULL, "GPL", ret0, 2, NULL);
+	ck_assert_int_ge(prog, 0);
+	perf = (int)syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	ck_assert_int_ge(perf, 0);
+	link = bpf_link_create(prog, perf, BPF_PERF_EVENT, NULL);
+	ck_assert_int_ge(link, 0);
+	close(perf);
+	close(prog);
+	return link;
+}
+
+/* Whether the link of that id is still attached (our probe's reference is dropped at once). */
+static bool link_alive(__u32 id)
+{
+	int fd = bpf_link_get_fd_by_id(id);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+/*
+ * At memtrack's end the closer detaches a perf event link a moment after the rest: the last
+ * perf event of a tracepoint is released holding the kernel's event_mutex across grace periods,
+ * which the next memtrack's perf_event_open would wait for.
+ */
+START_TEST(perf_links_detached_last)
+{
+	struct mt_tracker t = {0};
+	struct bpf_link_info info = {0};
+	__u32 len = sizeof(info);
+	int p[2], link = perf_link(), i;
+
+	ck_assert_int_eq(bpf_obj_get_info_by_fd(link, &info, &len), 0);
+	ck_assert_int_eq(pipe(p), 0);
+	start(&t);
+	tracker_closer_send(&t, (struct detach[]){{.fd = link}, {.fd = p[1]}}, 2);
+	tracker_closer_stop(&t);
+	ck_assert_msg(pipe_ends_within(p[0], 10000), "the closer kept a file after memtrack's end");
+	ck_assert_msg(link_alive(info.id), "the perf link was detached with the other files");
+	for (i = 0; i < 1000 && link_alive(info.id); i++)
+		usleep(10000);
+	ck_assert_msg(i < 1000, "the closer never detached the perf link");
+	reap_closer();
+	close(p[0]);
+}
+END_TEST
+
 /* Without a closer, sending detaches at once, here. */
 START_TEST(no_closer_detaches_here)
 {
@@ -133,6 +207,7 @@ int main(void)
 	tcase_add_test(tc, held_until_released);
 	tcase_add_test(tc, unreleased_closed_at_the_end);
 	tcase_add_test(tc, no_closer_detaches_here);
+	tcase_add_test(tc, perf_links_detached_last);
 	suite_add_tcase(s, tc);
 	return mt_run_suite(s);
 }

@@ -29,10 +29,13 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/clock.h"
 #include "base/grow.h"
 #include "tracker/tracker_int.h"
 
@@ -74,6 +77,62 @@ static size_t detach_released(struct detach *d, size_t n, size_t k)
 	return n - k;
 }
 
+/*
+ * Releasing the last perf event of a tracepoint (the watcher's syscall tracepoints; every uprobe
+ * link on kernels before uprobe_multi) waits for grace periods while it holds the kernel's global
+ * event_mutex (perf_trace_event_unreg, kernel/trace/trace_event_perf.c), and every
+ * perf_event_open of a tracepoint on the machine waits for it: the next memtrack started right
+ * after this one waited 40 to 140 ms in its first perf_event_open. A perf event that is not the
+ * last of its tracepoint is released at once. So the closer keeps memtrack's perf events a moment
+ * longer than the rest, for a memtrack started meanwhile to open its own first: their programs
+ * find nothing of theirs in the processes that run meanwhile, and the last of a series of runs
+ * pays the waits after everyone.
+ */
+#define CLOSER_LINGER_NS (300 * 1000 * 1000ull)
+
+static bool is_perf_link(int fd)
+{
+	struct bpf_link_info info = {0};
+	__u32 len = sizeof(info);
+
+	return !bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_PERF_EVENT;
+}
+
+/* Move d's perf event links to its end: the count of the others, which come first. */
+static size_t perf_links_last(struct detach *d, size_t n)
+{
+	struct detach other;
+	size_t others = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (is_perf_link(d[i].fd))
+			continue;
+		other = d[i];
+		d[i] = d[others];
+		d[others++] = other;
+	}
+	return others;
+}
+
+/* Detach what memtrack left at its end: the perf event links CLOSER_LINGER_NS after it. */
+static void detach_at_the_end(struct detach *d, size_t n)
+{
+	uint64_t until = mt_clock_now_ns() + CLOSER_LINGER_NS, now;
+	size_t others = perf_links_last(d, n);
+
+	tracker_detach_in_parallel(d, others);
+	now = mt_clock_now_ns();
+	if (others < n && now < until) {
+		uint64_t left = until - now;
+		struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
+				      .tv_nsec = (long)(left % 1000000000u)};
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	tracker_detach_in_parallel(d + others, n - others);
+}
+
 static void closer_main(int sock)
 {
 	struct detach *d = NULL;
@@ -100,7 +159,7 @@ static void closer_main(int sock)
 			break; /* memtrack's end is closed (or broken): all it sent is ours */
 		n = detach_released(d, n, released);
 	}
-	tracker_detach_in_parallel(d, n);
+	detach_at_the_end(d, n);
 	_exit(0);
 }
 
