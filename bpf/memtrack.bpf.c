@@ -66,14 +66,15 @@ static __always_inline void key_deleted(enum mt_keyed_map m, long err)
 		__sync_fetch_and_add(&map_keys[m], -1);
 }
 
-/* Insert or update; a key the insert created is counted. */
-static __always_inline void counted_update(void *map, enum mt_keyed_map m, const void *key,
+/* Insert or update; a key the insert created is counted. False: not stored (the map is full). */
+static __always_inline bool counted_update(void *map, enum mt_keyed_map m, const void *key,
 					   const void *value)
 {
-	if (bpf_map_update_elem(map, key, value, BPF_NOEXIST) == 0)
+	if (bpf_map_update_elem(map, key, value, BPF_NOEXIST) == 0) {
 		key_added(m);
-	else
-		bpf_map_update_elem(map, key, value, BPF_EXIST);
+		return true;
+	}
+	return bpf_map_update_elem(map, key, value, BPF_EXIST) == 0;
 }
 
 /*
@@ -99,6 +100,16 @@ struct {
 } known_inodes SEC(".maps");
 
 /*
+ * A hash map's buckets are allocated and set up at its creation, whatever it holds: 65,536 cost
+ * 0.6 ms to create and as much to free (docs/PERFORMANCE.md, section 4). The three maps below
+ * hold what is live at one moment: the probed files of the tree's processes, and the threads
+ * stopped by the watcher or by back-pressure. A full one degrades, never hangs: a process whose
+ * file is not armed stops at its mappings of it again; a thread whose mark is not stored is not
+ * stopped (the watcher counts a dropped request).
+ */
+#define MT_LIVE_MAX 16384
+
+/*
  * The probed files (MT_INODE_PROBED) each tracked process has links for: mapping one of them
  * needs no stop; mapping one that is not armed for the process stops it, so that its links are
  * in place before the file's first instruction runs there. Written by user space only.
@@ -106,7 +117,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
-	__uint(max_entries, 65536);
+	__uint(max_entries, MT_LIVE_MAX);
 	__type(key, struct mt_arm_key);
 	__type(value, __u8);
 } armed SEC(".maps");
@@ -115,7 +126,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
-	__uint(max_entries, 65536);
+	__uint(max_entries, MT_LIVE_MAX);
 	__type(key, __u32);
 	__type(value, struct mt_inode_key);
 } stop_marks SEC(".maps");
@@ -124,7 +135,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* created at every start: keep it cheap */
-	__uint(max_entries, 65536);
+	__uint(max_entries, MT_LIVE_MAX);
 	__type(key, __u32);
 	__type(value, __u8);
 } pressure_marks SEC(".maps");

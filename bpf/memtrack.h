@@ -23,7 +23,7 @@
 
 /* Indices of the per-CPU counters map: everything the BPF side could not deliver, and more. */
 enum mt_counter {
-	MT_CNT_REQ_DROPPED = 0,	 /* attach request not reserved in attach_requests */
+	MT_CNT_REQ_DROPPED = 0,	 /* attach request not reserved, or its stop unmarked */
 	MT_CNT_EV_DROPPED,	 /* event not reserved in events */
 	MT_CNT_ARGS_LOST,	 /* return probe without its entry (scratch full or missing) */
 	MT_CNT_WATCHER_STOPS,	 /* SIGSTOPs sent by the watcher */

@@ -33,7 +33,9 @@ static __always_inline void press(__u32 tid)
 
 	if (BPF_CORE_READ(task, flags) & PF_EXITING || handed_off(current_pid_tgid() >> 32))
 		return;
-	counted_update(&pressure_marks, MT_KEYS_PRESSURE_MARKS, &tid, &one);
+	/* Unmarked, the stop would pass for another's SIGSTOP: a full ring drops, counted. */
+	if (!counted_update(&pressure_marks, MT_KEYS_PRESSURE_MARKS, &tid, &one))
+		return;
 	bpf_send_signal_thread(SIGSTOP);
 	count(MT_CNT_PRESSURE_STOPS);
 }

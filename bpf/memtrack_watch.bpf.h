@@ -109,7 +109,11 @@ known:
 	if (!first || handed_off(id >> 32))
 		return 0;
 stop:
-	counted_update(&stop_marks, MT_KEYS_STOP_MARKS, &tid, &key);
+	/* Unmarked, the stop would pass for another's SIGSTOP: the thread goes on, counted. */
+	if (!counted_update(&stop_marks, MT_KEYS_STOP_MARKS, &tid, &key)) {
+		count(MT_CNT_REQ_DROPPED);
+		return 0;
+	}
 	bpf_send_signal_thread(SIGSTOP);
 	count(MT_CNT_WATCHER_STOPS);
 	return 0;

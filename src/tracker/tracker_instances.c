@@ -311,9 +311,34 @@ bool tracker_mm_filter(struct mt_tracker *t)
 	return t->mm_filter;
 }
 
+/* The kernel's pid_max, in memtrack's pid namespace at the start; 0: unknown. */
+static unsigned int pid_max(void)
+{
+	unsigned int n = 0;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+
+	if (f) {
+		if (fscanf(f, "%u", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+/*
+ * A map keyed by tgid or tid holds no more keys than pid_max (every pid is below it): buckets
+ * past it would be set up and freed for nothing (a hash map's 65,536 cost 0.6 ms each way).
+ */
+static void cap_at_pid_max(struct bpf_map *m, unsigned int max)
+{
+	if (max && max < bpf_map__max_entries(m))
+		bpf_map__set_max_entries(m, max);
+}
+
 /* The run's sizes and settings, in the instance that creates the maps (the others share them). */
 void tracker_configure_maps(struct mt_tracker *t, struct memtrack_bpf *s)
 {
+	unsigned int pids = pid_max();
 	size_t ring =
 	    t->cfg.events ? (t->cfg.ring_size ? t->cfg.ring_size : DEFAULT_RING_SIZE) : 4096;
 
@@ -331,6 +356,9 @@ void tracker_configure_maps(struct mt_tracker *t, struct memtrack_bpf *s)
 	/* A hash map's buckets are allocated at its creation: 131,072 of them cost 1 ms. */
 	if (!t->cfg.trace_maps)
 		bpf_map__set_max_entries(s->maps.first_maps, 1);
+	cap_at_pid_max(s->maps.tracked, pids);
+	cap_at_pid_max(s->maps.stop_marks, pids);
+	cap_at_pid_max(s->maps.pressure_marks, pids);
 }
 
 /*
