@@ -86,7 +86,7 @@ void tracker_btf_sections(void)
 /* Around a load of the object: its attach targets from t, no kernel BTF for libbpf. */
 void tracker_btf_loading(const struct mt_tracker *t, bool on)
 {
-	vmlinux_unneeded = on && t->kbtf;
+	vmlinux_unneeded = on && t->kbtf && t->core_written;
 	attach_from = on ? t->kbtf : NULL;
 }
 

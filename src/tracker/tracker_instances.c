@@ -195,7 +195,7 @@ struct memtrack_bpf *tracker_open_object(struct mt_tracker *t)
 	if (!s || !tracker_btf_prepare(t, s->obj))
 		return s;
 	memtrack_bpf__destroy(s);
-	tracker_btf_release(t);
+	tracker_btf_close(t); /* libbpf's own way from now on */
 	return memtrack_bpf__open();
 }
 
@@ -234,8 +234,10 @@ int tracker_need(struct mt_tracker *t, unsigned int needs)
 	err = share_maps(s->obj, (t->maps_skel ? t->maps_skel : t->skel)->obj);
 	if (!err) {
 		tracker_select_programs(s->obj, needs);
+		tracker_btf_loading(t, true); /* a tracing program's target, found at the first */
 		err = tracker_load_object(
 		    t, s, needs & MT_NEED_MULTI ? "the uprobe_multi probes" : "more probes");
+		tracker_btf_loading(t, false);
 	}
 	if (err) {
 		memtrack_bpf__destroy(s);
