@@ -345,33 +345,32 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 
 static __always_inline void settle(struct thread_state *st, __u64 sp, bool at_entry);
 
-/* A thread that ends inside a call that may throw left it by an exception: a failed call. */
-static __always_inline void exit_calls(struct task_struct *task)
-{
-	struct thread_state *st = bpf_task_storage_get(&thread_states, task, 0, 0);
+/*
+ * Set by user space once handle_exit_in_call is attached (tracker_load.c), before the first
+ * probe on the entry of a function that may throw: from then on, the exit of a thread inside
+ * such a call is that program's.
+ */
+volatile __u32 exits_in_calls;
 
-	if (st && st->depth)
-		settle(st, ~0ULL, false);
+/* The thread is inside a call that may throw: handle_exit_in_call ends it. */
+static __always_inline bool in_throwing_call(struct task_struct *task)
+{
+	struct thread_state *st;
+
+	if (!exits_in_calls)
+		return false;
+	st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	return st && st->depth && st->throws;
 }
 
-SEC("mt_tp_btf/sched_process_exit")
-int BPF_PROG(handle_exit, struct task_struct *task)
+/* A thread of id ended: its marks go, and the process ends with its last thread. */
+static __always_inline int thread_ended(struct task_struct *task, __u64 id)
 {
-	__u64 id = task_pid_tgid(task);
-	__u32 tid = (__u32)id, tgid = id >> 32, global_tgid = BPF_CORE_READ(task, tgid);
+	__u32 tid = (__u32)id, tgid = id >> 32;
 
-	/*
-	 * The unwinder's cache is keyed by the tgid in the initial namespace (that of
-	 * bpf_get_current_pid_tgid), not memtrack's: a process memtrack cannot see has one too.
-	 */
-	if (BPF_CORE_READ(task, signal, live.counter) == 0)
-		bpf_map_delete_elem(&unwind_vma_cache, &global_tgid);
-	if (!id)
-		return 0;
 	key_deleted(MT_KEYS_STOP_MARKS, bpf_map_delete_elem(&stop_marks, &tid));
 	key_deleted(MT_KEYS_PRESSURE_MARKS, bpf_map_delete_elem(&pressure_marks, &tid));
 	bpf_map_delete_elem(&ptrace_marks, &tid);
-	exit_calls(task);
 	/* The tgid leaves the set when its last thread is gone, not when its leader is. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !bpf_map_lookup_elem(&tracked, &tgid))
 		return 0;
@@ -380,6 +379,44 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 		emit_kind(MT_K_EXIT, 0, 0, (__u32)BPF_CORE_READ(task, exit_code), 0, 0, 0, 0);
 	key_deleted(MT_KEYS_TRACKED, bpf_map_delete_elem(&tracked, &tgid));
 	return 0;
+}
+
+SEC("mt_tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *task)
+{
+	__u64 id = task_pid_tgid(task);
+	__u32 global_tgid = BPF_CORE_READ(task, tgid);
+
+	/*
+	 * The unwinder's cache is keyed by the tgid in the initial namespace (that of
+	 * bpf_get_current_pid_tgid), not memtrack's: a process memtrack cannot see has one too.
+	 */
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		bpf_map_delete_elem(&unwind_vma_cache, &global_tgid);
+	if (!id || in_throwing_call(task))
+		return 0;
+	return thread_ended(task, id);
+}
+
+/*
+ * A thread that ends inside a call that may throw left it by an exception: a failed call, put
+ * before the process's end. Apart from handle_exit, whose load every run waits for, because it
+ * decodes calls (mt_decode_and_emit, most of its verification): loaded and attached only when a
+ * file's probes include the entry of a function that may throw. Attached after handle_exit, it
+ * runs after it at the same exit (a tracepoint calls its programs in the order they came).
+ */
+SEC("mt_tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit_in_call, struct task_struct *task)
+{
+	__u64 id = task_pid_tgid(task);
+	struct thread_state *st;
+
+	if (!id || !in_throwing_call(task))
+		return 0;
+	st = bpf_task_storage_get(&thread_states, task, 0, 0);
+	if (st)
+		settle(st, ~0ULL, false);
+	return thread_ended(task, id);
 }
 
 /* The rest of the program, in pieces a file each, in this order (each uses what is above it). */

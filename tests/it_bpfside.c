@@ -416,11 +416,13 @@ static struct json_object *file_record(struct run *r, const char *path)
  * unwinder fail: SIGABRT). Counts: 2N new[]/delete[] and libstdc++'s pool, the failed new as
  * failed. The exception object is malloc'd inside the failing operator new, so the depth guard
  * does not count it; its release after the handler is an unmatched free (a block not seen).
+ * With mode "exit" the handler ends the process before anything else runs: the failed new is
+ * known only at the thread's end (handle_exit_in_call), and the exception object is never freed.
  */
-static void bad_alloc_under(const char *placement)
+static void bad_alloc_under(const char *placement, const char *mode, const char *counts)
 {
-	const char *cmd[] = {"/usr/bin/env", "LD_PRELOAD=" JEMALLOC, FIXTURE("bad_alloc"), "10",
-			     NULL};
+	const char *cmd[] = {
+	    "/usr/bin/env", "LD_PRELOAD=" JEMALLOC, FIXTURE("bad_alloc"), "10", mode, NULL};
 	struct mt_out plain;
 	struct json_object *je;
 	struct run r;
@@ -437,15 +439,23 @@ static void bad_alloc_under(const char *placement)
 	    c, sizeof(c), "%lld %lld %lld %lld %lld", (long long)mt_json_i64(je, "allocations"),
 	    (long long)mt_json_i64(je, "frees"), (long long)mt_json_i64(je, "unmatched_frees"),
 	    (long long)mt_json_i64(je, "failed"), (long long)mt_json_i64(je, "bytes_allocated"));
-	ck_assert_str_eq(c, "21 20 1 1 74704");
+	ck_assert_str_eq(c, counts);
 	mt_out_free(&plain);
 	run_free(&r);
 }
 
 START_TEST(bad_alloc_caught_with_jemalloc)
 {
-	bad_alloc_under("--probe-placement=smart");
-	bad_alloc_under("--probe-placement=entry");
+	bad_alloc_under("--probe-placement=smart", NULL, "21 20 1 1 74704");
+	bad_alloc_under("--probe-placement=entry", NULL, "21 20 1 1 74704");
+}
+END_TEST
+
+/* The process ends inside the handler: the failed new is recorded at its thread's end. */
+START_TEST(bad_alloc_then_exit_with_jemalloc)
+{
+	bad_alloc_under("--probe-placement=smart", "exit", "11 10 0 1 73704");
+	bad_alloc_under("--probe-placement=entry", "exit", "11 10 0 1 73704");
 }
 END_TEST
 
@@ -532,6 +542,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, fail);
 	tcase_set_timeout(exc, 120);
 	tcase_add_test(exc, bad_alloc_caught_with_jemalloc);
+	tcase_add_test(exc, bad_alloc_then_exit_with_jemalloc);
 	tcase_add_test(exc, bad_alloc_caught_with_tcmalloc);
 	tcase_add_test(exc, bad_alloc_caught_with_libstdcxx);
 	suite_add_tcase(s, exc);

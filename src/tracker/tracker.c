@@ -169,7 +169,7 @@ fail:
 /* Hand the links of the run's files to the closer; with lifecycle, every other link too. */
 static void detach_all(struct mt_tracker *t, bool lifecycle)
 {
-	size_t n = MT_LIFECYCLE_PROGS + MT_MAPPING_PROGS + 2, k = 0;
+	size_t n = MT_LIFECYCLE_PROGS + MT_MAPPING_PROGS + 3, k = 0;
 	struct detach *d;
 
 	for (size_t i = 0; i < t->n_files; i++)
@@ -202,6 +202,12 @@ static void detach_all(struct mt_tracker *t, bool lifecycle)
 		bpf_link__destroy(t->tracers);
 	if (lifecycle)
 		t->tracers = NULL;
+	if (lifecycle && t->exits_in_calls && d)
+		d[k++].link = t->exits_in_calls;
+	else if (lifecycle)
+		bpf_link__destroy(t->exits_in_calls);
+	if (lifecycle)
+		t->exits_in_calls = NULL;
 	for (size_t i = 0; i < t->n_files; i++)
 		tracker_collect_links(&t->files[i].system, d, &k);
 	for (size_t i = 0; i < t->n_arms; i++) {

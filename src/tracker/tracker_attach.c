@@ -243,6 +243,15 @@ static int link_first(struct mt_tracker *t, struct mt_tracked_file *f, const cha
  * The first attach of a classified file, in pid that maps it (--probe-scope=tree) or in every
  * process; the accepted points are kept for the other processes that will map it.
  */
+/* Whether c probes the entry of a function that may throw (a thread may end inside it). */
+static bool may_throw(const struct mt_classification *c)
+{
+	for (size_t i = 0; i < c->n_points; i++)
+		if (c->points[i].role == MT_ROLE_ENTRY_THROWS)
+			return true;
+	return false;
+}
+
 int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 			const struct mt_classification *c, pid_t pid)
 {
@@ -261,6 +270,8 @@ int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 	f->points = calloc(c->n_points, sizeof(*f->points));
 	if (!f->points)
 		return -ENOMEM;
+	if (may_throw(c))
+		tracker_watch_exits_in_calls(t);
 	if (t->cfg.system_scope)
 		pid = -1;
 	err = link_first(t, f, path, c, pid, &l, f->points, &f->n_points);

@@ -38,8 +38,9 @@ static const struct prog_need {
     {"handle_fork", MT_NEED_LIFECYCLE, false},
     {"handle_exec", MT_NEED_LIFECYCLE, false},
     {"handle_exit", MT_NEED_LIFECYCLE, false},
-    {"watch_debugger", MT_NEED_LIFECYCLE, false}, /* 31 instructions: not worth a late load */
-    {"watch_tracer", MT_NEED_LIFECYCLE, false},	  /* tracers inside the tree (tracker_ptrace.c) */
+    {"handle_exit_in_call", MT_NEED_THROWS, false}, /* decodes calls: loaded when needed */
+    {"watch_debugger", MT_NEED_LIFECYCLE, false},   /* 31 instructions: not worth a late load */
+    {"watch_tracer", MT_NEED_LIFECYCLE, false},	    /* tracers inside the tree (tracker_ptrace.c) */
     {"watch_mmap_fentry", MT_NEED_FENTRY, false},
     {"watch_mmap_tp", MT_NEED_TRACEPOINT, false},
     {"alloc_enter_multi", MT_NEED_MULTI, true},

@@ -77,6 +77,7 @@ enum mt_need {
 	MT_NEED_PERF = 1u << 4,	      /* one perf link per probe */
 	MT_NEED_STACKS = 1u << 5,     /* --stacks: the unwinder's watchers of unmaps */
 	MT_NEED_MAPPINGS = 1u << 6,   /* cfg.mappings: mmap, munmap, mremap and brk events */
+	MT_NEED_THROWS = 1u << 7,     /* a thread's end inside a call that may throw */
 };
 
 /* A file's classification, kept for the next runs of a shared tracker (tracker_files.c). */
@@ -117,6 +118,9 @@ struct mt_tracker {
 	struct bpf_link *debugger;		     /* watch_debugger, from the first handoff on */
 	bool debugger_tried;
 	struct bpf_link *tracers; /* watch_tracer (tracker_ptrace.c), for the run */
+	/* handle_exit_in_call: from the first probe of a call that may throw (tracker_load.c) */
+	struct bpf_link *exits_in_calls;
+	bool exits_in_calls_tried;
 	const char *watcher;
 	struct mt_tracker_config cfg;
 	struct mt_artifact_writer *artifact;
@@ -179,6 +183,7 @@ int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 
 /* tracker_load.c */
 int tracker_load_bpf(struct mt_tracker *t);
+void tracker_watch_exits_in_calls(struct mt_tracker *t);
 void tracker_destroy_skel(struct mt_tracker *t);
 
 /* tracker_instances.c */

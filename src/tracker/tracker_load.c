@@ -175,11 +175,41 @@ static void destroy_mappings(struct mt_tracker *t)
 	tracker_detach_in_parallel(d, n);
 }
 
+/*
+ * Before the first probe on the entry of a function that may throw: the program that ends a
+ * thread inside such a call (memtrack.bpf.c), loaded then, as most runs never need it. Without
+ * it, such a thread's end is handle_exit's alone, and the call it was inside is not recorded.
+ */
+void tracker_watch_exits_in_calls(struct mt_tracker *t)
+{
+	struct bpf_program *p;
+	int err;
+
+	if (t->exits_in_calls_tried)
+		return;
+	t->exits_in_calls_tried = true;
+	err = tracker_need(t, MT_NEED_THROWS);
+	p = err ? NULL : tracker_prog(t, "handle_exit_in_call");
+	t->exits_in_calls = p ? bpf_program__attach(p) : NULL;
+	if (!t->exits_in_calls) {
+		err = err ? err : -errno;
+		fprintf(
+		    stderr,
+		    "memtrack: cannot watch threads that end inside a call that may throw (%s): "
+		    "such a call is not recorded\n",
+		    strerror(-err));
+		return;
+	}
+	t->skel->bss->exits_in_calls = 1;
+}
+
 void tracker_destroy_skel(struct mt_tracker *t)
 {
 	tracker_loads_done(t);
 	bpf_link__destroy(t->debugger);
 	t->debugger = NULL;
+	bpf_link__destroy(t->exits_in_calls);
+	t->exits_in_calls = NULL;
 	bpf_link__destroy(t->tracers);
 	t->tracers = NULL;
 	destroy_mappings(t);
