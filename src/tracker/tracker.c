@@ -166,6 +166,16 @@ fail:
 	return err;
 }
 
+/* One link to the closer (into d at *k), or destroyed here when there is no d; *l is cleared. */
+static void give_link(struct bpf_link **l, struct detach *d, size_t *k)
+{
+	if (*l && d)
+		d[(*k)++].link = *l;
+	else
+		bpf_link__destroy(*l);
+	*l = NULL;
+}
+
 /* Hand the links of the run's files to the closer; with lifecycle, every other link too. */
 static void detach_all(struct mt_tracker *t, bool lifecycle)
 {
@@ -177,37 +187,19 @@ static void detach_all(struct mt_tracker *t, bool lifecycle)
 	for (size_t i = 0; i < t->n_arms; i++)
 		n += t->arms[i].l.n_links + t->arms[i].keep.n_links + 4;
 	d = calloc(n, sizeof(*d));
-	for (int i = 0; lifecycle && i < MT_LIFECYCLE_PROGS; i++) {
-		if (t->lifecycle[i] && d)
-			d[k++].link = t->lifecycle[i];
-		else
-			bpf_link__destroy(t->lifecycle[i]);
-		t->lifecycle[i] = NULL;
-	}
+	for (int i = 0; lifecycle && i < MT_LIFECYCLE_PROGS; i++)
+		give_link(&t->lifecycle[i], d, &k);
 	/* The mapping tracepoints: a detach waits for grace periods, the closer's time. */
 	for (int i = 0; lifecycle && d && i < MT_MAPPING_PROGS; i++) {
 		if (t->mappings[i])
 			d[k++].link = t->mappings[i];
 		t->mappings[i] = NULL;
 	}
-	if (lifecycle && t->debugger && d)
-		d[k++].link = t->debugger;
-	else if (lifecycle)
-		bpf_link__destroy(t->debugger);
-	if (lifecycle)
-		t->debugger = NULL;
-	if (lifecycle && t->tracers && d)
-		d[k++].link = t->tracers;
-	else if (lifecycle)
-		bpf_link__destroy(t->tracers);
-	if (lifecycle)
-		t->tracers = NULL;
-	if (lifecycle && t->exits_in_calls && d)
-		d[k++].link = t->exits_in_calls;
-	else if (lifecycle)
-		bpf_link__destroy(t->exits_in_calls);
-	if (lifecycle)
-		t->exits_in_calls = NULL;
+	if (lifecycle) {
+		give_link(&t->debugger, d, &k);
+		give_link(&t->tracers, d, &k);
+		give_link(&t->exits_in_calls, d, &k);
+	}
 	for (size_t i = 0; i < t->n_files; i++)
 		tracker_collect_links(&t->files[i].system, d, &k);
 	for (size_t i = 0; i < t->n_arms; i++) {

@@ -239,10 +239,6 @@ static int link_first(struct mt_tracker *t, struct mt_tracked_file *f, const cha
 				   pid > 0 ? MT_COOKIE_FOR(pid) : 0, l, ok, n_ok);
 }
 
-/*
- * The first attach of a classified file, in pid that maps it (--probe-scope=tree) or in every
- * process; the accepted points are kept for the other processes that will map it.
- */
 /* Whether c probes the entry of a function that may throw (a thread may end inside it). */
 static bool may_throw(const struct mt_classification *c)
 {
@@ -252,6 +248,10 @@ static bool may_throw(const struct mt_classification *c)
 	return false;
 }
 
+/*
+ * The first attach of a classified file, in pid that maps it (--probe-scope=tree) or in every
+ * process; the accepted points are kept for the other processes that will map it.
+ */
 int tracker_attach_file(struct mt_tracker *t, struct mt_tracked_file *f, int fd,
 			const struct mt_classification *c, pid_t pid)
 {

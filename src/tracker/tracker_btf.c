@@ -181,15 +181,26 @@ out:
 	return err;
 }
 
-static void kbtf_free(struct mt_kbtf *k)
+/* The types and their index go; what was found in them (the attach targets) stays. */
+static void kbtf_drop_types(struct mt_kbtf *k)
 {
-	if (!k)
-		return;
 	if (k->mapped)
 		munmap(k->data, k->size);
 	else
 		free(k->data);
 	free(k->off);
+	k->data = NULL;
+	k->off = NULL;
+	k->types = k->strs = NULL;
+	k->types_len = k->strs_len = 0;
+	k->n = k->cap = 0;
+}
+
+static void kbtf_free(struct mt_kbtf *k)
+{
+	if (!k)
+		return;
+	kbtf_drop_types(k);
 	free(k);
 }
 
@@ -216,20 +227,8 @@ int tracker_btf_open(struct mt_tracker *t)
  */
 void tracker_btf_release(struct mt_tracker *t)
 {
-	struct mt_kbtf *k = t->kbtf;
-
-	if (!k || !k->data)
-		return;
-	if (k->mapped)
-		munmap(k->data, k->size);
-	else
-		free(k->data);
-	free(k->off);
-	k->data = NULL;
-	k->off = NULL;
-	k->types = k->strs = NULL;
-	k->types_len = k->strs_len = 0;
-	k->n = k->cap = 0;
+	if (t->kbtf && t->kbtf->data)
+		kbtf_drop_types(t->kbtf);
 }
 
 void tracker_btf_close(struct mt_tracker *t)
