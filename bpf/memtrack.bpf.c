@@ -352,15 +352,15 @@ static __always_inline void settle(struct thread_state *st, __u64 sp, bool at_en
  */
 volatile __u32 exits_in_calls;
 
-/* The thread is inside a call that may throw: handle_exit_in_call ends it. */
-static __always_inline bool in_throwing_call(struct task_struct *task)
+/* The state of a thread inside a call that may throw, which handle_exit_in_call ends; else NULL. */
+static __always_inline struct thread_state *in_throwing_call(struct task_struct *task)
 {
 	struct thread_state *st;
 
 	if (!exits_in_calls)
-		return false;
+		return NULL;
 	st = bpf_task_storage_get(&thread_states, task, 0, 0);
-	return st && st->depth && st->throws;
+	return st && st->depth && st->throws ? st : NULL;
 }
 
 /* A thread of id ended: its marks go, and the process ends with its last thread. */
@@ -409,13 +409,11 @@ SEC("mt_tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit_in_call, struct task_struct *task)
 {
 	__u64 id = task_pid_tgid(task);
-	struct thread_state *st;
+	struct thread_state *st = id ? in_throwing_call(task) : NULL;
 
-	if (!id || !in_throwing_call(task))
+	if (!st)
 		return 0;
-	st = bpf_task_storage_get(&thread_states, task, 0, 0);
-	if (st)
-		settle(st, ~0ULL, false);
+	settle(st, ~0ULL, false);
 	return thread_ended(task, id);
 }
 
