@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "classify/loaddeps.h"
@@ -141,6 +142,57 @@ START_TEST(library_path_before_cache)
 }
 END_TEST
 
+/* The objects named through cache c for program under env. */
+static void deps_cached(struct mt_loader_cache *c, struct mt_loader_env env, const char *program,
+			struct names *out)
+{
+	memset(out, 0, sizeof(*out));
+	env.program = program;
+	ck_assert_int_eq(mt_loader_deps_cached(c, &env, at_exec, 1, collect, out), 0);
+}
+
+/*
+ * A remembered walk (loaddeps_cache.c): the same program file and variables name what the first
+ * walk named, even once the file it found is gone; another variable, or the program's file
+ * changed (its change time), walk again.
+ */
+START_TEST(walks_are_remembered_by_program_and_variables)
+{
+	char dir[64], prog[128], libc[128], cmd[512];
+	struct mt_loader_cache *c = mt_loader_cache_new();
+	struct mt_loader_env env = sys;
+	struct names l;
+
+	ck_assert_ptr_nonnull(c);
+	mt_tmpdir(dir);
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(libc, sizeof(libc), "%s/libc.so.6", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s '%s' && cp %s '%s'", FIX "dlopen_plugin", prog,
+		 FIX "plugin_plain.so", libc);
+	ck_assert_int_eq(system(cmd), 0);
+	env.library_path = dir;
+	deps_cached(c, env, prog, &l);
+	ck_assert_int_eq(strncmp(l.text, libc, strlen(libc)), 0);
+
+	ck_assert_int_eq(unlink(libc), 0);
+	deps_cached(c, env, prog, &l);
+	ck_assert_msg(strncmp(l.text, libc, strlen(libc)) == 0, "not remembered: %s", l.text);
+
+	env.library_path = NULL;
+	deps_cached(c, env, prog, &l);
+	ck_assert_str_eq(l.text, LIBDIR "libc.so.6\n");
+
+	env.library_path = dir;
+	ck_assert_int_eq(chmod(prog, 0700), 0);
+	deps_cached(c, env, prog, &l);
+	ck_assert_str_eq(l.text, LIBDIR "libc.so.6\n");
+
+	mt_loader_cache_free(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("loaddeps");
@@ -151,6 +203,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, runpath_origin_and_default_dirs);
 	tcase_add_test(tc, preload_first);
 	tcase_add_test(tc, library_path_before_cache);
+	tcase_add_test(tc, walks_are_remembered_by_program_and_variables);
 	suite_add_tcase(s, tc);
 	return s;
 }

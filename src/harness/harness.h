@@ -68,6 +68,7 @@ struct mt_harness {
 	struct mt_fifo *runner;
 	int exit_code;		    /* memtrack's exit status once a benchmark failed */
 	struct mt_tracker *tracker; /* shared by the tracked runs (NULL: each opens its own) */
+	struct mt_loader_cache *loader_cache; /* the shared tracker's runs link at exec */
 };
 
 /* What one benchmark measured. */

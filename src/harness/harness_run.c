@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/duration.h"
 #include "base/grow.h"
+#include "classify/loaddeps.h"
 #include "harness/harness.h"
 #include "harness/harness_duration.h"
 #include "base/privileges.h"
@@ -370,6 +371,7 @@ static int measure_memory(struct mt_harness *h, size_t idx, char *const *argv,
 	cfg.track = true;
 	cfg.artifact_path = r->artifact;
 	cfg.tracker = h->tracker;
+	cfg.loader_cache = h->loader_cache;
 	if (!h->quiet)
 		fprintf(stderr, "memtrack: '%s': one run with allocation tracking\n", r->name);
 	r->tracked_start_ns = mt_clock_now_ns();
@@ -438,6 +440,12 @@ static void open_shared_tracker(struct mt_harness *h)
 	cfg.artifact_path = h->artifact_dir; /* events on: the runs write artifacts */
 	if (mt_supervise_open_tracker(&cfg, &h->tracker))
 		h->tracker = NULL;
+	/*
+	 * Each run starts with no file known (mt_tracker_reset): linked at the exec, libc and the
+	 * rest of what a benchmark's program needs stop none of its runs at their first mapping.
+	 */
+	if (h->tracker)
+		h->loader_cache = mt_loader_cache_new();
 }
 
 int mt_harness_run_all(struct mt_harness *h, const struct mt_bench_list *list,
@@ -455,5 +463,7 @@ int mt_harness_run_all(struct mt_harness *h, const struct mt_bench_list *list,
 	}
 	mt_tracker_close(h->tracker);
 	h->tracker = NULL;
+	mt_loader_cache_free(h->loader_cache);
+	h->loader_cache = NULL;
 	return ret;
 }

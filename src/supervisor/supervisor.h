@@ -15,6 +15,8 @@
 #include "supervisor/stoppoint.h"
 #include "tracker/tracker.h"
 
+struct mt_loader_cache;
+
 struct mt_run_config {
 	char *const *argv;	      /* the command (attach: the process's command line) */
 	const char *trace_stops_path; /* --trace-stops FILE, or NULL */
@@ -40,6 +42,12 @@ struct mt_run_config {
 	 * opens and closes its own.
 	 */
 	struct mt_tracker *tracker;
+	/*
+	 * At each exec, link what the dynamic loader will map (supervisor_ahead.c), its walks
+	 * remembered here across runs: no watcher stop at those files' mappings. exec-harness's
+	 * runs; NULL: none.
+	 */
+	struct mt_loader_cache *loader_cache;
 	/* memtrack attach (supervisor_attach.c): the running process recorded, 0: spawn argv */
 	pid_t attach_pid;
 	bool attach_tree;     /* --tree: its descendants too */

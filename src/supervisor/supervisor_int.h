@@ -230,7 +230,10 @@ int sup_on_stop(struct sup *s, struct tracee *t, int status);
 bool sup_stop_point_at_exec(struct sup *s, struct tracee *t, bool root_first, char *where,
 			    size_t len);
 bool sup_stop_point_at_map(struct sup *s, struct tracee *t, const char *path);
+
+/* supervisor_ahead.c */
 int sup_link_what_loader_maps(struct sup *s, struct handoff *h);
+int sup_link_at_exec(struct sup *s, struct proc *p);
 
 /* supervisor_handoff.c */
 struct pollfd;

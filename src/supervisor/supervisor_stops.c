@@ -72,6 +72,8 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 			err = mt_tracker_exec(s->tracker, p->pid, new_leader);
 		if (!err)
 			err = sup_maps_exec(s, p);
+		if (!err && s->cfg->loader_cache)
+			err = sup_link_at_exec(s, p);
 	}
 	sup_detail_str(d, "path", p->exe ? p->exe : "?");
 	sup_log_files(s);
