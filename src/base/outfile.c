@@ -241,27 +241,78 @@ static int open_target(const struct target *t, enum mt_outfile_mode mode, char *
 	return fail(err, errlen, -EAGAIN, "it keeps being replaced while memtrack opens it");
 }
 
-int mt_outfile_open(const char *path, enum mt_outfile_mode mode, const struct mt_identity *owner,
-		    char *err, size_t errlen)
+/* open_target or create_new with the rights of the user the file is for; t->dirfd stays open. */
+static int open_as_owner(const char *path, struct target *t, const struct mt_identity *owner,
+			 int (*open_fn)(const struct target *t, enum mt_outfile_mode mode,
+					char *err, size_t errlen),
+			 enum mt_outfile_mode mode, char *err, size_t errlen)
 {
-	struct target t;
 	uid_t fsuid = 0;
 	gid_t fsgid = 0;
 	int fd;
 
-	prepare(&t, owner);
+	prepare(t, owner);
 	if (acts_as_owner(owner)) {
 		fsgid = setfsgid(owner->gid);
 		fsuid = setfsuid(owner->uid);
 	}
-	fd = open_dir(path, &t, err, errlen);
+	fd = open_dir(path, t, err, errlen);
 	if (!fd)
-		fd = open_target(&t, mode, err, errlen);
-	if (t.dirfd >= 0)
-		close(t.dirfd);
+		fd = open_fn(t, mode, err, errlen);
 	if (acts_as_owner(owner)) {
 		setfsuid(fsuid);
 		setfsgid(fsgid);
 	}
 	return fd;
+}
+
+int mt_outfile_open(const char *path, enum mt_outfile_mode mode, const struct mt_identity *owner,
+		    char *err, size_t errlen)
+{
+	struct target t;
+	int fd = open_as_owner(path, &t, owner, open_target, mode, err, errlen);
+
+	if (t.dirfd >= 0)
+		close(t.dirfd);
+	return fd;
+}
+
+static int create_only(const struct target *t, enum mt_outfile_mode mode, char *err, size_t errlen)
+{
+	(void)mode;
+	return create_new(t, err, errlen);
+}
+
+int mt_outfile_make(const char *path, const struct mt_identity *owner, struct mt_outfile_made *m,
+		    char *err, size_t errlen)
+{
+	struct target t;
+	int fd = open_as_owner(path, &t, owner, create_only, MT_OUTFILE_NEW, err, errlen);
+
+	if (fd < 0 || snprintf(m->base, sizeof(m->base), "%s", t.base) >= (int)sizeof(m->base)) {
+		if (fd >= 0) {
+			unlinkat(t.dirfd, t.base, 0);
+			close(fd);
+			fd = fail(err, errlen, -ENAMETOOLONG, "%s", strerror(ENAMETOOLONG));
+		}
+		if (t.dirfd >= 0)
+			close(t.dirfd);
+		return fd;
+	}
+	m->fd = fd;
+	m->dirfd = t.dirfd;
+	return 0;
+}
+
+void mt_outfile_unmake(struct mt_outfile_made *m)
+{
+	unlinkat(m->dirfd, m->base, 0);
+	close(m->fd);
+	close(m->dirfd);
+}
+
+void mt_outfile_keep(struct mt_outfile_made *m)
+{
+	close(m->fd);
+	close(m->dirfd);
 }

@@ -36,4 +36,23 @@ int mt_outfile_check(const char *path, enum mt_outfile_mode mode, const struct m
 int mt_outfile_open(const char *path, enum mt_outfile_mode mode, const struct mt_identity *owner,
 		    char *err, size_t errlen);
 
+/*
+ * A file made ahead of its use, which may have to go again (exec-harness makes a benchmark's
+ * artifact while the one before runs): created as mt_outfile_open(path, MT_OUTFILE_NEW, ...)
+ * creates it, its directory held, so that mt_outfile_unmake removes the very file it made and
+ * nothing a path may lead to meanwhile.
+ */
+struct mt_outfile_made {
+	int fd;	   /* the new file, open for writing */
+	int dirfd; /* its directory (O_PATH) */
+	char base[256];
+};
+
+/* 0, or a negative errno with one sentence in err (-EEXIST: the name exists, not touched). */
+int mt_outfile_make(const char *path, const struct mt_identity *owner, struct mt_outfile_made *m,
+		    char *err, size_t errlen);
+/* Remove the file made (unused), or keep it; either closes m's descriptors. */
+void mt_outfile_unmake(struct mt_outfile_made *m);
+void mt_outfile_keep(struct mt_outfile_made *m);
+
 #endif

@@ -232,26 +232,29 @@ static int open_tmp(const char *dir, char *tmp, size_t len, FILE **out)
 	static unsigned int serial;
 
 	/* A name without "MemtrackArtifact" until it is whole: the runner reads any such file. */
-	snprintf(tmp, len, "%s/.memtrack-%d-%u.tmp", dir, (int)getpid(), serial++);
+	snprintf(tmp, len, "%s/.memtrack-%d-%u.tmp", dir, (int)getpid(),
+		 __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
 	*out = fopen(tmp, "wx");
 	return *out ? 0 : -errno;
 }
 
-int mt_codspeed_write_artifact(struct mt_codspeed_job *job)
+int mt_codspeed_convert(struct mt_codspeed_job *job)
 {
-	char tmp[PATH_MAX + 64];
 	struct mt_artifact_reader *r = NULL;
 	struct cs_writer w = {.job = job};
 	int ret;
 
 	job->err[0] = '\0';
+	job->tmp[0] = '\0';
 	job->root = 0;
 	ret = mt_artifact_open(&r, job->mtk, job->err, sizeof(job->err));
 	if (ret)
 		return ret;
-	ret = open_tmp(job->dir, tmp, sizeof(tmp), &w.out);
-	if (ret)
+	ret = open_tmp(job->dir, job->tmp, sizeof(job->tmp), &w.out);
+	if (ret) {
+		job->tmp[0] = '\0';
 		goto out;
+	}
 	msgpack_sbuffer_init(&w.buf);
 	msgpack_packer_init(&w.pk, &w.buf, msgpack_sbuffer_write);
 	ret = convert(r, &w, &job->root);
@@ -265,11 +268,33 @@ int mt_codspeed_write_artifact(struct mt_codspeed_job *job)
 		job->root = (uint32_t)getpid();
 	job->events = w.events;
 	snprintf(job->path, sizeof(job->path), "%s/%u" ARTIFACT_SUFFIX, job->dir, job->root);
-	if (!ret && rename(tmp, job->path))
-		ret = -errno;
 	if (ret)
-		unlink(tmp);
+		mt_codspeed_discard(job);
 out:
 	mt_artifact_close(r);
 	return ret;
+}
+
+int mt_codspeed_publish(struct mt_codspeed_job *job)
+{
+	int ret = rename(job->tmp, job->path) ? -errno : 0;
+
+	if (ret)
+		unlink(job->tmp);
+	job->tmp[0] = '\0';
+	return ret;
+}
+
+void mt_codspeed_discard(struct mt_codspeed_job *job)
+{
+	if (job->tmp[0])
+		unlink(job->tmp);
+	job->tmp[0] = '\0';
+}
+
+int mt_codspeed_write_artifact(struct mt_codspeed_job *job)
+{
+	int ret = mt_codspeed_convert(job);
+
+	return ret ? ret : mt_codspeed_publish(job);
 }

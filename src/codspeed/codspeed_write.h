@@ -33,6 +33,7 @@ struct mt_codspeed_job {
 	uint64_t events;
 	char path[PATH_MAX + 64];
 	char err[MT_ARTIFACT_ERRLEN];
+	char tmp[PATH_MAX + 64]; /* the converted file until it is published; "" when none */
 };
 
 /*
@@ -42,6 +43,16 @@ struct mt_codspeed_job {
  * when the artifact could not be read.
  */
 int mt_codspeed_write_artifact(struct mt_codspeed_job *job);
+
+/*
+ * The same in two steps, for a caller that decides later whether the file is to be published:
+ * convert into job->tmp (a name the runner does not read; job->path is set), then publish
+ * (rename it to job->path) or discard (remove it). Each returns 0 or a negative errno; a failed
+ * step leaves no file.
+ */
+int mt_codspeed_convert(struct mt_codspeed_job *job);
+int mt_codspeed_publish(struct mt_codspeed_job *job);
+void mt_codspeed_discard(struct mt_codspeed_job *job);
 
 /* A MessagePack string, as CodSpeed's files key their maps. */
 void mt_codspeed_pack_str(msgpack_packer *pk, const char *s);

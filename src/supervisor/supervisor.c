@@ -309,9 +309,17 @@ static int open_artifact(struct sup *s)
 	h.argc = argc;
 	h.argv = s->cfg->argv;
 	h.flags = s->cfg->attach_pid ? MT_ARTIFACT_ATTACHED : 0;
-	fd = mt_outfile_open(s->cfg->artifact_path,
-			     s->cfg->artifact_new ? MT_OUTFILE_NEW : MT_OUTFILE_REPLACE,
-			     &s->cfg->identity, why, sizeof(why));
+	if (s->cfg->artifact_made) {
+		fd = fcntl(s->cfg->artifact_fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0) {
+			fd = -errno;
+			snprintf(why, sizeof(why), "%s", strerror(-fd));
+		}
+	} else {
+		fd = mt_outfile_open(s->cfg->artifact_path,
+				     s->cfg->artifact_new ? MT_OUTFILE_NEW : MT_OUTFILE_REPLACE,
+				     &s->cfg->identity, why, sizeof(why));
+	}
 	err = fd < 0 ? fd : mt_artifact_create_fd(&s->artifact, fd, s->cfg->artifact_path, &h);
 	if (err) {
 		fprintf(stderr, "memtrack: cannot create %s: %s\n",

@@ -24,7 +24,11 @@ struct mt_run_config {
 	const char *gdb; /* --gdb: HOST:PORT, or "-" for stdin/stdout; NULL: none (docs/GDB.md) */
 	const char *artifact_path; /* allocation artifact; NULL with track == false */
 	bool artifact_new;	   /* a name memtrack made: created exclusively (O_EXCL) */
-	bool track;		   /* load BPF, attach allocators, record events */
+	/* artifact_path made already (exec-harness, mt_outfile_make): the run writes a copy of
+	 * artifact_fd, which stays the caller's */
+	bool artifact_made;
+	int artifact_fd;
+	bool track; /* load BPF, attach allocators, record events */
 	enum mt_watcher_mode watcher;
 	enum mt_placement_mode placement;
 	bool system_scope; /* --probe-scope=system: probes in every process (pid -1), not per
