@@ -4,6 +4,7 @@
  * (the results file, its exit status, its stderr) the way a CI benchmark runner would.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -412,6 +413,69 @@ START_TEST(test_memory_plan_exact)
 }
 END_TEST
 
+/* The names in dir but . and .., sorted, one per line. */
+static void names_in(const char *dir, char *out, size_t len)
+{
+	struct dirent **e;
+	int n = scandir(dir, &e, NULL, alphasort);
+	size_t used = 0;
+
+	ck_assert_msg(n >= 0, "%s: %s", dir, strerror(errno));
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(e[i]->d_name, ".") && strcmp(e[i]->d_name, ".."))
+			used += snprintf(out + used, len - used, "%s\n", e[i]->d_name);
+		free(e[i]);
+	}
+	free(e);
+}
+
+/*
+ * A plan whose second benchmark fails leaves what it left before the helper made files beside
+ * the runs (harness_helper.c): nothing in results/ for the runner to read (the first
+ * benchmark's CodSpeed artifact, converted while the second ran, is removed, and no temporary
+ * file stays), and in memtrack/ the artifacts of the two runs that ran, not the third's, made
+ * while the second ran.
+ */
+START_TEST(test_memory_plan_failed_publishes_nothing)
+{
+	char input[1024], dir[PATH_MAX + 16], names[1024], want[128];
+	const struct mt_out *r;
+
+	snprintf(input, sizeof(input),
+		 "[{\"command\": [\"%s\", \"100\"]}, {\"command\": [\"false\"]},"
+		 " {\"command\": [\"%s\", \"100\"]}]\n",
+		 FIXTURE("churn"), FIXTURE("churn"));
+	r = run(ARGS("-o", tmpdir, "-m", "memory", "-"), input);
+	ck_assert_msg(r->code == 1, "exit %d:\n%s", r->code, r->err);
+	ck_assert_msg(strstr(r->err, "benchmark 'false' failed"), "%s", r->err);
+	snprintf(dir, sizeof(dir), "%s/results", tmpdir);
+	names_in(dir, names, sizeof(names));
+	ck_assert_msg(!names[0], "left in results/:\n%s", names);
+	snprintf(dir, sizeof(dir), "%s/memtrack", tmpdir);
+	names_in(dir, names, sizeof(names));
+	snprintf(want, sizeof(want), "%d-0.mtk\n%d-1.mtk\n", (int)r->pid, (int)r->pid);
+	ck_assert_str_eq(names, want);
+}
+END_TEST
+
+/* A benchmark whose command cannot start leaves no artifact, made ahead or not. */
+START_TEST(test_memory_plan_unstartable_leaves_no_artifact)
+{
+	char dir[PATH_MAX + 16], names[1024], want[128];
+	const struct mt_out *r;
+
+	r = run(ARGS("-o", tmpdir, "-m", "memory", "-"),
+		"[{\"command\": [\"true\"]}, {\"command\": [\"/nonexistent/command\"]},"
+		" {\"command\": [\"true\"]}]\n");
+	ck_assert_msg(r->code == 127, "exit %d:\n%s", r->code, r->err);
+	snprintf(dir, sizeof(dir), "%s/memtrack", tmpdir);
+	names_in(dir, names, sizeof(names));
+	snprintf(want, sizeof(want), "%d-0.mtk\n", (int)r->pid);
+	ck_assert_str_eq(names, want);
+}
+END_TEST
+
 /* ---- CodSpeed's exec-harness (issue 15), each expectation with the CodSpeed source it is from */
 
 #define CHECKER MT_SOURCE_DIR "/tools/check-codspeed-artifacts"
@@ -728,6 +792,8 @@ static Suite *harness_suite(void)
 	tcase_add_test(tc, test_output_folders);
 	tcase_add_test(tc, test_memory);
 	tcase_add_test(tc, test_memory_plan_exact);
+	tcase_add_test(tc, test_memory_plan_failed_publishes_nothing);
+	tcase_add_test(tc, test_memory_plan_unstartable_leaves_no_artifact);
 	tcase_add_test(tc, test_codspeed_round_counts);
 	tcase_add_test(tc, test_codspeed_durations);
 	tcase_add_test(tc, test_codspeed_round_ends_with_direct_child);

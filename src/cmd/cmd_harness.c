@@ -336,7 +336,7 @@ static int load_command(const struct harness_opts *o, struct mt_bench_list *list
  * Walltime's results file; memory mode's CodSpeed files when it tracked by itself. Under the
  * runner, memory mode leaves results/ to the runner and its tracker, as CodSpeed's does.
  */
-static int write_outputs(const struct mt_harness *h, const struct mt_bench_result *res, size_t n)
+static int write_outputs(const struct mt_harness *h, struct mt_bench_result *res, size_t n)
 {
 	if (h->mode == MT_HARNESS_WALLTIME)
 		return mt_harness_write_results(h, res, n);

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/outfile.h"
+#include "codspeed/codspeed_write.h"
 #include "harness/harness_fifo.h"
 #include "harness/harness_prog.h"
 #include "harness/harness_stats.h"
@@ -68,6 +70,7 @@ struct mt_harness {
 	struct mt_fifo *runner;
 	int exit_code;		    /* memtrack's exit status once a benchmark failed */
 	struct mt_tracker *tracker; /* shared by the tracked runs (NULL: each opens its own) */
+	struct mt_harness_helper *helper;     /* memory mode's, while the runs go; or NULL */
 	struct mt_loader_cache *loader_cache; /* the shared tracker's runs link at exec */
 };
 
@@ -86,6 +89,12 @@ struct mt_bench_result {
 	struct mt_report_totals mem; /* of the tracked run's artifact */
 	char artifact[PATH_MAX];
 	uint64_t tracked_start_ns, tracked_end_ns; /* memory mode: CLOCK_MONOTONIC of the run */
+	/* memory mode: CodSpeed's artifact, converted once cs_converted (cs_ret its result) */
+	struct mt_codspeed_job cs;
+	int cs_ret;
+	bool cs_converted;
+	struct mt_outfile_made made; /* its artifact, made ahead when made_ahead */
+	bool made_ahead;
 };
 
 /*
@@ -125,8 +134,22 @@ int mt_harness_write_results(const struct mt_harness *h, const struct mt_bench_r
  * DIR/results/ExecutionTimestamps.msgpack naming every benchmark (harness_codspeed.c). 0 or a
  * negative errno after a sentence.
  */
-int mt_harness_write_codspeed(const struct mt_harness *h, const struct mt_bench_result *res,
-			      size_t n);
+int mt_harness_write_codspeed(const struct mt_harness *h, struct mt_bench_result *res, size_t n);
+/* One benchmark's CodSpeed artifact converted from its .mtk, not published yet (b->cs). */
+void mt_harness_codspeed_convert(const struct mt_harness *h, struct mt_bench_result *b);
+
+/*
+ * Memory mode's helper (harness_helper.c), a thread that does beside the runs what they need
+ * before and leave after them: it makes each benchmark's artifact while the one before runs, and
+ * converts each finished run's artifact while the next one runs. Start it before the runs
+ * (without it, or if it cannot start, the runs make their artifacts and mt_harness_write_codspeed
+ * converts), take each benchmark's artifact before its run and give it back after, in order, and
+ * stop it, which waits for what it was given, before res is read or freed.
+ */
+void mt_harness_helper_start(struct mt_harness *h, struct mt_bench_result *res, size_t n);
+void mt_harness_helper_take(struct mt_harness *h, size_t k, struct mt_run_config *cfg);
+void mt_harness_helper_ran(struct mt_harness *h, size_t k, bool ok);
+void mt_harness_helper_stop(struct mt_harness *h);
 /* The table of the results, and the --memory figures, on stderr. */
 void mt_harness_print_table(const struct mt_bench_result *res, size_t n);
 

@@ -25,18 +25,25 @@
 
 /* ---- The artifact: codspeed_write.c, from the benchmark's .mtk ------------------------------ */
 
-static int write_artifact(const struct mt_harness *h, const struct mt_bench_result *b)
+void mt_harness_codspeed_convert(const struct mt_harness *h, struct mt_bench_result *b)
 {
-	struct mt_codspeed_job job = {.mtk = b->artifact, .dir = h->results_dir};
-	int ret = mt_codspeed_write_artifact(&job);
+	b->cs = (struct mt_codspeed_job){.mtk = b->artifact, .dir = h->results_dir};
+	b->cs_ret = mt_codspeed_convert(&b->cs);
+	b->cs_converted = true;
+}
+
+/* Published only once every benchmark ran: a failed plan leaves none of its artifacts. */
+static int publish(const struct mt_harness *h, struct mt_bench_result *b)
+{
+	int ret = b->cs_ret ? b->cs_ret : mt_codspeed_publish(&b->cs);
 
 	if (ret)
 		fprintf(stderr,
 			MT_HARNESS_PROG ": cannot write CodSpeed's memory artifact of '%s': %s\n",
-			b->name, job.err[0] ? job.err : strerror(-ret));
+			b->name, b->cs.err[0] ? b->cs.err : strerror(-ret));
 	else if (!h->quiet)
 		fprintf(stderr, "memtrack: '%s': %llu events written to %s\n", b->name,
-			(unsigned long long)job.events, job.path);
+			(unsigned long long)b->cs.events, b->cs.path);
 	return ret;
 }
 
@@ -103,14 +110,15 @@ static int write_timestamps(const struct mt_harness *h, const struct mt_bench_re
 	return ret;
 }
 
-int mt_harness_write_codspeed(const struct mt_harness *h, const struct mt_bench_result *res,
-			      size_t n)
+int mt_harness_write_codspeed(const struct mt_harness *h, struct mt_bench_result *res, size_t n)
 {
 	size_t i;
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		ret = write_artifact(h, &res[i]);
+		if (!res[i].cs_converted)
+			mt_harness_codspeed_convert(h, &res[i]);
+		ret = publish(h, &res[i]);
 		if (ret)
 			return ret;
 	}

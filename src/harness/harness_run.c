@@ -353,6 +353,16 @@ static int run_for_tracker(struct mt_harness *h, char *const *argv, struct mt_be
 	return mt_harness_runner_executed(h, r);
 }
 
+/* DIR/memtrack/PID-N.mtk, N counting benchmarks from 0 (docs/HARNESS.md); "" if too long. */
+static int artifact_path(const struct mt_harness *h, size_t idx, struct mt_bench_result *r)
+{
+	if (snprintf(r->artifact, sizeof(r->artifact), "%s/%d-%zu.mtk", h->artifact_dir,
+		     (int)getpid(), idx) < (int)sizeof(r->artifact))
+		return 0;
+	r->artifact[0] = '\0';
+	return -ENAMETOOLONG;
+}
+
 static int measure_memory(struct mt_harness *h, size_t idx, char *const *argv,
 			  struct mt_bench_result *r)
 {
@@ -361,8 +371,7 @@ static int measure_memory(struct mt_harness *h, size_t idx, char *const *argv,
 	uint64_t ns;
 	int ret;
 
-	if (snprintf(r->artifact, sizeof(r->artifact), "%s/%d-%zu.mtk", h->artifact_dir,
-		     (int)getpid(), idx) >= (int)sizeof(r->artifact)) {
+	if (!r->artifact[0] && artifact_path(h, idx, r)) {
 		fprintf(stderr, MT_HARNESS_PROG ": the artifact path under '%s' is too long\n",
 			h->artifact_dir);
 		return -ENAMETOOLONG;
@@ -374,12 +383,17 @@ static int measure_memory(struct mt_harness *h, size_t idx, char *const *argv,
 	cfg.loader_cache = h->loader_cache;
 	if (!h->quiet)
 		fprintf(stderr, "memtrack: '%s': one run with allocation tracking\n", r->name);
+	mt_harness_helper_take(h, idx, &cfg);
 	r->tracked_start_ns = mt_clock_now_ns();
 	ret = run_once(h, r->name, &cfg, &ns);
 	r->tracked_end_ns = mt_clock_now_ns();
+	mt_harness_helper_ran(h, idx, !ret);
 	if (ret)
 		return ret;
 	r->has_memory = true;
+	/* Memory mode's figures are CodSpeed's artifact, converted from it (harness_codspeed.c). */
+	if (h->mode == MT_HARNESS_MEMORY)
+		return 0;
 	/* The timings stand without the totals: warn, keep the artifact for memtrack report. */
 	err[0] = '\0';
 	if (mt_report_totals_of(r->artifact, &r->mem, err, sizeof(err)))
@@ -418,6 +432,7 @@ void mt_harness_results_free(struct mt_bench_result *res, size_t n)
 	size_t i;
 
 	for (i = 0; res && i < n; i++) {
+		mt_codspeed_discard(&res[i].cs); /* converted, not published: the plan failed */
 		free(res[i].name);
 		free(res[i].uri);
 		free(res[i].times);
@@ -456,11 +471,18 @@ int mt_harness_run_all(struct mt_harness *h, const struct mt_bench_list *list,
 
 	if (h->mode == MT_HARNESS_MEMORY && h->memory && list->n > 1)
 		open_shared_tracker(h);
+	if (h->mode == MT_HARNESS_MEMORY && h->memory) {
+		/* The helper makes them ahead; measure_memory says which is too long. */
+		for (i = 0; i < list->n; i++)
+			artifact_path(h, i, &res[i]);
+		mt_harness_helper_start(h, res, list->n);
+	}
 	for (i = 0; i < list->n && !ret; i++) {
 		if (!h->quiet)
 			fprintf(stderr, "memtrack: benchmarking '%s'\n", res[i].name);
 		ret = run_bench(h, i, &list->v[i], &res[i]);
 	}
+	mt_harness_helper_stop(h);
 	mt_tracker_close(h->tracker);
 	h->tracker = NULL;
 	mt_loader_cache_free(h->loader_cache);
