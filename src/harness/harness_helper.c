@@ -31,6 +31,7 @@ struct mt_harness_helper {
 	size_t next_make; /* the next artifact to make, once ran + 1 reaches it */
 	bool making;	  /* res[next_make]'s, now */
 	bool closing;	  /* no more: convert what ran and end */
+	bool abandon;	  /* the plan failed: convert no more either */
 };
 
 static void make_artifact(const struct mt_harness *h, struct mt_bench_result *r)
@@ -58,8 +59,7 @@ static void *helper_main(void *arg)
 	struct mt_harness_helper *c = arg;
 	size_t converted = 0, k;
 
-	/* The CPU the runs leave idle, not theirs: a wake-up here is not to delay the next spawn.
-	 */
+	/* The CPU the runs leave idle, not theirs: a wake-up here is not to delay a spawn. */
 	setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
@@ -73,7 +73,7 @@ static void *helper_main(void *arg)
 			c->making = false;
 			c->next_make = k + 1;
 			pthread_cond_broadcast(&c->made);
-		} else if (converted < c->ran) {
+		} else if (converted < c->ran && !c->abandon) {
 			pthread_mutex_unlock(&c->lock);
 			mt_harness_codspeed_convert(c->h, &c->res[converted++]);
 			pthread_mutex_lock(&c->lock);
@@ -161,7 +161,7 @@ void mt_harness_helper_ran(struct mt_harness *h, size_t k, bool ok)
 	pthread_mutex_unlock(&c->lock);
 }
 
-void mt_harness_helper_stop(struct mt_harness *h)
+void mt_harness_helper_stop(struct mt_harness *h, bool failed)
 {
 	struct mt_harness_helper *c = h->helper;
 
@@ -169,6 +169,8 @@ void mt_harness_helper_stop(struct mt_harness *h)
 		return;
 	pthread_mutex_lock(&c->lock);
 	c->closing = true;
+	/* Its conversions would be discarded: ^C is not to wait for a big artifact's. */
+	c->abandon = failed;
 	pthread_cond_signal(&c->work);
 	pthread_mutex_unlock(&c->lock);
 	pthread_join(c->thread, NULL);
