@@ -144,13 +144,13 @@ void mt_harness_codspeed_convert(const struct mt_harness *h, struct mt_bench_res
  * converts each finished run's artifact while the next one runs. Start it before the runs
  * (without it, or if it cannot start, the runs make their artifacts and mt_harness_write_codspeed
  * converts), take each benchmark's artifact before its run and give it back after, in order, and
- * stop it before res is read or freed: it waits for the conversions it was given, or, when the
- * plan failed, only for the one under way.
+ * stop it before res is read or freed: it waits for the work under way only, and what it did not
+ * convert is mt_harness_write_codspeed's to convert.
  */
 void mt_harness_helper_start(struct mt_harness *h, struct mt_bench_result *res, size_t n);
 void mt_harness_helper_take(struct mt_harness *h, size_t k, struct mt_run_config *cfg);
 void mt_harness_helper_ran(struct mt_harness *h, size_t k, bool ok);
-void mt_harness_helper_stop(struct mt_harness *h, bool failed);
+void mt_harness_helper_stop(struct mt_harness *h);
 /* The table of the results, and the --memory figures, on stderr. */
 void mt_harness_print_table(const struct mt_bench_result *res, size_t n);
 

@@ -482,7 +482,7 @@ int mt_harness_run_all(struct mt_harness *h, const struct mt_bench_list *list,
 			fprintf(stderr, "memtrack: benchmarking '%s'\n", res[i].name);
 		ret = run_bench(h, i, &list->v[i], &res[i]);
 	}
-	mt_harness_helper_stop(h, ret != 0);
+	mt_harness_helper_stop(h);
 	mt_tracker_close(h->tracker);
 	h->tracker = NULL;
 	mt_loader_cache_free(h->loader_cache);
