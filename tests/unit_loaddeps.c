@@ -193,6 +193,29 @@ START_TEST(walks_are_remembered_by_program_and_variables)
 }
 END_TEST
 
+/*
+ * A FIFO at a library's name in LD_LIBRARY_PATH is passed over, not waited on: the walk runs at an
+ * exec stop, where memtrack's own signals wait until it is done (a ^C could not end it).
+ */
+START_TEST(fifo_at_a_library_name_does_not_block)
+{
+	char dir[64], fifo[128];
+	struct mt_loader_env env = sys;
+	struct names l;
+
+	mt_tmpdir(dir);
+	snprintf(fifo, sizeof(fifo), "%s/libc.so.6", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	env.library_path = dir;
+	alarm(10);
+	deps(env, FIX "dlopen_plugin", at_exec, &l);
+	alarm(0);
+	ck_assert_str_eq(l.text, LIBDIR "libc.so.6\n");
+	unlink(fifo);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("loaddeps");
@@ -204,6 +227,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, preload_first);
 	tcase_add_test(tc, library_path_before_cache);
 	tcase_add_test(tc, walks_are_remembered_by_program_and_variables);
+	tcase_add_test(tc, fifo_at_a_library_name_does_not_block);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -56,7 +56,8 @@ static bool usable_elf(const char *path)
 {
 	unsigned char h[20];
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Not blocked by a FIFO at a library's name: memtrack's signals wait meanwhile. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	bool ok;
 
 	if (fd < 0)
@@ -99,7 +100,7 @@ static int read_dynamic(struct object *o)
 	Elf *e;
 
 	o->read = true;
-	fd = open(o->path, O_RDONLY | O_CLOEXEC);
+	fd = open(o->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	e = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;

@@ -517,10 +517,11 @@ int mt_tracker_link_path(struct mt_tracker *t, pid_t pid, const char *path)
 	struct stat st;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A name only: what is there now may be a FIFO, which would hold the stop. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return 0;
 	}
