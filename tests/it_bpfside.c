@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/mtjson.h"
@@ -518,6 +519,161 @@ START_TEST(bad_alloc_caught_with_libstdcxx)
 }
 END_TEST
 
+/* ---- item: the CO-RE target kept for the boot (src/tracker/tracker_btf_cache.c) ---------- */
+
+static const char walked[] = "memtrack: CO-RE target: the kernel's BTF read and walked";
+static const char from_kept[] = "memtrack: CO-RE target: this boot's, from ";
+
+/*
+ * bad_alloc under jemalloc, ending in its handler, with memtrack's runtime directory rt: the
+ * failed new is settled at the thread's end by handle_exit_in_call, a tracing program loaded at
+ * jemalloc's file with the attach target the walk found (or the kept file gave). Exact counts.
+ */
+static struct run run_kept(const char *rt)
+{
+	char var[128];
+	const char *env[] = {var, NULL};
+	const char *cmd[] = {
+	    "/usr/bin/env", "LD_PRELOAD=" JEMALLOC, FIXTURE("bad_alloc"), "10", "exit", NULL};
+	struct json_object *je;
+	struct run r;
+	char c[128];
+
+	snprintf(var, sizeof(var), "MEMTRACK_RUNTIME_DIR=%s", rt);
+	r = track_opt(NULL, "-v", env, cmd);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	je = file_record(&r, JEMALLOC);
+	snprintf(c, sizeof(c), "%lld %lld %lld %lld", (long long)mt_json_i64(je, "allocations"),
+		 (long long)mt_json_i64(je, "frees"), (long long)mt_json_i64(je, "failed"),
+		 (long long)mt_json_i64(je, "bytes_allocated"));
+	ck_assert_str_eq(c, "11 10 1 73704");
+	return r;
+}
+
+/* The one kept file in rt (core-BUILDID.btf), its path in path; 0 when there is none. */
+static int kept_file(const char *rt, char *path, size_t size)
+{
+	char cmd[256];
+	struct mt_out o;
+	int n;
+
+	snprintf(cmd, sizeof(cmd), "ls -A %s", rt);
+	ck_assert_int_eq(
+	    mt_run((const char *const[]){"/bin/sh", "-c", cmd, NULL}, NULL, NULL, 10, &o), 0);
+	n = mt_count_lines(o.out, "");
+	if (n == 1) {
+		o.out[strcspn(o.out, "\n")] = '\0';
+		ck_assert_msg(!strncmp(o.out, "core-", 5) && strstr(o.out, ".btf"), "%s", o.out);
+		snprintf(path, size, "%s/%s", rt, o.out);
+	}
+	mt_out_free(&o);
+	return n;
+}
+
+static void assert_walked_and_kept(const struct run *r, const char *rt)
+{
+	char want[160];
+
+	snprintf(want, sizeof(want), "kept in %s/core-", rt);
+	ck_assert_msg(strstr(r->err, walked) && strstr(r->err, want), "%s", r->err);
+	ck_assert_ptr_null(strstr(r->err, from_kept));
+}
+
+/* The first run walks and keeps (root's, 0600); the next takes the kept file, with the same counts.
+ */
+START_TEST(kept_target_serves_the_next_run)
+{
+	char dir[64], rt[96], path[256], want[320];
+	struct run a, b;
+	struct stat st;
+
+	mt_tmpdir(dir);
+	snprintf(rt, sizeof(rt), "%s/rt", dir);
+	a = run_kept(rt);
+	assert_walked_and_kept(&a, rt);
+	ck_assert_int_eq(kept_file(rt, path, sizeof(path)), 1);
+	ck_assert_int_eq(stat(rt, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0700);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode) && st.st_uid == 0 && (st.st_mode & 07777) == 0600);
+	b = run_kept(rt);
+	snprintf(want, sizeof(want), "%s%s", from_kept, path);
+	ck_assert_msg(strstr(b.err, want) && !strstr(b.err, walked), "%s", b.err);
+	run_free(&a);
+	run_free(&b);
+	unlink(path);
+	rmdir(rt);
+	rmdir(dir);
+}
+END_TEST
+
+/* A kept file that is torn, truncated or writable by others is walked past, then replaced. */
+START_TEST(damaged_kept_target_is_walked_again)
+{
+	static const char *const damage[] = {
+	    "printf X | dd of=%s bs=1 seek=2000 conv=notrunc status=none", /* a byte changed */
+	    "truncate -s 1000 %s", "chmod 0620 %s", "chown 65534 %s"};
+	char dir[64], rt[96], path[256], cmd[512];
+	struct run r = {0};
+	struct mt_out o;
+	struct stat st;
+
+	mt_tmpdir(dir);
+	snprintf(rt, sizeof(rt), "%s/rt", dir);
+	r = run_kept(rt);
+	run_free(&r);
+	ck_assert_int_eq(kept_file(rt, path, sizeof(path)), 1);
+	for (size_t i = 0; i < sizeof(damage) / sizeof(*damage); i++) {
+		snprintf(cmd, sizeof(cmd), damage[i], path);
+		ck_assert_int_eq(
+		    mt_run((const char *const[]){"/bin/sh", "-c", cmd, NULL}, NULL, NULL, 10, &o),
+		    0);
+		ck_assert_msg(o.code == 0, "%s: %s", cmd, o.err);
+		mt_out_free(&o);
+		r = run_kept(rt);
+		assert_walked_and_kept(&r, rt);
+		run_free(&r);
+		ck_assert_int_eq(kept_file(rt, path, sizeof(path)), 1);
+		ck_assert_int_eq(lstat(path, &st), 0);
+		ck_assert(st.st_uid == 0 && (st.st_mode & 07777) == 0600);
+	}
+	unlink(path);
+	rmdir(rt);
+	rmdir(dir);
+}
+END_TEST
+
+/* A directory others may write or own, or none asked for: the walk, and nothing kept. */
+START_TEST(runtime_dir_not_roots_alone_is_not_used)
+{
+	static const char *const setup[] = {"chmod 0755 %s", "chown 65534 %s"};
+	char dir[64], rt[96], path[256], cmd[256];
+	struct mt_out o;
+	struct run r;
+
+	mt_tmpdir(dir);
+	snprintf(rt, sizeof(rt), "%s/rt", dir);
+	for (size_t i = 0; i < sizeof(setup) / sizeof(*setup); i++) {
+		ck_assert_int_eq(mkdir(rt, 0700), 0);
+		snprintf(cmd, sizeof(cmd), setup[i], rt);
+		ck_assert_int_eq(
+		    mt_run((const char *const[]){"/bin/sh", "-c", cmd, NULL}, NULL, NULL, 10, &o),
+		    0);
+		mt_out_free(&o);
+		r = run_kept(rt);
+		ck_assert_msg(strstr(r.err, walked) && strstr(r.err, "not kept for the boot"), "%s",
+			      r.err);
+		run_free(&r);
+		ck_assert_int_eq(kept_file(rt, path, sizeof(path)), 0);
+		ck_assert_int_eq(rmdir(rt), 0);
+	}
+	r = run_kept("");
+	ck_assert_msg(strstr(r.err, walked) && strstr(r.err, "not kept for the boot"), "%s", r.err);
+	run_free(&r);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bpfside");
@@ -525,6 +681,7 @@ static Suite *suite(void)
 	TCase *inode = tcase_create("inode");
 	TCase *fail = tcase_create("fail");
 	TCase *exc = tcase_create("exceptions");
+	TCase *kept = tcase_create("kept");
 
 	tcase_set_timeout(ns, 300);
 	tcase_add_test(ns, pidns_single_process);
@@ -545,7 +702,12 @@ static Suite *suite(void)
 	tcase_add_test(exc, bad_alloc_then_exit_with_jemalloc);
 	tcase_add_test(exc, bad_alloc_caught_with_tcmalloc);
 	tcase_add_test(exc, bad_alloc_caught_with_libstdcxx);
+	tcase_add_test(kept, kept_target_serves_the_next_run);
+	tcase_add_test(kept, damaged_kept_target_is_walked_again);
+	tcase_add_test(kept, runtime_dir_not_roots_alone_is_not_used);
 	suite_add_tcase(s, exc);
+	tcase_set_timeout(kept, 120);
+	suite_add_tcase(s, kept);
 	return s;
 }
 

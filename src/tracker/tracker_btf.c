@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The kernel's BTF, read once a run without libbpf parsing it, and what the object's load needs
- * of it: the small copy that libbpf relocates the object's CO-RE reads against, and the type
- * ids its tracing programs attach to.
+ * The kernel's BTF, read without libbpf parsing it, and what the object's load needs of it: the
+ * small copy that libbpf relocates the object's CO-RE reads against, and the type ids its
+ * tracing programs attach to. Read and walked by the boot's first run only, where
+ * tracker_btf_cache.c may keep the result; the later ones take it from there.
  *
  * libbpf 1.1 would copy the kernel's 5.5 MB of BTF (a page fault costs about 5 us in a VM: 7 ms
  * for the copy), index it, search it by name for each tracing program's target, then find the
@@ -30,26 +31,23 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "base/clock.h"
 #include "base/grow.h"
 #include "tracker/tracker_int.h"
 
 static const char vmlinux_path[] = "/sys/kernel/btf/vmlinux";
 
-#define MAX_ATTACH 8
-
-/* The attach targets of the object's tracing programs, by section name. */
-struct attach_target {
-	char sec[64], name[64];
-	int id;
-};
-
-/* The kernel's BTF as sysfs gives it, with an index of where each type starts. */
+/*
+ * The kernel's BTF as sysfs gives it, with an index of where each type starts (none when the
+ * boot's earlier run kept what its walk found: tracker_btf_cache.c), and what the walk found.
+ */
 struct mt_kbtf {
 	char *data;
 	size_t size;
@@ -58,9 +56,8 @@ struct mt_kbtf {
 	__u32 types_len, strs_len;
 	__u32 *off; /* off[id]: where type id starts in types (1 <= id < n) */
 	size_t n, cap;
-	struct attach_target attach[MAX_ATTACH];
-	int n_attach;
-	int probe_id; /* security_mmap_file, the fentry probe's target */
+	struct mt_core_found found; /* the attach targets of the object's tracing programs */
+	uint64_t walk_ns;	    /* what reading and walking the kernel's BTF took (-v) */
 };
 
 static const struct btf_type *type_at(const struct mt_kbtf *k, __u32 id)
@@ -204,17 +201,65 @@ static void kbtf_free(struct mt_kbtf *k)
 	free(k);
 }
 
+static int write_all(int fd, const void *data, size_t size)
+{
+	for (size_t done = 0; done < size;) {
+		ssize_t n = write(fd, (const char *)data + done, size - done);
+
+		if (n < 0)
+			return -errno;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* This boot's target, kept by an earlier run: no kernel BTF is read. */
+static int open_kept(struct mt_tracker *t, struct mt_kbtf *k)
+{
+	uint64_t start = mt_clock_now_ns();
+	char path[256];
+	void *target;
+	size_t len;
+	int err = tracker_btf_cache_read(&k->found, &target, &len, path, sizeof(path)), fd;
+
+	if (err)
+		return err;
+	fd = memfd_create("memtrack-core-btf", MFD_CLOEXEC);
+	err = fd < 0 ? -errno : write_all(fd, target, len);
+	free(target);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	t->core_fd = fd;
+	t->core_written = true;
+	if (t->cfg.verbose)
+		fprintf(stderr, "memtrack: CO-RE target: this boot's, from %s, in %.2f ms\n", path,
+			(mt_clock_now_ns() - start) / 1e6);
+	return 0;
+}
+
 int tracker_btf_open(struct mt_tracker *t)
 {
 	struct mt_kbtf *k = calloc(1, sizeof(*k));
-	int err = k ? read_vmlinux(k) : -ENOMEM;
+	uint64_t start = mt_clock_now_ns();
+	int err;
 
-	err = err ?: index_types(k);
+	if (!k)
+		return -ENOMEM;
+	if (!open_kept(t, k)) {
+		t->kbtf = k;
+		return 0;
+	}
+	memset(&k->found, 0, sizeof(k->found));
+	err = read_vmlinux(k) ?: index_types(k);
 	if (err) {
 		kbtf_free(k);
 		return err;
 	}
-	k->probe_id = -ENOENT;
+	k->found.probe_id = -ENOENT;
+	k->walk_ns = mt_clock_now_ns() - start;
 	t->kbtf = k;
 	return 0;
 }
@@ -242,7 +287,7 @@ void tracker_btf_close(struct mt_tracker *t)
 
 int tracker_btf_probe_id(const struct mt_tracker *t)
 {
-	return t->kbtf ? t->kbtf->probe_id : -ENOENT;
+	return t->kbtf ? t->kbtf->found.probe_id : -ENOENT;
 }
 
 /* The kinds of type a relocation's candidates are looked up by: libbpf matches kind and name. */
@@ -357,15 +402,15 @@ static int want_attach(struct mt_kbtf *k, const struct bpf_object *obj, struct n
 	bpf_object__for_each_program(p, obj)
 	{
 		const char *sec = bpf_program__section_name(p);
-		struct attach_target *a = &k->attach[k->n_attach];
+		struct mt_attach_target *a = &k->found.attach[k->found.n_attach];
 
 		if (!attach_name(sec, a->name, sizeof(a->name), &kind))
 			continue;
-		if (k->n_attach == MAX_ATTACH || strlen(sec) >= sizeof(a->sec))
+		if (k->found.n_attach == MT_MAX_ATTACH || strlen(sec) >= sizeof(a->sec))
 			return -E2BIG;
 		snprintf(a->sec, sizeof(a->sec), "%s", sec);
 		a->id = -ESRCH;
-		err = want(r, a->name, strlen(a->name), kind, ++k->n_attach);
+		err = want(r, a->name, strlen(a->name), kind, ++k->found.n_attach);
 		if (err)
 			return err;
 	}
@@ -423,8 +468,8 @@ static int found(struct mt_kbtf *k, const struct wanted *w, __u32 id, struct clo
 {
 	if (!w->attach)
 		return keep(c, id);
-	if (k->attach[w->attach - 1].id < 0)
-		k->attach[w->attach - 1].id = (int)id;
+	if (k->found.attach[w->attach - 1].id < 0)
+		k->found.attach[w->attach - 1].id = (int)id;
 	return 0;
 }
 
@@ -443,8 +488,8 @@ static int walk_wanted(struct mt_kbtf *k, struct names *r, struct closure *c)
 			continue;
 		name = name_at(k, t->name_off);
 		len = btf_is_func(t) ? strlen(name) : essential_len(name);
-		if (btf_is_func(t) && k->probe_id < 0 && !strcmp(name, "security_mmap_file"))
-			k->probe_id = (int)id;
+		if (btf_is_func(t) && k->found.probe_id < 0 && !strcmp(name, "security_mmap_file"))
+			k->found.probe_id = (int)id;
 		if (!(r->first[(unsigned char)name[0]] >> (len % 64) & 1))
 			continue;
 		w = slot_of(r, name, len, root_kind(t));
@@ -549,32 +594,48 @@ static int copy_closure(const struct mt_kbtf *k, const struct closure *c, struct
 	return err;
 }
 
-static int write_all(int fd, const void *data, size_t size)
+/* The target's header, types and strings, as its file holds them. */
+static void target_parts(const struct out *o, struct btf_header *h, struct iovec *part)
 {
-	for (size_t done = 0; done < size;) {
-		ssize_t n = write(fd, (const char *)data + done, size - done);
-
-		if (n < 0)
-			return -errno;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
-static int write_target(int fd, const struct out *o)
-{
-	struct btf_header h = {
+	*h = (struct btf_header){
 	    .magic = BTF_MAGIC,
 	    .version = BTF_VERSION,
-	    .hdr_len = sizeof(h),
+	    .hdr_len = sizeof(*h),
 	    .type_off = 0,
 	    .type_len = (__u32)o->n_types,
 	    .str_off = (__u32)o->n_types,
 	    .str_len = (__u32)o->n_strs,
 	};
+	part[0] = (struct iovec){h, sizeof(*h)};
+	part[1] = (struct iovec){o->types, o->n_types};
+	part[2] = (struct iovec){o->strs, o->n_strs};
+}
 
-	return write_all(fd, &h, sizeof(h)) ?: write_all(fd, o->types, o->n_types)
-						?: write_all(fd, o->strs, o->n_strs);
+static int write_target(int fd, const struct iovec *part)
+{
+	int err = 0;
+
+	for (int i = 0; !err && i < MT_CORE_PARTS; i++)
+		err = write_all(fd, part[i].iov_base, part[i].iov_len);
+	return err;
+}
+
+/* The walk's result, kept for the boot's later runs: a run goes on without it. */
+static void keep_for_boot(const struct mt_tracker *t, uint64_t start, const struct iovec *part)
+{
+	char path[256] = "";
+	int err = tracker_btf_cache_write(&t->kbtf->found, part, MT_CORE_PARTS, path, sizeof(path));
+
+	if (!t->cfg.verbose)
+		return;
+	fprintf(stderr, "memtrack: CO-RE target: the kernel's BTF read and walked in %.2f ms; ",
+		(t->kbtf->walk_ns + mt_clock_now_ns() - start) / 1e6);
+	if (err)
+		fprintf(stderr, "not kept for the boot (%s%s%s)\n", *path ? path : "",
+			*path ? ": " : "",
+			err == -ENOENT && !*path ? "no directory of root's" : strerror(-err));
+	else
+		fprintf(stderr, "kept in %s for the boot's later runs\n", path);
 }
 
 /*
@@ -602,20 +663,29 @@ int tracker_btf_prepare(struct mt_tracker *t, const struct bpf_object *obj)
 	struct names *r = NULL;
 	struct closure c = {0};
 	struct out o = {0};
+	struct iovec part[MT_CORE_PARTS];
+	struct btf_header h;
+	uint64_t start = mt_clock_now_ns();
 	int err;
 
 	if (t->core_written)
 		return 0; /* every instance of the object has the same types and programs */
 	if (!k || !k->data || t->core_fd < 0)
 		return -ENOENT;
-	k->n_attach = 0;
+	k->found.n_attach = 0;
 	r = calloc(1, sizeof(*r));
 	c.map = calloc(k->n, sizeof(*c.map));
 	err = r && c.map ? want_roots(bpf_object__btf(obj), r) : -ENOMEM;
 	err = err ?: want_attach(k, obj, r);
 	err = err ?: walk_wanted(k, r, &c);
-	err = err ?: copy_closure(k, &c, &o) ?: write_target(t->core_fd, &o);
+	err = err ?: copy_closure(k, &c, &o);
+	if (!err) {
+		target_parts(&o, &h, part);
+		err = write_target(t->core_fd, part);
+	}
 	t->core_written = !err;
+	if (!err)
+		keep_for_boot(t, start, part);
 	free(o.types);
 	free(o.strs);
 	free(c.map);
@@ -648,9 +718,9 @@ int tracker_btf_attach_id(const struct mt_kbtf *k, const char *sec)
 {
 	if (!k)
 		return attach_id_parsed(sec);
-	for (int i = 0; i < k->n_attach; i++)
-		if (!strcmp(k->attach[i].sec, sec))
-			return k->attach[i].id;
+	for (int i = 0; i < k->found.n_attach; i++)
+		if (!strcmp(k->found.attach[i].sec, sec))
+			return k->found.attach[i].id;
 	return -ESRCH;
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <bpf/libbpf.h>
 
@@ -204,6 +205,20 @@ int tracker_load_maps_first(struct mt_tracker *t);
 #define MT_TP_BTF "mt_tp_btf/"
 #define MT_FENTRY "mt_fentry/"
 
+/* What the walk of the kernel's BTF found for the object's tracing programs (tracker_btf.c). */
+#define MT_MAX_ATTACH 8
+struct mt_attach_target {
+	char sec[64], name[64]; /* the program's section; the kernel type it names */
+	int32_t id;		/* that type's id in the kernel's BTF, or a negative errno */
+};
+struct mt_core_found {
+	int32_t probe_id; /* security_mmap_file, the fentry probe's target */
+	int32_t n_attach;
+	struct mt_attach_target attach[MT_MAX_ATTACH];
+};
+/* The CO-RE target file's parts: its header, types and strings. */
+#define MT_CORE_PARTS 3
+
 /* tracker_btf.c */
 int tracker_btf_open(struct mt_tracker *t);
 int tracker_btf_target_path(struct mt_tracker *t, char *path, size_t size);
@@ -213,6 +228,12 @@ void tracker_btf_release(struct mt_tracker *t);
 void tracker_btf_close(struct mt_tracker *t);
 int tracker_btf_attach_id(const struct mt_kbtf *k, const char *sec);
 struct btf *tracker_btf_parse_vmlinux(void);
+
+/* tracker_btf_cache.c: the walk's result kept for the boot; path says which file (-v) */
+int tracker_btf_cache_read(struct mt_core_found *f, void **target, size_t *len, char *path,
+			   size_t path_size);
+int tracker_btf_cache_write(const struct mt_core_found *f, const struct iovec *target, int n,
+			    char *path, size_t path_size);
 
 /* tracker_btf_sections.c */
 void tracker_btf_sections(void);
