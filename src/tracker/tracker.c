@@ -125,9 +125,14 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 	t->core_fd = -1;
 	if (tracker_closer_start(t) && cfg->verbose)
 		fprintf(stderr, "memtrack: no closer process: links are detached before exit\n");
-	tracker_warm_start(t); /* its first registration waits beside the load */
 	verbose_print = cfg->verbose;
 	libbpf_set_print(libbpf_print);
+	err = identify_pidns(t);
+	if (err)
+		goto fail;
+	tracker_warm_start(t); /* its first registration waits beside the load */
+	/* Then at once: with the BTF walk kept for the boot, the load would wait for the maps. */
+	tracker_start_maps_maker(t);
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		err = t->ncpus ? t->ncpus : -EINVAL;
@@ -138,9 +143,6 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = identify_pidns(t);
-	if (err)
-		goto fail;
 	err = tracker_load_bpf(t);
 	tracker_closer_reap(t);
 	if (err)
@@ -329,6 +331,7 @@ void mt_tracker_close(struct mt_tracker *t)
 	free(t->deferred);
 	free(t->percpu);
 	ring_buffer__free(t->requests);
+	memtrack_bpf__destroy(tracker_take_made_maps(t)); /* made, never taken: the open failed */
 	if (t->skel)
 		tracker_destroy_skel(t);
 	tracker_btf_close(t);

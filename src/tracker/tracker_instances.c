@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,9 +366,11 @@ void tracker_configure_maps(struct mt_tracker *t, struct memtrack_bpf *s)
 }
 
 /*
- * The maps' instance of the first load, made by a thread of its own while this one reads and
- * walks the kernel's BTF (3.7 ms here): an instance without programs needs no CO-RE target, and
- * its load, the maps' creation (4 ms, most of it the hash maps' bucket arrays), waits for nothing.
+ * The maps' instance of the first load, made by a thread of its own from the tracker's start,
+ * while this one starts the warmer and reads the CO-RE target (or walks the kernel's BTF, 3.7
+ * ms here): an instance without programs needs no CO-RE target, and its load, the maps'
+ * creation (2.5 ms, the object's BTF, the ring and the hash maps' bucket arrays), waits for
+ * nothing. The lifecycle's load waits for it (-v says how long).
  */
 static void *maps_maker_main(void *arg)
 {
@@ -391,23 +394,39 @@ static void *maps_maker_main(void *arg)
 	return NULL;
 }
 
-/* Only with uprobe_multi: without, the maps are created by the lifecycle's own instance. */
+/*
+ * Only with uprobe_multi: without, the maps are created by the lifecycle's own instance. The
+ * thread takes no signal: one pending makes the kernel give up a load (EAGAIN).
+ */
 void tracker_start_maps_maker(struct mt_tracker *t)
 {
-	if (t->cfg.no_uprobe_multi || pthread_create(&t->maps_maker, NULL, maps_maker_main, t))
+	sigset_t all, old;
+	int err;
+
+	if (t->cfg.no_uprobe_multi)
 		return;
-	t->maps_making = true;
+	tracker_btf_sections();
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&t->maps_maker, NULL, maps_maker_main, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	t->maps_making = !err;
 }
 
 /* The maps the thread made, once: a load tried again makes its own. NULL if it could not. */
 struct memtrack_bpf *tracker_take_made_maps(struct mt_tracker *t)
 {
 	struct memtrack_bpf *s;
+	uint64_t start;
 
 	if (!t->maps_making)
 		return NULL;
+	start = boottime_ns();
 	pthread_join(t->maps_maker, NULL);
 	t->maps_making = false;
+	if (t->cfg.verbose)
+		fprintf(stderr, "memtrack: waited %.2f ms for the maps\n",
+			(boottime_ns() - start) / 1e6);
 	s = t->made_maps;
 	t->made_maps = NULL;
 	if (!s && t->cfg.verbose)

@@ -393,7 +393,6 @@ int tracker_load_bpf(struct mt_tracker *t)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	tracker_btf_sections();
-	tracker_start_maps_maker(t);
 	tracker_btf_open(t); /* without: libbpf's own way, which says what is missing */
 	err = load_watcher(t);
 	memtrack_bpf__destroy(tracker_take_made_maps(t)); /* not taken: the load failed before */
