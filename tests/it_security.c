@@ -6,6 +6,7 @@
  * stop the run.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -203,6 +204,65 @@ START_TEST(setcap_memtrack_gives_no_setuid_privilege)
 	assert_fixture_runs_as_nobody(&p, p.setcap);
 	assert_gdb_serves_it_unprivileged(&p, p.setcap);
 	assert_cannot_report_roots(p.setcap);
+	priv_free(&p);
+}
+END_TEST
+
+/*
+ * What root's runs keep for the boot (the CO-RE target, tracker_btf_cache.c) a memtrack with file
+ * capabilities run by nobody neither reads nor replaces, wherever MEMTRACK_RUNTIME_DIR points:
+ * the target decides what the programs read in the kernel (docs/SECURITY.md). Its maps thread
+ * works without CAP_SYS_ADMIN (libbpf's search of the modules' BTF, refused, once failed it).
+ */
+START_TEST(setcap_memtrack_keeps_nothing_for_the_boot)
+{
+	char rt[64], var[96], art[128];
+	const char *env[] = {var, NULL};
+	struct priv p;
+	struct stat before, after;
+	struct mt_out o;
+	DIR *d;
+	struct dirent *e;
+	char kept[384] = "";
+
+	priv_make(&p);
+	mt_tmpdir(rt);
+	snprintf(var, sizeof(var), "MEMTRACK_RUNTIME_DIR=%s", rt);
+	snprintf(art, sizeof(art), "%s/root.mtk", rt);
+	{
+		const char *argv[] = {MEMTRACK, "run", "-v", "-q", "-o", art, "--", "true", NULL};
+
+		ck_assert_int_eq(mt_run(argv, env, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0 && strstr(o.err, "; kept in "), "root's run: %s", o.err);
+		mt_out_free(&o);
+	}
+	unlink(art);
+	d = opendir(rt);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "core-", 5))
+			snprintf(kept, sizeof(kept), "%s/%s", rt, e->d_name);
+	closedir(d);
+	ck_assert_msg(kept[0], "root's run kept no file in %s", rt);
+	ck_assert_int_eq(stat(kept, &before), 0);
+	{
+		const char *argv[] = {AS_NOBODY, p.setcap, "run", "-v",	  "-q",
+				      "-o",	 p.art,	   "--",  "true", NULL};
+
+		ck_assert_int_eq(mt_run(argv, env, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+		ck_assert_msg(strstr(o.err, "the kernel's BTF read and walked") &&
+				  strstr(o.err, "not kept for the boot") &&
+				  !strstr(o.err, "this boot's"),
+			      "%s", o.err);
+		ck_assert_msg(!strstr(o.err, "could not create them"), "%s", o.err);
+		mt_out_free(&o);
+	}
+	ck_assert_int_eq(stat(kept, &after), 0);
+	ck_assert(after.st_ino == before.st_ino && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+		  after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+	unlink(kept);
+	rmdir(rt);
 	priv_free(&p);
 }
 END_TEST
@@ -688,6 +748,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 300);
 	mt_tcase_add_tool_test(tc, setcap_memtrack_gives_no_setuid_privilege, "setcap setpriv gdb");
 	mt_tcase_add_tool_test(tc, setuid_memtrack_serves_its_invoker_only, "setcap setpriv");
+	mt_tcase_add_tool_test(tc, setcap_memtrack_keeps_nothing_for_the_boot, "setcap setpriv");
 	tcase_add_test(tc, links_of_another_user_are_not_followed);
 	tcase_add_test(tc, another_users_file_in_a_shared_directory_is_kept);
 	tcase_add_test(tc, default_artifact_is_created_exclusively);

@@ -654,6 +654,35 @@ int tracker_btf_target_path(struct mt_tracker *t, char *path, size_t size)
 }
 
 /*
+ * A CO-RE target with no type, for an instance loaded for its maps alone: libbpf relocates the
+ * object's subprograms even then, and with no candidate in the kernel's BTF it would look in
+ * every module's (each one's types read and indexed; refused without CAP_SYS_ADMIN, which fails
+ * the load under file capabilities). A target of its own ends the search there. The fd, which
+ * must stay open until the load, or a negative errno.
+ */
+int tracker_btf_empty_target(char *path, size_t size)
+{
+	struct btf *btf = btf__new_empty();
+	const void *raw;
+	uint32_t len;
+	int fd, err;
+
+	if (!btf)
+		return -ENOMEM;
+	raw = btf__raw_data(btf, &len);
+	fd = raw ? memfd_create("memtrack-no-btf", MFD_CLOEXEC) : -1;
+	err = fd < 0 ? -errno : write_all(fd, raw, len);
+	btf__free(btf);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	snprintf(path, size, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/*
  * For the opened object obj: write the CO-RE target (unless written already) and find its
  * tracing programs' attach targets and the fentry probe's.
  */

@@ -375,7 +375,10 @@ void tracker_configure_maps(struct mt_tracker *t, struct memtrack_bpf *s)
 static void *maps_maker_main(void *arg)
 {
 	struct mt_tracker *t = arg;
-	struct memtrack_bpf *s = memtrack_bpf__open();
+	char path[32];
+	int empty = tracker_btf_empty_target(path, sizeof(path));
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = empty >= 0 ? path : NULL);
+	struct memtrack_bpf *s = memtrack_bpf__open_opts(&opts);
 	int err = s ? 0 : -errno, tries = 0;
 
 	if (s) {
@@ -387,6 +390,8 @@ static void *maps_maker_main(void *arg)
 		while (err == -EAGAIN && ++tries < 100);
 		tracker_btf_maps_only(false);
 	}
+	if (empty >= 0)
+		close(empty);
 	if (err)
 		memtrack_bpf__destroy(s);
 	t->made_maps = err ? NULL : s;

@@ -222,6 +222,7 @@ struct mt_core_found {
 /* tracker_btf.c */
 int tracker_btf_open(struct mt_tracker *t);
 int tracker_btf_target_path(struct mt_tracker *t, char *path, size_t size);
+int tracker_btf_empty_target(char *path, size_t size);
 int tracker_btf_prepare(struct mt_tracker *t, const struct bpf_object *obj);
 int tracker_btf_probe_id(const struct mt_tracker *t);
 void tracker_btf_release(struct mt_tracker *t);
