@@ -213,6 +213,21 @@ static int write_all(int fd, const void *data, size_t size)
 	return 0;
 }
 
+/* A memfd named name holding the size bytes of data, or a negative errno. */
+static int memfd_holding(const char *name, const void *data, size_t size)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, data, size);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 /* This boot's target, kept by an earlier run: no kernel BTF is read. */
 static int open_kept(struct mt_tracker *t, struct mt_kbtf *k)
 {
@@ -224,14 +239,10 @@ static int open_kept(struct mt_tracker *t, struct mt_kbtf *k)
 
 	if (err)
 		return err;
-	fd = memfd_create("memtrack-core-btf", MFD_CLOEXEC);
-	err = fd < 0 ? -errno : write_all(fd, target, len);
+	fd = memfd_holding("memtrack-core-btf", target, len);
 	free(target);
-	if (err) {
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
+	if (fd < 0)
+		return fd;
 	t->core_fd = fd;
 	t->core_written = true;
 	if (t->cfg.verbose)
@@ -665,19 +676,15 @@ int tracker_btf_empty_target(char *path, size_t size)
 	struct btf *btf = btf__new_empty();
 	const void *raw;
 	uint32_t len;
-	int fd, err;
+	int fd;
 
 	if (!btf)
 		return -ENOMEM;
 	raw = btf__raw_data(btf, &len);
-	fd = raw ? memfd_create("memtrack-no-btf", MFD_CLOEXEC) : -1;
-	err = fd < 0 ? -errno : write_all(fd, raw, len);
+	fd = raw ? memfd_holding("memtrack-no-btf", raw, len) : -ENOMEM;
 	btf__free(btf);
-	if (err) {
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
+	if (fd < 0)
+		return fd;
 	snprintf(path, size, "/proc/self/fd/%d", fd);
 	return fd;
 }
