@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -184,6 +186,65 @@ START_TEST(perf_links_detached_last)
 }
 END_TEST
 
+/*
+ * A TCP connection's end whose close blocks for about 2 s, as a detach waits for grace periods:
+ * SO_LINGER, with data the peer (never accepted, never read) cannot take. *listener: the
+ * listening socket, to be closed after.
+ */
+static int slow_to_close(int *listener)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct linger l = {.l_onoff = 1, .l_linger = 2};
+	socklen_t len = sizeof(a);
+	char block[4096] = {0};
+	int c;
+
+	*listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(*listener, 0);
+	ck_assert_int_eq(bind(*listener, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(*listener, 1), 0);
+	ck_assert_int_eq(getsockname(*listener, (struct sockaddr *)&a, &len), 0);
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+	fcntl(c, F_SETFL, O_NONBLOCK);
+	while (write(c, block, sizeof(block)) > 0)
+		;
+	ck_assert_int_eq(setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
+	return c;
+}
+
+/*
+ * The closer reads on while it detaches: runs that end every millisecond or so (an exec-harness
+ * plan) must not fill its socket while a batch waits, or memtrack detaches on its stop path.
+ */
+START_TEST(reads_while_it_detaches)
+{
+	struct mt_tracker t = {0};
+	int listener, slow, p[2];
+	size_t here = 0;
+
+	start(&t);
+	slow = slow_to_close(&listener);
+	tracker_close_links(&t, &(struct detach){.fd = slow}, 1);
+	usleep(100000); /* the closer is in the slow close now */
+	for (int i = 0; i < 2000; i++) {
+		here +=
+		    tracker_closer_send(&t, &(struct detach){.fd = open("/dev/null", O_RDONLY)}, 1);
+		tracker_closer_release(&t);
+	}
+	ck_assert_int_eq(pipe(p), 0);
+	here += tracker_closer_send(&t, &(struct detach){.fd = p[1]}, 1);
+	tracker_closer_release(&t);
+	ck_assert_msg(here == 0, "%zu of 2001 detached by memtrack: the closer stopped reading",
+		      here);
+	ck_assert_msg(pipe_ends_within(p[0], 10000), "the closer kept what was released");
+	tracker_closer_stop(&t);
+	reap_closer();
+	close(p[0]);
+	close(listener);
+}
+END_TEST
+
 /* Without a closer, sending detaches at once, here. */
 START_TEST(no_closer_detaches_here)
 {
@@ -208,6 +269,7 @@ int main(void)
 	tcase_add_test(tc, unreleased_closed_at_the_end);
 	tcase_add_test(tc, no_closer_detaches_here);
 	tcase_add_test(tc, perf_links_detached_last);
+	tcase_add_test(tc, reads_while_it_detaches);
 	suite_add_tcase(s, tc);
 	return mt_run_suite(s);
 }

@@ -12,6 +12,12 @@
  * memtrack's close the last reference, and memtrack waited out the grace periods it meant to
  * hand off (a close of 42 ms at the end of a python run).
  *
+ * The closer's main thread only reads the socket; a detacher thread closes what was released,
+ * everything released meanwhile in its next batch. A closer that read nothing while it detached
+ * (30 to 150 ms a batch) let the socket fill when runs ended every millisecond or two (an
+ * exec-harness plan), and memtrack, refused, detached on its stop path: 15 waits of 50 to 150 ms
+ * in a plan of 400 `true`s.
+ *
  * The closer is forked by a process that exits at once (a double fork) when the tracker opens,
  * before anything is loaded: it is no child of memtrack's, to wait for or to reap, and holds none
  * of memtrack's files but its end of the socket. It reads until memtrack's end closes, closes
@@ -22,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -69,10 +76,62 @@ static int receive_fds(int sock, int flags, struct detach **d, size_t *n, size_t
 	return CLOSER_FDS;
 }
 
-/* Detach the first k of d's n (released by memtrack) and keep the rest, still shared. */
-static size_t detach_released(struct detach *d, size_t n, size_t k)
+/* What was released and is not detached yet: the detacher thread's work. */
+struct released {
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	struct detach *d;
+	size_t n, cap;
+	bool ending;
+};
+
+/* Detach batch after batch, each holding everything released while the one before went. */
+static void *detacher_main(void *arg)
 {
-	tracker_detach_in_parallel(d, k);
+	struct released *r = arg;
+	struct detach *d = NULL;
+	size_t n, cap = 0;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		struct detach *spare = d;
+		size_t spare_cap = cap;
+
+		while (!r->n && !r->ending)
+			pthread_cond_wait(&r->more, &r->lock);
+		if (!r->n)
+			break;
+		d = r->d, n = r->n, cap = r->cap;
+		r->d = spare, r->n = 0, r->cap = spare_cap;
+		pthread_mutex_unlock(&r->lock);
+		tracker_detach_in_parallel(d, n);
+		pthread_mutex_lock(&r->lock);
+	}
+	pthread_mutex_unlock(&r->lock);
+	free(d);
+	return NULL;
+}
+
+/*
+ * Hand the first k of d's n (released by memtrack) to the detacher and keep the rest, still
+ * shared; without a detacher (none could start, or no memory), detach them here.
+ */
+static size_t hand_released(struct released *r, bool detacher, struct detach *d, size_t n, size_t k)
+{
+	bool handed = false;
+
+	if (detacher) {
+		pthread_mutex_lock(&r->lock);
+		handed = !MT_GROW(r->d, r->cap, r->n + k, CLOSER_BATCH);
+		if (handed) {
+			memcpy(r->d + r->n, d, k * sizeof(*d));
+			r->n += k;
+			pthread_cond_signal(&r->more);
+		}
+		pthread_mutex_unlock(&r->lock);
+	}
+	if (!handed)
+		tracker_detach_in_parallel(d, k);
 	memmove(d, d + k, (n - k) * sizeof(*d));
 	return n - k;
 }
@@ -133,11 +192,36 @@ static void detach_at_the_end(struct detach *d, size_t n)
 	tracker_detach_in_parallel(d + others, n - others);
 }
 
+/*
+ * At memtrack's end, what the detacher has not begun comes back here, to go with the rest: the
+ * perf event links among it linger like the others.
+ */
+static size_t end_detacher(struct released *r, pthread_t detacher, struct detach **d, size_t n,
+			   size_t *cap)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->n && !MT_GROW(*d, *cap, n + r->n, CLOSER_BATCH)) {
+		memcpy(*d + n, r->d, r->n * sizeof(**d));
+		n += r->n;
+		r->n = 0;
+	}
+	r->ending = true;
+	pthread_cond_signal(&r->more);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(detacher, NULL);
+	free(r->d);
+	return n;
+}
+
 static void closer_main(int sock)
 {
+	struct released r = {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER};
 	struct detach *d = NULL;
 	size_t n = 0, cap = 0;
+	pthread_t detacher;
+	bool threaded;
 	sigset_t none;
+	int m;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -147,18 +231,13 @@ static void closer_main(int sock)
 	if (sock > 0)
 		close_range(0, sock - 1, 0);
 	close_range(sock + 1, ~0u, 0);
-	for (;;) {
-		size_t released = 0;
-		int m = receive_fds(sock, 0, &d, &n, &cap);
-
-		/* Whatever else came meanwhile goes in the same batch: one wait for all. */
-		for (; m > 0; m = receive_fds(sock, MSG_DONTWAIT, &d, &n, &cap))
-			if (m == CLOSER_RELEASE)
-				released = n;
-		if (m != -EAGAIN)
-			break; /* memtrack's end is closed (or broken): all it sent is ours */
-		n = detach_released(d, n, released);
-	}
+	threaded = !pthread_create(&detacher, NULL, detacher_main, &r);
+	while ((m = receive_fds(sock, 0, &d, &n, &cap)) > 0)
+		if (m == CLOSER_RELEASE)
+			n = hand_released(&r, threaded, d, n, n);
+	/* memtrack's end is closed (or broken): all it sent is ours */
+	if (threaded)
+		n = end_detacher(&r, detacher, &d, n, &cap);
 	detach_at_the_end(d, n);
 	_exit(0);
 }
@@ -240,8 +319,29 @@ static int send_fds(int sock, const struct detach *d, size_t n)
 	c->cmsg_len = CMSG_LEN(n * sizeof(int));
 	for (size_t i = 0; i < n; i++)
 		((int *)CMSG_DATA(c))[i] = detach_fd(&d[i]);
-	/* Never blocks the stop path: a full socket detaches here instead. */
 	return sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/*
+ * A full socket (a closer descheduled, or slow to start) is waited for, a moment: the closer
+ * reads all the time, and detaching here instead waits for grace periods on the stop path.
+ */
+#define CLOSER_ROOM_MS 50
+
+static bool room_within(int sock, int ms)
+{
+	struct pollfd p = {.fd = sock, .events = POLLOUT};
+
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLOUT);
+}
+
+static int send_fds_waiting(int sock, const struct detach *d, size_t n)
+{
+	int err = send_fds(sock, d, n);
+
+	if (err != -EAGAIN || !room_within(sock, CLOSER_ROOM_MS))
+		return err;
+	return send_fds(sock, d, n);
 }
 
 /* Forget what d names here; what the closer holds stays attached until it lets go. */
@@ -263,25 +363,32 @@ void tracker_closer_release(struct mt_tracker *t)
 {
 	char byte = 0;
 
-	if (t->closer_fd >= 0)
+	if (t->closer_fd < 0 || send(t->closer_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ||
+	    errno != EAGAIN)
+		return;
+	if (room_within(t->closer_fd, CLOSER_ROOM_MS))
 		send(t->closer_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* Hand d's n links to the closer, forgotten here; what cannot be sent is detached here. */
-void tracker_closer_send(struct mt_tracker *t, const struct detach *d, size_t n)
+/*
+ * Hand d's n links to the closer, forgotten here; what cannot be sent is detached here. How many
+ * were.
+ */
+size_t tracker_closer_send(struct mt_tracker *t, const struct detach *d, size_t n)
 {
 	size_t sent = 0;
 
 	while (t->closer_fd >= 0 && sent < n) {
 		size_t k = n - sent < CLOSER_BATCH ? n - sent : CLOSER_BATCH;
 
-		if (send_fds(t->closer_fd, d + sent, k))
+		if (send_fds_waiting(t->closer_fd, d + sent, k))
 			break;
 		drop_here(d + sent, k);
 		sent += k;
 	}
 	if (sent < n)
 		tracker_detach_in_parallel(d + sent, n - sent);
+	return n - sent;
 }
 
 /* The stop path and the warmer (tracker_warm.c) both send: a release covers its sender's fds. */

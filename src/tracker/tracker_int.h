@@ -245,7 +245,7 @@ void tracker_btf_maps_only(bool on);
 int tracker_closer_start(struct mt_tracker *t);
 void tracker_close_links(struct mt_tracker *t, const struct detach *d, size_t n);
 /* The two halves of tracker_close_links, apart for the tests. */
-void tracker_closer_send(struct mt_tracker *t, const struct detach *d, size_t n);
+size_t tracker_closer_send(struct mt_tracker *t, const struct detach *d, size_t n);
 void tracker_closer_release(struct mt_tracker *t);
 void tracker_closer_reap(struct mt_tracker *t);
 void tracker_closer_stop(struct mt_tracker *t);
