@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -22,6 +24,7 @@
 
 #include <bpf/bpf.h>
 
+#include "base/clock.h"
 #include "lib/suite.h"
 #include "tracker/tracker_int.h"
 
@@ -213,19 +216,35 @@ static int slow_to_close(int *listener)
 	return c;
 }
 
+/* Whether everything sent on sock was read within ms milliseconds (its queue empty). */
+static bool queue_drained_within(int sock, int ms)
+{
+	int queued = -1;
+
+	for (int i = 0; i <= ms; i++) {
+		if (ioctl(sock, SIOCOUTQ, &queued) == 0 && queued == 0)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
 /*
  * The closer reads on while it detaches: runs that end every millisecond or so (an exec-harness
  * plan) must not fill its socket while a batch waits, or memtrack detaches on its stop path.
+ * Whatever the socket's buffer holds, what is sent behind a slow detach is read before it ends.
  */
 START_TEST(reads_while_it_detaches)
 {
 	struct mt_tracker t = {0};
 	int listener, slow, p[2];
+	uint64_t released;
 	size_t here = 0;
 
 	start(&t);
 	slow = slow_to_close(&listener);
 	tracker_close_links(&t, &(struct detach){.fd = slow}, 1);
+	released = mt_clock_now_ns();
 	usleep(100000); /* the closer is in the slow close now */
 	for (int i = 0; i < 2000; i++) {
 		here +=
@@ -237,6 +256,10 @@ START_TEST(reads_while_it_detaches)
 	tracker_closer_release(&t);
 	ck_assert_msg(here == 0, "%zu of 2001 detached by memtrack: the closer stopped reading",
 		      here);
+	ck_assert_msg(queue_drained_within(t.closer_fd, 500),
+		      "the closer left its socket unread while it detached");
+	ck_assert_msg(mt_clock_now_ns() - released < 1500000000u,
+		      "the slow close ended too soon to tell: the host is too slow for this test");
 	ck_assert_msg(pipe_ends_within(p[0], 10000), "the closer kept what was released");
 	tracker_closer_stop(&t);
 	reap_closer();

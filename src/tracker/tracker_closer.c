@@ -89,51 +89,47 @@ struct released {
 static void *detacher_main(void *arg)
 {
 	struct released *r = arg;
-	struct detach *d = NULL;
-	size_t n, cap = 0;
 
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
-		struct detach *spare = d;
-		size_t spare_cap = cap;
+		struct detach *d;
+		size_t n;
 
 		while (!r->n && !r->ending)
 			pthread_cond_wait(&r->more, &r->lock);
 		if (!r->n)
 			break;
-		d = r->d, n = r->n, cap = r->cap;
-		r->d = spare, r->n = 0, r->cap = spare_cap;
+		d = r->d, n = r->n;
+		r->d = NULL, r->n = r->cap = 0;
 		pthread_mutex_unlock(&r->lock);
 		tracker_detach_in_parallel(d, n);
+		free(d);
 		pthread_mutex_lock(&r->lock);
 	}
 	pthread_mutex_unlock(&r->lock);
-	free(d);
 	return NULL;
 }
 
 /*
- * Hand the first k of d's n (released by memtrack) to the detacher and keep the rest, still
- * shared; without a detacher (none could start, or no memory), detach them here.
+ * Hand d's n (all released by memtrack: a release covers everything sent before it) to the
+ * detacher; without a detacher (none could start, or no memory), detach them here.
  */
-static size_t hand_released(struct released *r, bool detacher, struct detach *d, size_t n, size_t k)
+static void hand_released(struct released *r, bool detacher, const struct detach *d, size_t n)
 {
 	bool handed = false;
 
 	if (detacher) {
 		pthread_mutex_lock(&r->lock);
-		handed = !MT_GROW(r->d, r->cap, r->n + k, CLOSER_BATCH);
+		handed = !MT_GROW(r->d, r->cap, r->n + n, CLOSER_BATCH);
 		if (handed) {
-			memcpy(r->d + r->n, d, k * sizeof(*d));
-			r->n += k;
+			memcpy(r->d + r->n, d, n * sizeof(*d));
+			r->n += n;
 			pthread_cond_signal(&r->more);
 		}
 		pthread_mutex_unlock(&r->lock);
 	}
 	if (!handed)
-		tracker_detach_in_parallel(d, k);
-	memmove(d, d + k, (n - k) * sizeof(*d));
-	return n - k;
+		tracker_detach_in_parallel(d, n);
 }
 
 /*
@@ -232,9 +228,12 @@ static void closer_main(int sock)
 		close_range(0, sock - 1, 0);
 	close_range(sock + 1, ~0u, 0);
 	threaded = !pthread_create(&detacher, NULL, detacher_main, &r);
-	while ((m = receive_fds(sock, 0, &d, &n, &cap)) > 0)
-		if (m == CLOSER_RELEASE)
-			n = hand_released(&r, threaded, d, n, n);
+	while ((m = receive_fds(sock, 0, &d, &n, &cap)) > 0) {
+		if (m == CLOSER_RELEASE) {
+			hand_released(&r, threaded, d, n);
+			n = 0;
+		}
+	}
 	/* memtrack's end is closed (or broken): all it sent is ours */
 	if (threaded)
 		n = end_detacher(&r, detacher, &d, n, &cap);
@@ -322,6 +321,23 @@ static int detach_fd(const struct detach *d)
 	return d->link ? bpf_link__fd(d->link) : d->fd;
 }
 
+/*
+ * A full socket (a closer descheduled, or slow to start) is waited for, a moment: the closer
+ * reads all the time, and detaching here instead waits for grace periods on the stop path.
+ */
+#define CLOSER_ROOM_MS 50
+
+/* One message, never blocking for longer than CLOSER_ROOM_MS; 0 or a negative errno. */
+static int send_waiting(int sock, const struct msghdr *msg)
+{
+	struct pollfd p = {.fd = sock, .events = POLLOUT};
+	int err = sendmsg(sock, msg, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -errno;
+
+	if (err != -EAGAIN || poll(&p, 1, CLOSER_ROOM_MS) != 1 || !(p.revents & POLLOUT))
+		return err;
+	return sendmsg(sock, msg, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
 static int send_fds(int sock, const struct detach *d, size_t n)
 {
 	char byte = 0, ctl[CMSG_SPACE(CLOSER_BATCH * sizeof(int))] = {0};
@@ -337,29 +353,7 @@ static int send_fds(int sock, const struct detach *d, size_t n)
 	c->cmsg_len = CMSG_LEN(n * sizeof(int));
 	for (size_t i = 0; i < n; i++)
 		((int *)CMSG_DATA(c))[i] = detach_fd(&d[i]);
-	return sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -errno;
-}
-
-/*
- * A full socket (a closer descheduled, or slow to start) is waited for, a moment: the closer
- * reads all the time, and detaching here instead waits for grace periods on the stop path.
- */
-#define CLOSER_ROOM_MS 50
-
-static bool room_within(int sock, int ms)
-{
-	struct pollfd p = {.fd = sock, .events = POLLOUT};
-
-	return poll(&p, 1, ms) == 1 && (p.revents & POLLOUT);
-}
-
-static int send_fds_waiting(int sock, const struct detach *d, size_t n)
-{
-	int err = send_fds(sock, d, n);
-
-	if (err != -EAGAIN || !room_within(sock, CLOSER_ROOM_MS))
-		return err;
-	return send_fds(sock, d, n);
+	return send_waiting(sock, &msg);
 }
 
 /* Forget what d names here; what the closer holds stays attached until it lets go. */
@@ -380,12 +374,11 @@ static void drop_here(const struct detach *d, size_t n)
 void tracker_closer_release(struct mt_tracker *t)
 {
 	char byte = 0;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	if (t->closer_fd < 0 || send(t->closer_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ||
-	    errno != EAGAIN)
-		return;
-	if (room_within(t->closer_fd, CLOSER_ROOM_MS))
-		send(t->closer_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (t->closer_fd >= 0)
+		send_waiting(t->closer_fd, &msg);
 }
 
 /*
@@ -399,7 +392,7 @@ size_t tracker_closer_send(struct mt_tracker *t, const struct detach *d, size_t 
 	while (t->closer_fd >= 0 && sent < n) {
 		size_t k = n - sent < CLOSER_BATCH ? n - sent : CLOSER_BATCH;
 
-		if (send_fds_waiting(t->closer_fd, d + sent, k))
+		if (send_fds(t->closer_fd, d + sent, k))
 			break;
 		drop_here(d + sent, k);
 		sent += k;
