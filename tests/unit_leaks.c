@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "reader/artifact_read.h"
-#include "supervisor/leakscan.h"
-#include "supervisor/livetable.h"
+#include "inspect/leakscan.h"
+#include "inspect/livetable.h"
 #include "writer/artifact.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Reading /proc/PID/status (src/tracker/procstatus.c), on this test's own process and its children.
+/* Reading /proc/PID/status (src/inspect/procstatus.c), on this test's own process and its children.
  */
 #include <check.h>
 #include <errno.h>
@@ -13,8 +13,8 @@
 
 #include "base/privileges.h"
 #include "lib/suite.h"
-#include "supervisor/debug_rights.h"
-#include "tracker/procstatus.h"
+#include "inspect/debug_rights.h"
+#include "inspect/procstatus.h"
 
 static void on_usr2(int sig)
 {

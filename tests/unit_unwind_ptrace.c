@@ -27,7 +27,7 @@
 
 #include "lib/mtrun.h"
 #include "lib/suite.h"
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "unwind/unwind_cache.h"
 #include "unwind_check.skel.h"
 #include "unwind/unwind_walk.h"

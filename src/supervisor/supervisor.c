@@ -25,13 +25,13 @@
 #include <json-c/json.h>
 
 #include "writer/artifact.h"
-#include "supervisor/backtrace.h"
+#include "inspect/backtrace.h"
 #include "base/clock.h"
 #include "writer/events.h"
 #include "base/outfile.h"
 #include "base/printable.h"
 #include "base/privileges.h"
-#include "supervisor/stoplog.h"
+#include "inspect/stoplog.h"
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
 #include "supervisor/supervisor_int.h"

@@ -12,7 +12,7 @@
 
 #include "classify/classify.h"
 #include "base/privileges.h"
-#include "supervisor/stoppoint.h"
+#include "inspect/stoppoint.h"
 #include "tracker/tracker.h"
 
 struct mt_loader_cache;

@@ -14,7 +14,7 @@
 
 #include "base/strv.h"
 #include "classify/loaddeps.h"
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "supervisor/supervisor_int.h"
 
 /* pid's environment (NUL-separated), or NULL. */

@@ -25,8 +25,8 @@
 #include "base/clock.h"
 #include "base/duration.h"
 #include "base/printable.h"
-#include "supervisor/debug_rights.h"
-#include "tracker/procstatus.h"
+#include "inspect/debug_rights.h"
+#include "inspect/procstatus.h"
 #include "supervisor/supervisor_int.h"
 
 /* A launched tree dies with memtrack (PTRACE_O_EXITKILL); an attached one must not. */

@@ -17,7 +17,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "supervisor/supervisor_gdb_int.h"
 
 /* The parked thread tid of the process (0 or -1: the thread that stopped). */

@@ -28,8 +28,8 @@
 #include "base/clock.h"
 #include "writer/events.h"
 #include "base/printable.h"
-#include "tracker/procmaps.h"
-#include "tracker/procstatus.h"
+#include "inspect/procmaps.h"
+#include "inspect/procstatus.h"
 #include "supervisor/supervisor_int.h"
 
 static bool alive(const struct handoff *h)

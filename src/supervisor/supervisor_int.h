@@ -16,7 +16,7 @@
 
 struct mt_artifact_rss;
 
-#include "supervisor/stoplog.h"
+#include "inspect/stoplog.h"
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
 

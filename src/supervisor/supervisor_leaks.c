@@ -28,8 +28,8 @@
 #include "base/clock.h"
 #include "writer/artifact.h"
 #include "writer/events.h"
-#include "supervisor/leakscan.h"
-#include "supervisor/livetable.h"
+#include "inspect/leakscan.h"
+#include "inspect/livetable.h"
 #include "supervisor/supervisor_int.h"
 
 static void tap(void *arg, const struct mt_event *ev, size_t n)

@@ -13,8 +13,8 @@
 #include "base/family.h"
 #include "writer/artifact.h"
 #include "writer/events.h"
-#include "supervisor/backtrace.h"
-#include "supervisor/stoplog.h"
+#include "inspect/backtrace.h"
+#include "inspect/stoplog.h"
 #include "tracker/tracker.h"
 
 #include "supervisor/supervisor_int.h"
@@ -94,7 +94,7 @@ void sup_record_process(struct sup *s, const struct proc *p, int status, bool ex
 		mt_artifact_write_process(s->artifact, &rec);
 }
 
-/* The stack of stopped thread t, names only (src/supervisor/backtrace.h); NULL when it cannot be
+/* The stack of stopped thread t, names only (src/inspect/backtrace.h); NULL when it cannot be
  * read. */
 struct json_object *sup_stack_of(struct sup *s, struct tracee *t)
 {

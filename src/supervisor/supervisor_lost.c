@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 
 #include "classify/classify.h"
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "supervisor/supervisor_int.h"
 
 /* The entry of dir that is the file key; 1 with its path in path, else 0. */

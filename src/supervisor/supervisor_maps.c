@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "supervisor/supervisor_int.h"
 
 struct exec_files {

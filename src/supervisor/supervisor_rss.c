@@ -19,7 +19,7 @@
 
 #include "base/clock.h"
 #include "base/grow.h"
-#include "tracker/procstatus.h"
+#include "inspect/procstatus.h"
 #include "writer/artifact.h"
 #include "writer/events.h"
 #include "supervisor/supervisor_int.h"

@@ -21,11 +21,11 @@
 #include <json-c/json.h>
 
 #include "writer/artifact.h"
-#include "supervisor/backtrace.h"
+#include "inspect/backtrace.h"
 #include "base/clock.h"
 #include "writer/events.h"
 #include "base/privileges.h"
-#include "supervisor/stoplog.h"
+#include "inspect/stoplog.h"
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "supervisor/supervisor_int.h"
 
 /* Not reached yet (first match only), and aimed at t's process. */

@@ -24,16 +24,16 @@
 #include <json-c/json.h>
 
 #include "writer/artifact.h"
-#include "supervisor/backtrace.h"
+#include "inspect/backtrace.h"
 #include "base/clock.h"
 #include "writer/events.h"
 #include "base/privileges.h"
-#include "tracker/procstatus.h"
-#include "supervisor/stoplog.h"
+#include "inspect/procstatus.h"
+#include "inspect/stoplog.h"
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
 
-#include "supervisor/debug_rights.h"
+#include "inspect/debug_rights.h"
 #include "supervisor/supervisor_int.h"
 
 /* ---- the stops ----------------------------------------------------------------------- */

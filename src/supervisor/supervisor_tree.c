@@ -26,11 +26,11 @@
 #include "base/grow.h"
 #include "base/strv.h"
 #include "writer/artifact.h"
-#include "supervisor/backtrace.h"
+#include "inspect/backtrace.h"
 #include "base/clock.h"
 #include "writer/events.h"
 #include "base/privileges.h"
-#include "supervisor/stoplog.h"
+#include "inspect/stoplog.h"
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
 

@@ -34,7 +34,7 @@
 #include "writer/artifact.h"
 #include "writer/events.h"
 #include "base/printable.h"
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "tracker/tracker.h"
 #include "tracker/tracker_int.h"
 

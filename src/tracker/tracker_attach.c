@@ -27,7 +27,7 @@
 
 #include "writer/artifact.h"
 #include "base/printable.h"
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "tracker/tracker.h"
 
 #include "tracker/tracker_int.h"

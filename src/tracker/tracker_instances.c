@@ -23,7 +23,7 @@
 
 #include "memtrack.skel.h"
 
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "tracker/tracker.h"
 #include "tracker/tracker_int.h"
 

@@ -15,7 +15,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "tracker/tracker.h"
 #include "unwind/unwind_load.h"
 

@@ -29,8 +29,8 @@
 #include "base/clock.h"
 #include "writer/artifact.h"
 #include "base/printable.h"
-#include "tracker/procmaps.h"
-#include "tracker/procstatus.h"
+#include "inspect/procmaps.h"
+#include "inspect/procstatus.h"
 #include "tracker/tracker.h"
 
 #include "tracker/tracker_int.h"

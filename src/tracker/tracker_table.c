@@ -18,7 +18,7 @@
 #include "base/grow.h"
 #include "writer/artifact.h"
 #include "base/printable.h"
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 #include "tracker/tracker.h"
 
 #include "tracker/tracker_int.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "base/grow.h"
-#include "supervisor/stoplog.h"
+#include "inspect/stoplog.h"
 
 struct stop_rec {
 	struct mt_log_thread *thread;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Reading /proc/PID/status and /proc/PID/task/TID/stat (src/tracker/procstatus.h). */
+/* Reading /proc/PID/status and /proc/PID/task/TID/stat (src/inspect/procstatus.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tracker/procstatus.h"
+#include "inspect/procstatus.h"
 
 static void parse_line(const char *line, struct mt_proc_status *st)
 {

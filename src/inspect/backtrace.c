@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The call stack of a stopped tracee (src/supervisor/backtrace.h): its pcs unwound with
+ * The call stack of a stopped tracee (src/inspect/backtrace.h): its pcs unwound with
  * libunwind-ptrace, each turned into a file and an offset through /proc/TID/maps, the way the BPF
  * unwinder records frames (MT_FRAME), and named by the symbolisation of recorded stacks.
  * libunwind's own names would do without the last step, but it looks up the closest symbol below a
@@ -18,9 +18,9 @@
 
 #include "base/grow.h"
 #include "bpf/unwind_row.h"
-#include "supervisor/backtrace.h"
-#include "tracker/procmaps.h"
-#include "tracker/procstatus.h"
+#include "inspect/backtrace.h"
+#include "inspect/procmaps.h"
+#include "inspect/procstatus.h"
 #include "unwind/unwind_symbols.h"
 
 /* A file the backtraces met: its index is its id for the symbols (MT_FRAME). */

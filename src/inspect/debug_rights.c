@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "base/privileges.h"
-#include "supervisor/debug_rights.h"
-#include "tracker/procstatus.h"
+#include "inspect/debug_rights.h"
+#include "inspect/procstatus.h"
 
 /* Whether gid is the invoker's: their own or one of their supplementary groups. */
 static bool invoker_has_group(const struct mt_identity *invoker, gid_t gid)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/stoppoint.h"
+#include "inspect/stoppoint.h"
 
 static int take(char **dst, const char *src, size_t len)
 {

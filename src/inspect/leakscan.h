@@ -14,7 +14,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
-#include "supervisor/livetable.h"
+#include "inspect/livetable.h"
 
 struct mt_leak_stats {
 	uint32_t threads;

@@ -12,7 +12,7 @@
 
 #include "base/grow.h"
 #include "base/kind.h"
-#include "supervisor/livetable.h"
+#include "inspect/livetable.h"
 
 struct pid_space {
 	uint32_t pid;

@@ -29,8 +29,8 @@
 
 #include "base/grow.h"
 #include "writer/artifact.h"
-#include "tracker/procmaps.h"
-#include "supervisor/leakscan.h"
+#include "inspect/procmaps.h"
+#include "inspect/leakscan.h"
 
 #define CHUNK	     (1u << 20)
 #define PAGE	     4096u

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "tracker/procmaps.h"
+#include "inspect/procmaps.h"
 
 uint64_t mt_procmaps_kdev(dev_t dev)
 {
