@@ -476,7 +476,7 @@ START_TEST(test_memory_plan_unstartable_leaves_no_artifact)
 }
 END_TEST
 
-/* ---- CodSpeed's exec-harness (issue 15), each expectation with the CodSpeed source it is from */
+/* ---- CodSpeed's exec-harness, each expectation with the CodSpeed source it is from */
 
 #define CHECKER MT_SOURCE_DIR "/tools/check-codspeed-artifacts"
 

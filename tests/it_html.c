@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The pictures of a run (issue 14): `memtrack report --svg OUT.svg --over-time` and
+ * The pictures of a run: `memtrack report --svg OUT.svg --over-time` and
  * `memtrack report --html OUT.html`, made from real runs of deterministic fixtures
  * (fixtures/README.md) and opened as people open them: the SVG parsed as XML, the page in a
  * browser (Debian's chromium, headless), whose script must draw the heap over time and the
@@ -348,7 +348,7 @@ START_TEST(html_drawn_by_chromium)
 		    "data-drawn-lines", "2");
 	expect_attr(dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\"",
 		    "data-drawn-peak", "40400");
-	/* Its RSS, sampled (issue 32): the tree's dashed path and the one process's. */
+	/* Its RSS, sampled: the tree's dashed path and the one process's. */
 	expect_attr(dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\"",
 		    "data-drawn-rss", "2");
 	/* The headline figures: counts grouped, bytes in units, the exact value kept. */

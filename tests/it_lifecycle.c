@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One ordered stream (issue 11): process images across exec, vfork children in their parent's
+ * One ordered stream: process images across exec, vfork children in their parent's
  * memory, frees and reallocs across threads, reused pids. Exact against the lifecycle fixture's
  * truth (fixtures/README.md, "lifecycle").
  */

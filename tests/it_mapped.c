@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Mapped memory (issue 32): `memtrack run --mappings` records the tree's mmap, munmap, mremap
+ * Mapped memory: `memtrack run --mappings` records the tree's mmap, munmap, mremap
  * and brk, the allocator's own told apart, and the report counts them (src/aggregate/mapped.h)
  * exactly for the fixtures of known truth (fixtures/README.md, "mapped"): bytes mapped after each
  * of the fixture's calls, at peak and at its exit; the same with the command in a pid namespace

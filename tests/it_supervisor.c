@@ -430,7 +430,7 @@ static char proc_state(pid_t pid)
 }
 
 /*
- * A user's SIGSTOP stops the program as it would without memtrack (issue 17): raise_stop stops
+ * A user's SIGSTOP stops the program as it would without memtrack: raise_stop stops
  * itself and is seen stopped (in a tracing stop: memtrack holds it in its group-stop with
  * PTRACE_LISTEN) while memtrack runs on; only the SIGCONT sent here continues it (its exit status
  * says whether the stop held), and every allocation, before and after the stop, is recorded.

@@ -117,7 +117,7 @@ START_TEST(test_stats_leave_samples_alone)
 }
 END_TEST
 
-/* stats.rs: quantile(): two rounds are interpolated, not clamped (issue 15, item 6). */
+/* stats.rs: quantile(): two rounds are interpolated, not clamped. */
 START_TEST(test_quantile_two_rounds_interpolated)
 {
 	const double two[] = {100.0, 200.0};
@@ -202,7 +202,7 @@ START_TEST(test_config_min_above_max_is_an_error)
 }
 END_TEST
 
-/* Issue 15, item 5: explicit zeros are values, not errors. */
+/* Explicit zeros are values, not errors. */
 START_TEST(test_config_explicit_zeros)
 {
 	struct mt_bench_limits a = {.has_max_rounds = true, .max_rounds = 0};
@@ -305,7 +305,7 @@ START_TEST(test_plan_min_above_max_uses_max)
 }
 END_TEST
 
-/* Issue 15, item 6: without warm-up CodSpeed takes one count by priority, not the midpoint. */
+/* Without warm-up CodSpeed takes one count by priority, not the midpoint. */
 START_TEST(test_plan_without_warmup_priority)
 {
 	struct mt_round_plan p;
@@ -326,7 +326,7 @@ START_TEST(test_plan_without_warmup_priority)
 }
 END_TEST
 
-/* Issue 15, item 5: what explicit zeros run. */
+/* What explicit zeros run. */
 START_TEST(test_plan_explicit_zeros)
 {
 	struct mt_bench_config c;

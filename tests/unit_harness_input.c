@@ -40,7 +40,7 @@ static const struct {
     {"1h", 3600 * SEC},
     {"1.5s", 1500 * MS},
     {"  1s  ", SEC},
-    /* issue 15, item 4: humantime's units and spans */
+    /* humantime's units and spans */
     {"1sec", SEC},
     {"1min", 60 * SEC},
     {"1 s", SEC},
@@ -147,7 +147,7 @@ START_TEST(test_counts)
 }
 END_TEST
 
-/* Issue 15, item 7: UTF-8 up front, and names cut on a character boundary. */
+/* UTF-8 up front, and names cut on a character boundary. */
 START_TEST(test_utf8)
 {
 	const char *ok = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
@@ -268,7 +268,7 @@ static const struct {
 };
 
 /*
- * Issue 15, item 3: serde ignores keys BenchmarkCommand and WalltimeExecutionArgs do not declare
+ * serde ignores keys BenchmarkCommand and WalltimeExecutionArgs do not declare
  * (crates/exec-harness/src/lib.rs, walltime/config.rs: no deny_unknown_fields), and newer runners
  * add some. So are they here, with a warning. An empty name and a count of 0 are values too.
  */
@@ -332,7 +332,7 @@ START_TEST(test_cli_usage_errors)
 END_TEST
 
 /*
- * Issue 15, items 1 and 7: crates/exec-harness/src/main.rs and lib.rs: -m/--measurement-mode or
+ * crates/exec-harness/src/main.rs and lib.rs: -m/--measurement-mode or
  * $CODSPEED_RUNNER_MODE takes walltime, memory or simulation (alias instrumentation); memtrack
  * refuses simulation with one sentence. Arguments that are not UTF-8 are refused, as clap does.
  */
@@ -353,7 +353,7 @@ START_TEST(test_cli_modes_and_utf8)
 }
 END_TEST
 
-/* Issue 15, item 2: the runner's install check (src/binary_installer/versions.rs) parses
+/* The runner's install check (src/binary_installer/versions.rs) parses
  * "NAME VERSION" from stdout and needs at least the pinned 1.3.0 (src/binary_pins.rs). */
 START_TEST(test_cli_version)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * RSS over time (issue 32): the RSS sample records (docs/FORMAT.md, type 11) counted per process
+ * RSS over time: the RSS sample records (docs/FORMAT.md, type 11) counted per process
  * image and for the tree, during the one replay. An image's RSS is its latest sample's sum of
  * anonymous, file and shared resident bytes; its peak the largest of its samples' sums and of the
  * kernel's own high-water mark (VmHWM) they carry. The tree's RSS is the sum, over the images

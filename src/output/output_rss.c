@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RSS over time (issue 32, aggregate/rss.h), for people and for programs: the peak resident
+ * RSS over time (aggregate/rss.h), for people and for programs: the peak resident
  * memory of the tree and of each process image, split anonymous, file and shared, with the
  * kernel's own high-water mark and the image's RSS at its exit; the JSON objects of the same.
  */

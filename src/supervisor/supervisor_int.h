@@ -298,7 +298,7 @@ int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status);
 int sup_leaks_gone(struct sup *s, struct tracee *t);
 void sup_leaks_free(struct sup *s);
 
-/* supervisor_rss.c: RSS over time (issue 32) */
+/* supervisor_rss.c: RSS over time */
 uint64_t sup_rss_wait_ns(const struct sup *s);
 int sup_rss_tick(struct sup *s);
 int sup_rss_exit_stop(struct sup *s, struct tracee *t);

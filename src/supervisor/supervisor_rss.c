@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RSS over time (issue 32): every process of the tree's resident memory, anonymous, file and
+ * RSS over time: every process of the tree's resident memory, anonymous, file and
  * shared, from the kernel's own counters as /proc/PID/status shows them (RssAnon, RssFile,
  * RssShmem, VmHWM), read by the supervisor every RSS_PERIOD_NS and at each process's last
  * thread's exit stop, where its memory is still mapped (the exit stop comes before the kernel
