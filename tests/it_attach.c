@@ -8,6 +8,7 @@
  * takes the descendants; and every refusal is one sentence.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "base/kind.h"
+#include "inspect/procstatus.h"
 #include "lib/attachloop.h"
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
@@ -196,6 +198,34 @@ START_TEST(threads_are_left_running)
 }
 END_TEST
 
+/* Whether every thread of pid is in a stop ('T') within ms milliseconds. */
+static bool all_threads_stopped_within(pid_t pid, int ms)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	for (int i = 0; i <= ms; i++) {
+		DIR *d = opendir(path);
+		struct dirent *e;
+		bool all = d != NULL;
+
+		while (d && (e = readdir(d))) {
+			struct mt_proc_status st;
+
+			if (e->d_name[0] == '.')
+				continue;
+			all &=
+			    mt_proc_status_read(pid, atoi(e->d_name), &st) == 0 && st.state == 'T';
+		}
+		if (d)
+			closedir(d);
+		if (all)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
 /* A process its user stopped (SIGSTOP) stays stopped through the attach and the detach. */
 START_TEST(a_stopped_process_stays_stopped)
 {
@@ -205,7 +235,8 @@ START_TEST(a_stopped_process_stays_stopped)
 
 	mt_loop_start(&l, "4", "2");
 	kill(l.pid, SIGSTOP);
-	usleep(100000);
+	ck_assert_msg(all_threads_stopped_within(l.pid, 10000),
+		      "the loop's threads did not all reach the group-stop");
 	snprintf(pid, sizeof(pid), "%d", l.pid);
 	run((const char *[]){MEMTRACK, "attach", "-q", "-o", artifact, "--duration", "0.5", pid,
 			     NULL},
@@ -406,6 +437,8 @@ static const char client_py[] =
     "            print(e, file=sys.stderr)\n"
     "            good = False\n"
     "        with lock:\n"
+    "            if good and not ok:\n"
+    "                print('loaded', flush=True)\n"
     "            ok, failed = ok + good, failed + (not good)\n"
     "ts = [threading.Thread(target=load) for _ in range(4)]\n"
     "[t.start() for t in ts]\n"
@@ -444,7 +477,10 @@ START_TEST(a_real_server_under_load)
 	snprintf(stop, sizeof(stop), "%s/stop", tmpdir);
 	client =
 	    mt_spawn_piped((const char *[]){"python3", "-c", client_py, url, stop, NULL}, &cfd);
-	usleep(500000);
+	/* The server is under load from its first answered request on. */
+	n = read(cfd, out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = '\0';
+	ck_assert_msg(!strcmp(out, "loaded\n"), "the client said: %s", out);
 	snprintf(pid, sizeof(pid), "%d", server);
 	run((const char *[]){MEMTRACK, "attach", "-o", artifact, "--duration", "2", pid, NULL},
 	    NULL);

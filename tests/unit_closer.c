@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -216,6 +217,45 @@ static int slow_to_close(int *listener)
 	return c;
 }
 
+static int local_port(int sock)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+
+	ck_assert_int_eq(getsockname(sock, (struct sockaddr *)&a, &len), 0);
+	return ntohs(a.sin_port);
+}
+
+/*
+ * Whether the connection from local port `port` is being closed within ms milliseconds: its
+ * last close began, so it is in FIN_WAIT1 (state 04 in /proc/net/tcp) while the lingering close
+ * waits for the peer.
+ */
+static bool closing_within(int port, int ms)
+{
+	char want[32], line[256];
+
+	snprintf(want, sizeof(want), "0100007F:%04X", port);
+	for (int i = 0; i <= ms; i++) {
+		FILE *f = fopen("/proc/net/tcp", "r");
+		bool closing = false;
+
+		while (f && !closing && fgets(line, sizeof(line), f)) {
+			char local[32], remote[32];
+			unsigned st;
+
+			closing = sscanf(line, " %*d: %31s %31s %x", local, remote, &st) == 3 &&
+				  !strcmp(local, want) && st == 0x04;
+		}
+		if (f)
+			fclose(f);
+		if (closing)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
 /* Whether everything sent on sock was read within ms milliseconds (its queue empty). */
 static bool queue_drained_within(int sock, int ms)
 {
@@ -237,15 +277,16 @@ static bool queue_drained_within(int sock, int ms)
 START_TEST(reads_while_it_detaches)
 {
 	struct mt_tracker t = {0};
-	int listener, slow, p[2];
+	int listener, slow, p[2], port;
 	uint64_t released;
 	size_t here = 0;
 
 	start(&t);
 	slow = slow_to_close(&listener);
+	port = local_port(slow);
 	tracker_close_links(&t, &(struct detach){.fd = slow}, 1);
 	released = mt_clock_now_ns();
-	usleep(100000); /* the closer is in the slow close now */
+	ck_assert_msg(closing_within(port, 10000), "the closer never began the slow close");
 	for (int i = 0; i < 2000; i++) {
 		here +=
 		    tracker_closer_send(&t, &(struct detach){.fd = open("/dev/null", O_RDONLY)}, 1);

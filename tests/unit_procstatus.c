@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -158,10 +160,26 @@ START_TEST(credentials_and_debug_rights)
 }
 END_TEST
 
-/*
- * On its way out: a live thread is not; a traced child at its exit stop (its SIGKILL or exit
- * taken, nothing pending) is, until its tracer takes the stop; then as a zombie, then gone.
- */
+/* Whether pid's name (/proc/PID/comm) is name within ms milliseconds. */
+static bool comm_is_within(pid_t pid, const char *name, int ms)
+{
+	char path[64], comm[32];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	for (int i = 0; i <= ms; i++) {
+		FILE *f = fopen(path, "r");
+		bool same = f && fgets(comm, sizeof(comm), f) &&
+			    !strncmp(comm, name, strlen(name)) && comm[strlen(name)] == '\n';
+
+		if (f)
+			fclose(f);
+		if (same)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
 /* Fields of /proc/PID/stat past a name with spaces and parentheses: the parent, its end. */
 START_TEST(stat_fields_past_an_odd_name)
 {
@@ -176,7 +194,7 @@ START_TEST(stat_fields_past_an_odd_name)
 	}
 	ck_assert_int_eq(mt_proc_stat_field(getpid(), 4, &v), 0);
 	ck_assert_int_eq(v, getppid());
-	usleep(50000);
+	ck_assert_msg(comm_is_within(child, "a) (b c", 10000), "the child never took its name");
 	ck_assert_int_eq(mt_proc_stat_field(child, 4, &v), 0);
 	ck_assert_int_eq(v, getpid());
 	ck_assert_int_eq(mt_proc_stat_field(child, 999, &v), -EINVAL);
@@ -186,6 +204,10 @@ START_TEST(stat_fields_past_an_odd_name)
 }
 END_TEST
 
+/*
+ * On its way out: a live thread is not; a traced child at its exit stop (its SIGKILL or exit
+ * taken, nothing pending) is, until its tracer takes the stop; then as a zombie, then gone.
+ */
 START_TEST(exiting_at_the_exit_stop)
 {
 	pid_t pid = fork();
