@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/duration.h"
+#include "base/utf8.h"
 #include "cmd/cmd.h"
 #include "harness/harness.h"
 #include "harness/harness_duration.h"
@@ -155,13 +156,13 @@ START_TEST(test_utf8)
 			     "a\x80"};
 	size_t i;
 
-	ck_assert(mt_harness_utf8_valid(ok, strlen(ok)));
+	ck_assert(mt_utf8_valid(ok, strlen(ok)));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(!mt_harness_utf8_valid(bad[i], strlen(bad[i])), "bad[%zu]", i);
-	ck_assert_uint_eq(mt_harness_utf8_prefix("abc", 924), 3);
-	ck_assert_uint_eq(mt_harness_utf8_prefix("abcdef", 4), 4);
+		ck_assert_msg(!mt_utf8_valid(bad[i], strlen(bad[i])), "bad[%zu]", i);
+	ck_assert_uint_eq(mt_utf8_prefix("abc", 924), 3);
+	ck_assert_uint_eq(mt_utf8_prefix("abcdef", 4), 4);
 	/* "é" is 2 bytes at 3..4: a cut at 4 would split it. */
-	ck_assert_uint_eq(mt_harness_utf8_prefix("abc\xc3\xa9z", 4), 3);
+	ck_assert_uint_eq(mt_utf8_prefix("abc\xc3\xa9z", 4), 3);
 }
 END_TEST
 

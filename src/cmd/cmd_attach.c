@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/duration.h"
+#include "base/utf8.h"
 #include "base/printable.h"
 #include "base/privileges.h"
 #include "cmd/cmd.h"
@@ -69,7 +70,7 @@ static int attach_option(int c, const char *arg, void *ctx)
 		o->cfg.attach_tree = true;
 		return 0;
 	case OPT_DURATION:
-		if (!mt_harness_utf8_valid(arg, strlen(arg)) ||
+		if (!mt_utf8_valid(arg, strlen(arg)) ||
 		    mt_harness_parse_duration(arg, &o->cfg.duration_ns, err, sizeof(err)) ||
 		    !o->cfg.duration_ns)
 			return mt_cmd_usage_error(&attach_cmd,

@@ -9,6 +9,7 @@
 #include "harness/harness.h"
 #include "harness/harness_duration.h"
 #include "base/privileges.h"
+#include "base/utf8.h"
 
 /* The exec-harness whose interface this is: CodSpeed's runner checks `exec-harness --version`
  * against the version it pins (src/binary_pins.rs: 1.3.0) and accepts any later one. */
@@ -188,11 +189,11 @@ static int check_utf8(int argc, char **argv)
 	int i;
 
 	for (i = 1; i < argc; i++) {
-		if (!mt_harness_utf8_valid(argv[i], strlen(argv[i])))
+		if (!mt_utf8_valid(argv[i], strlen(argv[i])))
 			return mt_cmd_usage_error(&harness_cmd, "argument %d is not valid UTF-8",
 						  i);
 	}
-	if (env && !mt_harness_utf8_valid(env, strlen(env)))
+	if (env && !mt_utf8_valid(env, strlen(env)))
 		return mt_cmd_usage_error(&harness_cmd, "$" MODE_ENV " is not valid UTF-8");
 	return 0;
 }
@@ -293,7 +294,7 @@ static int load_stdin(const struct harness_opts *o, struct mt_bench_list *list)
 	if (ret)
 		return ret;
 	/* CodSpeed reads stdin as Rust strings: bytes that are not UTF-8 end the run up front. */
-	if (!mt_harness_utf8_valid(text, len)) {
+	if (!mt_utf8_valid(text, len)) {
 		fprintf(stderr, MT_HARNESS_PROG ": stdin is not valid UTF-8\n");
 		free(text);
 		return -EINVAL;

@@ -28,13 +28,4 @@ int mt_harness_parse_duration(const char *s, uint64_t *ns, char *err, size_t err
 /* A round count as Rust's u64::from_str reads it: an optional '+' then digits. 0 or -EINVAL. */
 int mt_harness_parse_count(const char *s, uint64_t *v);
 
-/* Whether [s, s + len) is valid UTF-8 (no overlong forms, surrogates or values past U+10FFFF). */
-bool mt_harness_utf8_valid(const char *s, size_t len);
-
-/*
- * The longest prefix of s of at most max bytes that ends on a character boundary (s is valid
- * UTF-8). CodSpeed truncates benchmark names to 924 bytes (crates/exec-harness/src/uri.rs).
- */
-size_t mt_harness_utf8_prefix(const char *s, size_t max);
-
 #endif

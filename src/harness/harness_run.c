@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "base/duration.h"
+#include "base/utf8.h"
 #include "base/grow.h"
 #include "classify/loaddeps.h"
 #include "harness/harness.h"
@@ -64,7 +65,7 @@ static int name_and_uri(const struct mt_bench *b, struct mt_bench_result *r)
 		return -ENOMEM;
 	}
 	strcat(strcpy(r->uri, URI_PREFIX), name);
-	cut = mt_harness_utf8_prefix(name, MAX_NAME_LENGTH);
+	cut = mt_utf8_prefix(name, MAX_NAME_LENGTH);
 	if (cut < len) {
 		fprintf(stderr,
 			MT_HARNESS_PROG ": warning: benchmark name is too long (%zu bytes), "
