@@ -10,6 +10,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "base/build_id.h"
 #include "classify/classify.h"
 
 /* The first executable PT_LOAD that holds at: a virtual address, or a file offset. */
@@ -56,18 +57,6 @@ bool mt_classify_elf_exec_segment(Elf *e, uint64_t off, uint64_t *start, uint64_
 	return true;
 }
 
-static void hex_build_id(const uint8_t *p, size_t n, char out[41])
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n && i < 20; i++) {
-		out[2 * i] = digits[p[i] >> 4];
-		out[2 * i + 1] = digits[p[i] & 0xf];
-	}
-	out[2 * i] = '\0';
-}
-
 static bool note_build_id(Elf_Data *d, char out[41])
 {
 	GElf_Nhdr nh;
@@ -77,7 +66,7 @@ static bool note_build_id(Elf_Data *d, char out[41])
 		const char *name = (const char *)d->d_buf + name_off;
 
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4)) {
-			hex_build_id((const uint8_t *)d->d_buf + desc_off, nh.n_descsz, out);
+			mt_build_id_hex((const uint8_t *)d->d_buf + desc_off, nh.n_descsz, out, 41);
 			return true;
 		}
 	}

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/build_id.h"
 #include "tracker/tracker_int.h"
 
 #define CACHE_MAGIC  "mtcore1"
@@ -132,11 +133,10 @@ static int open_dir(const char **path, bool make)
 
 static void file_name(const struct cache_key *k, char *name, size_t size)
 {
-	size_t at = (size_t)snprintf(name, size, "core-");
+	char hex[2 * sizeof(k->build_id) + 1];
 
-	for (uint32_t i = 0; i < k->build_id_len && at + 3 < size; i++)
-		at += (size_t)snprintf(name + at, size - at, "%02x", k->build_id[i]);
-	snprintf(name + at, size - at, ".btf");
+	mt_build_id_hex(k->build_id, k->build_id_len, hex, sizeof(hex));
+	snprintf(name, size, "core-%s.btf", hex);
 }
 
 /* FNV-1a, 64 bits: a torn or truncated file, not an attacker (root alone writes it). */

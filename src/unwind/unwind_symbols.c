@@ -16,6 +16,7 @@
 
 #include <elfutils/libdwelf.h>
 
+#include "base/build_id.h"
 #include "base/grow.h"
 #include "base/printable.h"
 #include "bpf/unwind_row.h"
@@ -112,9 +113,7 @@ static void hex_build_id(Elf *elf, char *out, size_t size)
 	const uint8_t *id;
 	ssize_t n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
 
-	out[0] = '\0';
-	for (ssize_t i = 0; i < n && (size_t)(2 * i + 2) < size; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
+	mt_build_id_hex(id, n > 0 ? (size_t)n : 0, out, size);
 }
 
 static int read_segments(Elf *elf, struct file_syms *f)
