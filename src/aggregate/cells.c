@@ -11,6 +11,7 @@
 
 #include "aggregate/cells.h"
 #include "base/grow.h"
+#include "base/hashtab.h"
 
 struct cell {
 	uint32_t stack_id, image;
@@ -22,9 +23,8 @@ struct cell {
 struct mt_cells {
 	struct cell *v;
 	size_t n, cap;
-	uint32_t *table; /* index + 1 of v; 0 empty */
-	size_t mask;
-	struct mt_sites *count; /* by cell index + 1 */
+	struct mt_hashtab by_key; /* index + 1 of v (uint32_t); 0 empty */
+	struct mt_sites *count;	  /* by cell index + 1 */
 };
 
 struct mt_cells *mt_cells_new(void)
@@ -45,57 +45,60 @@ void mt_cells_free(struct mt_cells *c)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].b);
 	free(c->v);
-	free(c->table);
+	mt_hashtab_free(&c->by_key);
 	mt_sites_free(c->count);
 	free(c);
 }
 
-static size_t cell_slot(uint32_t stack_id, uint32_t image, size_t mask)
+static uint64_t cell_key(uint32_t stack_id, uint32_t image)
 {
-	uint64_t key = (uint64_t)image << 32 | stack_id;
-
-	return (size_t)(key * 0x9e3779b97f4a7c15ULL >> 23) & mask;
+	return (uint64_t)image << 32 | stack_id;
 }
 
-/* Twice as many slots as cells, at least. */
-static int rehash(struct mt_cells *c)
+static bool slot_empty(const void *e)
 {
-	size_t cap = c->table ? 2 * (c->mask + 1) : 256;
-	uint32_t *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->n; i++) {
-		size_t j = cell_slot(c->v[i].stack_id, c->v[i].image, cap - 1);
-
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = (uint32_t)i + 1;
-	}
-	free(c->table);
-	c->table = t;
-	c->mask = cap - 1;
-	return 0;
+	return !*(const uint32_t *)e;
 }
+
+static uint64_t slot_hash(const void *ctx, const void *e)
+{
+	const struct cell *x = &((const struct mt_cells *)ctx)->v[*(const uint32_t *)e - 1];
+
+	return mt_hash_u64(cell_key(x->stack_id, x->image));
+}
+
+static bool slot_is(const void *ctx, const void *e, const void *key)
+{
+	const struct cell *x = &((const struct mt_cells *)ctx)->v[*(const uint32_t *)e - 1];
+
+	return cell_key(x->stack_id, x->image) == *(const uint64_t *)key;
+}
+
+static const struct mt_hashtab_ops by_key_ops = {
+    .entry = sizeof(uint32_t),
+    .max_load_pct = 50,
+    .min_slots = 256,
+    .hash = slot_hash,
+    .empty = slot_empty,
+};
 
 /* The id of the cell (its index + 1), made when new; 0: out of memory. */
 static uint32_t cell_id(struct mt_cells *c, uint32_t stack_id, uint32_t image)
 {
-	size_t j;
+	uint64_t key = cell_key(stack_id, image);
+	uint32_t *e;
 
-	if ((c->n + 1) * 2 > (c->table ? c->mask + 1 : 0) && rehash(c))
+	if (mt_hashtab_reserve(&c->by_key, &by_key_ops, c, c->n + 1))
 		return 0;
-	for (j = cell_slot(stack_id, image, c->mask); c->table[j]; j = (j + 1) & c->mask) {
-		const struct cell *x = &c->v[c->table[j] - 1];
-
-		if (x->stack_id == stack_id && x->image == image)
-			return c->table[j];
-	}
+	e = mt_hashtab_find(&c->by_key, &by_key_ops, mt_hash_u64(key), slot_is, c, &key);
+	if (*e)
+		return *e;
 	if (MT_GROW(c->v, c->cap, c->n + 1, 64))
 		return 0;
 	c->v[c->n] = (struct cell){.stack_id = stack_id, .image = image};
-	c->table[j] = (uint32_t)++c->n;
-	return c->table[j];
+	*e = (uint32_t)++c->n;
+	mt_hashtab_added(&c->by_key);
+	return *e;
 }
 
 /* Buckets as wide as width_ns: neighbours merged, as the timeline merges its own. */

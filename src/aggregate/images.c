@@ -58,37 +58,37 @@ static void released(struct mt_images *im, const struct block *b, int sign)
 
 /* ---- images --------------------------------------------------------------------------------- */
 
-static int pid_grow(struct mt_images *im)
+static bool pid_empty(const void *e)
 {
-	size_t cap = im->pids ? (im->pid_mask + 1) * 2 : 64, i, j;
-	struct pid_slot *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; im->pids && i <= im->pid_mask; i++) {
-		if (!im->pids[i].idx1)
-			continue;
-		for (j = img_mix(im->pids[i].pid) & (cap - 1); t[j].idx1; j = (j + 1) & (cap - 1))
-			;
-		t[j] = im->pids[i];
-	}
-	free(im->pids);
-	im->pids = t;
-	im->pid_mask = cap - 1;
-	return 0;
+	return !((const struct pid_slot *)e)->idx1;
 }
+
+static uint64_t pid_hash(const void *ctx, const void *e)
+{
+	(void)ctx;
+	return mt_hash_u64(((const struct pid_slot *)e)->pid);
+}
+
+static bool pid_is(const void *ctx, const void *e, const void *key)
+{
+	(void)ctx;
+	return ((const struct pid_slot *)e)->pid == *(const uint32_t *)key;
+}
+
+static const struct mt_hashtab_ops pid_ops = {
+    .entry = sizeof(struct pid_slot),
+    .max_load_pct = 50,
+    .min_slots = 64,
+    .hash = pid_hash,
+    .empty = pid_empty,
+};
 
 /* The pid's slot, or the empty one where it goes; NULL on ENOMEM. */
 static struct pid_slot *pid_slot(struct mt_images *im, uint32_t pid)
 {
-	size_t j;
-
-	if ((im->pid_used + 1) * 2 > im->pid_mask + 1 && pid_grow(im))
+	if (mt_hashtab_reserve(&im->pids, &pid_ops, NULL, im->pids.used + 1))
 		return NULL;
-	for (j = img_mix(pid) & im->pid_mask; im->pids[j].idx1; j = (j + 1) & im->pid_mask)
-		if (im->pids[j].pid == pid)
-			break;
-	return &im->pids[j];
+	return mt_hashtab_find(&im->pids, &pid_ops, mt_hash_u64(pid), pid_is, NULL, &pid);
 }
 
 /* The latest image of pid, -1 when none; -ENOMEM is -2. */
@@ -166,7 +166,7 @@ static int64_t image_new(struct mt_images *im, uint32_t pid, int64_t parent, boo
 	im->img_last[im->n_img] = 0;
 	if (!s->idx1) {
 		s->pid = pid;
-		im->pid_used++;
+		mt_hashtab_added(&im->pids);
 	}
 	s->idx1 = (uint32_t)++im->n_img;
 	return (int64_t)im->n_img - 1;
@@ -492,7 +492,7 @@ struct mt_images *mt_images_new(void)
 {
 	struct mt_images *im = calloc(1, sizeof(*im));
 
-	if (im && img_table_grow(im)) {
+	if (im && img_table_reserve(im, 1)) {
 		free(im);
 		return NULL;
 	}
@@ -513,8 +513,8 @@ void mt_images_free(struct mt_images *im)
 	free(im->img_last);
 	free(im->spaces);
 	free(im->nodes);
-	free(im->table);
-	free(im->pids);
+	mt_hashtab_free(&im->blocks);
+	mt_hashtab_free(&im->pids);
 	free(im->pend);
 	free(im);
 }
@@ -531,12 +531,14 @@ const struct mt_image *mt_images_get(const struct mt_images *im, size_t i)
 
 void mt_images_live_blocks(const struct mt_images *im, mt_images_live_fn fn, void *arg)
 {
-	for (size_t i = 0; i <= im->mask; i++) {
+	const uint32_t *node = im->blocks.slot;
+
+	for (size_t i = 0; i <= im->blocks.mask; i++) {
 		const struct block *b;
 
-		if (!im->table[i])
+		if (!node[i])
 			continue;
-		b = &im->nodes[im->table[i]];
+		b = &im->nodes[node[i]];
 		fn(arg, &(struct mt_live_change){.image = b->image,
 						 .stack_id = b->stack,
 						 .addr = b->addr,

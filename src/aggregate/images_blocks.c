@@ -10,78 +10,60 @@
 
 #include "aggregate/images_int.h"
 
-static size_t block_hash(uint32_t space, uint64_t addr)
+static uint64_t block_key_hash(uint32_t space, uint64_t addr)
 {
-	return (size_t)img_mix(addr ^ ((uint64_t)space << 40) ^ space);
+	return mt_hash_u64(addr ^ ((uint64_t)space << 40) ^ space);
 }
 
 /* ---- the block table ------------------------------------------------------------------------ */
 
-int img_table_grow(struct mt_images *im)
+struct block_key {
+	uint32_t space;
+	uint64_t addr;
+};
+
+static bool node_empty(const void *e)
 {
-	size_t cap = im->table ? (im->mask + 1) * 2 : 1024, i, j;
-	uint32_t *t = calloc(cap, sizeof(*t));
+	/* Node 0 is no block: nodes may not exist yet while every slot is empty. */
+	return !*(const uint32_t *)e;
+}
 
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; im->table && i <= im->mask; i++) {
-		const struct block *b;
+static uint64_t node_hash(const void *ctx, const void *e)
+{
+	const struct block *b = &((const struct mt_images *)ctx)->nodes[*(const uint32_t *)e];
 
-		if (!im->table[i])
-			continue;
-		b = &im->nodes[im->table[i]];
-		for (j = block_hash(b->space, b->addr) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
-			;
-		t[j] = im->table[i];
-	}
-	free(im->table);
-	im->table = t;
-	im->mask = cap - 1;
-	return 0;
+	return block_key_hash(b->space, b->addr);
+}
+
+static bool node_is(const void *ctx, const void *e, const void *key)
+{
+	const struct block *b = &((const struct mt_images *)ctx)->nodes[*(const uint32_t *)e];
+	const struct block_key *k = key;
+
+	return b->addr == k->addr && b->space == k->space;
+}
+
+/* At most 3/4 full: a run's live blocks may be millions, and each slot is 4 bytes of them. */
+static const struct mt_hashtab_ops node_ops = {
+    .entry = sizeof(uint32_t),
+    .max_load_pct = 75,
+    .min_slots = 1024,
+    .hash = node_hash,
+    .empty = node_empty,
+};
+
+int img_table_reserve(struct mt_images *im, size_t n)
+{
+	return mt_hashtab_reserve(&im->blocks, &node_ops, im, n);
 }
 
 /* The slot of (space, addr), or the empty slot where it would go. */
 static uint32_t *slot_of(struct mt_images *im, uint32_t space, uint64_t addr)
 {
-	size_t j = block_hash(space, addr) & im->mask;
+	struct block_key k = {space, addr};
 
-	for (;; j = (j + 1) & im->mask) {
-		const struct block *b;
-
-		/* Node 0 is no block: nodes may not exist yet while every slot is empty. */
-		if (!im->table[j])
-			return &im->table[j];
-		b = &im->nodes[im->table[j]];
-		if (b->addr == addr && b->space == space)
-			return &im->table[j];
-	}
-}
-
-/*
- * Empty a slot by shifting back the entries of its probe chain, so the table needs no tombstones
- * and lookups stay short however many blocks come and go.
- */
-static void slot_erase(struct mt_images *im, uint32_t *slot)
-{
-	size_t hole = (size_t)(slot - im->table), j = hole;
-
-	for (;;) {
-		struct block *b;
-		size_t home;
-
-		j = (j + 1) & im->mask;
-		if (!im->table[j])
-			break;
-		b = &im->nodes[im->table[j]];
-		home = block_hash(b->space, b->addr) & im->mask;
-		/* Move j into the hole unless its home lies cyclically in (hole, j]. */
-		if (((j - home) & im->mask) >= ((j - hole) & im->mask)) {
-			im->table[hole] = im->table[j];
-			hole = j;
-		}
-	}
-	im->table[hole] = 0;
-	im->used--;
+	return mt_hashtab_find(&im->blocks, &node_ops, block_key_hash(space, addr), node_is, im,
+			       &k);
 }
 
 /*
@@ -145,7 +127,7 @@ static void block_remove(struct mt_images *im, uint32_t *slot)
 	sp->blocks--;
 	sp->bytes -= b->size;
 	charge(im, b, false);
-	slot_erase(im, slot);
+	mt_hashtab_erase(&im->blocks, &node_ops, im, slot);
 	b->next = im->free_node;
 	im->free_node = n;
 }
@@ -157,7 +139,7 @@ int img_block_add(struct mt_images *im, const struct block *nb)
 
 	if (!nb->addr)
 		return 0;
-	if ((im->used + 1) * 4 > (im->mask + 1) * 3 && img_table_grow(im))
+	if (img_table_reserve(im, im->blocks.used + 1))
 		return -ENOMEM;
 	slot = slot_of(im, nb->space, nb->addr);
 	/* Handed out twice without a release we saw (dropped events): the new one wins. */
@@ -181,7 +163,7 @@ int img_block_add(struct mt_images *im, const struct block *nb)
 	sp->blocks++;
 	sp->bytes += nb->size;
 	*slot = n;
-	im->used++;
+	mt_hashtab_added(&im->blocks);
 	charge(im, &im->nodes[n], true);
 	return 0;
 }
@@ -191,7 +173,7 @@ bool img_block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct 
 {
 	uint32_t *slot;
 
-	if (!addr || !im->table)
+	if (!addr || !im->blocks.slot)
 		return false;
 	slot = slot_of(im, space, addr);
 	if (!*slot)

@@ -11,6 +11,7 @@
 
 #include "aggregate/images.h"
 #include "base/grow.h"
+#include "base/hashtab.h"
 
 /* A live block; nodes are numbered from 1, 0 is "none". */
 struct block {
@@ -36,7 +37,7 @@ struct pending {
 	struct block b;
 };
 
-/* pid -> index + 1 of its latest image; idx1 0 marks an empty slot. */
+/* pid -> index + 1 of its latest image, in the pid table; idx1 0 marks an empty slot. */
 struct pid_slot {
 	uint32_t pid;
 	uint32_t idx1;
@@ -51,11 +52,9 @@ struct mt_images {
 	size_t n_spaces, cap_spaces;
 	struct block *nodes; /* nodes[0] unused */
 	size_t n_nodes, cap_nodes;
-	uint32_t free_node; /* a chain through next */
-	uint32_t *table;    /* node numbers; 0 empty */
-	size_t mask, used;
-	struct pid_slot *pids;
-	size_t pid_mask, pid_used;
+	uint32_t free_node;	  /* a chain through next */
+	struct mt_hashtab blocks; /* node numbers (uint32_t) by (space, addr); 0 empty */
+	struct mt_hashtab pids;	  /* struct pid_slot */
 	struct pending *pend;
 	size_t n_pend, cap_pend;
 	uint64_t live_bytes, peak;
@@ -68,22 +67,12 @@ struct mt_images {
 	bool ending; /* an address space is being released */
 };
 
-static inline uint64_t img_mix(uint64_t x)
-{
-	/* A 64-bit finaliser: addresses differ in few low bits, spread them over the table. */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 /*
  * The block table (images_blocks.c): live blocks by (address space, address), each charged to
  * the image that allocated it as it comes and goes.
  */
-int img_table_grow(struct mt_images *im);
+/* The table made, with room for n blocks: 0 or -ENOMEM. */
+int img_table_reserve(struct mt_images *im, size_t n);
 /* Add a live block (a NULL one is no block); the one it replaces at its address is removed. */
 int img_block_add(struct mt_images *im, const struct block *nb);
 /* The live block (space, addr) taken out into *out; false when there is none. */

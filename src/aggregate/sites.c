@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "bpf/unwind_row.h"
 #include "aggregate/sites.h"
 
@@ -27,8 +28,7 @@ struct slot {
 struct mt_sites {
 	struct slot *v;
 	size_t n, cap;
-	uint32_t *table; /* index + 1 of v; 0 empty */
-	size_t mask;
+	struct mt_hashtab by_id; /* index + 1 of v (uint32_t); 0 empty */
 	struct mt_symbols *symbols;
 	struct mt_artifact_file *files; /* recorded, for the symboliser */
 	size_t n_files, cap_files;
@@ -49,69 +49,74 @@ void mt_sites_free(struct mt_sites *s)
 		free(s->v[i].site.sym);
 	}
 	free(s->v);
-	free(s->table);
+	mt_hashtab_free(&s->by_id);
 	free(s->files);
 	mt_symbols_free(s->symbols);
 	free(s);
 }
 
-static size_t slot_hash(uint32_t id, size_t mask)
+static bool slot_empty(const void *e)
 {
-	return (size_t)(id * 0x9e3779b97f4a7c15ULL >> 17) & mask;
+	return !*(const uint32_t *)e;
 }
 
-static int table_grow(struct mt_sites *s)
+static uint64_t slot_hash(const void *ctx, const void *e)
 {
-	size_t cap = s->table ? 2 * (s->mask + 1) : 256;
-	uint32_t *t = calloc(cap, sizeof(*t));
+	const struct mt_sites *s = ctx;
 
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++) {
-		size_t j = slot_hash(s->v[i].site.stack_id, cap - 1);
+	return mt_hash_u64(s->v[*(const uint32_t *)e - 1].site.stack_id);
+}
 
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = (uint32_t)i + 1;
-	}
-	free(s->table);
-	s->table = t;
-	s->mask = cap - 1;
-	return 0;
+static bool slot_is(const void *ctx, const void *e, const void *key)
+{
+	const struct mt_sites *s = ctx;
+
+	return s->v[*(const uint32_t *)e - 1].site.stack_id == *(const uint32_t *)key;
+}
+
+static const struct mt_hashtab_ops by_id_ops = {
+    .entry = sizeof(uint32_t),
+    .max_load_pct = 50,
+    .min_slots = 256,
+    .hash = slot_hash,
+    .empty = slot_empty,
+};
+
+/* The slot of id, or the empty one where it goes; the table must have slots. */
+static uint32_t *id_slot(const struct mt_sites *s, uint32_t id)
+{
+	return mt_hashtab_find(&s->by_id, &by_id_ops, mt_hash_u64(id), slot_is, s, &id);
 }
 
 static struct slot *find(const struct mt_sites *s, uint32_t id)
 {
-	if (!s->table)
+	uint32_t *e;
+
+	if (!s->by_id.slot)
 		return NULL;
-	for (size_t j = slot_hash(id, s->mask); s->table[j]; j = (j + 1) & s->mask)
-		if (s->v[s->table[j] - 1].site.stack_id == id)
-			return &s->v[s->table[j] - 1];
-	return NULL;
+	e = id_slot(s, id);
+	return *e ? &s->v[*e - 1] : NULL;
 }
 
 /* The site of id, made (with no frames) when it is new. */
 static struct slot *get(struct mt_sites *s, uint32_t id)
 {
 	struct slot *site = find(s, id);
+	uint32_t *e;
 
 	if (site)
 		return site;
-	if ((s->n + 1) * 2 > (s->table ? s->mask + 1 : 0) && table_grow(s))
+	if (mt_hashtab_reserve(&s->by_id, &by_id_ops, s, s->n + 1))
 		return NULL;
+	e = id_slot(s, id);
 	if (MT_GROW(s->v, s->cap, s->n + 1, 64))
 		return NULL;
 	site = &s->v[s->n];
 	memset(site, 0, sizeof(*site));
 	site->site.stack_id = id;
 	site->site.stop = MT_UNWIND_LOST;
-	s->n++;
-	for (size_t j = slot_hash(id, s->mask);; j = (j + 1) & s->mask) {
-		if (!s->table[j]) {
-			s->table[j] = (uint32_t)s->n;
-			break;
-		}
-	}
+	*e = (uint32_t)++s->n;
+	mt_hashtab_added(&s->by_id);
 	return site;
 }
 

@@ -11,6 +11,7 @@
 #include <zstd.h>
 
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "codspeed/codspeed_read.h"
 #include "base/errbuf.h"
 
@@ -42,73 +43,66 @@ bool mt_codspeed_is_artifact(const char *path)
 	return is;
 }
 
-/* ---- Live blocks: (pid, addr) -> size, open addressing ------------------------------------- */
+/* ---- Live blocks: (pid, addr) -> size, in a hash table ------------------------------------ */
 
 struct block {
 	uint64_t addr; /* 0: empty slot (no block lives at 0) */
 	int64_t pid;
 	uint64_t size;
-	bool tomb;
 };
 
-struct live {
-	struct block *v;
-	size_t cap, used; /* used counts tombstones too */
+static uint64_t block_key_hash(int64_t pid, uint64_t addr)
+{
+	return mt_hash_u64(addr ^ ((uint64_t)pid << 48));
+}
+
+static bool block_empty(const void *e)
+{
+	return !((const struct block *)e)->addr;
+}
+
+static uint64_t block_hash(const void *ctx, const void *e)
+{
+	const struct block *b = e;
+
+	(void)ctx;
+	return block_key_hash(b->pid, b->addr);
+}
+
+static bool block_is(const void *ctx, const void *e, const void *key)
+{
+	const struct block *b = e, *k = key;
+
+	(void)ctx;
+	return b->addr == k->addr && b->pid == k->pid;
+}
+
+static const struct mt_hashtab_ops live_ops = {
+    .entry = sizeof(struct block),
+    .max_load_pct = 50,
+    .min_slots = 1024,
+    .hash = block_hash,
+    .empty = block_empty,
 };
 
-static size_t slot_of(const struct live *l, int64_t pid, uint64_t addr)
+/* The slot of (pid, addr), or the empty slot where it would go; the table must have slots. */
+static struct block *slot_of(struct mt_hashtab *live, int64_t pid, uint64_t addr)
 {
-	uint64_t h = (addr ^ ((uint64_t)pid << 48)) * 0x9e3779b97f4a7c15ULL;
+	struct block k = {.addr = addr, .pid = pid};
 
-	return (size_t)(h >> 20) & (l->cap - 1);
+	return mt_hashtab_find(live, &live_ops, block_key_hash(pid, addr), block_is, NULL, &k);
 }
 
-static struct block *find(struct live *l, int64_t pid, uint64_t addr)
+static int insert(struct mt_hashtab *live, int64_t pid, uint64_t addr, uint64_t size)
 {
-	size_t i;
+	struct block *b;
 
-	if (!l->cap)
-		return NULL;
-	for (i = slot_of(l, pid, addr); l->v[i].addr || l->v[i].tomb; i = (i + 1) & (l->cap - 1)) {
-		if (!l->v[i].tomb && l->v[i].addr == addr && l->v[i].pid == pid)
-			return &l->v[i];
-	}
-	return NULL;
-}
-
-static int grow(struct live *l)
-{
-	struct live n = {calloc(l->cap ? l->cap * 2 : 1024, sizeof(*n.v)),
-			 l->cap ? l->cap * 2 : 1024, 0};
-	size_t i, j;
-
-	if (!n.v)
+	if (mt_hashtab_reserve(live, &live_ops, NULL, live->used + 1))
 		return -ENOMEM;
-	for (i = 0; i < l->cap; i++) {
-		if (!l->v[i].addr || l->v[i].tomb)
-			continue;
-		for (j = slot_of(&n, l->v[i].pid, l->v[i].addr); n.v[j].addr;
-		     j = (j + 1) & (n.cap - 1))
-			;
-		n.v[j] = l->v[i];
-		n.used++;
-	}
-	free(l->v);
-	*l = n;
-	return 0;
-}
-
-static int insert(struct live *l, int64_t pid, uint64_t addr, uint64_t size)
-{
-	size_t i;
-
-	if ((l->used + 1) * 2 > l->cap && grow(l))
-		return -ENOMEM;
-	for (i = slot_of(l, pid, addr); l->v[i].addr && !l->v[i].tomb; i = (i + 1) & (l->cap - 1))
-		;
-	if (!l->v[i].tomb)
-		l->used++;
-	l->v[i] = (struct block){.addr = addr, .pid = pid, .size = size};
+	b = slot_of(live, pid, addr);
+	if (block_empty(b))
+		mt_hashtab_added(live);
+	*b = (struct block){.addr = addr, .pid = pid, .size = size};
 	return 0;
 }
 
@@ -123,7 +117,7 @@ struct cs_event {
 
 struct reader {
 	struct mt_codspeed_summary *s;
-	struct live live;
+	struct mt_hashtab live; /* struct block */
 	int64_t *pids;
 	size_t n_pids, cap_pids;
 };
@@ -216,13 +210,16 @@ static int note_pid(struct reader *r, int64_t pid)
 
 static void release(struct reader *r, int64_t pid, uint64_t addr)
 {
-	struct block *b = find(&r->live, pid, addr);
+	struct block *b;
 
-	if (!b)
+	if (!r->live.slot)
+		return;
+	b = slot_of(&r->live, pid, addr);
+	if (block_empty(b))
 		return;
 	r->s->live_blocks--;
 	r->s->live_bytes -= b->size;
-	b->tomb = true;
+	mt_hashtab_erase(&r->live, &live_ops, NULL, b);
 }
 
 static int account(struct reader *r, const struct cs_event *e)
@@ -371,7 +368,7 @@ int mt_codspeed_summarize(const char *path, struct mt_codspeed_summary *s, char 
 	msgpack_unpacker_destroy(&up);
 	ZSTD_freeDCtx(dctx);
 	close(fd);
-	free(r.live.v);
+	mt_hashtab_free(&r.live);
 	free(r.pids);
 	return ret;
 }

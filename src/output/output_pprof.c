@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "bpf/unwind_row.h"
 #include "output/output.h"
 #include "output/output_strtab.h"
@@ -35,65 +36,62 @@
 
 /* ---- growing arrays and tables --------------------------------------------------------------- */
 
-/* u64 key -> index, open addressing; a value of 0 is an empty slot (values are index + 1). */
-struct idmap {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t n, mask;
+/* u64 key -> index + 1; a value of 0 is an empty slot. */
+struct idmap_entry {
+	uint64_t key;
+	uint32_t val;
 };
 
-static size_t key_hash(uint64_t k, size_t mask)
+struct idmap {
+	struct mt_hashtab t;
+};
+
+static bool idmap_empty(const void *e)
 {
-	return (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+	return !((const struct idmap_entry *)e)->val;
 }
 
-static int idmap_grow(struct idmap *m)
+static uint64_t idmap_hash(const void *ctx, const void *e)
 {
-	size_t cap = m->keys ? 2 * (m->mask + 1) : 256;
-	uint64_t *keys = calloc(cap, sizeof(*keys));
-	uint32_t *vals = calloc(cap, sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; m->keys && i <= m->mask; i++) {
-		size_t j;
-
-		if (!m->vals[i])
-			continue;
-		for (j = key_hash(m->keys[i], cap - 1); vals[j]; j = (j + 1) & (cap - 1))
-			;
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->mask = cap - 1;
-	return 0;
+	(void)ctx;
+	return mt_hash_u64(((const struct idmap_entry *)e)->key);
 }
 
-/* The slot of key: its value, or 0 where it is to go. NULL without memory. */
+static bool idmap_is(const void *ctx, const void *e, const void *key)
+{
+	(void)ctx;
+	return ((const struct idmap_entry *)e)->key == *(const uint64_t *)key;
+}
+
+static const struct mt_hashtab_ops idmap_ops = {
+    .entry = sizeof(struct idmap_entry),
+    .max_load_pct = 50,
+    .min_slots = 256,
+    .hash = idmap_hash,
+    .empty = idmap_empty,
+};
+
+/*
+ * The value of key's slot: its index + 1, or 0 where it is to go (the caller sets it, and the
+ * entry counts from then on). NULL without memory.
+ */
 static uint32_t *idmap_slot(struct idmap *m, uint64_t key)
 {
-	size_t j;
+	struct idmap_entry *e;
 
-	if ((m->n + 1) * 2 > (m->keys ? m->mask + 1 : 0) && idmap_grow(m))
+	if (mt_hashtab_reserve(&m->t, &idmap_ops, NULL, m->t.used + 1))
 		return NULL;
-	for (j = key_hash(key, m->mask); m->vals[j]; j = (j + 1) & m->mask)
-		if (m->keys[j] == key)
-			return &m->vals[j];
-	m->keys[j] = key;
-	return &m->vals[j];
+	e = mt_hashtab_find(&m->t, &idmap_ops, mt_hash_u64(key), idmap_is, NULL, &key);
+	if (!e->val) {
+		e->key = key;
+		mt_hashtab_added(&m->t);
+	}
+	return &e->val;
 }
 
 static void idmap_free(struct idmap *m)
 {
-	free(m->keys);
-	free(m->vals);
+	mt_hashtab_free(&m->t);
 }
 
 /* ---- the profile being built ----------------------------------------------------------------- */
@@ -196,7 +194,6 @@ static int function_id(struct builder *b, const char *name, uint64_t *id)
 		/* Demangled by the symboliser; the mangled name is not kept. */
 		f->name = f->system_name = idx;
 		*slot = (uint32_t)++b->n_funcs;
-		b->func_of_name.n++;
 	}
 	*id = *slot;
 	return 0;
@@ -277,7 +274,6 @@ static int frame_location(struct builder *b, uint64_t frame, const struct mt_fra
 		*id = *slot;
 		return 0;
 	}
-	b->loc_of_frame.n++;
 	off = MT_FRAME_IN_FILE(frame) ? MT_FRAME_OFFSET(frame) : frame;
 	if (MT_FRAME_IN_FILE(frame) && mapping_of(b, (uint16_t)MT_FRAME_FILE(frame), &map))
 		return -ENOMEM;

@@ -5,62 +5,59 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "output/output_strtab.h"
 
-/* FNV-1a, 64 bits. */
+static bool slot_empty(const void *e)
+{
+	return !*(const uint32_t *)e;
+}
+
 static uint64_t str_hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
+	return mt_hash_bytes(s, strlen(s));
 }
 
-/* The lookup table doubled (256 slots at first), kept at most half full. */
-static int slots_grow(struct mt_strtab *st)
+static uint64_t slot_hash(const void *ctx, const void *e)
 {
-	size_t cap = st->slot ? 2 * (st->mask + 1) : 256;
-	uint32_t *slot = calloc(cap, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < st->n; i++) {
-		size_t j = str_hash(st->v[i]) & (cap - 1);
-
-		while (slot[j])
-			j = (j + 1) & (cap - 1);
-		slot[j] = (uint32_t)i + 1;
-	}
-	free(st->slot);
-	st->slot = slot;
-	st->mask = cap - 1;
-	return 0;
+	return str_hash(((const struct mt_strtab *)ctx)->v[*(const uint32_t *)e - 1]);
 }
+
+static bool slot_is(const void *ctx, const void *e, const void *key)
+{
+	return !strcmp(((const struct mt_strtab *)ctx)->v[*(const uint32_t *)e - 1], key);
+}
+
+static const struct mt_hashtab_ops slot_ops = {
+    .entry = sizeof(uint32_t),
+    .max_load_pct = 50,
+    .min_slots = 256,
+    .hash = slot_hash,
+    .empty = slot_empty,
+};
 
 int64_t mt_strtab_intern(struct mt_strtab *st, const char *s)
 {
-	size_t j;
+	uint32_t *e;
 
-	if ((st->n + 1) * 2 > (st->slot ? st->mask + 1 : 0) && slots_grow(st))
+	if (mt_hashtab_reserve(&st->slots, &slot_ops, st, st->n + 1))
 		return -ENOMEM;
-	for (j = str_hash(s) & st->mask; st->slot[j]; j = (j + 1) & st->mask)
-		if (!strcmp(st->v[st->slot[j] - 1], s))
-			return st->slot[j] - 1;
+	e = mt_hashtab_find(&st->slots, &slot_ops, str_hash(s), slot_is, st, s);
+	if (*e)
+		return *e - 1;
 	if (MT_GROW(st->v, st->cap, st->n + 1, 64))
 		return -ENOMEM;
 	st->v[st->n] = strdup(s);
 	if (!st->v[st->n])
 		return -ENOMEM;
-	st->slot[j] = (uint32_t)++st->n;
+	*e = (uint32_t)++st->n;
+	mt_hashtab_added(&st->slots);
 	return (int64_t)st->n - 1;
 }
 
 void mt_strtab_drop_slots(struct mt_strtab *st)
 {
-	free(st->slot);
-	st->slot = NULL;
-	st->mask = 0;
+	mt_hashtab_free(&st->slots);
 }
 
 void mt_strtab_free(struct mt_strtab *st)

@@ -9,11 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hashtab.h"
+
 struct mt_strtab {
 	char **v; /* the strings, by number */
 	size_t n, cap;
-	uint32_t *slot; /* number + 1 of v; 0: empty */
-	size_t mask;
+	struct mt_hashtab slots; /* number + 1 of v (uint32_t); 0: empty */
 };
 
 /* The number of s, a copy of it added when new; -ENOMEM. */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "tracker/tracker_btf_walk.h"
 
 /* The kinds of type a relocation's candidates are looked up by: libbpf matches kind and name. */
@@ -49,51 +50,73 @@ static size_t essential_len(const char *name)
 }
 
 /* Names looked up in the kernel's types, by kind: the object's roots and attach targets. */
-#define NAME_SLOTS 1024
-
 struct wanted {
-	const char *name;
+	const char *name; /* NULL: an empty slot */
 	size_t len;
 	unsigned int kind;
 	int attach; /* an index in attach[] plus 1; 0: a CO-RE root */
 };
 
 struct names {
-	struct wanted slot[NAME_SLOTS];
-	size_t n;
+	struct mt_hashtab slots; /* struct wanted */
 	/* bit len % 64 of first[c]: a wanted name of that length starts with c (most names not) */
 	uint64_t first[256];
 };
 
-static size_t name_hash(const char *s, size_t len, unsigned int kind)
+static uint64_t name_hash(const char *s, size_t len, unsigned int kind)
 {
-	size_t h = 2166136261u ^ kind;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
+	return mt_hash_bytes(s, len) ^ kind;
 }
 
+static bool wanted_empty(const void *e)
+{
+	return !((const struct wanted *)e)->name;
+}
+
+static uint64_t wanted_hash(const void *ctx, const void *e)
+{
+	const struct wanted *w = e;
+
+	(void)ctx;
+	return name_hash(w->name, w->len, w->kind);
+}
+
+static bool wanted_is(const void *ctx, const void *e, const void *key)
+{
+	const struct wanted *w = e, *k = key;
+
+	(void)ctx;
+	return w->kind == k->kind && w->len == k->len && !strncmp(w->name, k->name, k->len);
+}
+
+static const struct mt_hashtab_ops wanted_ops = {
+    .entry = sizeof(struct wanted),
+    .max_load_pct = 50,
+    .min_slots = 1024,
+    .hash = wanted_hash,
+    .empty = wanted_empty,
+};
+
+/* The slot of (name, len, kind), or the empty one where it would go; the table has slots. */
 static struct wanted *slot_of(struct names *r, const char *name, size_t len, unsigned int kind)
 {
-	size_t i = name_hash(name, len, kind) % NAME_SLOTS;
+	struct wanted k = {.name = name, .len = len, .kind = kind};
 
-	while (r->slot[i].name && (r->slot[i].kind != kind || r->slot[i].len != len ||
-				   strncmp(r->slot[i].name, name, len)))
-		i = (i + 1) % NAME_SLOTS;
-	return &r->slot[i];
+	return mt_hashtab_find(&r->slots, &wanted_ops, name_hash(name, len, kind), wanted_is, NULL,
+			       &k);
 }
 
 static int want(struct names *r, const char *name, size_t len, unsigned int kind, int attach)
 {
-	struct wanted *s = slot_of(r, name, len, kind);
+	struct wanted *s;
 
+	if (mt_hashtab_reserve(&r->slots, &wanted_ops, NULL, r->slots.used + 1))
+		return -ENOMEM;
+	s = slot_of(r, name, len, kind);
 	if (s->name)
 		return 0;
-	if (r->n + 1 >= NAME_SLOTS / 2)
-		return -E2BIG;
 	*s = (struct wanted){name, len, kind, attach};
-	r->n++;
+	mt_hashtab_added(&r->slots);
 	r->first[(unsigned char)name[0]] |= 1ull << (len % 64);
 	return 0;
 }
@@ -340,14 +363,17 @@ int tracker_btf_walk(struct mt_kbtf *k, const struct bpf_object *obj, struct mt_
 {
 	struct names *r = calloc(1, sizeof(*r));
 	struct closure c = {.map = calloc(k->n, sizeof(*c.map))};
-	int err = r && c.map ? want_roots(bpf_object__btf(obj), r) : -ENOMEM;
+	int err = r && c.map ? mt_hashtab_reserve(&r->slots, &wanted_ops, NULL, 1) : -ENOMEM;
 
 	k->found.n_attach = 0;
+	err = err ?: want_roots(bpf_object__btf(obj), r);
 	err = err ?: want_attach(k, obj, r);
 	err = err ?: walk_wanted(k, r, &c);
 	err = err ?: copy_closure(k, &c, o);
 	free(c.map);
 	free(c.list);
+	if (r)
+		mt_hashtab_free(&r->slots);
 	free(r);
 	return err;
 }

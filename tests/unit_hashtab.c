@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The one hash table (src/base/hashtab.h): entries found after any mix of inserts and erases,
+ * against a plain array that knows the truth, with keys chosen to collide and to wrap around the
+ * end of the slots, where the shift-back of an erase is easiest to get wrong.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lib/suite.h"
+#include "base/hashtab.h"
+
+struct entry {
+	uint64_t key; /* 0: empty */
+	uint64_t value;
+};
+
+/* A poor hash on purpose, when asked for: long runs of collisions. */
+static bool poor;
+
+static uint64_t key_hash(uint64_t key)
+{
+	return poor ? key % 7 + (key & 1 ? 1020 : 0) : mt_hash_u64(key);
+}
+
+static bool entry_empty(const void *e)
+{
+	return !((const struct entry *)e)->key;
+}
+
+static uint64_t entry_hash(const void *ctx, const void *e)
+{
+	(void)ctx;
+	return key_hash(((const struct entry *)e)->key);
+}
+
+static bool entry_is(const void *ctx, const void *e, const void *key)
+{
+	(void)ctx;
+	return ((const struct entry *)e)->key == *(const uint64_t *)key;
+}
+
+static const struct mt_hashtab_ops ops = {
+    .entry = sizeof(struct entry),
+    .max_load_pct = 75,
+    .min_slots = 1024,
+    .hash = entry_hash,
+    .empty = entry_empty,
+};
+
+static struct entry *slot(struct mt_hashtab *t, uint64_t key)
+{
+	return mt_hashtab_find(t, &ops, key_hash(key), entry_is, NULL, &key);
+}
+
+static void put(struct mt_hashtab *t, uint64_t key, uint64_t value)
+{
+	struct entry *e;
+
+	ck_assert_int_eq(mt_hashtab_reserve(t, &ops, NULL, t->used + 1), 0);
+	e = slot(t, key);
+	if (entry_empty(e))
+		mt_hashtab_added(t);
+	*e = (struct entry){key, value};
+}
+
+/* Random inserts and erases of keys 1..N; every key's presence and value checked each round. */
+static void churn(uint64_t n, int rounds)
+{
+	struct mt_hashtab t = {0};
+	uint64_t *truth = calloc(n + 1, sizeof(*truth)), live = 0;
+
+	srand(7);
+	ck_assert_int_eq(mt_hashtab_reserve(&t, &ops, NULL, 1), 0);
+	for (int r = 0; r < rounds; r++) {
+		uint64_t key = 1 + (uint64_t)rand() % n;
+		struct entry *e = slot(&t, key);
+
+		if (truth[key]) {
+			ck_assert(!entry_empty(e));
+			ck_assert_uint_eq(e->value, truth[key]);
+			mt_hashtab_erase(&t, &ops, NULL, e);
+			truth[key] = 0;
+			live--;
+		} else {
+			ck_assert(entry_empty(e));
+			put(&t, key, (uint64_t)r + 1);
+			truth[key] = (uint64_t)r + 1;
+			live++;
+		}
+		ck_assert_uint_eq(t.used, live);
+	}
+	for (uint64_t k = 1; k <= n; k++) {
+		struct entry *e = slot(&t, k);
+
+		ck_assert_msg(truth[k] ? e->value == truth[k] : entry_empty(e), "key %llu",
+			      (unsigned long long)k);
+	}
+	mt_hashtab_free(&t);
+	free(truth);
+}
+
+START_TEST(inserts_and_erases_agree_with_the_truth)
+{
+	poor = false;
+	churn(5000, 200000);
+}
+END_TEST
+
+/* Every key in a few long runs, some of them wrapping past the last slot. */
+START_TEST(long_runs_and_the_wrap_around)
+{
+	poor = true;
+	churn(600, 50000);
+}
+END_TEST
+
+/* Grown past its load, the table keeps every entry; at most max_load_pct of it is used. */
+START_TEST(grows_within_its_load)
+{
+	struct mt_hashtab t = {0};
+
+	poor = false;
+	for (uint64_t k = 1; k <= 100000; k++) {
+		put(&t, k, k * 3);
+		ck_assert_uint_le(t.used * 100, (t.mask + 1) * ops.max_load_pct);
+	}
+	for (uint64_t k = 1; k <= 100000; k++)
+		ck_assert_uint_eq(slot(&t, k)->value, k * 3);
+	ck_assert_uint_eq(t.used, 100000);
+	mt_hashtab_free(&t);
+	ck_assert_ptr_null(t.slot);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("hashtab");
+	TCase *tc = tcase_create("hashtab");
+
+	tcase_add_test(tc, inserts_and_erases_agree_with_the_truth);
+	tcase_add_test(tc, long_runs_and_the_wrap_around);
+	tcase_add_test(tc, grows_within_its_load);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
