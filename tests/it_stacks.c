@@ -608,11 +608,12 @@ START_TEST(file_without_cfi_says_so)
 }
 END_TEST
 
-/* Without --stacks there are none, and --folded says how to get them. */
+/* Without --stacks there are none, and the summary, the text report and --folded say how to get
+ * them. */
 START_TEST(no_stacks_without_the_option)
 {
 	char dir[64], art[128];
-	const char *run[] = {MEMTRACK, "run", "-q", "-o", art, "--", FIXTURE("stacks"), NULL};
+	const char *run[] = {MEMTRACK, "run", "-o", art, "--", FIXTURE("stacks"), NULL};
 	const char *rep[] = {MEMTRACK, "report", "--folded", art, NULL};
 	const char *text[] = {MEMTRACK, "report", art, NULL};
 	struct mt_out o;
@@ -621,6 +622,10 @@ START_TEST(no_stacks_without_the_option)
 	snprintf(art, sizeof(art), "%s/a.mtk", dir);
 	ck_assert_int_eq(mt_run(run, NULL, NULL, 120, &o), 0);
 	ck_assert_int_eq(o.code, 0);
+	ck_assert_msg(strstr(o.err,
+			     "memtrack: where: no call stacks recorded (run with --stacks to "
+			     "see the allocating sites)\n"),
+		      "%s", o.err);
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 1);
@@ -631,7 +636,11 @@ START_TEST(no_stacks_without_the_option)
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(text, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 0);
-	ck_assert_ptr_null(strstr(o.out, "allocation sites"));
+	ck_assert_msg(strstr(o.out,
+			     "\nTop allocation sites: none, the run recorded no call stacks "
+			     "(memtrack run --stacks -- CMD records them; docs/STACKS.md)\n"),
+		      "%s", o.out);
+	ck_assert_int_eq(mt_count_lines(o.out, "allocation sites"), 1);
 	mt_out_free(&o);
 }
 END_TEST

@@ -81,8 +81,14 @@ int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_
 	const struct mt_site **v;
 	char b1[32], b2[32], b3[32];
 
-	if (!n)
+	if (!n) {
+		/* Where a program allocates is the first question: say how to get the answer. */
+		if (rep->totals.allocations + rep->totals.reallocs)
+			fputs("\nTop allocation sites: none, the run recorded no call stacks "
+			      "(memtrack run --stacks -- CMD records them; docs/STACKS.md)\n",
+			      out);
 		return 0;
+	}
 	v = malloc(n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;

@@ -641,6 +641,10 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 	if (mt_sites_count(rep->sites))
 		fprintf(out, "memtrack: stacks: %zu distinct (memtrack report [--folded] FILE)\n",
 			mt_sites_count(rep->sites));
+	else if (t->allocations + t->reallocs)
+		fputs("memtrack: where: no call stacks recorded (run with --stacks to see the "
+		      "allocating sites)\n",
+		      out);
 	mt_output_leaks_summary(rep, out);
 	mt_output_mapped_summary(rep, out);
 	mt_output_rss_summary(rep, out);
