@@ -50,6 +50,18 @@ int mt_cmd_options(const struct mt_cmd *cmd, int argc, char **argv, void *ctx);
 __attribute__((format(printf, 2, 3))) int mt_cmd_usage_error(const struct mt_cmd *cmd,
 							     const char *fmt, ...);
 
+/*
+ * val as one of the n names of option opt: its index, or the usage error's -EINVAL after
+ * "OPT takes A, B or C, not 'VAL'" (which the bash completion reads for the names).
+ */
+int mt_cmd_enum(const struct mt_cmd *cmd, const char *opt, const char *val,
+		const char *const *names, int n);
+
+/* The names of --watcher (by enum mt_watcher_mode) and --stacks (none, kernel), run's and attach's.
+ */
+extern const char *const mt_cmd_watchers[3];
+extern const char *const mt_cmd_stack_modes[2];
+
 /* The exit status of mt_cmd_options' return when it is not an operand's index. */
 static inline int mt_cmd_options_status(int ret)
 {

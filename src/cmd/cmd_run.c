@@ -107,16 +107,12 @@ static const struct mt_cmd run_cmd;
 /* val as the index of one of names into *out, or a usage error. */
 static int parse_enum(const char *opt, const char *val, const char *const *names, int n, int *out)
 {
-	char v[MT_PRINTABLE_MAX];
+	int i = mt_cmd_enum(&run_cmd, opt, val, names, n);
 
-	for (int i = 0; i < n; i++) {
-		if (strcmp(val, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	}
-	return mt_cmd_usage_error(&run_cmd, "invalid %s '%s'", opt,
-				  mt_printable(v, sizeof(v), val));
+	if (i < 0)
+		return i;
+	*out = i;
+	return 0;
 }
 
 /* The kernel takes a ring buffer of a power-of-two number of pages. */
@@ -185,9 +181,7 @@ static int parse_gdb(const char *arg, struct run_opts *o)
 
 static int run_option(int c, const char *arg, void *ctx)
 {
-	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
 	static const char *const placements[] = {"smart", "entry"};
-	static const char *const stack_modes[] = {"none", "kernel"};
 	static const char *const scopes[] = {"tree", "system"};
 	struct run_opts *o = ctx;
 	int v = 0, ret;
@@ -208,7 +202,7 @@ static int run_option(int c, const char *arg, void *ctx)
 	case OPT_STOP_AT:
 		return parse_stop_at(arg, o);
 	case OPT_WATCHER:
-		ret = parse_enum("--watcher", arg, watchers, 3, &v);
+		ret = parse_enum("--watcher", arg, mt_cmd_watchers, 3, &v);
 		if (!ret)
 			o->cfg.watcher = v;
 		return ret;
@@ -233,7 +227,7 @@ static int run_option(int c, const char *arg, void *ctx)
 	case OPT_GDB:
 		return parse_gdb(arg, o);
 	case OPT_STACKS:
-		ret = parse_enum("--stacks", arg ? arg : "kernel", stack_modes, 2, &v);
+		ret = parse_enum("--stacks", arg ? arg : "kernel", mt_cmd_stack_modes, 2, &v);
 		if (!ret)
 			o->cfg.stacks = v == 1;
 		return ret;
