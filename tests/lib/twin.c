@@ -9,8 +9,7 @@
 #include "mtrun.h"
 #include "twin.h"
 
-/* cargo from PATH, else rustup's default place; NULL when there is none. */
-static const char *find_cargo(void)
+const char *mt_find_rust_tool(const char *name)
 {
 	static char path[PATH_MAX];
 	const char *dirs = getenv("PATH") ?: "/usr/bin:/bin";
@@ -18,19 +17,19 @@ static const char *find_cargo(void)
 	while (*dirs) {
 		size_t n = strcspn(dirs, ":");
 
-		snprintf(path, sizeof(path), "%.*s/cargo", (int)n, dirs);
+		snprintf(path, sizeof(path), "%.*s/%s", (int)n, dirs, name);
 		if (n && access(path, X_OK) == 0)
 			return path;
 		dirs += n + (dirs[n] == ':');
 	}
-	snprintf(path, sizeof(path), "%s/.cargo/bin/cargo", getenv("HOME") ?: "/root");
+	snprintf(path, sizeof(path), "%s/.cargo/bin/%s", getenv("HOME") ?: "/root", name);
 	return access(path, X_OK) == 0 ? path : NULL;
 }
 
 const char *mt_build_twin(void)
 {
 	static char why[512];
-	const char *cargo = find_cargo();
+	const char *cargo = mt_find_rust_tool("cargo");
 	char script[PATH_MAX * 3];
 	struct mt_out o = {0};
 
