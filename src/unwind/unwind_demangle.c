@@ -1065,12 +1065,16 @@ static size_t without_llvm_suffix(const char *name)
 
 char *mt_rust_demangle(const char *name)
 {
+	bool v0 = !strncmp(name, "_R", 2), ok;
 	struct demangler d = {0};
-	size_t len = without_llvm_suffix(name);
-	bool v0 = len > 2 && !strncmp(name, "_R", 2), ok;
 	char *res = NULL;
+	size_t len;
 
-	if (!v0 && (len <= 3 || strncmp(name, "_ZN", 3)))
+	/* Most frames are C's: no more work for them than this. */
+	if (!v0 && strncmp(name, "_ZN", 3))
+		return NULL;
+	len = without_llvm_suffix(name);
+	if (len <= (v0 ? 2u : 3u))
 		return NULL;
 	d.out = malloc(MT_DEMANGLE_MAX);
 	if (!d.out)
