@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/regfile.h"
 #include "reader/artifact_read_int.h"
 
 /* ---- records ------------------------------------------------------------------------------- */
@@ -308,6 +309,7 @@ static int finish_open(struct mt_artifact_reader **rp, struct mt_artifact_reader
 int mt_artifact_open(struct mt_artifact_reader **rp, const char *path, char *err, size_t errlen)
 {
 	struct mt_artifact_reader *r;
+	char why[256];
 	int ret;
 
 	*rp = NULL;
@@ -319,10 +321,12 @@ int mt_artifact_open(struct mt_artifact_reader **rp, const char *path, char *err
 		mt_artifact_close(r);
 		goto nomem;
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A pipe the user's shell gave as stdin is read (run -o /dev/stdout | report /dev/stdin).
+	 */
+	r->fd = mt_regfile_open(path, MT_REGFILE_OWN_STDIO, why, sizeof(why));
 	if (r->fd < 0) {
-		ret = -errno;
-		mt_artread_fail(r, ret, "cannot open: %s", strerror(errno));
+		ret = r->fd;
+		mt_artread_fail(r, ret, "cannot open: %s", why);
 		copy_err(r, err, errlen);
 		mt_artifact_close(r);
 		return ret;
