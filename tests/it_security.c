@@ -267,6 +267,49 @@ START_TEST(setcap_memtrack_keeps_nothing_for_the_boot)
 }
 END_TEST
 
+/*
+ * What reaches processes outside the invoker's tree is root's only: nobody's setcap'd memtrack
+ * refuses --probe-scope system (breakpoints in every process that maps libc, root's too) in one
+ * sentence, before anything is attached or written (docs/SECURITY.md, the options' table).
+ */
+START_TEST(setcap_memtrack_keeps_to_its_users_tree)
+{
+	struct priv p;
+	struct mt_out o;
+
+	priv_make(&p);
+	for (int i = 0; i < 2; i++) {
+		const char *joined[] = {AS_NOBODY, p.setcap, "run", "-q",   "--probe-scope=system",
+					"-o",	   p.art,    "--",  "true", NULL};
+		const char *apart[] = {AS_NOBODY, p.setcap, "run", "-q", "--probe-scope",
+				       "system",  "-o",	    p.art, "--", "true",
+				       NULL};
+
+		ck_assert_int_eq(mt_run(i ? apart : joined, NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 2, "exit %d: %s", o.code, o.err);
+		ck_assert_str_eq(o.out, "");
+		ck_assert_msg(
+		    strstr(o.err, "--probe-scope system puts breakpoints in every process") &&
+			strstr(o.err, "root's only (uid 65534 is not root)"),
+		    "%s", o.err);
+		ck_assert_int_eq(mt_count_lines(o.err, ""), 1);
+		ck_assert_int_eq(access(p.art, F_OK), -1);
+		mt_out_free(&o);
+	}
+	{
+		/* the tree, the default, is theirs */
+		const char *argv[] = {AS_NOBODY, p.setcap, "run", "-q", "--probe-scope",
+				      "tree",	 "-o",	   p.art, "--", "true",
+				      NULL};
+
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+		mt_out_free(&o);
+	}
+	priv_free(&p);
+}
+END_TEST
+
 /* A set-user-ID root memtrack serves its invoker only: their ids, their files, no --user. */
 START_TEST(setuid_memtrack_serves_its_invoker_only)
 {
@@ -941,6 +984,7 @@ static Suite *suite(void)
 	mt_tcase_add_tool_test(tc, setcap_memtrack_gives_no_setuid_privilege, "setcap setpriv gdb");
 	mt_tcase_add_tool_test(tc, setuid_memtrack_serves_its_invoker_only, "setcap setpriv");
 	mt_tcase_add_tool_test(tc, setcap_memtrack_keeps_nothing_for_the_boot, "setcap setpriv");
+	mt_tcase_add_tool_test(tc, setcap_memtrack_keeps_to_its_users_tree, "setcap setpriv");
 	tcase_add_test(tc, links_of_another_user_are_not_followed);
 	tcase_add_test(tc, another_users_file_in_a_shared_directory_is_kept);
 	mt_tcase_add_tool_test(tc, fifos_of_another_user_are_not_opened, "setpriv mkfifo");

@@ -67,7 +67,8 @@ static void usage(FILE *out)
 	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
 	    "      --probe-scope S        tree (default: breakpoints only in the traced tree's\n"
 	    "                             processes) or system (in every process, filtered in "
-	    "BPF)\n"
+	    "BPF;\n"
+	    "                             root only)\n"
 	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
 	    "                             K/M/G suffixes (default 2M)\n"
 	    "      --stacks[=MODE]        kernel: record each allocation's call stack, unwound\n"
@@ -367,6 +368,40 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	mt_cmd_artifact_summary(o->cfg.artifact_path);
 }
 
+/* --user, or under sudo its invoker: 0, or the usage error said. */
+static int choose_user(struct run_opts *o)
+{
+	int err = mt_choose_user(&o->cfg.identity, o->user);
+	char u[MT_PRINTABLE_MAX];
+
+	if (err == -ENOENT)
+		return mt_cmd_usage_error(&run_cmd, "no such user '%s'",
+					  mt_printable(u, sizeof(u), o->user));
+	if (err == -EPERM)
+		return mt_cmd_usage_error(
+		    &run_cmd,
+		    "--user %s needs root: this memtrack runs with privileges "
+		    "its user (uid %u) does not have, and serves that user only",
+		    mt_printable(u, sizeof(u), o->user), (unsigned)getuid());
+	return err;
+}
+
+/*
+ * What reaches processes outside the invoker's tree is root's alone (real uid 0: a root shell,
+ * sudo), never a setcap'd or set-user-ID memtrack's user's (docs/SECURITY.md, the options' table).
+ * 0, or the usage error said.
+ */
+static int check_reach(const struct run_opts *o)
+{
+	if (o->cfg.system_scope && getuid() != 0)
+		return mt_cmd_usage_error(
+		    &run_cmd,
+		    "--probe-scope system puts breakpoints in every process on the machine that "
+		    "maps a probed file, others' too: root's only (uid %u is not root)",
+		    (unsigned)getuid());
+	return 0;
+}
+
 static int run(int argc, char **argv, struct run_opts *op)
 {
 	struct mt_run_result res;
@@ -375,7 +410,7 @@ static int run(int argc, char **argv, struct run_opts *op)
 	rc = parse(argc, argv, op);
 	if (rc >= 0)
 		return rc;
-	if (mt_choose_user(&op->cfg.identity, op->user) < 0)
+	if (check_reach(op) || choose_user(op))
 		return MT_EXIT_USAGE;
 	op->cfg.track = !op->no_track;
 	if (op->cfg.trace_maps && (!op->cfg.trace_stops_path || !op->cfg.track)) {
