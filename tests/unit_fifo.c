@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,13 +104,53 @@ START_TEST(no_runner)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(ctl, sizeof(ctl), "%s/ctl", dir);
 	snprintf(ack, sizeof(ack), "%s/ack", dir);
-	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100), 0);
+	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100, getuid()), 0);
 	ck_assert_int_eq(mkfifo(ctl, 0700), 0);
-	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100), 0);
+	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100, getuid()), 0);
 	ck_assert_int_eq(mkfifo(ack, 0700), 0);
-	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100), 0);
+	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100, getuid()), 0);
 	ck_assert_int_eq(f.ctl, -1);
 	ck_assert_int_eq(f.ack, -1);
+	unlink(ctl);
+	unlink(ack);
+	rmdir(dir);
+}
+END_TEST
+
+/*
+ * The runner's FIFOs are in /tmp: a pair another user made there, live (someone holds their other
+ * ends), is not the runner's. exec-harness says so and runs without a runner, having opened
+ * neither; the same pair of root's is connected to.
+ */
+START_TEST(another_users_fifos_are_not_the_runner)
+{
+	char dir[] = "/tmp/mt-unit-fifo-XXXXXX", ctl[64], ack[64];
+	int reader, writer;
+	struct mt_fifo f;
+	char byte;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(ctl, sizeof(ctl), "%s/ctl", dir);
+	snprintf(ack, sizeof(ack), "%s/ack", dir);
+	ck_assert_int_eq(mkfifo(ctl, 0700), 0);
+	ck_assert_int_eq(mkfifo(ack, 0700), 0);
+	reader = open(ctl, O_RDONLY | O_NONBLOCK);
+	writer = open(ack, O_RDWR | O_NONBLOCK);
+	ck_assert_int_ge(reader, 0);
+	ck_assert_int_ge(writer, 0);
+	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100, getuid()), 1);
+	mt_fifo_close(&f);
+	ck_assert_int_eq(chown(ctl, 65534, 65534), 0);
+	ck_assert_int_eq(chown(ack, 65534, 65534), 0);
+	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100, getuid()), 0);
+	ck_assert_int_eq(f.ctl, -1);
+	ck_assert_int_eq(f.ack, -1);
+	ck_assert_int_le(read(reader, &byte, 1), 0);
+	/* the user exec-harness serves may be the runner's */
+	ck_assert_int_eq(mt_fifo_connect(&f, ctl, ack, 100, 65534), 1);
+	mt_fifo_close(&f);
+	close(reader);
+	close(writer);
 	unlink(ctl);
 	unlink(ack);
 	rmdir(dir);
@@ -125,6 +166,8 @@ static Suite *fifo_suite(void)
 	tcase_add_test(tc, answers_only);
 	tcase_add_test(tc, decoded_answers);
 	tcase_add_test(tc, no_runner);
+	mt_add_test_unless(tc, another_users_fifos_are_not_the_runner,
+			   geteuid() ? "no root (the FIFOs are given to another user)" : NULL);
 	suite_add_tcase(s, tc);
 	return s;
 }

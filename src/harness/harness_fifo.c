@@ -165,36 +165,80 @@ int mt_fifo_decode_answer(const uint8_t *payload, size_t len, struct mt_fifo_msg
 
 /* ---- The connection ----------------------------------------------------------------------- */
 
-static bool is_fifo(const char *path)
+/*
+ * A runner's FIFO: its FIFOs are in /tmp, where any user can make them, and exec-harness may run as
+ * root. Only a FIFO of root's, memtrack's own user's or the user it serves is the runner's: another
+ * user's would read the benchmarks' names and pids and answer for the runner.
+ */
+static bool runners_fifo(const struct stat *st, uid_t serves)
+{
+	return S_ISFIFO(st->st_mode) && (st->st_uid == 0 || st->st_uid == getuid() ||
+					 st->st_uid == geteuid() || st->st_uid == serves);
+}
+
+/* 1: path is the runner's FIFO, 0: there is none, -EPERM: one of another user's, said. */
+static int find_fifo(const char *path, uid_t serves)
 {
 	struct stat st;
 
-	return !stat(path, &st) && S_ISFIFO(st.st_mode);
+	if (lstat(path, &st) || !S_ISFIFO(st.st_mode))
+		return 0;
+	if (runners_fifo(&st, serves))
+		return 1;
+	fprintf(stderr,
+		MT_HARNESS_PROG
+		": %s is a FIFO of uid %u, not the runner's: not opened, no runner\n",
+		path, (unsigned)st.st_uid);
+	return -EPERM;
 }
 
-int mt_fifo_connect(struct mt_fifo *f, const char *ctl_path, const char *ack_path, int timeout_ms)
+/* Open the FIFO found, without following a link, and check that what is open is still it. */
+static int open_fifo(const char *path, int flags, uid_t serves)
 {
-	int e;
+	int fd = open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC), e;
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		e = -errno;
+	else if (!runners_fifo(&st, serves))
+		e = -EPERM; /* replaced since it was looked at */
+	else
+		return fd;
+	close(fd);
+	return e;
+}
+
+int mt_fifo_connect(struct mt_fifo *f, const char *ctl_path, const char *ack_path, int timeout_ms,
+		    uid_t serves)
+{
+	int e, found;
 
 	f->ctl = f->ack = -1;
 	f->timeout_ms = timeout_ms;
 	f->mode = MT_FIFO_MODE_WALLTIME;
 	/* instrument-hooks too looks for both FIFOs and goes on without a runner when one lacks. */
-	if (!is_fifo(ctl_path) || !is_fifo(ack_path))
+	found = find_fifo(ctl_path, serves);
+	if (found == 1)
+		found = find_fifo(ack_path, serves);
+	if (found != 1)
 		return 0;
 	/* A read-only open does not wait for a writer; a write-only one fails with ENXIO when no
 	 * process reads: the runner opened both before it started the benchmark command. */
-	f->ack = open(ack_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	f->ack = open_fifo(ack_path, O_RDONLY, serves);
 	if (f->ack < 0) {
-		e = errno;
+		e = -f->ack;
+		f->ack = -1;
 		fprintf(stderr, MT_HARNESS_PROG ": cannot open the runner's FIFO %s: %s\n",
 			ack_path, strerror(e));
 		return -e;
 	}
-	f->ctl = open(ctl_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	f->ctl = open_fifo(ctl_path, O_WRONLY, serves);
 	if (f->ctl >= 0)
 		return 1;
-	e = errno;
+	e = -f->ctl;
+	f->ctl = -1;
 	mt_fifo_close(f);
 	if (e == ENXIO)
 		return 0;

@@ -84,10 +84,12 @@ struct mt_fifo {
 
 /*
  * Connect to the runner whose FIFOs are ctl_path and ack_path. Returns 1 when connected, 0 when
- * there is no runner (no FIFO, or a FIFO nobody reads: one left by an earlier run), or a
- * negative errno after one sentence on stderr.
+ * there is no runner (no FIFO, or a FIFO nobody reads: one left by an earlier run; or a FIFO of
+ * another user than root, memtrack's own or serves, the user it runs benchmarks for: said, never
+ * opened), or a negative errno after one sentence on stderr.
  */
-int mt_fifo_connect(struct mt_fifo *f, const char *ctl_path, const char *ack_path, int timeout_ms);
+int mt_fifo_connect(struct mt_fifo *f, const char *ctl_path, const char *ack_path, int timeout_ms,
+		    uid_t serves);
 void mt_fifo_close(struct mt_fifo *f);
 /*
  * Send m and read its answer: 0 on Ack (for GetIntegrationMode, on a mode, stored in f->mode).
