@@ -390,7 +390,7 @@ int mt_supp_read(struct mt_suppressions *ss, const char *path, char *err, size_t
 	char p[MT_PRINTABLE_MAX], why[256], *buf = NULL;
 	size_t len = 0, cap = 0, got;
 	/* /dev/null (no suppressions) and the stdin the shell gave (< FILE) are read too. */
-	int ret = 0, fd = mt_regfile_open(path, MT_REGFILE_DEV_NULL | MT_REGFILE_OWN_STDIO, why,
+	int ret = 0, fd = mt_regfile_open(path, MT_REGFILE_DEV_NULL | MT_REGFILE_OWN_STREAM, why,
 					  sizeof(why));
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
 

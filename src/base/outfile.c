@@ -26,9 +26,10 @@
  * user's shell gave memtrack as its stdout or stderr (-o /dev/stdout | ...). Never a FIFO, socket
  * or device found at the path otherwise: another user may have planted it (regfile.h).
  */
-#define OUTFILE_ALLOW (MT_REGFILE_DEV_NULL | MT_REGFILE_OWN_STDIO)
+#define OUTFILE_ALLOW (MT_REGFILE_DEV_NULL | MT_REGFILE_OWN_STREAM)
 
 struct target {
+	const char *path; /* as the caller gave it */
 	int dirfd;
 	const char *base; /* the last component, in the caller's path */
 	uid_t acting;	  /* the user whose rights the open uses */
@@ -151,7 +152,7 @@ static int check_link_target(const struct target *t, char *err, size_t errlen)
 
 	if (fstatat(t->dirfd, t->base, &st, 0) < 0)
 		return 0; /* dangling: the open creates its target, a regular file */
-	return mt_regfile_kind(&st, OUTFILE_ALLOW, err, errlen);
+	return mt_regfile_kind(&st, t->path, OUTFILE_ALLOW, err, errlen);
 }
 
 /* The checks on what the last component is now; -ENOENT when it does not exist. */
@@ -169,11 +170,12 @@ static int check_existing(const struct target *t, enum mt_outfile_mode mode, str
 	if (S_ISDIR(st->st_mode))
 		return fail(err, errlen, -EISDIR, "%s", strerror(EISDIR));
 	return S_ISREG(st->st_mode) ? check_regular(t, st, err, errlen)
-				    : mt_regfile_kind(st, OUTFILE_ALLOW, err, errlen);
+				    : mt_regfile_kind(st, t->path, OUTFILE_ALLOW, err, errlen);
 }
 
-static void prepare(struct target *t, const struct mt_identity *owner)
+static void prepare(struct target *t, const char *path, const struct mt_identity *owner)
 {
+	t->path = path;
 	t->dirfd = -1;
 	t->owner = owner && owner->drop_privileges ? owner : NULL;
 	t->acting = acts_as_owner(owner) ? owner->uid : geteuid();
@@ -186,7 +188,7 @@ int mt_outfile_check(const char *path, enum mt_outfile_mode mode, const struct m
 	struct stat st;
 	int e;
 
-	prepare(&t, owner);
+	prepare(&t, path, owner);
 	e = open_dir(path, &t, err, errlen);
 	if (!e)
 		e = check_existing(&t, mode, &st, err, errlen);
@@ -210,7 +212,7 @@ static int open_existing(const struct target *t, const struct stat *st, char *er
 
 	if (fd < 0)
 		return errno == ENOENT ? -ENOENT : fail(err, errlen, -errno, "%s", strerror(errno));
-	e = mt_regfile_settle(fd, OUTFILE_ALLOW, err, errlen);
+	e = mt_regfile_settle(fd, t->path, OUTFILE_ALLOW, err, errlen);
 	if (!e && fstat(fd, &now) < 0)
 		e = fail(err, errlen, -errno, "%s", strerror(errno));
 	/* A link's target is checked as a file of its own: it may be a hard link too. */
@@ -277,7 +279,7 @@ static int open_as_owner(const char *path, struct target *t, const struct mt_ide
 	gid_t fsgid = 0;
 	int fd;
 
-	prepare(t, owner);
+	prepare(t, path, owner);
 	if (acts_as_owner(owner)) {
 		fsgid = setfsgid(owner->gid);
 		fsuid = setfsuid(owner->uid);

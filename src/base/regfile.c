@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -48,26 +49,52 @@ static bool is_dev_null(const struct stat *st)
 	return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && minor(st->st_rdev) == 3;
 }
 
-/* The file memtrack's stdin, stdout or stderr is: what the user's shell handed it. */
-static bool is_own_stdio(const struct stat *st)
+/* The descriptor path names, /dev/fd/N or /proc/self/fd/N (a <(...) of the shell's), or -1. */
+static int named_fd(const char *path)
 {
-	struct stat std;
+	static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/"};
+	char *end;
+	long n;
 
-	for (int fd = 0; fd <= 2; fd++)
-		if (!fstat(fd, &std) && std.st_dev == st->st_dev && std.st_ino == st->st_ino &&
-		    (std.st_mode & S_IFMT) == (st->st_mode & S_IFMT))
-			return true;
-	return false;
+	for (size_t i = 0; path && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (strncmp(path, dirs[i], strlen(dirs[i])))
+			continue;
+		path += strlen(dirs[i]);
+		n = strtol(path, &end, 10);
+		return *path >= '0' && *path <= '9' && !*end && n <= 65535 ? (int)n : -1;
+	}
+	return -1;
 }
 
-int mt_regfile_kind(const struct stat *st, unsigned int allow, char *err, size_t errlen)
+static bool same_file(int fd, const struct stat *st)
+{
+	struct stat held;
+
+	return fd >= 0 && !fstat(fd, &held) && held.st_dev == st->st_dev &&
+	       held.st_ino == st->st_ino && (held.st_mode & S_IFMT) == (st->st_mode & S_IFMT);
+}
+
+/*
+ * The file memtrack's stdin, stdout or stderr is, or the descriptor path names: what the user's
+ * shell handed memtrack, never something found at a path.
+ */
+static bool is_own_stream(const struct stat *st, const char *path)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (same_file(fd, st))
+			return true;
+	return same_file(named_fd(path), st);
+}
+
+int mt_regfile_kind(const struct stat *st, const char *path, unsigned int allow, char *err,
+		    size_t errlen)
 {
 	if (S_ISREG(st->st_mode))
 		return 0;
 	if (S_ISDIR(st->st_mode))
 		return say(err, errlen, -EISDIR, "%s", strerror(EISDIR));
 	if (((allow & MT_REGFILE_DEV_NULL) && is_dev_null(st)) ||
-	    ((allow & MT_REGFILE_OWN_STDIO) && is_own_stdio(st)))
+	    ((allow & MT_REGFILE_OWN_STREAM) && is_own_stream(st, path)))
 		return 0;
 	return say(err, errlen, -EINVAL,
 		   "it is a %s, not a regular file (memtrack opens no FIFO, socket or device by "
@@ -75,14 +102,14 @@ int mt_regfile_kind(const struct stat *st, unsigned int allow, char *err, size_t
 		   kind_name(st->st_mode));
 }
 
-int mt_regfile_settle(int fd, unsigned int allow, char *err, size_t errlen)
+int mt_regfile_settle(int fd, const char *path, unsigned int allow, char *err, size_t errlen)
 {
 	struct stat st;
 	int flags, e;
 
 	if (fstat(fd, &st) < 0 || (flags = fcntl(fd, F_GETFL)) < 0)
 		return say(err, errlen, -errno, "%s", strerror(errno));
-	e = mt_regfile_kind(&st, allow, err, errlen);
+	e = mt_regfile_kind(&st, path, allow, err, errlen);
 	if (!e && (flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
 		e = say(err, errlen, -errno, "%s", strerror(errno));
 	return e;
@@ -95,13 +122,13 @@ int mt_regfile_open(const char *path, unsigned int allow, char *err, size_t errl
 
 	if (stat(path, &st) < 0)
 		return say(err, errlen, -errno, "%s", strerror(errno));
-	e = mt_regfile_kind(&st, allow, err, errlen);
+	e = mt_regfile_kind(&st, path, allow, err, errlen);
 	if (e)
 		return e;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return say(err, errlen, -errno, "%s", strerror(errno));
-	e = mt_regfile_settle(fd, allow, err, errlen);
+	e = mt_regfile_settle(fd, path, allow, err, errlen);
 	if (e) {
 		close(fd);
 		return e;

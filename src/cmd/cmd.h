@@ -106,8 +106,9 @@ typedef int (*mt_cmd_writer)(FILE *f, const void *arg);
 /*
  * The picture of --svg, the page of --html or the profile of --pprof (cmd_report.c), written
  * whole to path by write, or removed: one sentence when it cannot be. Only a regular file is
- * removed: path may name a device, a FIFO or /dev/stdout, which were there before memtrack and
- * stay. 0 or 1, the exit status.
+ * removed: path may name /dev/null or a stream the shell gave memtrack (/dev/stdout, a >(...)),
+ * which were there before memtrack and stay; any other FIFO or device is refused
+ * (base/outfile.h). 0 or 1, the exit status.
  */
 int mt_cmd_write_file(const char *path, mt_cmd_writer write, const void *arg);
 

@@ -316,7 +316,8 @@ static char *real_dir(const char *path)
 
 /*
  * Whether -o and --trace-stops name one regular file, existing or not: the trace, written at the
- * end, would replace the artifact. A device or a FIFO (/dev/stdout) may take both.
+ * end, would replace the artifact. /dev/null or a stream of the shell's (/dev/stdout) may take
+ * both.
  */
 static bool one_file(const char *a, const char *b)
 {

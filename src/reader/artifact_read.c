@@ -323,7 +323,7 @@ int mt_artifact_open(struct mt_artifact_reader **rp, const char *path, char *err
 	}
 	/* A pipe the user's shell gave as stdin is read (run -o /dev/stdout | report /dev/stdin).
 	 */
-	r->fd = mt_regfile_open(path, MT_REGFILE_OWN_STDIO, why, sizeof(why));
+	r->fd = mt_regfile_open(path, MT_REGFILE_OWN_STREAM, why, sizeof(why));
 	if (r->fd < 0) {
 		ret = r->fd;
 		mt_artread_fail(r, ret, "cannot open: %s", why);
