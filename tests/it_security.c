@@ -633,6 +633,46 @@ START_TEST(fifos_of_another_user_are_not_opened)
 }
 END_TEST
 
+/*
+ * A report symbolises its sites from the files the artifact names: when another user replaced one
+ * with a FIFO since the run (a program in their directory), the report goes on without its names
+ * rather than wait for a writer forever.
+ */
+START_TEST(report_does_not_wait_where_a_traced_file_was)
+{
+	static const char *const names[] = {"prog", NULL};
+	const char *stacks[] = {"--stacks", NULL};
+	char prog[192], *art;
+	const char *cmd[] = {prog, NULL};
+	struct mt_out o;
+	struct trap t;
+
+	trap_make(&t);
+	snprintf(prog, sizeof(prog), "%s/prog", t.dir);
+	copy_file(FIXTURE("calloc_realloc"), prog, 0755);
+	art = mt_record(MEMTRACK, NULL, stacks, cmd, 60, &o);
+	ck_assert_msg(art && o.code == 0, "run: %s", o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(unlink(prog), 0);
+	plant_fifo(&t, "prog", prog, sizeof(prog));
+	{
+		const char *text[] = {MEMTRACK, "report", art, NULL};
+		const char *html[] = {MEMTRACK, "report", "--html", "/dev/null", art, NULL};
+
+		for (int i = 0; i < 2; i++) {
+			ck_assert_int_eq(mt_run(i ? html : text, NULL, NULL, 20, &o), 0);
+			ck_assert_msg(o.code == 0, "report: exit %d: %s", o.code, o.err);
+			mt_out_free(&o);
+		}
+	}
+	unlink(art);
+	*strrchr(art, '/') = '\0';
+	rmdir(art);
+	free(art);
+	trap_free(&t, names);
+}
+END_TEST
+
 /* argv's stdout read whole from a pipe (what the user's shell hands memtrack with `| ...`). */
 static char *stdout_of(const char *const *argv, int *code)
 {
@@ -989,6 +1029,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, another_users_file_in_a_shared_directory_is_kept);
 	mt_tcase_add_tool_test(tc, fifos_of_another_user_are_not_opened, "setpriv mkfifo");
 	tcase_add_test(tc, dev_null_and_own_stdout_are_written);
+	mt_tcase_add_tool_test(tc, report_does_not_wait_where_a_traced_file_was, "setpriv mkfifo");
 	tcase_add_test(tc, default_artifact_is_created_exclusively);
 	tcase_add_test(tc, sudo_artifact_belongs_to_the_user);
 	tcase_add_test(tc, sigkill_loses_at_most_the_bound);

@@ -18,6 +18,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "base/regfile.h"
 #include "base/grow.h"
 #include "classify/classify.h"
 #include "classify/classify_int.h"
@@ -453,12 +454,12 @@ int mt_classify_fd(int fd, enum mt_placement_mode mode, struct mt_classification
 
 int mt_classify_path(const char *path, enum mt_placement_mode mode, struct mt_classification *out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	int err;
 
 	if (fd < 0) {
 		memset(out, 0, sizeof(*out));
-		return -errno;
+		return fd;
 	}
 	err = mt_classify_fd(fd, mode, out);
 	close(fd);

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/regfile.h"
 #include "memtrack.skel.h"
 
 #include "base/grow.h"
@@ -390,7 +391,8 @@ static int resolve_fd_path(struct mt_tracker *t, const struct mt_inode_key *key,
 	ssize_t n;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The tree may have put a FIFO at that fd since: never a wait for its writer. */
+	fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) || mt_procmaps_kdev(st.st_dev) != key->dev || st.st_ino != key->ino) {
@@ -518,10 +520,10 @@ int mt_tracker_link_path(struct mt_tracker *t, pid_t pid, const char *path)
 	int fd, err;
 
 	/* A name only: what is there now may be a FIFO, which would hold the stop. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
 		close(fd);
 		return 0;
 	}

@@ -17,6 +17,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "base/build_id.h"
+#include "base/regfile.h"
 #include "base/grow.h"
 #include "base/printable.h"
 #include "bpf/unwind_row.h"
@@ -191,7 +192,9 @@ static Elf *open_elf(const char *path, int *fd)
 {
 	Elf *elf;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A path of the artifact's: what is there now may be a FIFO, which would hold the report.
+	 */
+	*fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	if (*fd < 0)
 		return NULL;
 	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
