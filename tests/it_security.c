@@ -599,6 +599,27 @@ START_TEST(fifos_of_another_user_are_not_opened)
 		assert_fifo_refused(argv, trace, false);
 	}
 	{
+		const char *argv[] = {MEMTRACK, "track", "-q",	 "--mtk", out,
+				      "-o",	t.dir,	 "true", NULL};
+
+		assert_fifo_refused(argv, out, true);
+	}
+	{
+		char pid[16];
+		const char *argv[] = {MEMTRACK, "attach", "-q", "-o", out, pid, NULL};
+		pid_t sleeper = fork();
+
+		ck_assert_int_ge(sleeper, 0);
+		if (sleeper == 0) {
+			execlp("sleep", "sleep", "60", (char *)NULL);
+			_exit(127);
+		}
+		snprintf(pid, sizeof(pid), "%d", (int)sleeper);
+		assert_fifo_refused(argv, out, true);
+		kill(sleeper, SIGKILL);
+		waitpid(sleeper, NULL, 0);
+	}
+	{
 		const char *html_argv[] = {MEMTRACK, "report", "--html", html, art, NULL};
 		const char *svg_argv[] = {MEMTRACK, "report", "--over-time", "--svg",
 					  svg,	    art,      NULL};
