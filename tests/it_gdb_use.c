@@ -103,9 +103,12 @@ START_TEST(hardware_watchpoint_probe_agrees_with_gdb)
 	ck_assert_ptr_nonnull(mt_hw_watchpoint_missing(true, decoy, sizeof(decoy)));
 	ck_assert_msg(strstr(decoy, "did not fire"), "decoy probe: %s", decoy);
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
-	ck_assert_msg(strstr(o.out, "Hardware watchpoint 2: watched"), "gdb said: %s%s", o.out,
-		      o.err);
-	fired = strstr(o.out, "Old value = 0\nNew value = 7") != NULL;
+	/* gdb falls back to a software watchpoint where the kernel refuses the registers */
+	ck_assert_msg(
+	    strstr(o.out, missing ? "atchpoint 2: watched" : "Hardware watchpoint 2: watched"),
+	    "gdb said: %s%s", o.out, o.err);
+	fired =
+	    strstr(o.out, "Hardware watchpoint 2: watched\n\nOld value = 0\nNew value = 7") != NULL;
 	ck_assert_msg(fired == !missing, "probe: %s; plain gdb: %s", missing ? missing : "fires",
 		      o.out);
 	mt_out_free(&o);
