@@ -102,9 +102,14 @@ $(GDBFAKE_TESTS): tests/gdbfake.c tests/gdbfake.h
 
 # The fatal path's tests need a fault that no release binary can produce: a test build of memtrack
 # whose supervisor has the fault injection hook (MT_FAULT_INJECTION, see src/supervisor/supervisor_stops.c),
-# and whose attach reads Yama's scope from a file a test names (src/supervisor/supervisor_attach.c).
-FAULT_OBJS := $(patsubst %,$(BUILD)/obj/supervisor/%.o,supervisor_stops supervisor_attach)
+# whose attach reads Yama's scope from a file a test names (src/supervisor/supervisor_attach.c),
+# and whose registration warmer can be made to start late (src/tracker/tracker_warm.c).
+FAULT_OBJS := $(patsubst %,$(BUILD)/obj/supervisor/%.o,supervisor_stops supervisor_attach) \
+	$(BUILD)/obj/tracker/tracker_warm.o
 $(BUILD)/obj/supervisor/%-faults.o: src/supervisor/%.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -c $< -o $@
+$(BUILD)/obj/tracker/%-faults.o: src/tracker/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -c $< -o $@
 
