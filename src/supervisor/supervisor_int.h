@@ -133,6 +133,7 @@ struct sup {
 	} ho, **inner;
 	size_t n_inner;
 	struct sup_gdb *gdb; /* --gdb: the process served to gdb (supervisor_gdb.c) */
+	bool gdb_end_asked;  /* a termination request came: gdb's session ends */
 	int sigfd; /* the wake signals, while a handed-off process is waited for (0: none) */
 	/* Ending the tree on a termination request: see end_tree(). */
 	const struct sent *end_send; /* the send that started it */
@@ -202,6 +203,7 @@ struct handoff *sup_handoff_owner(const struct sup *s, const struct tracee *t);
 bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
 int sup_handoff_know(struct handoff *h, const char *path);
 bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
+bool sup_gdb_reached(const struct sup *s);
 int sup_gdb_fd(const struct sup *s);
 int sup_resume(pid_t tid, int sig);
 int sup_carry_out(struct tracee *t, int next);
@@ -290,6 +292,7 @@ bool sup_sig_pending(pid_t pid, int sig);
 bool sup_root_delivery_wanted(struct sup *s, const siginfo_t *si);
 void sup_reap_orphans(void);
 void sup_take_requests(struct sup *s);
+bool sup_request_pending(void);
 int sup_wait_for_news(struct sup *s);
 
 /* supervisor_leaks.c: --leaks (docs/LEAKS.md) */

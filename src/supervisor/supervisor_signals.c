@@ -126,13 +126,21 @@ bool sup_sig_pending(pid_t pid, int sig)
 	return !mt_proc_status_read(pid, 0, &st) && ((st.sig_pnd | st.shd_pnd) & MT_SIG_BIT(sig));
 }
 
-/* The root has the signal pending, or is stopped at its delivery. */
+/*
+ * The root has the signal pending, or is stopped at its delivery; but not when it is parked
+ * there for gdb: the end of gdb's session that the request brings resumes it without the signal
+ * (gdb had not decided to pass it), so memtrack forwards it.
+ */
 static bool root_getting(struct sup *s, int sig)
 {
+	struct tracee *t = sup_find_tracee(s, s->root);
 	siginfo_t si;
 
-	return sup_sig_pending(s->root, sig) ||
-	       (ptrace(PTRACE_GETSIGINFO, s->root, 0, &si) == 0 && si.si_signo == sig);
+	if (sup_sig_pending(s->root, sig))
+		return true;
+	if (t && sup_gdb_owns(s, t) && t->gdb_parked && t->gdb_at_signal)
+		return false;
+	return ptrace(PTRACE_GETSIGINFO, s->root, 0, &si) == 0 && si.si_signo == sig;
 }
 
 /*
@@ -218,6 +226,7 @@ static void end_tree(struct sup *s)
 static void on_request(struct sup *s, const siginfo_t *si)
 {
 	int sig = si->si_signo;
+	bool getting = false;
 	struct sent *e;
 
 	/* memtrack attach: a request to detach, never forwarded (supervisor_attach.c). */
@@ -226,11 +235,14 @@ static void on_request(struct sup *s, const siginfo_t *si)
 		return;
 	}
 	e = find_sent(s, si);
-	if (!s->root_gone) {
-		if (e->delivered || e->forwarded || root_getting(s, sig))
-			return;
+	if (!s->root_gone)
+		getting = e->delivered || e->forwarded || root_getting(s, sig);
+	/* Whoever gets it, nothing may stay parked for gdb: its session ends (sup_gdb_tick). */
+	s->gdb_end_asked = true;
+	if (getting)
+		return;
+	if (!s->root_gone)
 		e->forwarded = true;
-	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (!s->root_gone)
 		kill(s->root, sig);
@@ -254,6 +266,19 @@ void sup_reap_orphans(void)
 
 	while (waitpid(-1, &status, __WALL | WNOHANG) > 0)
 		;
+}
+
+/* A termination request waits to be taken (a wait elsewhere than the loop's gives way to it). */
+bool sup_request_pending(void)
+{
+	sigset_t pending;
+
+	if (sigpending(&pending))
+		return false;
+	for (size_t i = 0; i < N_TERM_SIGS; i++)
+		if (sigismember(&pending, term_sigs[i]) == 1)
+			return true;
+	return false;
 }
 
 /* Handle the requests that came, and the phase of ending the tree that is due. */
