@@ -519,6 +519,56 @@ START_TEST(termination_signal_ends_a_connected_session)
 }
 END_TEST
 
+/*
+ * A stop point three processes match (--stop-at exec:GLOB, three children of sh exec the same
+ * program at once): the first is served to gdb, the other two run on under memtrack. gdb takes
+ * its process to the end, the tree ends by itself, memtrack says one process waited for gdb and
+ * nothing of a point never reached. Before, every match was stopped for gdb, the last one served,
+ * and the others stayed stopped until memtrack was killed.
+ */
+START_TEST(stop_point_with_three_matches_serves_the_first)
+{
+	char dir[64], art[128], out[128], sock[256], script[512], target[300];
+	const char *argv[] = {MEMTRACK,		"run", "-o", art,  "--gdb", "--stop-at",
+			      "exec:exit_code", "--",  "sh", "-c", script,  NULL};
+	const char *gdb[] = {"gdb", "-nx",  "-batch", "-ex",	  "set confirm off",
+			     "-ex", target, "-ex",    "continue", NULL};
+	struct mt_out o;
+	int status;
+	pid_t pid;
+	char *text;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(script, sizeof(script), "for i in 1 2 3; do %s $i & done; wait",
+		 FIXTURE("exit_code"));
+	pid = mt_spawn_session(argv, out);
+	text = mt_wait_for_text(out, "Connect with", 60000);
+	ck_assert_msg(text, "memtrack did not wait for gdb");
+	printed_socket(text, sock, sizeof(sock));
+	free(text);
+	snprintf(target, sizeof(target), "target remote %s", sock);
+	ck_assert_int_eq(mt_run(gdb, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(strstr(o.out, "exited with code 0"), "gdb said: %s%s", o.out, o.err);
+	mt_out_free(&o);
+	ck_assert_msg(mt_wait_ms(pid, 30000, &status) >= 0, "the tree did not end");
+	text = mt_slurp(out);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x: %s", status,
+		      text);
+	ck_assert_int_eq(mt_count_lines(text, "is stopped right after its exec of"), 1);
+	ck_assert_int_eq(mt_count_lines(text, "never reached"), 0);
+	ck_assert_msg(strstr(text, "exited with 0; 4 processes"), "%s", text);
+	ck_assert_msg(strstr(text, "until it ended, its allocations recorded throughout"), "%s",
+		      text);
+	free(text);
+	assert_artifact_whole(art);
+	unlink(art);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *gdb_suite(void)
 {
 	Suite *s = suite_create("gdb");
@@ -541,6 +591,7 @@ static Suite *gdb_suite(void)
 	tcase_add_test(tc, bad_addresses_are_refused);
 	tcase_add_test(tc, termination_signals_end_the_wait_for_gdb);
 	mt_tcase_add_tool_test(tc, termination_signal_ends_a_connected_session, "gdb");
+	mt_tcase_add_tool_test(tc, stop_point_with_three_matches_serves_the_first, "gdb");
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -545,7 +545,7 @@ void sup_handoff_report(struct sup *s)
 {
 	char text[MT_PRINTABLE_MAX];
 
-	if (s->cfg->stop.text && !s->ho.pid)
+	if (s->cfg->stop.text && !s->ho.pid && !sup_gdb_reached(s))
 		fprintf(stderr, "memtrack: the stop point '%s' was never reached\n",
 			mt_printable(text, sizeof(text), s->cfg->stop.text));
 	for (size_t i = 0; i < sup_handoff_count(s); i++)
