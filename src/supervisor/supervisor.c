@@ -483,7 +483,7 @@ static void *detach_tracker(void *tracker)
 	return NULL;
 }
 
-int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
+static int supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 {
 	bool detaching;
 	pthread_t detacher;
@@ -496,7 +496,6 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 		return -ENOMEM;
 	if (cfg->trace_maps)
 		mt_stoplog_log_maps(s.log);
-	sup_block_requests();
 	if (cfg->track) {
 		err = open_tracking(&s);
 		if (err)
@@ -563,6 +562,43 @@ out:
 	sup_free(&s);
 	if (s.end_phase)
 		prctl(PR_SET_CHILD_SUBREAPER, 0);
-	sup_unblock_requests();
 	return err;
+}
+
+struct supervision {
+	const struct mt_run_config *cfg;
+	struct mt_run_result *res;
+	int err;
+};
+
+static void *supervisor_main(void *arg)
+{
+	struct supervision *v = arg;
+
+	v->err = supervise(v->cfg, v->res);
+	return NULL;
+}
+
+/*
+ * The supervisor runs in a thread of its own, memtrack's first thread waiting for it: a process
+ * of the tree may trace its parent, memtrack (an anti-debugging trick), and ptrace stops the
+ * thread its pid names, the first. Were that the tracer of the tree, the two would wait for each
+ * other for ever (the tracing process's own stops, its SIGCHLD first, wait for memtrack); this
+ * way memtrack handles them, and the first thread runs on once let go, as any parent would. The
+ * requests are blocked first, in every thread (the supervisor's inherits the mask).
+ */
+int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
+{
+	struct supervision v = {.cfg = cfg, .res = res};
+	pthread_t thread;
+	int err;
+
+	sup_block_requests();
+	err = -pthread_create(&thread, NULL, supervisor_main, &v);
+	if (err)
+		v.err = supervise(cfg, res);
+	else
+		pthread_join(thread, NULL);
+	sup_unblock_requests();
+	return v.err;
 }

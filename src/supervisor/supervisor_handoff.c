@@ -404,12 +404,19 @@ static int read_exit_code(pid_t pid)
 	return mt_proc_stat_field(pid, 52, &code) ? -1 : (int)code;
 }
 
-/* The tracer of pid (TracerPid in its status), 0 when none or unknown. */
+/*
+ * The process tracing pid, 0 when none or unknown. TracerPid names the tracer's thread: memtrack's
+ * is not its first (mt_supervise), so the thread's group is looked up.
+ */
 pid_t sup_tracer_of(pid_t pid)
 {
 	struct mt_proc_status st;
+	pid_t tracer;
 
-	return mt_proc_status_read(pid, 0, &st) ? 0 : st.tracer;
+	if (mt_proc_status_read(pid, 0, &st) || !st.tracer)
+		return 0;
+	tracer = st.tracer;
+	return mt_proc_status_read(tracer, 0, &st) || !st.tgid ? tracer : st.tgid;
 }
 
 /*

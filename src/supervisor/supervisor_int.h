@@ -93,8 +93,9 @@ struct sup {
 	size_t files_logged; /* tracker files already named in the log */
 	size_t n_held;
 	unsigned int n_orphans;
-	bool root_gone; /* the root ended, or was left stopped for a debugger */
-	bool told_left; /* "waiting for N process(es) left by CMD" was said */
+	bool root_gone;	  /* the root ended, or was left stopped for a debugger */
+	bool told_left;	  /* "waiting for N process(es) left by CMD" was said */
+	bool told_traced; /* a process of the tree traced memtrack itself: said once */
 
 	/* Recent termination signals, one per sender: see on_request(). */
 	struct sent {
