@@ -452,23 +452,11 @@ static pid_t start_gdb(const char *sock, const char *path, int *in)
 {
 	char target[300];
 	const char *argv[] = {"gdb", "-nx", "-q", "-ex", target, "-ex", "echo connected\\n", NULL};
-	int p[2];
 	pid_t pid;
 
 	snprintf(target, sizeof(target), "target remote %s", sock);
-	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	if (pid == 0) {
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		dup2(p[0], 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(p[0]);
-	*in = p[1];
+	pid = mt_spawn_fed(argv, path, in);
+	ck_assert_int_gt(pid, 0);
 	return pid;
 }
 

@@ -162,6 +162,20 @@ static void on_handed_root_gone(struct sup *s, struct handoff *h, int status)
 		tell_left(s);
 }
 
+/*
+ * The root, handed to a debugger, is memtrack's child, but waitpid reports its end only once its
+ * debugger let it go. After the tree's SIGKILL (a termination request), a debugger that holds it
+ * dead (gdb at its prompt) does not hold memtrack: its end is read from /proc.
+ */
+static void take_held_root(struct sup *s)
+{
+	struct handoff *h = s->end_phase == 3 ? sup_handoff_of(s, s->root) : NULL;
+	int status;
+
+	if (h && sup_handoff_dead(h, &status))
+		on_handed_root_gone(s, h, status);
+}
+
 static int event_loop(struct sup *s)
 {
 	struct tracee *t;
@@ -176,6 +190,7 @@ static int event_loop(struct sup *s)
 				return err;
 		}
 		sup_take_requests(s);
+		take_held_root(s);
 		err = sup_resume_pressed(s);
 		if (!err)
 			err = sup_attach_tick(s);
@@ -208,7 +223,9 @@ static int event_loop(struct sup *s)
 		}
 		t = sup_find_tracee(s, tid);
 		if (!t && tid == s->root && sup_handoff_of(s, tid)) {
-			if (WIFEXITED(status) || WIFSIGNALED(status))
+			/* Its end may have been read already (sup_handoff_tick). */
+			if ((WIFEXITED(status) || WIFSIGNALED(status)) &&
+			    !sup_handoff_of(s, tid)->ended)
 				on_handed_root_gone(s, sup_handoff_of(s, tid), status);
 			continue;
 		}

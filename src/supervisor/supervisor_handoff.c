@@ -498,6 +498,14 @@ static int tick(struct sup *s, struct handoff *h)
 	/* A thread it waited for may have ended instead of stopping (killed meanwhile). */
 	if (h->collecting)
 		return finish_collecting(s, h);
+	if (s->handoff_wake_asked && !h->continued && !h->inner) {
+		/*
+		 * A termination request while it waits for a debugger no one ran: continued, it
+		 * gets the signal sent to it (or to its group) as any process of the run does.
+		 */
+		h->continued = true;
+		kill(h->pid, SIGCONT);
+	}
 	if (now < h->next_look_ns && !mt_fd_readable(h->pidfd) &&
 	    !(s->tracker && mt_fd_readable(mt_tracker_requests_fd(s->tracker))))
 		return 0;
@@ -517,12 +525,27 @@ static int tick(struct sup *s, struct handoff *h)
 	return catch_up(s, h);
 }
 
+/* h's process has ended (a zombie, maybe held by its debugger): its wait status in *status. */
+bool sup_handoff_dead(const struct handoff *h, int *status)
+{
+	if (h->ended || h->pidfd < 0 || !mt_fd_readable(h->pidfd))
+		return false;
+	*status = read_exit_code(h->pid);
+	return *status >= 0;
+}
+
 int sup_handoff_tick(struct sup *s)
 {
+	bool collecting = false;
 	int err = 0;
 
-	for (size_t i = 0; i < sup_handoff_count(s) && !err; i++)
+	for (size_t i = 0; i < sup_handoff_count(s) && !err; i++) {
 		err = tick(s, sup_handoff_nth(s, i));
+		collecting |= sup_handoff_nth(s, i)->collecting;
+	}
+	/* One being collected waits for its debugger once it is done: the request holds. */
+	if (!collecting)
+		s->handoff_wake_asked = false;
 	return err;
 }
 

@@ -133,8 +133,9 @@ struct sup {
 		struct tracee *detached; /* the thread detached in its own stop: freed at the end */
 	} ho, **inner;
 	size_t n_inner;
-	struct sup_gdb *gdb; /* --gdb: the process served to gdb (supervisor_gdb.c) */
-	bool gdb_end_asked;  /* a termination request came: gdb's session ends */
+	struct sup_gdb *gdb;	 /* --gdb: the process served to gdb (supervisor_gdb.c) */
+	bool gdb_end_asked;	 /* a termination request came: gdb's session ends */
+	bool handoff_wake_asked; /* ... and a process waiting for its debugger is continued */
 	int sigfd; /* the wake signals, while a handed-off process is waited for (0: none) */
 	/* Ending the tree on a termination request: see end_tree(). */
 	const struct sent *end_send; /* the send that started it */
@@ -250,6 +251,7 @@ int sup_hand_off(struct sup *s, struct tracee *t, const char *where);
 int sup_handoff_stop(struct sup *s, struct tracee *t, int status);
 void sup_handoff_ended(struct sup *s, struct handoff *h, int status);
 int sup_handoff_tick(struct sup *s);
+bool sup_handoff_dead(const struct handoff *h, int *status);
 void sup_handoff_report(struct sup *s);
 void sup_handoff_free(struct sup *s);
 pid_t sup_tracer_of(pid_t pid);

@@ -212,6 +212,13 @@ static void end_tree(struct sup *s)
 	case 2:
 		for (size_t i = 0; i < s->live.n; i++)
 			kill(s->live.v[i]->tid, SIGKILL);
+		/* And what was handed over: a debugger that holds it does not hold memtrack. */
+		for (size_t i = 0; i < sup_handoff_count(s); i++) {
+			const struct handoff *h = sup_handoff_nth(s, i);
+
+			if (h->pid && !h->ended)
+				kill(h->pid, SIGKILL);
+		}
 		s->end_phase = 3;
 		s->end_deadline = 0;
 		break;
@@ -237,8 +244,12 @@ static void on_request(struct sup *s, const siginfo_t *si)
 	e = find_sent(s, si);
 	if (!s->root_gone)
 		getting = e->delivered || e->forwarded || root_getting(s, sig);
-	/* Whoever gets it, nothing may stay parked for gdb: its session ends (sup_gdb_tick). */
+	/*
+	 * Whoever gets it, nothing may stay stopped for a debugger: gdb's session ends
+	 * (sup_gdb_tick), a process still waiting for its debugger is continued (sup_handoff_tick).
+	 */
 	s->gdb_end_asked = true;
+	s->handoff_wake_asked = true;
 	if (getting)
 		return;
 	if (!s->root_gone)

@@ -504,3 +504,27 @@ long mt_wait_ms(pid_t pid, int bound_ms, int *status)
 	waitpid(pid, status, 0);
 	return -1;
 }
+
+pid_t mt_spawn_fed(const char *const *argv, const char *out_path, int *in)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		dup2(p[0], 0);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[0]);
+	*in = p[1];
+	return pid;
+}

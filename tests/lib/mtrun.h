@@ -110,5 +110,10 @@ char *mt_wait_for_text(const char *path, const char *needle, int bound_ms);
  * or -1 when it did not end, then it is killed (SIGKILL) and reaped.
  */
 long mt_wait_ms(pid_t pid, int bound_ms, int *status);
+/*
+ * argv (a debugger, say) with its stdin a pipe whose end is *in (closing it ends its input), its
+ * stdout and stderr into out_path. Returns its pid, or -1.
+ */
+pid_t mt_spawn_fed(const char *const *argv, const char *out_path, int *in);
 
 #endif
