@@ -143,8 +143,9 @@ struct sup {
 	int end_phase;
 	uint64_t end_deadline;
 	/* memtrack attach (supervisor_attach.c): the tree is detached on a request or a deadline */
-	bool detach_asked; /* a termination signal came */
-	bool detaching;	   /* every thread is detached at its next stop */
+	bool detach_asked;  /* a termination signal came */
+	bool detaching;	    /* every thread is detached at its next stop */
+	bool detach_forced; /* asked again, or too long: the rest is left to the kernel's detach */
 	uint64_t detach_at_ns, detach_start_ns;
 	/* RSS sampling (supervisor_rss.c): the next tick, its number, the samples of one tick */
 	uint64_t rss_next_ns;
@@ -171,6 +172,12 @@ struct sup {
 
 /* How long signals of one sender count as one send (timeout sends to memtrack, then the group). */
 #define SEND_WINDOW_NS (1000 * 1000000ull)
+
+/*
+ * How long memtrack attach waits for its threads to stop to be detached (one that never stops,
+ * inside a vfork, is left to the kernel's detach at memtrack's exit).
+ */
+#define DETACH_WAIT_NS (10 * 1000000000ull)
 
 /* The grace the command gets to end its tree, then the rest gets it, before SIGKILL. */
 #define END_GRACE_NS (2000 * 1000000ull)

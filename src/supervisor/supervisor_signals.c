@@ -238,6 +238,8 @@ static void on_request(struct sup *s, const siginfo_t *si)
 
 	/* memtrack attach: a request to detach, never forwarded (supervisor_attach.c). */
 	if (s->cfg->attach_pid) {
+		/* Asked again while detaching: memtrack waits for no thread any more. */
+		s->detach_forced = s->detaching;
 		s->detach_asked = true;
 		return;
 	}
@@ -341,8 +343,11 @@ int sup_wait_for_news(struct sup *s)
 	sigset_t set;
 	int sig;
 
-	if (s->end_deadline || (s->detach_at_ns && !s->detaching)) {
-		uint64_t at = s->end_deadline ? s->end_deadline : s->detach_at_ns;
+	if (s->end_deadline || (s->detach_at_ns && !s->detaching) || s->detaching) {
+		/* Detaching: memtrack attach waits DETACH_WAIT_NS at most (supervisor_attach.c). */
+		uint64_t at = s->end_deadline ? s->end_deadline
+			      : s->detaching  ? s->detach_start_ns + DETACH_WAIT_NS
+					      : s->detach_at_ns;
 
 		left = at > now ? at - now : 0;
 		ts = (struct timespec){left / 1000000000ull, left % 1000000000ull};
