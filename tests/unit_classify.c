@@ -229,6 +229,40 @@ static const char je_c[] = "static char arena[1 << 16];\nstatic unsigned long us
 			   "void je_sdallocx(void *p, unsigned long n, int f)\n{\n"
 			   "\t(void)p;\n\t(void)n;\n\t(void)f;\n}\n";
 
+/*
+ * The same under Rust's jemalloc-sys prefix, _rjem_: its only API names are mallocx and
+ * sdallocx, the rest standard names that only the prefix tells apart. And a file that names a
+ * function je_malloc but defines none of jemalloc's own API: no prefix, nothing to probe.
+ */
+static const char rjem_c[] = "static char arena[1 << 16];\nstatic unsigned long used;\n"
+			     "void *_rjem_calloc(unsigned long n, unsigned long m)\n{\n"
+			     "\tvoid *p = arena + used;\n\tused += (n * m + 15) & ~15UL;\n"
+			     "\treturn p;\n}\n"
+			     "void *_rjem_mallocx(unsigned long n, int f)\n{\n\t(void)f;\n"
+			     "\treturn _rjem_calloc(n, 2);\n}\n"
+			     "void _rjem_free(void *p)\n{\n\t(void)p;\n}\n"
+			     "void _rjem_sdallocx(void *p, unsigned long n, int f)\n{\n"
+			     "\t(void)p;\n\t(void)n;\n\t(void)f;\n}\n"
+			     "void *_rjem_unrelated(unsigned long n)\n{\n\treturn arena + n;\n}\n";
+
+static const char je_no_api_c[] =
+    "static char arena[64];\n"
+    "void *je_malloc(unsigned long n)\n{\n\treturn arena + (n & 31);\n}\n";
+
+/*
+ * mimalloc as a static link keeps it where it is called only through its aligned entries (Rust's
+ * mimalloc crate): no mi_malloc.
+ */
+static const char mi_aligned_c[] =
+    "static char arena[1 << 16];\nstatic unsigned long used;\n"
+    "void *mi_malloc_aligned(unsigned long n, unsigned long a)\n{\n"
+    "\tvoid *p = arena + ((used + a - 1) & ~(a - 1));\n\tused += n + a;\n\treturn p;\n}\n"
+    "void *mi_zalloc_aligned(unsigned long n, unsigned long a)\n{\n"
+    "\treturn mi_malloc_aligned(n + 1, a);\n}\n"
+    "void *mi_realloc_aligned(void *p, unsigned long n, unsigned long a)\n{\n"
+    "\t(void)p;\n\treturn mi_malloc_aligned(n + 2, a);\n}\n"
+    "void mi_free(void *p)\n{\n\t(void)p;\n}\n";
+
 /* malloc as an ifunc: its symbol is the resolver, which hands out no memory. */
 static const char ifunc_c[] = "static char arena[1 << 16];\n"
 			      "static void *bump(unsigned long n)\n{\n"
@@ -255,6 +289,9 @@ static void build(void)
 	    {"cc", "-shared", "-fPIC", "-O1", "cxx_own.c", "-o", "cxx_own.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "cxx_fwd.c", "-o", "cxx_fwd.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "je.c", "-o", "je.so", NULL},
+	    {"cc", "-shared", "-fPIC", "-O1", "rjem.c", "-o", "rjem.so", NULL},
+	    {"cc", "-shared", "-fPIC", "-O1", "je_no_api.c", "-o", "je_no_api.so", NULL},
+	    {"cc", "-shared", "-fPIC", "-O1", "mi_aligned.c", "-o", "mi_aligned.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "-w", "ifunc.c", "-o", "ifunc.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "-w", "-fno-builtin", "local.c", "-o", "local.so"},
 	    {"cc", "-O1", "-Wl,--build-id=none", "prog.c", "-o", "no_build_id", NULL},
@@ -266,6 +303,9 @@ static void build(void)
 	write_file("cxx_own.c", cxx_own_c);
 	write_file("cxx_fwd.c", cxx_fwd_c);
 	write_file("je.c", je_c);
+	write_file("rjem.c", rjem_c);
+	write_file("je_no_api.c", je_no_api_c);
+	write_file("mi_aligned.c", mi_aligned_c);
 	write_file("ifunc.c", ifunc_c);
 	write_file("local.c", local_c);
 	write_file("not_elf", "#!/bin/sh\necho this is not an ELF file\n");
@@ -598,6 +638,43 @@ START_TEST(jemalloc_prefixed)
 }
 END_TEST
 
+/* Any prefix that jemalloc's own API carries: the standard names under it are jemalloc's too. */
+START_TEST(jemalloc_any_prefix)
+{
+	struct mt_classification c = classify(in_dir("rjem.so"));
+
+	ck_assert_int_eq(c.family, MT_FAM_JEMALLOC);
+	check_invariants(&c);
+	need(&c, "_rjem_calloc", MT_K_CALLOC);
+	need(&c, "_rjem_mallocx", MT_K_MALLOCX);
+	need(&c, "_rjem_free", MT_K_FREE);
+	need(&c, "_rjem_sdallocx", MT_K_SDALLOCX);
+	ck_assert_uint_eq(c.n_points, 4);
+	mt_classification_free(&c);
+	c = classify(in_dir("je_no_api.so"));
+	ck_assert_int_eq(c.family, MT_FAM_NONE);
+	ck_assert_uint_eq(c.n_points, 0);
+	mt_classification_free(&c);
+}
+END_TEST
+
+START_TEST(mimalloc_without_mi_malloc)
+{
+	struct mt_classification c = classify(in_dir("mi_aligned.so"));
+	const struct mt_probe_point *p;
+
+	ck_assert_int_eq(c.family, MT_FAM_MIMALLOC);
+	check_invariants(&c);
+	need(&c, "mi_malloc_aligned", MT_K_MALLOC_ALIGNED);
+	need(&c, "mi_zalloc_aligned", MT_K_MALLOC_ALIGNED);
+	need(&c, "mi_realloc_aligned", MT_K_REALLOC_ALIGNED);
+	p = need(&c, "mi_free", MT_K_FREE);
+	ck_assert(!p->ret);
+	ck_assert_uint_eq(c.n_points, 4);
+	mt_classification_free(&c);
+}
+END_TEST
+
 START_TEST(ifunc_and_local_are_skipped)
 {
 	struct mt_classification c = classify(in_dir("ifunc.so"));
@@ -761,6 +838,8 @@ static Suite *suite(void)
 	tcase_add_test(built, cxx_implemented_in_file);
 	tcase_add_test(built, cxx_forwarding_is_not_probed);
 	tcase_add_test(built, jemalloc_prefixed);
+	tcase_add_test(built, jemalloc_any_prefix);
+	tcase_add_test(built, mimalloc_without_mi_malloc);
 	tcase_add_test(built, ifunc_and_local_are_skipped);
 	tcase_add_test(built, no_build_id_is_empty);
 	tcase_add_test(built, not_elf_is_enoexec);

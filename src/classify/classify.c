@@ -39,6 +39,17 @@ struct func {
 	char name[64];
 };
 
+/* The passes over a file's symbols (scan_symbols), each only where the one before calls for it. */
+enum scan_pass {
+	PASS_ROWS,     /* every symbol against the table, and jemalloc's prefixes */
+	PASS_PREFIXED, /* the names under a prefixed jemalloc's prefixes */
+	PASS_FUNCS,    /* every sized function */
+};
+
+/* jemalloc builds in one file: a static one seldom has more than its own. */
+#define MAX_JE_PREFIXES 4
+#define JE_PREFIX_MAX	32
+
 struct scan {
 	struct cand *cands;
 	size_t n, cap;
@@ -47,11 +58,15 @@ struct scan {
 	unsigned int markers;
 	bool imports_alloc; /* references an allocator function it does not define */
 	bool has_symbols;
+	bool has_symtab; /* .symtab: without it, a static allocator's functions have no names */
 	/*
-	 * The second pass, only where the first found candidates: every sized function, which a
-	 * point may lie inside of (most files have none, and tens of thousands of functions).
+	 * The pass under way. PASS_FUNCS only where the rows found candidates: most files have
+	 * none, and tens of thousands of functions.
 	 */
-	bool funcs_pass;
+	enum scan_pass pass;
+	/* The non-empty prefixes P for which P + mallocx (or another of its API) is defined. */
+	char je_prefixes[MAX_JE_PREFIXES][JE_PREFIX_MAX];
+	size_t n_je_prefixes;
 };
 
 static int add_cand(struct scan *s, const GElf_Sym *sym, int row, const char *name)
@@ -82,27 +97,71 @@ static int add_func(struct scan *s, const GElf_Sym *sym, const char *name)
 	return 0;
 }
 
+/* A function the file defines at an address of its own: what a point can be. */
+static bool defines_func(const GElf_Sym *sym)
+{
+	return sym->st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym->st_info) == STT_FUNC &&
+	       sym->st_value != 0 && sym->st_shndx != SHN_ABS;
+}
+
+/*
+ * A prefixed jemalloc (--with-jemalloc-prefix=P: "je_", Rust's "_rjem_", any other) names its
+ * standard functions P + malloc, P + free, ...: only the prefix of its own API (P + mallocx and
+ * the rest, which no other allocator defines) tells that P + malloc is jemalloc's.
+ */
+static void note_je_prefix(struct scan *s, const GElf_Sym *sym, const char *name, size_t len)
+{
+	int plen = mt_classify_je_prefix_len(name, len);
+
+	if (plen <= 0 || plen >= JE_PREFIX_MAX || !defines_func(sym))
+		return;
+	for (size_t i = 0; i < s->n_je_prefixes; i++)
+		if (!strncmp(s->je_prefixes[i], name, (size_t)plen) && !s->je_prefixes[i][plen])
+			return;
+	if (s->n_je_prefixes == MAX_JE_PREFIXES)
+		return;
+	memcpy(s->je_prefixes[s->n_je_prefixes], name, (size_t)plen);
+	s->je_prefixes[s->n_je_prefixes++][plen] = '\0';
+}
+
+/* The row of a name under one of the file's jemalloc prefixes, or -1. */
+static int prefixed_row(const struct scan *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_je_prefixes; i++) {
+		size_t n = strlen(s->je_prefixes[i]);
+
+		if (!strncmp(name, s->je_prefixes[i], n))
+			return mt_classify_find_je_row(name + n);
+	}
+	return -1;
+}
+
 /*
  * Only defined, non-local functions count. An ifunc symbol's address is its resolver, which runs
  * once at relocation and hands out no memory, so probing it would record nothing useful; no
  * allocator of ours dispatches through one. A local symbol is a file-internal helper that
  * merely shares a name: the process reaches the allocator through the global one.
  */
-static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name)
+static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name, size_t len)
 {
 	bool defined = sym->st_shndx != SHN_UNDEF;
 	int row;
 
 	/* Every sized function, local ones too: a probe point inside one must be checked. */
-	if (s->funcs_pass) {
+	if (s->pass == PASS_FUNCS) {
 		if (defined && GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_size && name[0])
 			return add_func(s, sym, name);
 		return 0;
 	}
-	if (defined)
-		s->markers |= mt_classify_find_marker(name);
 	if (GELF_ST_BIND(sym->st_info) == STB_LOCAL || !name[0])
 		return 0;
+	if (s->pass == PASS_PREFIXED) {
+		row = defines_func(sym) ? prefixed_row(s, name) : -1;
+		return row < 0 ? 0 : add_cand(s, sym, row, name);
+	}
+	if (defined)
+		s->markers |= mt_classify_find_marker(name);
+	note_je_prefix(s, sym, name, len);
 	row = mt_classify_find_row(name);
 	if (row < 0)
 		return 0;
@@ -111,8 +170,7 @@ static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name)
 			s->imports_alloc = true;
 		return 0;
 	}
-	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_value == 0 ||
-	    sym->st_shndx == SHN_ABS)
+	if (!defines_func(sym))
 		return 0;
 	return add_cand(s, sym, row, name);
 }
@@ -121,7 +179,7 @@ static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name)
  * The name without a symbol version: a linker may write "malloc@GLIBC_2.2.5" into .symtab.
  * Names too long for a point are of no interest (the longest row is far shorter).
  */
-static bool bare_name(const char *name, char *out, size_t n)
+static bool bare_name(const char *name, char *out, size_t n, size_t *out_len)
 {
 	size_t len = 0;
 
@@ -132,6 +190,7 @@ static bool bare_name(const char *name, char *out, size_t n)
 		return false;
 	memcpy(out, name, len);
 	out[len] = '\0';
+	*out_len = len;
 	return true;
 }
 
@@ -147,14 +206,15 @@ static int scan_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct scan *s
 		GElf_Sym sym;
 		const char *name;
 		char bare[64];
+		size_t len;
 		int err;
 
 		if (!gelf_getsym(d, (int)i, &sym))
 			return -EIO;
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
-		if (!name || !bare_name(name, bare, sizeof(bare)))
+		if (!name || !bare_name(name, bare, sizeof(bare), &len))
 			continue;
-		err = scan_sym(s, &sym, bare);
+		err = scan_sym(s, &sym, bare, len);
 		if (err)
 			return err;
 	}
@@ -174,19 +234,12 @@ static int scan_symbols(Elf *e, struct scan *s)
 		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
 			continue;
 		s->has_symbols = true;
+		s->has_symtab |= sh.sh_type == SHT_SYMTAB;
 		err = scan_symtab(e, scn, &sh, s);
 		if (err)
 			return err;
 	}
 	return 0;
-}
-
-static bool has_hint(const struct scan *s, enum mt_family hint)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (mt_classify_row(s->cands[i].row)->hint == hint)
-			return true;
-	return false;
 }
 
 static bool defines_kind(const struct scan *s, enum mt_kind kind)
@@ -197,16 +250,18 @@ static bool defines_kind(const struct scan *s, enum mt_kind kind)
 	return false;
 }
 
-static bool defines(const struct scan *s, const char *name)
+static bool has_hint(const struct scan *s, enum mt_family hint)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(mt_classify_row(s->cands[i].row)->name, name))
+		if (mt_classify_row(s->cands[i].row)->hint == hint)
 			return true;
 	return false;
 }
 
 /*
- * Allocator libraries first (they also export the standard names), then the libc markers.
+ * Allocator libraries first (they also export the standard names), each by any of its own entry
+ * points (a static link keeps only those the program calls: Rust's mimalloc crate calls
+ * mi_malloc_aligned and mi_free, never mi_malloc), then the libc markers.
  * musl: __libc_start_main with __dls3 (libc.so) or __init_libc (static .symtab); glibc:
  * gnu_get_libc_version (libc.so.6) or __libc_start_main with __libc_malloc (static), checked
  * after musl because a static musl binary has __libc_malloc too.
@@ -215,11 +270,11 @@ static enum mt_family pick_family(const struct scan *s)
 {
 	unsigned int m = s->markers;
 
-	if (defines_kind(s, MT_K_MALLOCX))
+	if (defines_kind(s, MT_K_MALLOCX) || s->n_je_prefixes)
 		return MT_FAM_JEMALLOC;
-	if (defines(s, "mi_malloc"))
+	if (has_hint(s, MT_FAM_MIMALLOC))
 		return MT_FAM_MIMALLOC;
-	if (defines(s, "tc_malloc"))
+	if (has_hint(s, MT_FAM_TCMALLOC))
 		return MT_FAM_TCMALLOC;
 	if (has_hint(s, MT_FAM_LIBC)) {
 		if ((m & MK_START_MAIN) && (m & (MK_MUSL_DLS | MK_MUSL_INIT)))
@@ -413,13 +468,17 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 		return -EOPNOTSUPP;
 	mt_classify_elf_build_id(e, out->build_id);
 	err = scan_symbols(e, &s);
+	if (!err && s.n_je_prefixes) {
+		s.pass = PASS_PREFIXED;
+		err = scan_symbols(e, &s);
+	}
 	if (err)
 		goto out;
 	out->has_symbols = s.has_symbols;
 	out->static_exec = mt_classify_elf_static_exec(e);
 	out->family = pick_family(&s);
 	if (wants_any(out->family, &s)) {
-		s.funcs_pass = true;
+		s.pass = PASS_FUNCS;
 		err = scan_symbols(e, &s);
 	}
 	if (!err)

@@ -242,25 +242,38 @@ static int first_row(const char *name)
 	return -1;
 }
 
-/* The first row that name matches: by its name, or by its name without je_ where the row allows. */
 int mt_classify_find_row(const char *name)
 {
-	int row, bare = -1;
-
 	pthread_once(&rows_indexed, index_rows);
-	row = first_row(name);
-	if (!strncmp(name, "je_", 3)) {
-		bare = first_row(name + 3);
-		while (
-		    bare >= 0 && (size_t)bare < N_ALLOC_FNS &&
-		    (strcmp(alloc_fns[bare].name, name + 3) || !(alloc_fns[bare].flags & ROW_JE)))
-			bare++;
-		if ((size_t)bare >= N_ALLOC_FNS)
-			bare = -1;
+	return first_row(name);
+}
+
+int mt_classify_find_je_row(const char *name)
+{
+	int row = mt_classify_find_row(name);
+
+	/* Names are unique in the table: the row found is the only one of that name. */
+	return row >= 0 && (alloc_fns[row].flags & ROW_JE) ? row : -1;
+}
+
+/*
+ * jemalloc's non-standard API: the family whose names carry its prefix. Not nallocx: tcmalloc
+ * defines it too, as tc_nallocx. sdallocx before dallocx, which it ends with.
+ */
+static const char *const je_api[] = {"sdallocx", "mallocx", "rallocx", "xallocx", "dallocx"};
+
+int mt_classify_je_prefix_len(const char *name, size_t len)
+{
+	/* Every one of them ends in "allocx": the test that most names fail at once. */
+	if (len < 7 || name[len - 1] != 'x' || memcmp(name + len - 6, "allocx", 6))
+		return -1;
+	for (size_t i = 0; i < sizeof(je_api) / sizeof(je_api[0]); i++) {
+		size_t n = strlen(je_api[i]);
+
+		if (len >= n && !memcmp(name + len - n, je_api[i], n))
+			return (int)(len - n);
 	}
-	if (row < 0 || (bare >= 0 && bare < row))
-		return bare;
-	return row;
+	return -1;
 }
 
 unsigned int mt_classify_find_marker(const char *name)
