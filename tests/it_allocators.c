@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocators linked statically under names of their own (fixtures/README.md, "Allocators linked
+ * statically"): jemalloc as Rust's jemalloc-sys builds it (every name prefixed _rjem_) and
+ * mimalloc reached only through its aligned entries, as Rust's mimalloc crate calls it. Every
+ * call counted, with both probe placements.
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/mtjson.h"
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+static const char *const placements[] = {"--probe-placement=smart", "--probe-placement=entry"};
+
+struct truth {
+	int64_t allocations, frees, reallocs, bytes;
+};
+
+static void assert_counts(struct json_object *t, const char *what, struct truth want)
+{
+	ck_assert_msg(mt_json_i64(t, "allocations") == want.allocations, "%s: allocations %lld",
+		      what, (long long)mt_json_i64(t, "allocations"));
+	ck_assert_msg(mt_json_i64(t, "frees") == want.frees, "%s: frees %lld", what,
+		      (long long)mt_json_i64(t, "frees"));
+	ck_assert_msg(mt_json_i64(t, "reallocs") == want.reallocs, "%s: reallocs %lld", what,
+		      (long long)mt_json_i64(t, "reallocs"));
+	ck_assert_msg(mt_json_i64(t, "bytes_allocated") == want.bytes, "%s: bytes %lld", what,
+		      (long long)mt_json_i64(t, "bytes_allocated"));
+}
+
+/* The report's record of the file at path; fails the test when there is none. */
+static struct json_object *file_at(struct json_object *rep, const char *path)
+{
+	struct json_object *files = mt_json_get(rep, "files");
+
+	for (size_t i = 0; i < json_object_array_length(files); i++) {
+		struct json_object *f = json_object_array_get_idx(files, i);
+		struct json_object *p = mt_json_get(f, "path");
+
+		if (json_object_is_type(p, json_type_string) &&
+		    !strcmp(json_object_get_string(p), path))
+			return f;
+	}
+	ck_abort_msg("no file %s in the report", path);
+	return NULL;
+}
+
+/*
+ * memtrack run --strict PLACEMENT FIXTURE 10: every call of the program's own allocator counted
+ * (its calls into glibc: none), nothing left unprobed, the file labelled with its family.
+ */
+static void assert_exact(int placement, const char *path, const char *family, struct truth want)
+{
+	const char *opts[] = {"--strict", placements[placement], NULL};
+	const char *cmd[] = {path, "10", NULL};
+	struct json_object *rep, *f;
+	struct mt_out o;
+
+	rep = mt_run_report(opts, cmd, 120, &o);
+	ck_assert_ptr_nonnull(rep);
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(rep, "totals"), "dropped"), 0);
+	assert_counts(mt_json_get(rep, "totals"), "total", want);
+	f = file_at(rep, path);
+	assert_counts(f, path, want);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(f, "family")), family);
+	ck_assert(json_object_get_boolean(mt_json_get(rep, "complete")));
+	ck_assert_int_eq(json_object_array_length(mt_json_get(rep, "not_probed")), 0);
+	json_object_put(rep);
+	mt_out_free(&o);
+}
+
+/* 10 rounds of malloc, calloc, mallocx, rallocx, realloc, aligned_alloc and four releases. */
+START_TEST(jemalloc_prefixed_exact)
+{
+	assert_exact(_i, FIXTURE("je_prefixed"), "jemalloc", (struct truth){40, 40, 20, 90120});
+}
+END_TEST
+
+/* 10 rounds of mi_malloc_aligned, mi_zalloc_aligned, mi_realloc_aligned and two mi_free. */
+START_TEST(mimalloc_aligned_only_exact)
+{
+	assert_exact(_i, FIXTURE("mi_aligned"), "mimalloc", (struct truth){20, 20, 10, 60000});
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("allocators");
+	TCase *tc = tcase_create("static");
+
+	tcase_set_timeout(tc, 240);
+	tcase_add_loop_test(tc, jemalloc_prefixed_exact, 0, 2);
+	tcase_add_loop_test(tc, mimalloc_aligned_only_exact, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(suite());
+}
