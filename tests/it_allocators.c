@@ -3,7 +3,8 @@
  * Allocators linked statically under names of their own (fixtures/README.md, "Allocators linked
  * statically"): jemalloc as Rust's jemalloc-sys builds it (every name prefixed _rjem_) and
  * mimalloc reached only through its aligned entries, as Rust's mimalloc crate calls it. Every
- * call counted, with both probe placements.
+ * call counted, with both probe placements; and the same programs stripped of .symtab, whose
+ * allocator cannot be probed, reported as not probed: never a complete recording.
  */
 #include <check.h>
 #include <json-c/json.h>
@@ -89,6 +90,45 @@ START_TEST(mimalloc_aligned_only_exact)
 }
 END_TEST
 
+/*
+ * Stripped of .symtab, the allocator has no names left to probe: the file is listed as not
+ * probed with the reason, the recording is incomplete, --strict exits 125.
+ */
+static void assert_unnamed(const char *path, const char *family)
+{
+	const char *opts[] = {"--strict", NULL};
+	const char *cmd[] = {path, "10", NULL};
+	struct json_object *rep, *np, *e;
+	char reason[128];
+	struct mt_out o;
+
+	snprintf(reason, sizeof(reason),
+		 "contains %s, statically linked and stripped: its calls are not recorded", family);
+	rep = mt_run_report(opts, cmd, 120, &o);
+	ck_assert_ptr_nonnull(rep);
+	ck_assert_msg(o.code == 125, "exit %d: %s", o.code, o.err);
+	np = mt_json_get(rep, "not_probed");
+	ck_assert_int_eq(json_object_array_length(np), 1);
+	e = json_object_array_get_idx(np, 0);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(e, "path")), path);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(e, "reason")), reason);
+	ck_assert(!json_object_get_boolean(mt_json_get(rep, "complete")));
+	json_object_put(rep);
+	mt_out_free(&o);
+}
+
+START_TEST(jemalloc_stripped_is_not_probed)
+{
+	assert_unnamed(FIXTURE("je_prefixed_stripped"), "jemalloc");
+}
+END_TEST
+
+START_TEST(mimalloc_stripped_is_not_probed)
+{
+	assert_unnamed(FIXTURE("mi_aligned_stripped"), "mimalloc");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("allocators");
@@ -97,6 +137,8 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_loop_test(tc, jemalloc_prefixed_exact, 0, 2);
 	tcase_add_loop_test(tc, mimalloc_aligned_only_exact, 0, 2);
+	tcase_add_test(tc, jemalloc_stripped_is_not_probed);
+	tcase_add_test(tc, mimalloc_stripped_is_not_probed);
 	suite_add_tcase(s, tc);
 	return s;
 }

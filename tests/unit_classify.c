@@ -263,6 +263,12 @@ static const char mi_aligned_c[] =
     "\t(void)p;\n\treturn mi_malloc_aligned(n + 2, a);\n}\n"
     "void mi_free(void *p)\n{\n\t(void)p;\n}\n";
 
+/* What remains of a static jemalloc once .symtab is gone: one of its messages. */
+static const char je_text_c[] = "#include <stdio.h>\n"
+				"int main(void)\n{\n"
+				"\tfputs(\"<jemalloc>: Error in malloc()\\n\", stderr);\n"
+				"\treturn 0;\n}\n";
+
 /* malloc as an ifunc: its symbol is the resolver, which hands out no memory. */
 static const char ifunc_c[] = "static char arena[1 << 16];\n"
 			      "static void *bump(unsigned long n)\n{\n"
@@ -285,6 +291,9 @@ static void build(void)
 	const char *cc_own[] = {"cc",	 "-O1", "-rdynamic",	"-fno-builtin",
 				"own.c", "-o",	"own_stripped", NULL};
 	const char *strip_own[] = {"strip", "--strip-all", "own_stripped", NULL};
+	const char *cc_je_text[] = {"cc", "-O1", "je_text.c", "-o", "je_text", NULL};
+	const char *strip_je_text[] = {"strip",	  "--strip-all", "-o", "je_text_stripped",
+				       "je_text", NULL};
 	const char *so[][10] = {
 	    {"cc", "-shared", "-fPIC", "-O1", "cxx_own.c", "-o", "cxx_own.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "cxx_fwd.c", "-o", "cxx_fwd.so", NULL},
@@ -306,6 +315,7 @@ static void build(void)
 	write_file("rjem.c", rjem_c);
 	write_file("je_no_api.c", je_no_api_c);
 	write_file("mi_aligned.c", mi_aligned_c);
+	write_file("je_text.c", je_text_c);
 	write_file("ifunc.c", ifunc_c);
 	write_file("local.c", local_c);
 	write_file("not_elf", "#!/bin/sh\necho this is not an ELF file\n");
@@ -315,6 +325,8 @@ static void build(void)
 	run_ok(strip_static);
 	run_ok(cc_own);
 	run_ok(strip_own);
+	run_ok(cc_je_text);
+	run_ok(strip_je_text);
 	for (size_t i = 0; i < sizeof(so) / sizeof(so[0]); i++)
 		run_ok(so[i]);
 }
@@ -675,6 +687,32 @@ START_TEST(mimalloc_without_mi_malloc)
 }
 END_TEST
 
+/*
+ * Without .symtab, an allocator's messages tell that its code is there unnamed; with it, or
+ * where the file names the allocator's functions (the stripped libraries), nothing is unnamed.
+ */
+START_TEST(unnamed_allocator_by_its_messages)
+{
+	struct mt_classification c = classify(in_dir("je_text_stripped"));
+
+	ck_assert_int_eq(c.unnamed, MT_FAM_JEMALLOC);
+	mt_classification_free(&c);
+	c = classify(in_dir("je_text"));
+	ck_assert_int_eq(c.unnamed, MT_FAM_NONE);
+	mt_classification_free(&c);
+	c = classify(JEMALLOC);
+	ck_assert_int_eq(c.family, MT_FAM_JEMALLOC);
+	ck_assert_int_eq(c.unnamed, MT_FAM_NONE);
+	mt_classification_free(&c);
+	c = classify(MIMALLOC);
+	ck_assert_int_eq(c.unnamed, MT_FAM_NONE);
+	mt_classification_free(&c);
+	c = classify(LIBC);
+	ck_assert_int_eq(c.unnamed, MT_FAM_NONE);
+	mt_classification_free(&c);
+}
+END_TEST
+
 START_TEST(ifunc_and_local_are_skipped)
 {
 	struct mt_classification c = classify(in_dir("ifunc.so"));
@@ -840,6 +878,7 @@ static Suite *suite(void)
 	tcase_add_test(built, jemalloc_prefixed);
 	tcase_add_test(built, jemalloc_any_prefix);
 	tcase_add_test(built, mimalloc_without_mi_malloc);
+	tcase_add_test(built, unnamed_allocator_by_its_messages);
 	tcase_add_test(built, ifunc_and_local_are_skipped);
 	tcase_add_test(built, no_build_id_is_empty);
 	tcase_add_test(built, not_elf_is_enoexec);

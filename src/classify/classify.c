@@ -477,6 +477,9 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 	out->has_symbols = s.has_symbols;
 	out->static_exec = mt_classify_elf_static_exec(e);
 	out->family = pick_family(&s);
+	/* Only without .symtab: with it, an allocator's own API names it (pick_family). */
+	if (!s.has_symtab)
+		out->unnamed = mt_classify_elf_allocator_text(e, out->family);
 	if (wants_any(out->family, &s)) {
 		s.pass = PASS_FUNCS;
 		err = scan_symbols(e, &s);

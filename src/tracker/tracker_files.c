@@ -93,6 +93,26 @@ static const char *classify_error(int err)
 }
 
 /*
+ * An allocator the file holds without naming its functions (classify.h): recorded as not probed,
+ * in place of the static executable's "no allocator found", which it makes precise.
+ */
+static void unnamed_allocator(struct mt_tracker *t, const char *path,
+			      const struct mt_classification *c)
+{
+	if (c->n_points)
+		tracker_not_probed(t, path, NULL, 0,
+				   "contains %s, statically linked and stripped: only the %zu "
+				   "functions its .dynsym names are probed, its other calls are "
+				   "not recorded",
+				   mt_family_name(c->unnamed), c->n_points);
+	else
+		tracker_not_probed(t, path, NULL, 0,
+				   "contains %s, statically linked and stripped: its calls are "
+				   "not recorded",
+				   mt_family_name(c->unnamed));
+}
+
+/*
  * Every 16-bit file id is taken. A file with nothing to probe needs none: it is marked DONE. One
  * with an allocator cannot be told apart in events: it is recorded as not probed.
  */
@@ -236,7 +256,9 @@ static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int
 				"memtrack: %s has no symbol table (neither .dynsym nor "
 				".symtab): its allocations, if any, cannot be tracked\n",
 				mt_printable(p, sizeof(p), path));
-		if (c.static_exec && c.family == MT_FAM_NONE)
+		if (c.unnamed != MT_FAM_NONE)
+			unnamed_allocator(t, path, &c);
+		else if (c.static_exec && c.family == MT_FAM_NONE)
 			tracker_not_probed(
 			    t, path, NULL, 0,
 			    "a static executable in which no allocator was found: "
