@@ -15,6 +15,11 @@
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
+#include "lib/twin.h"
+
+/* fixtures/rust_jemalloc, built by cargo offline from Debian's crates (mt_cargo_build). */
+#define RUST_JE_DIR MT_BUILD_DIR "/rust_jemalloc"
+#define RUST_JE_BIN RUST_JE_DIR "/target/debug/rust-jemalloc"
 
 static const char *const placements[] = {"--probe-placement=smart", "--probe-placement=entry"};
 
@@ -129,10 +134,58 @@ START_TEST(mimalloc_stripped_is_not_probed)
 }
 END_TEST
 
+/*
+ * A real Rust program whose #[global_allocator] is jemalloc-sys inside a counting allocator: its
+ * file's counts in memtrack's report are the program's own, exactly; the process's total is
+ * those plus glibc's few calls from Rust's runtime (fixtures/README.md), nothing unprobed.
+ */
+START_TEST(rust_global_allocator_exact)
+{
+	const char *opts[] = {"--strict", NULL};
+	const char *cmd[] = {RUST_JE_BIN, "1000", NULL};
+	struct json_object *rep, *f, *libc_file = NULL, *files;
+	long long a, r, fr, b;
+	struct truth own, glibc;
+	struct mt_out o;
+
+	rep = mt_run_report(opts, cmd, 120, &o);
+	ck_assert_ptr_nonnull(rep);
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	ck_assert_msg(sscanf(o.out, "allocations %lld reallocs %lld frees %lld bytes %lld", &a, &r,
+			     &fr, &b) == 4,
+		      "the program said: %s", o.out);
+	own = (struct truth){a, fr, r, b};
+	f = file_at(rep, RUST_JE_BIN);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(f, "family")), "jemalloc");
+	assert_counts(f, "the Rust program's own", own);
+	files = mt_json_get(rep, "files");
+	for (size_t i = 0; i < json_object_array_length(files); i++) {
+		struct json_object *g = json_object_array_get_idx(files, i);
+
+		if (!strcmp(json_object_get_string(mt_json_get(g, "family")), "glibc"))
+			libc_file = g;
+	}
+	ck_assert_ptr_nonnull(libc_file);
+	glibc = (struct truth){mt_json_i64(libc_file, "allocations"),
+			       mt_json_i64(libc_file, "frees"), mt_json_i64(libc_file, "reallocs"),
+			       mt_json_i64(libc_file, "bytes_allocated")};
+	ck_assert_msg(glibc.allocations + glibc.reallocs <= 16, "glibc: %lld calls",
+		      (long long)(glibc.allocations + glibc.reallocs));
+	assert_counts(mt_json_get(rep, "totals"), "total",
+		      (struct truth){own.allocations + glibc.allocations, own.frees + glibc.frees,
+				     own.reallocs + glibc.reallocs, own.bytes + glibc.bytes});
+	ck_assert_int_eq(mt_json_i64(mt_json_get(rep, "totals"), "dropped"), 0);
+	ck_assert(json_object_get_boolean(mt_json_get(rep, "complete")));
+	json_object_put(rep);
+	mt_out_free(&o);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("allocators");
 	TCase *tc = tcase_create("static");
+	TCase *rust = tcase_create("rust");
 
 	tcase_set_timeout(tc, 240);
 	tcase_add_loop_test(tc, jemalloc_prefixed_exact, 0, 2);
@@ -140,6 +193,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, jemalloc_stripped_is_not_probed);
 	tcase_add_test(tc, mimalloc_stripped_is_not_probed);
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(rust, 120);
+	mt_add_test_unless(rust, rust_global_allocator_exact,
+			   mt_cargo_build(MT_SOURCE_DIR "/fixtures/rust_jemalloc", RUST_JE_DIR,
+					  (const char *const[]){"rust-jemalloc", NULL}));
+	suite_add_tcase(s, rust);
 	return s;
 }
 

@@ -23,4 +23,10 @@ const char *mt_find_rust_tool(const char *name);
 /* Build the twins (once built, cargo finds nothing to do): NULL, or why they cannot be here. */
 const char *mt_build_twin(void);
 
+/*
+ * Build the cargo package at src offline in a copy at dir (its binaries in dir/target/debug/),
+ * as the twins are: NULL, or why bins (NULL-terminated) cannot be there.
+ */
+const char *mt_cargo_build(const char *src, const char *dir, const char *const *bins);
+
 #endif
