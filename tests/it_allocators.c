@@ -18,8 +18,9 @@
 #include "lib/twin.h"
 
 /* fixtures/rust_jemalloc, built by cargo offline from Debian's crates (mt_cargo_build). */
-#define RUST_JE_DIR MT_BUILD_DIR "/rust_jemalloc"
-#define RUST_JE_BIN RUST_JE_DIR "/target/debug/rust-jemalloc"
+#define RUST_JE_DIR   MT_BUILD_DIR "/rust_jemalloc"
+#define RUST_JE_BIN   RUST_JE_DIR "/target/debug/rust-jemalloc"
+#define RUST_BUMP_BIN RUST_JE_DIR "/target/debug/rust-bump"
 
 static const char *const placements[] = {"--probe-placement=smart", "--probe-placement=entry"};
 
@@ -135,14 +136,16 @@ START_TEST(mimalloc_stripped_is_not_probed)
 END_TEST
 
 /*
- * A real Rust program whose #[global_allocator] is jemalloc-sys inside a counting allocator: its
- * file's counts in memtrack's report are the program's own, exactly; the process's total is
- * those plus glibc's few calls from Rust's runtime (fixtures/README.md), nothing unprobed.
+ * Real Rust programs whose #[global_allocator] counts its own calls: jemalloc-sys inside it
+ * (rust-jemalloc), or a bump allocator of the program's own that only Rust's allocator shims can
+ * see (rust-bump). The program file's counts in memtrack's report are the program's own, exactly
+ * (the shims and jemalloc both probed, each call counted once); the process's total is those
+ * plus glibc's few calls from Rust's runtime (fixtures/README.md), nothing unprobed.
  */
-START_TEST(rust_global_allocator_exact)
+static void assert_rust_exact(const char *bin, const char *family)
 {
 	const char *opts[] = {"--strict", NULL};
-	const char *cmd[] = {RUST_JE_BIN, "1000", NULL};
+	const char *cmd[] = {bin, "1000", NULL};
 	struct json_object *rep, *f, *libc_file = NULL, *files;
 	long long a, r, fr, b;
 	struct truth own, glibc;
@@ -155,8 +158,8 @@ START_TEST(rust_global_allocator_exact)
 			     &fr, &b) == 4,
 		      "the program said: %s", o.out);
 	own = (struct truth){a, fr, r, b};
-	f = file_at(rep, RUST_JE_BIN);
-	ck_assert_str_eq(json_object_get_string(mt_json_get(f, "family")), "jemalloc");
+	f = file_at(rep, bin);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(f, "family")), family);
 	assert_counts(f, "the Rust program's own", own);
 	files = mt_json_get(rep, "files");
 	for (size_t i = 0; i < json_object_array_length(files); i++) {
@@ -179,6 +182,17 @@ START_TEST(rust_global_allocator_exact)
 	json_object_put(rep);
 	mt_out_free(&o);
 }
+
+START_TEST(rust_global_allocator_exact)
+{
+	assert_rust_exact(RUST_JE_BIN, "jemalloc");
+}
+END_TEST
+
+START_TEST(rust_own_allocator_exact)
+{
+	assert_rust_exact(RUST_BUMP_BIN, "rust");
+}
 END_TEST
 
 static Suite *suite(void)
@@ -186,6 +200,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("allocators");
 	TCase *tc = tcase_create("static");
 	TCase *rust = tcase_create("rust");
+	const char *why;
 
 	tcase_set_timeout(tc, 240);
 	tcase_add_loop_test(tc, jemalloc_prefixed_exact, 0, 2);
@@ -194,9 +209,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, mimalloc_stripped_is_not_probed);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(rust, 120);
-	mt_add_test_unless(rust, rust_global_allocator_exact,
-			   mt_cargo_build(MT_SOURCE_DIR "/fixtures/rust_jemalloc", RUST_JE_DIR,
-					  (const char *const[]){"rust-jemalloc", NULL}));
+	why = mt_cargo_build(MT_SOURCE_DIR "/fixtures/rust_jemalloc", RUST_JE_DIR,
+			     (const char *const[]){"rust-jemalloc", "rust-bump", NULL});
+	mt_add_test_unless(rust, rust_global_allocator_exact, why);
+	mt_add_test_unless(rust, rust_own_allocator_exact, why);
 	suite_add_tcase(s, rust);
 	return s;
 }

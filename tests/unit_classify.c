@@ -79,7 +79,8 @@ static size_t count_role(const struct mt_classification *c, const char *sym, enu
 static bool is_free_like(enum mt_kind k)
 {
 	return k == MT_K_FREE || k == MT_K_FREE_SIZED || k == MT_K_FREE_ALIGNED_SIZED ||
-	       k == MT_K_SDALLOCX || k == MT_K_DALLOCX || k == MT_K_DELETE;
+	       k == MT_K_SDALLOCX || k == MT_K_DALLOCX || k == MT_K_DELETE ||
+	       k == MT_K_RUST_DEALLOC;
 }
 
 /* A probe on a return (or tail jump) of a function that may throw, not on an entry. */
@@ -263,6 +264,36 @@ static const char mi_aligned_c[] =
     "\t(void)p;\n\treturn mi_malloc_aligned(n + 2, a);\n}\n"
     "void mi_free(void *p)\n{\n\t(void)p;\n}\n";
 
+/*
+ * Rust's allocator shims into a #[global_allocator] of the file's own, hidden (local) and named as
+ * rustc 1.95 mangles them; and the shims of a program without one, which only jump to the
+ * default allocator's __rdl_ functions (rustc 1.63's names).
+ */
+static const char rust_own_c[] =
+    "static char arena[1 << 16];\nstatic unsigned long used;\n"
+    "__attribute__((noinline)) static void *own(unsigned long n, unsigned long a)\n{\n"
+    "\tvoid *p = arena + ((used + a - 1) & ~(a - 1));\n\tused += n + a;\n\treturn p;\n}\n"
+    "__attribute__((visibility(\"hidden\"))) void *_RNvCsXy1_7___rustc12___rust_alloc("
+    "unsigned long n, unsigned long a)\n{\n\treturn own(n, a);\n}\n"
+    "__attribute__((visibility(\"hidden\"))) void *_RNvCsXy1_7___rustc19___rust_alloc_zeroed("
+    "unsigned long n, unsigned long a)\n{\n\treturn own(n + 1, a);\n}\n"
+    "__attribute__((visibility(\"hidden\"))) void *_RNvCsXy1_7___rustc14___rust_realloc("
+    "void *p, unsigned long o, unsigned long a, unsigned long n)\n{\n\t(void)p;\n"
+    "\treturn own(n + o, a);\n}\n"
+    "__attribute__((visibility(\"hidden\"))) void _RNvCsXy1_7___rustc14___rust_dealloc("
+    "void *p, unsigned long n, unsigned long a)\n{\n\t(void)p;\n\t(void)n;\n\t(void)a;\n}\n"
+    "void *get(void)\n{\n\treturn _RNvCsXy1_7___rustc12___rust_alloc(8, 8);\n}\n";
+
+static const char rust_default_c[] =
+    "#include <stdlib.h>\n"
+    "__attribute__((noinline)) void *__rdl_alloc(unsigned long n, unsigned long a)\n{\n"
+    "\treturn aligned_alloc(a, n);\n}\n"
+    "__attribute__((noinline)) void __rdl_dealloc(void *p, unsigned long n, unsigned long a)\n"
+    "{\n\t(void)n;\n\t(void)a;\n\tfree(p);\n}\n"
+    "void *__rust_alloc(unsigned long n, unsigned long a)\n{\n\treturn __rdl_alloc(n, a);\n}\n"
+    "void __rust_dealloc(void *p, unsigned long n, unsigned long a)\n{\n"
+    "\t__rdl_dealloc(p, n, a);\n}\n";
+
 /* What remains of a static jemalloc once .symtab is gone: one of its messages. */
 static const char je_text_c[] = "#include <stdio.h>\n"
 				"int main(void)\n{\n"
@@ -301,6 +332,10 @@ static void build(void)
 	    {"cc", "-shared", "-fPIC", "-O1", "rjem.c", "-o", "rjem.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "je_no_api.c", "-o", "je_no_api.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "mi_aligned.c", "-o", "mi_aligned.so", NULL},
+	    {"cc", "-shared", "-fPIC", "-O2", "rust_own.c", "-o", "rust_own.so", NULL},
+	    {"cc", "-O2", "-fno-pie", "-no-pie", "-fno-builtin", "rust_default.c", "-c", "-o",
+	     "rust_default.o", NULL},
+	    {"cc", "-shared", "rust_default.o", "-o", "rust_default.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "-w", "ifunc.c", "-o", "ifunc.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "-w", "-fno-builtin", "local.c", "-o", "local.so"},
 	    {"cc", "-O1", "-Wl,--build-id=none", "prog.c", "-o", "no_build_id", NULL},
@@ -316,6 +351,8 @@ static void build(void)
 	write_file("je_no_api.c", je_no_api_c);
 	write_file("mi_aligned.c", mi_aligned_c);
 	write_file("je_text.c", je_text_c);
+	write_file("rust_own.c", rust_own_c);
+	write_file("rust_default.c", rust_default_c);
 	write_file("ifunc.c", ifunc_c);
 	write_file("local.c", local_c);
 	write_file("not_elf", "#!/bin/sh\necho this is not an ELF file\n");
@@ -713,6 +750,33 @@ START_TEST(unnamed_allocator_by_its_messages)
 }
 END_TEST
 
+/* The shims into the file's own global allocator are its points, local as they are. */
+START_TEST(rust_shims_of_own_allocator)
+{
+	struct mt_classification c = classify(in_dir("rust_own.so"));
+
+	ck_assert_int_eq(c.family, MT_FAM_RUST);
+	check_invariants(&c);
+	need(&c, "_RNvCsXy1_7___rustc12___rust_alloc", MT_K_MALLOC_ALIGNED);
+	need(&c, "_RNvCsXy1_7___rustc19___rust_alloc_zeroed", MT_K_MALLOC_ALIGNED);
+	need(&c, "_RNvCsXy1_7___rustc14___rust_realloc", MT_K_RUST_REALLOC);
+	need(&c, "_RNvCsXy1_7___rustc14___rust_dealloc", MT_K_RUST_DEALLOC);
+	ck_assert_uint_eq(c.n_points, 4);
+	mt_classification_free(&c);
+}
+END_TEST
+
+/* Shims that only jump to the default allocator: malloc is probed where it is defined. */
+START_TEST(rust_default_shims_are_not_probed)
+{
+	struct mt_classification c = classify(in_dir("rust_default.so"));
+
+	ck_assert_int_eq(c.family, MT_FAM_NONE);
+	ck_assert_uint_eq(c.n_points, 0);
+	mt_classification_free(&c);
+}
+END_TEST
+
 START_TEST(ifunc_and_local_are_skipped)
 {
 	struct mt_classification c = classify(in_dir("ifunc.so"));
@@ -879,6 +943,8 @@ static Suite *suite(void)
 	tcase_add_test(built, jemalloc_any_prefix);
 	tcase_add_test(built, mimalloc_without_mi_malloc);
 	tcase_add_test(built, unnamed_allocator_by_its_messages);
+	tcase_add_test(built, rust_shims_of_own_allocator);
+	tcase_add_test(built, rust_default_shims_are_not_probed);
 	tcase_add_test(built, ifunc_and_local_are_skipped);
 	tcase_add_test(built, no_build_id_is_empty);
 	tcase_add_test(built, not_elf_is_enoexec);

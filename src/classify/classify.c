@@ -49,6 +49,8 @@ enum scan_pass {
 /* jemalloc builds in one file: a static one seldom has more than its own. */
 #define MAX_JE_PREFIXES 4
 #define JE_PREFIX_MAX	32
+/* __rdl_alloc, __rdl_alloc_zeroed, __rdl_realloc, __rdl_dealloc, in .symtab and .dynsym */
+#define MAX_RDL		8
 
 struct scan {
 	struct cand *cands;
@@ -64,6 +66,9 @@ struct scan {
 	 * none, and tens of thousands of functions.
 	 */
 	enum scan_pass pass;
+	/* The addresses of Rust's default allocator functions (__rdl_alloc, ...). */
+	uint64_t rdl[MAX_RDL];
+	size_t n_rdl;
 	/* The non-empty prefixes P for which P + mallocx (or another of its API) is defined. */
 	char je_prefixes[MAX_JE_PREFIXES][JE_PREFIX_MAX];
 	size_t n_je_prefixes;
@@ -137,6 +142,52 @@ static int prefixed_row(const struct scan *s, const char *name)
 }
 
 /*
+ * The name of one of Rust's allocator symbols (__rust_alloc, __rdl_alloc, ...): itself as rustc
+ * 1.63 writes it, or the identifier in the v0 mangling of the symbols of the crate __rustc that
+ * newer rustc writes (_RNvCs<hash>_7___rustc12___rust_alloc, checked against rustc 1.95's). NULL
+ * for any other name.
+ */
+static const char *rust_ident(const char *name)
+{
+	const char *p;
+	char *end;
+	unsigned long n;
+
+	if (!strncmp(name, "__rust_", 7) || !strncmp(name, "__rdl_", 6))
+		return name;
+	if (strncmp(name, "_RNvCs", 6) || !(p = strstr(name + 6, "_7___rustc")))
+		return NULL;
+	n = strtoul(p + 10, &end, 10);
+	/* An identifier that starts with '_' follows its length after a '_' of the mangling's. */
+	if (end == p + 10 || *end++ != '_' || strlen(end) != n ||
+	    (strncmp(end, "__rust_", 7) && strncmp(end, "__rdl_", 6)))
+		return NULL;
+	return end;
+}
+
+/*
+ * Rust's allocator shims, local symbols too (an executable's are hidden): __rust_alloc and its
+ * kin call the #[global_allocator], and are points; __rdl_alloc and its kin are the default
+ * allocator's (malloc, probed where it is defined), whose addresses tell a shim into them apart.
+ */
+static int scan_rust_sym(struct scan *s, const GElf_Sym *sym, const char *ident, const char *name)
+{
+	int row;
+
+	if (!defines_func(sym))
+		return 0;
+	if (!strncmp(ident, "__rdl_", 6)) {
+		if (s->n_rdl < MAX_RDL)
+			s->rdl[s->n_rdl++] = sym->st_value;
+		return 0;
+	}
+	row = mt_classify_find_row(ident);
+	if (row < 0 || mt_classify_row(row)->hint != MT_FAM_RUST)
+		return 0;
+	return add_cand(s, sym, row, name);
+}
+
+/*
  * Only defined, non-local functions count. An ifunc symbol's address is its resolver, which runs
  * once at relocation and hands out no memory, so probing it would record nothing useful; no
  * allocator of ours dispatches through one. A local symbol is a file-internal helper that
@@ -145,6 +196,8 @@ static int prefixed_row(const struct scan *s, const char *name)
 static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name, size_t len)
 {
 	bool defined = sym->st_shndx != SHN_UNDEF;
+	bool local = GELF_ST_BIND(sym->st_info) == STB_LOCAL;
+	const char *ident;
 	int row;
 
 	/* Every sized function, local ones too: a probe point inside one must be checked. */
@@ -153,14 +206,19 @@ static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name, size_
 			return add_func(s, sym, name);
 		return 0;
 	}
-	if (GELF_ST_BIND(sym->st_info) == STB_LOCAL || !name[0])
+	if (!name[0])
 		return 0;
 	if (s->pass == PASS_PREFIXED) {
-		row = defines_func(sym) ? prefixed_row(s, name) : -1;
+		row = !local && defines_func(sym) ? prefixed_row(s, name) : -1;
 		return row < 0 ? 0 : add_cand(s, sym, row, name);
 	}
 	if (defined)
 		s->markers |= mt_classify_find_marker(name);
+	ident = rust_ident(name);
+	if (ident)
+		return scan_rust_sym(s, sym, ident, name);
+	if (local)
+		return 0;
 	note_je_prefix(s, sym, name, len);
 	row = mt_classify_find_row(name);
 	if (row < 0)
@@ -266,6 +324,46 @@ static bool has_hint(const struct scan *s, enum mt_family hint)
  * gnu_get_libc_version (libc.so.6) or __libc_start_main with __libc_malloc (static), checked
  * after musl because a static musl binary has __libc_malloc too.
  */
+/*
+ * Whether the Rust shim c only jumps to one of the default allocator's functions: a program
+ * without a #[global_allocator] of its own (rustc writes `jmp __rdl_alloc` at any opt-level),
+ * whose calls reach malloc, probed where it is defined. Probing it would add a trap a call.
+ */
+static bool default_shim(const struct scan *s, int fd, Elf *e, const struct cand *c)
+{
+	uint8_t code[5];
+	uint64_t off, avail, target;
+	ssize_t got = 0;
+	int32_t rel;
+
+	if (s->n_rdl && mt_classify_elf_offset(e, c->vaddr, &off, &avail))
+		got = pread(fd, code, avail < sizeof(code) ? (size_t)avail : sizeof(code),
+			    (off_t)off);
+	if (got >= 2 && code[0] == 0xeb) { /* jmp rel8 */
+		target = c->vaddr + 2 + (uint64_t)(int64_t)(int8_t)code[1];
+	} else if (got == 5 && code[0] == 0xe9) { /* jmp rel32 */
+		memcpy(&rel, code + 1, sizeof(rel));
+		target = c->vaddr + 5 + (uint64_t)(int64_t)rel;
+	} else {
+		return false;
+	}
+	for (size_t i = 0; i < s->n_rdl; i++)
+		if (s->rdl[i] == target)
+			return true;
+	return false;
+}
+
+static void drop_default_shims(struct scan *s, int fd, Elf *e)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (mt_classify_row(s->cands[i].row)->hint != MT_FAM_RUST ||
+		    !default_shim(s, fd, e, &s->cands[i]))
+			s->cands[kept++] = s->cands[i];
+	s->n = kept;
+}
+
 static enum mt_family pick_family(const struct scan *s)
 {
 	unsigned int m = s->markers;
@@ -285,6 +383,8 @@ static enum mt_family pick_family(const struct scan *s)
 	}
 	if (has_hint(s, MT_FAM_CXX) && !s->imports_alloc)
 		return MT_FAM_CXX;
+	if (has_hint(s, MT_FAM_RUST))
+		return MT_FAM_RUST;
 	return MT_FAM_NONE;
 }
 
@@ -474,6 +574,7 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 	}
 	if (err)
 		goto out;
+	drop_default_shims(&s, fd, e);
 	out->has_symbols = s.has_symbols;
 	out->static_exec = mt_classify_elf_static_exec(e);
 	out->family = pick_family(&s);

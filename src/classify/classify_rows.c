@@ -27,6 +27,10 @@
 	{                                                                                          \
 		"tc_" n, MT_K_##k, r, MT_FAM_TCMALLOC, 0                                           \
 	}
+#define RUST(n, k, r)                                                                              \
+	{                                                                                          \
+		n, MT_K_##k, r, MT_FAM_RUST, 0                                                     \
+	}
 #define CXX(n, k, r)                                                                               \
 	{                                                                                          \
 		n, MT_K_##k, r, MT_FAM_CXX, 0                                                      \
@@ -130,6 +134,15 @@ static const struct alloc_fn alloc_fns[] = {
     TC("delete_aligned_nothrow", DELETE, false),
     TC("deletearray_aligned_nothrow", DELETE, false),
 
+    /*
+     * Rust's allocator shims (GlobalAlloc's ABI), into a #[global_allocator] the file defines:
+     * (size, align), (size, align), (ptr, old size, align, size), (ptr, size, align).
+     */
+    RUST("__rust_alloc", MALLOC_ALIGNED, true),
+    RUST("__rust_alloc_zeroed", MALLOC_ALIGNED, true),
+    RUST("__rust_realloc", RUST_REALLOC, true),
+    RUST("__rust_dealloc", RUST_DEALLOC, false),
+
     /* operator new/delete, x86-64 mangling (size_t is m) */
     CXX("_Znwm", NEW, true),
     CXX("_Znam", NEW, true),
@@ -198,6 +211,8 @@ const char *mt_kind_name(enum mt_kind k)
 	    [MT_K_MALLOC_ALIGNED] = "malloc_aligned",
 	    [MT_K_REALLOC_ALIGNED] = "realloc_aligned",
 	    [MT_K_CALLOC_ALIGNED] = "calloc_aligned",
+	    [MT_K_RUST_REALLOC] = "rust_realloc",
+	    [MT_K_RUST_DEALLOC] = "rust_dealloc",
 	};
 
 	return (unsigned int)k < MT_K_MAX ? names[k] : "?";
