@@ -130,7 +130,7 @@ static int handle_file_without_id(struct mt_tracker *t, const struct mt_inode_ke
 			"not probed\n",
 			MAX_FILES);
 	t->files_full = true;
-	if (!err && c.family != MT_FAM_NONE)
+	if (!err && (c.family != MT_FAM_NONE || c.unnamed != MT_FAM_NONE))
 		tracker_not_probed(t, path, NULL, 0, "no file id left (%u files handled)",
 				   MAX_FILES);
 	mt_classification_free(&c);
