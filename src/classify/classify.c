@@ -191,7 +191,8 @@ static int scan_rust_sym(struct scan *s, const GElf_Sym *sym, const char *ident,
  * Only defined, non-local functions count. An ifunc symbol's address is its resolver, which runs
  * once at relocation and hands out no memory, so probing it would record nothing useful; no
  * allocator of ours dispatches through one. A local symbol is a file-internal helper that
- * merely shares a name: the process reaches the allocator through the global one.
+ * merely shares a name: the process reaches the allocator through the global one. Rust's
+ * allocator shims are the exception (scan_rust_sym): their names are Rust's own.
  */
 static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name, size_t len)
 {
@@ -317,14 +318,6 @@ static bool has_hint(const struct scan *s, enum mt_family hint)
 }
 
 /*
- * Allocator libraries first (they also export the standard names), each by any of its own entry
- * points (a static link keeps only those the program calls: Rust's mimalloc crate calls
- * mi_malloc_aligned and mi_free, never mi_malloc), then the libc markers.
- * musl: __libc_start_main with __dls3 (libc.so) or __init_libc (static .symtab); glibc:
- * gnu_get_libc_version (libc.so.6) or __libc_start_main with __libc_malloc (static), checked
- * after musl because a static musl binary has __libc_malloc too.
- */
-/*
  * Whether the Rust shim c only jumps to one of the default allocator's functions: a program
  * without a #[global_allocator] of its own (rustc writes `jmp __rdl_alloc` at any opt-level),
  * whose calls reach malloc, probed where it is defined. Probing it would add a trap a call.
@@ -364,6 +357,14 @@ static void drop_default_shims(struct scan *s, int fd, Elf *e)
 	s->n = kept;
 }
 
+/*
+ * Allocator libraries first (they also export the standard names), each by any of its own entry
+ * points (a static link keeps only those the program calls: Rust's mimalloc crate calls
+ * mi_malloc_aligned and mi_free, never mi_malloc), then the libc markers.
+ * musl: __libc_start_main with __dls3 (libc.so) or __init_libc (static .symtab); glibc:
+ * gnu_get_libc_version (libc.so.6) or __libc_start_main with __libc_malloc (static), checked
+ * after musl because a static musl binary has __libc_malloc too.
+ */
 static enum mt_family pick_family(const struct scan *s)
 {
 	unsigned int m = s->markers;
