@@ -181,6 +181,6 @@ install: $(BUILD)/memtrack
 	ln -sf memtrack $(DESTDIR)$(PREFIX)/bin/codspeed-memtrack
 
 clean:
-	rm -rf $(BUILD) build-twin
+	rm -rf $(BUILD) build-twin build-rust-alloc
 
 -include $(OBJS:.o=.d)

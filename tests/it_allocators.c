@@ -17,8 +17,11 @@
 #include "lib/suite.h"
 #include "lib/twin.h"
 
-/* fixtures/rust_jemalloc, built by cargo offline from Debian's crates (mt_cargo_build). */
-#define RUST_JE_DIR   MT_BUILD_DIR "/rust_jemalloc"
+/*
+ * fixtures/rust_jemalloc, built by cargo offline from Debian's crates (mt_cargo_build), once for
+ * every build tree as the twins are: it links nothing of memtrack's, and builds jemalloc.
+ */
+#define RUST_JE_DIR   MT_SOURCE_DIR "/build-rust-alloc"
 #define RUST_JE_BIN   RUST_JE_DIR "/target/debug/rust-jemalloc"
 #define RUST_BUMP_BIN RUST_JE_DIR "/target/debug/rust-bump"
 
@@ -66,10 +69,10 @@ static void assert_exact(int placement, const char *path, const char *family, st
 	const char *opts[] = {"--strict", placements[placement], NULL};
 	const char *cmd[] = {path, "10", NULL};
 	struct json_object *rep, *f;
-	struct mt_out o;
+	struct mt_out o = {0};
 
 	rep = mt_run_report(opts, cmd, 120, &o);
-	ck_assert_ptr_nonnull(rep);
+	ck_assert_msg(rep, "no report: memtrack exit %d: %s", o.code, o.err ? o.err : "");
 	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
 	ck_assert_int_eq(mt_json_i64(mt_json_get(rep, "totals"), "dropped"), 0);
 	assert_counts(mt_json_get(rep, "totals"), "total", want);
@@ -106,12 +109,12 @@ static void assert_unnamed(const char *path, const char *family)
 	const char *cmd[] = {path, "10", NULL};
 	struct json_object *rep, *np, *e;
 	char reason[128];
-	struct mt_out o;
+	struct mt_out o = {0};
 
 	snprintf(reason, sizeof(reason),
 		 "contains %s, statically linked and stripped: its calls are not recorded", family);
 	rep = mt_run_report(opts, cmd, 120, &o);
-	ck_assert_ptr_nonnull(rep);
+	ck_assert_msg(rep, "no report: memtrack exit %d: %s", o.code, o.err ? o.err : "");
 	ck_assert_msg(o.code == 125, "exit %d: %s", o.code, o.err);
 	np = mt_json_get(rep, "not_probed");
 	ck_assert_int_eq(json_object_array_length(np), 1);
@@ -149,10 +152,10 @@ static void assert_rust_exact(const char *bin, const char *family)
 	struct json_object *rep, *f, *libc_file = NULL, *files;
 	long long a, r, fr, b;
 	struct truth own, glibc;
-	struct mt_out o;
+	struct mt_out o = {0};
 
 	rep = mt_run_report(opts, cmd, 120, &o);
-	ck_assert_ptr_nonnull(rep);
+	ck_assert_msg(rep, "no report: memtrack exit %d: %s", o.code, o.err ? o.err : "");
 	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
 	ck_assert_msg(sscanf(o.out, "allocations %lld reallocs %lld frees %lld bytes %lld", &a, &r,
 			     &fr, &b) == 4,
