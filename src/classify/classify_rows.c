@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/hashtab.h"
 #include "classify/classify.h"
 #include "classify/classify_int.h"
 
@@ -219,48 +220,69 @@ const char *mt_kind_name(enum mt_kind k)
 }
 
 /*
- * The rows by name, for the scan of every symbol of every file: an open-addressed table of row
- * indexes + 1, the first row of each name. A linear search compared each symbol with every row
- * (6 ms for libjvm's symbols, where the scan is all of a file's classification).
+ * The rows by name, for the scan of every symbol of every file: a hash table of row indexes + 1
+ * (uint32_t), the first row of each name, made once. A linear search compared each symbol with
+ * every row (6 ms for libjvm's symbols, where the scan is all of a file's classification).
  */
-#define ROW_SLOTS 512
-static unsigned short row_slots[ROW_SLOTS];
+static struct mt_hashtab row_index;
 static pthread_once_t rows_indexed = PTHREAD_ONCE_INIT;
 
-static uint32_t name_hash(const char *name)
+static uint64_t name_hash(const char *name)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 16777619u;
-	return h & (ROW_SLOTS - 1);
+	return mt_hash_bytes(name, strlen(name));
 }
 
+static bool row_empty(const void *e)
+{
+	return !*(const uint32_t *)e;
+}
+
+static uint64_t row_hash(const void *ctx, const void *e)
+{
+	(void)ctx;
+	return name_hash(alloc_fns[*(const uint32_t *)e - 1].name);
+}
+
+static bool row_is(const void *ctx, const void *e, const void *name)
+{
+	(void)ctx;
+	return !strcmp(alloc_fns[*(const uint32_t *)e - 1].name, name);
+}
+
+static const struct mt_hashtab_ops row_ops = {
+    .entry = sizeof(uint32_t),
+    .max_load_pct = 50,
+    .min_slots = 512,
+    .hash = row_hash,
+    .empty = row_empty,
+};
+
+/* Without memory for the index, no name is a row: the classification finds no allocator. */
 static void index_rows(void)
 {
+	if (mt_hashtab_reserve(&row_index, &row_ops, NULL, N_ALLOC_FNS))
+		return;
 	for (size_t i = 0; i < N_ALLOC_FNS; i++) {
-		uint32_t h = name_hash(alloc_fns[i].name);
+		const char *name = alloc_fns[i].name;
+		uint32_t *e =
+		    mt_hashtab_find(&row_index, &row_ops, name_hash(name), row_is, NULL, name);
 
-		while (row_slots[h] && strcmp(alloc_fns[row_slots[h] - 1].name, alloc_fns[i].name))
-			h = (h + 1) & (ROW_SLOTS - 1);
-		if (!row_slots[h])
-			row_slots[h] = (unsigned short)(i + 1);
+		if (!*e) {
+			*e = (uint32_t)i + 1;
+			mt_hashtab_added(&row_index);
+		}
 	}
-}
-
-/* The first row named name, or -1. */
-static int first_row(const char *name)
-{
-	for (uint32_t h = name_hash(name); row_slots[h]; h = (h + 1) & (ROW_SLOTS - 1))
-		if (!strcmp(alloc_fns[row_slots[h] - 1].name, name))
-			return row_slots[h] - 1;
-	return -1;
 }
 
 int mt_classify_find_row(const char *name)
 {
+	const uint32_t *e;
+
 	pthread_once(&rows_indexed, index_rows);
-	return first_row(name);
+	if (!row_index.slot)
+		return -1;
+	e = mt_hashtab_find(&row_index, &row_ops, name_hash(name), row_is, NULL, name);
+	return *e ? (int)*e - 1 : -1;
 }
 
 int mt_classify_find_je_row(const char *name)
