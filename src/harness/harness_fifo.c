@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/utf8.h"
 #include "harness/harness_fifo.h"
 #include "harness/harness_prog.h"
 
@@ -46,12 +47,6 @@ static const char *const mode_names[MT_FIFO_N_MODES] = {
     [MT_FIFO_MODE_SIMULATION] = "Simulation",
     [MT_FIFO_MODE_ANALYSIS] = "Analysis",
 };
-
-/* The variant's name as the runner's Debug prints it ("StartProfiler"). */
-static const char *mt_fifo_cmd_name(enum mt_fifo_cmd cmd)
-{
-	return (unsigned int)cmd < MT_FIFO_N_CMDS ? cmd_names[cmd] : "?";
-}
 
 const char *mt_fifo_mode_name(enum mt_fifo_mode mode)
 {
@@ -116,9 +111,14 @@ ssize_t mt_fifo_encode(const struct mt_fifo_msg *m, uint8_t *buf, size_t cap)
 	case MT_FIFO_SET_VERSION:
 		put_le(&e, m->value, 8);
 		break;
+	case MT_FIFO_INTEGRATION_MODE_RESPONSE:
+		put_le(&e, m->mode, 4);
+		break;
 	case MT_FIFO_START_PROFILER:
 	case MT_FIFO_STOP_PROFILER:
 	case MT_FIFO_GET_INTEGRATION_MODE:
+	case MT_FIFO_ACK:
+	case MT_FIFO_ERR:
 		break;
 	default:
 		return -EINVAL;
@@ -161,6 +161,96 @@ int mt_fifo_decode_answer(const uint8_t *payload, size_t len, struct mt_fifo_msg
 		return -EPROTO;
 	m->mode = (enum mt_fifo_mode)v;
 	return 0;
+}
+
+/* A bincode reader over one payload: every read checks what is left. */
+struct dec {
+	const uint8_t *p;
+	size_t left;
+	char *strs; /* where the strings go, each NUL-terminated */
+	size_t cap;
+};
+
+static bool take_le(struct dec *d, size_t width, uint64_t *v)
+{
+	if (d->left < width)
+		return false;
+	*v = get_le(d->p, width);
+	d->p += width;
+	d->left -= width;
+	return true;
+}
+
+/* A bincode String: valid UTF-8 (serde's String) without a NUL (C's strings end there). */
+static bool take_str(struct dec *d, const char **out)
+{
+	uint64_t n;
+
+	if (!take_le(d, 8, &n) || n > d->left || n + 1 > d->cap || memchr(d->p, 0, n) ||
+	    !mt_utf8_valid((const char *)d->p, n))
+		return false;
+	memcpy(d->strs, d->p, n);
+	d->strs[n] = '\0';
+	*out = d->strs;
+	d->strs += n + 1;
+	d->cap -= n + 1;
+	d->p += n;
+	d->left -= n;
+	return true;
+}
+
+static bool decode_fields(struct dec *d, struct mt_fifo_msg *m)
+{
+	uint64_t v;
+
+	switch (m->cmd) {
+	case MT_FIFO_CURRENT_BENCHMARK:
+		if (!take_le(d, 4, &v))
+			return false;
+		m->pid = (int32_t)(uint32_t)v;
+		return take_str(d, &m->str);
+	case MT_FIFO_SET_INTEGRATION:
+		return take_str(d, &m->str) && take_str(d, &m->str2);
+	case MT_FIFO_ADD_MARKER:
+		if (!take_le(d, 4, &v))
+			return false;
+		m->pid = (int32_t)(uint32_t)v;
+		if (!take_le(d, 4, &v) || v > MT_MARKER_ROUND_END)
+			return false;
+		m->marker = (enum mt_fifo_marker)v;
+		return take_le(d, 8, &m->value);
+	case MT_FIFO_SET_VERSION:
+		return take_le(d, 8, &m->value);
+	case MT_FIFO_INTEGRATION_MODE_RESPONSE:
+		if (!take_le(d, 4, &v) || v >= MT_FIFO_N_MODES)
+			return false;
+		m->mode = (enum mt_fifo_mode)v;
+		return true;
+	default:
+		return true;
+	}
+}
+
+int mt_fifo_decode(const uint8_t *payload, size_t len, struct mt_fifo_msg *m, char *strs,
+		   size_t cap)
+{
+	struct dec d = {.p = payload, .left = len, .strs = strs, .cap = cap};
+	uint64_t v;
+
+	memset(m, 0, sizeof(*m));
+	m->cmd = MT_FIFO_N_CMDS;
+	if (!take_le(&d, 4, &v) || v >= MT_FIFO_N_CMDS)
+		return -EPROTO;
+	m->cmd = (enum mt_fifo_cmd)v;
+	/* bincode's deserialize refuses bytes left over, as the runner's does. */
+	if (!decode_fields(&d, m) || d.left)
+		return -EPROTO;
+	return 0;
+}
+
+const char *mt_fifo_cmd_name(enum mt_fifo_cmd cmd)
+{
+	return (unsigned int)cmd < MT_FIFO_N_CMDS ? cmd_names[cmd] : "?";
 }
 
 /* ---- The connection ----------------------------------------------------------------------- */

@@ -225,6 +225,7 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 	case MT_REC_MAPPING:
 	case MT_REC_LEAKS:
 	case MT_REC_RSS:
+	case MT_REC_BENCH:
 		return mt_artread_meta(r, type, len, at, it);
 	case MT_REC_UNPROBED:
 		/* Version 1 had no such record: there it is an unknown type, passed over. */
