@@ -21,6 +21,7 @@ int mt_cmd_report(int argc, char **argv);
 int mt_cmd_harness(int argc, char **argv);
 int mt_cmd_track(int argc, char **argv);
 int mt_cmd_attach(int argc, char **argv);
+int mt_cmd_bench(int argc, char **argv);
 /* Invoked as codspeed-memtrack: CodSpeed's tracker's command line (track, --version). */
 int mt_cmd_codspeed_memtrack(int argc, char **argv);
 

@@ -37,9 +37,9 @@
 #include "harness/bench_server.h"
 #include "harness/harness_fifo.h"
 
-#define PROG "memtrack bench"
+#define PROG	       "memtrack bench"
 /* Sentences about unreadable messages: the first few, then only their count in the summary. */
-#define MAX_TOLD 5
+#define MAX_TOLD       5
 /* An answer that cannot be written this long (the integration reads nothing) is dropped. */
 #define ANSWER_WAIT_MS 1000
 
@@ -78,8 +78,8 @@ struct integration_min {
 
 /* The memory executor's table (src/executor/memory/executor.rs). */
 static const struct integration_min integration_mins[] = {
-    {"codspeed-rust", 4, 2, 0},	  {"codspeed-cpp", 2, 1, 0}, {"pytest-codspeed", 4, 3, 0},
-    {"codspeed-node", 5, 2, 0},	  {"exec-harness", 1, 0, 0},
+    {"codspeed-rust", 4, 2, 0}, {"codspeed-cpp", 2, 1, 0}, {"pytest-codspeed", 4, 3, 0},
+    {"codspeed-node", 5, 2, 0}, {"exec-harness", 1, 0, 0},
 };
 
 static void answer(struct mt_bench_server *s, enum mt_fifo_cmd cmd)
@@ -142,13 +142,14 @@ static bool integration_accepted(struct mt_bench_server *s, const char *name, co
 			say(s, "the integration's version '%s' is no version (%s)", version, name);
 			return false;
 		}
-		if (v[0] != m->major ? v[0] > m->major
+		if (v[0] != m->major   ? v[0] > m->major
 		    : v[1] != m->minor ? v[1] > m->minor
 				       : v[2] >= m->patch)
 			return true;
 		fprintf(stderr,
-			PROG ": %s %s is older than the %u.%u.%u CodSpeed's runner needs for memory "
-			     "mode: answered Err\n",
+			PROG
+			": %s %s is older than the %u.%u.%u CodSpeed's runner needs for memory "
+			"mode: answered Err\n",
 			name, version, m->major, m->minor, m->patch);
 		return false;
 	}
@@ -174,8 +175,8 @@ static void record_mark(struct mt_bench_server *s, const struct mt_fifo_msg *m)
 		b.what = MT_BENCH_URI;
 		b.pid = m->pid;
 		if (strlen(m->str) > MT_ARTIFACT_BENCH_URI_MAX)
-			say(s, "a benchmark URI longer than 4095 bytes is cut there: %s...%s",
-			    "", "");
+			say(s, "a benchmark URI longer than 4095 bytes is cut there: %s...%s", "",
+			    "");
 		snprintf(b.uri, sizeof(b.uri), "%s", m->str);
 		break;
 	}
@@ -257,9 +258,10 @@ static void handle_frames(struct mt_bench_server *s)
 			s->st.garbage = true;
 			s->st.protocol_errors++;
 			fprintf(stderr,
-				PROG ": a frame of %u bytes on the runner FIFO is no message of "
-				     "CodSpeed's (at most %u): answered Err, and what follows it is "
-				     "discarded\n",
+				PROG
+				": a frame of %u bytes on the runner FIFO is no message of "
+				"CodSpeed's (at most %u): answered Err, and what follows it is "
+				"discarded\n",
 				len, MT_BENCH_FRAME_MAX);
 			answer(s, MT_FIFO_ERR);
 			break;
@@ -270,8 +272,9 @@ static void handle_frames(struct mt_bench_server *s)
 		if (mt_fifo_decode(s->in + at + 4, len, &m, s->strs, sizeof(s->strs))) {
 			s->st.protocol_errors++;
 			snprintf(v, sizeof(v), "%u", len);
-			say(s, "a message of %s bytes on the runner FIFO is not one of CodSpeed's "
-			       "protocol (%s): answered Err",
+			say(s,
+			    "a message of %s bytes on the runner FIFO is not one of CodSpeed's "
+			    "protocol (%s): answered Err",
 			    v, m.cmd < MT_FIFO_N_CMDS ? mt_fifo_cmd_name(m.cmd) : "no variant");
 			answer(s, MT_FIFO_ERR);
 		} else {
@@ -375,8 +378,8 @@ static int make_fifo(struct fifo_path *f, const char *path, uid_t uid, gid_t gid
 		err = -EPERM;
 		goto fail;
 	}
-	if (fchmod(f->fd, 0600) < 0 || ((st.st_uid != uid || st.st_gid != gid) &&
-					 fchown(f->fd, uid, gid) < 0)) {
+	if (fchmod(f->fd, 0600) < 0 ||
+	    ((st.st_uid != uid || st.st_gid != gid) && fchown(f->fd, uid, gid) < 0)) {
 		err = -errno;
 		goto fail;
 	}
@@ -393,8 +396,8 @@ static void remove_fifo(struct fifo_path *f)
 	struct stat st;
 
 	if (f->fd >= 0) {
-		if (!fstatat(f->dirfd, f->name, &st, AT_SYMLINK_NOFOLLOW) &&
-		    st.st_dev == f->dev && st.st_ino == f->ino)
+		if (!fstatat(f->dirfd, f->name, &st, AT_SYMLINK_NOFOLLOW) && st.st_dev == f->dev &&
+		    st.st_ino == f->ino)
 			unlinkat(f->dirfd, f->name, 0);
 		close(f->fd);
 	}

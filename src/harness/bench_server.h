@@ -37,9 +37,9 @@ struct mt_bench_server_stats {
 	uint64_t marks;		  /* StartProfiler, StopProfiler, CurrentBenchmark recorded */
 	uint64_t marks_lost;	  /* of those, the callback could not record */
 	uint64_t protocol_errors; /* refused: a version, an unreadable message, garbage */
-	uint64_t refused;	  /* SetIntegration answered Err: an integration the runner refuses */
-	bool garbage;		  /* a frame longer than any message: the rest was discarded */
-	char integration[128];	  /* "NAME VERSION" of SetIntegration, "" when none came */
+	uint64_t refused;      /* SetIntegration answered Err: an integration the runner refuses */
+	bool garbage;	       /* a frame longer than any message: the rest was discarded */
+	char integration[128]; /* "NAME VERSION" of SetIntegration, "" when none came */
 };
 
 struct mt_bench_server;

@@ -476,13 +476,18 @@ int mt_fifo_call(struct mt_fifo *f, const struct mt_fifo_msg *m)
 	struct mt_fifo_msg answer = {.cmd = MT_FIFO_N_CMDS};
 	/* The fixed fields, two u64 lengths, the strings (a URI is the whole benchmark name). */
 	size_t cap = 64 + (m->str ? strlen(m->str) : 0) + (m->str2 ? strlen(m->str2) : 0);
-	uint8_t *buf = malloc(cap);
+	/*
+	 * StopProfiler is sent inside the benchmark's window: a malloc there, freed after the
+	 * runner read the frame, would be the benchmark's (memtrack bench counts the window).
+	 */
+	uint8_t small[256], *buf = cap <= sizeof(small) ? small : malloc(cap);
 	ssize_t n;
 	int ret;
 
 	n = buf ? mt_fifo_encode(m, buf, cap) : -ENOMEM;
 	ret = n < 0 ? (int)n : write_all(f, buf, (size_t)n, deadline);
-	free(buf);
+	if (buf != small)
+		free(buf);
 	if (!ret)
 		ret = read_answer(f, &answer, deadline);
 	if (!ret && !answer_fits(f, m, &answer))
