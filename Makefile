@@ -45,7 +45,11 @@ TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
 .SECONDARY:
 .PHONY: all check check-includes check-kernels unit integration bench fuzz format format-check clean install \
 	fixtures
-all: $(BUILD)/memtrack fixtures
+all: $(BUILD)/memtrack fixtures $(BUILD)/libexec/memtrack/introspect/node
+
+# memtrack bench finds its node wrapper beside the binary, in the build tree as when installed.
+$(BUILD)/libexec/memtrack/introspect/node: tools/introspect/node
+	install -D -m 0755 $< $@
 
 $(BUILD)/vmlinux.h:
 	@mkdir -p $(@D)
@@ -164,6 +168,8 @@ format-check:
 
 install: $(BUILD)/memtrack
 	install -D -m 0755 $(BUILD)/memtrack $(DESTDIR)$(PREFIX)/bin/memtrack
+	# memtrack bench's node wrapper, found beside the binary (docs/BENCH.md, "Node.js").
+	install -D -m 0755 tools/introspect/node $(DESTDIR)$(PREFIX)/libexec/memtrack/introspect/node
 	# CodSpeed's runner runs `exec-harness`: memtrack answers to that name too (docs/HARNESS.md).
 	# A file of its own, not a link: `setcap` on memtrack (the tracker role) must not reach it,
 	# as a file-capability exec-harness would run in secure-execution mode and strip LD_* from

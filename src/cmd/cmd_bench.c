@@ -245,17 +245,42 @@ static bool introspect_dir(char *buf, size_t len)
 	return false;
 }
 
-static int set_env(const struct bench_opts *o)
+/*
+ * The profile folder the runner makes (integrations write environment.json there): ./.codspeed,
+ * exec-harness's default by hand, made when missing (never through a link) and given to uid.
+ */
+static int make_profile(char *profile, size_t len, uid_t uid, gid_t gid)
+{
+	int fd;
+
+	if (!getcwd(profile, len - 16))
+		return -errno;
+	strcat(profile, "/.codspeed");
+	if (mkdir(profile, 0755) < 0)
+		return errno == EEXIST ? 0 : -errno;
+	fd = open(profile, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchown(fd, uid, gid) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	return 0;
+}
+
+static int set_env(const struct bench_opts *o, uid_t uid, gid_t gid)
 {
 	char profile[PATH_MAX], dir[PATH_MAX], *path;
 	const char *old = getenv("PATH");
 	struct utsname u;
-	int err = 0;
+	int err = make_profile(profile, sizeof(profile), uid, gid);
 
-	/* exec-harness's default results folder when run by hand: ./.codspeed */
-	if (!getcwd(profile, sizeof(profile) - 16))
-		return -errno;
-	strcat(profile, "/.codspeed");
+	if (err) {
+		fprintf(stderr, "memtrack bench: cannot make the profile folder .codspeed: %s\n",
+			strerror(-err));
+		return err;
+	}
 	uname(&u);
 	if (setenv("CODSPEED_ENV", "runner", 1) || setenv("CODSPEED_RUNNER_MODE", "memory", 1) ||
 	    setenv("CODSPEED_PROFILE_FOLDER", profile, 1) || setenv("PYTHONHASHSEED", "0", 1) ||
@@ -315,12 +340,12 @@ static int run(struct bench_opts *o, struct mt_run_result *res, struct mt_bench_
 	if (err)
 		return 1;
 	o->cfg.tracker = tracker;
-	if (mt_tracker_events(tracker, &mark.events) || set_env(o))
-		goto out;
 	sc.uid = o->cfg.identity.drop_privileges || o->cfg.identity.elevated ? o->cfg.identity.uid
 									     : geteuid();
 	sc.gid = o->cfg.identity.drop_privileges || o->cfg.identity.elevated ? o->cfg.identity.gid
 									     : getegid();
+	if (mt_tracker_events(tracker, &mark.events) || set_env(o, sc.uid, sc.gid))
+		goto out;
 	sc.mark = record_mark;
 	sc.mark_arg = &mark;
 	if (mt_bench_server_open(&server, &sc) || mt_bench_server_start(server))
