@@ -282,6 +282,9 @@ START_TEST(roundtrip)
 		case MT_ITEM_RSS:
 			ck_abort_msg("no RSS sample was written");
 			break;
+		case MT_ITEM_BENCH:
+			ck_abort_msg("no benchmark mark was written");
+			break;
 		}
 	}
 	ck_assert_int_eq(ret, 0);
@@ -366,6 +369,51 @@ START_TEST(footer_counts_written_events)
 	while (mt_artifact_next(r, &it) > 0)
 		if (it.type == MT_ITEM_FOOTER)
 			ck_assert_uint_eq(it.footer->events, 1);
+	ck_assert_str_eq(mt_artifact_error(r), "");
+	mt_artifact_close(r);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/* Benchmark marks (type 12) keep their place among the events, their fields and a long URI. */
+START_TEST(bench_marks)
+{
+	struct mt_artifact_bench start = {.ts_ns = 7, .what = MT_BENCH_START},
+				 uri = {.ts_ns = 9, .pid = -5, .what = MT_BENCH_URI};
+	struct mt_artifact_footer foot = {.events = 2};
+	struct mt_event e1 = mkev(1), e2 = mkev(2);
+	struct mt_artifact_writer *w;
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	char *path = mt_tmpfile(), order[8] = "";
+	size_t n = 0;
+
+	memset(uri.uri, 'u', MT_ARTIFACT_BENCH_URI_MAX);
+	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, &e1, 1), 0);
+	ck_assert_int_eq(mt_artifact_write_bench(w, &start), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, &e2, 1), 0);
+	ck_assert_int_eq(mt_artifact_write_bench(w, &uri), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	ck_assert_int_eq(mt_artifact_open(&r, path, NULL, 0), 0);
+	while (mt_artifact_next(r, &it) > 0 && n < sizeof(order) - 1) {
+		if (it.type == MT_ITEM_EVENTS)
+			order[n++] = 'e';
+		if (it.type != MT_ITEM_BENCH)
+			continue;
+		order[n++] = 'b';
+		if (it.bench->what == MT_BENCH_START) {
+			ck_assert_uint_eq(it.bench->ts_ns, 7);
+			ck_assert_int_eq(it.bench->pid, 0);
+			ck_assert_str_eq(it.bench->uri, "");
+		} else {
+			ck_assert_int_eq(it.bench->what, MT_BENCH_URI);
+			ck_assert_int_eq(it.bench->pid, -5);
+			ck_assert_uint_eq(strlen(it.bench->uri), MT_ARTIFACT_BENCH_URI_MAX);
+		}
+	}
+	ck_assert_str_eq(order, "ebeb");
 	ck_assert_str_eq(mt_artifact_error(r), "");
 	mt_artifact_close(r);
 	unlink(path);
@@ -1035,6 +1083,7 @@ static Suite *artifact_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, roundtrip);
 	tcase_add_test(tc, footer_counts_written_events);
+	tcase_add_test(tc, bench_marks);
 	tcase_add_test(tc, unprobed_and_wide_probe_count);
 	tcase_add_test(tc, many_events_through_the_file);
 	tcase_add_test(tc, two_writer_threads);
