@@ -140,6 +140,41 @@ START_TEST(exec_harness_plan_gives_each_benchmark_its_exact_figures)
 }
 END_TEST
 
+/* With --stacks each window has its sites: churn's allocations all come from its main. */
+START_TEST(stacks_give_each_benchmark_its_sites)
+{
+	char script[8192], plan[512];
+	const struct mt_out *o;
+	json_object *doc, *site, *frames;
+	bool main_seen = false;
+	FILE *f;
+
+	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
+	f = fopen(plan, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"c\"}]", f);
+	fclose(f);
+	snprintf(script, sizeof(script),
+		 MT_BUILD_DIR "/memtrack bench --stacks --json -o %s/a.mtk -- " MT_BUILD_DIR
+			      "/memtrack exec-harness - < %s",
+		 dir, plan);
+	o = in_ns(script, NULL);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+	doc = parse_json(o->out);
+	ck_assert_int_eq(mt_json_i64(bench_named(doc, "c"), "allocations"), 100);
+	site = json_object_array_get_idx(mt_json_get(bench_named(doc, "c"), "sites"), 0);
+	ck_assert_ptr_nonnull(site);
+	ck_assert_int_eq(mt_json_i64(site, "allocations"), 100);
+	ck_assert_int_eq(mt_json_i64(site, "bytes"), 80800);
+	frames = mt_json_get(site, "frames");
+	for (size_t i = 0; i < json_object_array_length(frames); i++)
+		main_seen |=
+		    !strcmp(json_object_get_string(json_object_array_get_idx(frames, i)), "main");
+	ck_assert_msg(main_seen, "%s", json_object_to_json_string(site));
+	json_object_put(doc);
+}
+END_TEST
+
 /* ---- CodSpeed's Node.js client ------------------------------------------------------------ */
 
 /* fixtures/README.md, "Node.js benchmarks": COUNT typed arrays of SIZE bytes each. */
@@ -377,6 +412,7 @@ static Suite *bench_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	mt_add_test_unless(tc, exec_harness_plan_gives_each_benchmark_its_exact_figures, root);
+	mt_add_test_unless(tc, stacks_give_each_benchmark_its_sites, root);
 	mt_add_test_unless(tc, fifos_already_there_are_refused_never_taken_over, root);
 	mt_add_test_unless(tc, an_unknown_protocol_version_is_one_sentence, root);
 	mt_add_test_unless(tc, garbage_on_the_fifo_is_one_sentence_never_a_hang, root);

@@ -559,11 +559,11 @@ int mt_cmd_bench(int argc, char **argv)
 		rc = run(&o, &res, &stats);
 		if (rc)
 			goto out;
-		/* The artifact is read back with the user's rights only. */
-		if (mt_drop_elevation()) {
-			rc = 1;
-			goto out;
-		}
+	}
+	/* The artifact (--from's too) and the base are read with the user's rights only. */
+	if (mt_drop_elevation()) {
+		rc = 1;
+		goto out;
 	}
 	rr = report(&o, o.from ? o.from : o.cfg.artifact_path, json_out);
 	if (!o.from && !o.quiet) {
