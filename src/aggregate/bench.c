@@ -19,103 +19,81 @@
 #include "aggregate/images.h"
 #include "aggregate/sites.h"
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "reader/artifact_read.h"
 
-/* ---- a table of u64 keys (open addressing, linear probing, backward-shift deletion) ------ */
+/* ---- tables of u64 keys over base/hashtab.h ---------------------------------------------- */
 
 struct slot {
 	uint64_t key; /* 0: empty (keys are made non-zero) */
 	uint64_t a, b;
 };
 
-struct table {
-	struct slot *s;
-	size_t cap, n; /* cap a power of two */
+static uint64_t slot_hash(const void *ctx, const void *e)
+{
+	(void)ctx;
+	return mt_hash_u64(((const struct slot *)e)->key);
+}
+
+static bool slot_empty(const void *e)
+{
+	return !((const struct slot *)e)->key;
+}
+
+static bool slot_is(const void *ctx, const void *e, const void *key)
+{
+	(void)ctx;
+	return ((const struct slot *)e)->key == *(const uint64_t *)key;
+}
+
+static const struct mt_hashtab_ops slot_ops = {
+    .entry = sizeof(struct slot),
+    .max_load_pct = 50,
+    .min_slots = 1024,
+    .hash = slot_hash,
+    .empty = slot_empty,
 };
 
-static size_t slot_of(const struct table *t, uint64_t key)
+static size_t table_slots(const struct mt_hashtab *t)
 {
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdull;
-	key ^= key >> 33;
-	return (size_t)key & (t->cap - 1);
+	return t->slot ? t->mask + 1 : 0;
 }
 
-static struct slot *table_find(const struct table *t, uint64_t key)
+static struct slot *table_slot(const struct mt_hashtab *t, size_t j)
 {
-	size_t i;
+	return mt_hashtab_at(t, &slot_ops, j);
+}
 
-	if (!t->cap)
+static struct slot *table_find(const struct mt_hashtab *t, uint64_t key)
+{
+	struct slot *s;
+
+	if (!t->slot)
 		return NULL;
-	for (i = slot_of(t, key); t->s[i].key; i = (i + 1) & (t->cap - 1))
-		if (t->s[i].key == key)
-			return &t->s[i];
-	return NULL;
-}
-
-static int table_grow(struct table *t)
-{
-	struct table bigger = {.cap = t->cap ? 2 * t->cap : 1024};
-	size_t i, j;
-
-	bigger.s = calloc(bigger.cap, sizeof(*bigger.s));
-	if (!bigger.s)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++) {
-		if (!t->s[i].key)
-			continue;
-		for (j = slot_of(&bigger, t->s[i].key); bigger.s[j].key;
-		     j = (j + 1) & (bigger.cap - 1))
-			;
-		bigger.s[j] = t->s[i];
-	}
-	bigger.n = t->n;
-	free(t->s);
-	*t = bigger;
-	return 0;
+	s = mt_hashtab_find(t, &slot_ops, mt_hash_u64(key), slot_is, NULL, &key);
+	return s->key ? s : NULL;
 }
 
 /* The slot of key, made (zeroed) when absent; NULL without memory. */
-static struct slot *table_get(struct table *t, uint64_t key)
+static struct slot *table_get(struct mt_hashtab *t, uint64_t key)
 {
-	struct slot *s = table_find(t, key);
-	size_t i;
+	struct slot *s;
 
-	if (s)
-		return s;
-	if (2 * (t->n + 1) > t->cap && table_grow(t))
+	if (mt_hashtab_reserve(t, &slot_ops, NULL, t->used + 1))
 		return NULL;
-	for (i = slot_of(t, key); t->s[i].key; i = (i + 1) & (t->cap - 1))
-		;
-	t->s[i] = (struct slot){.key = key};
-	t->n++;
-	return &t->s[i];
-}
-
-static void table_del(struct table *t, struct slot *s)
-{
-	size_t hole = (size_t)(s - t->s), i = hole, want;
-
-	for (;;) {
-		i = (i + 1) & (t->cap - 1);
-		if (!t->s[i].key)
-			break;
-		want = slot_of(t, t->s[i].key);
-		/* An entry may move back into the hole unless its home lies in (hole, i]. */
-		if (((i - want) & (t->cap - 1)) >= ((i - hole) & (t->cap - 1))) {
-			t->s[hole] = t->s[i];
-			hole = i;
-		}
+	s = mt_hashtab_find(t, &slot_ops, mt_hash_u64(key), slot_is, NULL, &key);
+	if (!s->key) {
+		*s = (struct slot){.key = key};
+		mt_hashtab_added(t);
 	}
-	t->s[hole].key = 0;
-	t->n--;
+	return s;
 }
 
-static void table_clear(struct table *t)
+static void table_clear(struct mt_hashtab *t)
 {
-	if (t->cap)
-		memset(t->s, 0, t->cap * sizeof(*t->s));
-	t->n = 0;
+	if (t->slot)
+		memset(t->slot, 0, table_slots(t) * slot_ops.entry);
+	t->used = 0;
 }
 
 /* ---- the first read: windows ------------------------------------------------------------- */
@@ -248,8 +226,9 @@ struct replay {
 	size_t member_cap;
 	uint64_t heap; /* its processes' live bytes now */
 	uint64_t peak;
-	struct table blocks; /* blocks allocated in the window and live: (image, addr) -> size */
-	struct table sites;  /* stack id -> allocations, bytes */
+	struct mt_hashtab
+	    blocks; /* blocks allocated in the window and live: (image, addr) -> size */
+	struct mt_hashtab sites; /* stack id -> allocations, bytes */
 	int err;
 };
 
@@ -311,7 +290,7 @@ static void on_live(void *arg, const struct mt_live_change *c)
 	rp->heap -= c->size < rp->heap ? c->size : rp->heap;
 	s = table_find(&rp->blocks, block_key(c->image, c->addr));
 	if (s)
-		table_del(&rp->blocks, s);
+		mt_hashtab_erase(&rp->blocks, &slot_ops, NULL, s);
 }
 
 static void start_window(struct replay *rp, const struct mt_artifact_bench *b)
@@ -362,8 +341,8 @@ static void keep_sites(struct replay *rp, struct mt_bench_window *w)
 	struct mt_bench_site all[MT_BENCH_TOP_SITES + 1];
 	size_t n = 0;
 
-	for (size_t i = 0; i < rp->sites.cap; i++) {
-		const struct slot *s = &rp->sites.s[i];
+	for (size_t i = 0; i < table_slots(&rp->sites); i++) {
+		const struct slot *s = table_slot(&rp->sites, i);
 
 		if (!s->key)
 			continue;
@@ -381,11 +360,10 @@ static void stop_window(struct replay *rp)
 	struct mt_bench_window *w = rp->cur;
 
 	w->peak_bytes = rp->peak - w->heap_at_start;
-	w->live_blocks_at_end = rp->blocks.n;
+	w->live_blocks_at_end = rp->blocks.used;
 	w->live_at_end = 0;
-	for (size_t i = 0; i < rp->blocks.cap; i++)
-		if (rp->blocks.s[i].key)
-			w->live_at_end += rp->blocks.s[i].a;
+	for (size_t i = 0; i < table_slots(&rp->blocks); i++)
+		w->live_at_end += table_slot(&rp->blocks, i)->a;
 	keep_sites(rp, w);
 	rp->cur = NULL;
 }
@@ -481,8 +459,8 @@ static int replay(const char *path, struct mt_bench_split *out, char *err, size_
 	mt_artifact_close(r);
 	mt_images_free(rp.im);
 	free(rp.member);
-	free(rp.blocks.s);
-	free(rp.sites.s);
+	mt_hashtab_free(&rp.blocks);
+	mt_hashtab_free(&rp.sites);
 	return ret;
 }
 
