@@ -137,6 +137,20 @@ START_TEST(exec_harness_plan_gives_each_benchmark_its_exact_figures)
 	ck_assert_int_eq(mt_json_i64(b, "live_at_end"), 0);
 	ck_assert(json_object_get_boolean(mt_json_get(b, "closed")));
 	json_object_put(doc);
+
+	/* memtrack report splits the artifact the same way. */
+	snprintf(plan, sizeof(plan), "%s/a.mtk", dir);
+	mt_out_free(&last);
+	ck_assert_int_eq(
+	    mt_run((const char *[]){MEMTRACK, "report", "--benchmarks", "--json", plan, NULL}, NULL,
+		   NULL, 60, &last),
+	    0);
+	ck_assert_msg(last.code == 0, "exit %d: %s", last.code, last.err);
+	doc = parse_json(last.out);
+	b = bench_named(doc, "churn300");
+	ck_assert_int_eq(mt_json_i64(b, "allocations"), 300);
+	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 542176);
+	json_object_put(doc);
 }
 END_TEST
 

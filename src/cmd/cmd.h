@@ -69,6 +69,9 @@ static inline int mt_cmd_options_status(int ret)
 	return ret == MT_CMD_HELP_SHOWN ? 0 : MT_EXIT_USAGE;
 }
 
+/* cmd_bench.c: memtrack report --benchmarks FILE, the split of memtrack bench: the status. */
+int mt_cmd_bench_split(const char *path, bool json);
+
 /* cmd_report_codspeed.c: CodSpeed's artifact (PID.MemtrackArtifact.msgpack), summarized. */
 int mt_cmd_report_codspeed(const char *path, bool json);
 

@@ -490,6 +490,23 @@ static int report(const struct bench_opts *o, const char *artifact, FILE *json_o
 	return rc;
 }
 
+int mt_cmd_bench_split(const char *path, bool json)
+{
+	struct mt_bench_split *split = NULL;
+	char err[256], p[MT_PRINTABLE_MAX];
+	int ret;
+
+	if (mt_bench_split_load(path, &split, err, sizeof(err))) {
+		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
+		return 1;
+	}
+	if (split->stacks && mt_sites_symbolize(split->stacks, NULL))
+		fprintf(stderr, "memtrack: out of memory: the sites are not named\n");
+	ret = json ? mt_output_bench_json(split, stdout) : mt_output_bench_text(split, stdout);
+	mt_bench_split_free(split);
+	return ret || fflush(stdout) ? 1 : 0;
+}
+
 static int checks(struct bench_opts *o)
 {
 	if (o->markdown && mt_cmd_check_writable(&bench_cmd, "--markdown", o->markdown,
