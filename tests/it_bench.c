@@ -92,7 +92,9 @@ static json_object *bench_named(json_object *doc, const char *name)
 #define PLAN                                                                                       \
 	"[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"churn100\"},"      \
 	"{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"300\"],\"name\":\"churn300\"},"       \
-	"{\"command\":[\"" MT_BUILD_DIR "/fixtures/forks4\"],\"name\":\"forks4\"}]"
+	"{\"command\":[\"" MT_BUILD_DIR "/fixtures/forks4\"],\"name\":\"forks4\"},"                \
+	"{\"command\":[\"" MT_BUILD_DIR                                                            \
+	"/fixtures/stress\",\"threads\",\"4\"],\"name\":\"threads\"}]"
 
 START_TEST(exec_harness_plan_gives_each_benchmark_its_exact_figures)
 {
@@ -113,7 +115,7 @@ START_TEST(exec_harness_plan_gives_each_benchmark_its_exact_figures)
 	o = in_ns(script, NULL);
 	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
 	doc = parse_json(o->out);
-	ck_assert_int_eq(json_object_array_length(mt_json_get(doc, "benchmarks")), 3);
+	ck_assert_int_eq(json_object_array_length(mt_json_get(doc, "benchmarks")), 4);
 	/* fixtures/README.md: churn N allocates and frees N blocks, block i of 16 (1 + i % 256). */
 	b = bench_named(doc, "churn100");
 	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "uri")), "exec_harness::churn100");
@@ -136,6 +138,10 @@ START_TEST(exec_harness_plan_gives_each_benchmark_its_exact_figures)
 	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 10600);
 	ck_assert_int_eq(mt_json_i64(b, "live_at_end"), 0);
 	ck_assert(json_object_get_boolean(mt_json_get(b, "closed")));
+	/* Its threads are its window's: stress threads 4, glibc's DTV of each (calloc 272). */
+	b = bench_named(doc, "threads");
+	ck_assert_int_eq(mt_json_i64(b, "allocations"), 4);
+	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 4 * 272);
 	json_object_put(doc);
 
 	/* memtrack report splits the artifact the same way. */
