@@ -333,6 +333,23 @@ START_TEST(fifos_already_there_are_refused_never_taken_over)
 }
 END_TEST
 
+/* Under sudo the command runs as the invoking user, who must open the FIFOs read-write. */
+START_TEST(fifos_belong_to_the_commands_user)
+{
+	const char *env[] = {"SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody", NULL};
+	const struct mt_out *o;
+
+	chmod(dir, 0777);
+	o = in_ns(MT_BUILD_DIR "/memtrack bench -q -o a.mtk -- sh -c 'id -u; stat -c \"%U %a %F\" "
+			       "/tmp/runner.ctl.fifo /tmp/runner.ack.fifo'; ls -A /tmp",
+		  env);
+	ck_assert_msg(strstr(o->out, "65534\nnobody 600 fifo\nnobody 600 fifo\n"), "%s\n%s", o->out,
+		      o->err);
+	/* Removed at the end. */
+	ck_assert_msg(!strstr(o->out, "runner."), "%s", o->out);
+}
+END_TEST
+
 /*
  * A shell client, dir/client.sh: send each frame (printf escapes) on the control FIFO and read
  * an answer after each (bounded: a missing answer ends the client, not the test). then: more
@@ -434,6 +451,7 @@ static Suite *bench_suite(void)
 	mt_add_test_unless(tc, exec_harness_plan_gives_each_benchmark_its_exact_figures, root);
 	mt_add_test_unless(tc, stacks_give_each_benchmark_its_sites, root);
 	mt_add_test_unless(tc, fifos_already_there_are_refused_never_taken_over, root);
+	mt_add_test_unless(tc, fifos_belong_to_the_commands_user, root);
 	mt_add_test_unless(tc, an_unknown_protocol_version_is_one_sentence, root);
 	mt_add_test_unless(tc, garbage_on_the_fifo_is_one_sentence_never_a_hang, root);
 	mt_add_test_unless(tc, a_window_never_closed_and_nested_ones_are_reported, root);
