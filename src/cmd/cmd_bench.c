@@ -21,7 +21,9 @@
 #include "aggregate/bench.h"
 #include "aggregate/bench_compare.h"
 #include "aggregate/sites.h"
+#include "base/grow.h"
 #include "base/printable.h"
+#include "base/regfile.h"
 #include "base/privileges.h"
 #include "cmd/cmd.h"
 #include "harness/bench_server.h"
@@ -384,37 +386,42 @@ static int write_markdown(FILE *f, const void *arg)
 	return mt_output_bench_markdown(j->split, j->cmp, j->limits, f);
 }
 
-/* The base document, a regular file read with the user's rights: 0 or 1 (said). */
+/* The base document, a regular file (base/regfile.h) read with the user's rights: 0 or 1. */
 static int read_base(const char *path, char **text, size_t *len)
 {
-	char p[MT_PRINTABLE_MAX];
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	struct stat st;
-	ssize_t n = 0;
-	int err = 0;
+	char p[MT_PRINTABLE_MAX], why[256] = "";
+	int fd = mt_regfile_open(path, MT_REGFILE_OWN_STREAM, why, sizeof(why));
+	size_t cap = 0, n = 0;
+	ssize_t k = 0;
+	int err = fd < 0 ? -fd : 0;
 
 	*text = NULL;
-	if (fd < 0 || fstat(fd, &st))
-		err = errno;
-	else if (!S_ISREG(st.st_mode))
-		err = EINVAL;
-	else if (st.st_size > BASE_MAX)
-		err = EFBIG;
-	else if (!(*text = malloc((size_t)st.st_size + 1)))
-		err = ENOMEM;
-	else if ((n = read(fd, *text, (size_t)st.st_size)) != st.st_size)
-		err = n < 0 ? errno : EIO;
+	/* A regular file, or a stream the shell gave (<(...)): read to its end, bounded. */
+	while (!err) {
+		if (n + 1 >= cap && (cap >= BASE_MAX || MT_GROW(*text, cap, n + 4096, 65536))) {
+			err = cap >= BASE_MAX ? EFBIG : ENOMEM;
+			break;
+		}
+		k = read(fd, *text + n, cap - n - 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			err = k < 0 ? errno : 0;
+			break;
+		}
+		n += (size_t)k;
+	}
 	if (fd >= 0)
 		close(fd);
-	if (err) {
+	if (err || !*text) {
 		free(*text);
 		*text = NULL;
 		fprintf(stderr, "memtrack bench: cannot read --compare %s: %s\n",
 			mt_printable(p, sizeof(p), path),
-			err == EINVAL ? "not a regular file" : strerror(err));
+			why[0] ? why : strerror(err ? err : EINVAL));
 		return 1;
 	}
-	*len = (size_t)n;
+	*len = n;
 	return 0;
 }
 
