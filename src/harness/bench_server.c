@@ -367,7 +367,14 @@ static int make_fifo(struct fifo_path *f, const char *path, uid_t uid, gid_t gid
 		goto fail;
 	/* Made by this call: removed at the stop whatever happens next. */
 	f->fd = openat(f->dirfd, f->name, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	if (f->fd < 0 || fstat(f->fd, &st) < 0) {
+	if (f->fd < 0) {
+		err = -errno;
+		/* Not opened, so not removed at the stop: the name is still memtrack's, made just
+		 * now in a directory where only its owner may take it (/tmp's sticky bit). */
+		unlinkat(f->dirfd, f->name, 0);
+		goto fail;
+	}
+	if (fstat(f->fd, &st) < 0) {
 		err = -errno;
 		goto fail;
 	}
