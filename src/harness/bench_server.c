@@ -25,6 +25,7 @@
 #include <libgen.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,15 +95,21 @@ static void answer(struct mt_bench_server *s, enum mt_fifo_cmd cmd)
 	s->out_len += (size_t)n;
 }
 
-static void say(struct mt_bench_server *s, const char *fmt, const char *a, const char *b)
+/*
+ * One sentence on stderr, the first MAX_TOLD of a run (then only counted): what the integration
+ * sends is the caller's to make printable (mt_printable).
+ */
+__attribute__((format(printf, 2, 3))) static void say(struct mt_bench_server *s, const char *fmt,
+						      ...)
 {
-	char pa[MT_PRINTABLE_MAX], pb[MT_PRINTABLE_MAX];
+	va_list ap;
 
 	if (s->told++ >= MAX_TOLD)
 		return;
-	fprintf(stderr, PROG ": ");
-	fprintf(stderr, fmt, a ? mt_printable(pa, sizeof(pa), a) : "",
-		b ? mt_printable(pb, sizeof(pb), b) : "");
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 }
 
@@ -130,6 +137,7 @@ static int parse_version(const char *v, unsigned int out[3])
 
 static bool integration_accepted(struct mt_bench_server *s, const char *name, const char *version)
 {
+	char pn[MT_PRINTABLE_MAX], pv[MT_PRINTABLE_MAX];
 	unsigned int v[3];
 
 	snprintf(s->st.integration, sizeof(s->st.integration), "%s %s", name, version);
@@ -139,24 +147,25 @@ static bool integration_accepted(struct mt_bench_server *s, const char *name, co
 		if (strcmp(name, m->name))
 			continue;
 		if (parse_version(version, v)) {
-			say(s, "the integration's version '%s' is no version (%s)", version, name);
+			say(s, "the integration's version '%s' is no version (%s)",
+			    mt_printable(pv, sizeof(pv), version),
+			    mt_printable(pn, sizeof(pn), name));
 			return false;
 		}
 		if (v[0] != m->major   ? v[0] > m->major
 		    : v[1] != m->minor ? v[1] > m->minor
 				       : v[2] >= m->patch)
 			return true;
-		fprintf(stderr,
-			PROG
-			": %s %s is older than the %u.%u.%u CodSpeed's runner needs for memory "
-			"mode: answered Err\n",
-			name, version, m->major, m->minor, m->patch);
+		say(s,
+		    "%s %s is older than the %u.%u.%u CodSpeed's runner needs for memory mode: "
+		    "answered Err",
+		    name, mt_printable(pv, sizeof(pv), version), m->major, m->minor, m->patch);
 		return false;
 	}
 	say(s,
 	    "'%s' is no integration CodSpeed's runner profiles memory of (codspeed-rust, "
-	    "codspeed-cpp, pytest-codspeed, codspeed-node, exec-harness): answered Err%s",
-	    name, "");
+	    "codspeed-cpp, pytest-codspeed, codspeed-node, exec-harness): answered Err",
+	    mt_printable(pn, sizeof(pn), name));
 	return false;
 }
 
@@ -175,8 +184,8 @@ static void record_mark(struct mt_bench_server *s, const struct mt_fifo_msg *m)
 		b.what = MT_BENCH_URI;
 		b.pid = m->pid;
 		if (strlen(m->str) > MT_ARTIFACT_BENCH_URI_MAX)
-			say(s, "a benchmark URI longer than 4095 bytes is cut there: %s...%s", "",
-			    "");
+			say(s, "a benchmark URI longer than %d bytes is cut there",
+			    MT_ARTIFACT_BENCH_URI_MAX);
 		snprintf(b.uri, sizeof(b.uri), "%s", m->str);
 		break;
 	}
@@ -231,8 +240,8 @@ static void handle(struct mt_bench_server *s, const struct mt_fifo_msg *m)
 	default:
 		/* PingProfiler (deprecated), and the runner's own answers sent back to it. */
 		s->st.protocol_errors++;
-		say(s, "%s is no message an integration sends: answered Err%s",
-		    mt_fifo_cmd_name(m->cmd), "");
+		say(s, "%s is no message an integration sends: answered Err",
+		    mt_fifo_cmd_name(m->cmd));
 		answer(s, MT_FIFO_ERR);
 		return;
 	}
@@ -252,7 +261,6 @@ static void handle_frames(struct mt_bench_server *s)
 	while (!s->st.garbage && s->have - at >= 4) {
 		uint32_t len = le32(s->in + at);
 		struct mt_fifo_msg m;
-		char v[16];
 
 		if (len > MT_BENCH_FRAME_MAX) {
 			s->st.garbage = true;
@@ -271,11 +279,10 @@ static void handle_frames(struct mt_bench_server *s)
 		s->st.frames++;
 		if (mt_fifo_decode(s->in + at + 4, len, &m, s->strs, sizeof(s->strs))) {
 			s->st.protocol_errors++;
-			snprintf(v, sizeof(v), "%u", len);
 			say(s,
-			    "a message of %s bytes on the runner FIFO is not one of CodSpeed's "
+			    "a message of %u bytes on the runner FIFO is not one of CodSpeed's "
 			    "protocol (%s): answered Err",
-			    v, m.cmd < MT_FIFO_N_CMDS ? mt_fifo_cmd_name(m.cmd) : "no variant");
+			    len, m.cmd < MT_FIFO_N_CMDS ? mt_fifo_cmd_name(m.cmd) : "no variant");
 			answer(s, MT_FIFO_ERR);
 		} else {
 			handle(s, &m);
