@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 	long k = argc > 1 ? atol(argv[1]) : 100;
 	struct mt_fifo f;
 	char uri[64];
-	int runner = mt_fifo_connect(&f, MT_FIFO_CTL_PATH, MT_FIFO_ACK_PATH, 5000);
+	int runner = mt_fifo_connect(&f, MT_FIFO_CTL_PATH, MT_FIFO_ACK_PATH, 5000, getuid());
 
 	if (runner < 0)
 		return 1;
