@@ -38,8 +38,10 @@
 
 #define CHUNK	     (1u << 20)
 #define PAGE	     4096u
-#define BATCH	     64u  /* blocks read at once */
-#define RED_ZONE     128u /* below the stack pointer, the amd64 ABI lets a leaf function write */
+#define BATCH	     64u   /* blocks read at once */
+#define GAPS	     1024u /* root ranges read at once (IOV_MAX) */
+#define HEADER	     16u   /* glibc's chunk header (prev_size, size); musl's is smaller */
+#define RED_ZONE     128u  /* below the stack pointer, the amd64 ABI lets a leaf function write */
 #define UNREACHED    0
 #define NOT_A_CLIQUE ((size_t)-1)
 
@@ -59,6 +61,7 @@ struct scan {
 	uint64_t lo, hi; /* the blocks' span: a word outside it is no pointer to one */
 	size_t clique;	 /* the leader whose clique is being found, or NOT_A_CLIQUE */
 	uint64_t *buf;	 /* CHUNK bytes */
+	struct gaps *gaps;
 	struct mt_leak_stats *st;
 };
 
@@ -181,24 +184,81 @@ static size_t first_after(const struct scan *sc, uint64_t addr)
 	return lo;
 }
 
+/* Root ranges (8-byte aligned) gathered to be read with one call, as scan_batch() reads blocks. */
+struct gaps {
+	struct iovec remote[GAPS];
+	size_t n, bytes;
+	bool whole;
+};
+
+/* Scan the gathered ranges: one read for all, or each on its own when that one came short. */
+static void flush_gaps(struct scan *sc, struct gaps *g)
+{
+	struct iovec local = {sc->buf, g->bytes};
+	ssize_t got = g->n > 1 ? process_vm_readv(sc->pid, &local, 1, g->remote, g->n, 0) : -1;
+	size_t off = 0;
+
+	for (size_t k = 0; k < g->n; k++) {
+		uint64_t lo = (uintptr_t)g->remote[k].iov_base;
+
+		if (got != (ssize_t)g->bytes) {
+			g->whole &= scan_range(sc, lo, lo + g->remote[k].iov_len, true);
+			continue;
+		}
+		found_words(sc, (const uint64_t *)((const char *)sc->buf + off),
+			    g->remote[k].iov_len / 8, true);
+		off += g->remote[k].iov_len;
+	}
+	if (got == (ssize_t)g->bytes)
+		sc->st->scanned_bytes += g->bytes;
+	g->n = g->bytes = 0;
+}
+
+/*
+ * The root range [lo, hi): gathered with others when small (the headers between a heap's
+ * blocks are 8 or 16 bytes each: a call apiece would cost more than the reading), else scanned.
+ */
+static void add_gap(struct scan *sc, struct gaps *g, uint64_t lo, uint64_t hi)
+{
+	size_t len;
+
+	lo = (lo + 7) & ~7ull;
+	if (lo + 8 > hi)
+		return;
+	len = (size_t)(hi - lo) & ~(size_t)7;
+	if (g->n == GAPS || g->bytes + len > CHUNK)
+		flush_gaps(sc, g);
+	if (len > CHUNK / 2) {
+		g->whole &= scan_range(sc, lo, hi, true);
+		return;
+	}
+	g->remote[g->n++] = (struct iovec){(void *)(uintptr_t)lo, len};
+	g->bytes += len;
+}
+
 /* A root region [lo, hi), less the blocks and the free memory in it. */
 static void scan_root(struct scan *sc, uint64_t lo, uint64_t hi)
 {
+	struct gaps *g = sc->gaps;
 	size_t i = first_after(sc, lo);
-	bool whole = true;
+	bool after_skip = false;
 
+	g->whole = true;
 	sc->st->regions++;
 	while (lo < hi) {
 		uint64_t end = i < sc->n_skip && sc->skip[i].start < hi ? sc->skip[i].start : hi;
 
-		if (end > lo)
-			whole &= scan_range(sc, lo, end, true);
+		/* Between two blocks, 16 bytes or less are the allocator's header: no pointer. */
+		if (end > lo && !(after_skip && end < hi && end - lo <= HEADER))
+			add_gap(sc, g, lo, end);
 		if (end == hi)
 			break;
 		lo = sc->skip[i].end > lo ? sc->skip[i].end : lo;
+		after_skip = true;
 		i++;
 	}
-	sc->st->unreadable_regions += !whole;
+	flush_gaps(sc, g);
+	sc->st->unreadable_regions += !g->whole;
 }
 
 /* The next of two sorted lists of extents, taken in address order. */
@@ -466,13 +526,15 @@ int mt_leak_scan(pid_t pid, const struct mt_leak_heap *h, const struct user_regs
 	/* Each block is pushed at most twice: reached possibly, then reachably (or in a clique). */
 	sc.stack = malloc((2 * n + 1) * sizeof(*sc.stack));
 	sc.buf = malloc(CHUNK);
-	if (!sc.stack || !sc.buf || make_skip(&sc, h))
+	sc.gaps = calloc(1, sizeof(*sc.gaps));
+	if (!sc.stack || !sc.buf || !sc.gaps || make_skip(&sc, h))
 		goto out;
 	err = scan_roots(&sc, regs, n_regs);
 	if (!err)
 		find_cliques(&sc);
 out:
 	free(sc.skip);
+	free(sc.gaps);
 	free(sc.stack);
 	free(sc.buf);
 	return err;
