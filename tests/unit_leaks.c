@@ -220,39 +220,54 @@ END_TEST
  * The same heap, with what a runtime keeps in the same mapping beside the blocks (its arena,
  * merged by the kernel): a pointer to block 4 at 1024, a root, so 4 and 5 are reachable. At 2048
  * a freed block holds a pointer to 6: free memory is no root, 6 is still definitely lost. An
- * allocator that keeps its books among its blocks (books_apart): the mapping is all its own.
+ * allocator that keeps its books among its blocks (books_apart): the mapping is all its own. In
+ * another mapping, a freed block (its allocator's mapping gone, the address reused) beside a
+ * pointer to block 2: a root either way, free memory alone says nothing of the mapping.
  */
 START_TEST(scan_reads_the_heap_mapping_less_blocks_and_free_memory)
 {
 	uint64_t *heap =
 	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* A page between two inaccessible ones: a mapping the kernel cannot merge with heap. */
+	char *guarded = mmap(NULL, 3 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t *other = (uint64_t *)(guarded + 4096);
 	static const uint8_t want[2][HEAP_BLOCKS] = {
-	    {MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_POSSIBLE, MT_LEAK_POSSIBLE,
+	    {MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_REACHABLE,
 	     MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_DEFINITE, MT_LEAK_INDIRECT},
-	    {MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_POSSIBLE, MT_LEAK_POSSIBLE,
+	    {MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_REACHABLE,
 	     MT_LEAK_DEFINITE, MT_LEAK_INDIRECT, MT_LEAK_DEFINITE, MT_LEAK_INDIRECT}};
-	struct mt_live_block b[HEAP_BLOCKS], freed;
+	struct mt_live_block b[HEAP_BLOCKS], freed[2];
 	struct mt_leak_stats st;
 	uint8_t cls[HEAP_BLOCKS];
 	int status;
 	pid_t pid;
 
 	ck_assert_ptr_ne(heap, MAP_FAILED);
+	ck_assert_ptr_ne(guarded, MAP_FAILED);
+	ck_assert_int_eq(mprotect(other, 4096, PROT_READ | PROT_WRITE), 0);
 	make_heap(heap);
 	heap[1024 / 8] = (uintptr_t)heap + 4 * BLOCK;
 	heap[2048 / 8 + 2] = (uintptr_t)heap + 6 * BLOCK;
+	other[1024 / 8] = (uintptr_t)heap + 2 * BLOCK;
 	pid = fork();
 	if (!pid) {
 		raise(SIGSTOP);
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
-	heap[1024 / 8] = heap[2048 / 8 + 2] = 0;
+	heap[1024 / 8] = heap[2048 / 8 + 2] = other[1024 / 8] = 0;
 	for (int i = 0; i < HEAP_BLOCKS; i++)
 		b[i] = (struct mt_live_block){.addr = (uintptr_t)heap + i * BLOCK, .size = BLOCK};
-	freed = (struct mt_live_block){.addr = (uintptr_t)heap + 2048, .size = 48};
+	freed[0] = (struct mt_live_block){.addr = (uintptr_t)heap + 2048, .size = 48};
+	freed[1] = (struct mt_live_block){.addr = (uintptr_t)other, .size = 64};
+	if (freed[1].addr < freed[0].addr) {
+		struct mt_live_block f = freed[0];
+
+		freed[0] = freed[1];
+		freed[1] = f;
+	}
 	for (int apart = 0; apart < 2; apart++) {
-		struct mt_leak_heap h = {b, HEAP_BLOCKS, &freed, 1, apart};
+		struct mt_leak_heap h = {b, HEAP_BLOCKS, freed, 2, apart};
 
 		ck_assert_int_eq(mt_leak_scan(pid, &h, NULL, 0, cls, &st), 0);
 		for (int i = 0; i < HEAP_BLOCKS; i++)
@@ -263,6 +278,7 @@ START_TEST(scan_reads_the_heap_mapping_less_blocks_and_free_memory)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	munmap(heap, 4096);
+	munmap(guarded, 3 * 4096);
 }
 END_TEST
 

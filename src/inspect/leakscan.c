@@ -47,6 +47,7 @@
 
 struct span {
 	uint64_t start, end;
+	bool live; /* holds a live block (not only free memory) */
 };
 
 struct scan {
@@ -280,12 +281,14 @@ static int make_skip(struct scan *sc, const struct mt_leak_heap *h)
 		return -ENOMEM;
 	while ((e = next_extent(h, &i, &j))) {
 		struct span *last = sc->n_skip ? &sc->skip[sc->n_skip - 1] : NULL;
+		bool live = e < h->blocks + h->n && e >= h->blocks;
 
 		if (last && e->addr <= last->end) {
 			if (e->addr + e->size > last->end)
 				last->end = e->addr + e->size;
+			last->live |= live;
 		} else {
-			sc->skip[sc->n_skip++] = (struct span){e->addr, e->addr + e->size};
+			sc->skip[sc->n_skip++] = (struct span){e->addr, e->addr + e->size, live};
 		}
 	}
 	return 0;
@@ -362,19 +365,23 @@ static bool anonymous(const char *path)
 	return !*path || strncmp(path, "[anon:", 6) == 0;
 }
 
-/* Whether a block or free memory lies in [start, end). */
-static bool holds_heap(const struct scan *sc, uint64_t start, uint64_t end)
+/*
+ * Whether a live block lies in [start, end): free memory alone is no sign of the allocator, whose
+ * mapping it was may be gone, the address now another mapping's.
+ */
+static bool holds_block(const struct scan *sc, uint64_t start, uint64_t end)
 {
-	size_t i = first_after(sc, start);
-
-	return i < sc->n_skip && sc->skip[i].start < end;
+	for (size_t i = first_after(sc, start); i < sc->n_skip && sc->skip[i].start < end; i++)
+		if (sc->skip[i].live)
+			return true;
+	return false;
 }
 
 /* Whether a writable private mapping is all the allocator's, when it keeps its books there. */
 static bool books(const struct scan *sc, const struct mt_map_entry *e)
 {
 	return sc->books_apart && (!strcmp(e->path, "[heap]") ||
-				   (anonymous(e->path) && holds_heap(sc, e->start, e->end)));
+				   (anonymous(e->path) && holds_block(sc, e->start, e->end)));
 }
 
 /*
