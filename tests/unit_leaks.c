@@ -112,7 +112,9 @@ START_TEST(livetable_keeps_free_memory_and_files)
 	    /* a smaller block at the same address, freed: the bigger stays */
 	    ev(MT_K_MALLOC, 20, 0x1000, 40), ev(MT_K_FREE, 20, 0x1000, 0),
 	    /* a block the allocator maps on its own: unmapped at its free */
-	    ev(MT_K_MALLOC, 20, 0x100000, 256 << 10), ev(MT_K_FREE, 20, 0x100000, 0),
+	    ev(MT_K_MALLOC, 20, 0x100010, 256 << 10), ev(MT_K_FREE, 20, 0x100010, 0),
+	    /* as big, in a heap: free memory there */
+	    ev(MT_K_MALLOC, 20, 0x200040, 256 << 10), ev(MT_K_FREE, 20, 0x200040, 0),
 	    /* a realloc that moves: the old block is free memory */
 	    ev(MT_K_MALLOC, 20, 0x2000, 16), ev(MT_K_REALLOC_RELEASE, 20, 0x2000, 0),
 	    ev(MT_K_REALLOC, 20, 0x3000, 64)};
@@ -120,13 +122,14 @@ START_TEST(livetable_keeps_free_memory_and_files)
 	uint16_t files[MT_LIVE_FILES];
 
 	e[2].file_id = 3;
-	e[8].old_addr = 0x2000;
+	e[10].old_addr = 0x2000;
 	mt_livetable_events(lt, e, sizeof(e) / sizeof(e[0]));
-	ck_assert_int_eq(mt_livetable_freed(lt, 20, &f), 2);
+	ck_assert_int_eq(mt_livetable_freed(lt, 20, &f), 3);
 	ck_assert_uint_eq(f[0].addr, 0x1000);
 	ck_assert_uint_eq(f[0].size, 100);
 	ck_assert_uint_eq(f[1].addr, 0x2000);
 	ck_assert_uint_eq(f[1].size, 16);
+	ck_assert_uint_eq(f[2].addr, 0x200040);
 	free(f);
 	ck_assert_int_eq(blocks_of(lt, 20, NULL), 1);
 	ck_assert_int_eq(mt_livetable_files(lt, 20, files), 2);

@@ -8,9 +8,11 @@
  * A freed block stays in the same table under its space with FREED set (a key of its own, so
  * that a new block at its address does not meet it): the scan must not take the stale words of
  * free memory for roots, as memcheck does not (it never hands freed memory back to the program).
- * A block at least RETURNED bytes big is not kept once freed: allocators give such blocks
- * mappings of their own and unmap them at the free, and what the kernel maps there later (a
- * runtime's arena) is no free memory.
+ * A block that had a mapping of its own is not kept once freed: the allocator unmaps it at the
+ * free, and what the kernel maps there later (a runtime's arena) is no free memory. glibc and
+ * musl map a block of RETURNED bytes or more on its own, its start less than MAPPED_WITHIN bytes
+ * past a page (their headers: glibc's 16 bytes, musl's 32); a block that big anywhere else is in
+ * a heap (glibc raises its threshold once it has unmapped one), and stays free memory there.
  */
 
 #include <errno.h>
@@ -21,9 +23,9 @@
 #include "base/kind.h"
 #include "inspect/livetable.h"
 
-#define FREED	 (1u << 31)
-/* glibc's and musl's mmap threshold: a block this big has a mapping of its own. */
-#define RETURNED (128u << 10)
+#define FREED	      (1u << 31)
+#define RETURNED      (128u << 10) /* glibc's and musl's first mmap threshold */
+#define MAPPED_WITHIN 64u	   /* a mapped block's start, in its first page */
 
 struct pid_space {
 	uint32_t pid;
@@ -156,7 +158,7 @@ static void put_freed(struct mt_livetable *lt, const struct mt_live_block *b)
 {
 	struct mt_live_block f = *b, was;
 
-	if (b->size >= RETURNED)
+	if (b->size >= RETURNED && (b->addr & 4095) < MAPPED_WITHIN)
 		return;
 	f.space |= FREED;
 	if (take(lt, f.space, f.addr, &was) && was.size > f.size)
