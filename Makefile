@@ -168,7 +168,9 @@ check-kernels: all $(addprefix $(BUILD)/tests/,$(KERNEL_TESTS))
 # race report ends memtrack (or the test) with TSan's exit status 66: the test fails. setarch -R:
 # gcc 12's TSan refuses the memory layout of a kernel with more than 28 bits of mmap randomness
 # ("unexpected memory mapping"); without randomization any layout is one it knows. Not it_leaks:
-# its dlopen shape's truth holds for fixtures at build/'s path length (docs/LEAKS.md).
+# its dlopen shape's truth holds for fixtures at build/'s path length (docs/LEAKS.md). Not
+# it_supervisor: its --user child, forked by a memtrack with threads, starts TSan's own thread
+# before its exec, stops traced at that clone, and its parent waits on a pipe for it.
 TSAN_TESTS := unit_closer unit_rss unit_harness unit_leaks it_loader it_alloc it_rss it_harness \
 	it_track it_stress
 check-tsan: all $(addprefix $(BUILD)/tests/,$(TSAN_TESTS))
