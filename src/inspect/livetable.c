@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The supervisor's live blocks (livetable.h): one open-addressing table of (address space,
- * address) -> size and stack, linear probing with backward-shift deletion (no tombstones: a
- * long run frees as much as it allocates), and the processes' address spaces beside it. Space
- * ids start at 1; a slot whose space is 0 is empty.
+ * The supervisor's live blocks (livetable.h): one hash table (base/hashtab.h) of (address space,
+ * address) -> size and stack, and the processes' address spaces beside it. Space ids start at
+ * 1; a slot whose space is 0 is empty.
  *
  * A freed block stays in the same table under its space with FREED set (a key of its own, so
  * that a new block at its address does not meet it): the scan must not take the stale words of
@@ -20,6 +19,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "base/kind.h"
 #include "inspect/livetable.h"
 
@@ -43,8 +43,7 @@ struct pending {
 };
 
 struct mt_livetable {
-	struct mt_live_block *slot;
-	size_t mask, used;
+	struct mt_hashtab blocks; /* struct mt_live_block */
 	struct pid_space *pids;
 	size_t n_pids, cap_pids;
 	struct pending *pend;
@@ -53,100 +52,74 @@ struct mt_livetable {
 	bool inexact;
 };
 
-static size_t slot_of(const struct mt_livetable *lt, uint32_t space, uint64_t addr)
+static uint64_t key_hash(uint32_t space, uint64_t addr)
 {
-	uint64_t x = addr ^ ((uint64_t)space << 47);
-
-	/* A 64-bit finaliser: addresses differ in few low bits. */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return (size_t)x & lt->mask;
+	return mt_hash_u64(addr ^ ((uint64_t)space << 47));
 }
 
-static int table_grow(struct mt_livetable *lt)
+static bool block_empty(const void *e)
 {
-	size_t cap = lt->mask ? (lt->mask + 1) * 2 : 1024;
-	struct mt_live_block *old = lt->slot;
-	size_t old_cap = lt->mask ? lt->mask + 1 : 0;
-
-	lt->slot = calloc(cap, sizeof(*lt->slot));
-	if (!lt->slot) {
-		lt->slot = old;
-		return -ENOMEM;
-	}
-	lt->mask = cap - 1;
-	for (size_t i = 0; i < old_cap; i++) {
-		size_t k;
-
-		if (!old[i].space)
-			continue;
-		for (k = slot_of(lt, old[i].space, old[i].addr); lt->slot[k].space;)
-			k = (k + 1) & lt->mask;
-		lt->slot[k] = old[i];
-	}
-	free(old);
-	return 0;
+	return !((const struct mt_live_block *)e)->space;
 }
 
-/* The slot of (space, addr), or of the empty slot where it would go. */
-static size_t find(const struct mt_livetable *lt, uint32_t space, uint64_t addr)
+static uint64_t block_hash(const void *ctx, const void *e)
 {
-	size_t k = slot_of(lt, space, addr);
+	const struct mt_live_block *b = e;
 
-	while (lt->slot[k].space && (lt->slot[k].space != space || lt->slot[k].addr != addr))
-		k = (k + 1) & lt->mask;
-	return k;
+	(void)ctx;
+	return key_hash(b->space, b->addr);
+}
+
+static bool block_is(const void *ctx, const void *e, const void *key)
+{
+	const struct mt_live_block *b = e, *k = key;
+
+	(void)ctx;
+	return b->space == k->space && b->addr == k->addr;
+}
+
+static const struct mt_hashtab_ops block_ops = {
+    .entry = sizeof(struct mt_live_block),
+    .max_load_pct = 50,
+    .min_slots = 1024,
+    .hash = block_hash,
+    .empty = block_empty,
+};
+
+/* The slot of (space, addr), or the empty slot where it would go; the table must have slots. */
+static struct mt_live_block *find(const struct mt_livetable *lt, uint32_t space, uint64_t addr)
+{
+	struct mt_live_block k = {.space = space, .addr = addr};
+
+	return mt_hashtab_find(&lt->blocks, &block_ops, key_hash(space, addr), block_is, NULL, &k);
 }
 
 /* A new block; one live at its address already (an event lost) is replaced. */
 static void put(struct mt_livetable *lt, const struct mt_live_block *b)
 {
-	size_t k;
+	struct mt_live_block *e;
 
-	if ((lt->used + 1) * 2 > lt->mask + 1 && table_grow(lt)) {
+	if (mt_hashtab_reserve(&lt->blocks, &block_ops, NULL, lt->blocks.used + 1)) {
 		lt->inexact = true;
 		return;
 	}
-	k = find(lt, b->space, b->addr);
-	lt->used += !lt->slot[k].space;
-	lt->slot[k] = *b;
-}
-
-/* Empty slot k, moving up the entries of its run that could sit there. */
-static void remove_slot(struct mt_livetable *lt, size_t k)
-{
-	size_t j = k;
-
-	lt->slot[k].space = 0;
-	lt->used--;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & lt->mask;
-		if (!lt->slot[j].space)
-			return;
-		home = slot_of(lt, lt->slot[j].space, lt->slot[j].addr);
-		/* Entry j stays when its home lies cyclically in (k, j]. */
-		if (k <= j ? (k < home && home <= j) : (k < home || home <= j))
-			continue;
-		lt->slot[k] = lt->slot[j];
-		lt->slot[j].space = 0;
-		k = j;
-	}
+	e = find(lt, b->space, b->addr);
+	if (block_empty(e))
+		mt_hashtab_added(&lt->blocks);
+	*e = *b;
 }
 
 static bool take(struct mt_livetable *lt, uint32_t space, uint64_t addr, struct mt_live_block *out)
 {
-	size_t k;
+	struct mt_live_block *e;
 
-	if (!lt->mask)
+	if (!lt->blocks.slot)
 		return false;
-	k = find(lt, space, addr);
-	if (!lt->slot[k].space)
+	e = find(lt, space, addr);
+	if (block_empty(e))
 		return false;
-	*out = lt->slot[k];
-	remove_slot(lt, k);
+	*out = *e;
+	mt_hashtab_erase(&lt->blocks, &block_ops, NULL, e);
 	return true;
 }
 
@@ -181,9 +154,11 @@ static void drop_space(struct mt_livetable *lt, uint32_t space)
 	size_t k = 0;
 
 	/* A removal may move a later entry into k: look at k again before going on. */
-	while (lt->mask && k <= lt->mask) {
-		if ((lt->slot[k].space & ~FREED) == space)
-			remove_slot(lt, k);
+	while (lt->blocks.slot && k <= lt->blocks.mask) {
+		struct mt_live_block *e = mt_hashtab_at(&lt->blocks, &block_ops, k);
+
+		if (!block_empty(e) && (e->space & ~FREED) == space)
+			mt_hashtab_erase(&lt->blocks, &block_ops, NULL, e);
 		else
 			k++;
 	}
@@ -382,20 +357,21 @@ static int by_addr(const void *a, const void *b)
 /* The entries of key (a space, with FREED or not), sorted by address, in *out (to free). */
 static long entries_of(const struct mt_livetable *lt, uint32_t key, struct mt_live_block **out)
 {
+	const struct mt_live_block *slot = lt->blocks.slot;
 	size_t n = 0, k;
 
 	*out = NULL;
-	if (!lt->mask)
+	if (!slot)
 		return 0;
-	for (k = 0; k <= lt->mask; k++)
-		n += lt->slot[k].space == key;
+	for (k = 0; k <= lt->blocks.mask; k++)
+		n += slot[k].space == key;
 	*out = malloc((n ? n : 1) * sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
 	n = 0;
-	for (k = 0; k <= lt->mask; k++)
-		if (lt->slot[k].space == key)
-			(*out)[n++] = lt->slot[k];
+	for (k = 0; k <= lt->blocks.mask; k++)
+		if (slot[k].space == key)
+			(*out)[n++] = slot[k];
 	qsort(*out, n, sizeof(**out), by_addr);
 	return (long)n;
 }
@@ -437,7 +413,7 @@ void mt_livetable_free(struct mt_livetable *lt)
 {
 	if (!lt)
 		return;
-	free(lt->slot);
+	mt_hashtab_free(&lt->blocks);
 	free(lt->pids);
 	free(lt->pend);
 	free(lt);
