@@ -44,6 +44,12 @@ struct mt_artifact_reader {
 	size_t block_pos;
 	size_t block_len;
 	struct mt_evblock_state block_state;
+	/* A compressed block (version 5): its streams, decompressed into zraw. */
+	bool block_split;
+	struct mt_evblock_cursor block_cursor;
+	uint8_t *zraw;
+	size_t zraw_cap;
+	struct ZSTD_DCtx_s *zd;
 
 	uint8_t *payload;
 	size_t payload_cap;
@@ -112,6 +118,10 @@ mt_artread_fail(struct mt_artifact_reader *r, int err, const char *fmt, ...);
 int mt_artread_corrupt(struct mt_artifact_reader *r, uint64_t at, const char *what);
 ssize_t mt_artread_src_read(struct mt_artifact_reader *r, void *dst, size_t n);
 ssize_t mt_artread_payload(struct mt_artifact_reader *r, size_t len);
+
+/* artifact_read_zblock.c: a compressed event block, decompressed and ready to decode. */
+int mt_artread_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at);
+void mt_artread_zblock_free(struct mt_artifact_reader *r);
 
 /* artifact_read_records.c: the header and the metadata records. */
 bool mt_artread_len_ok(uint32_t type, uint32_t len);

@@ -328,6 +328,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;
+	case MT_REC_ZBLOCK:
+		return len > MT_ARTIFACT_ZBLOCK_FIXED && len <= MT_ARTIFACT_ZBLOCK_MAX;
 	default:
 		return len <= MT_ARTIFACT_RECORD_MAX;
 	}

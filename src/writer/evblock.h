@@ -38,6 +38,39 @@
 #define MT_EVB_X_STACK	  0x40u /* stack_id is not 0 (version 4) */
 #define MT_EVB_X_KNOWN	  0x7fu
 
+/*
+ * The fields of a compressed block's entries (version 5) are kept in five streams, one after the
+ * other in the block, so that the general-purpose compressor finds each field's repeats next to
+ * each other: the tags (tag, extension and kind bytes), the time differences, the address
+ * differences, the sizes, and the rest (pid, tid, file, old address, align, flags, stack id, and
+ * an escape's type, length and bytes). A version-3 block has them all in one.
+ */
+enum mt_evblock_stream {
+	MT_EVB_S_TAG,
+	MT_EVB_S_TS,
+	MT_EVB_S_ADDR,
+	MT_EVB_S_SIZE,
+	MT_EVB_S_REST,
+	MT_EVB_STREAMS
+};
+
+/* The most bytes one event puts in each stream (together MT_EVBLOCK_EVENT_MAX at most). */
+#define MT_EVB_STREAM_MAX                                                                          \
+	{                                                                                          \
+		3u, 10u, 10u, 10u, 34u                                                             \
+	}
+
+/* Where the next bytes of each stream go (encoding). */
+struct mt_evblock_split {
+	uint8_t *p[MT_EVB_STREAMS];
+};
+
+/* The bytes of each stream not decoded yet (decoding). */
+struct mt_evblock_cursor {
+	const uint8_t *p[MT_EVB_STREAMS];
+	size_t left[MT_EVB_STREAMS];
+};
+
 /* What an entry is decoded against: the previous event of the block. */
 struct mt_evblock_state {
 	uint64_t ts_ns;
@@ -53,6 +86,10 @@ void mt_evblock_reset(struct mt_evblock_state *s);
 
 /* Encode e at p, which has room for MT_EVBLOCK_EVENT_MAX bytes. Returns the bytes written. */
 size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *p, const struct mt_event *e);
+
+/* Encode e into the streams of out, each advanced past what it received. */
+void mt_evblock_put_split(struct mt_evblock_state *s, struct mt_evblock_split *out,
+			  const struct mt_event *e);
 
 enum mt_evblock_result {
 	MT_EVB_EVENT = 1,     /* *e holds the next event */
@@ -70,5 +107,12 @@ enum mt_evblock_result {
  */
 enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t *p, size_t left,
 				      struct mt_event *e, size_t *used);
+
+/*
+ * The same for the entry at c, whose streams are advanced past it on MT_EVB_EVENT and
+ * MT_EVB_SKIPPED (and left unchanged otherwise). MT_EVB_SHORT: a stream ends inside the entry.
+ */
+enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct mt_evblock_cursor *c,
+					    struct mt_event *e);
 
 #endif
