@@ -9,6 +9,12 @@
 #include "writer/evblock.h"
 
 #define VARINT_MAX 10u /* bytes of a 64-bit LEB128 */
+/*
+ * The codec's steps are inlined into each of their two callers, the one-stream and the
+ * five-stream one: in the first, every stream is the same, and the compiler then reads and writes
+ * one pointer as the version-3 codec did.
+ */
+#define STEP	   static inline __attribute__((always_inline))
 
 void mt_evblock_reset(struct mt_evblock_state *s)
 {
@@ -62,8 +68,8 @@ static uint8_t ext_bits(const struct mt_evblock_state *s, const struct mt_event 
  * Encode e, each field into its stream's pointer: o[k] points at the write position of stream k.
  * For a version-3 block all five are the same pointer, the fields one after the other.
  */
-static inline void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
-			      const struct mt_event *e)
+STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
+		     const struct mt_event *e)
 {
 	uint8_t x = ext_bits(s, e);
 	bool inline_kind = e->kind != MT_EVB_KIND_ESCAPE && e->kind < MT_EVB_KIND_BYTE;
@@ -141,7 +147,7 @@ static inline uint32_t unzigzag32(uint32_t v)
 	return (v >> 1) ^ (0 - (v & 1));
 }
 
-static uint8_t get_byte(struct dec *d, enum mt_evblock_stream k)
+STEP uint8_t get_byte(struct dec *d, enum mt_evblock_stream k)
 {
 	struct in *in = d->s[k];
 
@@ -156,7 +162,7 @@ static uint8_t get_byte(struct dec *d, enum mt_evblock_stream k)
 }
 
 /* A varint of at most 64 bits; more (an eleventh byte, or bits past 64) is corrupt. */
-static uint64_t get_varint(struct dec *d, enum mt_evblock_stream k)
+STEP uint64_t get_varint(struct dec *d, enum mt_evblock_stream k)
 {
 	uint64_t v = 0;
 	unsigned int i;
@@ -176,7 +182,7 @@ static uint64_t get_varint(struct dec *d, enum mt_evblock_stream k)
 }
 
 /* A varint that must fit in max. */
-static uint64_t get_bounded(struct dec *d, enum mt_evblock_stream k, uint64_t max)
+STEP uint64_t get_bounded(struct dec *d, enum mt_evblock_stream k, uint64_t max)
 {
 	uint64_t v = get_varint(d, k);
 
@@ -186,7 +192,7 @@ static uint64_t get_bounded(struct dec *d, enum mt_evblock_stream k, uint64_t ma
 }
 
 /* An entry other than an event: its type, its length, and that many bytes, all passed over. */
-static uint32_t skip_escape(struct dec *d)
+STEP uint32_t skip_escape(struct dec *d)
 {
 	uint32_t type = (uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
 	uint64_t len = get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
@@ -203,8 +209,8 @@ static uint32_t skip_escape(struct dec *d)
 	return type;
 }
 
-static void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state *s,
-		      struct mt_event *e)
+STEP void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state *s,
+		    struct mt_event *e)
 {
 	uint8_t x = tag & MT_EVB_EXT ? get_byte(d, MT_EVB_S_TAG) : 0;
 
@@ -236,8 +242,7 @@ static void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state 
 }
 
 /* Decode one entry from d's streams; s is updated only when it is a whole event. */
-static enum mt_evblock_result get_entry(struct dec *d, struct mt_evblock_state *s,
-					struct mt_event *e)
+STEP enum mt_evblock_result get_entry(struct dec *d, struct mt_evblock_state *s, struct mt_event *e)
 {
 	uint8_t tag = get_byte(d, MT_EVB_S_TAG);
 
