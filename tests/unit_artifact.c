@@ -117,6 +117,9 @@ static uint8_t *small_artifact(size_t *len, size_t *hdr_len)
 	ck_assert_int_eq(mt_artifact_write_stack(w, &st), 0);
 	ck_assert_int_eq(mt_artifact_write_events(w, ev, 3), 0);
 	ck_assert_int_eq(mt_artifact_write_events(w, ev + 3, 2), 0);
+	/* Flushed: the exit's record follows the block (a record written while a block is being
+	 * gathered goes inside it: records_inside_blocks). */
+	ck_assert_int_eq(mt_artifact_flush(w), 0);
 	p.exited = true;
 	p.exit_status = 3 << 8;
 	ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
@@ -826,7 +829,8 @@ START_TEST(corrupt_blocks)
 	expect_error(copy, len, -EBADMSG, "bad event block entry");
 	/* An escape of a type that must be understood, at the start of the block. */
 	{
-		static const uint8_t esc[] = {0x00, 0x03, 0x00};
+		/* Type 1: no record of type 0 goes inside a block (version 5). */
+		static const uint8_t esc[] = {0x00, 0x01, 0x00};
 		uint8_t *big = malloc(len + sizeof(esc));
 		struct counts c;
 
@@ -837,7 +841,7 @@ START_TEST(corrupt_blocks)
 		c = read_all(big, len + sizeof(esc));
 		ck_assert_int_eq(c.err, -EPROTONOSUPPORT);
 		ck_assert_msg(strstr(c.msg, "records this memtrack does not know (event block "
-					    "entry type 3 at offset"),
+					    "entry type 1 at offset"),
 			      "%s", c.msg);
 		/* Type 2 is passed over. */
 		big[block + 13] = 0x02;
@@ -905,7 +909,7 @@ START_TEST(older_versions)
 	ck_assert(!mt_artifact_truncated(r));
 	mt_artifact_close(r);
 
-	/* A version-3 file labelled 2: its blocks are skipped, so its footer's count is wrong. */
+	/* A version-5 file labelled 2: its blocks are skipped, so its footer's count is wrong. */
 	buf = small_artifact(&len, &hdr);
 	put32(buf + 8, 2);
 	c = read_all(buf, len);
@@ -1216,6 +1220,99 @@ START_TEST(compressed_block_cut_at_every_byte)
 }
 END_TEST
 
+/*
+ * What the reader hands out, one letter an item: 'e' an event, 'P' a process record, 'R' an RSS
+ * sample, 'F' the footer; into out (at most cap - 1 letters). Returns the reader's result.
+ */
+static int read_letters(const uint8_t *buf, size_t len, char *out, size_t cap)
+{
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	size_t n = 0;
+	int ret;
+
+	ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, NULL, 0), 0);
+	while ((ret = mt_artifact_next(r, &it)) > 0) {
+		size_t k = it.type == MT_ITEM_EVENTS ? it.n_events : 1;
+		char c = it.type == MT_ITEM_EVENTS    ? 'e'
+			 : it.type == MT_ITEM_PROCESS ? 'P'
+			 : it.type == MT_ITEM_RSS     ? 'R'
+			 : it.type == MT_ITEM_FOOTER  ? 'F'
+						      : '?';
+
+		ck_assert_uint_lt(n + k, cap);
+		memset(out + n, c, k);
+		n += k;
+	}
+	out[n] = '\0';
+	mt_artifact_close(r);
+	return ret;
+}
+
+/*
+ * Records written while a block is being gathered go inside it, among its events, in compressed
+ * and plain blocks alike: the reader hands each out after exactly the events written before it,
+ * and a file cut at any byte reads as a prefix of the whole.
+ */
+START_TEST(records_inside_blocks)
+{
+	static const size_t sizes[] = {1, 700};
+	char *want = malloc(4096), *got = malloc(4096);
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s], len, hdr, last, w_n = 0;
+		struct mt_event *ev = malloc(3 * n * sizeof(*ev));
+		struct mt_artifact_process p = {.pid = 100, .exe = "/bin/x"};
+		struct mt_artifact_rss rss = {
+		    .ts_ns = 5, .pid = 100, .why = MT_RSS_TICK, .anon = 4096};
+		struct mt_artifact_footer foot = {.end_mono_ns = 1};
+		struct mt_artifact_writer *w;
+		char *path = mt_tmpfile();
+		uint8_t *buf;
+
+		random_events(ev, 3 * n, 11);
+		ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+		/* A block of one event and a record is too small for zstd: a plain block. */
+		for (size_t part = 0; part < (n > 1 ? 3 : 1); part++) {
+			ck_assert_int_eq(mt_artifact_write_events(w, ev + part * n, n), 0);
+			memset(want + w_n, 'e', n);
+			w_n += n;
+			ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
+			want[w_n++] = 'P';
+			if (n == 1)
+				continue;
+			ck_assert_int_eq(mt_artifact_write_rss(w, &rss), 0);
+			want[w_n++] = 'R';
+		}
+		want[w_n++] = 'F';
+		want[w_n] = '\0';
+		ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+		buf = slurp(path, &len);
+		hdr = 16 + get32(buf + 12);
+		/* One block, the records inside it. */
+		ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_PROCESS, &last), 0);
+		ck_assert_int_eq(
+		    count_records(buf, len, hdr, n > 1 ? MT_REC_ZBLOCK : MT_REC_BLOCK, &last), 1);
+		ck_assert_int_eq(read_letters(buf, len, got, 4096), 0);
+		ck_assert_str_eq(got, want);
+		for (size_t cut = hdr; cut < len; cut++) {
+			uint8_t *copy = malloc(cut);
+
+			memcpy(copy, buf, cut);
+			ck_assert_int_eq(read_letters(copy, cut, got, 4096), 0);
+			ck_assert_msg(!strncmp(got, want, strlen(got)), "cut %zu: %s", cut, got);
+			free(copy);
+		}
+		unlink(path);
+		free(path);
+		free(buf);
+		free(ev);
+	}
+	free(want);
+	free(got);
+}
+END_TEST
+
 /* A corrupt compressed block gives one sentence, never a crash nor other events. */
 static void expect_corrupt_or_same(const uint8_t *buf, size_t len, const struct counts *good)
 {
@@ -1292,20 +1389,36 @@ START_TEST(corrupt_compressed_blocks)
 }
 END_TEST
 
-/* A version-4 artifact (plain blocks only, as its writer made them) reads as it always did. */
-START_TEST(version4_artifacts_read)
+/*
+ * Artifacts of versions 3 and 4, as their writers made them (the fuzzer's seeds), read as they
+ * always did.
+ */
+START_TEST(older_artifacts_read)
 {
-	size_t len, hdr, last;
-	uint8_t *buf = small_artifact(&len, &hdr);
+	static const struct {
+		const char *name;
+		bool truncated;
+	} seeds[] = {
+	    {"v3-valid-rich", false},	      {"v3-real-calloc-realloc", false},
+	    {"v3-lifecycle-vfork", false},    {"v4-real-stacks", false},
+	    {"v4-rss-samples", false},	      {"v4-truncated-mid-stack", true},
+	    {"v3-truncated-mid-block", true},
+	};
+	size_t len;
+	uint8_t *buf;
 	struct counts c;
 
-	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_ZBLOCK, &last), 0);
-	put32(buf + 8, 4);
-	c = read_all(buf, len);
-	ck_assert_msg(c.err == 0, "%s", c.msg);
-	ck_assert_uint_eq(c.events, 5);
-	ck_assert_int_eq(c.processes, 2);
-	free(buf);
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/tests/corpus/%s", MT_SOURCE_DIR, seeds[i].name);
+		buf = slurp(path, &len);
+		c = read_all(buf, len);
+		ck_assert_msg(c.err == 0, "%s: %s", seeds[i].name, c.msg);
+		ck_assert_msg(c.events > 0 || seeds[i].truncated, "%s: no event", seeds[i].name);
+		ck_assert_int_eq(c.truncated, seeds[i].truncated);
+		free(buf);
+	}
 }
 END_TEST
 
@@ -1336,7 +1449,8 @@ static Suite *artifact_suite(void)
 	tcase_add_test(tc, compressed_blocks_roundtrip);
 	tcase_add_test(tc, compressed_block_cut_at_every_byte);
 	tcase_add_test(tc, corrupt_compressed_blocks);
-	tcase_add_test(tc, version4_artifacts_read);
+	tcase_add_test(tc, older_artifacts_read);
+	tcase_add_test(tc, records_inside_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -118,7 +118,7 @@ static enum mt_evblock_result block_entry(struct mt_artifact_reader *r, struct m
 	*at = r->block_at + 8 + r->block_pos;
 	res = mt_evblock_get(&r->block_state, r->payload + r->block_pos,
 			     r->block_len - r->block_pos, e, &used);
-	if (res == MT_EVB_EVENT || res == MT_EVB_SKIPPED)
+	if (res == MT_EVB_EVENT || res == MT_EVB_SKIPPED || res == MT_EVB_REQUIRED)
 		r->block_pos += used;
 	return res;
 }
@@ -147,6 +147,46 @@ static int end_block(struct mt_artifact_reader *r)
 	return 0;
 }
 
+/*
+ * Whether the escape just decoded is a record inside the block (version 5), now held to be handed
+ * out after the events before it; a held record whose length its type does not allow sets the
+ * reader's error.
+ */
+static bool held_record(struct mt_artifact_reader *r, uint64_t at)
+{
+	uint32_t esc = r->block_state.escape_type, type = esc >> 1;
+
+	if (r->info.version < 5 || !(esc & 1))
+		return false;
+	switch (type) {
+	case MT_REC_PROCESS:
+	case MT_REC_FILE:
+	case MT_REC_UNPROBED:
+	case MT_REC_STACK:
+	case MT_REC_HANDOFF:
+	case MT_REC_MAPPING:
+	case MT_REC_LEAKS:
+	case MT_REC_RSS:
+		break;
+	default:
+		return false;
+	}
+	if (!mt_artread_len_ok(type, r->block_state.escape_len))
+		mt_artread_corrupt(r, at, "record length out of bounds");
+	r->held = true;
+	r->held_type = type;
+	r->held_at = at;
+	return true;
+}
+
+/* The record held from the current block: its escape's bytes are still in the block's buffer. */
+static int held_out(struct mt_artifact_reader *r, struct mt_artifact_item *it)
+{
+	r->held = false;
+	return mt_artread_parse(r, r->held_type, r->block_state.escape_data,
+				r->block_state.escape_len, r->held_at, it);
+}
+
 /* Decode the next piece of the current event block. Returns 1 (events), 2 (none), or -errno. */
 static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 {
@@ -160,6 +200,11 @@ static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_it
 		if (res == MT_EVB_SHORT && r->block_cut) {
 			/* The cut: the events before it are complete and good. */
 			r->block_pos = r->block_len;
+			break;
+		}
+		if (res == MT_EVB_REQUIRED && held_record(r, at)) {
+			if (r->err)
+				return r->err;
 			break;
 		}
 		if (res == MT_EVB_REQUIRED)
@@ -184,6 +229,8 @@ static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_it
 			return err;
 	}
 	r->events_read += n;
+	if (!n && r->held)
+		return held_out(r, it);
 	if (!n)
 		return r->done ? 0 : 2;
 	it->type = MT_ITEM_EVENTS;
@@ -305,9 +352,11 @@ int mt_artifact_next(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 	if (r->err)
 		return r->err;
 	do {
-		if (r->done)
+		if (r->held)
+			ret = held_out(r, it);
+		else if (r->done)
 			return 0;
-		if (r->ev_left)
+		else if (r->ev_left)
 			ret = next_events(r, it);
 		else if (r->in_block)
 			ret = next_block_events(r, it);

@@ -50,6 +50,10 @@ struct mt_artifact_reader {
 	uint8_t *zraw;
 	size_t zraw_cap;
 	struct ZSTD_DCtx_s *zd;
+	/* A record met inside the block (version 5), handed out after the events before it. */
+	bool held;
+	uint32_t held_type;
+	uint64_t held_at;
 
 	uint8_t *payload;
 	size_t payload_cap;
@@ -128,5 +132,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len);
 int mt_artread_header(struct mt_artifact_reader *r);
 int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, uint64_t at,
 		    struct mt_artifact_item *it);
+/* The same for a payload already read (a record inside an event block). */
+int mt_artread_parse(struct mt_artifact_reader *r, uint32_t type, const uint8_t *payload,
+		     uint32_t len, uint64_t at, struct mt_artifact_item *it);
 
 #endif /* MEMTRACK_ARTIFACT_READ_INT_H */

@@ -338,9 +338,7 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, uint64_t at,
 		    struct mt_artifact_item *it)
 {
-	struct cursor c;
 	ssize_t k = mt_artread_payload(r, len);
-	int err;
 
 	if (k < 0)
 		return (int)k;
@@ -349,7 +347,15 @@ int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, u
 		r->done = true;
 		return 0;
 	}
-	c = (struct cursor){r->payload, len};
+	return mt_artread_parse(r, type, r->payload, len, at, it);
+}
+
+int mt_artread_parse(struct mt_artifact_reader *r, uint32_t type, const uint8_t *payload,
+		     uint32_t len, uint64_t at, struct mt_artifact_item *it)
+{
+	struct cursor c = {payload, len};
+	int err;
+
 	switch (type) {
 	case MT_REC_PROCESS:
 		err = parse_process(r, &c, at);

@@ -69,6 +69,7 @@ struct mt_artifact_writer {
 	uint8_t *buf;
 	struct pending_block block;
 	ZSTD_CCtx *zc;
+	bool embedded; /* the record being written goes into the block, not the buffer */
 };
 
 static void put_u8(uint8_t **p, uint8_t v)
@@ -258,10 +259,14 @@ static size_t put_plain_block(uint8_t *start, const struct pending_block *b,
 	mt_evblock_reset(&in);
 	mt_evblock_reset(&out);
 	put_u32(&p, b->count);
-	for (uint32_t i = 0; i < b->count; i++) {
-		/* The writer's own entries: they decode. */
-		mt_evblock_get_split(&in, &c, &e);
-		p += mt_evblock_put(&out, p, &e);
+	/* The writer's own entries: they decode, events and records alike. */
+	while (c.left[MT_EVB_S_TAG]) {
+		if (mt_evblock_get_split(&in, &c, &e) == MT_EVB_EVENT) {
+			p += mt_evblock_put(&out, p, &e);
+			continue;
+		}
+		p = mt_evblock_put_escape(p, in.escape_type, in.escape_len);
+		put_bytes(&p, in.escape_data, in.escape_len);
 	}
 	begin_record(&hdr, MT_REC_BLOCK, (size_t)(p - start) - REC_HDR_SIZE);
 	return (size_t)(p - start);
@@ -310,16 +315,38 @@ static int seal_block_locked(struct mt_artifact_writer *w)
 	return 0;
 }
 
-/* Bytes of header body for argv[0..argc), dropping arguments that would overflow the limit. */
 /*
- * Open a metadata record of payload bytes under the writer's lock: NULL (lock released, *err
- * set) when the recording has stopped. record_end() commits what was written and unlocks.
+ * Room for a record of payload bytes inside the block being gathered, an escape entry among its
+ * events (docs/FORMAT.md): the block goes on after it, as large as it would have been without the
+ * record, where sealing it would cut it at every process record and every RSS sample (50 a
+ * second). NULL when the block has no event yet (a block holds at least one) or no room for it.
+ */
+static uint8_t *embed_locked(struct mt_artifact_writer *w, uint32_t type, size_t payload)
+{
+	struct pending_block *b = &w->block;
+	size_t tags = (size_t)(b->at.p[MT_EVB_S_TAG] - stream_base(b, MT_EVB_S_TAG));
+	size_t rest = (size_t)(b->at.p[MT_EVB_S_REST] - stream_base(b, MT_EVB_S_REST));
+
+	if (w->err || !b->count || payload > MT_ARTIFACT_META_MAX || tags + 1 > STREAM_CAP ||
+	    rest + MT_EVB_ESCAPE_HEAD + payload > STREAM_CAP)
+		return NULL;
+	w->embedded = true;
+	return mt_evblock_put_escape_split(&b->at, MT_ARTIFACT_ESC_RECORD(type), (uint32_t)payload);
+}
+
+/*
+ * Open a metadata record of payload bytes under the writer's lock, in the block being gathered
+ * or after it: NULL (lock released, *err set) when the recording has stopped. record_end()
+ * commits what was written and unlocks.
  */
 static uint8_t *record_begin(struct mt_artifact_writer *w, uint32_t type, size_t payload, int *err)
 {
 	uint8_t *p;
 
 	pthread_mutex_lock(&w->lock);
+	p = embed_locked(w, type, payload);
+	if (p)
+		return p;
 	/* The events gathered so far come before this record in the stream. */
 	p = seal_block_locked(w) ? NULL : reserve_locked(w, REC_HDR_SIZE + payload);
 	if (!p) {
@@ -333,11 +360,15 @@ static uint8_t *record_begin(struct mt_artifact_writer *w, uint32_t type, size_t
 
 static int record_end(struct mt_artifact_writer *w, const uint8_t *p)
 {
-	w->len = (size_t)(p - w->buf);
+	if (w->embedded)
+		w->embedded = false;
+	else
+		w->len = (size_t)(p - w->buf);
 	pthread_mutex_unlock(&w->lock);
 	return 0;
 }
 
+/* Bytes of header body for argv[0..argc), dropping arguments that would overflow the limit. */
 static size_t header_body_len(const struct mt_artifact_header *h, size_t wlen, int *argc)
 {
 	size_t len = 8 + 8 + 4 + wlen + 4 + (h->flags ? 4 : 0);

@@ -40,8 +40,13 @@
  * frame of at most MT_ARTIFACT_BLOCK_MAX bytes of content, which zstd's worst case
  * (ZSTD_COMPRESSBOUND) makes 4 KiB and a frame header larger than that.
  */
-#define MT_ARTIFACT_ZBLOCK_FIXED 24u
-#define MT_ARTIFACT_ZBLOCK_MAX	 (MT_ARTIFACT_ZBLOCK_FIXED + MT_ARTIFACT_BLOCK_MAX + (16u << 10))
+#define MT_ARTIFACT_ZBLOCK_FIXED     24u
+#define MT_ARTIFACT_ZBLOCK_MAX	     (MT_ARTIFACT_ZBLOCK_FIXED + MT_ARTIFACT_BLOCK_MAX + (16u << 10))
+/*
+ * Version 5: a record (not a footer) inside an event block, where it falls among the events, as an
+ * escape entry of this odd type (one to be understood) whose bytes are the record's payload.
+ */
+#define MT_ARTIFACT_ESC_RECORD(type) (2u * (type) + 1u)
 
 enum mt_record_type {
 	MT_REC_PROCESS = 1,

@@ -116,6 +116,23 @@ size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *start, const struct m
 	return (size_t)(p - start);
 }
 
+uint8_t *mt_evblock_put_escape(uint8_t *p, uint32_t type, uint32_t len)
+{
+	*p++ = MT_EVB_KIND_ESCAPE;
+	p = put_varint(p, type);
+	return put_varint(p, len);
+}
+
+uint8_t *mt_evblock_put_escape_split(struct mt_evblock_split *out, uint32_t type, uint32_t len)
+{
+	uint8_t *data;
+
+	*out->p[MT_EVB_S_TAG]++ = MT_EVB_KIND_ESCAPE;
+	data = put_varint(put_varint(out->p[MT_EVB_S_REST], type), len);
+	out->p[MT_EVB_S_REST] = data + len;
+	return data;
+}
+
 void mt_evblock_put_split(struct mt_evblock_state *s, struct mt_evblock_split *out,
 			  const struct mt_event *e)
 {
@@ -192,7 +209,7 @@ STEP uint64_t get_bounded(struct dec *d, enum mt_evblock_stream k, uint64_t max)
 }
 
 /* An entry other than an event: its type, its length, and that many bytes, all passed over. */
-STEP uint32_t skip_escape(struct dec *d)
+STEP uint32_t skip_escape(struct dec *d, struct mt_evblock_state *s)
 {
 	uint32_t type = (uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
 	uint64_t len = get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
@@ -204,6 +221,8 @@ STEP uint32_t skip_escape(struct dec *d)
 		d->res = MT_EVB_SHORT;
 		return 0;
 	}
+	s->escape_data = in->p;
+	s->escape_len = (uint32_t)len;
 	in->p += len;
 	in->left -= len;
 	return type;
@@ -252,7 +271,7 @@ STEP enum mt_evblock_result get_entry(struct dec *d, struct mt_evblock_state *s,
 		/* The other bits of an escape's tag are reserved. */
 		if (tag)
 			return MT_EVB_CORRUPT;
-		uint32_t type = skip_escape(d);
+		uint32_t type = skip_escape(d, s);
 
 		if (d->res != MT_EVB_EVENT)
 			return d->res;

@@ -78,7 +78,10 @@ struct mt_evblock_state {
 	uint32_t pid;
 	uint32_t tid;
 	uint16_t file_id;
-	uint32_t escape_type; /* of the last escape entry: for messages */
+	uint32_t escape_type; /* of the last escape entry */
+	/* Its bytes, where the entries were decoded from: valid as long as those are. */
+	const uint8_t *escape_data;
+	uint32_t escape_len;
 };
 
 /* The state at the start of a block. */
@@ -86,6 +89,21 @@ void mt_evblock_reset(struct mt_evblock_state *s);
 
 /* Encode e at p, which has room for MT_EVBLOCK_EVENT_MAX bytes. Returns the bytes written. */
 size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *p, const struct mt_event *e);
+
+/*
+ * The most bytes an escape entry adds to its data: its tag, its type and its length (the type
+ * and the length at most 5 bytes each).
+ */
+#define MT_EVB_ESCAPE_HEAD 11u
+
+/*
+ * An escape entry of type carrying len bytes, at p: its head. Returns where its bytes go, which
+ * the caller writes.
+ */
+uint8_t *mt_evblock_put_escape(uint8_t *p, uint32_t type, uint32_t len);
+/* The same into the streams of out: the tag into stream 0, the rest into stream 4, which is
+ * advanced past the len bytes that the caller writes at the pointer returned. */
+uint8_t *mt_evblock_put_escape_split(struct mt_evblock_split *out, uint32_t type, uint32_t len);
 
 /* Encode e into the streams of out, each advanced past what it received. */
 void mt_evblock_put_split(struct mt_evblock_state *s, struct mt_evblock_split *out,
@@ -102,7 +120,8 @@ enum mt_evblock_result {
 /*
  * Decode the entry at p (left bytes available). On MT_EVB_EVENT and MT_EVB_SKIPPED *used is the
  * entry's length; on MT_EVB_SHORT and MT_EVB_CORRUPT nothing is consumed and s is unchanged; on
- * MT_EVB_REQUIRED s->escape_type says which type. Version 3 defines no escape type: every escape
+ * MT_EVB_SKIPPED and MT_EVB_REQUIRED s->escape_type, s->escape_data and s->escape_len say which
+ * type and which bytes. Version 3 defines no escape type: every escape
  * is skipped or, with bit 0 of its type set, required.
  */
 enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t *p, size_t left,
