@@ -14,10 +14,11 @@
 #include <zstd.h>
 
 #include "reader/artifact_read.h"
+#include "writer/artifact_format.h"
 #include "writer/evblock.h"
 
 #define BLOCK	   4096u
-/* The writer's compressed blocks: five streams of 100 KiB (src/writer/artifact.c). */
+/* The writer's compressed blocks: streams of 100 KiB each (src/writer/artifact.c). */
 #define STREAM_CAP (100u << 10)
 
 static double now(void)
@@ -92,7 +93,7 @@ static size_t zstd_blocks(const struct mt_event *ev, size_t n, int level, uint8_
 		z = ZSTD_compress2(zc, out, cap, raw, len);
 		if (ZSTD_isError(z))
 			exit(1);
-		total += 8 + 24 + z; /* the record's header, count and streams' lengths */
+		total += 8 + MT_ARTIFACT_ZBLOCK_FIXED + z; /* the record's header, count, lengths */
 	}
 	return total;
 }

@@ -1340,7 +1340,7 @@ START_TEST(corrupt_compressed_blocks)
 	buf = events_artifact(ev, N, 0, &len, &hdr);
 	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_ZBLOCK, &z), 1);
 	zlen = get32(buf + z + 4);
-	frame = z + 8 + 24;
+	frame = z + 8 + MT_ARTIFACT_ZBLOCK_FIXED;
 	good = read_all(buf, len);
 	ck_assert_int_eq(good.err, 0);
 	ck_assert_uint_eq(good.events, N);
