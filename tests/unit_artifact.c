@@ -827,9 +827,13 @@ START_TEST(corrupt_blocks)
 	ck_assert(copy[block + 12] & MT_EVB_EXT);
 	copy[block + 13] |= 0x80;
 	expect_error(copy, len, -EBADMSG, "bad event block entry");
-	/* An escape of a type that must be understood, at the start of the block. */
+	/*
+	 * An escape of an odd type at the start of the block: in version 4, one that must be
+	 * understood; in version 5, a record inside the block, passed over when of a type this
+	 * reader does not know (type 1: record type 0), refused when it cannot be inside a block
+	 * (type 9: a footer).
+	 */
 	{
-		/* Type 1: no record of type 0 goes inside a block (version 5). */
 		static const uint8_t esc[] = {0x00, 0x01, 0x00};
 		uint8_t *big = malloc(len + sizeof(esc));
 		struct counts c;
@@ -838,6 +842,14 @@ START_TEST(corrupt_blocks)
 		memcpy(big + block + 12, esc, sizeof(esc));
 		memcpy(big + block + 12 + sizeof(esc), buf + block + 12, len - block - 12);
 		put32(big + block + 4, get32(buf + block + 4) + (uint32_t)sizeof(esc));
+		c = read_all(big, len + sizeof(esc));
+		ck_assert_msg(c.err == 0, "%s", c.msg);
+		ck_assert_uint_eq(c.events, 5);
+		big[block + 13] = 0x09;
+		expect_error(big, len + sizeof(esc), -EBADMSG,
+			     "a record that cannot be inside one");
+		big[block + 13] = 0x01;
+		put32(big + 8, 4);
 		c = read_all(big, len + sizeof(esc));
 		ck_assert_int_eq(c.err, -EPROTONOSUPPORT);
 		ck_assert_msg(strstr(c.msg, "records this memtrack does not know (event block "

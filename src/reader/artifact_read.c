@@ -149,8 +149,9 @@ static int end_block(struct mt_artifact_reader *r)
 
 /*
  * Whether the escape just decoded is a record inside the block (version 5), now held to be handed
- * out after the events before it; a held record whose length its type does not allow sets the
- * reader's error.
+ * out after the events before it (or passed over then, when this reader does not know its type,
+ * as a record of that type is). A footer or events inside a block, or a record whose length its
+ * type does not allow, set the reader's error.
  */
 static bool held_record(struct mt_artifact_reader *r, uint64_t at)
 {
@@ -158,20 +159,10 @@ static bool held_record(struct mt_artifact_reader *r, uint64_t at)
 
 	if (r->info.version < 5 || !(esc & 1))
 		return false;
-	switch (type) {
-	case MT_REC_PROCESS:
-	case MT_REC_FILE:
-	case MT_REC_UNPROBED:
-	case MT_REC_STACK:
-	case MT_REC_HANDOFF:
-	case MT_REC_MAPPING:
-	case MT_REC_LEAKS:
-	case MT_REC_RSS:
-		break;
-	default:
-		return false;
-	}
-	if (!mt_artread_len_ok(type, r->block_state.escape_len))
+	if (type == MT_REC_FOOTER || type == MT_REC_EVENTS || type == MT_REC_BLOCK ||
+	    type == MT_REC_ZBLOCK)
+		mt_artread_corrupt(r, at, "event block holds a record that cannot be inside one");
+	else if (!mt_artread_len_ok(type, r->block_state.escape_len))
 		mt_artread_corrupt(r, at, "record length out of bounds");
 	r->held = true;
 	r->held_type = type;

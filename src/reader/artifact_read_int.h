@@ -132,7 +132,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len);
 int mt_artread_header(struct mt_artifact_reader *r);
 int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, uint64_t at,
 		    struct mt_artifact_item *it);
-/* The same for a payload already read (a record inside an event block). */
+/* The same for a payload already read (a record inside an event block): 2 for a type this
+ * reader does not know, passed over. */
 int mt_artread_parse(struct mt_artifact_reader *r, uint32_t type, const uint8_t *payload,
 		     uint32_t len, uint64_t at, struct mt_artifact_item *it);
 

@@ -397,12 +397,15 @@ int mt_artread_parse(struct mt_artifact_reader *r, uint32_t type, const uint8_t 
 		it->type = MT_ITEM_RSS;
 		it->rss = &r->rss;
 		break;
-	default:
+	case MT_REC_FOOTER:
 		err = parse_footer(r, &c, at);
 		it->type = MT_ITEM_FOOTER;
 		it->footer = &r->footer;
 		r->done = true;
 		break;
+	default:
+		/* A type this reader does not know, inside a block: passed over, as a record is. */
+		return 2;
 	}
 	return err ? err : 1;
 }
