@@ -65,11 +65,48 @@ static uint8_t ext_bits(const struct mt_evblock_state *s, const struct mt_event 
 }
 
 /*
+ * The address an event's address differs from: in a compressed block (threads), its thread's
+ * last in the block, so that threads taking turns do not jump between their arenas each event;
+ * else (or for a thread not among the last ones) the previous event's.
+ */
+STEP uint64_t addr_base(const struct mt_evblock_state *s, uint32_t tid, bool threads)
+{
+	for (uint32_t i = 0; threads && i < s->threads; i++)
+		if (s->thread_tid[i] == tid)
+			return s->thread_addr[i];
+	return s->addr;
+}
+
+/* After an event: the previous event is e; in a compressed block, its thread's last address. */
+STEP void remember(struct mt_evblock_state *s, const struct mt_event *e, bool threads)
+{
+	uint32_t i;
+
+	s->ts_ns = e->ts_ns;
+	s->addr = e->addr;
+	s->pid = e->pid;
+	s->tid = e->tid;
+	s->file_id = e->file_id;
+	if (!threads)
+		return;
+	for (i = 0; i < s->threads && s->thread_tid[i] != e->tid; i++)
+		;
+	if (i == s->threads && s->threads < MT_EVB_THREADS) {
+		s->threads++;
+	} else if (i == s->threads) {
+		i = s->thread_next;
+		s->thread_next = (s->thread_next + 1) % MT_EVB_THREADS;
+	}
+	s->thread_tid[i] = e->tid;
+	s->thread_addr[i] = e->addr;
+}
+
+/*
  * Encode e, each field into its stream's pointer: o[k] points at the write position of stream k.
  * For a version-3 block all five are the same pointer, the fields one after the other.
  */
 STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
-		     const struct mt_event *e)
+		     const struct mt_event *e, bool threads)
 {
 	uint8_t x = ext_bits(s, e);
 	bool inline_kind = e->kind != MT_EVB_KIND_ESCAPE && e->kind < MT_EVB_KIND_BYTE;
@@ -89,7 +126,8 @@ STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
 		*rest = put_varint(*rest, zigzag32(e->tid - e->pid));
 	if (x & MT_EVB_X_FILE)
 		*rest = put_varint(*rest, e->file_id);
-	*o[MT_EVB_S_ADDR] = put_varint(*o[MT_EVB_S_ADDR], zigzag64(e->addr - s->addr));
+	*o[MT_EVB_S_ADDR] =
+	    put_varint(*o[MT_EVB_S_ADDR], zigzag64(e->addr - addr_base(s, e->tid, threads)));
 	if (e->size)
 		*o[MT_EVB_S_SIZE] = put_varint(*o[MT_EVB_S_SIZE], e->size);
 	if (x & MT_EVB_X_OLD_ADDR)
@@ -100,11 +138,7 @@ STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
 		*(*rest)++ = (uint8_t)(e->flags >> 1);
 	if (x & MT_EVB_X_STACK)
 		*rest = put_varint(*rest, e->stack_id);
-	s->ts_ns = e->ts_ns;
-	s->addr = e->addr;
-	s->pid = e->pid;
-	s->tid = e->tid;
-	s->file_id = e->file_id;
+	remember(s, e, threads);
 }
 
 size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *start, const struct mt_event *e)
@@ -112,7 +146,7 @@ size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *start, const struct m
 	uint8_t *p = start;
 	uint8_t **o[MT_EVB_STREAMS] = {&p, &p, &p, &p, &p};
 
-	put_fields(s, o, e);
+	put_fields(s, o, e, false);
 	return (size_t)(p - start);
 }
 
@@ -138,7 +172,7 @@ void mt_evblock_put_split(struct mt_evblock_state *s, struct mt_evblock_split *o
 {
 	uint8_t **o[MT_EVB_STREAMS] = {&out->p[0], &out->p[1], &out->p[2], &out->p[3], &out->p[4]};
 
-	put_fields(s, o, e);
+	put_fields(s, o, e, true);
 }
 
 /* ---- decoding ------------------------------------------------------------------------------- */
@@ -152,6 +186,7 @@ struct in {
 struct dec {
 	struct in *s[MT_EVB_STREAMS];
 	enum mt_evblock_result res; /* MT_EVB_EVENT while all is well */
+	bool threads;		    /* a compressed block: addresses by thread */
 };
 
 static inline uint64_t unzigzag64(uint64_t v)
@@ -247,7 +282,7 @@ STEP void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state *s
 		     : s->tid;
 	e->file_id =
 	    x & MT_EVB_X_FILE ? (uint16_t)get_bounded(d, MT_EVB_S_REST, UINT16_MAX) : s->file_id;
-	e->addr = s->addr + unzigzag64(get_varint(d, MT_EVB_S_ADDR));
+	e->addr = addr_base(s, e->tid, d->threads) + unzigzag64(get_varint(d, MT_EVB_S_ADDR));
 	if (tag & MT_EVB_SIZE)
 		e->size = get_varint(d, MT_EVB_S_SIZE);
 	if (x & MT_EVB_X_OLD_ADDR)
@@ -282,11 +317,7 @@ STEP enum mt_evblock_result get_entry(struct dec *d, struct mt_evblock_state *s,
 	get_event(d, tag, s, e);
 	if (d->res != MT_EVB_EVENT)
 		return d->res;
-	s->ts_ns = e->ts_ns;
-	s->addr = e->addr;
-	s->pid = e->pid;
-	s->tid = e->tid;
-	s->file_id = e->file_id;
+	remember(s, e, d->threads);
 	return MT_EVB_EVENT;
 }
 
@@ -294,7 +325,7 @@ enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t 
 				      struct mt_event *e, size_t *used)
 {
 	struct in in = {p, left};
-	struct dec d = {{&in, &in, &in, &in, &in}, MT_EVB_EVENT};
+	struct dec d = {{&in, &in, &in, &in, &in}, MT_EVB_EVENT, false};
 	enum mt_evblock_result res = get_entry(&d, s, e);
 
 	if (res == MT_EVB_EVENT || res == MT_EVB_SKIPPED || res == MT_EVB_REQUIRED)
@@ -306,7 +337,7 @@ enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct m
 					    struct mt_event *e)
 {
 	struct in in[MT_EVB_STREAMS];
-	struct dec d = {{&in[0], &in[1], &in[2], &in[3], &in[4]}, MT_EVB_EVENT};
+	struct dec d = {{&in[0], &in[1], &in[2], &in[3], &in[4]}, MT_EVB_EVENT, true};
 	enum mt_evblock_result res;
 	int k;
 

@@ -71,13 +71,23 @@ struct mt_evblock_cursor {
 	size_t left[MT_EVB_STREAMS];
 };
 
-/* What an entry is decoded against: the previous event of the block. */
+/* Threads whose last address a compressed block's state keeps (docs/FORMAT.md). */
+#define MT_EVB_THREADS 8u
+
+/*
+ * What an entry is decoded against: the previous event of the block; in a compressed block, also
+ * the last address of each of the last MT_EVB_THREADS threads, the one an address differs from.
+ */
 struct mt_evblock_state {
 	uint64_t ts_ns;
 	uint64_t addr;
 	uint32_t pid;
 	uint32_t tid;
 	uint16_t file_id;
+	uint32_t thread_tid[MT_EVB_THREADS];
+	uint64_t thread_addr[MT_EVB_THREADS];
+	uint32_t threads;     /* slots taken */
+	uint32_t thread_next; /* the slot a new thread takes once all are */
 	uint32_t escape_type; /* of the last escape entry */
 	/* Its bytes, where the entries were decoded from: valid as long as those are. */
 	const uint8_t *escape_data;
