@@ -27,11 +27,12 @@
 #define WRITER_BUF_SIZE (1u << 20)
 #define REC_HDR_SIZE	8u
 /*
- * Events are gathered into one block until the events thread flushes (every 100 ms) or another
- * record must follow them, then compressed as one zstd frame (docs/FORMAT.md, "Compressed event
- * block"). Each of the block's five streams has STREAM_CAP bytes, so a block's entries are at
- * most 5 * STREAM_CAP (500 KiB) once decompressed: well inside the reader's one-block bound, and
- * its compressed record, at zstd's worst, inside the buffer.
+ * Events, and the records written between them, are gathered into one block until the events
+ * thread flushes (every 100 ms), a record that cannot go inside comes (the footer, a leak record
+ * over 16 KiB) or a stream is full, then compressed as one zstd frame (docs/FORMAT.md,
+ * "Compressed event block"). Each of the block's five streams has STREAM_CAP bytes, so a block's
+ * entries are at most 5 * STREAM_CAP (500 KiB) once decompressed: well inside the reader's
+ * one-block bound, and its compressed record, at zstd's worst, inside the buffer.
  */
 #define STREAM_CAP	(100u << 10)
 #define BLOCK_RAW_MAX	(MT_EVB_STREAMS * STREAM_CAP)
