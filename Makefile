@@ -1,5 +1,6 @@
 # memtrack build. Out of tree in $(BUILD); `make SANITIZE=1 BUILD=build-san check` runs the tests
-# under AddressSanitizer and UBSan.
+# under AddressSanitizer and UBSan, `make SANITIZE=thread BUILD=build-tsan check-tsan` the suites
+# that run threads under ThreadSanitizer.
 
 VERSION := 0.1.0
 BUILD ?= build
@@ -22,6 +23,13 @@ ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
+# ThreadSanitizer: gcc's instrumentation changes what it inlines, and with it what its
+# maybe-uninitialized analysis guesses (a value get_u32() writes, in artifact_read_records.c): the
+# plain build keeps that warning an error.
+ifeq ($(SANITIZE),thread)
+CFLAGS += -fsanitize=thread -fno-omit-frame-pointer -Wno-maybe-uninitialized
+LDFLAGS += -fsanitize=thread
+endif
 
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
@@ -43,9 +51,13 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
 
 .SECONDARY:
-.PHONY: all check check-includes check-kernels unit integration bench fuzz format format-check clean install \
+.PHONY: all check check-includes check-kernels check-tsan unit integration bench fuzz format format-check clean install \
 	fixtures
-all: $(BUILD)/memtrack fixtures
+all: $(BUILD)/memtrack fixtures $(BUILD)/libexec/memtrack/introspect/node
+
+# memtrack bench finds its node wrapper beside the binary, in the build tree as when installed.
+$(BUILD)/libexec/memtrack/introspect/node: tools/introspect/node
+	install -D -m 0755 $< $@
 
 $(BUILD)/vmlinux.h:
 	@mkdir -p $(@D)
@@ -102,9 +114,14 @@ $(GDBFAKE_TESTS): tests/gdbfake.c tests/gdbfake.h
 
 # The fatal path's tests need a fault that no release binary can produce: a test build of memtrack
 # whose supervisor has the fault injection hook (MT_FAULT_INJECTION, see src/supervisor/supervisor_stops.c),
-# and whose attach reads Yama's scope from a file a test names (src/supervisor/supervisor_attach.c).
-FAULT_OBJS := $(patsubst %,$(BUILD)/obj/supervisor/%.o,supervisor_stops supervisor_attach)
+# whose attach reads Yama's scope from a file a test names (src/supervisor/supervisor_attach.c),
+# and whose registration warmer can be made to start late (src/tracker/tracker_warm.c).
+FAULT_OBJS := $(patsubst %,$(BUILD)/obj/supervisor/%.o,supervisor_stops supervisor_attach) \
+	$(BUILD)/obj/tracker/tracker_warm.o
 $(BUILD)/obj/supervisor/%-faults.o: src/supervisor/%.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -c $< -o $@
+$(BUILD)/obj/tracker/%-faults.o: src/tracker/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -c $< -o $@
 
@@ -145,6 +162,21 @@ KERNEL_TESTS := it_supervisor it_alloc it_isolation it_treescope it_lifecycle
 check-kernels: all $(addprefix $(BUILD)/tests/,$(KERNEL_TESTS))
 	@tools/kernel-matrix $(BUILD) $(KERNEL_TESTS)
 
+# The suites whose code runs threads (the uprobe_multi loader and the maps' maker in every run,
+# the events consumer and its leak tap, the closer, the RSS samples, the harness's helper, the
+# CodSpeed IPC), under ThreadSanitizer: `make SANITIZE=thread BUILD=build-tsan check-tsan`. A
+# race report ends memtrack (or the test) with TSan's exit status 66: the test fails. setarch -R:
+# gcc 12's TSan refuses the memory layout of a kernel with more than 28 bits of mmap randomness
+# ("unexpected memory mapping"); without randomization any layout is one it knows. Not it_leaks:
+# its dlopen shape's truth holds for fixtures at build/'s path length (docs/LEAKS.md). Not
+# it_supervisor: its --user child, forked by a memtrack with threads, starts TSan's own thread
+# before its exec, stops traced at that clone, and its parent waits on a pipe for it.
+TSAN_TESTS := unit_closer unit_rss unit_harness unit_leaks it_loader it_alloc it_rss it_harness \
+	it_track it_stress
+check-tsan: all $(addprefix $(BUILD)/tests/,$(TSAN_TESTS))
+	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $$TSAN_OPTIONS" \
+		setarch $$(uname -m) -R tools/run-tests $(addprefix $(BUILD)/tests/,$(TSAN_TESTS))
+
 bench: all
 	tools/bench $(BUILD)
 
@@ -159,6 +191,8 @@ format-check:
 
 install: $(BUILD)/memtrack
 	install -D -m 0755 $(BUILD)/memtrack $(DESTDIR)$(PREFIX)/bin/memtrack
+	# memtrack bench's node wrapper, found beside the binary (docs/BENCH.md, "Node.js").
+	install -D -m 0755 tools/introspect/node $(DESTDIR)$(PREFIX)/libexec/memtrack/introspect/node
 	# CodSpeed's runner runs `exec-harness`: memtrack answers to that name too (docs/HARNESS.md).
 	# A file of its own, not a link: `setcap` on memtrack (the tracker role) must not reach it,
 	# as a file-capability exec-harness would run in secure-execution mode and strip LD_* from
@@ -176,6 +210,6 @@ install: $(BUILD)/memtrack
 	ln -sf memtrack $(DESTDIR)$(PREFIX)/bin/codspeed-memtrack
 
 clean:
-	rm -rf $(BUILD) build-twin
+	rm -rf $(BUILD) build-twin build-rust-alloc
 
 -include $(OBJS:.o=.d)

@@ -9,7 +9,7 @@ BENCH_PLUGIN_COUNT ?= 48
 BENCH_PLUGIN_IDS := $(shell seq 0 $$(($(BENCH_PLUGIN_COUNT) - 1)))
 
 BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec $(BENCH_DIR)/evblock_cost \
-	$(BENCH_DIR)/linkcost $(BENCH_DIR)/unwind_size $(BENCH_DIR)/manystacks
+	$(BENCH_DIR)/linkcost $(BENCH_DIR)/unwind_size $(BENCH_DIR)/manystacks $(BENCH_DIR)/fifo_client
 BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc \
 	$(BENCH_DIR)/noalloc $(BENCH_DIR)/deepchurn $(BENCH_DIR)/entrycost $(BENCH_DIR)/threadexit \
 	$(BENCH_DIR)/leakheap
@@ -27,6 +27,11 @@ $(BENCH_DIR)/uprobe_floor: bench/uprobe_floor.c bench/spawn.c bench/spawn.h $(BU
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Ibench bench/uprobe_floor.c bench/spawn.c -o $@ \
 		$(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)
+
+# memtrack bench's FIFO cost per benchmark (section 20): memtrack's own FIFO client.
+$(BENCH_DIR)/fifo_client: bench/fifo_client.c $(BUILD)/libmemtrack.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)
 
 # Unwind table sizes and build times (docs/STACKS.md).
 $(BENCH_DIR)/unwind_size: bench/unwind_size.c $(BUILD)/libmemtrack.a

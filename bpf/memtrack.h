@@ -77,6 +77,8 @@ enum mt_kind {
 	MT_K_MALLOC_ALIGNED,	 /* (size, align) -> ptr: mi_malloc_aligned and friends */
 	MT_K_REALLOC_ALIGNED,	 /* (ptr, size, align) -> ptr: mi_realloc_aligned */
 	MT_K_CALLOC_ALIGNED,	 /* (n, size, align) -> ptr: mi_calloc_aligned */
+	MT_K_RUST_REALLOC,	 /* (ptr, old size, align, size) -> ptr: Rust's __rust_realloc */
+	MT_K_RUST_DEALLOC,	 /* (ptr, size, align): Rust's __rust_dealloc */
 	MT_K_MAX,
 };
 

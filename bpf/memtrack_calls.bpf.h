@@ -159,14 +159,15 @@ static __always_inline int on_tail_jump(struct thread_state *st, __u64 sp)
 }
 
 /*
- * How far down a chain of forwarding releases a release kind is: operator delete may call (or
- * jump to) a sized free or free, a sized free may call free; never the other way. free forwards
- * to nothing probed.
+ * How far down a chain of forwarding releases a release kind is: operator delete and Rust's
+ * __rust_dealloc (into the global allocator's release) may call (or jump to) a sized free or
+ * free, a sized free may call free; never the other way. free forwards to nothing probed.
  */
 static __always_inline __u32 release_rank(__u32 kind)
 {
 	switch (kind) {
 	case MT_K_DELETE:
+	case MT_K_RUST_DEALLOC:
 		return 3;
 	case MT_K_FREE:
 		return 1;
@@ -218,7 +219,7 @@ static __always_inline void on_release(struct thread_state *st, __u64 cookie, __
 static __always_inline bool releases_at_entry(__u32 kind)
 {
 	return kind == MT_K_REALLOC || kind == MT_K_REALLOCARRAY || kind == MT_K_RALLOCX ||
-	       kind == MT_K_REALLOC_ALIGNED;
+	       kind == MT_K_REALLOC_ALIGNED || kind == MT_K_RUST_REALLOC;
 }
 
 static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
@@ -351,6 +352,11 @@ __noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 faile
 	case MT_K_CALLOC_ALIGNED:
 		size = array_size(a[0], a[1]);
 		align = a[2];
+		break;
+	case MT_K_RUST_REALLOC:
+		old = a[0];
+		align = a[2];
+		size = a[3];
 		break;
 	default: /* malloc, valloc, pvalloc, operator new */
 		size = a[0];

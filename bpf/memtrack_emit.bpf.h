@@ -12,7 +12,8 @@
 
 #define FREE_KINDS                                                                                 \
 	((1u << MT_K_FREE) | (1u << MT_K_FREE_SIZED) | (1u << MT_K_FREE_ALIGNED_SIZED) |           \
-	 (1u << MT_K_SDALLOCX) | (1u << MT_K_DALLOCX) | (1u << MT_K_DELETE))
+	 (1u << MT_K_SDALLOCX) | (1u << MT_K_DALLOCX) | (1u << MT_K_DELETE) |                      \
+	 (1u << MT_K_RUST_DEALLOC))
 
 static __always_inline bool is_free_kind(__u32 kind)
 {

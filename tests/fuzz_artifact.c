@@ -3,9 +3,9 @@
  * libFuzzer target: the artifact reader and the report over arbitrary bytes. Each input is read
  * twice, from memory and through a file descriptor (the two sources of the reader), and the two
  * readings must agree; the aggregates must be consistent with each other; every output is
- * rendered. The same bytes, taken as the entries of an event block (and as the five streams of a
- * compressed one), must decode to events that encode and decode back to themselves. Built and run
- * by tools/fuzz.
+ * rendered, the pprof profile (--pprof) among them, its sites unsymbolised. The same bytes, taken
+ * as the entries of an event block (and as the five streams of a compressed one), must decode to
+ * events that encode and decode back to themselves. Built and run by tools/fuzz.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -230,6 +230,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mt_output_folded(rep, MT_FOLDED_BYTES, devnull);
 	mt_output_svg(rep, devnull);
 	mt_output_html(rep, devnull, 3);
+	mt_output_pprof(rep, devnull);
 	mt_report_free(rep);
 	return 0;
 }

@@ -764,6 +764,68 @@ START_TEST(attach_in_a_pid_namespace)
 }
 END_TEST
 
+/* pid's child (it is inside its vfork: vfork_hold), polled for 60 s at most; 0: none. */
+static pid_t child_of(pid_t pid)
+{
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+	char path[64], *kids;
+	pid_t kid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	for (int i = 0; i < 6000 && !kid; i++) {
+		kids = mt_slurp(path);
+		kid = kids ? (pid_t)atoi(kids) : 0;
+		free(kids);
+		if (!kid)
+			nanosleep(&tick, NULL);
+	}
+	return kid;
+}
+
+/*
+ * A thread that no interrupt stops (inside vfork until its child ends, 60 s here) cannot be
+ * detached at a stop: memtrack attach, asked to detach, waits for it 10 s at most, says so, and
+ * exits, the kernel detaching it; the program runs on untraced. Before, memtrack waited for
+ * that stop for ever.
+ */
+START_TEST(detach_waits_for_no_thread_for_ever)
+{
+	const char *prog[] = {FIXTURE("vfork_hold"), "60", NULL};
+	const char *argv[] = {MEMTRACK, "attach", "-o", artifact, NULL, NULL};
+	char pid_s[16], out[128], *text;
+	struct mt_proc_status st;
+	int fd, status;
+	pid_t target, pid, kid;
+	long ms;
+
+	target = mt_spawn_piped(prog, &fd);
+	ck_assert_int_gt(target, 0);
+	kid = child_of(target);
+	ck_assert_int_gt(kid, 0);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)target);
+	argv[4] = pid_s;
+	snprintf(out, sizeof(out), "%s/out", tmpdir);
+	pid = mt_spawn_session(argv, out);
+	text = mt_wait_for_text(out, "Ctrl-C or SIGTERM detaches", 60000);
+	ck_assert_msg(text, "memtrack did not attach");
+	free(text);
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	ms = mt_wait_ms(pid, 15000, &status);
+	text = mt_slurp(out);
+	ck_assert_msg(ms >= 0, "memtrack still detaching after 15 s: %s", text);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x: %s", status,
+		      text);
+	ck_assert_int_eq(mt_count_lines(text, "1 thread(s) did not stop to be detached"), 1);
+	free(text);
+	ck_assert_int_eq(mt_proc_status_read(target, 0, &st), 0);
+	ck_assert_int_eq(st.tracer, 0);
+	kill(kid, SIGKILL);
+	kill(target, SIGKILL);
+	waitpid(target, &status, 0);
+	close(fd);
+}
+END_TEST
+
 static Suite *attach_suite(void)
 {
 	const char *root_why = geteuid() ? "no root" : NULL;
@@ -796,6 +858,7 @@ static Suite *attach_suite(void)
 	mt_add_test_unless(run_tc, tree_takes_the_descendants, root_why);
 	mt_add_test_unless(run_tc, no_signal_is_lost, root_why);
 	mt_add_test_unless(run_tc, a_stopped_process_stays_stopped, root_why);
+	mt_add_test_unless(run_tc, detach_waits_for_no_thread_for_ever, root_why);
 	mt_add_test_unless(run_tc, yama_scopes_1_and_2_let_root_attach, root_why);
 	if (root_why)
 		mt_add_skipped_test(run_tc, attach_in_a_pid_namespace, 0, 1, root_why);

@@ -400,32 +400,44 @@ static void record_leaks(char *dir, char *art, size_t artlen)
 }
 
 /*
- * report's files on a device that is always full (a node of /dev/full's numbers): each output
- * says why in one sentence, the disk's word and not a generic I/O error, and the device, which
- * memtrack did not create, is still there (a failed output is removed only if a regular file).
+ * report's files on a device that is always full (/dev/full as the stdout the shell gives
+ * memtrack, written through /dev/stdout): each output says why in one sentence, the disk's word
+ * and not a generic I/O error, and the device, which memtrack did not create, is still there (a
+ * failed output is removed only if a regular file). A node of /dev/full's numbers found at a
+ * path is no output at all: a device is refused before anything is written (docs/SECURITY.md).
  */
 START_TEST(report_files_on_a_full_device)
 {
+	static const char sh[] = "exec \"$0\" report \"$@\" >/dev/full";
 	char dir[64], art[128], full[128], said[256];
-	const char *html[] = {MEMTRACK, "report", "--html", full, art, NULL};
-	const char *svg[] = {MEMTRACK, "report", "--svg", full, "--over-time", art, NULL};
-	const char *pprof[] = {MEMTRACK, "report", "--pprof", full, art, NULL};
+	const char *html[] = {"sh", "-c", sh, MEMTRACK, "--html", "/dev/stdout", art, NULL};
+	const char *svg[] = {"sh",	    "-c",	   sh,	MEMTRACK, "--svg",
+			     "/dev/stdout", "--over-time", art, NULL};
+	const char *pprof[] = {"sh", "-c", sh, MEMTRACK, "--pprof", "/dev/stdout", art, NULL};
+	const char *node[] = {MEMTRACK, "report", "--html", full, art, NULL};
 	const char *const *outputs[] = {html, svg, pprof};
 	struct mt_out o;
 	struct stat st;
 
 	record_leaks(dir, art, sizeof(art));
-	snprintf(full, sizeof(full), "%s/full", dir);
-	ck_assert_int_eq(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
-	snprintf(said, sizeof(said), "memtrack: cannot write %s: No space left on device\n", full);
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
 		ck_assert_int_eq(mt_run(outputs[i], NULL, NULL, 60, &o), 0);
-		ck_assert_msg(o.code == 1, "%s: exit %d: %s", outputs[i][2], o.code, o.err);
-		ck_assert_str_eq(o.err, said);
+		ck_assert_msg(o.code == 1, "%s: exit %d: %s", outputs[i][4], o.code, o.err);
+		ck_assert_str_eq(o.err,
+				 "memtrack: cannot write /dev/stdout: No space left on device\n");
 		mt_out_free(&o);
-		ck_assert_int_eq(stat(full, &st), 0);
-		ck_assert_msg(S_ISCHR(st.st_mode), "%s removed the device", outputs[i][2]);
+		ck_assert_int_eq(stat("/dev/full", &st), 0);
+		ck_assert_msg(S_ISCHR(st.st_mode), "%s removed the device", outputs[i][4]);
 	}
+	snprintf(full, sizeof(full), "%s/full", dir);
+	ck_assert_int_eq(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
+	snprintf(said, sizeof(said),
+		 "memtrack: cannot create %s: it is a character device, not a regular file", full);
+	ck_assert_int_eq(mt_run(node, NULL, NULL, 60, &o), 0);
+	ck_assert_int_eq(o.code, 1);
+	ck_assert_msg(!strncmp(o.err, said, strlen(said)), "%s", o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(stat(full, &st), 0);
 	unlink(full);
 	unlink(art);
 	rmdir(dir);
@@ -433,27 +445,25 @@ START_TEST(report_files_on_a_full_device)
 END_TEST
 
 /*
- * The --trace-stops log on a device that is always full, the log longer than stdio's buffer
- * (200 children): the disk's word, not the stream's generic I/O error.
+ * The --trace-stops log on a device that is always full (/dev/full as memtrack's stdout), the
+ * log longer than stdio's buffer (200 children): the disk's word, not the stream's generic I/O
+ * error.
  */
 START_TEST(trace_on_a_full_device)
 {
-	char dir[64], full[128], said[256];
-	const char *argv[] = {MEMTRACK,	       "run", "-q", "--no-track",
-			      "--trace-stops", full,  "--", FIXTURE("stress"),
-			      "children",      "200", NULL};
+	const char *argv[] = {"sh",
+			      "-c",
+			      "exec \"$0\" run -q --no-track --trace-stops /dev/stdout -- \"$1\" "
+			      "children 200 >/dev/full",
+			      MEMTRACK,
+			      FIXTURE("stress"),
+			      NULL};
 	struct mt_out o;
 
-	mt_tmpdir(dir);
-	snprintf(full, sizeof(full), "%s/full", dir);
-	ck_assert_int_eq(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
-	snprintf(said, sizeof(said), "memtrack: cannot write %s: No space left on device\n", full);
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
 	ck_assert_int_eq(o.code, 1);
-	ck_assert_str_eq(o.err, said);
+	ck_assert_str_eq(o.err, "memtrack: cannot write /dev/stdout: No space left on device\n");
 	mt_out_free(&o);
-	unlink(full);
-	rmdir(dir);
 }
 END_TEST
 
@@ -491,7 +501,8 @@ END_TEST
 /*
  * An artifact read from a pipe (memtrack report /dev/stdin, <(zstdcat run.mtk.zst)) is the
  * same artifact: its report is the file's, byte for byte. The look for CodSpeed's magic must
- * not eat the first bytes of a pipe.
+ * not eat the first bytes of a pipe. Both are streams the shell gave memtrack, which it reads,
+ * unlike a FIFO found at a path (docs/SECURITY.md).
  */
 START_TEST(report_reads_a_pipe)
 {
@@ -499,6 +510,8 @@ START_TEST(report_reads_a_pipe)
 	const char *file[] = {MEMTRACK, "report", "--json", art, NULL};
 	const char *piped[] = {"sh",	 "-c", "cat \"$1\" | \"$0\" report --json /dev/stdin",
 			       MEMTRACK, art,  NULL};
+	const char *substituted[] = {"bash",   "-c", "\"$0\" report --json <(cat \"$1\")",
+				     MEMTRACK, art,  NULL};
 	struct mt_out f, p;
 
 	record_leaks(dir, art, sizeof(art));
@@ -506,6 +519,10 @@ START_TEST(report_reads_a_pipe)
 	ck_assert_msg(f.code == 0, "report failed (%d): %s", f.code, f.err);
 	ck_assert_int_eq(mt_run(piped, NULL, NULL, 60, &p), 0);
 	ck_assert_msg(p.code == 0, "report of a pipe failed (%d): %s", p.code, p.err);
+	ck_assert_str_eq(p.out, f.out);
+	mt_out_free(&p);
+	ck_assert_int_eq(mt_run(substituted, NULL, NULL, 60, &p), 0);
+	ck_assert_msg(p.code == 0, "report of <(...) failed (%d): %s", p.code, p.err);
 	ck_assert_str_eq(p.out, f.out);
 	mt_out_free(&f);
 	mt_out_free(&p);

@@ -9,9 +9,13 @@
  * mode over memtrack's default Unix socket, is driven the same way.
  */
 #include <check.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -368,6 +372,191 @@ START_TEST(bad_addresses_are_refused)
 }
 END_TEST
 
+/* The socket path memtrack printed in text ("Connect with: gdb -ex 'target remote PATH'"). */
+static void printed_socket(const char *text, char *path, size_t len)
+{
+	const char *p = strstr(text, "target remote ");
+	size_t n = p ? strcspn(p + 14, "'") : 0;
+
+	ck_assert_msg(p && n < len, "no socket printed: %s", text);
+	memcpy(path, p + 14, n);
+	path[n] = '\0';
+}
+
+/* The run's artifact: read to its end, nothing cut. */
+static void assert_artifact_whole(const char *art)
+{
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct mt_out r;
+
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &r), 0);
+	ck_assert_msg(r.code == 0, "report: %s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"truncated\":false"));
+	mt_out_free(&r);
+}
+
+/*
+ * memtrack waits for gdb (the command parked at its exec) in a session of its own, as a person
+ * runs it; a termination signal, to memtrack or to its group as timeout, Ctrl-C and a closed
+ * terminal send them, ends that wait at once: the command gets the signal as in any run
+ * (forwarded, or its own copy from the group), memtrack exits like it within 1 s, says gdb never
+ * connected, takes its socket away and leaves a whole artifact. Before, the signals were taken
+ * and the command stayed parked: only SIGKILL ended memtrack.
+ */
+START_TEST(termination_signals_end_the_wait_for_gdb)
+{
+	static const struct {
+		int sig;
+		bool group;
+	} sends[] = {{SIGTERM, false}, {SIGTERM, true}, {SIGINT, true}, {SIGHUP, true}};
+	char dir[64], art[128], out[128], sock[256];
+	const char *argv[] = {MEMTRACK, "run", "-o", art, "--gdb", "--", FIXTURE("exit_code"),
+			      "0",	NULL};
+	int status;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	for (size_t i = 0; i < sizeof(sends) / sizeof(sends[0]); i++) {
+		pid_t pid;
+		char *text;
+		long ms;
+
+		unlink(out); /* the last run's text is not this one's */
+		pid = mt_spawn_session(argv, out);
+		text = mt_wait_for_text(out, "Connect with", 60000);
+
+		ck_assert_msg(text, "memtrack did not wait for gdb");
+		printed_socket(text, sock, sizeof(sock));
+		free(text);
+		ck_assert_int_eq(kill(sends[i].group ? -pid : pid, sends[i].sig), 0);
+		ms = mt_wait_ms(pid, 1000, &status);
+		text = mt_slurp(out);
+		ck_assert_msg(ms >= 0, "signal %d%s: memtrack still waits after 1 s: %s",
+			      sends[i].sig, sends[i].group ? " to the group" : "", text);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + sends[i].sig,
+			      "signal %d: status %#x: %s", sends[i].sig, status, text);
+		ck_assert_int_eq(mt_count_lines(text, "memtrack: gdb never connected to "), 1);
+		ck_assert_int_ne(access(sock, F_OK), 0);
+		free(text);
+		assert_artifact_whole(art);
+	}
+	unlink(art);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
+/* gdb -nx -q with its commands coming from a pipe (*in) and what it says going to path. */
+static pid_t start_gdb(const char *sock, const char *path, int *in)
+{
+	char target[300];
+	const char *argv[] = {"gdb", "-nx", "-q", "-ex", target, "-ex", "echo connected\\n", NULL};
+	pid_t pid;
+
+	snprintf(target, sizeof(target), "target remote %s", sock);
+	pid = mt_spawn_fed(argv, path, in);
+	ck_assert_int_gt(pid, 0);
+	return pid;
+}
+
+/*
+ * gdb connected, the command stopped for it, gdb idle at its prompt: a SIGTERM to memtrack's
+ * group ends gdb's session (gdb hears the connection close), the command gets the signal and
+ * memtrack exits like it within 1 s, its summary saying why the session ended. Before, the
+ * command stayed parked for gdb, even through memtrack's SIGKILL of the tree.
+ */
+START_TEST(termination_signal_ends_a_connected_session)
+{
+	char dir[64], art[128], out[128], said[128], sock[256];
+	const char *argv[] = {MEMTRACK, "run", "-o", art, "--gdb", "--", FIXTURE("exit_code"),
+			      "0",	NULL};
+	int status, in;
+	pid_t pid, gdb;
+	char *text;
+	long ms;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(said, sizeof(said), "%s/gdb", dir);
+	pid = mt_spawn_session(argv, out);
+	text = mt_wait_for_text(out, "Connect with", 60000);
+	ck_assert_msg(text, "memtrack did not wait for gdb");
+	printed_socket(text, sock, sizeof(sock));
+	free(text);
+	gdb = start_gdb(sock, said, &in);
+	text = mt_wait_for_text(said, "connected", 60000);
+	ck_assert_msg(text, "gdb did not connect");
+	free(text);
+	ck_assert_int_eq(kill(-pid, SIGTERM), 0);
+	ms = mt_wait_ms(pid, 1000, &status);
+	text = mt_slurp(out);
+	ck_assert_msg(ms >= 0, "memtrack still serves gdb 1 s after SIGTERM: %s", text);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM, "status %#x: %s",
+		      status, text);
+	ck_assert_msg(strstr(text, "until memtrack was asked to end"), "%s", text);
+	free(text);
+	close(in); /* gdb reads the end of its commands and quits */
+	ck_assert_int_ge(mt_wait_ms(gdb, 30000, &status), 0);
+	assert_artifact_whole(art);
+	unlink(art);
+	unlink(out);
+	unlink(said);
+	rmdir(dir);
+}
+END_TEST
+
+/*
+ * A stop point three processes match (--stop-at exec:GLOB, three children of sh exec the same
+ * program at once): the first is served to gdb, the other two run on under memtrack. gdb takes
+ * its process to the end, the tree ends by itself, memtrack says one process waited for gdb and
+ * nothing of a point never reached. Before, every match was stopped for gdb, the last one served,
+ * and the others stayed stopped until memtrack was killed.
+ */
+START_TEST(stop_point_with_three_matches_serves_the_first)
+{
+	char dir[64], art[128], out[128], sock[256], script[512], target[300];
+	const char *argv[] = {MEMTRACK,		"run", "-o", art,  "--gdb", "--stop-at",
+			      "exec:exit_code", "--",  "sh", "-c", script,  NULL};
+	const char *gdb[] = {"gdb", "-nx",  "-batch", "-ex",	  "set confirm off",
+			     "-ex", target, "-ex",    "continue", NULL};
+	struct mt_out o;
+	int status;
+	pid_t pid;
+	char *text;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(script, sizeof(script), "for i in 1 2 3; do %s $i & done; wait",
+		 FIXTURE("exit_code"));
+	pid = mt_spawn_session(argv, out);
+	text = mt_wait_for_text(out, "Connect with", 60000);
+	ck_assert_msg(text, "memtrack did not wait for gdb");
+	printed_socket(text, sock, sizeof(sock));
+	free(text);
+	snprintf(target, sizeof(target), "target remote %s", sock);
+	ck_assert_int_eq(mt_run(gdb, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(strstr(o.out, "exited with code 0"), "gdb said: %s%s", o.out, o.err);
+	mt_out_free(&o);
+	ck_assert_msg(mt_wait_ms(pid, 30000, &status) >= 0, "the tree did not end");
+	text = mt_slurp(out);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x: %s", status,
+		      text);
+	ck_assert_int_eq(mt_count_lines(text, "is stopped right after its exec of"), 1);
+	ck_assert_int_eq(mt_count_lines(text, "never reached"), 0);
+	ck_assert_msg(strstr(text, "exited with 0; 4 processes"), "%s", text);
+	ck_assert_msg(strstr(text, "until it ended, its allocations recorded throughout"), "%s",
+		      text);
+	free(text);
+	assert_artifact_whole(art);
+	unlink(art);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *gdb_suite(void)
 {
 	Suite *s = suite_create("gdb");
@@ -388,6 +577,9 @@ static Suite *gdb_suite(void)
 	mt_tcase_add_tool_test(tc, lldb_continues_to_the_exit_status, "gdb lldb-14");
 	mt_tcase_add_tool_test(tc, lldb_breaks_by_name_in_a_dlopened_library, "gdb lldb-14");
 	tcase_add_test(tc, bad_addresses_are_refused);
+	tcase_add_test(tc, termination_signals_end_the_wait_for_gdb);
+	mt_tcase_add_tool_test(tc, termination_signal_ends_a_connected_session, "gdb");
+	mt_tcase_add_tool_test(tc, stop_point_with_three_matches_serves_the_first, "gdb");
 	suite_add_tcase(s, tc);
 	return s;
 }

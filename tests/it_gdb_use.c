@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "lib/gdbsession.h"
+#include "lib/hostcaps.h"
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
@@ -28,31 +29,18 @@ static void assert_gdb_target_counts(struct session *s)
 	gdb_assert_counts(gdb_totals(s), "gdb_target", 4, 3, 300 + 4096);
 }
 
-START_TEST(set_var_print_call_watch_and_libraries)
+START_TEST(set_var_print_call_and_libraries)
 {
 	const char *cmd[] = {FIXTURE("gdb_target"), NULL};
-	const char *cmds[] = {"break pairs",
-			      "continue",
-			      "set var level = 5",
-			      "print answer()",
-			      "call add(2,3)",
-			      "set var wait_usr1 = 0",
-			      "watch watched",
-			      "continue",
-			      "continue",
-			      "delete",
-			      "info sharedlibrary",
-			      "continue",
-			      NULL};
+	const char *cmds[] = {"break pairs",	    "continue",	     "set var level = 5",
+			      "print answer()",	    "call add(2,3)", "set var wait_usr1 = 0",
+			      "info sharedlibrary", "continue",	     NULL};
 	struct session s = {.summary = true};
 
 	gdb_session(&s, NULL, cmd, cmds);
 	SAID(&s, "Breakpoint 1, pairs ()");
 	SAID(&s, "$1 = 42");
 	SAID(&s, "$2 = 5");
-	SAID(&s, "Hardware watchpoint 2: watched");
-	SAID(&s, "Old value = 0\nNew value = 7");
-	SAID(&s, "Old value = 7\nNew value = 8");
 	SAID(&s, "target:/lib/x86_64-linux-gnu/libc.so.6");
 	SAID(&s, "exited with code 05");
 	ck_assert_msg(!strstr(s.o.err, "does not support file transfer"), "%s", s.o.err);
@@ -68,6 +56,62 @@ START_TEST(set_var_print_call_watch_and_libraries)
 	ck_assert_msg(!strstr(s.o.err, "handed to a debugger"), "%s", s.o.err);
 	assert_gdb_target_counts(&s);
 	gdb_session_free(&s);
+}
+END_TEST
+
+/*
+ * With the debug registers, which memtrack's stub sets as gdb would natively (PTRACE_POKEUSER):
+ * needs a host whose registers fire, which hostcaps.h's probe proved first.
+ */
+START_TEST(hardware_watchpoint)
+{
+	const char *cmd[] = {FIXTURE("gdb_target"), NULL};
+	/* From pairs(): both stores are after the breakpoint's instruction, which is stepped over.
+	 */
+	const char *cmds[] = {"break pairs",   "continue", "set var wait_usr1 = 0",
+			      "watch watched", "continue", "continue",
+			      "delete",	       "continue", NULL};
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "Hardware watchpoint 2: watched");
+	SAID(&s, "Old value = 0\nNew value = 7");
+	SAID(&s, "Old value = 7\nNew value = 8");
+	SAID(&s, "exited with code 01");
+	ck_assert_int_eq(s.rc, 1);
+	assert_gdb_target_counts(&s);
+	gdb_session_free(&s);
+}
+END_TEST
+
+/*
+ * The probe answers both ways, and as plain gdb does without memtrack: armed on a variable its
+ * child never writes, it says no; armed on the one it writes, it says yes exactly when gdb's own
+ * hardware watchpoint on gdb_target fires here.
+ */
+START_TEST(hardware_watchpoint_probe_agrees_with_gdb)
+{
+	const char *argv[] = {
+	    "gdb", "-batch",	    "-nx", "-ex",      "break pairs", "-ex",  "run",
+	    "-ex", "watch watched", "-ex", "continue", "-ex",	      "kill", FIXTURE("gdb_target"),
+	    NULL};
+	char why[320], decoy[320];
+	const char *missing = mt_hw_watchpoint_missing(false, why, sizeof(why));
+	struct mt_out o;
+	bool fired;
+
+	ck_assert_ptr_nonnull(mt_hw_watchpoint_missing(true, decoy, sizeof(decoy)));
+	ck_assert_msg(strstr(decoy, "did not fire"), "decoy probe: %s", decoy);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	/* gdb falls back to a software watchpoint where the kernel refuses the registers */
+	ck_assert_msg(
+	    strstr(o.out, missing ? "atchpoint 2: watched" : "Hardware watchpoint 2: watched"),
+	    "gdb said: %s%s", o.out, o.err);
+	fired =
+	    strstr(o.out, "Hardware watchpoint 2: watched\n\nOld value = 0\nNew value = 7") != NULL;
+	ck_assert_msg(fired == !missing, "probe: %s; plain gdb: %s", missing ? missing : "fires",
+		      o.out);
+	mt_out_free(&o);
 }
 END_TEST
 
@@ -244,11 +288,18 @@ END_TEST
 
 static Suite *gdb_use_suite(void)
 {
+	static char why[320];
+	const char *no_hw_watch = mt_suite_hw_watchpoint_missing(why, sizeof(why));
 	Suite *s = suite_create("gdb_use");
 	TCase *tc = tcase_create("gdb_use");
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, set_var_print_call_watch_and_libraries);
+	tcase_add_test(tc, set_var_print_call_and_libraries);
+	if (no_hw_watch)
+		mt_add_host_skipped_test(tc, hardware_watchpoint, no_hw_watch);
+	else
+		tcase_add_test(tc, hardware_watchpoint);
+	mt_tcase_add_tool_test(tc, hardware_watchpoint_probe_agrees_with_gdb, "gdb");
 	tcase_add_test(tc, software_watchpoint);
 	tcase_add_test(tc, signal_after_ctrl_c_in_a_pty);
 	tcase_add_test(tc, a_death_by_sigtrap_is_said);

@@ -302,6 +302,57 @@ START_TEST(attach_to_a_sibling)
 }
 END_TEST
 
+/*
+ * Anti-debugging tricks: a child traces its parent, or a process its sibling, with PTRACE_ATTACH
+ * or PTRACE_SEIZE, waits for the stop and detaches. Each goes on as bare: the tracing works, the
+ * same output and status, the target handed over to the tracer.
+ */
+START_TEST(tracing_a_parent_or_sibling_runs_as_bare)
+{
+	static const char *const who[] = {"parent", "sibling"}, *const how[] = {"attach", "seize"};
+	const char *cmd[] = {FIXTURE("ptrace_kin"), NULL, NULL, NULL};
+	struct traced r;
+
+	for (size_t i = 0; i < 4; i++) {
+		cmd[1] = who[i / 2];
+		cmd[2] = how[i % 2];
+		run_both(&r, NULL, cmd);
+		ck_assert_int_eq(r.o.code, 0);
+		ck_assert_str_eq(r.o.out, r.bare.out);
+		ck_assert_msg(strstr(r.o.out, "traced "), "%s %s: %s", cmd[1], cmd[2], r.o.out);
+		ck_assert_int_eq(handed_to_tracers(&r), 1);
+		traced_free(&r);
+	}
+}
+END_TEST
+
+/*
+ * The command traces its parent, memtrack itself (PTRACE_ATTACH, then PTRACE_SEIZE): it works as
+ * with any parent (the bare run's parent here would be this test), memtrack says so once and the
+ * run ends as a run does. Before, memtrack's supervisor was the thread the call stopped, and the
+ * tracing process's SIGCHLD stop waited for it: both stopped for ever, only SIGKILL ended them.
+ */
+START_TEST(tracing_memtrack_itself_goes_on)
+{
+	static const char *const how[] = {"attach", "seize"};
+	const char *cmd[] = {FIXTURE("ptrace_kin"), "up", NULL, NULL};
+	struct json_object *report;
+	struct mt_out o;
+
+	for (size_t i = 0; i < 2; i++) {
+		cmd[2] = how[i];
+		report = mt_run_report(NULL, cmd, BOUND_S, &o);
+		ck_assert_msg(o.code == 0, "%s: rc %d (137: killed at the bound)\n%s", how[i],
+			      o.code, o.err);
+		ck_assert_str_eq(o.out, "traced up\n");
+		ck_assert_int_eq(mt_count_lines(o.err, "traced memtrack itself (PTRACE_"), 1);
+		ck_assert_ptr_nonnull(report);
+		json_object_put(report);
+		mt_out_free(&o);
+	}
+}
+END_TEST
+
 /* The tracer's call is in --trace-stops, with the process it got, the same in every run. */
 START_TEST(traceme_in_trace_stops)
 {
@@ -354,6 +405,8 @@ static Suite *innertrace_suite(void)
 	tcase_add_test(own, traceme_child_runs_and_is_recorded);
 	tcase_add_test(own, traceme_child_execs_and_is_recorded);
 	tcase_add_test(own, attach_to_a_sibling);
+	tcase_add_test(own, tracing_a_parent_or_sibling_runs_as_bare);
+	tcase_add_test(own, tracing_memtrack_itself_goes_on);
 	tcase_add_test(own, traceme_in_trace_stops);
 	suite_add_tcase(s, strace);
 	suite_add_tcase(s, gdb);

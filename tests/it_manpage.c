@@ -260,6 +260,18 @@ START_TEST(bash_completion_completes_subcommands_and_their_options)
 	expect_completion(dir, "memtrack", "attach --t", "--tree ");
 	/* Installed as exec-harness, the link completes exec-harness's options. */
 	expect_completion(dir, "exec-harness", "--max", "--max-rounds --max-time ");
+	/* After --, wherever it stands: a command (a shell builtin here, the same on any host). */
+	expect_completion(dir, "memtrack", "run -q -- ulimi", "ulimit ");
+	expect_completion(dir, "memtrack", "--version -- ulimi", "ulimit ");
+	/* An option's values, as the binary names them when it refuses one; '=' split or not. */
+	expect_completion(dir, "memtrack", "run --watcher ''", "auto fentry tracepoint ");
+	expect_completion(dir, "memtrack", "run --watcher=tr", "tracepoint ");
+	expect_completion(dir, "memtrack", "run --stacks = ''", "kernel none ");
+	expect_completion(dir, "memtrack", "run --probe-scope ''", "system tree ");
+	expect_completion(dir, "memtrack", "report --sites-by ''",
+			  "allocations bytes live peak temporary ");
+	expect_completion(dir, "memtrack", "exec-harness -m ''", "memory simulation walltime ");
+	expect_completion(dir, "exec-harness", "--mode ''", "memory simulation walltime ");
 }
 END_TEST
 

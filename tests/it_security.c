@@ -267,6 +267,49 @@ START_TEST(setcap_memtrack_keeps_nothing_for_the_boot)
 }
 END_TEST
 
+/*
+ * What reaches processes outside the invoker's tree is root's only: nobody's setcap'd memtrack
+ * refuses --probe-scope system (breakpoints in every process that maps libc, root's too) in one
+ * sentence, before anything is attached or written (docs/SECURITY.md, the options' table).
+ */
+START_TEST(setcap_memtrack_keeps_to_its_users_tree)
+{
+	struct priv p;
+	struct mt_out o;
+
+	priv_make(&p);
+	for (int i = 0; i < 2; i++) {
+		const char *joined[] = {AS_NOBODY, p.setcap, "run", "-q",   "--probe-scope=system",
+					"-o",	   p.art,    "--",  "true", NULL};
+		const char *apart[] = {AS_NOBODY, p.setcap, "run", "-q", "--probe-scope",
+				       "system",  "-o",	    p.art, "--", "true",
+				       NULL};
+
+		ck_assert_int_eq(mt_run(i ? apart : joined, NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 2, "exit %d: %s", o.code, o.err);
+		ck_assert_str_eq(o.out, "");
+		ck_assert_msg(
+		    strstr(o.err, "--probe-scope system puts breakpoints in every process") &&
+			strstr(o.err, "root's only (uid 65534 is not root)"),
+		    "%s", o.err);
+		ck_assert_int_eq(mt_count_lines(o.err, ""), 1);
+		ck_assert_int_eq(access(p.art, F_OK), -1);
+		mt_out_free(&o);
+	}
+	{
+		/* the tree, the default, is theirs */
+		const char *argv[] = {AS_NOBODY, p.setcap, "run", "-q", "--probe-scope",
+				      "tree",	 "-o",	   p.art, "--", "true",
+				      NULL};
+
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+		mt_out_free(&o);
+	}
+	priv_free(&p);
+}
+END_TEST
+
 /* A set-user-ID root memtrack serves its invoker only: their ids, their files, no --user. */
 START_TEST(setuid_memtrack_serves_its_invoker_only)
 {
@@ -471,6 +514,259 @@ START_TEST(another_users_file_in_a_shared_directory_is_kept)
 	unlink(own);
 	unlink(svg);
 	rmdir(dir);
+}
+END_TEST
+
+/* A FIFO nobody made in their directory (mkfifo as nobody), at name: where root's file will go. */
+static void plant_fifo(const struct trap *t, const char *name, char *path, size_t len)
+{
+	const char *argv[] = {AS_NOBODY, "mkfifo", path, NULL};
+	struct mt_out o;
+
+	snprintf(path, len, "%s/%s", t->dir, name);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 30, &o), 0);
+	ck_assert_msg(o.code == 0, "mkfifo as nobody: %s", o.err);
+	mt_out_free(&o);
+}
+
+/*
+ * argv refuses the FIFO at fifo in one sentence and a non-zero exit, at once: the run's bound (20
+ * s) is far more than a refusal takes, and a memtrack waiting in open(2) for a reader or writer
+ * would be killed at it (137). With reader, nobody holds the FIFO's reading end meanwhile: not
+ * one byte may reach it. The FIFO stays as it was.
+ */
+static void assert_fifo_refused(const char *const *argv, const char *fifo, bool reader)
+{
+	int rd = reader ? open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+	uint64_t start = now_ns();
+	struct mt_out o;
+	struct stat st;
+	char byte;
+
+	ck_assert_int_eq(reader, rd >= 0);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 20, &o), 0);
+	ck_assert_msg(o.code == 1 || o.code == 2, "%s %s: exit %d after %.1f s: %s", argv[1],
+		      argv[2], o.code, (now_ns() - start) / 1e9, o.err);
+	ck_assert_msg(strstr(o.err, "it is a FIFO, not a regular file"), "%s %s said: %s", argv[1],
+		      argv[2], o.err);
+	ck_assert_int_eq(mt_count_lines(o.err, ""), 1);
+	mt_out_free(&o);
+	if (rd >= 0) {
+		ck_assert_int_le(read(rd, &byte, 1), 0);
+		close(rd);
+	}
+	ck_assert_int_eq(lstat(fifo, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+}
+
+/*
+ * Files opened by name are regular files: a FIFO nobody planted at -o, --trace-stops, each file of
+ * memtrack report, its artifact, a --diff's and a --suppressions file is refused, whether or not
+ * nobody reads it (docs/SECURITY.md).
+ */
+START_TEST(fifos_of_another_user_are_not_opened)
+{
+	static const char *const names[] = {"out.mtk", "trace.json", "r.html", "r.svg",
+					    "r.pb.gz", "in.mtk",     "supp",   NULL};
+	const char *cmd[] = {"true", NULL}, *stacks[] = {"--stacks", NULL};
+	char out[192], trace[192], html[192], svg[192], pprof[192], in[192], supp[192];
+	struct mt_out o;
+	struct trap t;
+	char *art;
+
+	trap_make(&t);
+	plant_fifo(&t, "out.mtk", out, sizeof(out));
+	plant_fifo(&t, "trace.json", trace, sizeof(trace));
+	plant_fifo(&t, "r.html", html, sizeof(html));
+	plant_fifo(&t, "r.svg", svg, sizeof(svg));
+	plant_fifo(&t, "r.pb.gz", pprof, sizeof(pprof));
+	plant_fifo(&t, "in.mtk", in, sizeof(in));
+	plant_fifo(&t, "supp", supp, sizeof(supp));
+	art = mt_record(MEMTRACK, NULL, stacks, cmd, 60, &o);
+	ck_assert_msg(art && o.code == 0, "run: %s", o.err);
+	mt_out_free(&o);
+	{
+		const char *argv[] = {MEMTRACK, "run", "-q", "-o", out, "--", "true", NULL};
+
+		assert_fifo_refused(argv, out, true);
+		assert_fifo_refused(argv, out, false);
+	}
+	{
+		const char *argv[] = {MEMTRACK,	       "run", "-q", "-o",   "/dev/null",
+				      "--trace-stops", trace, "--", "true", NULL};
+
+		assert_fifo_refused(argv, trace, true);
+		assert_fifo_refused(argv, trace, false);
+	}
+	{
+		const char *argv[] = {MEMTRACK, "track", "-q",	 "--mtk", out,
+				      "-o",	t.dir,	 "true", NULL};
+
+		assert_fifo_refused(argv, out, true);
+	}
+	{
+		char pid[16];
+		const char *argv[] = {MEMTRACK, "attach", "-q", "-o", out, pid, NULL};
+		pid_t sleeper = fork();
+
+		ck_assert_int_ge(sleeper, 0);
+		if (sleeper == 0) {
+			execlp("sleep", "sleep", "60", (char *)NULL);
+			_exit(127);
+		}
+		snprintf(pid, sizeof(pid), "%d", (int)sleeper);
+		assert_fifo_refused(argv, out, true);
+		kill(sleeper, SIGKILL);
+		waitpid(sleeper, NULL, 0);
+	}
+	{
+		const char *html_argv[] = {MEMTRACK, "report", "--html", html, art, NULL};
+		const char *svg_argv[] = {MEMTRACK, "report", "--over-time", "--svg",
+					  svg,	    art,      NULL};
+		const char *pprof_argv[] = {MEMTRACK, "report", "--pprof", pprof, art, NULL};
+		const char *diff_argv[] = {MEMTRACK, "report", "--diff", "--html",
+					   html,     art,      art,	 NULL};
+
+		assert_fifo_refused(html_argv, html, true);
+		assert_fifo_refused(svg_argv, svg, true);
+		assert_fifo_refused(pprof_argv, pprof, true);
+		assert_fifo_refused(diff_argv, html, true);
+		assert_fifo_refused(pprof_argv, pprof, false);
+	}
+	{
+		const char *report_argv[] = {MEMTRACK, "report", in, NULL};
+		const char *json_argv[] = {MEMTRACK, "report", "--json", in, NULL};
+		const char *base_argv[] = {MEMTRACK, "report", "--diff", in, art, NULL};
+		const char *new_argv[] = {MEMTRACK, "report", "--diff", art, in, NULL};
+		const char *supp_argv[] = {MEMTRACK, "report", "--suppressions", supp, art, NULL};
+
+		assert_fifo_refused(report_argv, in, false);
+		assert_fifo_refused(json_argv, in, false);
+		assert_fifo_refused(base_argv, in, false);
+		assert_fifo_refused(new_argv, in, false);
+		assert_fifo_refused(supp_argv, supp, false);
+	}
+	unlink(art);
+	*strrchr(art, '/') = '\0';
+	rmdir(art);
+	free(art);
+	trap_free(&t, names);
+}
+END_TEST
+
+/*
+ * A report symbolises its sites from the files the artifact names: when another user replaced one
+ * with a FIFO since the run (a program in their directory), the report goes on without its names
+ * rather than wait for a writer forever.
+ */
+START_TEST(report_does_not_wait_where_a_traced_file_was)
+{
+	static const char *const names[] = {"prog", NULL};
+	const char *stacks[] = {"--stacks", NULL};
+	char prog[192], *art;
+	const char *cmd[] = {prog, NULL};
+	struct mt_out o;
+	struct trap t;
+
+	trap_make(&t);
+	snprintf(prog, sizeof(prog), "%s/prog", t.dir);
+	copy_file(FIXTURE("calloc_realloc"), prog, 0755);
+	art = mt_record(MEMTRACK, NULL, stacks, cmd, 60, &o);
+	ck_assert_msg(art && o.code == 0, "run: %s", o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(unlink(prog), 0);
+	plant_fifo(&t, "prog", prog, sizeof(prog));
+	{
+		const char *text[] = {MEMTRACK, "report", art, NULL};
+		const char *html[] = {MEMTRACK, "report", "--html", "/dev/null", art, NULL};
+
+		for (int i = 0; i < 2; i++) {
+			ck_assert_int_eq(mt_run(i ? html : text, NULL, NULL, 20, &o), 0);
+			ck_assert_msg(o.code == 0, "report: exit %d: %s", o.code, o.err);
+			mt_out_free(&o);
+		}
+	}
+	unlink(art);
+	*strrchr(art, '/') = '\0';
+	rmdir(art);
+	free(art);
+	trap_free(&t, names);
+}
+END_TEST
+
+/* argv's stdout read whole from a pipe (what the user's shell hands memtrack with `| ...`). */
+static char *stdout_of(const char *const *argv, int *code)
+{
+	char *text = malloc(1), chunk[65536];
+	size_t len = 0;
+	int fd, status;
+	ssize_t n;
+	pid_t pid = mt_spawn_piped(argv, &fd);
+
+	ck_assert_int_gt(pid, 0);
+	ck_assert_ptr_nonnull(text);
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+		text = realloc(text, len + (size_t)n + 1);
+		ck_assert_ptr_nonnull(text);
+		memcpy(text + len, chunk, (size_t)n);
+		len += (size_t)n;
+	}
+	text[len] = '\0';
+	close(fd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	*code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return text;
+}
+
+/*
+ * What is not a regular file but is the user's own still works: /dev/null for -o, --trace-stops
+ * and --suppressions, and /dev/stdout when it is the pipe the shell gave memtrack.
+ */
+START_TEST(dev_null_and_own_stdout_are_written)
+{
+	const char *cmd[] = {"true", NULL};
+	struct mt_out o;
+	char *art = mt_record(MEMTRACK, NULL, NULL, cmd, 60, &o), *text;
+	int code;
+
+	ck_assert_msg(art && o.code == 0, "run: %s", o.err);
+	mt_out_free(&o);
+	{
+		const char *argv[] = {MEMTRACK,	       "run",	    "-q", "-o",	  "/dev/null",
+				      "--trace-stops", "/dev/null", "--", "true", NULL};
+
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0, "run -o /dev/null: %s", o.err);
+		mt_out_free(&o);
+	}
+	{
+		const char *argv[] = {MEMTRACK, "report", "--suppressions", "/dev/null", art, NULL};
+
+		ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0, "report --suppressions /dev/null: %s", o.err);
+		mt_out_free(&o);
+	}
+	{
+		const char *argv[] = {MEMTRACK, "report", "--html", "/dev/stdout", art, NULL};
+
+		text = stdout_of(argv, &code);
+		ck_assert_int_eq(code, 0);
+		ck_assert_msg(strstr(text, "</html>"), "no page on the pipe: %.200s", text);
+		free(text);
+	}
+	{
+		const char *argv[] = {MEMTRACK,	     "run", "-q",   "-o",
+				      "/dev/stdout", "--",  "true", NULL};
+
+		text = stdout_of(argv, &code);
+		ck_assert_int_eq(code, 0);
+		ck_assert_msg(!strncmp(text, "MTRACK", 6), "no artifact on the pipe: %.6s", text);
+		free(text);
+	}
+	unlink(art);
+	*strrchr(art, '/') = '\0';
+	rmdir(art);
+	free(art);
 }
 END_TEST
 
@@ -749,8 +1045,12 @@ static Suite *suite(void)
 	mt_tcase_add_tool_test(tc, setcap_memtrack_gives_no_setuid_privilege, "setcap setpriv gdb");
 	mt_tcase_add_tool_test(tc, setuid_memtrack_serves_its_invoker_only, "setcap setpriv");
 	mt_tcase_add_tool_test(tc, setcap_memtrack_keeps_nothing_for_the_boot, "setcap setpriv");
+	mt_tcase_add_tool_test(tc, setcap_memtrack_keeps_to_its_users_tree, "setcap setpriv");
 	tcase_add_test(tc, links_of_another_user_are_not_followed);
 	tcase_add_test(tc, another_users_file_in_a_shared_directory_is_kept);
+	mt_tcase_add_tool_test(tc, fifos_of_another_user_are_not_opened, "setpriv mkfifo");
+	tcase_add_test(tc, dev_null_and_own_stdout_are_written);
+	mt_tcase_add_tool_test(tc, report_does_not_wait_where_a_traced_file_was, "setpriv mkfifo");
 	tcase_add_test(tc, default_artifact_is_created_exclusively);
 	tcase_add_test(tc, sudo_artifact_belongs_to_the_user);
 	tcase_add_test(tc, sigkill_loses_at_most_the_bound);

@@ -655,7 +655,7 @@ START_TEST(bad_options)
 
 	ck_assert_int_eq(mt_run(run, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 2);
-	ck_assert_msg(strstr(o.err, "invalid --stacks 'dwarf'"), "%s", o.err);
+	ck_assert_msg(strstr(o.err, "--stacks takes none or kernel, not 'dwarf'"), "%s", o.err);
 	mt_out_free(&o);
 	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
 	ck_assert_int_eq(o.code, 2);

@@ -5,10 +5,13 @@
  * with the gdb command memtrack prints, memtrack waiting for it to the end (docs/STOPS.md).
  */
 #include <check.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/mtjson.h"
@@ -457,6 +460,121 @@ START_TEST(stop_at_first_match_only)
 }
 END_TEST
 
+/* pid is gone (reaped by whoever it was left to) within 5 s. */
+static bool gone_soon(pid_t pid)
+{
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+
+	for (int i = 0; i < 500 && mt_pid_alive(pid); i++)
+		nanosleep(&tick, NULL);
+	return !mt_pid_alive(pid);
+}
+
+/* The pid memtrack printed in text ("Attach with: gdb -p PID"). */
+static pid_t printed_pid(const char *text)
+{
+	const char *p = strstr(text, "gdb -p ");
+
+	ck_assert_msg(p, "no pid printed: %s", text);
+	return (pid_t)atoi(p + 7);
+}
+
+/*
+ * A process handed off at its exec waits for a debugger that no one runs, memtrack in a session
+ * of its own: a termination signal, to memtrack or to its group (timeout, Ctrl-C, a closed
+ * terminal), ends that wait within 1 s, the process getting the signal as in any run, memtrack
+ * exiting like it. Before, a signal to the group stayed pending for the stopped process and
+ * memtrack waited for it for ever.
+ */
+START_TEST(handoff_waiting_for_a_debugger_ends_on_signals)
+{
+	static const struct {
+		int sig;
+		bool group;
+	} sends[] = {{SIGTERM, false}, {SIGTERM, true}, {SIGINT, true}, {SIGHUP, true}};
+	char dir[64], art[128], out[128];
+	const char *argv[] = {MEMTRACK,		  "run", "-q", "-o", art, "--stop-at", "exec", "--",
+			      FIXTURE("sleeper"), "30",	 NULL};
+	int status;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	for (size_t i = 0; i < sizeof(sends) / sizeof(sends[0]); i++) {
+		pid_t pid, cmd;
+		char *text;
+		long ms;
+
+		unlink(out);
+		pid = mt_spawn_session(argv, out);
+		text = mt_wait_for_text(out, "Attach with", 60000);
+		ck_assert_msg(text, "memtrack did not hand the process off");
+		cmd = printed_pid(text);
+		free(text);
+		ck_assert_int_eq(kill(sends[i].group ? -pid : pid, sends[i].sig), 0);
+		ms = mt_wait_ms(pid, 1000, &status);
+		if (ms < 0)
+			kill(cmd, SIGKILL); /* left stopped by the failed run */
+		ck_assert_msg(ms >= 0, "signal %d%s: memtrack still waits after 1 s", sends[i].sig,
+			      sends[i].group ? " to the group" : "");
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + sends[i].sig,
+			      "signal %d: status %#x", sends[i].sig, status);
+		ck_assert(gone_soon(cmd));
+	}
+	unlink(art);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
+/*
+ * gdb took the handed-off process and holds it at its prompt: a SIGTERM to memtrack ends the
+ * tree as documented, the handed-off process with it (the signal, which gdb holds, then SIGKILL
+ * after the two grace periods): memtrack exits within 10 s. Before, its SIGKILL spared the
+ * handed-off process and memtrack waited for gdb.
+ */
+START_TEST(handoff_held_by_gdb_ends_with_the_tree)
+{
+	char dir[64], art[128], out[128], said[128], pid_s[16];
+	const char *argv[] = {MEMTRACK,		  "run", "-q", "-o", art, "--stop-at", "exec", "--",
+			      FIXTURE("sleeper"), "30",	 NULL};
+	const char *gdb[] = {"gdb", "-nx", "-q", "-p", pid_s, "-ex", "echo attached\\n", NULL};
+	int status, in;
+	pid_t pid, cmd, g;
+	char *text;
+	long ms;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(said, sizeof(said), "%s/gdb", dir);
+	pid = mt_spawn_session(argv, out);
+	text = mt_wait_for_text(out, "Attach with", 60000);
+	ck_assert_msg(text, "memtrack did not hand the process off");
+	cmd = printed_pid(text);
+	free(text);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)cmd);
+	g = mt_spawn_fed(gdb, said, &in);
+	ck_assert_int_gt(g, 0);
+	text = mt_wait_for_text(said, "attached", 60000);
+	ck_assert_msg(text, "gdb did not attach");
+	free(text);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ms = mt_wait_ms(pid, 10000, &status);
+	if (ms < 0)
+		kill(cmd, SIGKILL);
+	close(in); /* gdb reads the end of its commands and quits */
+	ck_assert_int_ge(mt_wait_ms(g, 30000, &in), 0);
+	ck_assert_msg(ms >= 0, "memtrack still waits 10 s after SIGTERM");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) >= 128, "status %#x", status);
+	ck_assert(gone_soon(cmd));
+	unlink(art);
+	unlink(out);
+	unlink(said);
+	rmdir(dir);
+}
+END_TEST
+
 /* A stop point never reached: one line at the end, the run as without it. */
 START_TEST(stop_point_never_reached)
 {
@@ -747,6 +865,8 @@ static Suite *suite(void)
 	mt_tcase_add_tool_test(tools, stop_at_map_by_soname, "gdb script");
 	mt_tcase_add_tool_test(tools, stop_at_map_of_the_loader, "gdb script");
 	mt_tcase_add_tool_test(tools, stop_at_first_match_only, "gdb script");
+	tcase_add_test(tc, handoff_waiting_for_a_debugger_ends_on_signals);
+	mt_tcase_add_tool_test(tools, handoff_held_by_gdb_ends_with_the_tree, "gdb");
 	mt_tcase_add_tool_test(tools, pipeline_has_one_trace, "gdb script");
 	suite_add_tcase(s, tools);
 	return s;

@@ -908,6 +908,93 @@ START_TEST(fatal_error_releases_the_tree)
 }
 END_TEST
 
+/*
+ * The registration warmer's thread (src/tracker/tracker_warm.c) first runs a second late, as on
+ * a loaded machine: start-up no longer waits for it, so the run ends as any run, the command's
+ * status its own. Before, both threads waited for each other with every termination signal
+ * blocked: only SIGKILL (here the bound of mt_run) ended memtrack.
+ */
+START_TEST(late_warmer_thread_does_not_hold_the_start)
+{
+	const char *env[] = {"MT_WARM_DELAY_MS=1000", NULL};
+	const char *argv[] = {"setsid",	   "-w", MEMTRACK_FAULTS,      "run", "-q", "-o",
+			      "/dev/null", "--", FIXTURE("exit_code"), "3",   NULL};
+	struct mt_out o;
+
+	ck_assert_int_eq(mt_run(argv, env, NULL, 20, &o), 0);
+	ck_assert_msg(o.code == 3, "exit %d (137: memtrack hung and was killed): %s", o.code,
+		      o.err);
+	ck_assert_str_eq(o.err, "");
+	mt_out_free(&o);
+}
+END_TEST
+
+/* A process spinning on a CPU until it is killed. */
+static pid_t start_hog(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (volatile unsigned long n = 0;; n++)
+			;
+	}
+	return pid;
+}
+
+#define NICED_STARTS 100
+
+/*
+ * The loop of niced_starts_beside_busy_loops_all_end, in a session of its own with the busy
+ * loops: the scheduler shares CPUs between sessions first (autogroups), so a memtrack in another
+ * session than the load would not feel it. Exits with the number of runs that hung (killed at
+ * their bound) or failed, at most 255.
+ */
+static void niced_starts(void)
+{
+	const char *argv[] = {"nice", "-n",	   "19", MEMTRACK, "run", "-q",
+			      "-o",   "/dev/null", "--", "true",   NULL};
+	int status, bad = 0;
+	struct mt_out o;
+	pid_t hog[2];
+
+	setsid();
+	hog[0] = start_hog();
+	hog[1] = start_hog();
+	for (int i = 0; i < NICED_STARTS; i++) {
+		if (mt_run(argv, NULL, NULL, 20, &o) || o.code) {
+			fprintf(stderr, "start %d: exit %d (137: hung): %s\n", i, o.code,
+				o.err ? o.err : "");
+			bad++;
+		}
+		mt_out_free(&o);
+	}
+	for (int i = 0; i < 2; i++) {
+		kill(hog[i], SIGKILL);
+		waitpid(hog[i], &status, 0);
+	}
+	_exit(bad > 255 ? 255 : bad);
+}
+
+/*
+ * A niced memtrack started again and again beside two busy loops (both CPUs of a CI machine
+ * taken): its threads first run whenever the scheduler lets them, and no start hangs. Each run
+ * is bounded (20 s), so a hang fails the test instead of stalling it.
+ */
+START_TEST(niced_starts_beside_busy_loops_all_end)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		niced_starts();
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_msg(WEXITSTATUS(status) == 0, "%d of %d niced starts hung or failed",
+		      WEXITSTATUS(status), NICED_STARTS);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("supervisor");
@@ -946,6 +1033,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, bad_output_paths_before_the_run);
 	tcase_add_test(tc, artifact_and_trace_in_one_file);
 	tcase_add_test(tc, fatal_error_releases_the_tree);
+	tcase_add_test(tc, late_warmer_thread_does_not_hold_the_start);
+	suite_add_tcase(s, tc);
+	/* 100 starts at about 1 s each, both CPUs busy. */
+	tc = tcase_create("loaded");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, niced_starts_beside_busy_loops_all_end);
 	suite_add_tcase(s, tc);
 	return s;
 }

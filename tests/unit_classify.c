@@ -79,7 +79,8 @@ static size_t count_role(const struct mt_classification *c, const char *sym, enu
 static bool is_free_like(enum mt_kind k)
 {
 	return k == MT_K_FREE || k == MT_K_FREE_SIZED || k == MT_K_FREE_ALIGNED_SIZED ||
-	       k == MT_K_SDALLOCX || k == MT_K_DALLOCX || k == MT_K_DELETE;
+	       k == MT_K_SDALLOCX || k == MT_K_DALLOCX || k == MT_K_DELETE ||
+	       k == MT_K_RUST_DEALLOC;
 }
 
 /* A probe on a return (or tail jump) of a function that may throw, not on an entry. */
@@ -229,6 +230,76 @@ static const char je_c[] = "static char arena[1 << 16];\nstatic unsigned long us
 			   "void je_sdallocx(void *p, unsigned long n, int f)\n{\n"
 			   "\t(void)p;\n\t(void)n;\n\t(void)f;\n}\n";
 
+/*
+ * The same under Rust's jemalloc-sys prefix, _rjem_: its only API names are mallocx and
+ * sdallocx, the rest standard names that only the prefix tells apart. And a file that names a
+ * function je_malloc but defines none of jemalloc's own API: no prefix, nothing to probe.
+ */
+static const char rjem_c[] = "static char arena[1 << 16];\nstatic unsigned long used;\n"
+			     "void *_rjem_calloc(unsigned long n, unsigned long m)\n{\n"
+			     "\tvoid *p = arena + used;\n\tused += (n * m + 15) & ~15UL;\n"
+			     "\treturn p;\n}\n"
+			     "void *_rjem_mallocx(unsigned long n, int f)\n{\n\t(void)f;\n"
+			     "\treturn _rjem_calloc(n, 2);\n}\n"
+			     "void _rjem_free(void *p)\n{\n\t(void)p;\n}\n"
+			     "void _rjem_sdallocx(void *p, unsigned long n, int f)\n{\n"
+			     "\t(void)p;\n\t(void)n;\n\t(void)f;\n}\n"
+			     "void *_rjem_unrelated(unsigned long n)\n{\n\treturn arena + n;\n}\n";
+
+static const char je_no_api_c[] =
+    "static char arena[64];\n"
+    "void *je_malloc(unsigned long n)\n{\n\treturn arena + (n & 31);\n}\n";
+
+/*
+ * mimalloc as a static link keeps it where it is called only through its aligned entries (Rust's
+ * mimalloc crate): no mi_malloc.
+ */
+static const char mi_aligned_c[] =
+    "static char arena[1 << 16];\nstatic unsigned long used;\n"
+    "void *mi_malloc_aligned(unsigned long n, unsigned long a)\n{\n"
+    "\tvoid *p = arena + ((used + a - 1) & ~(a - 1));\n\tused += n + a;\n\treturn p;\n}\n"
+    "void *mi_zalloc_aligned(unsigned long n, unsigned long a)\n{\n"
+    "\treturn mi_malloc_aligned(n + 1, a);\n}\n"
+    "void *mi_realloc_aligned(void *p, unsigned long n, unsigned long a)\n{\n"
+    "\t(void)p;\n\treturn mi_malloc_aligned(n + 2, a);\n}\n"
+    "void mi_free(void *p)\n{\n\t(void)p;\n}\n";
+
+/*
+ * Rust's allocator shims into a #[global_allocator] of the file's own, hidden (local) and named as
+ * rustc 1.95 mangles them; and the shims of a program without one, which only jump to the
+ * default allocator's __rdl_ functions (rustc 1.63's names).
+ */
+static const char rust_own_c[] =
+    "static char arena[1 << 16];\nstatic unsigned long used;\n"
+    "__attribute__((noinline)) static void *own(unsigned long n, unsigned long a)\n{\n"
+    "\tvoid *p = arena + ((used + a - 1) & ~(a - 1));\n\tused += n + a;\n\treturn p;\n}\n"
+    "__attribute__((visibility(\"hidden\"))) void *_RNvCsXy1_7___rustc12___rust_alloc("
+    "unsigned long n, unsigned long a)\n{\n\treturn own(n, a);\n}\n"
+    "__attribute__((visibility(\"hidden\"))) void *_RNvCsXy1_7___rustc19___rust_alloc_zeroed("
+    "unsigned long n, unsigned long a)\n{\n\treturn own(n + 1, a);\n}\n"
+    "__attribute__((visibility(\"hidden\"))) void *_RNvCsXy1_7___rustc14___rust_realloc("
+    "void *p, unsigned long o, unsigned long a, unsigned long n)\n{\n\t(void)p;\n"
+    "\treturn own(n + o, a);\n}\n"
+    "__attribute__((visibility(\"hidden\"))) void _RNvCsXy1_7___rustc14___rust_dealloc("
+    "void *p, unsigned long n, unsigned long a)\n{\n\t(void)p;\n\t(void)n;\n\t(void)a;\n}\n"
+    "void *get(void)\n{\n\treturn _RNvCsXy1_7___rustc12___rust_alloc(8, 8);\n}\n";
+
+static const char rust_default_c[] =
+    "#include <stdlib.h>\n"
+    "__attribute__((noinline)) void *__rdl_alloc(unsigned long n, unsigned long a)\n{\n"
+    "\treturn aligned_alloc(a, n);\n}\n"
+    "__attribute__((noinline)) void __rdl_dealloc(void *p, unsigned long n, unsigned long a)\n"
+    "{\n\t(void)n;\n\t(void)a;\n\tfree(p);\n}\n"
+    "void *__rust_alloc(unsigned long n, unsigned long a)\n{\n\treturn __rdl_alloc(n, a);\n}\n"
+    "void __rust_dealloc(void *p, unsigned long n, unsigned long a)\n{\n"
+    "\t__rdl_dealloc(p, n, a);\n}\n";
+
+/* What remains of a static jemalloc once .symtab is gone: one of its messages. */
+static const char je_text_c[] = "#include <stdio.h>\n"
+				"int main(void)\n{\n"
+				"\tfputs(\"<jemalloc>: Error in malloc()\\n\", stderr);\n"
+				"\treturn 0;\n}\n";
+
 /* malloc as an ifunc: its symbol is the resolver, which hands out no memory. */
 static const char ifunc_c[] = "static char arena[1 << 16];\n"
 			      "static void *bump(unsigned long n)\n{\n"
@@ -251,10 +322,20 @@ static void build(void)
 	const char *cc_own[] = {"cc",	 "-O1", "-rdynamic",	"-fno-builtin",
 				"own.c", "-o",	"own_stripped", NULL};
 	const char *strip_own[] = {"strip", "--strip-all", "own_stripped", NULL};
+	const char *cc_je_text[] = {"cc", "-O1", "je_text.c", "-o", "je_text", NULL};
+	const char *strip_je_text[] = {"strip",	  "--strip-all", "-o", "je_text_stripped",
+				       "je_text", NULL};
 	const char *so[][10] = {
 	    {"cc", "-shared", "-fPIC", "-O1", "cxx_own.c", "-o", "cxx_own.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "cxx_fwd.c", "-o", "cxx_fwd.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "je.c", "-o", "je.so", NULL},
+	    {"cc", "-shared", "-fPIC", "-O1", "rjem.c", "-o", "rjem.so", NULL},
+	    {"cc", "-shared", "-fPIC", "-O1", "je_no_api.c", "-o", "je_no_api.so", NULL},
+	    {"cc", "-shared", "-fPIC", "-O1", "mi_aligned.c", "-o", "mi_aligned.so", NULL},
+	    {"cc", "-shared", "-fPIC", "-O2", "rust_own.c", "-o", "rust_own.so", NULL},
+	    {"cc", "-O2", "-fno-pie", "-no-pie", "-fno-builtin", "rust_default.c", "-c", "-o",
+	     "rust_default.o", NULL},
+	    {"cc", "-shared", "rust_default.o", "-o", "rust_default.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "-w", "ifunc.c", "-o", "ifunc.so", NULL},
 	    {"cc", "-shared", "-fPIC", "-O1", "-w", "-fno-builtin", "local.c", "-o", "local.so"},
 	    {"cc", "-O1", "-Wl,--build-id=none", "prog.c", "-o", "no_build_id", NULL},
@@ -266,6 +347,12 @@ static void build(void)
 	write_file("cxx_own.c", cxx_own_c);
 	write_file("cxx_fwd.c", cxx_fwd_c);
 	write_file("je.c", je_c);
+	write_file("rjem.c", rjem_c);
+	write_file("je_no_api.c", je_no_api_c);
+	write_file("mi_aligned.c", mi_aligned_c);
+	write_file("je_text.c", je_text_c);
+	write_file("rust_own.c", rust_own_c);
+	write_file("rust_default.c", rust_default_c);
 	write_file("ifunc.c", ifunc_c);
 	write_file("local.c", local_c);
 	write_file("not_elf", "#!/bin/sh\necho this is not an ELF file\n");
@@ -275,6 +362,8 @@ static void build(void)
 	run_ok(strip_static);
 	run_ok(cc_own);
 	run_ok(strip_own);
+	run_ok(cc_je_text);
+	run_ok(strip_je_text);
 	for (size_t i = 0; i < sizeof(so) / sizeof(so[0]); i++)
 		run_ok(so[i]);
 }
@@ -598,6 +687,96 @@ START_TEST(jemalloc_prefixed)
 }
 END_TEST
 
+/* Any prefix that jemalloc's own API carries: the standard names under it are jemalloc's too. */
+START_TEST(jemalloc_any_prefix)
+{
+	struct mt_classification c = classify(in_dir("rjem.so"));
+
+	ck_assert_int_eq(c.family, MT_FAM_JEMALLOC);
+	check_invariants(&c);
+	need(&c, "_rjem_calloc", MT_K_CALLOC);
+	need(&c, "_rjem_mallocx", MT_K_MALLOCX);
+	need(&c, "_rjem_free", MT_K_FREE);
+	need(&c, "_rjem_sdallocx", MT_K_SDALLOCX);
+	ck_assert_uint_eq(c.n_points, 4);
+	mt_classification_free(&c);
+	c = classify(in_dir("je_no_api.so"));
+	ck_assert_int_eq(c.family, MT_FAM_NONE);
+	ck_assert_uint_eq(c.n_points, 0);
+	mt_classification_free(&c);
+}
+END_TEST
+
+START_TEST(mimalloc_without_mi_malloc)
+{
+	struct mt_classification c = classify(in_dir("mi_aligned.so"));
+	const struct mt_probe_point *p;
+
+	ck_assert_int_eq(c.family, MT_FAM_MIMALLOC);
+	check_invariants(&c);
+	need(&c, "mi_malloc_aligned", MT_K_MALLOC_ALIGNED);
+	need(&c, "mi_zalloc_aligned", MT_K_MALLOC_ALIGNED);
+	need(&c, "mi_realloc_aligned", MT_K_REALLOC_ALIGNED);
+	p = need(&c, "mi_free", MT_K_FREE);
+	ck_assert(!p->ret);
+	ck_assert_uint_eq(c.n_points, 4);
+	mt_classification_free(&c);
+}
+END_TEST
+
+/*
+ * Without .symtab, an allocator's messages tell that its code is there unnamed; with it, or
+ * where the file names the allocator's functions (the stripped libraries), nothing is unnamed.
+ */
+START_TEST(unnamed_allocator_by_its_messages)
+{
+	struct mt_classification c = classify(in_dir("je_text_stripped"));
+
+	ck_assert_int_eq(c.unnamed, MT_FAM_JEMALLOC);
+	mt_classification_free(&c);
+	c = classify(in_dir("je_text"));
+	ck_assert_int_eq(c.unnamed, MT_FAM_NONE);
+	mt_classification_free(&c);
+	c = classify(JEMALLOC);
+	ck_assert_int_eq(c.family, MT_FAM_JEMALLOC);
+	ck_assert_int_eq(c.unnamed, MT_FAM_NONE);
+	mt_classification_free(&c);
+	c = classify(MIMALLOC);
+	ck_assert_int_eq(c.unnamed, MT_FAM_NONE);
+	mt_classification_free(&c);
+	c = classify(LIBC);
+	ck_assert_int_eq(c.unnamed, MT_FAM_NONE);
+	mt_classification_free(&c);
+}
+END_TEST
+
+/* The shims into the file's own global allocator are its points, local as they are. */
+START_TEST(rust_shims_of_own_allocator)
+{
+	struct mt_classification c = classify(in_dir("rust_own.so"));
+
+	ck_assert_int_eq(c.family, MT_FAM_RUST);
+	check_invariants(&c);
+	need(&c, "_RNvCsXy1_7___rustc12___rust_alloc", MT_K_MALLOC_ALIGNED);
+	need(&c, "_RNvCsXy1_7___rustc19___rust_alloc_zeroed", MT_K_MALLOC_ALIGNED);
+	need(&c, "_RNvCsXy1_7___rustc14___rust_realloc", MT_K_RUST_REALLOC);
+	need(&c, "_RNvCsXy1_7___rustc14___rust_dealloc", MT_K_RUST_DEALLOC);
+	ck_assert_uint_eq(c.n_points, 4);
+	mt_classification_free(&c);
+}
+END_TEST
+
+/* Shims that only jump to the default allocator: malloc is probed where it is defined. */
+START_TEST(rust_default_shims_are_not_probed)
+{
+	struct mt_classification c = classify(in_dir("rust_default.so"));
+
+	ck_assert_int_eq(c.family, MT_FAM_NONE);
+	ck_assert_uint_eq(c.n_points, 0);
+	mt_classification_free(&c);
+}
+END_TEST
+
 START_TEST(ifunc_and_local_are_skipped)
 {
 	struct mt_classification c = classify(in_dir("ifunc.so"));
@@ -761,6 +940,11 @@ static Suite *suite(void)
 	tcase_add_test(built, cxx_implemented_in_file);
 	tcase_add_test(built, cxx_forwarding_is_not_probed);
 	tcase_add_test(built, jemalloc_prefixed);
+	tcase_add_test(built, jemalloc_any_prefix);
+	tcase_add_test(built, mimalloc_without_mi_malloc);
+	tcase_add_test(built, unnamed_allocator_by_its_messages);
+	tcase_add_test(built, rust_shims_of_own_allocator);
+	tcase_add_test(built, rust_default_shims_are_not_probed);
 	tcase_add_test(built, ifunc_and_local_are_skipped);
 	tcase_add_test(built, no_build_id_is_empty);
 	tcase_add_test(built, not_elf_is_enoexec);

@@ -103,6 +103,54 @@ START_TEST(livetable_many_blocks)
 }
 END_TEST
 
+/* Freed blocks are free memory, unless big enough to have been given back; files are noted. */
+START_TEST(livetable_keeps_free_memory_and_files)
+{
+	struct mt_livetable *lt = mt_livetable_new();
+	struct mt_event e[] = {
+	    ev(MT_K_MALLOC, 20, 0x1000, 100), ev(MT_K_FREE, 20, 0x1000, 0),
+	    /* a smaller block at the same address, freed: the bigger stays */
+	    ev(MT_K_MALLOC, 20, 0x1000, 40), ev(MT_K_FREE, 20, 0x1000, 0),
+	    /* a block the allocator maps on its own: unmapped at its free */
+	    ev(MT_K_MALLOC, 20, 0x100010, 256 << 10), ev(MT_K_FREE, 20, 0x100010, 0),
+	    /* as big, in a heap: free memory there */
+	    ev(MT_K_MALLOC, 20, 0x200040, 256 << 10), ev(MT_K_FREE, 20, 0x200040, 0),
+	    /* a realloc that moves: the old block is free memory */
+	    ev(MT_K_MALLOC, 20, 0x2000, 16), ev(MT_K_REALLOC_RELEASE, 20, 0x2000, 0),
+	    ev(MT_K_REALLOC, 20, 0x3000, 64)};
+	struct mt_live_block *f;
+	uint16_t files[MT_LIVE_FILES];
+
+	e[2].file_id = 3;
+	e[10].old_addr = 0x2000;
+	mt_livetable_events(lt, e, sizeof(e) / sizeof(e[0]));
+	ck_assert_int_eq(mt_livetable_freed(lt, 20, &f), 3);
+	ck_assert_uint_eq(f[0].addr, 0x1000);
+	ck_assert_uint_eq(f[0].size, 100);
+	ck_assert_uint_eq(f[1].addr, 0x2000);
+	ck_assert_uint_eq(f[1].size, 16);
+	ck_assert_uint_eq(f[2].addr, 0x200040);
+	free(f);
+	ck_assert_int_eq(blocks_of(lt, 20, NULL), 1);
+	ck_assert_int_eq(mt_livetable_files(lt, 20, files), 2);
+	ck_assert_uint_eq(files[0], 0);
+	ck_assert_uint_eq(files[1], 3);
+	/* More allocators than kept: said so. */
+	for (uint16_t i = 0; i < MT_LIVE_FILES; i++) {
+		e[0] = ev(MT_K_MALLOC, 20, 0x9000 + 16 * i, 8);
+		e[0].file_id = 10 + i;
+		mt_livetable_events(lt, e, 1);
+	}
+	ck_assert_int_eq(mt_livetable_files(lt, 20, files), -E2BIG);
+	/* The exit ends the free memory with the blocks. */
+	e[0] = ev(MT_K_EXIT, 20, 0, 0);
+	mt_livetable_events(lt, e, 1);
+	ck_assert_int_eq(mt_livetable_freed(lt, 20, &f), 0);
+	free(f);
+	mt_livetable_free(lt);
+}
+END_TEST
+
 /* ---- the scan ----------------------------------------------------------------------------- */
 
 /* The child's roots: its data (this binary's .bss); volatile, as nothing here reads them. */
@@ -155,17 +203,85 @@ START_TEST(scan_gives_memchecks_classes)
 	ck_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
 	for (int i = 0; i < HEAP_BLOCKS; i++)
 		b[i] = (struct mt_live_block){.addr = (uintptr_t)heap + i * BLOCK, .size = BLOCK};
-	ck_assert_int_eq(mt_leak_scan(pid, b, HEAP_BLOCKS, NULL, 0, cls, &st), 0);
+	ck_assert_int_eq(mt_leak_scan(pid, &(struct mt_leak_heap){.blocks = b, .n = HEAP_BLOCKS},
+				      NULL, 0, cls, &st),
+			 0);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	for (int i = 0; i < HEAP_BLOCKS; i++)
 		ck_assert_msg(cls[i] == want[i], "block %d: class %d, not %d", i, cls[i], want[i]);
-#ifndef __SANITIZE_ADDRESS__
-	/* Under ASan, its shadow: terabytes, not read (SPARSE_LIMIT). */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	/* Under ASan or TSan, their shadow: terabytes, not read (SPARSE_LIMIT). */
 	ck_assert_uint_eq(st.unreadable_bytes, 0);
 #endif
 	ck_assert_uint_gt(st.regions, 0);
 	munmap(heap, 4096);
+}
+END_TEST
+
+/*
+ * The same heap, with what a runtime keeps in the same mapping beside the blocks (its arena,
+ * merged by the kernel): a pointer to block 4 at 1024, a root, so 4 and 5 are reachable. At 2048
+ * a freed block holds a pointer to 6: free memory is no root, 6 is still definitely lost. An
+ * allocator that keeps its books among its blocks (books_apart): the mapping is all its own. In
+ * another mapping, a freed block (its allocator's mapping gone, the address reused) beside a
+ * pointer to block 2: a root either way, free memory alone says nothing of the mapping.
+ */
+START_TEST(scan_reads_the_heap_mapping_less_blocks_and_free_memory)
+{
+	uint64_t *heap =
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* A page between two inaccessible ones: a mapping the kernel cannot merge with heap. */
+	char *guarded = mmap(NULL, 3 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t *other = (uint64_t *)(guarded + 4096);
+	static const uint8_t want[2][HEAP_BLOCKS] = {
+	    {MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_REACHABLE,
+	     MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_DEFINITE, MT_LEAK_INDIRECT},
+	    {MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_REACHABLE, MT_LEAK_REACHABLE,
+	     MT_LEAK_DEFINITE, MT_LEAK_INDIRECT, MT_LEAK_DEFINITE, MT_LEAK_INDIRECT}};
+	struct mt_live_block b[HEAP_BLOCKS], freed[2];
+	struct mt_leak_stats st;
+	uint8_t cls[HEAP_BLOCKS];
+	int status;
+	pid_t pid;
+
+	ck_assert_ptr_ne(heap, MAP_FAILED);
+	ck_assert_ptr_ne(guarded, MAP_FAILED);
+	ck_assert_int_eq(mprotect(other, 4096, PROT_READ | PROT_WRITE), 0);
+	make_heap(heap);
+	heap[1024 / 8] = (uintptr_t)heap + 4 * BLOCK;
+	heap[2048 / 8 + 2] = (uintptr_t)heap + 6 * BLOCK;
+	other[1024 / 8] = (uintptr_t)heap + 2 * BLOCK;
+	pid = fork();
+	if (!pid) {
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
+	heap[1024 / 8] = heap[2048 / 8 + 2] = other[1024 / 8] = 0;
+	for (int i = 0; i < HEAP_BLOCKS; i++)
+		b[i] = (struct mt_live_block){.addr = (uintptr_t)heap + i * BLOCK, .size = BLOCK};
+	freed[0] = (struct mt_live_block){.addr = (uintptr_t)heap + 2048, .size = 48};
+	freed[1] = (struct mt_live_block){.addr = (uintptr_t)other, .size = 64};
+	if (freed[1].addr < freed[0].addr) {
+		struct mt_live_block f = freed[0];
+
+		freed[0] = freed[1];
+		freed[1] = f;
+	}
+	for (int apart = 0; apart < 2; apart++) {
+		struct mt_leak_heap h = {b, HEAP_BLOCKS, freed, 2, apart};
+
+		ck_assert_int_eq(mt_leak_scan(pid, &h, NULL, 0, cls, &st), 0);
+		for (int i = 0; i < HEAP_BLOCKS; i++)
+			ck_assert_msg(cls[i] == want[apart][i],
+				      "books apart %d, block %d: %d, not %d", apart, i, cls[i],
+				      want[apart][i]);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	munmap(heap, 4096);
+	munmap(guarded, 3 * 4096);
 }
 END_TEST
 
@@ -251,7 +367,9 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, livetable_follows_the_stream);
 	tcase_add_test(tc, livetable_many_blocks);
+	tcase_add_test(tc, livetable_keeps_free_memory_and_files);
 	tcase_add_test(tc, scan_gives_memchecks_classes);
+	tcase_add_test(tc, scan_reads_the_heap_mapping_less_blocks_and_free_memory);
 	tcase_add_test(tc, lookup_start_interior_and_empty);
 	tcase_add_test(tc, leak_record_roundtrip);
 	suite_add_tcase(s, tc);

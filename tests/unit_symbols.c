@@ -2,7 +2,8 @@
 /*
  * Symbolisation of recorded frames (src/unwind/unwind_symbols.c), on libraries built here: which of
  * a function's aliases names it, the separate debug file found by build id, a file replaced since
- * the run, a return address at the end of a function, C++ names.
+ * the run, a return address at the end of a function, C++ names, Rust's (both manglings; the
+ * demangler's own table is tests/unit_demangle.c).
  */
 #include <check.h>
 #include <fcntl.h>
@@ -22,7 +23,7 @@ static char dir[64];
 /*
  * One function under four names, as glibc names its own (fputs is weak, _IO_fputs global):
  * callers write the weak one. A second one has a local alias with the shortest name; a static
- * function is only in .symtab; one function ends with a call; one has a C++ name.
+ * function is only in .symtab; one function ends with a call; one has a C++ name, two Rust's.
  */
 static const char lib_c[] =
     "__attribute__((noinline)) int __impl_twice(int x)\n{\n\treturn 2 * x + 1;\n}\n"
@@ -37,6 +38,10 @@ static const char lib_c[] =
     "void ends_with_call(int x)\n{\n\tif (x)\n\t\t__builtin_abort();\n\t__builtin_abort();\n}\n"
     "int cxx_named(int x) __asm__(\"_ZN2ns3fooEi\");\n"
     "int cxx_named(int x)\n{\n\treturn x - 7;\n}\n"
+    "int rust_legacy(int x) __asm__(\"_ZN3std2rt19lang_start_internal17h2c2e962c94282c61E\");\n"
+    "int rust_legacy(int x)\n{\n\treturn x - 8;\n}\n"
+    "int rust_v0(int x) __asm__(\"_RNCNvCsjMaewn57Afh_1t4main0B3_\");\n"
+    "int rust_v0(int x)\n{\n\treturn x - 9;\n}\n"
     "#ifdef REBUILT\nint added_later(int x)\n{\n\treturn x ^ 5;\n}\n#endif\n";
 
 /* ---- helpers ---- */
@@ -207,6 +212,17 @@ START_TEST(alias_callers_write_is_chosen)
 	ck_assert_str_eq(
 	    name_at(s, 3, lookup(in_dir("lib.so"), "_ZN2ns3fooEi").offset, false, NULL),
 	    "ns::foo(int)");
+	/* Rust's legacy names are valid C++ ones too, which would keep their hash. */
+	ck_assert_str_eq(
+	    name_at(s, 3,
+		    lookup(in_dir("lib.so"), "_ZN3std2rt19lang_start_internal17h2c2e962c94282c61E")
+			.offset,
+		    false, NULL),
+	    "std::rt::lang_start_internal");
+	ck_assert_str_eq(name_at(s, 3,
+				 lookup(in_dir("lib.so"), "_RNCNvCsjMaewn57Afh_1t4main0B3_").offset,
+				 false, NULL),
+			 "t::main::{closure#0}");
 	mt_symbols_free(s);
 }
 END_TEST

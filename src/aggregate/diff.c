@@ -85,7 +85,9 @@ static int merge(struct gather *g, struct mt_diff_level *lv)
 
 	if (g->err)
 		return g->err;
-	qsort(g->rows, g->n, sizeof(*g->rows), by_key);
+	/* A level with no row (a run without sites) has no array: qsort's may not be NULL. */
+	if (g->n)
+		qsort(g->rows, g->n, sizeof(*g->rows), by_key);
 	for (size_t i = 0; i < g->n; i++) {
 		struct mt_diff_row *r = &g->rows[i], *o = out ? &g->rows[out - 1] : NULL;
 

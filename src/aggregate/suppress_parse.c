@@ -21,11 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aggregate/suppress_parse.h"
 #include "base/errbuf.h"
 #include "base/grow.h"
 #include "base/printable.h"
+#include "base/regfile.h"
 #include "base/strv.h"
 #include "writer/artifact.h"
 
@@ -385,16 +387,24 @@ int mt_supp_parse(struct mt_suppressions *ss, const char *name, const char *buf,
 
 int mt_supp_read(struct mt_suppressions *ss, const char *path, char *err, size_t errlen)
 {
-	char p[MT_PRINTABLE_MAX], *buf = NULL;
+	char p[MT_PRINTABLE_MAX], why[256], *buf = NULL;
 	size_t len = 0, cap = 0, got;
-	FILE *f = fopen(path, "re");
-	int ret = 0;
+	/* /dev/null (no suppressions) and the stdin the shell gave (< FILE) are read too. */
+	int ret = 0, fd = mt_regfile_open(path, MT_REGFILE_DEV_NULL | MT_REGFILE_OWN_STREAM, why,
+					  sizeof(why));
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
 
+	if (fd >= 0 && !f) {
+		int e = errno;
+
+		snprintf(why, sizeof(why), "%s", strerror(e));
+		close(fd);
+		fd = -e;
+	}
 	if (!f) {
-		ret = -errno;
 		mt_errbuf(err, errlen, "%s: cannot read the suppressions: %s",
-			  mt_printable(p, sizeof(p), path), strerror(-ret));
-		return ret;
+			  mt_printable(p, sizeof(p), path), why);
+		return fd;
 	}
 	do {
 		if (MT_GROW(buf, cap, len + 65536, 65536)) {

@@ -15,7 +15,8 @@ enum mt_family {
 	MT_FAM_JEMALLOC,
 	MT_FAM_MIMALLOC,
 	MT_FAM_TCMALLOC,
-	MT_FAM_CXX, /* only operator new/delete implemented in the file itself */
+	MT_FAM_CXX,  /* only operator new/delete implemented in the file itself */
+	MT_FAM_RUST, /* only Rust's allocator shims, into a #[global_allocator] of the file's own */
 	MT_FAM_MAX,
 };
 

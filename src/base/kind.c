@@ -23,6 +23,7 @@ enum mt_kind_effect mt_kind_effect(uint8_t kind)
 	case MT_K_REALLOCARRAY:
 	case MT_K_RALLOCX:
 	case MT_K_REALLOC_ALIGNED:
+	case MT_K_RUST_REALLOC:
 	case MT_K_XALLOCX:
 		return MT_KIND_REALLOC;
 	case MT_K_FREE:
@@ -31,6 +32,7 @@ enum mt_kind_effect mt_kind_effect(uint8_t kind)
 	case MT_K_SDALLOCX:
 	case MT_K_DALLOCX:
 	case MT_K_DELETE:
+	case MT_K_RUST_DEALLOC:
 		return MT_KIND_FREE;
 	default:
 		return MT_KIND_NONE;

@@ -18,10 +18,18 @@
 
 #include "base/outfile.h"
 #include "base/privileges.h"
+#include "base/regfile.h"
 
-#define OUTFILE_MODE 0600
+#define OUTFILE_MODE  0600
+/*
+ * What an output may be besides a regular file: /dev/null (nothing kept), or the very stream the
+ * user's shell gave memtrack as its stdout or stderr (-o /dev/stdout | ...). Never a FIFO, socket
+ * or device found at the path otherwise: another user may have planted it (regfile.h).
+ */
+#define OUTFILE_ALLOW (MT_REGFILE_DEV_NULL | MT_REGFILE_OWN_STREAM)
 
 struct target {
+	const char *path; /* as the caller gave it */
 	int dirfd;
 	const char *base; /* the last component, in the caller's path */
 	uid_t acting;	  /* the user whose rights the open uses */
@@ -137,6 +145,16 @@ static int check_regular(const struct target *t, const struct stat *st, char *er
 		    (unsigned)st->st_uid);
 }
 
+/* What a trusted link leads to, when it exists: never opened when it is a FIFO or a device. */
+static int check_link_target(const struct target *t, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstatat(t->dirfd, t->base, &st, 0) < 0)
+		return 0; /* dangling: the open creates its target, a regular file */
+	return mt_regfile_kind(&st, t->path, OUTFILE_ALLOW, err, errlen);
+}
+
 /* The checks on what the last component is now; -ENOENT when it does not exist. */
 static int check_existing(const struct target *t, enum mt_outfile_mode mode, struct stat *st,
 			  char *err, size_t errlen)
@@ -145,15 +163,19 @@ static int check_existing(const struct target *t, enum mt_outfile_mode mode, str
 		return errno == ENOENT ? -ENOENT : fail(err, errlen, -errno, "%s", strerror(errno));
 	if (mode == MT_OUTFILE_NEW)
 		return fail(err, errlen, -EEXIST, "it exists already, not replaced");
+	if (S_ISLNK(st->st_mode) && check_link(t, st, err, errlen))
+		return -ELOOP;
 	if (S_ISLNK(st->st_mode))
-		return check_link(t, st, err, errlen);
+		return check_link_target(t, err, errlen);
 	if (S_ISDIR(st->st_mode))
 		return fail(err, errlen, -EISDIR, "%s", strerror(EISDIR));
-	return S_ISREG(st->st_mode) ? check_regular(t, st, err, errlen) : 0;
+	return S_ISREG(st->st_mode) ? check_regular(t, st, err, errlen)
+				    : mt_regfile_kind(st, t->path, OUTFILE_ALLOW, err, errlen);
 }
 
-static void prepare(struct target *t, const struct mt_identity *owner)
+static void prepare(struct target *t, const char *path, const struct mt_identity *owner)
 {
+	t->path = path;
 	t->dirfd = -1;
 	t->owner = owner && owner->drop_privileges ? owner : NULL;
 	t->acting = acts_as_owner(owner) ? owner->uid : geteuid();
@@ -166,7 +188,7 @@ int mt_outfile_check(const char *path, enum mt_outfile_mode mode, const struct m
 	struct stat st;
 	int e;
 
-	prepare(&t, owner);
+	prepare(&t, path, owner);
 	e = open_dir(path, &t, err, errlen);
 	if (!e)
 		e = check_existing(&t, mode, &st, err, errlen);
@@ -178,15 +200,21 @@ int mt_outfile_check(const char *path, enum mt_outfile_mode mode, const struct m
 /* Open what exists, after its checks; a regular file is emptied, through the descriptor. */
 static int open_existing(const struct target *t, const struct stat *st, char *err, size_t errlen)
 {
-	/* A trusted link may dangle: its target is created, as open(2) through it would. */
-	int flags = O_WRONLY | O_CLOEXEC | (S_ISLNK(st->st_mode) ? O_CREAT : O_NOFOLLOW);
+	/*
+	 * A trusted link may dangle: its target is created, as open(2) through it would. Never a
+	 * wait in open(2) (a FIFO's reader), nor a terminal made memtrack's (O_NOCTTY).
+	 */
+	int flags = O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+		    (S_ISLNK(st->st_mode) ? O_CREAT : O_NOFOLLOW);
 	int fd = openat(t->dirfd, t->base, flags, OUTFILE_MODE);
 	struct stat now;
 	int e;
 
 	if (fd < 0)
 		return errno == ENOENT ? -ENOENT : fail(err, errlen, -errno, "%s", strerror(errno));
-	e = fstat(fd, &now) < 0 ? -errno : 0;
+	e = mt_regfile_settle(fd, t->path, OUTFILE_ALLOW, err, errlen);
+	if (!e && fstat(fd, &now) < 0)
+		e = fail(err, errlen, -errno, "%s", strerror(errno));
 	/* A link's target is checked as a file of its own: it may be a hard link too. */
 	if (!e && S_ISREG(now.st_mode))
 		e = check_regular(t, &now, err, errlen);
@@ -251,7 +279,7 @@ static int open_as_owner(const char *path, struct target *t, const struct mt_ide
 	gid_t fsgid = 0;
 	int fd;
 
-	prepare(t, owner);
+	prepare(t, path, owner);
 	if (acts_as_owner(owner)) {
 		fsgid = setfsgid(owner->gid);
 		fsuid = setfsuid(owner->uid);

@@ -4,7 +4,9 @@
  * careful root tool opens them: the last component of the path is never a symbolic link or a
  * hard link another user planted, a new file is created exclusively with mode 0600 and given to
  * the user the run is for, and where memtrack holds more privilege than its invoker the file is
- * opened with the invoker's rights only (docs/SECURITY.md).
+ * opened with the invoker's rights only (docs/SECURITY.md). What is opened is a regular file,
+ * /dev/null, or the stream memtrack's stdout or stderr is (/dev/stdout): never a FIFO, socket or
+ * device found at the path, and never a wait in open(2) (regfile.h).
  */
 #ifndef MT_OUTFILE_H
 #define MT_OUTFILE_H
@@ -15,7 +17,7 @@
 struct mt_identity;
 
 enum mt_outfile_mode {
-	MT_OUTFILE_REPLACE, /* an existing file is truncated (after the checks), a device kept */
+	MT_OUTFILE_REPLACE, /* an existing file is truncated (after the checks); /dev/null kept */
 	MT_OUTFILE_NEW, /* the file must not exist: a name memtrack made (the default artifact) */
 };
 

@@ -85,20 +85,15 @@ int mt_drop_elevation(void)
 }
 
 /*
- * A setcap'd or set-user-ID memtrack serves its invoker only: the command runs as them, --user
- * may name nobody else, and SUDO_UID (which any user can set) means nothing.
+ * A setcap'd or set-user-ID memtrack serves its invoker only: the command runs as them, user may
+ * name nobody else, and SUDO_UID (which any user can set) means nothing.
  */
 static int choose_invoker(struct mt_identity *id, const char *user)
 {
 	struct passwd *pw = user ? getpwnam(user) : NULL;
 
-	if (user && (!pw || pw->pw_uid != getuid())) {
-		fprintf(stderr,
-			"memtrack: --user %s needs root: this memtrack runs with privileges its "
-			"user (uid %u) does not have, and serves that user only\n",
-			user, (unsigned)getuid());
+	if (user && (!pw || pw->pw_uid != getuid()))
 		return -EPERM;
-	}
 	id->uid = getuid();
 	id->gid = getgid();
 	id->drop_privileges = true;
@@ -115,10 +110,8 @@ int mt_choose_user(struct mt_identity *id, const char *user)
 		return choose_invoker(id, user);
 	if (user) {
 		pw = getpwnam(user);
-		if (!pw) {
-			fprintf(stderr, "memtrack: no such user '%s'\n", user);
+		if (!pw)
 			return -ENOENT;
-		}
 		id->uid = pw->pw_uid;
 		id->gid = pw->pw_gid;
 		id->drop_privileges = true;

@@ -41,8 +41,9 @@ int mt_drop_elevation(void);
 /*
  * The identity the command runs as: user (a name) when given, else under sudo the invoking user
  * (SUDO_UID/SUDO_GID), else memtrack's own; where memtrack is privileged beyond its invoker,
- * always the invoker (elevated). Returns 0, or -ENOENT or -EPERM after one sentence when user
- * does not exist or may not be taken.
+ * always the invoker (elevated). Returns 0, -ENOENT when user does not exist, or -EPERM when
+ * memtrack is privileged beyond its invoker and user is someone else; says nothing (the caller
+ * knows which option named the user).
  */
 int mt_choose_user(struct mt_identity *id, const char *user);
 

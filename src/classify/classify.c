@@ -18,6 +18,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "base/regfile.h"
 #include "base/grow.h"
 #include "classify/classify.h"
 #include "classify/classify_int.h"
@@ -38,6 +39,19 @@ struct func {
 	char name[64];
 };
 
+/* The passes over a file's symbols (scan_symbols), each only where the one before calls for it. */
+enum scan_pass {
+	PASS_ROWS,     /* every symbol against the table, and jemalloc's prefixes */
+	PASS_PREFIXED, /* the names under a prefixed jemalloc's prefixes */
+	PASS_FUNCS,    /* every sized function */
+};
+
+/* jemalloc builds in one file: a static one seldom has more than its own. */
+#define MAX_JE_PREFIXES 4
+#define JE_PREFIX_MAX	32
+/* __rdl_alloc, __rdl_alloc_zeroed, __rdl_realloc, __rdl_dealloc, in .symtab and .dynsym */
+#define MAX_RDL		8
+
 struct scan {
 	struct cand *cands;
 	size_t n, cap;
@@ -46,11 +60,18 @@ struct scan {
 	unsigned int markers;
 	bool imports_alloc; /* references an allocator function it does not define */
 	bool has_symbols;
+	bool has_symtab; /* .symtab: without it, a static allocator's functions have no names */
 	/*
-	 * The second pass, only where the first found candidates: every sized function, which a
-	 * point may lie inside of (most files have none, and tens of thousands of functions).
+	 * The pass under way. PASS_FUNCS only where the rows found candidates: most files have
+	 * none, and tens of thousands of functions.
 	 */
-	bool funcs_pass;
+	enum scan_pass pass;
+	/* The addresses of Rust's default allocator functions (__rdl_alloc, ...). */
+	uint64_t rdl[MAX_RDL];
+	size_t n_rdl;
+	/* The non-empty prefixes P for which P + mallocx (or another of its API) is defined. */
+	char je_prefixes[MAX_JE_PREFIXES][JE_PREFIX_MAX];
+	size_t n_je_prefixes;
 };
 
 static int add_cand(struct scan *s, const GElf_Sym *sym, int row, const char *name)
@@ -81,27 +102,125 @@ static int add_func(struct scan *s, const GElf_Sym *sym, const char *name)
 	return 0;
 }
 
+/* A function the file defines at an address of its own: what a point can be. */
+static bool defines_func(const GElf_Sym *sym)
+{
+	return sym->st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym->st_info) == STT_FUNC &&
+	       sym->st_value != 0 && sym->st_shndx != SHN_ABS;
+}
+
+/*
+ * A prefixed jemalloc (--with-jemalloc-prefix=P: "je_", Rust's "_rjem_", any other) names its
+ * standard functions P + malloc, P + free, ...: only the prefix of its own API (P + mallocx and
+ * the rest, which no other allocator defines) tells that P + malloc is jemalloc's.
+ */
+static void note_je_prefix(struct scan *s, const GElf_Sym *sym, const char *name, size_t len)
+{
+	int plen = mt_classify_je_prefix_len(name, len);
+
+	if (plen <= 0 || plen >= JE_PREFIX_MAX || !defines_func(sym))
+		return;
+	for (size_t i = 0; i < s->n_je_prefixes; i++)
+		if (!strncmp(s->je_prefixes[i], name, (size_t)plen) && !s->je_prefixes[i][plen])
+			return;
+	if (s->n_je_prefixes == MAX_JE_PREFIXES)
+		return;
+	memcpy(s->je_prefixes[s->n_je_prefixes], name, (size_t)plen);
+	s->je_prefixes[s->n_je_prefixes++][plen] = '\0';
+}
+
+/* The row of a name under one of the file's jemalloc prefixes, or -1. */
+static int prefixed_row(const struct scan *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_je_prefixes; i++) {
+		size_t n = strlen(s->je_prefixes[i]);
+
+		if (!strncmp(name, s->je_prefixes[i], n))
+			return mt_classify_find_je_row(name + n);
+	}
+	return -1;
+}
+
+/*
+ * The name of one of Rust's allocator symbols (__rust_alloc, __rdl_alloc, ...): itself as rustc
+ * 1.63 writes it, or the identifier in the v0 mangling of the symbols of the crate __rustc that
+ * newer rustc writes (_RNvCs<hash>_7___rustc12___rust_alloc, checked against rustc 1.95's). NULL
+ * for any other name.
+ */
+static const char *rust_ident(const char *name)
+{
+	const char *p;
+	char *end;
+	unsigned long n;
+
+	if (!strncmp(name, "__rust_", 7) || !strncmp(name, "__rdl_", 6))
+		return name;
+	if (strncmp(name, "_RNvCs", 6) || !(p = strstr(name + 6, "_7___rustc")))
+		return NULL;
+	n = strtoul(p + 10, &end, 10);
+	/* An identifier that starts with '_' follows its length after a '_' of the mangling's. */
+	if (end == p + 10 || *end++ != '_' || strlen(end) != n ||
+	    (strncmp(end, "__rust_", 7) && strncmp(end, "__rdl_", 6)))
+		return NULL;
+	return end;
+}
+
+/*
+ * Rust's allocator shims, local symbols too (an executable's are hidden): __rust_alloc and its
+ * kin call the #[global_allocator], and are points; __rdl_alloc and its kin are the default
+ * allocator's (malloc, probed where it is defined), whose addresses tell a shim into them apart.
+ */
+static int scan_rust_sym(struct scan *s, const GElf_Sym *sym, const char *ident, const char *name)
+{
+	int row;
+
+	if (!defines_func(sym))
+		return 0;
+	if (!strncmp(ident, "__rdl_", 6)) {
+		if (s->n_rdl < MAX_RDL)
+			s->rdl[s->n_rdl++] = sym->st_value;
+		return 0;
+	}
+	row = mt_classify_find_row(ident);
+	if (row < 0 || mt_classify_row(row)->hint != MT_FAM_RUST)
+		return 0;
+	return add_cand(s, sym, row, name);
+}
+
 /*
  * Only defined, non-local functions count. An ifunc symbol's address is its resolver, which runs
  * once at relocation and hands out no memory, so probing it would record nothing useful; no
  * allocator of ours dispatches through one. A local symbol is a file-internal helper that
- * merely shares a name: the process reaches the allocator through the global one.
+ * merely shares a name: the process reaches the allocator through the global one. Rust's
+ * allocator shims are the exception (scan_rust_sym): their names are Rust's own.
  */
-static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name)
+static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name, size_t len)
 {
 	bool defined = sym->st_shndx != SHN_UNDEF;
+	bool local = GELF_ST_BIND(sym->st_info) == STB_LOCAL;
+	const char *ident;
 	int row;
 
 	/* Every sized function, local ones too: a probe point inside one must be checked. */
-	if (s->funcs_pass) {
+	if (s->pass == PASS_FUNCS) {
 		if (defined && GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_size && name[0])
 			return add_func(s, sym, name);
 		return 0;
 	}
+	if (!name[0])
+		return 0;
+	if (s->pass == PASS_PREFIXED) {
+		row = !local && defines_func(sym) ? prefixed_row(s, name) : -1;
+		return row < 0 ? 0 : add_cand(s, sym, row, name);
+	}
 	if (defined)
 		s->markers |= mt_classify_find_marker(name);
-	if (GELF_ST_BIND(sym->st_info) == STB_LOCAL || !name[0])
+	ident = rust_ident(name);
+	if (ident)
+		return scan_rust_sym(s, sym, ident, name);
+	if (local)
 		return 0;
+	note_je_prefix(s, sym, name, len);
 	row = mt_classify_find_row(name);
 	if (row < 0)
 		return 0;
@@ -110,8 +229,7 @@ static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name)
 			s->imports_alloc = true;
 		return 0;
 	}
-	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_value == 0 ||
-	    sym->st_shndx == SHN_ABS)
+	if (!defines_func(sym))
 		return 0;
 	return add_cand(s, sym, row, name);
 }
@@ -120,7 +238,7 @@ static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name)
  * The name without a symbol version: a linker may write "malloc@GLIBC_2.2.5" into .symtab.
  * Names too long for a point are of no interest (the longest row is far shorter).
  */
-static bool bare_name(const char *name, char *out, size_t n)
+static bool bare_name(const char *name, char *out, size_t n, size_t *out_len)
 {
 	size_t len = 0;
 
@@ -131,6 +249,7 @@ static bool bare_name(const char *name, char *out, size_t n)
 		return false;
 	memcpy(out, name, len);
 	out[len] = '\0';
+	*out_len = len;
 	return true;
 }
 
@@ -146,14 +265,15 @@ static int scan_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct scan *s
 		GElf_Sym sym;
 		const char *name;
 		char bare[64];
+		size_t len;
 		int err;
 
 		if (!gelf_getsym(d, (int)i, &sym))
 			return -EIO;
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
-		if (!name || !bare_name(name, bare, sizeof(bare)))
+		if (!name || !bare_name(name, bare, sizeof(bare), &len))
 			continue;
-		err = scan_sym(s, &sym, bare);
+		err = scan_sym(s, &sym, bare, len);
 		if (err)
 			return err;
 	}
@@ -173,19 +293,12 @@ static int scan_symbols(Elf *e, struct scan *s)
 		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
 			continue;
 		s->has_symbols = true;
+		s->has_symtab |= sh.sh_type == SHT_SYMTAB;
 		err = scan_symtab(e, scn, &sh, s);
 		if (err)
 			return err;
 	}
 	return 0;
-}
-
-static bool has_hint(const struct scan *s, enum mt_family hint)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (mt_classify_row(s->cands[i].row)->hint == hint)
-			return true;
-	return false;
 }
 
 static bool defines_kind(const struct scan *s, enum mt_kind kind)
@@ -196,16 +309,58 @@ static bool defines_kind(const struct scan *s, enum mt_kind kind)
 	return false;
 }
 
-static bool defines(const struct scan *s, const char *name)
+static bool has_hint(const struct scan *s, enum mt_family hint)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(mt_classify_row(s->cands[i].row)->name, name))
+		if (mt_classify_row(s->cands[i].row)->hint == hint)
 			return true;
 	return false;
 }
 
 /*
- * Allocator libraries first (they also export the standard names), then the libc markers.
+ * Whether the Rust shim c only jumps to one of the default allocator's functions: a program
+ * without a #[global_allocator] of its own (rustc writes `jmp __rdl_alloc` at any opt-level),
+ * whose calls reach malloc, probed where it is defined. Probing it would add a trap a call.
+ */
+static bool default_shim(const struct scan *s, int fd, Elf *e, const struct cand *c)
+{
+	uint8_t code[5];
+	uint64_t off, avail, target;
+	ssize_t got = 0;
+	int32_t rel;
+
+	if (s->n_rdl && mt_classify_elf_offset(e, c->vaddr, &off, &avail))
+		got = pread(fd, code, avail < sizeof(code) ? (size_t)avail : sizeof(code),
+			    (off_t)off);
+	if (got >= 2 && code[0] == 0xeb) { /* jmp rel8 */
+		target = c->vaddr + 2 + (uint64_t)(int64_t)(int8_t)code[1];
+	} else if (got == 5 && code[0] == 0xe9) { /* jmp rel32 */
+		memcpy(&rel, code + 1, sizeof(rel));
+		target = c->vaddr + 5 + (uint64_t)(int64_t)rel;
+	} else {
+		return false;
+	}
+	for (size_t i = 0; i < s->n_rdl; i++)
+		if (s->rdl[i] == target)
+			return true;
+	return false;
+}
+
+static void drop_default_shims(struct scan *s, int fd, Elf *e)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (mt_classify_row(s->cands[i].row)->hint != MT_FAM_RUST ||
+		    !default_shim(s, fd, e, &s->cands[i]))
+			s->cands[kept++] = s->cands[i];
+	s->n = kept;
+}
+
+/*
+ * Allocator libraries first (they also export the standard names), each by any of its own entry
+ * points (a static link keeps only those the program calls: Rust's mimalloc crate calls
+ * mi_malloc_aligned and mi_free, never mi_malloc), then the libc markers.
  * musl: __libc_start_main with __dls3 (libc.so) or __init_libc (static .symtab); glibc:
  * gnu_get_libc_version (libc.so.6) or __libc_start_main with __libc_malloc (static), checked
  * after musl because a static musl binary has __libc_malloc too.
@@ -214,11 +369,11 @@ static enum mt_family pick_family(const struct scan *s)
 {
 	unsigned int m = s->markers;
 
-	if (defines_kind(s, MT_K_MALLOCX))
+	if (defines_kind(s, MT_K_MALLOCX) || s->n_je_prefixes)
 		return MT_FAM_JEMALLOC;
-	if (defines(s, "mi_malloc"))
+	if (has_hint(s, MT_FAM_MIMALLOC))
 		return MT_FAM_MIMALLOC;
-	if (defines(s, "tc_malloc"))
+	if (has_hint(s, MT_FAM_TCMALLOC))
 		return MT_FAM_TCMALLOC;
 	if (has_hint(s, MT_FAM_LIBC)) {
 		if ((m & MK_START_MAIN) && (m & (MK_MUSL_DLS | MK_MUSL_INIT)))
@@ -229,6 +384,8 @@ static enum mt_family pick_family(const struct scan *s)
 	}
 	if (has_hint(s, MT_FAM_CXX) && !s->imports_alloc)
 		return MT_FAM_CXX;
+	if (has_hint(s, MT_FAM_RUST))
+		return MT_FAM_RUST;
 	return MT_FAM_NONE;
 }
 
@@ -412,13 +569,21 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 		return -EOPNOTSUPP;
 	mt_classify_elf_build_id(e, out->build_id);
 	err = scan_symbols(e, &s);
+	if (!err && s.n_je_prefixes) {
+		s.pass = PASS_PREFIXED;
+		err = scan_symbols(e, &s);
+	}
 	if (err)
 		goto out;
+	drop_default_shims(&s, fd, e);
 	out->has_symbols = s.has_symbols;
 	out->static_exec = mt_classify_elf_static_exec(e);
 	out->family = pick_family(&s);
+	/* Only without .symtab: with it, an allocator's own API names it (pick_family). */
+	if (!s.has_symtab)
+		out->unnamed = mt_classify_elf_allocator_text(e, out->family);
 	if (wants_any(out->family, &s)) {
-		s.funcs_pass = true;
+		s.pass = PASS_FUNCS;
 		err = scan_symbols(e, &s);
 	}
 	if (!err)
@@ -453,12 +618,12 @@ int mt_classify_fd(int fd, enum mt_placement_mode mode, struct mt_classification
 
 int mt_classify_path(const char *path, enum mt_placement_mode mode, struct mt_classification *out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	int err;
 
 	if (fd < 0) {
 		memset(out, 0, sizeof(*out));
-		return -errno;
+		return fd;
 	}
 	err = mt_classify_fd(fd, mode, out);
 	close(fd);

@@ -28,6 +28,12 @@ struct mt_classification {
 	/* A static executable (no PT_INTERP): with no allocator found, it may hide one (reported)
 	 */
 	bool static_exec;
+	/*
+	 * An allocator whose code the file holds but whose functions it does not name (.symtab
+	 * stripped from a static link), recognised by its messages: MT_FAM_NONE when there is none
+	 * but the family's own. Its calls are not recorded (reported).
+	 */
+	enum mt_family unnamed;
 	size_t n_points;
 	struct mt_probe_point *points;
 	size_t n_refused;
@@ -58,6 +64,11 @@ bool mt_classify_elf_exec_segment(struct Elf *e, uint64_t off, uint64_t *start, 
 void mt_classify_elf_build_id(struct Elf *e, char out[41]);
 /* For classification: whether e is a static executable (mt_classification's static_exec). */
 bool mt_classify_elf_static_exec(struct Elf *e);
+/*
+ * For classification: the allocator, other than except, whose messages e's .rodata holds
+ * (mt_classification's unnamed), or MT_FAM_NONE.
+ */
+enum mt_family mt_classify_elf_allocator_text(struct Elf *e, enum mt_family except);
 
 const char *mt_kind_name(enum mt_kind k);
 

@@ -138,3 +138,54 @@ bool mt_classify_elf_static_exec(Elf *e)
 	}
 	return eh.e_type == ET_EXEC || pie;
 }
+
+/*
+ * Messages an allocator prints and no other code does, compiled into its read-only data: what
+ * remains of it once .symtab is gone. Its function names go with .symtab (a static link exports
+ * nothing), its messages cannot.
+ */
+static const struct {
+	const char *text;
+	enum mt_family family;
+} allocator_messages[] = {
+    {"<jemalloc>: ", MT_FAM_JEMALLOC},
+    {"mimalloc: warning: ", MT_FAM_MIMALLOC},
+    {"tcmalloc: allocation failed", MT_FAM_TCMALLOC},
+};
+
+/* The contents of the section named name, or NULL (none, or not in the file). */
+static Elf_Data *section_named(Elf *e, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+enum mt_family mt_classify_elf_allocator_text(Elf *e, enum mt_family except)
+{
+	Elf_Data *d = section_named(e, ".rodata");
+
+	if (!d || !d->d_buf)
+		return MT_FAM_NONE;
+	for (size_t i = 0; i < sizeof(allocator_messages) / sizeof(allocator_messages[0]); i++) {
+		const char *t = allocator_messages[i].text;
+
+		if (allocator_messages[i].family != except &&
+		    memmem(d->d_buf, d->d_size, t, strlen(t)))
+			return allocator_messages[i].family;
+	}
+	return MT_FAM_NONE;
+}

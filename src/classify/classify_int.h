@@ -4,10 +4,11 @@
 #define MT_CLASSIFY_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "classify/classify.h"
 
-#define ROW_JE 0x1 /* also matches with the je_ prefix of a prefixed jemalloc build */
+#define ROW_JE 0x1 /* also matches with the prefix of a prefixed jemalloc build */
 
 struct alloc_fn {
 	const char *name;
@@ -28,8 +29,16 @@ enum {
 
 /* Row row of the table (0 <= row < the number mt_classify_find_row can return). */
 const struct alloc_fn *mt_classify_row(int row);
-/* The first row that name matches: by its name, or by its name without je_ where the row allows. */
+/* The row named name, or -1. */
 int mt_classify_find_row(const char *name);
+/* The row named name where a prefixed jemalloc defines it too (ROW_JE), or -1. */
+int mt_classify_find_je_row(const char *name);
+/*
+ * The length of the prefix P when name (of length len) is P followed by a name of jemalloc's own
+ * API (mallocx, rallocx, xallocx, dallocx, sdallocx): a jemalloc built with
+ * --with-jemalloc-prefix=P. Else -1.
+ */
+int mt_classify_je_prefix_len(const char *name, size_t len);
 /* The MK_ bit of a marker symbol's name, or 0. */
 unsigned int mt_classify_find_marker(const char *name);
 

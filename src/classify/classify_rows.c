@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/hashtab.h"
 #include "classify/classify.h"
 #include "classify/classify_int.h"
 
@@ -26,6 +27,10 @@
 #define TC(n, k, r)                                                                                \
 	{                                                                                          \
 		"tc_" n, MT_K_##k, r, MT_FAM_TCMALLOC, 0                                           \
+	}
+#define RUST(n, k, r)                                                                              \
+	{                                                                                          \
+		n, MT_K_##k, r, MT_FAM_RUST, 0                                                     \
 	}
 #define CXX(n, k, r)                                                                               \
 	{                                                                                          \
@@ -130,6 +135,15 @@ static const struct alloc_fn alloc_fns[] = {
     TC("delete_aligned_nothrow", DELETE, false),
     TC("deletearray_aligned_nothrow", DELETE, false),
 
+    /*
+     * Rust's allocator shims (GlobalAlloc's ABI), into a #[global_allocator] the file defines:
+     * (size, align), (size, align), (ptr, old size, align, size), (ptr, size, align).
+     */
+    RUST("__rust_alloc", MALLOC_ALIGNED, true),
+    RUST("__rust_alloc_zeroed", MALLOC_ALIGNED, true),
+    RUST("__rust_realloc", RUST_REALLOC, true),
+    RUST("__rust_dealloc", RUST_DEALLOC, false),
+
     /* operator new/delete, x86-64 mangling (size_t is m) */
     CXX("_Znwm", NEW, true),
     CXX("_Znam", NEW, true),
@@ -198,69 +212,105 @@ const char *mt_kind_name(enum mt_kind k)
 	    [MT_K_MALLOC_ALIGNED] = "malloc_aligned",
 	    [MT_K_REALLOC_ALIGNED] = "realloc_aligned",
 	    [MT_K_CALLOC_ALIGNED] = "calloc_aligned",
+	    [MT_K_RUST_REALLOC] = "rust_realloc",
+	    [MT_K_RUST_DEALLOC] = "rust_dealloc",
 	};
 
 	return (unsigned int)k < MT_K_MAX ? names[k] : "?";
 }
 
 /*
- * The rows by name, for the scan of every symbol of every file: an open-addressed table of row
- * indexes + 1, the first row of each name. A linear search compared each symbol with every row
- * (6 ms for libjvm's symbols, where the scan is all of a file's classification).
+ * The rows by name, for the scan of every symbol of every file: a hash table of row indexes + 1
+ * (uint32_t), the first row of each name, made once. A linear search compared each symbol with
+ * every row (6 ms for libjvm's symbols, where the scan is all of a file's classification).
  */
-#define ROW_SLOTS 512
-static unsigned short row_slots[ROW_SLOTS];
+static struct mt_hashtab row_index;
 static pthread_once_t rows_indexed = PTHREAD_ONCE_INIT;
 
-static uint32_t name_hash(const char *name)
+static uint64_t name_hash(const char *name)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 16777619u;
-	return h & (ROW_SLOTS - 1);
+	return mt_hash_bytes(name, strlen(name));
 }
 
+static bool row_empty(const void *e)
+{
+	return !*(const uint32_t *)e;
+}
+
+static uint64_t row_hash(const void *ctx, const void *e)
+{
+	(void)ctx;
+	return name_hash(alloc_fns[*(const uint32_t *)e - 1].name);
+}
+
+static bool row_is(const void *ctx, const void *e, const void *name)
+{
+	(void)ctx;
+	return !strcmp(alloc_fns[*(const uint32_t *)e - 1].name, name);
+}
+
+static const struct mt_hashtab_ops row_ops = {
+    .entry = sizeof(uint32_t),
+    .max_load_pct = 50,
+    .min_slots = 512,
+    .hash = row_hash,
+    .empty = row_empty,
+};
+
+/* Without memory for the index, no name is a row: the classification finds no allocator. */
 static void index_rows(void)
 {
+	if (mt_hashtab_reserve(&row_index, &row_ops, NULL, N_ALLOC_FNS))
+		return;
 	for (size_t i = 0; i < N_ALLOC_FNS; i++) {
-		uint32_t h = name_hash(alloc_fns[i].name);
+		const char *name = alloc_fns[i].name;
+		uint32_t *e =
+		    mt_hashtab_find(&row_index, &row_ops, name_hash(name), row_is, NULL, name);
 
-		while (row_slots[h] && strcmp(alloc_fns[row_slots[h] - 1].name, alloc_fns[i].name))
-			h = (h + 1) & (ROW_SLOTS - 1);
-		if (!row_slots[h])
-			row_slots[h] = (unsigned short)(i + 1);
+		if (!*e) {
+			*e = (uint32_t)i + 1;
+			mt_hashtab_added(&row_index);
+		}
 	}
 }
 
-/* The first row named name, or -1. */
-static int first_row(const char *name)
-{
-	for (uint32_t h = name_hash(name); row_slots[h]; h = (h + 1) & (ROW_SLOTS - 1))
-		if (!strcmp(alloc_fns[row_slots[h] - 1].name, name))
-			return row_slots[h] - 1;
-	return -1;
-}
-
-/* The first row that name matches: by its name, or by its name without je_ where the row allows. */
 int mt_classify_find_row(const char *name)
 {
-	int row, bare = -1;
+	const uint32_t *e;
 
 	pthread_once(&rows_indexed, index_rows);
-	row = first_row(name);
-	if (!strncmp(name, "je_", 3)) {
-		bare = first_row(name + 3);
-		while (
-		    bare >= 0 && (size_t)bare < N_ALLOC_FNS &&
-		    (strcmp(alloc_fns[bare].name, name + 3) || !(alloc_fns[bare].flags & ROW_JE)))
-			bare++;
-		if ((size_t)bare >= N_ALLOC_FNS)
-			bare = -1;
+	if (!row_index.slot)
+		return -1;
+	e = mt_hashtab_find(&row_index, &row_ops, name_hash(name), row_is, NULL, name);
+	return *e ? (int)*e - 1 : -1;
+}
+
+int mt_classify_find_je_row(const char *name)
+{
+	int row = mt_classify_find_row(name);
+
+	/* Names are unique in the table: the row found is the only one of that name. */
+	return row >= 0 && (alloc_fns[row].flags & ROW_JE) ? row : -1;
+}
+
+/*
+ * jemalloc's non-standard API: the family whose names carry its prefix. Not nallocx: tcmalloc
+ * defines it too, as tc_nallocx. sdallocx before dallocx, which it ends with.
+ */
+static const char *const je_api[] = {"sdallocx", "mallocx", "rallocx", "xallocx", "dallocx"};
+
+int mt_classify_je_prefix_len(const char *name, size_t len)
+{
+	/* Every one of them ends in "allocx": the test that most names fail at once. */
+	if (len < 7 || name[len - 1] != 'x' || memcmp(name + len - 6, "allocx", 6))
+		return -1;
+	for (size_t i = 0; i < sizeof(je_api) / sizeof(je_api[0]); i++) {
+		size_t n = strlen(je_api[i]);
+
+		if (len >= n && !memcmp(name + len - n, je_api[i], n))
+			return (int)(len - n);
 	}
-	if (row < 0 || (bare >= 0 && bare < row))
-		return bare;
-	return row;
+	return -1;
 }
 
 unsigned int mt_classify_find_marker(const char *name)

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/regfile.h"
 #include "base/grow.h"
 #include "base/strv.h"
 #include "classify/loaddeps.h"
@@ -55,16 +56,15 @@ struct walk {
 static bool usable_elf(const char *path)
 {
 	unsigned char h[20];
-	struct stat st;
 	/* Not blocked by a FIFO at a library's name: memtrack's signals wait meanwhile. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	bool ok;
 
 	if (fd < 0)
 		return false;
-	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, h, sizeof(h)) == sizeof(h) &&
-	     memcmp(h, ELFMAG, SELFMAG) == 0 && h[EI_CLASS] == ELFCLASS64 &&
-	     h[EI_DATA] == ELFDATA2LSB && (h[18] | h[19] << 8) == EM_X86_64;
+	ok = read(fd, h, sizeof(h)) == sizeof(h) && memcmp(h, ELFMAG, SELFMAG) == 0 &&
+	     h[EI_CLASS] == ELFCLASS64 && h[EI_DATA] == ELFDATA2LSB &&
+	     (h[18] | h[19] << 8) == EM_X86_64;
 	close(fd);
 	return ok;
 }
@@ -100,7 +100,7 @@ static int read_dynamic(struct object *o)
 	Elf *e;
 
 	o->read = true;
-	fd = open(o->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = mt_regfile_open(o->path, MT_REGFILE_ONLY, NULL, 0);
 	if (fd < 0)
 		return 0;
 	e = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;

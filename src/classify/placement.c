@@ -149,6 +149,8 @@ unsigned int mt_kind_args(enum mt_kind kind)
 	case MT_K_REALLOC_ALIGNED:
 	case MT_K_CALLOC_ALIGNED:
 		return MT_ARG_RDI | MT_ARG_RSI | MT_ARG_RDX;
+	case MT_K_RUST_REALLOC:
+		return MT_ARG_RDI | MT_ARG_RDX | MT_ARG_RCX;
 	case MT_K_MALLOC:
 	case MT_K_VALLOC:
 	case MT_K_PVALLOC:
@@ -159,6 +161,7 @@ unsigned int mt_kind_args(enum mt_kind kind)
 	case MT_K_SDALLOCX:
 	case MT_K_DALLOCX:
 	case MT_K_DELETE:
+	case MT_K_RUST_DEALLOC:
 		return MT_ARG_RDI;
 	default:
 		return MT_ARGS_ALL;

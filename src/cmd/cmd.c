@@ -20,6 +20,30 @@ int mt_cmd_usage_error(const struct mt_cmd *cmd, const char *fmt, ...)
 	return -EINVAL;
 }
 
+const char *const mt_cmd_watchers[3] = {"auto", "fentry", "tracepoint"};
+const char *const mt_cmd_stack_modes[2] = {"none", "kernel"};
+
+int mt_cmd_enum(const struct mt_cmd *cmd, const char *opt, const char *val,
+		const char *const *names, int n)
+{
+	char v[MT_PRINTABLE_MAX], list[256] = "";
+	size_t at = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(val, names[i]))
+			return i;
+		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+				       !i	   ? ""
+				       : i + 1 < n ? ", "
+						   : " or ",
+				       names[i]);
+		if (at >= sizeof(list))
+			at = sizeof(list) - 1;
+	}
+	return mt_cmd_usage_error(cmd, "%s takes %s, not '%s'", opt, list,
+				  mt_printable(v, sizeof(v), val));
+}
+
 /* The option getopt could not take, as the user wrote it. */
 static int bad_option(const struct mt_cmd *cmd, int c, char **argv)
 {

@@ -21,6 +21,7 @@ int mt_cmd_report(int argc, char **argv);
 int mt_cmd_harness(int argc, char **argv);
 int mt_cmd_track(int argc, char **argv);
 int mt_cmd_attach(int argc, char **argv);
+int mt_cmd_bench(int argc, char **argv);
 /* Invoked as codspeed-memtrack: CodSpeed's tracker's command line (track, --version). */
 int mt_cmd_codspeed_memtrack(int argc, char **argv);
 
@@ -50,11 +51,26 @@ int mt_cmd_options(const struct mt_cmd *cmd, int argc, char **argv, void *ctx);
 __attribute__((format(printf, 2, 3))) int mt_cmd_usage_error(const struct mt_cmd *cmd,
 							     const char *fmt, ...);
 
+/*
+ * val as one of the n names of option opt: its index, or the usage error's -EINVAL after
+ * "OPT takes A, B or C, not 'VAL'" (which the bash completion reads for the names).
+ */
+int mt_cmd_enum(const struct mt_cmd *cmd, const char *opt, const char *val,
+		const char *const *names, int n);
+
+/* The names of --watcher (by enum mt_watcher_mode) and --stacks (none, kernel), run's and attach's.
+ */
+extern const char *const mt_cmd_watchers[3];
+extern const char *const mt_cmd_stack_modes[2];
+
 /* The exit status of mt_cmd_options' return when it is not an operand's index. */
 static inline int mt_cmd_options_status(int ret)
 {
 	return ret == MT_CMD_HELP_SHOWN ? 0 : MT_EXIT_USAGE;
 }
+
+/* cmd_bench.c: memtrack report --benchmarks FILE, the split of memtrack bench: the status. */
+int mt_cmd_bench_split(const char *path, bool json);
 
 /* cmd_report_codspeed.c: CodSpeed's artifact (PID.MemtrackArtifact.msgpack), summarized. */
 int mt_cmd_report_codspeed(const char *path, bool json);
@@ -94,8 +110,9 @@ typedef int (*mt_cmd_writer)(FILE *f, const void *arg);
 /*
  * The picture of --svg, the page of --html or the profile of --pprof (cmd_report.c), written
  * whole to path by write, or removed: one sentence when it cannot be. Only a regular file is
- * removed: path may name a device, a FIFO or /dev/stdout, which were there before memtrack and
- * stay. 0 or 1, the exit status.
+ * removed: path may name /dev/null or a stream the shell gave memtrack (/dev/stdout, a >(...)),
+ * which were there before memtrack and stay; any other FIFO or device is refused
+ * (base/outfile.h). 0 or 1, the exit status.
  */
 int mt_cmd_write_file(const char *path, mt_cmd_writer write, const void *arg);
 

@@ -61,6 +61,7 @@ static int attach_option(int c, const char *arg, void *ctx)
 {
 	struct attach_opts *o = ctx;
 	char err[128], a[MT_PRINTABLE_MAX];
+	int v;
 
 	switch (c) {
 	case 'o':
@@ -79,25 +80,16 @@ static int attach_option(int c, const char *arg, void *ctx)
 						  mt_printable(a, sizeof(a), arg));
 		return 0;
 	case OPT_STACKS:
-		if (!arg || strcmp(arg, "kernel") == 0)
-			o->cfg.stacks = true;
-		else if (strcmp(arg, "none") == 0)
-			o->cfg.stacks = false;
-		else
-			return mt_cmd_usage_error(&attach_cmd, "invalid --stacks '%s'",
-						  mt_printable(a, sizeof(a), arg));
-		return 0;
+		v = mt_cmd_enum(&attach_cmd, "--stacks", arg ? arg : "kernel", mt_cmd_stack_modes,
+				2);
+		if (v >= 0)
+			o->cfg.stacks = v == 1;
+		return v < 0 ? v : 0;
 	case OPT_WATCHER:
-		if (strcmp(arg, "auto") == 0)
-			o->cfg.watcher = MT_WATCHER_AUTO;
-		else if (strcmp(arg, "fentry") == 0)
-			o->cfg.watcher = MT_WATCHER_FENTRY;
-		else if (strcmp(arg, "tracepoint") == 0)
-			o->cfg.watcher = MT_WATCHER_TRACEPOINT;
-		else
-			return mt_cmd_usage_error(&attach_cmd, "invalid --watcher '%s'",
-						  mt_printable(a, sizeof(a), arg));
-		return 0;
+		v = mt_cmd_enum(&attach_cmd, "--watcher", arg, mt_cmd_watchers, 3);
+		if (v >= 0)
+			o->cfg.watcher = (enum mt_watcher_mode)v;
+		return v < 0 ? v : 0;
 	case 'q':
 		o->quiet = o->cfg.quiet = true;
 		return 0;

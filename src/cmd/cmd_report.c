@@ -75,6 +75,9 @@ static void usage(FILE *out)
 		"              hide the loss records FILE's Memcheck:Leak suppressions match\n"
 		"              (memcheck's syntax; docs/LEAKS.md); they are counted as\n"
 		"              suppressed, and --strict-leaks ignores them (up to 16 files)\n"
+		"  --benchmarks\n"
+		"              split an artifact of 'memtrack bench' by benchmark window:\n"
+		"              each benchmark's figures (text, or --json; docs/BENCH.md)\n"
 		"  -h, --help  this help\n");
 }
 
@@ -106,6 +109,7 @@ enum {
 	OPT_CALLEES,
 	OPT_STRICT_LEAKS,
 	OPT_SUPPRESSIONS,
+	OPT_BENCHMARKS,
 };
 
 /* memcheck takes up to 100 files; a report needs far fewer. */
@@ -128,6 +132,7 @@ struct report_opts {
 	const char *supp[MAX_SUPP_FILES]; /* --suppressions, in their order */
 	size_t n_supp;
 	struct mt_cmd_diff_limits limits;
+	bool benchmarks; /* split by memtrack bench's windows (cmd_bench.c) */
 };
 
 /* What a file output holds. */
@@ -495,6 +500,9 @@ static int report_option(int c, const char *arg, void *ctx)
 	case OPT_STRICT_LEAKS:
 		o->strict_leaks = true;
 		return 0;
+	case OPT_BENCHMARKS:
+		o->benchmarks = true;
+		return 0;
 	case OPT_SUPPRESSIONS:
 		if (o->n_supp == MAX_SUPP_FILES)
 			return mt_cmd_usage_error(&report_cmd, "at most %d --suppressions files",
@@ -526,6 +534,7 @@ static const struct option report_longopts[] = {
     {"diff", no_argument, NULL, OPT_DIFF},			 /* cmd_diff.c */
     {"max-increase", required_argument, NULL, OPT_MAX_INCREASE}, /* with --diff */
     {"strict-leaks", no_argument, NULL, OPT_STRICT_LEAKS},	 /* output_leaks.c */
+    {"benchmarks", no_argument, NULL, OPT_BENCHMARKS},		 /* cmd_bench.c */
     {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS}, /* aggregate/suppress.h */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -630,6 +639,13 @@ int mt_cmd_report(int argc, char **argv)
 				   mt_printable(a, sizeof(a), argv[first + 1]));
 		return MT_EXIT_USAGE;
 	}
+	if (o.benchmarks &&
+	    (o.folded || o.html || o.svg || o.pprof || o.calls || o.strict_leaks || o.n_supp)) {
+		mt_cmd_usage_error(&report_cmd, "--benchmarks prints text or --json, alone");
+		return MT_EXIT_USAGE;
+	}
+	if (o.benchmarks)
+		return mt_cmd_bench_split(argv[first], o.json);
 	if (o.json && o.folded) {
 		mt_cmd_usage_error(&report_cmd, "--json and --folded are two outputs: choose one");
 		return MT_EXIT_USAGE;

@@ -67,7 +67,8 @@ static void usage(FILE *out)
 	    "      --probe-placement M    smart (default: an emulated instruction) or entry\n"
 	    "      --probe-scope S        tree (default: breakpoints only in the traced tree's\n"
 	    "                             processes) or system (in every process, filtered in "
-	    "BPF)\n"
+	    "BPF;\n"
+	    "                             root only)\n"
 	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
 	    "                             K/M/G suffixes (default 2M)\n"
 	    "      --stacks[=MODE]        kernel: record each allocation's call stack, unwound\n"
@@ -107,16 +108,12 @@ static const struct mt_cmd run_cmd;
 /* val as the index of one of names into *out, or a usage error. */
 static int parse_enum(const char *opt, const char *val, const char *const *names, int n, int *out)
 {
-	char v[MT_PRINTABLE_MAX];
+	int i = mt_cmd_enum(&run_cmd, opt, val, names, n);
 
-	for (int i = 0; i < n; i++) {
-		if (strcmp(val, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	}
-	return mt_cmd_usage_error(&run_cmd, "invalid %s '%s'", opt,
-				  mt_printable(v, sizeof(v), val));
+	if (i < 0)
+		return i;
+	*out = i;
+	return 0;
 }
 
 /* The kernel takes a ring buffer of a power-of-two number of pages. */
@@ -185,9 +182,7 @@ static int parse_gdb(const char *arg, struct run_opts *o)
 
 static int run_option(int c, const char *arg, void *ctx)
 {
-	static const char *const watchers[] = {"auto", "fentry", "tracepoint"};
 	static const char *const placements[] = {"smart", "entry"};
-	static const char *const stack_modes[] = {"none", "kernel"};
 	static const char *const scopes[] = {"tree", "system"};
 	struct run_opts *o = ctx;
 	int v = 0, ret;
@@ -208,7 +203,7 @@ static int run_option(int c, const char *arg, void *ctx)
 	case OPT_STOP_AT:
 		return parse_stop_at(arg, o);
 	case OPT_WATCHER:
-		ret = parse_enum("--watcher", arg, watchers, 3, &v);
+		ret = parse_enum("--watcher", arg, mt_cmd_watchers, 3, &v);
 		if (!ret)
 			o->cfg.watcher = v;
 		return ret;
@@ -233,7 +228,7 @@ static int run_option(int c, const char *arg, void *ctx)
 	case OPT_GDB:
 		return parse_gdb(arg, o);
 	case OPT_STACKS:
-		ret = parse_enum("--stacks", arg ? arg : "kernel", stack_modes, 2, &v);
+		ret = parse_enum("--stacks", arg ? arg : "kernel", mt_cmd_stack_modes, 2, &v);
 		if (!ret)
 			o->cfg.stacks = v == 1;
 		return ret;
@@ -321,7 +316,8 @@ static char *real_dir(const char *path)
 
 /*
  * Whether -o and --trace-stops name one regular file, existing or not: the trace, written at the
- * end, would replace the artifact. A device or a FIFO (/dev/stdout) may take both.
+ * end, would replace the artifact. /dev/null or a stream of the shell's (/dev/stdout) may take
+ * both.
  */
 static bool one_file(const char *a, const char *b)
 {
@@ -373,6 +369,40 @@ static void print_summary(const struct run_opts *o, const struct mt_run_result *
 	mt_cmd_artifact_summary(o->cfg.artifact_path);
 }
 
+/* --user, or under sudo its invoker: 0, or the usage error said. */
+static int choose_user(struct run_opts *o)
+{
+	int err = mt_choose_user(&o->cfg.identity, o->user);
+	char u[MT_PRINTABLE_MAX];
+
+	if (err == -ENOENT)
+		return mt_cmd_usage_error(&run_cmd, "no such user '%s'",
+					  mt_printable(u, sizeof(u), o->user));
+	if (err == -EPERM)
+		return mt_cmd_usage_error(
+		    &run_cmd,
+		    "--user %s needs root: this memtrack runs with privileges "
+		    "its user (uid %u) does not have, and serves that user only",
+		    mt_printable(u, sizeof(u), o->user), (unsigned)getuid());
+	return err;
+}
+
+/*
+ * What reaches processes outside the invoker's tree is root's alone (real uid 0: a root shell,
+ * sudo), never a setcap'd or set-user-ID memtrack's user's (docs/SECURITY.md, the options' table).
+ * 0, or the usage error said.
+ */
+static int check_reach(const struct run_opts *o)
+{
+	if (o->cfg.system_scope && getuid() != 0)
+		return mt_cmd_usage_error(
+		    &run_cmd,
+		    "--probe-scope system puts breakpoints in every process on the machine that "
+		    "maps a probed file, others' too: root's only (uid %u is not root)",
+		    (unsigned)getuid());
+	return 0;
+}
+
 static int run(int argc, char **argv, struct run_opts *op)
 {
 	struct mt_run_result res;
@@ -381,7 +411,7 @@ static int run(int argc, char **argv, struct run_opts *op)
 	rc = parse(argc, argv, op);
 	if (rc >= 0)
 		return rc;
-	if (mt_choose_user(&op->cfg.identity, op->user) < 0)
+	if (check_reach(op) || choose_user(op))
 		return MT_EXIT_USAGE;
 	op->cfg.track = !op->no_track;
 	if (op->cfg.trace_maps && (!op->cfg.trace_stops_path || !op->cfg.track)) {

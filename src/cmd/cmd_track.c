@@ -161,6 +161,10 @@ static int track(struct track_opts *o, const char *command)
 		return MT_EXIT_USAGE;
 	if (mt_choose_user(&cfg.identity, NULL) < 0)
 		return MT_EXIT_USAGE;
+	/* A bad --mtk is one sentence before anything runs, as run's -o is. */
+	if (o->mtk &&
+	    mt_cmd_check_writable(&track_cmd, "--mtk", o->mtk, MT_OUTFILE_REPLACE, &cfg.identity))
+		return MT_EXIT_USAGE;
 	/* Before the IPC's thread: the closer is forked from memtrack's only thread. */
 	mt_tracker_closer_prestart();
 	/* First, as CodSpeed's: the runner waits 5 s for it, loading BPF takes longer. */

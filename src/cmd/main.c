@@ -19,6 +19,7 @@ static void usage(FILE *out)
 	    "       memtrack exec-harness -    (a JSON list of benchmarks on stdin)\n"
 	    "       memtrack report [--json | --folded | --html OUT | --pprof OUT ...] FILE\n"
 	    "       memtrack track [--output DIR] [--ipc-server NAME] COMMAND-STRING\n"
+	    "       memtrack bench [OPTIONS] -- CMD [ARGS...]\n"
 	    "       memtrack help [SUBCOMMAND]\n"
 	    "       memtrack --help | --version\n"
 	    "\n"
@@ -30,6 +31,7 @@ static void usage(FILE *out)
 	    "  exec-harness  benchmark CMD: warm-up and timed rounds, walltime results JSON\n"
 	    "  report        read an artifact: summary, sites, JSON, folded stacks, HTML, pprof\n"
 	    "  track         CodSpeed's memory tracker (codspeed-memtrack), bash -c COMMAND\n"
+	    "  bench         CodSpeed's runner in memory mode: figures per benchmark, compared\n"
 	    "\n"
 	    "'memtrack SUBCOMMAND --help' describes each. Needs root, or CAP_BPF, CAP_PERFMON,\n"
 	    "CAP_SYS_PTRACE and CAP_CHECKPOINT_RESTORE.\n");
@@ -70,6 +72,8 @@ static int dispatch(const char *sub, int argc, char **argv)
 		return mt_cmd_report(argc, argv);
 	if (strcmp(sub, "track") == 0)
 		return mt_cmd_track(argc, argv);
+	if (strcmp(sub, "bench") == 0)
+		return mt_cmd_bench(argc, argv);
 	return -ENOENT;
 }
 

@@ -14,6 +14,7 @@
 #include "base/hashtab.h"
 #include "codspeed/codspeed_read.h"
 #include "base/errbuf.h"
+#include "base/regfile.h"
 
 static const char *const type_names[MT_CS_TYPES] = {
     "Malloc", "Free", "Realloc", "Calloc", "AlignedAlloc", "Mmap", "Munmap", "Brk",
@@ -28,14 +29,11 @@ bool mt_codspeed_is_artifact(const char *path)
 {
 	static const unsigned char magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 	unsigned char head[4];
-	struct stat st;
 	bool is;
 	int fd;
 
 	/* Reading a pipe's first bytes would take them from memtrack's own reader. */
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	if (fd < 0)
 		return false;
 	is = read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) && !memcmp(head, magic, 4);
@@ -343,14 +341,14 @@ int mt_codspeed_summarize(const char *path, struct mt_codspeed_summary *s, char 
 	struct reader r = {.s = s};
 	msgpack_unpacker up;
 	ZSTD_DCtx *dctx;
+	char why[256];
 	int fd, ret;
 
 	memset(s, 0, sizeof(*s));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = mt_regfile_open(path, MT_REGFILE_ONLY, why, sizeof(why));
 	if (fd < 0) {
-		ret = -errno;
-		mt_errbuf(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
-		return ret;
+		mt_errbuf(err, errlen, "cannot open '%s': %s", path, why);
+		return fd;
 	}
 	dctx = ZSTD_createDCtx();
 	if (!dctx || !msgpack_unpacker_init(&up, 64 * 1024)) {

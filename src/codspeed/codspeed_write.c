@@ -19,6 +19,7 @@
 #include "codspeed/codspeed_read.h"
 #include "codspeed/codspeed_write.h"
 #include "base/kind.h"
+#include "base/outfile.h"
 
 #define FRAME_EVENTS	  (64 * 1024) /* pipeline.rs: FRAME_EVENTS */
 #define COMPRESSION_LEVEL (-5)	      /* writer.rs: COMPRESSION_LEVEL */
@@ -227,15 +228,25 @@ static int convert(struct mt_artifact_reader *r, struct cs_writer *w, uint32_t *
 	return w->in_frame || !w->events ? flush_frame(w) : 0;
 }
 
-static int open_tmp(const char *dir, char *tmp, size_t len, FILE **out)
+/* A new file, as memtrack makes any (base/outfile.h): no link followed, nothing replaced. */
+static int open_tmp(const char *dir, char *tmp, size_t len, FILE **out, char *err, size_t errlen)
 {
 	static unsigned int serial;
+	int fd, ret;
 
 	/* A name without "MemtrackArtifact" until it is whole: the runner reads any such file. */
 	snprintf(tmp, len, "%s/.memtrack-%d-%u.tmp", dir, (int)getpid(),
 		 __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
-	*out = fopen(tmp, "wx");
-	return *out ? 0 : -errno;
+	fd = mt_outfile_open(tmp, MT_OUTFILE_NEW, NULL, err, errlen);
+	if (fd < 0)
+		return fd;
+	*out = fdopen(fd, "w");
+	if (*out)
+		return 0;
+	ret = -errno;
+	close(fd);
+	unlink(tmp);
+	return ret;
 }
 
 int mt_codspeed_convert(struct mt_codspeed_job *job)
@@ -250,7 +261,7 @@ int mt_codspeed_convert(struct mt_codspeed_job *job)
 	ret = mt_artifact_open(&r, job->mtk, job->err, sizeof(job->err));
 	if (ret)
 		return ret;
-	ret = open_tmp(job->dir, job->tmp, sizeof(job->tmp), &w.out);
+	ret = open_tmp(job->dir, job->tmp, sizeof(job->tmp), &w.out, job->err, sizeof(job->err));
 	if (ret) {
 		job->tmp[0] = '\0';
 		goto out;

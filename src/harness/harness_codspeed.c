@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "codspeed/codspeed_write.h"
 #include "harness/harness.h"
 
@@ -85,17 +86,20 @@ static int write_timestamps(const struct mt_harness *h, const struct mt_bench_re
 	char path[PATH_MAX + 64], tmp[PATH_MAX + 80];
 	msgpack_sbuffer buf;
 	msgpack_packer pk;
-	FILE *f;
-	int ret = 0;
+	char why[256] = "";
+	FILE *f = NULL;
+	int ret = 0, fd;
 
 	snprintf(path, sizeof(path), "%s/%d" TIMESTAMPS_SUFFIX, h->results_dir, (int)getpid());
 	snprintf(tmp, sizeof(tmp), "%s/.memtrack-%d-timestamps.tmp", h->results_dir, (int)getpid());
 	msgpack_sbuffer_init(&buf);
 	msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
 	pack_timestamps(&pk, res, n);
-	f = fopen(tmp, "w");
+	fd = mt_outfile_open(tmp, MT_OUTFILE_REPLACE, &h->base.identity, why, sizeof(why));
+	if (fd >= 0 && !(f = fdopen(fd, "w")))
+		close(fd);
 	if (!f)
-		ret = -errno;
+		ret = fd < 0 ? fd : -ENOMEM;
 	else if (fwrite(buf.data, 1, buf.size, f) != buf.size)
 		ret = -EIO;
 	if (f && fclose(f) && !ret)
@@ -104,7 +108,8 @@ static int write_timestamps(const struct mt_harness *h, const struct mt_bench_re
 		ret = -errno;
 	if (ret) {
 		unlink(tmp);
-		fprintf(stderr, MT_HARNESS_PROG ": cannot write '%s': %s\n", path, strerror(-ret));
+		fprintf(stderr, MT_HARNESS_PROG ": cannot write '%s': %s\n", path,
+			why[0] ? why : strerror(-ret));
 	}
 	msgpack_sbuffer_destroy(&buf);
 	return ret;

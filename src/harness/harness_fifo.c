@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/utf8.h"
 #include "harness/harness_fifo.h"
 #include "harness/harness_prog.h"
 
@@ -46,12 +47,6 @@ static const char *const mode_names[MT_FIFO_N_MODES] = {
     [MT_FIFO_MODE_SIMULATION] = "Simulation",
     [MT_FIFO_MODE_ANALYSIS] = "Analysis",
 };
-
-/* The variant's name as the runner's Debug prints it ("StartProfiler"). */
-static const char *mt_fifo_cmd_name(enum mt_fifo_cmd cmd)
-{
-	return (unsigned int)cmd < MT_FIFO_N_CMDS ? cmd_names[cmd] : "?";
-}
 
 const char *mt_fifo_mode_name(enum mt_fifo_mode mode)
 {
@@ -116,9 +111,14 @@ ssize_t mt_fifo_encode(const struct mt_fifo_msg *m, uint8_t *buf, size_t cap)
 	case MT_FIFO_SET_VERSION:
 		put_le(&e, m->value, 8);
 		break;
+	case MT_FIFO_INTEGRATION_MODE_RESPONSE:
+		put_le(&e, m->mode, 4);
+		break;
 	case MT_FIFO_START_PROFILER:
 	case MT_FIFO_STOP_PROFILER:
 	case MT_FIFO_GET_INTEGRATION_MODE:
+	case MT_FIFO_ACK:
+	case MT_FIFO_ERR:
 		break;
 	default:
 		return -EINVAL;
@@ -163,38 +163,172 @@ int mt_fifo_decode_answer(const uint8_t *payload, size_t len, struct mt_fifo_msg
 	return 0;
 }
 
+/* A bincode reader over one payload: every read checks what is left. */
+struct dec {
+	const uint8_t *p;
+	size_t left;
+	char *strs; /* where the strings go, each NUL-terminated */
+	size_t cap;
+};
+
+static bool take_le(struct dec *d, size_t width, uint64_t *v)
+{
+	if (d->left < width)
+		return false;
+	*v = get_le(d->p, width);
+	d->p += width;
+	d->left -= width;
+	return true;
+}
+
+/* A bincode String: valid UTF-8 (serde's String) without a NUL (C's strings end there). */
+static bool take_str(struct dec *d, const char **out)
+{
+	uint64_t n;
+
+	if (!take_le(d, 8, &n) || n > d->left || n + 1 > d->cap || memchr(d->p, 0, n) ||
+	    !mt_utf8_valid((const char *)d->p, n))
+		return false;
+	memcpy(d->strs, d->p, n);
+	d->strs[n] = '\0';
+	*out = d->strs;
+	d->strs += n + 1;
+	d->cap -= n + 1;
+	d->p += n;
+	d->left -= n;
+	return true;
+}
+
+static bool decode_fields(struct dec *d, struct mt_fifo_msg *m)
+{
+	uint64_t v;
+
+	switch (m->cmd) {
+	case MT_FIFO_CURRENT_BENCHMARK:
+		if (!take_le(d, 4, &v))
+			return false;
+		m->pid = (int32_t)(uint32_t)v;
+		return take_str(d, &m->str);
+	case MT_FIFO_SET_INTEGRATION:
+		return take_str(d, &m->str) && take_str(d, &m->str2);
+	case MT_FIFO_ADD_MARKER:
+		if (!take_le(d, 4, &v))
+			return false;
+		m->pid = (int32_t)(uint32_t)v;
+		if (!take_le(d, 4, &v) || v > MT_MARKER_ROUND_END)
+			return false;
+		m->marker = (enum mt_fifo_marker)v;
+		return take_le(d, 8, &m->value);
+	case MT_FIFO_SET_VERSION:
+		return take_le(d, 8, &m->value);
+	case MT_FIFO_INTEGRATION_MODE_RESPONSE:
+		if (!take_le(d, 4, &v) || v >= MT_FIFO_N_MODES)
+			return false;
+		m->mode = (enum mt_fifo_mode)v;
+		return true;
+	default:
+		return true;
+	}
+}
+
+int mt_fifo_decode(const uint8_t *payload, size_t len, struct mt_fifo_msg *m, char *strs,
+		   size_t cap)
+{
+	struct dec d = {.p = payload, .left = len, .strs = strs, .cap = cap};
+	uint64_t v;
+
+	memset(m, 0, sizeof(*m));
+	m->cmd = MT_FIFO_N_CMDS;
+	if (!take_le(&d, 4, &v) || v >= MT_FIFO_N_CMDS)
+		return -EPROTO;
+	m->cmd = (enum mt_fifo_cmd)v;
+	/* bincode's deserialize refuses bytes left over, as the runner's does. */
+	if (!decode_fields(&d, m) || d.left)
+		return -EPROTO;
+	return 0;
+}
+
+const char *mt_fifo_cmd_name(enum mt_fifo_cmd cmd)
+{
+	return (unsigned int)cmd < MT_FIFO_N_CMDS ? cmd_names[cmd] : "?";
+}
+
 /* ---- The connection ----------------------------------------------------------------------- */
 
-static bool is_fifo(const char *path)
+/*
+ * A runner's FIFO: its FIFOs are in /tmp, where any user can make them, and exec-harness may run as
+ * root. Only a FIFO of root's, memtrack's own user's or the user it serves is the runner's: another
+ * user's would read the benchmarks' names and pids and answer for the runner.
+ */
+static bool runners_fifo(const struct stat *st, uid_t serves)
+{
+	return S_ISFIFO(st->st_mode) && (st->st_uid == 0 || st->st_uid == getuid() ||
+					 st->st_uid == geteuid() || st->st_uid == serves);
+}
+
+/* 1: path is the runner's FIFO, 0: there is none, -EPERM: one of another user's, said. */
+static int find_fifo(const char *path, uid_t serves)
 {
 	struct stat st;
 
-	return !stat(path, &st) && S_ISFIFO(st.st_mode);
+	if (lstat(path, &st) || !S_ISFIFO(st.st_mode))
+		return 0;
+	if (runners_fifo(&st, serves))
+		return 1;
+	fprintf(stderr,
+		MT_HARNESS_PROG
+		": %s is a FIFO of uid %u, not the runner's: not opened, no runner\n",
+		path, (unsigned)st.st_uid);
+	return -EPERM;
 }
 
-int mt_fifo_connect(struct mt_fifo *f, const char *ctl_path, const char *ack_path, int timeout_ms)
+/* Open the FIFO found, without following a link, and check that what is open is still it. */
+static int open_fifo(const char *path, int flags, uid_t serves)
 {
-	int e;
+	int fd = open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC), e;
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		e = -errno;
+	else if (!runners_fifo(&st, serves))
+		e = -EPERM; /* replaced since it was looked at */
+	else
+		return fd;
+	close(fd);
+	return e;
+}
+
+int mt_fifo_connect(struct mt_fifo *f, const char *ctl_path, const char *ack_path, int timeout_ms,
+		    uid_t serves)
+{
+	int e, found;
 
 	f->ctl = f->ack = -1;
 	f->timeout_ms = timeout_ms;
 	f->mode = MT_FIFO_MODE_WALLTIME;
 	/* instrument-hooks too looks for both FIFOs and goes on without a runner when one lacks. */
-	if (!is_fifo(ctl_path) || !is_fifo(ack_path))
+	found = find_fifo(ctl_path, serves);
+	if (found == 1)
+		found = find_fifo(ack_path, serves);
+	if (found != 1)
 		return 0;
 	/* A read-only open does not wait for a writer; a write-only one fails with ENXIO when no
 	 * process reads: the runner opened both before it started the benchmark command. */
-	f->ack = open(ack_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	f->ack = open_fifo(ack_path, O_RDONLY, serves);
 	if (f->ack < 0) {
-		e = errno;
+		e = -f->ack;
+		f->ack = -1;
 		fprintf(stderr, MT_HARNESS_PROG ": cannot open the runner's FIFO %s: %s\n",
 			ack_path, strerror(e));
 		return -e;
 	}
-	f->ctl = open(ctl_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	f->ctl = open_fifo(ctl_path, O_WRONLY, serves);
 	if (f->ctl >= 0)
 		return 1;
-	e = errno;
+	e = -f->ctl;
+	f->ctl = -1;
 	mt_fifo_close(f);
 	if (e == ENXIO)
 		return 0;
@@ -342,13 +476,18 @@ int mt_fifo_call(struct mt_fifo *f, const struct mt_fifo_msg *m)
 	struct mt_fifo_msg answer = {.cmd = MT_FIFO_N_CMDS};
 	/* The fixed fields, two u64 lengths, the strings (a URI is the whole benchmark name). */
 	size_t cap = 64 + (m->str ? strlen(m->str) : 0) + (m->str2 ? strlen(m->str2) : 0);
-	uint8_t *buf = malloc(cap);
+	/*
+	 * StopProfiler is sent inside the benchmark's window: a malloc there, freed after the
+	 * runner read the frame, would be the benchmark's (memtrack bench counts the window).
+	 */
+	uint8_t small[256], *buf = cap <= sizeof(small) ? small : malloc(cap);
 	ssize_t n;
 	int ret;
 
 	n = buf ? mt_fifo_encode(m, buf, cap) : -ENOMEM;
 	ret = n < 0 ? (int)n : write_all(f, buf, (size_t)n, deadline);
-	free(buf);
+	if (buf != small)
+		free(buf);
 	if (!ret)
 		ret = read_answer(f, &answer, deadline);
 	if (!ret && !answer_fits(f, m, &answer))

@@ -63,10 +63,21 @@ struct mt_fifo_msg {
 };
 
 /*
- * The frame of m (length and payload) into buf. Returns its size, or -ENOSPC when cap is too
- * small, -EINVAL for a variant an integration never sends.
+ * The frame of m (length and payload) into buf: a message of the integration's, or the runner's
+ * answer (Ack, Err, IntegrationModeResponse). Returns its size, or -ENOSPC when cap is too
+ * small, -EINVAL for PingProfiler, which nobody sends any more.
  */
 ssize_t mt_fifo_encode(const struct mt_fifo_msg *m, uint8_t *buf, size_t cap);
+/*
+ * Any message from a frame's payload, as the runner's bincode::deserialize reads it: the
+ * variant, its fields, nothing left over; strings valid UTF-8. They are copied into strs (cap
+ * bytes), NUL-terminated, and m's pointers point there; a string with a NUL byte is refused.
+ * Returns 0, or -EPROTO with m->cmd the variant read (MT_FIFO_N_CMDS: none).
+ */
+int mt_fifo_decode(const uint8_t *payload, size_t len, struct mt_fifo_msg *m, char *strs,
+		   size_t cap);
+/* The variant's name as the runner's Debug prints it ("StartProfiler"); "?" when unknown. */
+const char *mt_fifo_cmd_name(enum mt_fifo_cmd cmd);
 /*
  * A runner's answer from a frame's payload: Ack, Err or IntegrationModeResponse. Returns 0, or
  * -EPROTO for anything else (a bad length, another variant, an unknown mode).
@@ -84,10 +95,12 @@ struct mt_fifo {
 
 /*
  * Connect to the runner whose FIFOs are ctl_path and ack_path. Returns 1 when connected, 0 when
- * there is no runner (no FIFO, or a FIFO nobody reads: one left by an earlier run), or a
- * negative errno after one sentence on stderr.
+ * there is no runner (no FIFO, or a FIFO nobody reads: one left by an earlier run; or a FIFO of
+ * another user than root, memtrack's own or serves, the user it runs benchmarks for: said, never
+ * opened), or a negative errno after one sentence on stderr.
  */
-int mt_fifo_connect(struct mt_fifo *f, const char *ctl_path, const char *ack_path, int timeout_ms);
+int mt_fifo_connect(struct mt_fifo *f, const char *ctl_path, const char *ack_path, int timeout_ms,
+		    uid_t serves);
 void mt_fifo_close(struct mt_fifo *f);
 /*
  * Send m and read its answer: 0 on Ack (for GetIntegrationMode, on a mode, stored in f->mode).

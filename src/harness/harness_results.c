@@ -13,6 +13,7 @@
 
 #include "base/bytesize.h"
 #include "base/duration.h"
+#include "base/outfile.h"
 #include "harness/harness.h"
 
 #ifndef MT_VERSION
@@ -172,13 +173,20 @@ static struct json_object *results_json(const struct mt_bench_result *res, size_
 	return root;
 }
 
-static int write_file(const char *path, const char *text)
+/* path written with text, as memtrack writes any file (base/outfile.h); why says a refusal. */
+static int write_file(const struct mt_harness *h, const char *path, const char *text, char *why,
+		      size_t whylen)
 {
-	FILE *f = fopen(path, "w");
-	int ret = 0;
+	int ret = 0, fd = mt_outfile_open(path, MT_OUTFILE_REPLACE, &h->base.identity, why, whylen);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
 
-	if (!f)
-		return -errno;
+	if (fd < 0)
+		return fd;
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
 	if (fputs(text, f) == EOF || fputc('\n', f) == EOF)
 		ret = -errno;
 	if (fclose(f) && !ret)
@@ -193,6 +201,7 @@ int mt_harness_write_results(const struct mt_harness *h, const struct mt_bench_r
 	struct json_object *root = results_json(res, n);
 	struct json_object *benches;
 	const char *text;
+	char why[256] = "";
 	int ret;
 
 	/* Any allocation failure above left a key out: never write a partial results file. */
@@ -206,7 +215,7 @@ int mt_harness_write_results(const struct mt_harness *h, const struct mt_bench_r
 	text =
 	    json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 						     JSON_C_TO_STRING_NOSLASHESCAPE);
-	ret = text ? write_file(tmp, text) : -ENOMEM;
+	ret = text ? write_file(h, tmp, text, why, sizeof(why)) : -ENOMEM;
 	/* Readers pick up every results/PID.json: they must never see a half-written one. */
 	if (!ret && rename(tmp, path))
 		ret = -errno;
@@ -215,7 +224,7 @@ int mt_harness_write_results(const struct mt_harness *h, const struct mt_bench_r
 cleanup:
 	if (ret)
 		fprintf(stderr, MT_HARNESS_PROG ": cannot write the results to '%s': %s\n",
-			h->results_dir, strerror(-ret));
+			h->results_dir, why[0] ? why : strerror(-ret));
 	else if (!h->quiet)
 		fprintf(stderr, "memtrack: results written to %s\n", path);
 	json_object_put(root);

@@ -67,7 +67,9 @@ static int greet(struct mt_harness *h)
 
 int mt_harness_runner_connect(struct mt_harness *h, struct mt_fifo *f)
 {
-	int ret = mt_fifo_connect(f, MT_FIFO_CTL_PATH, MT_FIFO_ACK_PATH, ANSWER_TIMEOUT_MS);
+	const struct mt_identity *id = &h->base.identity;
+	int ret = mt_fifo_connect(f, MT_FIFO_CTL_PATH, MT_FIFO_ACK_PATH, ANSWER_TIMEOUT_MS,
+				  id->drop_privileges ? id->uid : getuid());
 
 	h->runner = NULL;
 	if (ret <= 0) {

@@ -16,6 +16,10 @@
  * of the block before it. A pointer to exactly the header after block b is therefore not taken
  * as a pointer into b (next_chunk()). memcheck does not need it: it replaces the allocator.
  *
+ * The roots are the registers, the stacks, and every writable private mapping less what the
+ * allocator holds there (its blocks, its free memory): what memory is, not which mapping holds
+ * it, since the kernel merges adjacent mappings (a runtime's arena with a malloc'd block's own).
+ *
  * Words are 8 bytes, read at 8-byte aligned addresses, as memcheck reads them on amd64. Memory is
  * read in ranges of up to CHUNK bytes; a page that cannot be read is skipped and counted.
  */
@@ -34,20 +38,31 @@
 
 #define CHUNK	     (1u << 20)
 #define PAGE	     4096u
-#define BATCH	     64u  /* blocks read at once */
-#define RED_ZONE     128u /* below the stack pointer, the amd64 ABI lets a leaf function write */
+#define BATCH	     64u   /* blocks read at once */
+#define GAPS	     1024u /* root ranges read at once (IOV_MAX) */
+#define HEADER	     16u   /* glibc's chunk header (prev_size, size); musl's is smaller */
+#define RED_ZONE     128u  /* below the stack pointer, the amd64 ABI lets a leaf function write */
 #define UNREACHED    0
 #define NOT_A_CLIQUE ((size_t)-1)
+
+struct span {
+	uint64_t start, end;
+	bool live; /* holds a live block (not only free memory) */
+};
 
 struct scan {
 	pid_t pid;
 	const struct mt_live_block *b;
 	size_t n;
+	struct span *skip; /* what no root is: the blocks and the free memory, merged, by address */
+	size_t n_skip;
+	bool books_apart; /* mt_leak_heap's */
 	uint8_t *cls;
 	size_t *stack, n_stack;
 	uint64_t lo, hi; /* the blocks' span: a word outside it is no pointer to one */
 	size_t clique;	 /* the leader whose clique is being found, or NOT_A_CLIQUE */
 	uint64_t *buf;	 /* CHUNK bytes */
+	struct gaps *gaps;
 	struct mt_leak_stats *st;
 };
 
@@ -154,15 +169,15 @@ static bool scan_range(struct scan *sc, uint64_t lo, uint64_t hi, bool prior_def
 	return whole;
 }
 
-/* The first block that ends after addr. */
+/* The first span of skip that ends after addr. */
 static size_t first_after(const struct scan *sc, uint64_t addr)
 {
-	size_t lo = 0, hi = sc->n;
+	size_t lo = 0, hi = sc->n_skip;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (sc->b[mid].addr + sc->b[mid].size <= addr)
+		if (sc->skip[mid].end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -170,24 +185,113 @@ static size_t first_after(const struct scan *sc, uint64_t addr)
 	return lo;
 }
 
-/* A root region [lo, hi), less the blocks in it: they are scanned only once reached. */
+/* Root ranges (8-byte aligned) gathered to be read with one call, as scan_batch() reads blocks. */
+struct gaps {
+	struct iovec remote[GAPS];
+	size_t n, bytes;
+	bool whole;
+};
+
+/* Scan the gathered ranges: one read for all, or each on its own when that one came short. */
+static void flush_gaps(struct scan *sc, struct gaps *g)
+{
+	struct iovec local = {sc->buf, g->bytes};
+	ssize_t got = g->n > 1 ? process_vm_readv(sc->pid, &local, 1, g->remote, g->n, 0) : -1;
+	size_t off = 0;
+
+	for (size_t k = 0; k < g->n; k++) {
+		uint64_t lo = (uintptr_t)g->remote[k].iov_base;
+
+		if (got != (ssize_t)g->bytes) {
+			g->whole &= scan_range(sc, lo, lo + g->remote[k].iov_len, true);
+			continue;
+		}
+		found_words(sc, (const uint64_t *)((const char *)sc->buf + off),
+			    g->remote[k].iov_len / 8, true);
+		off += g->remote[k].iov_len;
+	}
+	if (got == (ssize_t)g->bytes)
+		sc->st->scanned_bytes += g->bytes;
+	g->n = g->bytes = 0;
+}
+
+/*
+ * The root range [lo, hi): gathered with others when small (the headers between a heap's
+ * blocks are 8 or 16 bytes each: a call apiece would cost more than the reading), else scanned.
+ */
+static void add_gap(struct scan *sc, struct gaps *g, uint64_t lo, uint64_t hi)
+{
+	size_t len;
+
+	lo = (lo + 7) & ~7ull;
+	if (lo + 8 > hi)
+		return;
+	len = (size_t)(hi - lo) & ~(size_t)7;
+	if (g->n == GAPS || g->bytes + len > CHUNK)
+		flush_gaps(sc, g);
+	if (len > CHUNK / 2) {
+		g->whole &= scan_range(sc, lo, hi, true);
+		return;
+	}
+	g->remote[g->n++] = (struct iovec){(void *)(uintptr_t)lo, len};
+	g->bytes += len;
+}
+
+/* A root region [lo, hi), less the blocks and the free memory in it. */
 static void scan_root(struct scan *sc, uint64_t lo, uint64_t hi)
 {
+	struct gaps *g = sc->gaps;
 	size_t i = first_after(sc, lo);
-	bool whole = true;
+	bool after_skip = false;
 
+	g->whole = true;
 	sc->st->regions++;
 	while (lo < hi) {
-		uint64_t end = i < sc->n && sc->b[i].addr < hi ? sc->b[i].addr : hi;
+		uint64_t end = i < sc->n_skip && sc->skip[i].start < hi ? sc->skip[i].start : hi;
 
-		if (end > lo)
-			whole &= scan_range(sc, lo, end, true);
+		/* Between two blocks, 16 bytes or less are the allocator's header: no pointer. */
+		if (end > lo && !(after_skip && end < hi && end - lo <= HEADER))
+			add_gap(sc, g, lo, end);
 		if (end == hi)
 			break;
-		lo = sc->b[i].addr + sc->b[i].size > lo ? sc->b[i].addr + sc->b[i].size : lo;
+		lo = sc->skip[i].end > lo ? sc->skip[i].end : lo;
+		after_skip = true;
 		i++;
 	}
-	sc->st->unreadable_regions += !whole;
+	flush_gaps(sc, g);
+	sc->st->unreadable_regions += !g->whole;
+}
+
+/* The next of two sorted lists of extents, taken in address order. */
+static const struct mt_live_block *next_extent(const struct mt_leak_heap *h, size_t *i, size_t *j)
+{
+	if (*i < h->n && (*j >= h->n_freed || h->blocks[*i].addr <= h->freed[*j].addr))
+		return &h->blocks[(*i)++];
+	return *j < h->n_freed ? &h->freed[(*j)++] : NULL;
+}
+
+/* The blocks and the free memory, merged into disjoint spans by address: no root is there. */
+static int make_skip(struct scan *sc, const struct mt_leak_heap *h)
+{
+	const struct mt_live_block *e;
+	size_t i = 0, j = 0;
+
+	sc->skip = malloc((h->n + h->n_freed + 1) * sizeof(*sc->skip));
+	if (!sc->skip)
+		return -ENOMEM;
+	while ((e = next_extent(h, &i, &j))) {
+		struct span *last = sc->n_skip ? &sc->skip[sc->n_skip - 1] : NULL;
+		bool live = e < h->blocks + h->n && e >= h->blocks;
+
+		if (last && e->addr <= last->end) {
+			if (e->addr + e->size > last->end)
+				last->end = e->addr + e->size;
+			last->live |= live;
+		} else {
+			sc->skip[sc->n_skip++] = (struct span){e->addr, e->addr + e->size, live};
+		}
+	}
+	return 0;
 }
 
 /* Whether block i is scanned as reachable (its pointers to block starts make them reachable). */
@@ -252,14 +356,8 @@ struct region {
 	uint64_t start, end;
 	uint64_t stack_from; /* a thread's stack: scanned from here (0: not one) */
 	uint64_t in_memory;  /* kB resident or swapped out (smaps' Rss + Swap) */
-	bool root;	     /* writable, private, not the heap */
+	bool root;	     /* writable, private, not [stack] */
 };
-
-/*
- * A root region bigger than this that is not all untouched (a sanitizer's shadow, a runtime's
- * reservation of terabytes) is not read: counted as unreadable, said in the report.
- */
-#define SPARSE_LIMIT (64ull << 30)
 
 /* Whether a mapping is anonymous memory: no file, or a name given with PR_SET_VMA. */
 static bool anonymous(const char *path)
@@ -267,12 +365,30 @@ static bool anonymous(const char *path)
 	return !*path || strncmp(path, "[anon:", 6) == 0;
 }
 
+/*
+ * Whether a live block lies in [start, end): free memory alone is no sign of the allocator, whose
+ * mapping it was may be gone, the address now another mapping's.
+ */
 static bool holds_block(const struct scan *sc, uint64_t start, uint64_t end)
 {
-	size_t i = first_after(sc, start);
-
-	return i < sc->n && sc->b[i].addr < end;
+	for (size_t i = first_after(sc, start); i < sc->n_skip && sc->skip[i].start < end; i++)
+		if (sc->skip[i].live)
+			return true;
+	return false;
 }
+
+/* Whether a writable private mapping is all the allocator's, when it keeps its books there. */
+static bool books(const struct scan *sc, const struct mt_map_entry *e)
+{
+	return sc->books_apart && (!strcmp(e->path, "[heap]") ||
+				   (anonymous(e->path) && holds_block(sc, e->start, e->end)));
+}
+
+/*
+ * A root region bigger than this that is not all untouched (a sanitizer's shadow, a runtime's
+ * reservation of terabytes) is not read: counted as unreadable, said in the report.
+ */
+#define SPARSE_LIMIT (64ull << 30)
 
 /* A line of /proc/PID/smaps after a mapping's: its Rss and Swap count what is in memory. */
 static void add_in_memory(struct region *r, const char *line)
@@ -311,10 +427,14 @@ static int read_regions(struct scan *sc, struct region **out, size_t *n)
 		}
 		r.start = e.start;
 		r.end = e.end;
-		/* Not the heap itself: the brk heap, anonymous memory that holds blocks. */
-		r.root = e.read && e.write && !e.shared && strcmp(e.path, "[heap]") &&
-			 strcmp(e.path, "[stack]") &&
-			 !(anonymous(e.path) && holds_block(sc, e.start, e.end));
+		/*
+		 * What memory is, not what mapping holds it: the kernel merges a runtime's arena
+		 * with an allocator's mapping when they touch. The blocks and the free memory in
+		 * it are left out by scan_root(), not the whole mapping (unless the allocator keeps
+		 * its books there).
+		 */
+		r.root =
+		    e.read && e.write && !e.shared && strcmp(e.path, "[stack]") && !books(sc, &e);
 		err = MT_GROW(*out, cap, *n + 1, 64);
 		if (!err)
 			(*out)[(*n)++] = r;
@@ -386,11 +506,18 @@ static void find_cliques(struct scan *sc)
 	sc->clique = NOT_A_CLIQUE;
 }
 
-int mt_leak_scan(pid_t pid, const struct mt_live_block *b, size_t n,
-		 const struct user_regs_struct *regs, size_t n_regs, uint8_t *cls,
-		 struct mt_leak_stats *st)
+int mt_leak_scan(pid_t pid, const struct mt_leak_heap *h, const struct user_regs_struct *regs,
+		 size_t n_regs, uint8_t *cls, struct mt_leak_stats *st)
 {
-	struct scan sc = {.pid = pid, .b = b, .n = n, .cls = cls, .clique = NOT_A_CLIQUE, .st = st};
+	const struct mt_live_block *b = h->blocks;
+	size_t n = h->n;
+	struct scan sc = {.pid = pid,
+			  .b = b,
+			  .n = n,
+			  .books_apart = h->books_apart,
+			  .cls = cls,
+			  .clique = NOT_A_CLIQUE,
+			  .st = st};
 	int err = -ENOMEM;
 
 	memset(st, 0, sizeof(*st));
@@ -406,12 +533,15 @@ int mt_leak_scan(pid_t pid, const struct mt_live_block *b, size_t n,
 	/* Each block is pushed at most twice: reached possibly, then reachably (or in a clique). */
 	sc.stack = malloc((2 * n + 1) * sizeof(*sc.stack));
 	sc.buf = malloc(CHUNK);
-	if (!sc.stack || !sc.buf)
+	sc.gaps = calloc(1, sizeof(*sc.gaps));
+	if (!sc.stack || !sc.buf || !sc.gaps || make_skip(&sc, h))
 		goto out;
 	err = scan_roots(&sc, regs, n_regs);
 	if (!err)
 		find_cliques(&sc);
 out:
+	free(sc.skip);
+	free(sc.gaps);
 	free(sc.stack);
 	free(sc.buf);
 	return err;

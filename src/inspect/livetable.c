@@ -4,6 +4,15 @@
  * address) -> size and stack, linear probing with backward-shift deletion (no tombstones: a
  * long run frees as much as it allocates), and the processes' address spaces beside it. Space
  * ids start at 1; a slot whose space is 0 is empty.
+ *
+ * A freed block stays in the same table under its space with FREED set (a key of its own, so
+ * that a new block at its address does not meet it): the scan must not take the stale words of
+ * free memory for roots, as memcheck does not (it never hands freed memory back to the program).
+ * A block that had a mapping of its own is not kept once freed: the allocator unmaps it at the
+ * free, and what the kernel maps there later (a runtime's arena) is no free memory. glibc and
+ * musl map a block of RETURNED bytes or more on its own, its start less than MAPPED_WITHIN bytes
+ * past a page (their headers: glibc's 16 bytes, musl's 32); a block that big anywhere else is in
+ * a heap (glibc raises its threshold once it has unmapped one), and stays free memory there.
  */
 
 #include <errno.h>
@@ -14,10 +23,16 @@
 #include "base/kind.h"
 #include "inspect/livetable.h"
 
+#define FREED	      (1u << 31)
+#define RETURNED      (128u << 10) /* glibc's and musl's first mmap threshold */
+#define MAPPED_WITHIN 64u	   /* a mapped block's start, in its first page */
+
 struct pid_space {
 	uint32_t pid;
 	uint32_t space;
-	bool shared; /* its parent's space (vfork): an exec gives it one of its own */
+	bool shared;	 /* its parent's space (vfork): an exec gives it one of its own */
+	uint8_t n_files; /* MT_LIVE_FILES + 1: more than MT_LIVE_FILES */
+	uint16_t files[MT_LIVE_FILES]; /* the files whose allocator calls made its blocks */
 };
 
 /* A realloc entered, its old block released, its return not seen yet (per thread). */
@@ -135,6 +150,31 @@ static bool take(struct mt_livetable *lt, uint32_t space, uint64_t addr, struct 
 	return true;
 }
 
+/*
+ * Block b is free memory now (a free, a realloc that moved it): kept as such, the bigger of it
+ * and what was freed at its address before, unless its allocator gave it back to the kernel.
+ */
+static void put_freed(struct mt_livetable *lt, const struct mt_live_block *b)
+{
+	struct mt_live_block f = *b, was;
+
+	if (b->size >= RETURNED && (b->addr & 4095) < MAPPED_WITHIN)
+		return;
+	f.space |= FREED;
+	if (take(lt, f.space, f.addr, &was) && was.size > f.size)
+		f.size = was.size;
+	put(lt, &f);
+}
+
+/* Release the block at addr: free memory from now on. */
+static void release(struct mt_livetable *lt, uint32_t space, uint64_t addr)
+{
+	struct mt_live_block gone;
+
+	if (take(lt, space, addr, &gone))
+		put_freed(lt, &gone);
+}
+
 /* Every block of space is gone (an exec, an exit). */
 static void drop_space(struct mt_livetable *lt, uint32_t space)
 {
@@ -142,7 +182,7 @@ static void drop_space(struct mt_livetable *lt, uint32_t space)
 
 	/* A removal may move a later entry into k: look at k again before going on. */
 	while (lt->mask && k <= lt->mask) {
-		if (lt->slot[k].space == space)
+		if ((lt->slot[k].space & ~FREED) == space)
 			remove_slot(lt, k);
 		else
 			k++;
@@ -194,6 +234,7 @@ static void on_fork(struct mt_livetable *lt, const struct mt_event *e)
 		goto lost;
 	child->shared = e->size & MT_FORK_SHARED_MM;
 	child->space = child->shared ? space : ++lt->next_space;
+	child->n_files = 0;
 	return;
 lost:
 	lt->inexact = true;
@@ -254,20 +295,38 @@ static void on_realloc(struct mt_livetable *lt, uint32_t space, const struct mt_
 				put(lt, &old.b);
 			return;
 		}
+		/* Moved: the old block's memory is free. */
+		if (old.found && old.b.addr != e->addr)
+			put_freed(lt, &old.b);
 	} else if (e->flags & MT_EV_FAILED) {
 		return;
-	} else if (e->old_addr) {
+	} else if (e->old_addr && take(lt, space, e->old_addr, &gone) && gone.addr != e->addr) {
 		/* No entry record (xallocx): the old block goes at the return. */
-		take(lt, space, e->old_addr, &gone);
+		put_freed(lt, &gone);
 	}
 	put(lt, &(struct mt_live_block){
 		    .addr = e->addr, .size = e->size, .stack = e->stack_id, .space = space});
 }
 
+/* The file of an allocator call that made a block in p's space: one of the space's allocators. */
+static void note_file(struct mt_livetable *lt, struct pid_space *p, uint16_t file_id)
+{
+	/* A vfork child allocates in its parent's space: the parent's scan reads its blocks. */
+	for (size_t i = 0; p->shared && i < lt->n_pids; i++)
+		if (lt->pids[i].space == p->space && !lt->pids[i].shared)
+			p = &lt->pids[i];
+	for (size_t i = 0; i < p->n_files && i < MT_LIVE_FILES; i++)
+		if (p->files[i] == file_id)
+			return;
+	if (p->n_files < MT_LIVE_FILES)
+		p->files[p->n_files] = file_id;
+	if (p->n_files <= MT_LIVE_FILES)
+		p->n_files++;
+}
+
 static void on_event(struct mt_livetable *lt, const struct mt_event *e)
 {
 	enum mt_kind_effect kc = mt_kind_effect(e->kind);
-	struct mt_live_block gone;
 	struct pid_space *p;
 
 	if (e->kind == MT_K_FORK)
@@ -281,6 +340,8 @@ static void on_event(struct mt_livetable *lt, const struct mt_event *e)
 		lt->inexact = true;
 		return;
 	}
+	if (kc == MT_KIND_ALLOC || kc == MT_KIND_REALLOC)
+		note_file(lt, p, e->file_id);
 	if (e->kind == MT_K_REALLOC_RELEASE)
 		on_realloc_entry(lt, p->space, e);
 	else if (kc == MT_KIND_REALLOC)
@@ -290,7 +351,7 @@ static void on_event(struct mt_livetable *lt, const struct mt_event *e)
 		    &(struct mt_live_block){
 			.addr = e->addr, .size = e->size, .stack = e->stack_id, .space = p->space});
 	else if (kc == MT_KIND_FREE && e->addr)
-		take(lt, p->space, e->addr, &gone);
+		release(lt, p->space, e->addr);
 }
 
 void mt_livetable_events(struct mt_livetable *lt, const struct mt_event *ev, size_t n)
@@ -318,25 +379,53 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-long mt_livetable_blocks(const struct mt_livetable *lt, uint32_t pid, struct mt_live_block **out)
+/* The entries of key (a space, with FREED or not), sorted by address, in *out (to free). */
+static long entries_of(const struct mt_livetable *lt, uint32_t key, struct mt_live_block **out)
 {
-	const struct pid_space *p = pid_find(lt, pid);
 	size_t n = 0, k;
 
 	*out = NULL;
-	if (!p || !lt->mask)
+	if (!lt->mask)
 		return 0;
 	for (k = 0; k <= lt->mask; k++)
-		n += lt->slot[k].space == p->space;
+		n += lt->slot[k].space == key;
 	*out = malloc((n ? n : 1) * sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
 	n = 0;
 	for (k = 0; k <= lt->mask; k++)
-		if (lt->slot[k].space == p->space)
+		if (lt->slot[k].space == key)
 			(*out)[n++] = lt->slot[k];
 	qsort(*out, n, sizeof(**out), by_addr);
 	return (long)n;
+}
+
+long mt_livetable_blocks(const struct mt_livetable *lt, uint32_t pid, struct mt_live_block **out)
+{
+	const struct pid_space *p = pid_find(lt, pid);
+
+	*out = NULL;
+	return p ? entries_of(lt, p->space, out) : 0;
+}
+
+long mt_livetable_freed(const struct mt_livetable *lt, uint32_t pid, struct mt_live_block **out)
+{
+	const struct pid_space *p = pid_find(lt, pid);
+
+	*out = NULL;
+	return p ? entries_of(lt, p->space | FREED, out) : 0;
+}
+
+long mt_livetable_files(const struct mt_livetable *lt, uint32_t pid, uint16_t *ids)
+{
+	const struct pid_space *p = pid_find(lt, pid);
+
+	if (!p)
+		return 0;
+	if (p->n_files > MT_LIVE_FILES)
+		return -E2BIG;
+	memcpy(ids, p->files, p->n_files * sizeof(*ids));
+	return p->n_files;
 }
 
 struct mt_livetable *mt_livetable_new(void)

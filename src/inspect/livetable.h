@@ -26,6 +26,8 @@ struct mt_live_block {
 
 struct mt_livetable;
 
+#define MT_LIVE_FILES 8 /* the allocators' files kept per process */
+
 struct mt_livetable *mt_livetable_new(void);
 void mt_livetable_free(struct mt_livetable *lt);
 /* Replay a batch of the stream. Out of memory, the table is marked inexact and goes on. */
@@ -39,5 +41,16 @@ bool mt_livetable_shared(const struct mt_livetable *lt, uint32_t pid);
  * or a negative errno.
  */
 long mt_livetable_blocks(const struct mt_livetable *lt, uint32_t pid, struct mt_live_block **out);
+/*
+ * The free memory of pid's address space that its blocks left (freed, or moved by a realloc, and
+ * not given back to the kernel: livetable.c), sorted by address and overlapping live blocks or
+ * one another at times, in *out (to free); their count, or a negative errno.
+ */
+long mt_livetable_freed(const struct mt_livetable *lt, uint32_t pid, struct mt_live_block **out);
+/*
+ * The files (their file_id) whose allocator calls made blocks in pid's address space, in ids (room
+ * for MT_LIVE_FILES): their count, or -E2BIG when there were more.
+ */
+long mt_livetable_files(const struct mt_livetable *lt, uint32_t pid, uint16_t *ids);
 
 #endif

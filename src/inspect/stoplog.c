@@ -191,7 +191,8 @@ int mt_stoplog_write(struct mt_stoplog *log, int fd)
 	/* The format's version first, so that a reader knows what it reads (docs/STOPS.md). */
 	fprintf(f, "{\"kind\":\"format\",\"version\":%d%s}\n", MT_STOPLOG_VERSION,
 		log->maps ? ",\"maps\":true" : "");
-	qsort(log->recs, log->n, sizeof(*log->recs), cmp_rec);
+	if (log->n) /* none recorded: no array, and qsort's may not be NULL */
+		qsort(log->recs, log->n, sizeof(*log->recs), cmp_rec);
 	for (size_t i = 0; i < log->n; i++) {
 		struct json_object *o = render(&log->recs[i]);
 

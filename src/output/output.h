@@ -201,4 +201,18 @@ int mt_output_diff_html(const struct mt_diff_view *v, FILE *out);
 /* A string of the traced program (any bytes) as a JSON string, UTF-8; NULL when out of memory. */
 struct json_object *mt_output_json_string(const char *s);
 
+/* memtrack bench (output_bench.c, docs/BENCH.md): 0 or -EIO. */
+struct mt_bench_split;
+struct mt_bench_cmp;
+struct mt_bench_limits;
+/* The table of benchmarks, and with --stacks each one's top sites. */
+int mt_output_bench_text(const struct mt_bench_split *s, FILE *out);
+/* {"benchmarks": [{"uri", "name", "allocations", ...}], ...} */
+int mt_output_bench_json(const struct mt_bench_split *s, FILE *out);
+/* Each benchmark's metrics, base and new, and which exceed a limit. */
+int mt_output_bench_compare_text(const struct mt_bench_cmp *c, FILE *out);
+/* A pull request's comment: the table, with the comparison when c is not NULL. */
+int mt_output_bench_markdown(const struct mt_bench_split *s, const struct mt_bench_cmp *c,
+			     const struct mt_bench_limits *limits, FILE *out);
+
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/regfile.h"
 #include "reader/artifact_read_int.h"
 
 /* ---- records ------------------------------------------------------------------------------- */
@@ -308,6 +309,7 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 	case MT_REC_MAPPING:
 	case MT_REC_LEAKS:
 	case MT_REC_RSS:
+	case MT_REC_BENCH:
 		return mt_artread_meta(r, type, len, at, it);
 	case MT_REC_UNPROBED:
 		/* Version 1 had no such record: there it is an unknown type, passed over. */
@@ -399,6 +401,7 @@ static int finish_open(struct mt_artifact_reader **rp, struct mt_artifact_reader
 int mt_artifact_open(struct mt_artifact_reader **rp, const char *path, char *err, size_t errlen)
 {
 	struct mt_artifact_reader *r;
+	char why[256];
 	int ret;
 
 	*rp = NULL;
@@ -410,10 +413,12 @@ int mt_artifact_open(struct mt_artifact_reader **rp, const char *path, char *err
 		mt_artifact_close(r);
 		goto nomem;
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A pipe the user's shell gave as stdin is read (run -o /dev/stdout | report /dev/stdin).
+	 */
+	r->fd = mt_regfile_open(path, MT_REGFILE_OWN_STREAM, why, sizeof(why));
 	if (r->fd < 0) {
-		ret = -errno;
-		mt_artread_fail(r, ret, "cannot open: %s", strerror(errno));
+		ret = r->fd;
+		mt_artread_fail(r, ret, "cannot open: %s", why);
 		copy_err(r, err, errlen);
 		mt_artifact_close(r);
 		return ret;

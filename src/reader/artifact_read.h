@@ -40,6 +40,7 @@ enum mt_item_type {
 	MT_ITEM_MAPPING, /* a mapping system call (type 9) */
 	MT_ITEM_LEAKS,	 /* a leak scan at a process's exit, or a part of one (type 10) */
 	MT_ITEM_RSS,	 /* a process's resident memory, sampled (type 11) */
+	MT_ITEM_BENCH,	 /* a benchmark window's start or stop, or its URI (type 12) */
 };
 
 /* One thing read from the stream. The pointers are valid until the next call on the reader. */
@@ -55,6 +56,7 @@ struct mt_artifact_item {
 		const struct mt_artifact_mapping *mapping;
 		const struct mt_artifact_leaks *leaks;
 		const struct mt_artifact_rss *rss;
+		const struct mt_artifact_bench *bench;
 		struct {
 			const struct mt_event *events;
 			size_t n_events;

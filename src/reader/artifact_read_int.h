@@ -67,6 +67,7 @@ struct mt_artifact_reader {
 	struct mt_artifact_mapping mapping;
 	struct mt_artifact_leaks leaks;
 	struct mt_artifact_rss rss;
+	struct mt_artifact_bench bench;
 	struct mt_artifact_leak_block *leak_blocks; /* MT_ARTIFACT_LEAKS_PER, made at the first */
 };
 

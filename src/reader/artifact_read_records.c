@@ -221,6 +221,21 @@ static int parse_mapping(struct mt_artifact_reader *r, struct cursor *c, uint64_
 	return 0;
 }
 
+static int parse_bench(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
+{
+	struct mt_artifact_bench *b = &r->bench;
+	uint32_t pid;
+	uint8_t zero8;
+	uint16_t zero16;
+
+	if (!get_u64(c, &b->ts_ns) || !get_u32(c, &pid) || !get_u8(c, &b->what) ||
+	    !get_u8(c, &zero8) || !get_u16(c, &zero16) ||
+	    !get_str(c, b->uri, MT_ARTIFACT_BENCH_URI_MAX))
+		return mt_artread_corrupt(r, at, "bad benchmark mark");
+	b->pid = (int32_t)pid;
+	return 0;
+}
+
 static int parse_leaks(struct mt_artifact_reader *r, struct cursor *c, uint64_t at)
 {
 	struct mt_artifact_leaks *l = &r->leaks;
@@ -325,6 +340,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 			   MT_ARTIFACT_LEAKS_FIXED + MT_ARTIFACT_LEAK_ENTRY * MT_ARTIFACT_LEAKS_PER;
 	case MT_REC_RSS:
 		return len >= MT_ARTIFACT_RSS_SIZE && len <= MT_ARTIFACT_META_MAX;
+	case MT_REC_BENCH:
+		return len >= MT_ARTIFACT_BENCH_FIXED + 4 && len <= MT_ARTIFACT_META_MAX;
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;
@@ -396,6 +413,11 @@ int mt_artread_parse(struct mt_artifact_reader *r, uint32_t type, const uint8_t 
 		err = parse_rss(r, &c, at);
 		it->type = MT_ITEM_RSS;
 		it->rss = &r->rss;
+		break;
+	case MT_REC_BENCH:
+		err = parse_bench(r, &c, at);
+		it->type = MT_ITEM_BENCH;
+		it->bench = &r->bench;
 		break;
 	case MT_REC_FOOTER:
 		err = parse_footer(r, &c, at);

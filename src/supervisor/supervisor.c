@@ -162,6 +162,20 @@ static void on_handed_root_gone(struct sup *s, struct handoff *h, int status)
 		tell_left(s);
 }
 
+/*
+ * The root, handed to a debugger, is memtrack's child, but waitpid reports its end only once its
+ * debugger let it go. After the tree's SIGKILL (a termination request), a debugger that holds it
+ * dead (gdb at its prompt) does not hold memtrack: its end is read from /proc.
+ */
+static void take_held_root(struct sup *s)
+{
+	struct handoff *h = s->end_phase == 3 ? sup_handoff_of(s, s->root) : NULL;
+	int status;
+
+	if (h && sup_handoff_dead(h, &status))
+		on_handed_root_gone(s, h, status);
+}
+
 static int event_loop(struct sup *s)
 {
 	struct tracee *t;
@@ -176,6 +190,7 @@ static int event_loop(struct sup *s)
 				return err;
 		}
 		sup_take_requests(s);
+		take_held_root(s);
 		err = sup_resume_pressed(s);
 		if (!err)
 			err = sup_attach_tick(s);
@@ -208,7 +223,9 @@ static int event_loop(struct sup *s)
 		}
 		t = sup_find_tracee(s, tid);
 		if (!t && tid == s->root && sup_handoff_of(s, tid)) {
-			if (WIFEXITED(status) || WIFSIGNALED(status))
+			/* Its end may have been read already (sup_handoff_tick). */
+			if ((WIFEXITED(status) || WIFSIGNALED(status)) &&
+			    !sup_handoff_of(s, tid)->ended)
 				on_handed_root_gone(s, sup_handoff_of(s, tid), status);
 			continue;
 		}
@@ -483,7 +500,7 @@ static void *detach_tracker(void *tracker)
 	return NULL;
 }
 
-int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
+static int supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 {
 	bool detaching;
 	pthread_t detacher;
@@ -496,7 +513,6 @@ int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
 		return -ENOMEM;
 	if (cfg->trace_maps)
 		mt_stoplog_log_maps(s.log);
-	sup_block_requests();
 	if (cfg->track) {
 		err = open_tracking(&s);
 		if (err)
@@ -563,6 +579,43 @@ out:
 	sup_free(&s);
 	if (s.end_phase)
 		prctl(PR_SET_CHILD_SUBREAPER, 0);
-	sup_unblock_requests();
 	return err;
+}
+
+struct supervision {
+	const struct mt_run_config *cfg;
+	struct mt_run_result *res;
+	int err;
+};
+
+static void *supervisor_main(void *arg)
+{
+	struct supervision *v = arg;
+
+	v->err = supervise(v->cfg, v->res);
+	return NULL;
+}
+
+/*
+ * The supervisor runs in a thread of its own, memtrack's first thread waiting for it: a process
+ * of the tree may trace its parent, memtrack (an anti-debugging trick), and ptrace stops the
+ * thread its pid names, the first. Were that the tracer of the tree, the two would wait for each
+ * other for ever (the tracing process's own stops, its SIGCHLD first, wait for memtrack); this
+ * way memtrack handles them, and the first thread runs on once let go, as any parent would. The
+ * requests are blocked first, in every thread (the supervisor's inherits the mask).
+ */
+int mt_supervise(const struct mt_run_config *cfg, struct mt_run_result *res)
+{
+	struct supervision v = {.cfg = cfg, .res = res};
+	pthread_t thread;
+	int err;
+
+	sup_block_requests();
+	err = -pthread_create(&thread, NULL, supervisor_main, &v);
+	if (err)
+		v.err = supervise(cfg, res);
+	else
+		pthread_join(thread, NULL);
+	sup_unblock_requests();
+	return v.err;
 }

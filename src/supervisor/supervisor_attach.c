@@ -411,11 +411,37 @@ static int detach_begin(struct sup *s)
 	return 0;
 }
 
+/*
+ * Detaching waits for each thread's next stop; one that never comes (a thread inside vfork, which
+ * no interrupt stops, until its child execs or ends) holds memtrack until a second request or
+ * DETACH_WAIT_NS. Then the threads left are the kernel's to detach at the supervisor's exit: no
+ * PTRACE_O_EXITKILL, they run on, their probes gone already, their interrupt dropped.
+ */
+static void detach_give_up(struct sup *s)
+{
+	if (!s->detach_forced && mt_clock_now_ns() - s->detach_start_ns < DETACH_WAIT_NS)
+		return;
+	s->detach_forced = true;
+	fprintf(
+	    stderr,
+	    "memtrack: %zu thread(s) did not stop to be detached: they are detached as memtrack "
+	    "exits\n",
+	    s->live.n);
+	s->res->detached += (unsigned int)s->live.n;
+	while (s->live.n)
+		sup_remove_tracee(s, s->live.v[s->live.n - 1]);
+}
+
 /* Start detaching when asked, or when --duration is over. */
 int sup_attach_tick(struct sup *s)
 {
-	if (!s->cfg->attach_pid || s->detaching)
+	if (!s->cfg->attach_pid)
 		return 0;
+	if (s->detaching) {
+		if (s->live.n)
+			detach_give_up(s);
+		return 0;
+	}
 	if (!s->detach_asked && !(s->detach_at_ns && mt_clock_now_ns() >= s->detach_at_ns))
 		return 0;
 	return detach_begin(s);

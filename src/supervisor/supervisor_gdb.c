@@ -31,6 +31,9 @@
 #include "base/printable.h"
 #include "supervisor/supervisor_gdb_int.h"
 
+/* How often a send that gdb does not read looks for a termination request. */
+#define SEND_LOOK_MS 100
+
 /* ---- which threads ----------------------------------------------------------------------- */
 
 static ssize_t op_libraries(void *ctx, char *buf, size_t len)
@@ -60,7 +63,9 @@ static int op_send(void *ctx, const void *buf, size_t len)
 		if (n < 0 && errno == EAGAIN) {
 			struct pollfd pfd = {.fd = s->gdb->out_fd, .events = POLLOUT};
 
-			poll(&pfd, 1, -1);
+			/* A gdb that reads no more (stopped, ^Z) holds memtrack until a request. */
+			if (poll(&pfd, 1, SEND_LOOK_MS) == 0 && sup_request_pending())
+				return -EPIPE;
 			continue;
 		}
 		if (n <= 0)
@@ -340,11 +345,37 @@ static int read_gdb(struct sup *s)
 	return 0;
 }
 
+/*
+ * A termination request to memtrack (docs/STOPS.md) ends gdb's session first, as gdb's detach
+ * does: gdb's breakpoints out, every parked thread resumed, the connection (or the socket no one
+ * connected to yet) closed. The request is then handled as in any run: without this, the
+ * process, parked for gdb, would never get the signal, and memtrack would wait for it for ever.
+ */
+static void end_on_request(struct sup *s)
+{
+	struct sup_gdb *g = s->gdb;
+
+	if (!g || !g->pid || g->over)
+		return;
+	if (g->end == GDB_END_NONE)
+		g->end = GDB_END_REQUEST;
+	if (g->listen_fd >= 0) {
+		close(g->listen_fd);
+		g->listen_fd = -1;
+	}
+	end_session(s);
+	remove_socket(g);
+}
+
 int sup_gdb_tick(struct sup *s)
 {
 	struct sup_gdb *g = s->gdb;
 	int fd, err;
 
+	if (s->gdb_end_asked) {
+		s->gdb_end_asked = false;
+		end_on_request(s);
+	}
 	if (!g || !g->pid)
 		return 0;
 	if (g->over) {
@@ -383,6 +414,7 @@ void sup_gdb_report(struct sup *s)
 	    [GDB_END_KILL] = ", then gdb killed it",
 	    [GDB_END_GONE] = ", then gdb went away and it ran on",
 	    [GDB_END_EXIT] = " until it ended",
+	    [GDB_END_REQUEST] = ", until memtrack was asked to end",
 	};
 	struct sup_gdb *g = s->gdb;
 	char *out = s->res->gdb_summary;
@@ -392,14 +424,14 @@ void sup_gdb_report(struct sup *s)
 		return;
 	if (!g->pid)
 		snprintf(out, len, "no process reached the point to serve to gdb");
-	else if (g->listen_fd >= 0 || !g->stops)
+	else if (!g->stops)
 		snprintf(out, len, "gdb never connected to %.160s", g->stdio ? "stdin" : g->addr);
 	else
 		snprintf(out, len,
 			 "process %d was debugged with gdb (%u stop%s)%s, its allocations "
 			 "recorded throughout",
 			 g->pid, g->stops, g->stops == 1 ? "" : "s", ends[g->end]);
-	if (g->pid && g->listen_fd >= 0)
+	if (g->pid && !g->stops)
 		fprintf(stderr, "memtrack: gdb never connected to %s\n", g->addr);
 }
 

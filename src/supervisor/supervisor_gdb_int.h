@@ -56,7 +56,14 @@ enum gdb_state {
 };
 
 /* What ended the session, for the summary. */
-enum gdb_end { GDB_END_NONE, GDB_END_DETACH, GDB_END_KILL, GDB_END_GONE, GDB_END_EXIT };
+enum gdb_end {
+	GDB_END_NONE,
+	GDB_END_DETACH,
+	GDB_END_KILL,
+	GDB_END_GONE,
+	GDB_END_EXIT,
+	GDB_END_REQUEST, /* memtrack got a termination signal */
+};
 
 struct sup_gdb {
 	struct mt_gdb *conn;

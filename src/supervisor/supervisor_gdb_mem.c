@@ -17,6 +17,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include "base/regfile.h"
 #include "inspect/procmaps.h"
 #include "supervisor/supervisor_gdb_int.h"
 
@@ -62,7 +63,8 @@ static int scan_mapping(const struct mt_map_entry *e, void *arg)
 
 		if (!f->n_points || !mt_inode_same_number(&f->key, &e->key))
 			continue;
-		fd = f->fd > 0 ? f->fd : open(f->path, O_RDONLY | O_CLOEXEC);
+		/* By name, what is there now may be a FIFO: never a wait for its writer. */
+		fd = f->fd > 0 ? f->fd : mt_regfile_open(f->path, MT_REGFILE_ONLY, NULL, 0);
 		for (size_t k = 0; k < f->n_points && fd >= 0; k++) {
 			uint64_t off = f->points[k].probe_offset;
 			uint8_t orig;

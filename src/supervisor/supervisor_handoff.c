@@ -404,12 +404,19 @@ static int read_exit_code(pid_t pid)
 	return mt_proc_stat_field(pid, 52, &code) ? -1 : (int)code;
 }
 
-/* The tracer of pid (TracerPid in its status), 0 when none or unknown. */
+/*
+ * The process tracing pid, 0 when none or unknown. TracerPid names the tracer's thread: memtrack's
+ * is not its first (mt_supervise), so the thread's group is looked up.
+ */
 pid_t sup_tracer_of(pid_t pid)
 {
 	struct mt_proc_status st;
+	pid_t tracer;
 
-	return mt_proc_status_read(pid, 0, &st) ? 0 : st.tracer;
+	if (mt_proc_status_read(pid, 0, &st) || !st.tracer)
+		return 0;
+	tracer = st.tracer;
+	return mt_proc_status_read(tracer, 0, &st) || !st.tgid ? tracer : st.tgid;
 }
 
 /*
@@ -491,6 +498,14 @@ static int tick(struct sup *s, struct handoff *h)
 	/* A thread it waited for may have ended instead of stopping (killed meanwhile). */
 	if (h->collecting)
 		return finish_collecting(s, h);
+	if (s->handoff_wake_asked && !h->continued && !h->inner) {
+		/*
+		 * A termination request while it waits for a debugger no one ran: continued, it
+		 * gets the signal sent to it (or to its group) as any process of the run does.
+		 */
+		h->continued = true;
+		kill(h->pid, SIGCONT);
+	}
 	if (now < h->next_look_ns && !mt_fd_readable(h->pidfd) &&
 	    !(s->tracker && mt_fd_readable(mt_tracker_requests_fd(s->tracker))))
 		return 0;
@@ -510,12 +525,27 @@ static int tick(struct sup *s, struct handoff *h)
 	return catch_up(s, h);
 }
 
+/* h's process has ended (a zombie, maybe held by its debugger): its wait status in *status. */
+bool sup_handoff_dead(const struct handoff *h, int *status)
+{
+	if (h->ended || h->pidfd < 0 || !mt_fd_readable(h->pidfd))
+		return false;
+	*status = read_exit_code(h->pid);
+	return *status >= 0;
+}
+
 int sup_handoff_tick(struct sup *s)
 {
+	bool collecting = false;
 	int err = 0;
 
-	for (size_t i = 0; i < sup_handoff_count(s) && !err; i++)
+	for (size_t i = 0; i < sup_handoff_count(s) && !err; i++) {
 		err = tick(s, sup_handoff_nth(s, i));
+		collecting |= sup_handoff_nth(s, i)->collecting;
+	}
+	/* One being collected waits for its debugger once it is done: the request holds. */
+	if (!collecting)
+		s->handoff_wake_asked = false;
 	return err;
 }
 
@@ -545,7 +575,7 @@ void sup_handoff_report(struct sup *s)
 {
 	char text[MT_PRINTABLE_MAX];
 
-	if (s->cfg->stop.text && !s->ho.pid)
+	if (s->cfg->stop.text && !s->ho.pid && !sup_gdb_reached(s))
 		fprintf(stderr, "memtrack: the stop point '%s' was never reached\n",
 			mt_printable(text, sizeof(text), s->cfg->stop.text));
 	for (size_t i = 0; i < sup_handoff_count(s); i++)

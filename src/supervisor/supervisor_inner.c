@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
+#include <unistd.h>
 
 #include "tracker/tracker.h"
 #include "supervisor/supervisor_int.h"
@@ -166,6 +167,12 @@ int sup_inner_ptrace(struct sup *s, struct tracee *t, const struct mt_ptrace_mar
 	if (target >= 0 && ret != -EPERM && !restarts(ret))
 		target = -1;
 	log_call(s, t, m, target);
+	if (m->request != PTRACE_TRACEME && (pid_t)m->pid == getpid() && !s->told_traced) {
+		/* Its first thread only, not the supervisor's (mt_supervise): it goes on. */
+		s->told_traced = true;
+		fprintf(stderr, "memtrack: process %d (%s) traced memtrack itself (%s)\n",
+			s->procs[t->proc].pid, s->procs[t->proc].pos, request_name(m->request));
+	}
 	if (target < 0) {
 		/* The call ran: its result stands, unless the kernel makes it again anyway. */
 		err = restarts(ret) ? mt_tracker_pass_ptrace(s->tracker, t->tid, m) : 0;

@@ -93,8 +93,9 @@ struct sup {
 	size_t files_logged; /* tracker files already named in the log */
 	size_t n_held;
 	unsigned int n_orphans;
-	bool root_gone; /* the root ended, or was left stopped for a debugger */
-	bool told_left; /* "waiting for N process(es) left by CMD" was said */
+	bool root_gone;	  /* the root ended, or was left stopped for a debugger */
+	bool told_left;	  /* "waiting for N process(es) left by CMD" was said */
+	bool told_traced; /* a process of the tree traced memtrack itself: said once */
 
 	/* Recent termination signals, one per sender: see on_request(). */
 	struct sent {
@@ -132,7 +133,9 @@ struct sup {
 		struct tracee *detached; /* the thread detached in its own stop: freed at the end */
 	} ho, **inner;
 	size_t n_inner;
-	struct sup_gdb *gdb; /* --gdb: the process served to gdb (supervisor_gdb.c) */
+	struct sup_gdb *gdb;	 /* --gdb: the process served to gdb (supervisor_gdb.c) */
+	bool gdb_end_asked;	 /* a termination request came: gdb's session ends */
+	bool handoff_wake_asked; /* ... and a process waiting for its debugger is continued */
 	int sigfd; /* the wake signals, while a handed-off process is waited for (0: none) */
 	/* Ending the tree on a termination request: see end_tree(). */
 	const struct sent *end_send; /* the send that started it */
@@ -140,8 +143,9 @@ struct sup {
 	int end_phase;
 	uint64_t end_deadline;
 	/* memtrack attach (supervisor_attach.c): the tree is detached on a request or a deadline */
-	bool detach_asked; /* a termination signal came */
-	bool detaching;	   /* every thread is detached at its next stop */
+	bool detach_asked;  /* a termination signal came */
+	bool detaching;	    /* every thread is detached at its next stop */
+	bool detach_forced; /* asked again, or too long: the rest is left to the kernel's detach */
 	uint64_t detach_at_ns, detach_start_ns;
 	/* RSS sampling (supervisor_rss.c): the next tick, its number, the samples of one tick */
 	uint64_t rss_next_ns;
@@ -168,6 +172,12 @@ struct sup {
 
 /* How long signals of one sender count as one send (timeout sends to memtrack, then the group). */
 #define SEND_WINDOW_NS (1000 * 1000000ull)
+
+/*
+ * How long memtrack attach waits for its threads to stop to be detached (one that never stops,
+ * inside a vfork, is left to the kernel's detach at memtrack's exit).
+ */
+#define DETACH_WAIT_NS (10 * 1000000000ull)
 
 /* The grace the command gets to end its tree, then the rest gets it, before SIGKILL. */
 #define END_GRACE_NS (2000 * 1000000ull)
@@ -202,6 +212,7 @@ struct handoff *sup_handoff_owner(const struct sup *s, const struct tracee *t);
 bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
 int sup_handoff_know(struct handoff *h, const char *path);
 bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
+bool sup_gdb_reached(const struct sup *s);
 int sup_gdb_fd(const struct sup *s);
 int sup_resume(pid_t tid, int sig);
 int sup_carry_out(struct tracee *t, int next);
@@ -247,6 +258,7 @@ int sup_hand_off(struct sup *s, struct tracee *t, const char *where);
 int sup_handoff_stop(struct sup *s, struct tracee *t, int status);
 void sup_handoff_ended(struct sup *s, struct handoff *h, int status);
 int sup_handoff_tick(struct sup *s);
+bool sup_handoff_dead(const struct handoff *h, int *status);
 void sup_handoff_report(struct sup *s);
 void sup_handoff_free(struct sup *s);
 pid_t sup_tracer_of(pid_t pid);
@@ -290,6 +302,7 @@ bool sup_sig_pending(pid_t pid, int sig);
 bool sup_root_delivery_wanted(struct sup *s, const siginfo_t *si);
 void sup_reap_orphans(void);
 void sup_take_requests(struct sup *s);
+bool sup_request_pending(void);
 int sup_wait_for_news(struct sup *s);
 
 /* supervisor_leaks.c: --leaks (docs/LEAKS.md) */

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/family.h"
 #include "writer/artifact.h"
 #include "writer/events.h"
 #include "inspect/leakscan.h"
@@ -70,8 +71,10 @@ static bool group_exit(const struct tracee *t, int status)
 struct snapshot {
 	struct mt_livetable *lt;
 	pid_t pid;
-	struct mt_live_block *b;
-	long n;
+	struct mt_live_block *b, *freed;
+	long n, n_freed;
+	long n_files; /* -E2BIG: more than MT_LIVE_FILES */
+	uint16_t files[MT_LIVE_FILES];
 	uint32_t flags;
 };
 
@@ -86,7 +89,32 @@ static int take_snapshot(void *arg, struct mt_artifact_writer *w)
 		return 0;
 	}
 	x->n = mt_livetable_blocks(x->lt, (uint32_t)x->pid, &x->b);
-	return x->n < 0 ? (int)x->n : 0;
+	if (x->n < 0)
+		return (int)x->n;
+	x->n_freed = mt_livetable_freed(x->lt, (uint32_t)x->pid, &x->freed);
+	x->n_files = mt_livetable_files(x->lt, (uint32_t)x->pid, x->files);
+	return x->n_freed < 0 ? (int)x->n_freed : 0;
+}
+
+/*
+ * Whether an allocator of the process's blocks keeps its books among them (leakscan.h): any but
+ * glibc's and musl's, whose books hold no stale pointer to a live block (glibc's are in libc's
+ * data and in chunk headers; musl's in meta areas of their own), and operator new's, which
+ * calls one of them. An allocator not known is taken to keep them there.
+ */
+static bool books_apart(const struct sup *s, const struct snapshot *x)
+{
+	if (x->n_files < 0)
+		return true;
+	for (long i = 0; i < x->n_files; i++) {
+		const struct mt_tracked_file *f =
+		    s->tracker ? mt_tracker_file(s->tracker, x->files[i]) : NULL;
+
+		if (!f || (f->family != MT_FAM_GLIBC && f->family != MT_FAM_MUSL &&
+			   f->family != MT_FAM_CXX))
+			return true;
+	}
+	return false;
 }
 
 /* The registers of the threads tids (those that can be read), in regs; their count. */
@@ -147,8 +175,11 @@ static int scan_process(struct sup *s, struct proc *p, const pid_t *tids, size_t
 	n = read_regs(tids, n, regs);
 	err = mt_events_at_now(s->events, take_snapshot, &x);
 	if (!err && !(x.flags & MT_LEAKS_SHARED)) {
+		struct mt_leak_heap h = {x.b, (size_t)x.n, x.freed, (size_t)x.n_freed,
+					 books_apart(s, &x)};
+
 		cls = malloc(x.n ? (size_t)x.n : 1);
-		err = cls ? mt_leak_scan(p->pid, x.b, (size_t)x.n, regs, n, cls, &st) : -ENOMEM;
+		err = cls ? mt_leak_scan(p->pid, &h, regs, n, cls, &st) : -ENOMEM;
 	}
 	if (!err)
 		err = write_record(s, &x, cls, &st, mt_clock_now_ns() - t0,
@@ -159,6 +190,7 @@ static int scan_process(struct sup *s, struct proc *p, const pid_t *tids, size_t
 	free(regs);
 	free(cls);
 	free(x.b);
+	free(x.freed);
 	/* Degrade, never die: the run goes on without this process's scan. */
 	return 0;
 }

@@ -126,13 +126,21 @@ bool sup_sig_pending(pid_t pid, int sig)
 	return !mt_proc_status_read(pid, 0, &st) && ((st.sig_pnd | st.shd_pnd) & MT_SIG_BIT(sig));
 }
 
-/* The root has the signal pending, or is stopped at its delivery. */
+/*
+ * The root has the signal pending, or is stopped at its delivery; but not when it is parked
+ * there for gdb: the end of gdb's session that the request brings resumes it without the signal
+ * (gdb had not decided to pass it), so memtrack forwards it.
+ */
 static bool root_getting(struct sup *s, int sig)
 {
+	struct tracee *t = sup_find_tracee(s, s->root);
 	siginfo_t si;
 
-	return sup_sig_pending(s->root, sig) ||
-	       (ptrace(PTRACE_GETSIGINFO, s->root, 0, &si) == 0 && si.si_signo == sig);
+	if (sup_sig_pending(s->root, sig))
+		return true;
+	if (t && sup_gdb_owns(s, t) && t->gdb_parked && t->gdb_at_signal)
+		return false;
+	return ptrace(PTRACE_GETSIGINFO, s->root, 0, &si) == 0 && si.si_signo == sig;
 }
 
 /*
@@ -204,6 +212,13 @@ static void end_tree(struct sup *s)
 	case 2:
 		for (size_t i = 0; i < s->live.n; i++)
 			kill(s->live.v[i]->tid, SIGKILL);
+		/* And what was handed over: a debugger that holds it does not hold memtrack. */
+		for (size_t i = 0; i < sup_handoff_count(s); i++) {
+			const struct handoff *h = sup_handoff_nth(s, i);
+
+			if (h->pid && !h->ended)
+				kill(h->pid, SIGKILL);
+		}
 		s->end_phase = 3;
 		s->end_deadline = 0;
 		break;
@@ -218,19 +233,29 @@ static void end_tree(struct sup *s)
 static void on_request(struct sup *s, const siginfo_t *si)
 {
 	int sig = si->si_signo;
+	bool getting = false;
 	struct sent *e;
 
 	/* memtrack attach: a request to detach, never forwarded (supervisor_attach.c). */
 	if (s->cfg->attach_pid) {
+		/* Asked again while detaching: memtrack waits for no thread any more. */
+		s->detach_forced = s->detaching;
 		s->detach_asked = true;
 		return;
 	}
 	e = find_sent(s, si);
-	if (!s->root_gone) {
-		if (e->delivered || e->forwarded || root_getting(s, sig))
-			return;
+	if (!s->root_gone)
+		getting = e->delivered || e->forwarded || root_getting(s, sig);
+	/*
+	 * Whoever gets it, nothing may stay stopped for a debugger: gdb's session ends
+	 * (sup_gdb_tick), a process still waiting for its debugger is continued (sup_handoff_tick).
+	 */
+	s->gdb_end_asked = true;
+	s->handoff_wake_asked = true;
+	if (getting)
+		return;
+	if (!s->root_gone)
 		e->forwarded = true;
-	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (!s->root_gone)
 		kill(s->root, sig);
@@ -254,6 +279,19 @@ void sup_reap_orphans(void)
 
 	while (waitpid(-1, &status, __WALL | WNOHANG) > 0)
 		;
+}
+
+/* A termination request waits to be taken (a wait elsewhere than the loop's gives way to it). */
+bool sup_request_pending(void)
+{
+	sigset_t pending;
+
+	if (sigpending(&pending))
+		return false;
+	for (size_t i = 0; i < N_TERM_SIGS; i++)
+		if (sigismember(&pending, term_sigs[i]) == 1)
+			return true;
+	return false;
 }
 
 /* Handle the requests that came, and the phase of ending the tree that is due. */
@@ -305,8 +343,11 @@ int sup_wait_for_news(struct sup *s)
 	sigset_t set;
 	int sig;
 
-	if (s->end_deadline || (s->detach_at_ns && !s->detaching)) {
-		uint64_t at = s->end_deadline ? s->end_deadline : s->detach_at_ns;
+	if (s->end_deadline || (s->detach_at_ns && !s->detaching) || s->detaching) {
+		/* Detaching: memtrack attach waits DETACH_WAIT_NS at most (supervisor_attach.c). */
+		uint64_t at = s->end_deadline ? s->end_deadline
+			      : s->detaching  ? s->detach_start_ns + DETACH_WAIT_NS
+					      : s->detach_at_ns;
 
 		left = at > now ? at - now : 0;
 		ts = (struct timespec){left / 1000000000ull, left % 1000000000ull};

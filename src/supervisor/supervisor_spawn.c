@@ -20,6 +20,7 @@
 
 #include <json-c/json.h>
 
+#include "base/regfile.h"
 #include "writer/artifact.h"
 #include "inspect/backtrace.h"
 #include "base/clock.h"
@@ -101,7 +102,7 @@ static bool read_interpreter(const char *path, char *interp, size_t len)
 	char line[256];
 	ssize_t n = -1;
 	size_t start, end;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 
 	if (fd >= 0) {
 		n = read(fd, line, sizeof(line) - 1);

@@ -16,10 +16,15 @@
 #include "inspect/procmaps.h"
 #include "supervisor/supervisor_int.h"
 
-/* Not reached yet (first match only), and aimed at t's process. */
+/*
+ * Not reached yet (first match only: handed off, or served to gdb), and aimed at t's process. A
+ * later match runs on under memtrack: gdb has one process, and one that waited for a debugger
+ * no one comes for would stay stopped until memtrack is killed.
+ */
 static bool stop_point_open(const struct sup *s, const struct tracee *t, bool root_exec)
 {
-	return !s->ho.pid && mt_stop_point_aims_at(&s->cfg->stop, s->procs[t->proc].pos, root_exec);
+	return !s->ho.pid && !sup_gdb_reached(s) &&
+	       mt_stop_point_aims_at(&s->cfg->stop, s->procs[t->proc].pos, root_exec);
 }
 
 struct exec_match {

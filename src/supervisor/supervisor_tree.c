@@ -253,6 +253,12 @@ bool sup_gdb_owns(const struct sup *s, const struct tracee *t)
 	return t->tgid == g->pid;
 }
 
+/* A process reached the stop point and was served to gdb (whether or not its session is over). */
+bool sup_gdb_reached(const struct sup *s)
+{
+	return s->gdb && s->gdb->pid;
+}
+
 int sup_gdb_fd(const struct sup *s)
 {
 	const struct sup_gdb *g = gdb_active(s);

@@ -287,8 +287,9 @@ int mt_tracker_reset(struct mt_tracker *t)
 {
 	struct memtrack_bpf *s = t->skel;
 
+	/* The unwinder's tables are not reset; a tracker that never ran has none to reset. */
 	if (t->cfg.stacks)
-		return -EOPNOTSUPP;
+		return t->artifact ? -EOPNOTSUPP : 0;
 	t->keep_classified = true;
 	detach_all(t, false);
 	forget_files(t);

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/regfile.h"
 #include "memtrack.skel.h"
 
 #include "base/grow.h"
@@ -92,6 +93,26 @@ static const char *classify_error(int err)
 }
 
 /*
+ * An allocator the file holds without naming its functions (classify.h): recorded as not probed,
+ * in place of the static executable's "no allocator found", which it makes precise.
+ */
+static void unnamed_allocator(struct mt_tracker *t, const char *path,
+			      const struct mt_classification *c)
+{
+	if (c->n_points)
+		tracker_not_probed(t, path, NULL, 0,
+				   "contains %s, statically linked and stripped: only the %zu "
+				   "functions its .dynsym names are probed, its other calls are "
+				   "not recorded",
+				   mt_family_name(c->unnamed), c->n_points);
+	else
+		tracker_not_probed(t, path, NULL, 0,
+				   "contains %s, statically linked and stripped: its calls are "
+				   "not recorded",
+				   mt_family_name(c->unnamed));
+}
+
+/*
  * Every 16-bit file id is taken. A file with nothing to probe needs none: it is marked DONE. One
  * with an allocator cannot be told apart in events: it is recorded as not probed.
  */
@@ -109,7 +130,7 @@ static int handle_file_without_id(struct mt_tracker *t, const struct mt_inode_ke
 			"not probed\n",
 			MAX_FILES);
 	t->files_full = true;
-	if (!err && c.family != MT_FAM_NONE)
+	if (!err && (c.family != MT_FAM_NONE || c.unnamed != MT_FAM_NONE))
 		tracker_not_probed(t, path, NULL, 0, "no file id left (%u files handled)",
 				   MAX_FILES);
 	mt_classification_free(&c);
@@ -235,7 +256,9 @@ static int handle_file(struct mt_tracker *t, const struct mt_inode_key *key, int
 				"memtrack: %s has no symbol table (neither .dynsym nor "
 				".symtab): its allocations, if any, cannot be tracked\n",
 				mt_printable(p, sizeof(p), path));
-		if (c.static_exec && c.family == MT_FAM_NONE)
+		if (c.unnamed != MT_FAM_NONE)
+			unnamed_allocator(t, path, &c);
+		else if (c.static_exec && c.family == MT_FAM_NONE)
 			tracker_not_probed(
 			    t, path, NULL, 0,
 			    "a static executable in which no allocator was found: "
@@ -390,7 +413,8 @@ static int resolve_fd_path(struct mt_tracker *t, const struct mt_inode_key *key,
 	ssize_t n;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The tree may have put a FIFO at that fd since: never a wait for its writer. */
+	fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) || mt_procmaps_kdev(st.st_dev) != key->dev || st.st_ino != key->ino) {
@@ -518,10 +542,10 @@ int mt_tracker_link_path(struct mt_tracker *t, pid_t pid, const char *path)
 	int fd, err;
 
 	/* A name only: what is there now may be a FIFO, which would hold the stop. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
 		close(fd);
 		return 0;
 	}

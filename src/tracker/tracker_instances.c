@@ -219,18 +219,19 @@ static int share_maps(struct bpf_object *obj, struct bpf_object *loaded)
 	return 0;
 }
 
-/* The run needs the programs of needs from now on: load those not loaded yet. */
-int tracker_need(struct mt_tracker *t, unsigned int needs)
+/*
+ * A new instance that loads the programs of needs and shares the loaded maps, in *out. It writes
+ * nothing of t: the multi loader calls it beside the main thread, which owns the instances kept
+ * (loaded, later, n_later). What it reads of t is set before that thread starts and not changed
+ * while it runs (maps_skel, cfg, the CO-RE target written by the first open); the BTF state of a
+ * load is per thread (tracker_btf_sections.c).
+ */
+static int load_instance(struct mt_tracker *t, unsigned int needs, struct memtrack_bpf **out)
 {
-	struct memtrack_bpf *s;
+	struct memtrack_bpf *s = tracker_open_object(t);
 	int err;
 
-	needs &= ~t->loaded;
-	if (!needs)
-		return 0;
-	if (t->n_later == MT_MAX_LATER)
-		return -E2BIG;
-	s = tracker_open_object(t);
+	*out = NULL;
 	if (!s)
 		return -errno;
 	err = share_maps(s->obj, (t->maps_skel ? t->maps_skel : t->skel)->obj);
@@ -245,9 +246,37 @@ int tracker_need(struct mt_tracker *t, unsigned int needs)
 		memtrack_bpf__destroy(s);
 		return err;
 	}
+	*out = s;
+	return 0;
+}
+
+/* Keep s, loaded for needs, with the run's instances (the main thread's alone). */
+static int keep_instance(struct mt_tracker *t, struct memtrack_bpf *s, unsigned int needs)
+{
+	if (t->n_later == MT_MAX_LATER) {
+		memtrack_bpf__destroy(s);
+		return -E2BIG;
+	}
 	t->later[t->n_later++] = s;
 	t->loaded |= needs;
 	return 0;
+}
+
+/* The run needs the programs of needs from now on: load those not loaded yet. */
+int tracker_need(struct mt_tracker *t, unsigned int needs)
+{
+	struct memtrack_bpf *s;
+	int err;
+
+	if (needs & MT_NEED_MULTI)
+		tracker_loads_done(t); /* the multi loader's, if it runs */
+	needs &= ~t->loaded;
+	if (!needs)
+		return 0;
+	if (t->n_later == MT_MAX_LATER)
+		return -E2BIG;
+	err = load_instance(t, needs, &s);
+	return err ? err : keep_instance(t, s, needs);
 }
 
 /*
@@ -256,7 +285,9 @@ int tracker_need(struct mt_tracker *t, unsigned int needs)
  * (tracker_load_maps_first), beside the lifecycle's load and the command's spawn: they are first
  * needed by the first file's links (tracker_prog, tracker_multi wait for them). If the kernel
  * refuses them, the run probes with one perf link per probe, as when it refuses a uprobe_multi
- * link.
+ * link. The thread writes its instance and error alone (multi_made, multi_err), which the main
+ * thread reads once it has joined it: the main thread may load other instances meanwhile
+ * (tracker_watch_exits_in_calls), and keeps them all.
  */
 static void *multi_loader_main(void *arg)
 {
@@ -264,7 +295,7 @@ static void *multi_loader_main(void *arg)
 	int err, tries = 0;
 
 	do
-		err = tracker_need(t, MT_NEED_MULTI);
+		err = load_instance(t, MT_NEED_MULTI, &t->multi_made);
 	while (err == -EAGAIN && ++tries < 100);
 	t->multi_err = err;
 	return NULL;
@@ -289,6 +320,9 @@ void tracker_loads_done(struct mt_tracker *t)
 	start = boottime_ns();
 	pthread_join(t->multi_loader, NULL);
 	t->multi_loading = false;
+	if (!t->multi_err)
+		t->multi_err = keep_instance(t, t->multi_made, MT_NEED_MULTI);
+	t->multi_made = NULL;
 	if (t->cfg.verbose)
 		fprintf(stderr, "memtrack: waited %.2f ms for the uprobe_multi programs\n",
 			(boottime_ns() - start) / 1e6);

@@ -110,7 +110,8 @@ struct mt_tracker {
 	struct mt_kbtf *kbtf; /* the kernel's BTF, read for the first load (tracker_btf.c) */
 	int core_fd;	      /* the memory file of the CO-RE target (-1: none) */
 	bool core_written;    /* core_fd holds the target */
-	unsigned int loaded;  /* enum mt_need: the features whose programs are loaded */
+	/* The main thread's alone: the multi loader hands its instance over (multi_made). */
+	unsigned int loaded; /* enum mt_need: the features whose programs are loaded */
 	struct memtrack_bpf *later[MT_MAX_LATER];
 	int n_later;
 	struct ring_buffer *requests;
@@ -148,6 +149,7 @@ struct mt_tracker {
 	pthread_t multi_loader; /* loads the uprobe_multi programs beside the run's start */
 	bool multi_loading;	/* multi_loader runs or is not joined yet (tracker_loads_done) */
 	int multi_err;		/* what multi_loader's load returned */
+	struct memtrack_bpf *multi_made; /* its instance, kept by the main thread once joined */
 	bool mm_filter; /* links count for every task of the linked task's mm (vfork children) */
 	bool mappings_failed; /* cfg.mappings, but the mapping programs could not be attached */
 	struct mt_arm *arms;  /* --probe-scope=tree: per process and file */

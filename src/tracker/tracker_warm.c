@@ -16,6 +16,10 @@
  * (a burst of forks, the next benchmark); then it sleeps until the next link. Its links go to the
  * closer, which detaches them off every path. Where the kernel refuses them (no uprobe_multi
  * before 6.6), or there is no closer to take them, there is no warmer.
+ *
+ * Nothing here depends on when the thread first runs: memtrack waits at most WARM_BEGIN_NS for
+ * it to begin (it usually has within 5 ms), and it warms for WARM_FIRST_NS from its own start.
+ * A thread that runs late (a loaded machine, a niced memtrack) costs speed, never a hang.
  */
 
 #include <errno.h>
@@ -35,14 +39,15 @@
 #define WARM_PERIOD_NS (3 * 1000 * 1000ull)
 #define WARM_FIRST_NS  (250 * 1000 * 1000ull)
 #define WARM_AFTER_NS  (100 * 1000 * 1000ull)
+#define WARM_BEGIN_NS  (50 * 1000 * 1000ull)
 
 struct tracker_warmer {
 	struct mt_tracker *t;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	pthread_cond_t began; /* the first registration is under way */
-	bool stop, registering;
+	pthread_cond_t began; /* the thread runs: its first registration is under way */
+	bool stop, begun;
 	uint64_t until;	   /* warm until then (CLOCK_MONOTONIC) */
 	uint64_t last;	   /* the last registration memtrack knows of */
 	int prog_fd, file; /* the program and the memory file of the probe nothing runs */
@@ -69,13 +74,41 @@ static int register_idle_probe(struct tracker_warmer *w)
 	return 0;
 }
 
+#ifdef MT_FAULT_INJECTION
+/*
+ * Test builds only (build/tests/memtrack-faults): MT_WARM_DELAY_MS=N makes the thread first run
+ * N ms late, as the scheduler of a loaded machine may.
+ */
+static void delay_start(void)
+{
+	const char *ms = getenv("MT_WARM_DELAY_MS");
+	long n = ms ? atol(ms) : 0;
+	struct timespec ts = {n / 1000, n % 1000 * 1000000L};
+
+	if (n > 0)
+		nanosleep(&ts, NULL);
+}
+#else
+static void delay_start(void)
+{
+}
+#endif
+
 static void *warmer_main(void *arg)
 {
 	struct tracker_warmer *w = arg;
 	struct timespec ts;
+	uint64_t start;
 	int err;
 
+	delay_start();
 	pthread_mutex_lock(&w->lock);
+	/* Warm from now, however late the scheduler let this thread run. */
+	start = mt_clock_now_ns();
+	if (w->until < start + WARM_FIRST_NS)
+		w->until = start + WARM_FIRST_NS;
+	w->begun = true;
+	pthread_cond_signal(&w->began);
 	while (!w->stop) {
 		uint64_t now = mt_clock_now_ns();
 
@@ -88,8 +121,6 @@ static void *warmer_main(void *arg)
 			pthread_cond_timedwait(&w->wake, &w->lock, &ts);
 			continue;
 		}
-		w->registering = true;
-		pthread_cond_signal(&w->began);
 		pthread_mutex_unlock(&w->lock);
 		err = register_idle_probe(w);
 		pthread_mutex_lock(&w->lock);
@@ -136,6 +167,7 @@ void tracker_warm_start(struct mt_tracker *t)
 {
 	struct tracker_warmer *w;
 	pthread_condattr_t attr;
+	struct timespec ts;
 	sigset_t all, old;
 	int err;
 
@@ -150,9 +182,8 @@ void tracker_warm_start(struct mt_tracker *t)
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->wake, &attr);
+	pthread_cond_init(&w->began, &attr);
 	pthread_condattr_destroy(&attr);
-	pthread_cond_init(&w->began, NULL);
-	w->until = mt_clock_now_ns() + WARM_FIRST_NS;
 	if (prepare(w)) {
 		warmer_free(w);
 		return;
@@ -167,13 +198,15 @@ void tracker_warm_start(struct mt_tracker *t)
 		return;
 	}
 	/*
-	 * Its first wait for a grace period must begin now: left to the scheduler, the thread
+	 * Its first wait for a grace period should begin now: left to the scheduler, the thread
 	 * began it up to 5 ms later, behind the load's threads on both CPUs, and libc's first
-	 * link waited for the rest of it.
+	 * link waited for the rest of it. Waited for WARM_BEGIN_NS at most: a thread the
+	 * scheduler keeps from running for longer warms later, it does not hold memtrack.
 	 */
+	deadline_at(&ts, mt_clock_now_ns() + WARM_BEGIN_NS);
 	pthread_mutex_lock(&w->lock);
-	while (!w->registering)
-		pthread_cond_wait(&w->began, &w->lock);
+	while (!w->begun && pthread_cond_timedwait(&w->began, &w->lock, &ts) != ETIMEDOUT)
+		;
 	pthread_mutex_unlock(&w->lock);
 	t->warmer = w;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/regfile.h"
 #include "base/grow.h"
 #include "unwind/unwind_cache.h"
 
@@ -112,11 +113,11 @@ int mt_unwind_cache_get(struct mt_unwind_cache *c, const char *path,
 	struct cache_entry *e;
 	struct cache_key key;
 	struct mt_unwind_table table;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	int err;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = key_of(fd, &key);
 	if (err)
 		goto out;

@@ -12,6 +12,7 @@
 
 #include <elfutils/libdw.h>
 
+#include "base/regfile.h"
 #include "unwind/unwind_lines.h"
 
 struct mt_lines {
@@ -23,7 +24,7 @@ struct mt_lines {
 static struct mt_lines *try_open(const char *path)
 {
 	struct mt_lines *l;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	Dwarf *dw;
 
 	if (fd < 0)

@@ -2,8 +2,8 @@
 /*
  * Symbolisation of recorded frames (src/unwind/unwind_symbols.h). Per file: its PT_LOAD segments (a
  * frame is a file offset; symbols are link-time addresses) and its function symbols sorted by
- * address. Names are demangled with the C++ runtime's __cxa_demangle, which every C++ program
- * memtrack could have traced links too.
+ * address. Rust's names are demangled by unwind_demangle.c, C++'s with the C++ runtime's
+ * __cxa_demangle, which every C++ program memtrack could have traced links too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,9 +17,11 @@
 #include <elfutils/libdwelf.h>
 
 #include "base/build_id.h"
+#include "base/regfile.h"
 #include "base/grow.h"
 #include "base/printable.h"
 #include "bpf/unwind_row.h"
+#include "unwind/unwind_demangle.h"
 #include "unwind/unwind_lines.h"
 #include "unwind/unwind_symbols.h"
 
@@ -190,7 +192,9 @@ static Elf *open_elf(const char *path, int *fd)
 {
 	Elf *elf;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A path of the artifact's: what is there now may be a FIFO, which would hold the report.
+	 */
+	*fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	if (*fd < 0)
 		return NULL;
 	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
@@ -353,8 +357,10 @@ static const char *display_name(struct sym *sym)
 
 	if (sym->demangled)
 		return sym->demangled;
-	if (strncmp(sym->name, "_Z", 2))
-		return sym->name;
+	/* Rust's first: a legacy Rust name is a valid C++ one, which keeps its hash and escapes. */
+	sym->demangled = mt_rust_demangle(sym->name);
+	if (sym->demangled || strncmp(sym->name, "_Z", 2))
+		return sym->demangled ? sym->demangled : sym->name;
 	d = __cxa_demangle(sym->name, NULL, NULL, &status);
 	if (d && !status)
 		sym->demangled = d;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/regfile.h"
 #include "base/grow.h"
 #include "unwind/unwind_table_int.h"
 
@@ -401,12 +402,12 @@ out:
 
 int mt_unwind_table_build(const char *path, struct mt_unwind_table *t)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_regfile_open(path, MT_REGFILE_ONLY, NULL, 0);
 	int err;
 
 	if (fd < 0) {
 		memset(t, 0, sizeof(*t));
-		return -errno;
+		return fd;
 	}
 	err = mt_unwind_table_build_fd(fd, t);
 	close(fd);

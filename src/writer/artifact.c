@@ -667,6 +667,24 @@ int mt_artifact_write_rss(struct mt_artifact_writer *w, const struct mt_artifact
 	return record_end(w, p);
 }
 
+int mt_artifact_write_bench(struct mt_artifact_writer *w, const struct mt_artifact_bench *b)
+{
+	size_t ulen = field_len(b->uri, MT_ARTIFACT_BENCH_URI_MAX);
+	uint8_t *p;
+	int err = 0;
+
+	p = record_begin(w, MT_REC_BENCH, MT_ARTIFACT_BENCH_FIXED + 4 + ulen, &err);
+	if (!p)
+		return err;
+	put_u64(&p, b->ts_ns);
+	put_u32(&p, (uint32_t)b->pid);
+	put_u8(&p, b->what);
+	put_u8(&p, 0);
+	put_u16(&p, 0);
+	put_str(&p, b->uri, ulen);
+	return record_end(w, p);
+}
+
 bool mt_artifact_readable_later(struct mt_artifact_writer *w)
 {
 	bool ok;

@@ -13,6 +13,9 @@
 
 #include "bpf/memtrack.h"
 
+/* The longest URI a benchmark mark keeps (docs/FORMAT.md, type 12). */
+#define MT_ARTIFACT_BENCH_URI_MAX 4095
+
 struct mt_artifact_header {
 	uint64_t start_time_ns; /* CLOCK_REALTIME at start */
 	uint64_t start_mono_ns; /* CLOCK_MONOTONIC at start: event times are on this clock */
@@ -165,6 +168,24 @@ struct mt_artifact_rss {
 	uint64_t hwm;	/* VmHWM: the peak of their sum as the kernel tracked it */
 };
 
+/* What a benchmark mark says (docs/FORMAT.md, type 12): the runner FIFO's messages. */
+enum mt_bench_what {
+	MT_BENCH_START = 1, /* StartProfiler: a benchmark window opens here */
+	MT_BENCH_STOP = 2,  /* StopProfiler: it closes */
+	MT_BENCH_URI = 3,   /* CurrentBenchmark {pid, uri}: the benchmark that ran, its process */
+};
+
+/*
+ * A message of the runner FIFO that memtrack bench served (docs/BENCH.md), in its place in the
+ * stream: after every event reserved before the message was answered.
+ */
+struct mt_artifact_bench {
+	uint64_t ts_ns; /* CLOCK_MONOTONIC when memtrack read the message */
+	int32_t pid;	/* MT_BENCH_URI: the benchmark's process; else 0 */
+	uint8_t what;	/* enum mt_bench_what; a reader passes over others */
+	char uri[MT_ARTIFACT_BENCH_URI_MAX + 1]; /* MT_BENCH_URI; "" else */
+};
+
 struct mt_artifact_footer {
 	uint64_t events;
 	uint64_t requests_dropped;
@@ -194,6 +215,7 @@ int mt_artifact_write_stack(struct mt_artifact_writer *w, const struct mt_artifa
 int mt_artifact_write_handoff(struct mt_artifact_writer *w, const struct mt_artifact_handoff *h);
 int mt_artifact_write_mapping(struct mt_artifact_writer *w, const struct mt_artifact_mapping *m);
 int mt_artifact_write_rss(struct mt_artifact_writer *w, const struct mt_artifact_rss *r);
+int mt_artifact_write_bench(struct mt_artifact_writer *w, const struct mt_artifact_bench *b);
 /* A leak scan: as many records as its blocks need, the figures in the first. */
 int mt_artifact_write_leaks(struct mt_artifact_writer *w, const struct mt_artifact_leaks *l);
 /*

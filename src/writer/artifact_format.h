@@ -34,6 +34,7 @@
 #define MT_ARTIFACT_LEAK_ENTRY	    24u		/* a block of a leak record */
 #define MT_ARTIFACT_LEAKS_PER	    32768u	/* blocks in one leak record, at most */
 #define MT_ARTIFACT_RSS_SIZE	    48u		/* an RSS sample's payload, as written */
+#define MT_ARTIFACT_BENCH_FIXED	    16u		/* bytes before a benchmark mark's URI */
 
 /*
  * A compressed event block (version 5): its count and its five streams' lengths, then a zstd
@@ -60,6 +61,7 @@ enum mt_record_type {
 	MT_REC_MAPPING = 9,  /* a mapping system call (no new version: older readers skip it) */
 	MT_REC_LEAKS = 10,   /* a leak scan at a process's exit (no new version: likewise) */
 	MT_REC_RSS = 11,     /* a process's resident memory, sampled (no new version: likewise) */
+	MT_REC_BENCH = 12,   /* a benchmark window's start or stop, or its URI (memtrack bench) */
 	MT_REC_ZBLOCK = 13,  /* version 5: an event block's streams, zstd-compressed */
 };
 

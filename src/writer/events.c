@@ -260,9 +260,10 @@ int mt_events_at_now(struct mt_events *e, int (*fn)(void *arg, struct mt_artifac
 	int err;
 
 	pthread_mutex_lock(&e->drain);
-	err = drain_to_now(e);
+	/* Between runs (another thread's call, memtrack bench's FIFO server) nothing is written. */
+	err = e->running ? drain_to_now(e) : 0;
 	if (!err)
-		err = fn(arg, e->write_err ? NULL : e->w);
+		err = fn(arg, e->write_err || !e->running ? NULL : e->w);
 	pthread_mutex_unlock(&e->drain);
 	return err;
 }
@@ -392,11 +393,14 @@ int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w)
 	e->tap = NULL;
 	atomic_store(&e->stop, false);
 	atomic_store(&e->done, false);
+	/* Under drain: mt_events_at_now() may be called from another thread at any time. */
+	pthread_mutex_lock(&e->drain);
+	e->running = true;
+	pthread_mutex_unlock(&e->drain);
 	pthread_mutex_lock(&e->lock);
 	e->active = true;
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
-	e->running = true;
 	return 0;
 }
 
@@ -412,16 +416,18 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 		pthread_cond_wait(&e->cond, &e->lock);
 	pthread_mutex_unlock(&e->lock);
 	err = e->err;
-	/* Every producer is gone: one full consume takes what is left. */
+	/* Every producer is gone: one full consume takes what is left, the last write to w. */
+	pthread_mutex_lock(&e->drain);
 	n = ring_buffer__consume(e->rb);
 	if (n < 0 && !err)
 		err = n;
 	flush_batch(e);
-	if (err)
-		fprintf(stderr, "memtrack: the event pipeline failed: %s\n", strerror(-err));
 	*count = e->count;
 	e->w = NULL;
 	e->running = false;
+	pthread_mutex_unlock(&e->drain);
+	if (err)
+		fprintf(stderr, "memtrack: the event pipeline failed: %s\n", strerror(-err));
 	return err;
 }
 

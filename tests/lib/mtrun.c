@@ -443,3 +443,88 @@ const char *mt_memtrack_link_path(int i)
 	setenv("MT_NO_UPROBE_MULTI", "1", 1);
 	return MEMTRACK_FAULTS;
 }
+
+pid_t mt_spawn_session(const char *const *argv, const char *out_path)
+{
+	pid_t pid = fork();
+	sigset_t none;
+	int fd;
+
+	if (pid != 0)
+		return pid;
+	/* As a shell starts a job: default dispositions (a test's & would ignore SIGINT). */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		dup2(fd, 0);
+	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	argv = with_watcher(argv);
+	execvp(argv[0], (char *const *)argv);
+	_exit(127);
+}
+
+char *mt_wait_for_text(const char *path, const char *needle, int bound_ms)
+{
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+	uint64_t deadline = now_ms() + timeout_ms(1) * (uint64_t)bound_ms / 1000;
+	char *text;
+
+	for (;;) {
+		text = mt_slurp(path);
+		if (text && strstr(text, needle))
+			return text;
+		free(text);
+		if (now_ms() > deadline)
+			return NULL;
+		nanosleep(&tick, NULL);
+	}
+}
+
+long mt_wait_ms(pid_t pid, int bound_ms, int *status)
+{
+	const struct timespec tick = {0, 1000 * 1000};
+	uint64_t start = now_ms();
+	uint64_t deadline = start + timeout_ms(1) * (uint64_t)bound_ms / 1000;
+	pid_t r;
+
+	while ((r = waitpid(pid, status, WNOHANG)) == 0 && now_ms() <= deadline)
+		nanosleep(&tick, NULL);
+	if (r == pid)
+		return (long)(now_ms() - start);
+	kill(pid, SIGKILL);
+	waitpid(pid, status, 0);
+	return -1;
+}
+
+pid_t mt_spawn_fed(const char *const *argv, const char *out_path, int *in)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		dup2(p[0], 0);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[0]);
+	*in = p[1];
+	return pid;
+}

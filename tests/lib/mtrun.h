@@ -97,4 +97,23 @@ const char *mt_memtrack_link_path(int i);
 /* The value of "key": N in a JSON line or text, first occurrence after `after` (NULL: start). */
 long long mt_json_int(const char *s, const char *key);
 
+/*
+ * argv started as a user starts a job: in a session (and process group) of its own whose leader
+ * it is, with default signal dispositions and mask, stdin /dev/null, stdout and stderr into
+ * out_path. Returns its pid (its group's id), to wait for.
+ */
+pid_t mt_spawn_session(const char *const *argv, const char *out_path);
+/* The text of path once it holds needle, polled for bound_ms at most (to free; NULL: never). */
+char *mt_wait_for_text(const char *path, const char *needle, int bound_ms);
+/*
+ * Wait for pid up to bound_ms (both bounds stretched by CK_TIMEOUT_MULTIPLIER): the ms it took,
+ * or -1 when it did not end, then it is killed (SIGKILL) and reaped.
+ */
+long mt_wait_ms(pid_t pid, int bound_ms, int *status);
+/*
+ * argv (a debugger, say) with its stdin a pipe whose end is *in (closing it ends its input), its
+ * stdout and stderr into out_path. Returns its pid, or -1.
+ */
+pid_t mt_spawn_fed(const char *const *argv, const char *out_path, int *in);
+
 #endif

@@ -21,6 +21,13 @@ void mt_add_tool_test(TCase *tc, const TTest *test, int start, int end, const ch
 /* Add test (looping over [start, end)) as skipped, for why ("no root"), as above. */
 void mt_add_skipped_test(TCase *tc, const TTest *test, int start, int end, const char *why);
 
+/*
+ * Add test as skipped for a limit of this host that a probe of the test's proved (why: what the
+ * probe saw, hostcaps.h): counted as skipped as above, and MT_NO_SKIP=1 accepts it, as it is no
+ * missing tool of a broken install but what the host cannot do.
+ */
+void mt_add_host_skipped_test(TCase *tc, const TTest *test, const char *why);
+
 /* Add test to tc, or as skipped for why (as above) when why is not NULL. */
 void mt_add_test_unless(TCase *tc, const TTest *test, const char *why);
 

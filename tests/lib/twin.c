@@ -9,8 +9,7 @@
 #include "mtrun.h"
 #include "twin.h"
 
-/* cargo from PATH, else rustup's default place; NULL when there is none. */
-static const char *find_cargo(void)
+const char *mt_find_rust_tool(const char *name)
 {
 	static char path[PATH_MAX];
 	const char *dirs = getenv("PATH") ?: "/usr/bin:/bin";
@@ -18,20 +17,20 @@ static const char *find_cargo(void)
 	while (*dirs) {
 		size_t n = strcspn(dirs, ":");
 
-		snprintf(path, sizeof(path), "%.*s/cargo", (int)n, dirs);
+		snprintf(path, sizeof(path), "%.*s/%s", (int)n, dirs, name);
 		if (n && access(path, X_OK) == 0)
 			return path;
 		dirs += n + (dirs[n] == ':');
 	}
-	snprintf(path, sizeof(path), "%s/.cargo/bin/cargo", getenv("HOME") ?: "/root");
+	snprintf(path, sizeof(path), "%s/.cargo/bin/%s", getenv("HOME") ?: "/root", name);
 	return access(path, X_OK) == 0 ? path : NULL;
 }
 
-const char *mt_build_twin(void)
+const char *mt_cargo_build(const char *src, const char *dir, const char *const *bins)
 {
 	static char why[512];
-	const char *cargo = find_cargo();
-	char script[PATH_MAX * 3];
+	const char *cargo = mt_find_rust_tool("cargo");
+	char script[PATH_MAX * 3], bin[PATH_MAX];
 	struct mt_out o = {0};
 
 	if (!cargo)
@@ -45,17 +44,24 @@ const char *mt_build_twin(void)
 	snprintf(script, sizeof(script),
 		 "mkdir -p %s && exec flock %s/.lock sh -c 'rm -rf %s/src && cp -rp %s/. %s && "
 		 "cd %s && rm -f Cargo.lock && exec %s build --offline -q'",
-		 MT_TWIN_DIR, MT_TWIN_DIR, MT_TWIN_DIR, MT_SOURCE_DIR "/tests/twin", MT_TWIN_DIR,
-		 MT_TWIN_DIR, cargo);
+		 dir, dir, dir, src, dir, dir, cargo);
 	why[0] = '\0';
 	if (mt_run((const char *[]){"/bin/sh", "-c", script, NULL}, NULL, NULL, 900, &o) < 0)
 		snprintf(why, sizeof(why), "cannot run /bin/sh");
-	else if (o.code || access(MT_TWIN_BIN("runner-twin"), X_OK) ||
-		 access(MT_TWIN_BIN("twin_ipc"), X_OK))
-		snprintf(why, sizeof(why),
-			 "cargo cannot build tests/twin offline (Debian's librust-* crates of "
-			 "tools/install-deps?): %.300s",
-			 o.err);
+	for (size_t i = 0; !why[0] && bins[i]; i++) {
+		snprintf(bin, sizeof(bin), "%s/target/debug/%s", dir, bins[i]);
+		if (o.code || access(bin, X_OK))
+			snprintf(why, sizeof(why),
+				 "cargo cannot build %s offline (Debian's librust-* crates of "
+				 "tools/install-deps?): %.300s",
+				 src, o.err);
+	}
 	mt_out_free(&o);
 	return why[0] ? why : NULL;
+}
+
+const char *mt_build_twin(void)
+{
+	return mt_cargo_build(MT_SOURCE_DIR "/tests/twin", MT_TWIN_DIR,
+			      (const char *const[]){"runner-twin", "twin_ipc", NULL});
 }

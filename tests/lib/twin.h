@@ -14,7 +14,19 @@
 #define MT_TWIN_DIR	  MT_SOURCE_DIR "/build-twin"
 #define MT_TWIN_BIN(name) MT_TWIN_DIR "/target/debug/" name
 
+/*
+ * A Rust tool ("cargo", "rustc") from PATH, else from rustup's default place: its path (valid
+ * until the next call), or NULL when there is none.
+ */
+const char *mt_find_rust_tool(const char *name);
+
 /* Build the twins (once built, cargo finds nothing to do): NULL, or why they cannot be here. */
 const char *mt_build_twin(void);
+
+/*
+ * Build the cargo package at src offline in a copy at dir (its binaries in dir/target/debug/),
+ * as the twins are: NULL, or why bins (NULL-terminated) cannot be there.
+ */
+const char *mt_cargo_build(const char *src, const char *dir, const char *const *bins);
 
 #endif

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Integration tests of `memtrack bench` (docs/BENCH.md): CodSpeed's runner in memory mode.
+ * memtrack's own exec-harness under it, a plan of fixtures of known allocations, each a window
+ * with exact figures; CodSpeed's real Node.js client (@codspeed/tinybench-plugin from npm,
+ * tests/node, installed by tools/install-deps) with three benchmarks of known allocation, and the
+ * comparison gate on two of its runs; and the bad inputs: FIFOs already there (a planted link,
+ * another user's FIFO), garbage and an unknown protocol version on the FIFO, a window never
+ * closed and nested ones, each one sentence and a bounded exit.
+ *
+ * Each run gets a mount namespace with a private /tmp (the FIFO paths are fixed and other
+ * suites use them): it needs root, as memtrack does.
+ */
+#include <check.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/mtjson.h"
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+
+#define NODE_MODULES MT_SOURCE_DIR "/tests/node/node_modules"
+#define NODE_BENCH   MT_SOURCE_DIR "/tests/node/bench.cjs"
+#define TOP	     MT_BUILD_DIR "/tests/it_bench.d"
+
+static char dir[256];
+static struct mt_out last;
+
+static void setup(void)
+{
+	static int n;
+	struct mt_out o = {0};
+
+	snprintf(dir, sizeof(dir), TOP "/%d-%d", (int)getpid(), n++);
+	mt_run((const char *[]){"mkdir", "-p", dir, NULL}, NULL, NULL, 10, &o);
+	mt_out_free(&o);
+}
+
+static void teardown(void)
+{
+	struct mt_out o = {0};
+
+	mt_out_free(&last);
+	mt_run((const char *[]){"rm", "-rf", dir, NULL}, NULL, NULL, 60, &o);
+	mt_out_free(&o);
+}
+
+/* script run by sh in dir, in a mount namespace whose /tmp is a fresh tmpfs. */
+static const struct mt_out *in_ns(const char *script, const char *const *env)
+{
+	char full[20000];
+
+	snprintf(full, sizeof(full), "mount -t tmpfs -o mode=1777 tmpfs /tmp && %s", script);
+	mt_out_free(&last);
+	ck_assert_int_eq(mt_run((const char *[]){"unshare", "--mount", "--propagation", "private",
+						 "/bin/sh", "-c", full, NULL},
+				env, dir, 240, &last),
+			 0);
+	return &last;
+}
+
+static json_object *parse_json(const char *text)
+{
+	json_object *j = json_tokener_parse(text);
+
+	ck_assert_msg(j, "not JSON: %s", text);
+	return j;
+}
+
+static json_object *bench_named(json_object *doc, const char *name)
+{
+	json_object *list = mt_json_get(doc, "benchmarks");
+
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		json_object *b = json_object_array_get_idx(list, i);
+
+		if (!strcmp(json_object_get_string(mt_json_get(b, "name")), name))
+			return b;
+	}
+	ck_abort_msg("no benchmark %s", name);
+	return NULL;
+}
+
+/* ---- exec-harness: a plan of commands, each a window, exact ------------------------------ */
+
+/*
+ * memtrack's own exec-harness is traced: under AddressSanitizer (make SANITIZE=1) its leak check
+ * at exit cannot stop its threads, which memtrack traces, and would spin.
+ */
+static const char *const no_leak_check[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
+
+#define PLAN                                                                                       \
+	"[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"churn100\"},"      \
+	"{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"300\"],\"name\":\"churn300\"},"       \
+	"{\"command\":[\"" MT_BUILD_DIR "/fixtures/forks4\"],\"name\":\"forks4\"},"                \
+	"{\"command\":[\"" MT_BUILD_DIR                                                            \
+	"/fixtures/stress\",\"threads\",\"4\"],\"name\":\"threads\"}]"
+
+START_TEST(exec_harness_plan_gives_each_benchmark_its_exact_figures)
+{
+	char script[8192], plan[512];
+	const struct mt_out *o;
+	json_object *doc, *b;
+	FILE *f;
+
+	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
+	f = fopen(plan, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(PLAN, f);
+	fclose(f);
+	snprintf(script, sizeof(script),
+		 MT_BUILD_DIR "/memtrack bench --json -o %s/a.mtk -- " MT_BUILD_DIR
+			      "/memtrack exec-harness - < %s",
+		 dir, plan);
+	o = in_ns(script, no_leak_check);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+	doc = parse_json(o->out);
+	ck_assert_int_eq(json_object_array_length(mt_json_get(doc, "benchmarks")), 4);
+	/* fixtures/README.md: churn N allocates and frees N blocks, block i of 16 (1 + i % 256). */
+	b = bench_named(doc, "churn100");
+	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "uri")), "exec_harness::churn100");
+	ck_assert_int_eq(mt_json_i64(b, "allocations"), 100);
+	ck_assert_int_eq(mt_json_i64(b, "frees"), 100);
+	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 80800);
+	ck_assert_int_eq(mt_json_i64(b, "average_allocation"), 808);
+	ck_assert_int_eq(mt_json_i64(b, "peak_bytes"), 1600);
+	ck_assert_int_eq(mt_json_i64(b, "live_at_end"), 0);
+	b = bench_named(doc, "churn300");
+	ck_assert_int_eq(mt_json_i64(b, "allocations"), 300);
+	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 542176);
+	ck_assert_int_eq(mt_json_i64(b, "peak_bytes"), 4096);
+	ck_assert_int_eq(mt_json_i64(b, "live_at_end"), 0);
+	/* The benchmark's children are its window's: forks4's whole tree; what the children
+	 * leave is released at their exits, before the window closes. */
+	b = bench_named(doc, "forks4");
+	ck_assert_int_eq(mt_json_i64(b, "allocations"), 101);
+	ck_assert_int_eq(mt_json_i64(b, "frees"), 95);
+	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 10600);
+	ck_assert_int_eq(mt_json_i64(b, "live_at_end"), 0);
+	ck_assert(json_object_get_boolean(mt_json_get(b, "closed")));
+	/* Its threads are its window's: stress threads 4, glibc's DTV of each (calloc 272). */
+	b = bench_named(doc, "threads");
+	ck_assert_int_eq(mt_json_i64(b, "allocations"), 4);
+	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 4 * 272);
+	json_object_put(doc);
+
+	/* memtrack report splits the artifact the same way. */
+	snprintf(plan, sizeof(plan), "%s/a.mtk", dir);
+	mt_out_free(&last);
+	ck_assert_int_eq(
+	    mt_run((const char *[]){MEMTRACK, "report", "--benchmarks", "--json", plan, NULL}, NULL,
+		   NULL, 60, &last),
+	    0);
+	ck_assert_msg(last.code == 0, "exit %d: %s", last.code, last.err);
+	doc = parse_json(last.out);
+	b = bench_named(doc, "churn300");
+	ck_assert_int_eq(mt_json_i64(b, "allocations"), 300);
+	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 542176);
+	json_object_put(doc);
+}
+END_TEST
+
+/* With --stacks each window has its sites: churn's allocations all come from its main. */
+START_TEST(stacks_give_each_benchmark_its_sites)
+{
+	char script[8192], plan[512];
+	const struct mt_out *o;
+	json_object *doc, *site, *frames;
+	bool main_seen = false;
+	FILE *f;
+
+	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
+	f = fopen(plan, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"c\"}]", f);
+	fclose(f);
+	snprintf(script, sizeof(script),
+		 MT_BUILD_DIR "/memtrack bench --stacks --json -o %s/a.mtk -- " MT_BUILD_DIR
+			      "/memtrack exec-harness - < %s",
+		 dir, plan);
+	o = in_ns(script, no_leak_check);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+	doc = parse_json(o->out);
+	ck_assert_int_eq(mt_json_i64(bench_named(doc, "c"), "allocations"), 100);
+	site = json_object_array_get_idx(mt_json_get(bench_named(doc, "c"), "sites"), 0);
+	ck_assert_ptr_nonnull(site);
+	ck_assert_int_eq(mt_json_i64(site, "allocations"), 100);
+	ck_assert_int_eq(mt_json_i64(site, "bytes"), 80800);
+	frames = mt_json_get(site, "frames");
+	for (size_t i = 0; i < json_object_array_length(frames); i++)
+		main_seen |=
+		    !strcmp(json_object_get_string(json_object_array_get_idx(frames, i)), "main");
+	ck_assert_msg(main_seen, "%s", json_object_to_json_string(site));
+	json_object_put(doc);
+}
+END_TEST
+
+/* ---- CodSpeed's Node.js client ------------------------------------------------------------ */
+
+/* fixtures/README.md, "Node.js benchmarks": COUNT typed arrays of SIZE bytes each. */
+static const struct {
+	const char *name;
+	long long size, count;
+} node_truth[] = {
+    {"alloc_64k_x10", 64 * 1024, 10},
+    {"alloc_128k_x20", 128 * 1024, 20},
+    {"alloc_1m_x5", 1024 * 1024, 5},
+};
+/* What Node.js and V8 allocate beside the arrays in a window (docs/BENCH.md): at most this. */
+#define NODE_SLACK (64 * 1024)
+
+/* memtrack bench of the node benchmarks in dir (with .git, which @codspeed/core requires). */
+static const struct mt_out *node_bench(const char *opts, const char *double_name)
+{
+	char script[16384], env_double[128];
+	const char *env[] = {"NODE_PATH=" NODE_MODULES, env_double, NULL};
+
+	snprintf(env_double, sizeof(env_double), "MT_BENCH_DOUBLE=%s",
+		 double_name ? double_name : "");
+	snprintf(script, sizeof(script),
+		 "mkdir -p .git && cp " NODE_BENCH " bench.cjs && " MT_BUILD_DIR
+		 "/memtrack bench %s -- node bench.cjs",
+		 opts);
+	return in_ns(script, env);
+}
+
+static const char *node_missing(void)
+{
+	if (access(NODE_MODULES "/@codspeed/tinybench-plugin/package.json", R_OK))
+		return "tests/node/node_modules has no @codspeed/tinybench-plugin "
+		       "(tools/install-deps "
+		       "installs it)";
+	return NULL;
+}
+
+START_TEST(node_tinybench_benchmarks_have_their_figures)
+{
+	char opts[512];
+	const struct mt_out *o;
+	json_object *doc;
+
+	snprintf(opts, sizeof(opts), "--json -o %s/n.mtk", dir);
+	o = node_bench(opts, NULL);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+	doc = parse_json(o->out);
+	ck_assert_int_eq(json_object_array_length(mt_json_get(doc, "benchmarks")), 3);
+	for (size_t i = 0; i < 3; i++) {
+		json_object *b = bench_named(doc, node_truth[i].name);
+		long long truth = node_truth[i].size * node_truth[i].count;
+		char uri[128];
+
+		snprintf(uri, sizeof(uri), "bench.cjs::%s", node_truth[i].name);
+		ck_assert_str_eq(json_object_get_string(mt_json_get(b, "uri")), uri);
+		ck_assert(json_object_get_boolean(mt_json_get(b, "closed")));
+		/* The arrays, exactly, and V8's own small allocations within the slack. */
+		ck_assert_int_ge(mt_json_i64(b, "bytes_allocated"), truth);
+		ck_assert_int_le(mt_json_i64(b, "bytes_allocated"), truth + NODE_SLACK);
+		ck_assert_int_ge(mt_json_i64(b, "allocations"), node_truth[i].count);
+		ck_assert_int_ge(mt_json_i64(b, "peak_bytes"), truth);
+		ck_assert_int_le(mt_json_i64(b, "peak_bytes"), truth + NODE_SLACK);
+		/* Kept until the function returns: no GC ran between (V8's flags, BENCH.md). */
+		ck_assert_int_ge(mt_json_i64(b, "live_at_end"), truth);
+	}
+	json_object_put(doc);
+}
+END_TEST
+
+START_TEST(comparison_gate_fails_for_the_changed_benchmark_only)
+{
+	char opts[2048], base[512], md[512], *text;
+	const struct mt_out *o;
+	FILE *f;
+
+	snprintf(base, sizeof(base), "%s/base.json", dir);
+	snprintf(md, sizeof(md), "%s/pr.md", dir);
+	o = node_bench("-q --json", NULL);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+	f = fopen(base, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(o->out, f);
+	fclose(f);
+
+	/* Unchanged: within 10%. */
+	snprintf(opts, sizeof(opts), "--compare %s --max-increase bytes_allocated=10%%", base);
+	o = node_bench(opts, NULL);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+
+	/* One benchmark's allocations doubled: exit 3, that benchmark alone over its limit. */
+	snprintf(opts, sizeof(opts),
+		 "--compare %s --max-increase bytes_allocated=10%% --max-increase "
+		 "allocations=50%% --markdown %s",
+		 base, md);
+	o = node_bench(opts, "alloc_128k_x20");
+	ck_assert_msg(o->code == 3, "exit %d: %s", o->code, o->err);
+	ck_assert_int_eq(mt_count_lines(o->err, "exceeds its limit"), 2);
+	ck_assert_msg(strstr(o->err, "1 benchmark exceeds a --max-increase limit"), "%s", o->err);
+	text = mt_slurp(md);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strstr(text, "1 of 3 benchmarks exceed a limit"), "%s", text);
+	ck_assert_int_eq(mt_count_lines(text, "exceeds a limit |"), 1);
+	ck_assert_int_eq(mt_count_lines(text, "alloc\\_128k\\_x20"), 1);
+	ck_assert_msg(strstr(strstr(text, "alloc\\_128k\\_x20"), "exceeds a limit"), "%s", text);
+	free(text);
+}
+END_TEST
+
+/* ---- bad input ------------------------------------------------------------------------- */
+
+START_TEST(fifos_already_there_are_refused_never_taken_over)
+{
+	const struct mt_out *o;
+
+	/* A link planted where the FIFO goes: refused, its target untouched. */
+	o = in_ns(
+	    "echo keep > /tmp/target && ln -s /tmp/target /tmp/runner.ctl.fifo && " MT_BUILD_DIR
+	    "/memtrack bench -o a.mtk -- true; echo rc=$?; cat /tmp/target; ls -l /tmp",
+	    NULL);
+	ck_assert_msg(strstr(o->out, "rc=1\nkeep\n"), "%s\n%s", o->out, o->err);
+	ck_assert_msg(strstr(o->err, "/tmp/runner.ctl.fifo exists: another runner"), "%s", o->err);
+	ck_assert_msg(strstr(o->out, "runner.ctl.fifo -> /tmp/target"), "%s", o->out);
+	ck_assert_msg(!strstr(o->out, "runner.ack.fifo"), "%s", o->out);
+
+	/* Another user's FIFO: refused, left as it was. */
+	o = in_ns("mkfifo -m 0666 /tmp/runner.ack.fifo && chown nobody /tmp/runner.ack.fifo "
+		  "&& " MT_BUILD_DIR
+		  "/memtrack bench -o a.mtk -- true; echo rc=$?; stat -c '%U %F' "
+		  "/tmp/runner.ack.fifo; ls /tmp",
+		  NULL);
+	ck_assert_msg(strstr(o->out, "rc=1\nnobody fifo\n"), "%s\n%s", o->out, o->err);
+	ck_assert_msg(strstr(o->err, "/tmp/runner.ack.fifo exists"), "%s", o->err);
+	/* The control FIFO made before it is removed again. */
+	ck_assert_msg(!strstr(o->out, "runner.ctl.fifo"), "%s", o->out);
+}
+END_TEST
+
+/* Under sudo the command runs as the invoking user, who must open the FIFOs read-write. */
+START_TEST(fifos_belong_to_the_commands_user)
+{
+	const char *env[] = {"SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody", NULL};
+	const struct mt_out *o;
+
+	chmod(dir, 0777);
+	o = in_ns(MT_BUILD_DIR "/memtrack bench -q -o a.mtk -- sh -c 'id -u; stat -c \"%U %a %F\" "
+			       "/tmp/runner.ctl.fifo /tmp/runner.ack.fifo'; ls -A /tmp",
+		  env);
+	ck_assert_msg(strstr(o->out, "65534\nnobody 600 fifo\nnobody 600 fifo\n"), "%s\n%s", o->out,
+		      o->err);
+	/* Removed at the end. */
+	ck_assert_msg(!strstr(o->out, "runner."), "%s", o->out);
+}
+END_TEST
+
+/*
+ * A shell client, dir/client.sh: send each frame (printf escapes) on the control FIFO and read
+ * an answer after each (bounded: a missing answer ends the client, not the test). then: more
+ * shell after them.
+ */
+static void client(const char *frames, const char *then)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/client.sh", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f,
+		"exec 3<>/tmp/runner.ctl.fifo 4<>/tmp/runner.ack.fifo\n"
+		"for f in %s; do\n"
+		"\tprintf \"$f\" >&3\n"
+		"\ttimeout 5 head -c 8 <&4 | od -An -tu1\n"
+		"done\n%s\n",
+		frames, then ? then : "");
+	fclose(f);
+}
+
+#define F_START	     "'\\004\\0\\0\\0\\001\\0\\0\\0'"
+#define F_STOP	     "'\\004\\0\\0\\0\\002\\0\\0\\0'"
+#define F_VERSION    "'\\014\\0\\0\\0\\010\\0\\0\\0\\003\\0\\0\\0\\0\\0\\0\\0'"
+#define BENCH_CLIENT MT_BUILD_DIR "/memtrack bench -o a.mtk -- sh client.sh"
+
+START_TEST(an_unknown_protocol_version_is_one_sentence)
+{
+	const struct mt_out *o;
+
+	client(F_VERSION, NULL);
+	o = in_ns(BENCH_CLIENT, NULL);
+	ck_assert_msg(o->code == 1, "exit %d: %s", o->code, o->err);
+	ck_assert_msg(strstr(o->err, "the integration speaks protocol version 3;"), "%s", o->err);
+	/* Answered Err (variant 6), not left waiting. */
+	ck_assert_msg(strstr(o->out, "4   0   0   0   6   0   0   0"), "%s", o->out);
+}
+END_TEST
+
+START_TEST(garbage_on_the_fifo_is_one_sentence_never_a_hang)
+{
+	const struct mt_out *o;
+
+	/* A length of 4 GiB, then anything: one Err, the rest discarded. */
+	client("'\\377\\377\\377\\377xyz'", "head -c 100 /dev/urandom >&3");
+	o = in_ns(BENCH_CLIENT, NULL);
+	ck_assert_msg(o->code == 1, "exit %d: %s", o->code, o->err);
+	ck_assert_msg(
+	    strstr(o->err, "a frame of 4294967295 bytes on the runner FIFO is no message"), "%s",
+	    o->err);
+	ck_assert_msg(strstr(o->out, "255 255 255 255") == NULL, "%s", o->out);
+	/* A frame of a good length whose variant is none: Err, and the next one is served. */
+	client("'\\004\\0\\0\\0\\077\\0\\0\\0' " F_START, NULL);
+	o = in_ns(BENCH_CLIENT, NULL);
+	ck_assert_msg(o->code == 1, "exit %d: %s", o->code, o->err);
+	ck_assert_msg(strstr(o->err, "is not one of CodSpeed's protocol (no variant)"), "%s",
+		      o->err);
+	ck_assert_msg(
+	    strstr(o->out, "4   0   0   0   6   0   0   0\n   4   0   0   0   3   0   0   0"), "%s",
+	    o->out);
+}
+END_TEST
+
+START_TEST(a_window_never_closed_and_nested_ones_are_reported)
+{
+	const struct mt_out *o;
+	json_object *doc, *list;
+
+	client(F_START " " F_START " " F_STOP " " F_START, NULL);
+	o = in_ns(MT_BUILD_DIR "/memtrack bench --json -o a.mtk -- sh client.sh", NULL);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+	ck_assert_msg(strstr(o->err, "StartProfiler while a benchmark window is open"), "%s",
+		      o->err);
+	ck_assert_msg(strstr(o->err, "never closed"), "%s", o->err);
+	doc = parse_json(o->out);
+	list = mt_json_get(doc, "benchmarks");
+	ck_assert_int_eq(json_object_array_length(list), 2);
+	ck_assert_int_eq(mt_json_i64(json_object_array_get_idx(list, 0), "nested"), 1);
+	ck_assert(
+	    json_object_get_boolean(mt_json_get(json_object_array_get_idx(list, 0), "closed")));
+	ck_assert(
+	    !json_object_get_boolean(mt_json_get(json_object_array_get_idx(list, 1), "closed")));
+	json_object_put(doc);
+}
+END_TEST
+
+static Suite *bench_suite(void)
+{
+	Suite *s = suite_create("bench");
+	TCase *tc = tcase_create("bench");
+	const char *root =
+	    geteuid() ? "memtrack bench needs root here (BPF, unshare --mount)" : NULL;
+	const char *node = root ? root : node_missing();
+
+	tcase_set_timeout(tc, 600);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	mt_add_test_unless(tc, exec_harness_plan_gives_each_benchmark_its_exact_figures, root);
+	mt_add_test_unless(tc, stacks_give_each_benchmark_its_sites, root);
+	mt_add_test_unless(tc, fifos_already_there_are_refused_never_taken_over, root);
+	mt_add_test_unless(tc, fifos_belong_to_the_commands_user, root);
+	mt_add_test_unless(tc, an_unknown_protocol_version_is_one_sentence, root);
+	mt_add_test_unless(tc, garbage_on_the_fifo_is_one_sentence_never_a_hang, root);
+	mt_add_test_unless(tc, a_window_never_closed_and_nested_ones_are_reported, root);
+	if (node) {
+		mt_add_test_unless(tc, node_tinybench_benchmarks_have_their_figures, node);
+		mt_add_test_unless(tc, comparison_gate_fails_for_the_changed_benchmark_only, node);
+	} else {
+		mt_tcase_add_tool_test(tc, node_tinybench_benchmarks_have_their_figures, "node");
+		mt_tcase_add_tool_test(tc, comparison_gate_fails_for_the_changed_benchmark_only,
+				       "node");
+	}
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(bench_suite());
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack bench's split (src/aggregate/bench.c) and comparison (bench_compare.c) over artifacts
+ * written here: how marks pair into windows as the runner pairs them, which processes a window
+ * counts, and each figure of docs/BENCH.md, "What each figure means".
+ */
+#include <check.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aggregate/bench.h"
+#include "aggregate/bench_compare.h"
+#include "lib/mtrun.h"
+#include "lib/suite.h"
+#include "writer/artifact.h"
+
+static struct mt_artifact_writer *w;
+static uint64_t t, nev;
+
+static char *const argv_x[] = {"x", NULL};
+
+static void ev(uint32_t pid, uint8_t kind, uint64_t addr, uint64_t size)
+{
+	struct mt_event e = {.ts_ns = ++t,
+			     .pid = pid,
+			     .tid = pid,
+			     .addr = addr,
+			     .size = size,
+			     .file_id = 1,
+			     .kind = kind};
+
+	ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
+	nev++;
+}
+
+static void proc(uint32_t pid, uint32_t parent, const char *pos)
+{
+	struct mt_artifact_process p = {.pid = pid, .parent = parent};
+
+	snprintf(p.exe, sizeof(p.exe), "/bin/p%u", pid);
+	snprintf(p.position, sizeof(p.position), "%s", pos);
+	ck_assert_int_eq(mt_artifact_write_process(w, &p), 0);
+}
+
+static void fork_of(uint32_t parent, uint32_t child, const char *pos)
+{
+	struct mt_event e = {
+	    .ts_ns = ++t, .pid = parent, .tid = parent, .addr = child, .kind = MT_K_FORK};
+
+	ck_assert_int_eq(mt_artifact_write_events(w, &e, 1), 0);
+	nev++;
+	proc(child, parent, pos);
+}
+
+static void mark(uint8_t what, int32_t pid, const char *uri)
+{
+	struct mt_artifact_bench b = {.ts_ns = ++t, .pid = pid, .what = what};
+
+	snprintf(b.uri, sizeof(b.uri), "%s", uri);
+	ck_assert_int_eq(mt_artifact_write_bench(w, &b), 0);
+}
+
+/*
+ * Process 100 starts 200 (the benchmark's) and 300 (another). Window 1: 200 allocates 1000 and
+ * 50, frees its block of before the window (100) and the 1000; 300 allocates 5, not the window's.
+ * A second CurrentBenchmark names nothing, a StopProfiler closes nothing, then window 2 opens,
+ * nested once, and never closes.
+ */
+static char *write_run(void)
+{
+	struct mt_artifact_header h = {.watcher = "fentry", .argc = 1, .argv = argv_x};
+	struct mt_artifact_footer foot = {0};
+	char *path = mt_tmpfile();
+
+	t = nev = 0;
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	proc(100, 0, "0");
+	fork_of(100, 200, "0.0");
+	fork_of(100, 300, "0.1");
+	ev(200, MT_K_MALLOC, 0x1000, 100);
+	mark(MT_BENCH_START, 0, "");
+	ev(200, MT_K_MALLOC, 0x2000, 1000);
+	ev(300, MT_K_MALLOC, 0x9000, 5);
+	ev(200, MT_K_FREE, 0x1000, 0);
+	ev(200, MT_K_MALLOC, 0x3000, 50);
+	ev(200, MT_K_FREE, 0x2000, 0);
+	mark(MT_BENCH_STOP, 0, "");
+	mark(MT_BENCH_URI, 200, "file.js::group::one");
+	mark(MT_BENCH_URI, 200, "file.js::stray");
+	mark(MT_BENCH_STOP, 0, "");
+	mark(MT_BENCH_START, 0, "");
+	mark(MT_BENCH_START, 0, "");
+	ev(200, MT_K_MALLOC, 0x4000, 7);
+	foot.events = nev;
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	return path;
+}
+
+START_TEST(windows_pair_and_count_as_documented)
+{
+	struct mt_bench_split *s;
+	char err[160], *path = write_run();
+	const struct mt_bench_window *w1, *w2;
+
+	ck_assert_int_eq(mt_bench_split_load(path, &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s->n, 2);
+	ck_assert_uint_eq(s->stray_uris, 1);
+	ck_assert_uint_eq(s->stray_stops, 1);
+	/* Outside every window: 200's block before it, 300's call in it. */
+	ck_assert_uint_eq(s->outside, 2);
+	w1 = &s->w[0];
+	ck_assert_str_eq(w1->uri, "file.js::group::one");
+	ck_assert_str_eq(w1->name, "one");
+	ck_assert_int_eq(w1->pid, 200);
+	ck_assert(!w1->not_closed);
+	ck_assert_uint_eq(w1->allocations, 2);
+	ck_assert_uint_eq(w1->frees, 2);
+	ck_assert_uint_eq(w1->bytes_allocated, 1050);
+	ck_assert_uint_eq(mt_bench_average(w1), 525);
+	ck_assert_uint_eq(w1->heap_at_start, 100);
+	ck_assert_uint_eq(w1->peak_bytes, 1000); /* 100 + 1000, above the 100 of the start */
+	ck_assert_uint_eq(w1->live_at_end, 50);
+	ck_assert_uint_eq(w1->live_blocks_at_end, 1);
+	w2 = &s->w[1];
+	ck_assert_str_eq(w2->uri, "");
+	ck_assert_str_eq(w2->name, "window 2");
+	ck_assert(w2->not_closed);
+	ck_assert_uint_eq(w2->nested, 1);
+	/* No CurrentBenchmark: the whole tree, whose 55 bytes were live at its start. */
+	ck_assert_uint_eq(w2->heap_at_start, 55);
+	ck_assert_uint_eq(w2->allocations, 1);
+	ck_assert_uint_eq(w2->peak_bytes, 7);
+	ck_assert_uint_eq(w2->live_at_end, 7);
+	mt_bench_split_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(comparison_marks_only_the_grown_metric)
+{
+	static const char base[] =
+	    "{\"benchmarks\":[{\"uri\":\"file.js::group::one\",\"name\":\"one\",\"allocations\":2,"
+	    "\"bytes_allocated\":500,\"average_allocation\":250,\"peak_bytes\":1000,"
+	    "\"live_at_end\":50},{\"uri\":\"gone::x\",\"name\":\"x\",\"allocations\":1,"
+	    "\"bytes_allocated\":1,\"average_allocation\":1,\"peak_bytes\":1,\"live_at_end\":0}]}";
+	struct mt_bench_limits lim = {
+	    .n = 2, .metric = {MT_BM_BYTES_ALLOCATED, MT_BM_PEAK}, .max_percent = {100, 0}};
+	struct mt_bench_split *s;
+	struct mt_bench_cmp *c;
+	char err[160], *path = write_run();
+
+	ck_assert_int_eq(mt_bench_split_load(path, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(mt_bench_compare(s, base, strlen(base), &lim, &c, err, sizeof(err)), 0);
+	/* one (both), window 2 (new), x (gone). */
+	ck_assert_uint_eq(c->n, 3);
+	ck_assert(c->rows[0].in_base && c->rows[0].in_new);
+	ck_assert(c->rows[0].exceeded[MT_BM_BYTES_ALLOCATED]); /* 500 -> 1050: +110% */
+	ck_assert(!c->rows[0].exceeded[MT_BM_PEAK]);	       /* 1000 -> 1000 */
+	ck_assert(!c->rows[1].in_base && !c->rows[1].exceeded[MT_BM_BYTES_ALLOCATED]);
+	ck_assert(!c->rows[2].in_new);
+	ck_assert_uint_eq(c->n_exceeded, 1);
+	mt_bench_cmp_free(c);
+	/* Not a document of memtrack bench: one sentence. */
+	ck_assert_int_eq(
+	    mt_bench_compare(s, "{\"benchmarks\":[{\"uri\":1}]}", 26, &lim, &c, err, sizeof(err)),
+	    -EINVAL);
+	ck_assert_msg(strstr(err, "benchmark 1 has no string"), "%s", err);
+	ck_assert_int_eq(mt_bench_compare(s, "[", 1, &lim, &c, err, sizeof(err)), -EINVAL);
+	mt_bench_split_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+static Suite *bench_suite(void)
+{
+	Suite *s = suite_create("bench_split");
+	TCase *tc = tcase_create("split");
+
+	tcase_add_test(tc, windows_pair_and_count_as_documented);
+	tcase_add_test(tc, comparison_marks_only_the_grown_metric);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return mt_run_suite(bench_suite());
+}
