@@ -4,8 +4,8 @@
  * twice, from memory and through a file descriptor (the two sources of the reader), and the two
  * readings must agree; the aggregates must be consistent with each other; every output is
  * rendered, the pprof profile (--pprof) among them, its sites unsymbolised. The same bytes, taken
- * as the entries of an event block, must decode to events that encode and decode back to
- * themselves. Built and run by tools/fuzz.
+ * as the entries of an event block (and as the five streams of a compressed one), must decode to
+ * events that encode and decode back to themselves. Built and run by tools/fuzz.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -159,6 +159,51 @@ static void check_evblock(const uint8_t *data, size_t size)
 	}
 }
 
+/*
+ * The same for a compressed block's five streams: the bytes cut in five equal parts, decoded as
+ * the streams of one block, each event encoded into streams again and decoded back.
+ */
+static void check_evblock_split(const uint8_t *data, size_t size)
+{
+	static const unsigned int most[MT_EVB_STREAMS] = MT_EVB_STREAM_MAX;
+	struct mt_evblock_state dec, enc, back;
+	struct mt_evblock_cursor c;
+	enum mt_evblock_result res;
+	struct mt_event e, again;
+
+	for (int k = 0; k < MT_EVB_STREAMS; k++) {
+		c.p[k] = data + size * (size_t)k / MT_EVB_STREAMS;
+		c.left[k] =
+		    size * (size_t)(k + 1) / MT_EVB_STREAMS - size * (size_t)k / MT_EVB_STREAMS;
+	}
+	mt_evblock_reset(&dec);
+	mt_evblock_reset(&enc);
+	mt_evblock_reset(&back);
+	while (c.left[MT_EVB_S_TAG] && (res = mt_evblock_get_split(&dec, &c, &e)) != MT_EVB_SHORT &&
+	       res != MT_EVB_CORRUPT && res != MT_EVB_REQUIRED) {
+		uint8_t out[MT_EVB_STREAMS][MT_EVBLOCK_EVENT_MAX];
+		struct mt_evblock_split at;
+		struct mt_evblock_cursor again_c;
+
+		if (res == MT_EVB_SKIPPED)
+			continue;
+		for (int k = 0; k < MT_EVB_STREAMS; k++)
+			at.p[k] = out[k];
+		mt_evblock_put_split(&enc, &at, &e);
+		for (int k = 0; k < MT_EVB_STREAMS; k++) {
+			again_c.p[k] = out[k];
+			again_c.left[k] = (size_t)(at.p[k] - out[k]);
+			check(again_c.left[k] <= most[k],
+			      "a stream's share of an event fits its maximum");
+		}
+		check(mt_evblock_get_split(&back, &again_c, &again) == MT_EVB_EVENT,
+		      "an event encoded into streams decodes");
+		for (int k = 0; k < MT_EVB_STREAMS; k++)
+			check(!again_c.left[k], "an event's streams are read whole");
+		check(!memcmp(&e, &again, sizeof(e)), "an event survives encoding into streams");
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[MT_ARTIFACT_ERRLEN] = "";
@@ -168,6 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!devnull)
 		devnull = fopen("/dev/null", "w");
 	check_evblock(data, size);
+	check_evblock_split(data, size);
 	ret = mt_report_load_mem(data, size, &rep, err, sizeof(err));
 	if (ret) {
 		check(ret < 0 && err[0], "an error comes with a message");

@@ -231,6 +231,136 @@ START_TEST(required_escapes_are_refused)
 }
 END_TEST
 
+/* ---- the streams of a compressed block (version 5) ------------------------------------------ */
+
+/*
+ * Encode n events into the streams of one compressed block (bufs: MT_EVB_STREAMS areas of n *
+ * MT_EVBLOCK_EVENT_MAX bytes), decode them back, compare. Each stream's length into len.
+ */
+static void split_roundtrip(const struct mt_event *ev, size_t n, uint8_t *bufs,
+			    size_t len[MT_EVB_STREAMS])
+{
+	static const unsigned int most[MT_EVB_STREAMS] = MT_EVB_STREAM_MAX;
+	struct mt_evblock_split at;
+	struct mt_evblock_cursor c;
+	struct mt_evblock_state s;
+	size_t area = n * MT_EVBLOCK_EVENT_MAX, i;
+	int k;
+
+	mt_evblock_reset(&s);
+	for (k = 0; k < MT_EVB_STREAMS; k++)
+		at.p[k] = bufs + k * area;
+	for (i = 0; i < n; i++) {
+		uint8_t *before[MT_EVB_STREAMS];
+
+		for (k = 0; k < MT_EVB_STREAMS; k++)
+			before[k] = at.p[k];
+		mt_evblock_put_split(&s, &at, &ev[i]);
+		for (k = 0; k < MT_EVB_STREAMS; k++)
+			ck_assert_uint_le((size_t)(at.p[k] - before[k]), most[k]);
+	}
+	for (k = 0; k < MT_EVB_STREAMS; k++) {
+		len[k] = (size_t)(at.p[k] - (bufs + k * area));
+		c.p[k] = bufs + k * area;
+		c.left[k] = len[k];
+	}
+	mt_evblock_reset(&s);
+	for (i = 0; i < n; i++) {
+		struct mt_event back;
+
+		ck_assert_int_eq(mt_evblock_get_split(&s, &c, &back), MT_EVB_EVENT);
+		ck_assert_msg(!memcmp(&back, &ev[i], sizeof(back)), "event %zu differs", i);
+	}
+	for (k = 0; k < MT_EVB_STREAMS; k++)
+		ck_assert_uint_eq(c.left[k], 0);
+}
+
+START_TEST(split_edge_values_roundtrip)
+{
+	static uint8_t bufs[MT_EVB_STREAMS * N_EDGE * MT_EVBLOCK_EVENT_MAX];
+	size_t len[MT_EVB_STREAMS];
+
+	split_roundtrip(edge, N_EDGE, bufs, len);
+	/* One tag byte an event at least, and one byte of time and address each. */
+	ck_assert_uint_ge(len[MT_EVB_S_TAG], N_EDGE);
+	ck_assert_uint_ge(len[MT_EVB_S_TS], N_EDGE);
+	ck_assert_uint_ge(len[MT_EVB_S_ADDR], N_EDGE);
+}
+END_TEST
+
+/*
+ * Two threads taking turns, each allocating in its own arena and freeing what it allocated: an
+ * address differs from its thread's last, so each takes one byte, as one thread's would (from
+ * the previous event, it would jump 2^36 bytes each time: 6 bytes).
+ */
+START_TEST(split_threads_taking_turns)
+{
+	enum { ROUNDS = 100 };
+	static struct mt_event ev[4 * ROUNDS];
+	static uint8_t bufs[MT_EVB_STREAMS * 4 * ROUNDS * MT_EVBLOCK_EVENT_MAX];
+	size_t len[MT_EVB_STREAMS];
+
+	for (size_t i = 0; i < ROUNDS; i++) {
+		for (uint32_t t = 0; t < 2; t++) {
+			uint64_t addr = 0x7f0000001000ULL + ((uint64_t)t << 36) + i * 32;
+
+			ev[4 * i + t] = (struct mt_event){.ts_ns = 1000 + 8 * i + t,
+							  .pid = 50,
+							  .tid = 51 + t,
+							  .addr = addr,
+							  .size = 24,
+							  .kind = MT_K_MALLOC};
+			ev[4 * i + 2 + t] = (struct mt_event){.ts_ns = 1004 + 8 * i + t,
+							      .pid = 50,
+							      .tid = 51 + t,
+							      .addr = addr,
+							      .kind = MT_K_FREE};
+		}
+	}
+	split_roundtrip(ev, 4 * ROUNDS, bufs, len);
+	/* The first round finds the arenas: 6 bytes for each thread's first address. */
+	ck_assert_uint_le(len[MT_EVB_S_ADDR], 4 * ROUNDS + 2 * 6);
+}
+END_TEST
+
+/* A stream that ends inside an entry: short, and the cursor and state left as they were. */
+START_TEST(split_short_streams)
+{
+	static uint8_t bufs[MT_EVB_STREAMS * N_EDGE * MT_EVBLOCK_EVENT_MAX];
+	size_t len[MT_EVB_STREAMS];
+	size_t area = N_EDGE * MT_EVBLOCK_EVENT_MAX;
+
+	split_roundtrip(edge, N_EDGE, bufs, len);
+	for (int k = 1; k < MT_EVB_STREAMS; k++) {
+		struct mt_evblock_cursor c, was;
+		struct mt_evblock_state s, s_was;
+		struct mt_event back;
+		enum mt_evblock_result res = MT_EVB_EVENT;
+		size_t events = 0;
+
+		if (!len[k])
+			continue;
+		for (int j = 0; j < MT_EVB_STREAMS; j++) {
+			c.p[j] = bufs + j * area;
+			c.left[j] = len[j] - (j == k);
+		}
+		mt_evblock_reset(&s);
+		while (c.left[MT_EVB_S_TAG]) {
+			was = c;
+			s_was = s;
+			res = mt_evblock_get_split(&s, &c, &back);
+			if (res != MT_EVB_EVENT)
+				break;
+			events++;
+		}
+		ck_assert_int_eq(res, MT_EVB_SHORT);
+		ck_assert_uint_lt(events, N_EDGE);
+		ck_assert(!memcmp(&c, &was, sizeof(c)));
+		ck_assert(!memcmp(&s, &s_was, sizeof(s)));
+	}
+}
+END_TEST
+
 static Suite *evblock_suite(void)
 {
 	Suite *s = suite_create("evblock");
@@ -242,6 +372,9 @@ static Suite *evblock_suite(void)
 	tcase_add_test(tc, bad_entries_are_refused);
 	tcase_add_test(tc, escape_entries_are_skipped);
 	tcase_add_test(tc, required_escapes_are_refused);
+	tcase_add_test(tc, split_edge_values_roundtrip);
+	tcase_add_test(tc, split_threads_taking_turns);
+	tcase_add_test(tc, split_short_streams);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -97,6 +97,33 @@ static int next_events(struct mt_artifact_reader *r, struct mt_artifact_item *it
 	return 1;
 }
 
+/* Whether the current block has entries left to decode. */
+static bool block_more(const struct mt_artifact_reader *r)
+{
+	return r->block_split ? r->block_cursor.left[MT_EVB_S_TAG] > 0
+			      : r->block_pos < r->block_len;
+}
+
+/* Decode the next entry of the current block, and where it is for messages. */
+static enum mt_evblock_result block_entry(struct mt_artifact_reader *r, struct mt_event *e,
+					  uint64_t *at)
+{
+	enum mt_evblock_result res;
+	size_t used = 0;
+
+	if (r->block_split) {
+		/* Its entries are in no one place of the file: messages name the record. */
+		*at = r->block_at;
+		return mt_evblock_get_split(&r->block_state, &r->block_cursor, e);
+	}
+	*at = r->block_at + 8 + r->block_pos;
+	res = mt_evblock_get(&r->block_state, r->payload + r->block_pos,
+			     r->block_len - r->block_pos, e, &used);
+	if (res == MT_EVB_EVENT || res == MT_EVB_SKIPPED || res == MT_EVB_REQUIRED)
+		r->block_pos += used;
+	return res;
+}
+
 /* The end of the current block: its entries must hold exactly the events it counts. */
 static int end_block(struct mt_artifact_reader *r)
 {
@@ -108,6 +135,11 @@ static int end_block(struct mt_artifact_reader *r)
 		r->done = true;
 		return 0;
 	}
+	for (int k = 0; r->block_split && k < MT_EVB_STREAMS; k++)
+		if (r->block_cursor.left[k])
+			return mt_artread_corrupt(r, r->block_at,
+						  "compressed event block has bytes after its "
+						  "last entry");
 	if (r->block_seen != r->block_count) {
 		snprintf(msg, sizeof(msg), "event block counts %u events but holds %u",
 			 r->block_count, r->block_seen);
@@ -116,20 +148,55 @@ static int end_block(struct mt_artifact_reader *r)
 	return 0;
 }
 
+/*
+ * Whether the escape just decoded is a record inside the block (version 5), now held to be handed
+ * out after the events before it (or passed over then, when this reader does not know its type,
+ * as a record of that type is). A footer or events inside a block, or a record whose length its
+ * type does not allow, set the reader's error.
+ */
+static bool held_record(struct mt_artifact_reader *r, uint64_t at)
+{
+	uint32_t esc = r->block_state.escape_type, type = esc >> 1;
+
+	if (r->info.version < 5 || !(esc & 1))
+		return false;
+	if (type == MT_REC_FOOTER || type == MT_REC_EVENTS || type == MT_REC_BLOCK ||
+	    type == MT_REC_ZBLOCK)
+		mt_artread_corrupt(r, at, "event block holds a record that cannot be inside one");
+	else if (!mt_artread_len_ok(type, r->block_state.escape_len))
+		mt_artread_corrupt(r, at, "record length out of bounds");
+	r->held = true;
+	r->held_type = type;
+	r->held_at = at;
+	return true;
+}
+
+/* The record held from the current block: its escape's bytes are still in the block's buffer. */
+static int held_out(struct mt_artifact_reader *r, struct mt_artifact_item *it)
+{
+	r->held = false;
+	return mt_artread_parse(r, r->held_type, r->block_state.escape_data,
+				r->block_state.escape_len, r->held_at, it);
+}
+
 /* Decode the next piece of the current event block. Returns 1 (events), 2 (none), or -errno. */
 static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 {
-	size_t n = 0, used;
+	size_t n = 0;
+	uint64_t at;
 	int err;
 
-	while (n < EV_CHUNK && r->block_pos < r->block_len) {
-		enum mt_evblock_result res =
-		    mt_evblock_get(&r->block_state, r->payload + r->block_pos,
-				   r->block_len - r->block_pos, &r->evbuf[n], &used);
+	while (n < EV_CHUNK && block_more(r)) {
+		enum mt_evblock_result res = block_entry(r, &r->evbuf[n], &at);
 
 		if (res == MT_EVB_SHORT && r->block_cut) {
 			/* The cut: the events before it are complete and good. */
 			r->block_pos = r->block_len;
+			break;
+		}
+		if (res == MT_EVB_REQUIRED && held_record(r, at)) {
+			if (r->err)
+				return r->err;
 			break;
 		}
 		if (res == MT_EVB_REQUIRED)
@@ -137,11 +204,9 @@ static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_it
 			    r, -EPROTONOSUPPORT,
 			    "the artifact holds records this memtrack does not know (event "
 			    "block entry type %u at offset %llu): a newer memtrack reads it",
-			    r->block_state.escape_type,
-			    (unsigned long long)(r->block_at + 8 + r->block_pos));
+			    r->block_state.escape_type, (unsigned long long)at);
 		if (res == MT_EVB_SHORT || res == MT_EVB_CORRUPT)
-			return mt_artread_corrupt(r, r->block_at + 8 + r->block_pos,
-						  "bad event block entry");
+			return mt_artread_corrupt(r, at, "bad event block entry");
 		if (res == MT_EVB_EVENT) {
 			if (r->block_seen == r->block_count)
 				return mt_artread_corrupt(
@@ -149,14 +214,15 @@ static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_it
 			r->block_seen++;
 			n++;
 		}
-		r->block_pos += used;
 	}
-	if (r->block_pos == r->block_len) {
+	if (!block_more(r)) {
 		err = end_block(r);
 		if (err)
 			return err;
 	}
 	r->events_read += n;
+	if (!n && r->held)
+		return held_out(r, it);
 	if (!n)
 		return r->done ? 0 : 2;
 	it->type = MT_ITEM_EVENTS;
@@ -186,10 +252,28 @@ static int start_block(struct mt_artifact_reader *r, uint32_t len, uint64_t at,
 	    r->block_count > (len - MT_ARTIFACT_BLOCK_FIXED) / MT_ARTIFACT_BLOCK_ENTRY_MIN)
 		return mt_artread_corrupt(r, at, "bad event count in event block");
 	r->in_block = true;
+	r->block_split = false;
 	r->block_at = at;
 	r->block_seen = 0;
 	r->block_pos = MT_ARTIFACT_BLOCK_FIXED;
 	r->block_len = (size_t)k;
+	mt_evblock_reset(&r->block_state);
+	return next_block_events(r, it);
+}
+
+/* A compressed event block: decompressed whole (a cut one is lost whole), then handed out. */
+static int start_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at,
+			struct mt_artifact_item *it)
+{
+	int ret = mt_artread_zblock(r, len, at);
+
+	if (ret <= 0)
+		return ret;
+	r->in_block = true;
+	r->block_split = true;
+	r->block_cut = false;
+	r->block_at = at;
+	r->block_seen = 0;
 	mt_evblock_reset(&r->block_state);
 	return next_block_events(r, it);
 }
@@ -239,6 +323,11 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 			return type == MT_REC_BLOCK ? start_block(r, len, at, it)
 						    : mt_artread_meta(r, type, len, at, it);
 		return pass_over(r, len);
+	case MT_REC_ZBLOCK:
+		/* Likewise before version 5. */
+		if (r->info.version >= 5)
+			return start_zblock(r, len, at, it);
+		return pass_over(r, len);
 	case MT_REC_STACK:
 		/* Likewise before version 4. */
 		if (r->info.version >= 4)
@@ -256,9 +345,11 @@ int mt_artifact_next(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 	if (r->err)
 		return r->err;
 	do {
-		if (r->done)
+		if (r->held)
+			ret = held_out(r, it);
+		else if (r->done)
 			return 0;
-		if (r->ev_left)
+		else if (r->ev_left)
 			ret = next_events(r, it);
 		else if (r->in_block)
 			ret = next_block_events(r, it);
@@ -373,6 +464,7 @@ void mt_artifact_close(struct mt_artifact_reader *r)
 	free(r->payload);
 	free(r->evbuf);
 	free(r->leak_blocks);
+	mt_artread_zblock_free(r);
 	free(r);
 }
 

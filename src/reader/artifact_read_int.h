@@ -44,6 +44,16 @@ struct mt_artifact_reader {
 	size_t block_pos;
 	size_t block_len;
 	struct mt_evblock_state block_state;
+	/* A compressed block (version 5): its streams, decompressed into zraw. */
+	bool block_split;
+	struct mt_evblock_cursor block_cursor;
+	uint8_t *zraw;
+	size_t zraw_cap;
+	struct ZSTD_DCtx_s *zd;
+	/* A record met inside the block (version 5), handed out after the events before it. */
+	bool held;
+	uint32_t held_type;
+	uint64_t held_at;
 
 	uint8_t *payload;
 	size_t payload_cap;
@@ -114,10 +124,18 @@ int mt_artread_corrupt(struct mt_artifact_reader *r, uint64_t at, const char *wh
 ssize_t mt_artread_src_read(struct mt_artifact_reader *r, void *dst, size_t n);
 ssize_t mt_artread_payload(struct mt_artifact_reader *r, size_t len);
 
+/* artifact_read_zblock.c: a compressed event block, decompressed and ready to decode. */
+int mt_artread_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at);
+void mt_artread_zblock_free(struct mt_artifact_reader *r);
+
 /* artifact_read_records.c: the header and the metadata records. */
 bool mt_artread_len_ok(uint32_t type, uint32_t len);
 int mt_artread_header(struct mt_artifact_reader *r);
 int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, uint64_t at,
 		    struct mt_artifact_item *it);
+/* The same for a payload already read (a record inside an event block): 2 for a type this
+ * reader does not know, passed over. */
+int mt_artread_parse(struct mt_artifact_reader *r, uint32_t type, const uint8_t *payload,
+		     uint32_t len, uint64_t at, struct mt_artifact_item *it);
 
 #endif /* MEMTRACK_ARTIFACT_READ_INT_H */

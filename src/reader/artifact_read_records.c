@@ -345,6 +345,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 	case MT_REC_BLOCK:
 		return len >= MT_ARTIFACT_BLOCK_FIXED + MT_ARTIFACT_BLOCK_ENTRY_MIN &&
 		       len <= MT_ARTIFACT_BLOCK_MAX;
+	case MT_REC_ZBLOCK:
+		return len > MT_ARTIFACT_ZBLOCK_FIXED && len <= MT_ARTIFACT_ZBLOCK_MAX;
 	default:
 		return len <= MT_ARTIFACT_RECORD_MAX;
 	}
@@ -353,9 +355,7 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, uint64_t at,
 		    struct mt_artifact_item *it)
 {
-	struct cursor c;
 	ssize_t k = mt_artread_payload(r, len);
-	int err;
 
 	if (k < 0)
 		return (int)k;
@@ -364,7 +364,15 @@ int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, u
 		r->done = true;
 		return 0;
 	}
-	c = (struct cursor){r->payload, len};
+	return mt_artread_parse(r, type, r->payload, len, at, it);
+}
+
+int mt_artread_parse(struct mt_artifact_reader *r, uint32_t type, const uint8_t *payload,
+		     uint32_t len, uint64_t at, struct mt_artifact_item *it)
+{
+	struct cursor c = {payload, len};
+	int err;
+
 	switch (type) {
 	case MT_REC_PROCESS:
 		err = parse_process(r, &c, at);
@@ -411,12 +419,15 @@ int mt_artread_meta(struct mt_artifact_reader *r, uint32_t type, uint32_t len, u
 		it->type = MT_ITEM_BENCH;
 		it->bench = &r->bench;
 		break;
-	default:
+	case MT_REC_FOOTER:
 		err = parse_footer(r, &c, at);
 		it->type = MT_ITEM_FOOTER;
 		it->footer = &r->footer;
 		r->done = true;
 		break;
+	default:
+		/* A type this reader does not know, inside a block: passed over, as a record is. */
+		return 2;
 	}
 	return err ? err : 1;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "writer/artifact.h"
 #include "writer/artifact_format.h"
@@ -26,16 +27,35 @@
 #define WRITER_BUF_SIZE (1u << 20)
 #define REC_HDR_SIZE	8u
 /*
- * Events per block: the events thread hands over at most 4096 at a time, and a block of 4096 at
- * their longest (288 KiB) stays well inside the buffer and the format's block limit.
+ * Events, and the records written between them, are gathered into one block until the events
+ * thread flushes (every 100 ms), a record that cannot go inside comes (the footer, a leak record
+ * over 16 KiB) or a stream is full, then compressed as one zstd frame (docs/FORMAT.md,
+ * "Compressed event block"). Each of the block's five streams has STREAM_CAP bytes, so a block's
+ * entries are at most 5 * STREAM_CAP (500 KiB) once decompressed: well inside the reader's
+ * one-block bound, and its compressed record, at zstd's worst, inside the buffer.
  */
-#define BLOCK_EVENTS	4096u
-_Static_assert(BLOCK_EVENTS *MT_EVBLOCK_EVENT_MAX + MT_ARTIFACT_BLOCK_FIXED <=
-		   MT_ARTIFACT_BLOCK_MAX,
-	       "a block of events at their longest fits the format's limit");
-_Static_assert(REC_HDR_SIZE + MT_ARTIFACT_BLOCK_FIXED + BLOCK_EVENTS * MT_EVBLOCK_EVENT_MAX <=
+#define STREAM_CAP	(100u << 10)
+#define BLOCK_RAW_MAX	(MT_EVB_STREAMS * STREAM_CAP)
+/*
+ * zstd's level, by measurement (docs/PERFORMANCE.md, section 10): the writer runs on the events
+ * thread, whose CPU per event is on the hot path when the ring is busy.
+ */
+#define ZSTD_LEVEL	1
+_Static_assert(BLOCK_RAW_MAX <= MT_ARTIFACT_BLOCK_MAX, "a block's entries fit the format's limit");
+_Static_assert(MT_ARTIFACT_ZBLOCK_FIXED + ZSTD_COMPRESSBOUND(BLOCK_RAW_MAX) <=
+		   MT_ARTIFACT_ZBLOCK_MAX,
+	       "a compressed block fits the format's limit");
+_Static_assert(REC_HDR_SIZE + MT_ARTIFACT_ZBLOCK_FIXED + ZSTD_COMPRESSBOUND(BLOCK_RAW_MAX) <=
 		   WRITER_BUF_SIZE,
-	       "a block of events at their longest fits the buffer");
+	       "a compressed block at its largest fits the buffer");
+
+/* The block being gathered: its streams, each at its own STREAM_CAP bytes of raw. */
+struct pending_block {
+	uint8_t *raw;
+	struct mt_evblock_split at; /* where each stream's next byte goes */
+	struct mt_evblock_state state;
+	uint32_t count;
+};
 
 struct mt_artifact_writer {
 	pthread_mutex_t lock;
@@ -48,6 +68,9 @@ struct mt_artifact_writer {
 	off_t offset; /* bytes written to the file so far */
 	off_t synced; /* where writeback was last started up to */
 	uint8_t *buf;
+	struct pending_block block;
+	ZSTD_CCtx *zc;
+	bool embedded; /* the record being written goes into the block, not the buffer */
 };
 
 static void put_u8(uint8_t **p, uint8_t v)
@@ -172,17 +195,161 @@ static void begin_record(uint8_t **p, uint32_t type, size_t payload)
 	put_u32(p, (uint32_t)payload);
 }
 
-/* Bytes of header body for argv[0..argc), dropping arguments that would overflow the limit. */
+static uint8_t *stream_base(const struct pending_block *b, int k)
+{
+	return b->raw + (size_t)k * STREAM_CAP;
+}
+
+static void block_reset(struct pending_block *b)
+{
+	for (int k = 0; k < MT_EVB_STREAMS; k++)
+		b->at.p[k] = stream_base(b, k);
+	mt_evblock_reset(&b->state);
+	b->count = 0;
+}
+
+/* How many more events the block takes for sure: each stream's room over its most per event. */
+static size_t block_room(const struct pending_block *b)
+{
+	static const unsigned int most[MT_EVB_STREAMS] = MT_EVB_STREAM_MAX;
+	size_t room = SIZE_MAX;
+
+	for (int k = 0; k < MT_EVB_STREAMS; k++) {
+		size_t used = (size_t)(b->at.p[k] - stream_base(b, k));
+		size_t fit = (STREAM_CAP - used) / most[k];
+
+		room = fit < room ? fit : room;
+	}
+	return room;
+}
+
 /*
- * Open a metadata record of payload bytes under the writer's lock: NULL (lock released, *err
- * set) when the recording has stopped. record_end() commits what was written and unlocks.
+ * The block's streams, made one run of bytes at the start of raw (in their order), their lengths
+ * in len. Returns the total.
+ */
+static size_t block_join(struct pending_block *b, uint32_t len[MT_EVB_STREAMS])
+{
+	size_t total = 0;
+
+	for (int k = 0; k < MT_EVB_STREAMS; k++) {
+		len[k] = (uint32_t)(b->at.p[k] - stream_base(b, k));
+		memmove(b->raw + total, stream_base(b, k), len[k]);
+		total += len[k];
+	}
+	return total;
+}
+
+/*
+ * A block too small for zstd to pay for its frame, as a version-3 block: the same entries with
+ * their fields one after the other, whose payload is as long as the streams together.
+ */
+static size_t put_plain_block(uint8_t *start, const struct pending_block *b,
+			      const uint32_t len[MT_EVB_STREAMS])
+{
+	struct mt_evblock_cursor c;
+	struct mt_evblock_state in, out;
+	const uint8_t *from = b->raw;
+	uint8_t *p = start + REC_HDR_SIZE, *hdr = start;
+	struct mt_event e;
+
+	for (int k = 0; k < MT_EVB_STREAMS; k++) {
+		c.p[k] = from;
+		c.left[k] = len[k];
+		from += len[k];
+	}
+	mt_evblock_reset(&in);
+	mt_evblock_reset(&out);
+	put_u32(&p, b->count);
+	/* The writer's own entries: they decode, events and records alike. */
+	while (c.left[MT_EVB_S_TAG]) {
+		if (mt_evblock_get_split(&in, &c, &e) == MT_EVB_EVENT) {
+			p += mt_evblock_put(&out, p, &e);
+			continue;
+		}
+		p = mt_evblock_put_escape(p, in.escape_type, in.escape_len);
+		put_bytes(&p, in.escape_data, in.escape_len);
+	}
+	begin_record(&hdr, MT_REC_BLOCK, (size_t)(p - start) - REC_HDR_SIZE);
+	return (size_t)(p - start);
+}
+
+/*
+ * End the block being gathered: one compressed event block record in the buffer (or a plain one
+ * when that is shorter). 0, or the error that stopped the recording (the block is lost then).
+ */
+static int seal_block_locked(struct mt_artifact_writer *w)
+{
+	struct pending_block *b = &w->block;
+	uint32_t len[MT_EVB_STREAMS];
+	size_t raw, bound, z;
+	uint8_t *start, *p;
+
+	if (!b->count)
+		return w->err;
+	raw = block_join(b, len);
+	bound = ZSTD_compressBound(raw);
+	start = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_ZBLOCK_FIXED + bound);
+	if (!start) {
+		block_reset(b);
+		return w->err;
+	}
+	p = start + REC_HDR_SIZE + MT_ARTIFACT_ZBLOCK_FIXED;
+	z = ZSTD_compress2(w->zc, p, bound, b->raw, raw);
+	if (ZSTD_isError(z)) {
+		/* Only its allocations can fail with room for the worst case. */
+		block_reset(b);
+		stop_recording(w, -ENOMEM);
+		return w->err;
+	}
+	if (MT_ARTIFACT_ZBLOCK_FIXED + z >= MT_ARTIFACT_BLOCK_FIXED + raw) {
+		w->len += put_plain_block(start, b, len);
+	} else {
+		p = start;
+		begin_record(&p, MT_REC_ZBLOCK, MT_ARTIFACT_ZBLOCK_FIXED + z);
+		put_u32(&p, b->count);
+		for (int k = 0; k < MT_EVB_STREAMS; k++)
+			put_u32(&p, len[k]);
+		w->len += REC_HDR_SIZE + MT_ARTIFACT_ZBLOCK_FIXED + z;
+	}
+	w->events += b->count;
+	block_reset(b);
+	return 0;
+}
+
+/*
+ * Room for a record of payload bytes inside the block being gathered, an escape entry among its
+ * events (docs/FORMAT.md): the block goes on after it, as large as it would have been without the
+ * record, where sealing it would cut it at every process record and every RSS sample (50 a
+ * second). NULL when the block has no event yet (a block holds at least one) or no room for it.
+ */
+static uint8_t *embed_locked(struct mt_artifact_writer *w, uint32_t type, size_t payload)
+{
+	struct pending_block *b = &w->block;
+	size_t tags = (size_t)(b->at.p[MT_EVB_S_TAG] - stream_base(b, MT_EVB_S_TAG));
+	size_t rest = (size_t)(b->at.p[MT_EVB_S_REST] - stream_base(b, MT_EVB_S_REST));
+
+	if (w->err || !b->count || payload > MT_ARTIFACT_META_MAX || tags + 1 > STREAM_CAP ||
+	    rest + MT_EVB_ESCAPE_HEAD + payload > STREAM_CAP)
+		return NULL;
+	w->embedded = true;
+	return mt_evblock_put_escape_split(&b->at, MT_ARTIFACT_ESC_RECORD(type), (uint32_t)payload);
+}
+
+/*
+ * Open a metadata record of payload bytes under the writer's lock, in the block being gathered
+ * or after it: NULL (lock released, *err set) when the recording has stopped. record_end()
+ * commits what was written and unlocks.
  */
 static uint8_t *record_begin(struct mt_artifact_writer *w, uint32_t type, size_t payload, int *err)
 {
 	uint8_t *p;
 
 	pthread_mutex_lock(&w->lock);
-	p = reserve_locked(w, REC_HDR_SIZE + payload);
+	p = embed_locked(w, type, payload);
+	if (p)
+		return p;
+	/* The events gathered so far come before this record in the stream. */
+	p = seal_block_locked(w) ? NULL : reserve_locked(w, REC_HDR_SIZE + payload);
 	if (!p) {
 		*err = w->err;
 		pthread_mutex_unlock(&w->lock);
@@ -194,11 +361,15 @@ static uint8_t *record_begin(struct mt_artifact_writer *w, uint32_t type, size_t
 
 static int record_end(struct mt_artifact_writer *w, const uint8_t *p)
 {
-	w->len = (size_t)(p - w->buf);
+	if (w->embedded)
+		w->embedded = false;
+	else
+		w->len = (size_t)(p - w->buf);
 	pthread_mutex_unlock(&w->lock);
 	return 0;
 }
 
+/* Bytes of header body for argv[0..argc), dropping arguments that would overflow the limit. */
 static size_t header_body_len(const struct mt_artifact_header *h, size_t wlen, int *argc)
 {
 	size_t len = 8 + 8 + 4 + wlen + 4 + (h->flags ? 4 : 0);
@@ -275,8 +446,17 @@ int mt_artifact_create_fd(struct mt_artifact_writer **wp, int fd, const char *pa
 		goto err_free;
 	}
 	w->path = strdup(path);
-	if (!w->path) {
+	w->block.raw = malloc(BLOCK_RAW_MAX);
+	w->zc = ZSTD_createCCtx();
+	if (!w->path || !w->block.raw || !w->zc) {
 		err = -ENOMEM;
+		goto err_free;
+	}
+	block_reset(&w->block);
+	/* A checksum per frame: a corrupt block is refused, not believed. */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, ZSTD_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1))) {
+		err = -EINVAL;
 		goto err_free;
 	}
 	w->regular = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -296,6 +476,8 @@ err_free:
 	close(w->fd);
 	free(w->path);
 	free(w->buf);
+	free(w->block.raw);
+	ZSTD_freeCCtx(w->zc);
 	free(w);
 	return err;
 }
@@ -305,47 +487,34 @@ int mt_artifact_flush(struct mt_artifact_writer *w)
 	int err;
 
 	pthread_mutex_lock(&w->lock);
-	err = w->len ? flush_locked(w) : w->err;
+	err = seal_block_locked(w);
+	if (!err)
+		err = w->len ? flush_locked(w) : w->err;
 	pthread_mutex_unlock(&w->lock);
 	return err;
 }
 
-/* Encode up to BLOCK_EVENTS events as one event block record at p. Returns the bytes used. */
-static size_t put_block(uint8_t *start, const struct mt_event *ev, size_t n)
-{
-	struct mt_evblock_state s;
-	uint8_t *hdr = start, *p = start + REC_HDR_SIZE;
-	size_t i, payload;
-
-	mt_evblock_reset(&s);
-	put_u32(&p, (uint32_t)n);
-	for (i = 0; i < n; i++)
-		p += mt_evblock_put(&s, p, &ev[i]);
-	/* The length is known once the events are encoded. */
-	payload = (size_t)(p - start) - REC_HDR_SIZE;
-	begin_record(&hdr, MT_REC_BLOCK, payload);
-	return REC_HDR_SIZE + payload;
-}
-
 int mt_artifact_write_events(struct mt_artifact_writer *w, const struct mt_event *ev, size_t n)
 {
+	struct pending_block *b = &w->block;
 	int err = 0;
 
 	pthread_mutex_lock(&w->lock);
-	while (n) {
-		size_t k = n < BLOCK_EVENTS ? n : BLOCK_EVENTS;
-		uint8_t *p = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_BLOCK_FIXED +
-						   k * MT_EVBLOCK_EVENT_MAX);
+	while (n && !w->err) {
+		size_t k = block_room(b);
 
-		if (!p) {
-			err = w->err;
-			break;
+		if (!k) {
+			seal_block_locked(w);
+			continue;
 		}
-		w->len += put_block(p, ev, k);
-		w->events += k;
+		k = n < k ? n : k;
+		for (size_t i = 0; i < k; i++)
+			mt_evblock_put_split(&b->state, &b->at, &ev[i]);
+		b->count += (uint32_t)k;
 		ev += k;
 		n -= k;
 	}
+	err = w->err;
 	pthread_mutex_unlock(&w->lock);
 	return err;
 }
@@ -528,7 +697,8 @@ bool mt_artifact_readable_later(struct mt_artifact_writer *w)
 
 static int write_footer_locked(struct mt_artifact_writer *w, const struct mt_artifact_footer *f)
 {
-	uint8_t *p = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_FOOTER_SIZE);
+	uint8_t *p =
+	    seal_block_locked(w) ? NULL : reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_FOOTER_SIZE);
 
 	if (!p)
 		return w->err;
@@ -564,6 +734,8 @@ int mt_artifact_finish(struct mt_artifact_writer *w, const struct mt_artifact_fo
 	pthread_mutex_destroy(&w->lock);
 	free(w->path);
 	free(w->buf);
+	free(w->block.raw);
+	ZSTD_freeCCtx(w->zc);
 	free(w);
 	return err;
 }

@@ -8,7 +8,7 @@
 
 #define MT_ARTIFACT_MAGIC	    "MTRACK\0\1"
 #define MT_ARTIFACT_MAGIC_LEN	    8
-#define MT_ARTIFACT_VERSION	    4 /* written; versions 1 to 3 are still read */
+#define MT_ARTIFACT_VERSION	    5 /* written; versions 1 to 4 are still read */
 #define MT_ARTIFACT_VERSION_MIN	    1
 #define MT_ARTIFACT_HEADER_MAX	    (4u << 20) /* header body */
 #define MT_ARTIFACT_ARG_MAX	    65535u     /* one command-line argument */
@@ -36,6 +36,19 @@
 #define MT_ARTIFACT_RSS_SIZE	    48u		/* an RSS sample's payload, as written */
 #define MT_ARTIFACT_BENCH_FIXED	    16u		/* bytes before a benchmark mark's URI */
 
+/*
+ * A compressed event block (version 5): its count and its five streams' lengths, then a zstd
+ * frame of at most MT_ARTIFACT_BLOCK_MAX bytes of content, which zstd's worst case
+ * (ZSTD_COMPRESSBOUND) makes 4 KiB and a frame header larger than that.
+ */
+#define MT_ARTIFACT_ZBLOCK_FIXED     24u
+#define MT_ARTIFACT_ZBLOCK_MAX	     (MT_ARTIFACT_ZBLOCK_FIXED + MT_ARTIFACT_BLOCK_MAX + (16u << 10))
+/*
+ * Version 5: a record (not a footer) inside an event block, where it falls among the events, as an
+ * escape entry of this odd type (one to be understood) whose bytes are the record's payload.
+ */
+#define MT_ARTIFACT_ESC_RECORD(type) (2u * (type) + 1u)
+
 enum mt_record_type {
 	MT_REC_PROCESS = 1,
 	MT_REC_FILE = 2,
@@ -49,6 +62,7 @@ enum mt_record_type {
 	MT_REC_LEAKS = 10,   /* a leak scan at a process's exit (no new version: likewise) */
 	MT_REC_RSS = 11,     /* a process's resident memory, sampled (no new version: likewise) */
 	MT_REC_BENCH = 12,   /* a benchmark window's start or stop, or its URI (memtrack bench) */
+	MT_REC_ZBLOCK = 13,  /* version 5: an event block's streams, zstd-compressed */
 };
 
 #endif

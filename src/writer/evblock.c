@@ -9,6 +9,12 @@
 #include "writer/evblock.h"
 
 #define VARINT_MAX 10u /* bytes of a 64-bit LEB128 */
+/*
+ * The codec's steps are inlined into each of their two callers, the one-stream and the
+ * five-stream one: in the first, every stream is the same, and the compiler then reads and writes
+ * one pointer as the version-3 codec did.
+ */
+#define STEP	   static inline __attribute__((always_inline))
 
 void mt_evblock_reset(struct mt_evblock_state *s)
 {
@@ -58,43 +64,115 @@ static uint8_t ext_bits(const struct mt_evblock_state *s, const struct mt_event 
 	return x;
 }
 
-size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *start, const struct mt_event *e)
+/*
+ * The address an event's address differs from: in a compressed block (threads), its thread's
+ * last in the block, so that threads taking turns do not jump between their arenas each event;
+ * else (or for a thread not among the last ones) the previous event's.
+ */
+STEP uint64_t addr_base(const struct mt_evblock_state *s, uint32_t tid, bool threads)
 {
-	uint8_t x = ext_bits(s, e);
-	bool inline_kind = e->kind != MT_EVB_KIND_ESCAPE && e->kind < MT_EVB_KIND_BYTE;
-	uint8_t *p = start;
+	for (uint32_t i = 0; threads && i < s->threads; i++)
+		if (s->thread_tid[i] == tid)
+			return s->thread_addr[i];
+	return s->addr;
+}
 
-	*p++ = (uint8_t)((inline_kind ? e->kind : MT_EVB_KIND_BYTE) |
-			 (e->flags & MT_EV_FAILED ? MT_EVB_FAILED : 0) |
-			 (e->size ? MT_EVB_SIZE : 0) | (x ? MT_EVB_EXT : 0));
-	if (x)
-		*p++ = x;
-	if (!inline_kind)
-		*p++ = e->kind;
-	p = put_varint(p, zigzag64(e->ts_ns - s->ts_ns));
-	if (x & MT_EVB_X_PID)
-		p = put_varint(p, e->pid);
-	if (x & MT_EVB_X_TID)
-		p = put_varint(p, zigzag32(e->tid - e->pid));
-	if (x & MT_EVB_X_FILE)
-		p = put_varint(p, e->file_id);
-	p = put_varint(p, zigzag64(e->addr - s->addr));
-	if (e->size)
-		p = put_varint(p, e->size);
-	if (x & MT_EVB_X_OLD_ADDR)
-		p = put_varint(p, zigzag64(e->old_addr - e->addr));
-	if (x & MT_EVB_X_ALIGN)
-		p = put_varint(p, e->align);
-	if (x & MT_EVB_X_FLAGS)
-		*p++ = (uint8_t)(e->flags >> 1);
-	if (x & MT_EVB_X_STACK)
-		p = put_varint(p, e->stack_id);
+/* After an event: the previous event is e; in a compressed block, its thread's last address. */
+STEP void remember(struct mt_evblock_state *s, const struct mt_event *e, bool threads)
+{
+	uint32_t i;
+
 	s->ts_ns = e->ts_ns;
 	s->addr = e->addr;
 	s->pid = e->pid;
 	s->tid = e->tid;
 	s->file_id = e->file_id;
+	if (!threads)
+		return;
+	for (i = 0; i < s->threads && s->thread_tid[i] != e->tid; i++)
+		;
+	if (i == s->threads && s->threads < MT_EVB_THREADS) {
+		s->threads++;
+	} else if (i == s->threads) {
+		i = s->thread_next;
+		s->thread_next = (s->thread_next + 1) % MT_EVB_THREADS;
+	}
+	s->thread_tid[i] = e->tid;
+	s->thread_addr[i] = e->addr;
+}
+
+/*
+ * Encode e, each field into its stream's pointer: o[k] points at the write position of stream k.
+ * For a version-3 block all five are the same pointer, the fields one after the other.
+ */
+STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
+		     const struct mt_event *e, bool threads)
+{
+	uint8_t x = ext_bits(s, e);
+	bool inline_kind = e->kind != MT_EVB_KIND_ESCAPE && e->kind < MT_EVB_KIND_BYTE;
+	uint8_t **tag = o[MT_EVB_S_TAG], **rest = o[MT_EVB_S_REST];
+
+	*(*tag)++ = (uint8_t)((inline_kind ? e->kind : MT_EVB_KIND_BYTE) |
+			      (e->flags & MT_EV_FAILED ? MT_EVB_FAILED : 0) |
+			      (e->size ? MT_EVB_SIZE : 0) | (x ? MT_EVB_EXT : 0));
+	if (x)
+		*(*tag)++ = x;
+	if (!inline_kind)
+		*(*tag)++ = e->kind;
+	*o[MT_EVB_S_TS] = put_varint(*o[MT_EVB_S_TS], zigzag64(e->ts_ns - s->ts_ns));
+	if (x & MT_EVB_X_PID)
+		*rest = put_varint(*rest, e->pid);
+	if (x & MT_EVB_X_TID)
+		*rest = put_varint(*rest, zigzag32(e->tid - e->pid));
+	if (x & MT_EVB_X_FILE)
+		*rest = put_varint(*rest, e->file_id);
+	*o[MT_EVB_S_ADDR] =
+	    put_varint(*o[MT_EVB_S_ADDR], zigzag64(e->addr - addr_base(s, e->tid, threads)));
+	if (e->size)
+		*o[MT_EVB_S_SIZE] = put_varint(*o[MT_EVB_S_SIZE], e->size);
+	if (x & MT_EVB_X_OLD_ADDR)
+		*rest = put_varint(*rest, zigzag64(e->old_addr - e->addr));
+	if (x & MT_EVB_X_ALIGN)
+		*rest = put_varint(*rest, e->align);
+	if (x & MT_EVB_X_FLAGS)
+		*(*rest)++ = (uint8_t)(e->flags >> 1);
+	if (x & MT_EVB_X_STACK)
+		*rest = put_varint(*rest, e->stack_id);
+	remember(s, e, threads);
+}
+
+size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *start, const struct mt_event *e)
+{
+	uint8_t *p = start;
+	uint8_t **o[MT_EVB_STREAMS] = {&p, &p, &p, &p, &p};
+
+	put_fields(s, o, e, false);
 	return (size_t)(p - start);
+}
+
+uint8_t *mt_evblock_put_escape(uint8_t *p, uint32_t type, uint32_t len)
+{
+	*p++ = MT_EVB_KIND_ESCAPE;
+	p = put_varint(p, type);
+	return put_varint(p, len);
+}
+
+uint8_t *mt_evblock_put_escape_split(struct mt_evblock_split *out, uint32_t type, uint32_t len)
+{
+	uint8_t *data;
+
+	*out->p[MT_EVB_S_TAG]++ = MT_EVB_KIND_ESCAPE;
+	data = put_varint(put_varint(out->p[MT_EVB_S_REST], type), len);
+	out->p[MT_EVB_S_REST] = data + len;
+	return data;
+}
+
+void mt_evblock_put_split(struct mt_evblock_state *s, struct mt_evblock_split *out,
+			  const struct mt_event *e)
+{
+	uint8_t **o[MT_EVB_STREAMS] = {&out->p[0], &out->p[1], &out->p[2], &out->p[3], &out->p[4]};
+
+	put_fields(s, o, e, true);
 }
 
 /* ---- decoding ------------------------------------------------------------------------------- */
@@ -102,7 +180,13 @@ size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *start, const struct m
 struct in {
 	const uint8_t *p;
 	size_t left;
+};
+
+/* The streams an entry is read from (all the same one in a version-3 block), and how it went. */
+struct dec {
+	struct in *s[MT_EVB_STREAMS];
 	enum mt_evblock_result res; /* MT_EVB_EVENT while all is well */
+	bool threads;		    /* a compressed block: addresses by thread */
 };
 
 static inline uint64_t unzigzag64(uint64_t v)
@@ -115,12 +199,14 @@ static inline uint32_t unzigzag32(uint32_t v)
 	return (v >> 1) ^ (0 - (v & 1));
 }
 
-static uint8_t get_byte(struct in *in)
+STEP uint8_t get_byte(struct dec *d, enum mt_evblock_stream k)
 {
-	if (in->res != MT_EVB_EVENT)
+	struct in *in = d->s[k];
+
+	if (d->res != MT_EVB_EVENT)
 		return 0;
 	if (!in->left) {
-		in->res = MT_EVB_SHORT;
+		d->res = MT_EVB_SHORT;
 		return 0;
 	}
 	in->left--;
@@ -128,13 +214,13 @@ static uint8_t get_byte(struct in *in)
 }
 
 /* A varint of at most 64 bits; more (an eleventh byte, or bits past 64) is corrupt. */
-static uint64_t get_varint(struct in *in)
+STEP uint64_t get_varint(struct dec *d, enum mt_evblock_stream k)
 {
 	uint64_t v = 0;
 	unsigned int i;
 
-	for (i = 0; i < VARINT_MAX && in->res == MT_EVB_EVENT; i++) {
-		uint8_t b = get_byte(in);
+	for (i = 0; i < VARINT_MAX && d->res == MT_EVB_EVENT; i++) {
+		uint8_t b = get_byte(d, k);
 
 		if (i == VARINT_MAX - 1 && b > 1)
 			break;
@@ -142,97 +228,127 @@ static uint64_t get_varint(struct in *in)
 		if (!(b & 0x80))
 			return v;
 	}
-	if (in->res == MT_EVB_EVENT)
-		in->res = MT_EVB_CORRUPT;
+	if (d->res == MT_EVB_EVENT)
+		d->res = MT_EVB_CORRUPT;
 	return 0;
 }
 
 /* A varint that must fit in max. */
-static uint64_t get_bounded(struct in *in, uint64_t max)
+STEP uint64_t get_bounded(struct dec *d, enum mt_evblock_stream k, uint64_t max)
 {
-	uint64_t v = get_varint(in);
+	uint64_t v = get_varint(d, k);
 
-	if (v > max && in->res == MT_EVB_EVENT)
-		in->res = MT_EVB_CORRUPT;
+	if (v > max && d->res == MT_EVB_EVENT)
+		d->res = MT_EVB_CORRUPT;
 	return v;
 }
 
 /* An entry other than an event: its type, its length, and that many bytes, all passed over. */
-static uint32_t skip_escape(struct in *in)
+STEP uint32_t skip_escape(struct dec *d, struct mt_evblock_state *s)
 {
-	uint32_t type = (uint32_t)get_bounded(in, UINT32_MAX);
-	uint64_t len = get_bounded(in, UINT32_MAX);
+	uint32_t type = (uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
+	uint64_t len = get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
+	struct in *in = d->s[MT_EVB_S_REST];
 
-	if (in->res != MT_EVB_EVENT)
+	if (d->res != MT_EVB_EVENT)
 		return 0;
 	if (len > in->left) {
-		in->res = MT_EVB_SHORT;
+		d->res = MT_EVB_SHORT;
 		return 0;
 	}
+	s->escape_data = in->p;
+	s->escape_len = (uint32_t)len;
 	in->p += len;
 	in->left -= len;
 	return type;
 }
 
-static void get_event(struct in *in, uint8_t tag, const struct mt_evblock_state *s,
-		      struct mt_event *e)
+STEP void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state *s,
+		    struct mt_event *e)
 {
-	uint8_t x = tag & MT_EVB_EXT ? get_byte(in) : 0;
+	uint8_t x = tag & MT_EVB_EXT ? get_byte(d, MT_EVB_S_TAG) : 0;
 
 	if (x & ~MT_EVB_X_KNOWN)
-		in->res = MT_EVB_CORRUPT;
+		d->res = MT_EVB_CORRUPT;
 	memset(e, 0, sizeof(*e));
 	e->kind = tag & MT_EVB_KIND_MASK;
 	if (e->kind == MT_EVB_KIND_BYTE)
-		e->kind = get_byte(in);
+		e->kind = get_byte(d, MT_EVB_S_TAG);
 	e->flags = tag & MT_EVB_FAILED ? MT_EV_FAILED : 0;
-	e->ts_ns = s->ts_ns + unzigzag64(get_varint(in));
-	e->pid = x & MT_EVB_X_PID ? (uint32_t)get_bounded(in, UINT32_MAX) : s->pid;
-	e->tid =
-	    x & MT_EVB_X_TID ? e->pid + unzigzag32((uint32_t)get_bounded(in, UINT32_MAX)) : s->tid;
-	e->file_id = x & MT_EVB_X_FILE ? (uint16_t)get_bounded(in, UINT16_MAX) : s->file_id;
-	e->addr = s->addr + unzigzag64(get_varint(in));
+	e->ts_ns = s->ts_ns + unzigzag64(get_varint(d, MT_EVB_S_TS));
+	e->pid = x & MT_EVB_X_PID ? (uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX) : s->pid;
+	e->tid = x & MT_EVB_X_TID
+		     ? e->pid + unzigzag32((uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX))
+		     : s->tid;
+	e->file_id =
+	    x & MT_EVB_X_FILE ? (uint16_t)get_bounded(d, MT_EVB_S_REST, UINT16_MAX) : s->file_id;
+	e->addr = addr_base(s, e->tid, d->threads) + unzigzag64(get_varint(d, MT_EVB_S_ADDR));
 	if (tag & MT_EVB_SIZE)
-		e->size = get_varint(in);
+		e->size = get_varint(d, MT_EVB_S_SIZE);
 	if (x & MT_EVB_X_OLD_ADDR)
-		e->old_addr = e->addr + unzigzag64(get_varint(in));
+		e->old_addr = e->addr + unzigzag64(get_varint(d, MT_EVB_S_REST));
 	if (x & MT_EVB_X_ALIGN)
-		e->align = (uint32_t)get_bounded(in, UINT32_MAX);
+		e->align = (uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
 	if (x & MT_EVB_X_FLAGS)
-		e->flags |= (uint8_t)(get_bounded(in, 0x7f) << 1);
+		e->flags |= (uint8_t)(get_bounded(d, MT_EVB_S_REST, 0x7f) << 1);
 	if (x & MT_EVB_X_STACK)
-		e->stack_id = (uint32_t)get_bounded(in, UINT32_MAX);
+		e->stack_id = (uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
+}
+
+/* Decode one entry from d's streams; s is updated only when it is a whole event. */
+STEP enum mt_evblock_result get_entry(struct dec *d, struct mt_evblock_state *s, struct mt_event *e)
+{
+	uint8_t tag = get_byte(d, MT_EVB_S_TAG);
+
+	if (d->res != MT_EVB_EVENT)
+		return d->res;
+	if ((tag & MT_EVB_KIND_MASK) == MT_EVB_KIND_ESCAPE) {
+		/* The other bits of an escape's tag are reserved. */
+		if (tag)
+			return MT_EVB_CORRUPT;
+		uint32_t type = skip_escape(d, s);
+
+		if (d->res != MT_EVB_EVENT)
+			return d->res;
+		s->escape_type = type;
+		/* Whole first, so that a cut entry is short whatever its type. */
+		return type & MT_EVB_ESC_REQUIRED ? MT_EVB_REQUIRED : MT_EVB_SKIPPED;
+	}
+	get_event(d, tag, s, e);
+	if (d->res != MT_EVB_EVENT)
+		return d->res;
+	remember(s, e, d->threads);
+	return MT_EVB_EVENT;
 }
 
 enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t *p, size_t left,
 				      struct mt_event *e, size_t *used)
 {
-	struct in in = {p, left, MT_EVB_EVENT};
-	uint8_t tag = get_byte(&in);
+	struct in in = {p, left};
+	struct dec d = {{&in, &in, &in, &in, &in}, MT_EVB_EVENT, false};
+	enum mt_evblock_result res = get_entry(&d, s, e);
 
-	if (in.res != MT_EVB_EVENT)
-		return in.res;
-	if ((tag & MT_EVB_KIND_MASK) == MT_EVB_KIND_ESCAPE) {
-		/* The other bits of an escape's tag are reserved. */
-		if (tag)
-			return MT_EVB_CORRUPT;
-		uint32_t type = skip_escape(&in);
-
-		if (in.res != MT_EVB_EVENT)
-			return in.res;
-		s->escape_type = type;
+	if (res == MT_EVB_EVENT || res == MT_EVB_SKIPPED || res == MT_EVB_REQUIRED)
 		*used = left - in.left;
-		/* Whole first, so that a cut entry is short whatever its type. */
-		return type & MT_EVB_ESC_REQUIRED ? MT_EVB_REQUIRED : MT_EVB_SKIPPED;
+	return res;
+}
+
+enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct mt_evblock_cursor *c,
+					    struct mt_event *e)
+{
+	struct in in[MT_EVB_STREAMS];
+	struct dec d = {{&in[0], &in[1], &in[2], &in[3], &in[4]}, MT_EVB_EVENT, true};
+	enum mt_evblock_result res;
+	int k;
+
+	for (k = 0; k < MT_EVB_STREAMS; k++)
+		in[k] = (struct in){c->p[k], c->left[k]};
+	res = get_entry(&d, s, e);
+	if (res != MT_EVB_EVENT && res != MT_EVB_SKIPPED && res != MT_EVB_REQUIRED)
+		return res;
+	for (k = 0; k < MT_EVB_STREAMS; k++) {
+		c->p[k] = in[k].p;
+		c->left[k] = in[k].left;
 	}
-	get_event(&in, tag, s, e);
-	if (in.res != MT_EVB_EVENT)
-		return in.res;
-	s->ts_ns = e->ts_ns;
-	s->addr = e->addr;
-	s->pid = e->pid;
-	s->tid = e->tid;
-	s->file_id = e->file_id;
-	*used = left - in.left;
-	return MT_EVB_EVENT;
+	return res;
 }

@@ -38,14 +38,60 @@
 #define MT_EVB_X_STACK	  0x40u /* stack_id is not 0 (version 4) */
 #define MT_EVB_X_KNOWN	  0x7fu
 
-/* What an entry is decoded against: the previous event of the block. */
+/*
+ * The fields of a compressed block's entries (version 5) are kept in five streams, one after the
+ * other in the block, so that the general-purpose compressor finds each field's repeats next to
+ * each other: the tags (tag, extension and kind bytes), the time differences, the address
+ * differences, the sizes, and the rest (pid, tid, file, old address, align, flags, stack id, and
+ * an escape's type, length and bytes). A version-3 block has them all in one.
+ */
+enum mt_evblock_stream {
+	MT_EVB_S_TAG,
+	MT_EVB_S_TS,
+	MT_EVB_S_ADDR,
+	MT_EVB_S_SIZE,
+	MT_EVB_S_REST,
+	MT_EVB_STREAMS
+};
+
+/* The most bytes one event puts in each stream (together MT_EVBLOCK_EVENT_MAX at most). */
+#define MT_EVB_STREAM_MAX                                                                          \
+	{                                                                                          \
+		3u, 10u, 10u, 10u, 34u                                                             \
+	}
+
+/* Where the next bytes of each stream go (encoding). */
+struct mt_evblock_split {
+	uint8_t *p[MT_EVB_STREAMS];
+};
+
+/* The bytes of each stream not decoded yet (decoding). */
+struct mt_evblock_cursor {
+	const uint8_t *p[MT_EVB_STREAMS];
+	size_t left[MT_EVB_STREAMS];
+};
+
+/* Threads whose last address a compressed block's state keeps (docs/FORMAT.md). */
+#define MT_EVB_THREADS 8u
+
+/*
+ * What an entry is decoded against: the previous event of the block; in a compressed block, also
+ * the last address of each of the last MT_EVB_THREADS threads, the one an address differs from.
+ */
 struct mt_evblock_state {
 	uint64_t ts_ns;
 	uint64_t addr;
 	uint32_t pid;
 	uint32_t tid;
 	uint16_t file_id;
-	uint32_t escape_type; /* of the last escape entry: for messages */
+	uint32_t thread_tid[MT_EVB_THREADS];
+	uint64_t thread_addr[MT_EVB_THREADS];
+	uint32_t threads;     /* slots taken */
+	uint32_t thread_next; /* the slot a new thread takes once all are */
+	uint32_t escape_type; /* of the last escape entry */
+	/* Its bytes, where the entries were decoded from: valid as long as those are. */
+	const uint8_t *escape_data;
+	uint32_t escape_len;
 };
 
 /* The state at the start of a block. */
@@ -53,6 +99,25 @@ void mt_evblock_reset(struct mt_evblock_state *s);
 
 /* Encode e at p, which has room for MT_EVBLOCK_EVENT_MAX bytes. Returns the bytes written. */
 size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *p, const struct mt_event *e);
+
+/*
+ * The most bytes an escape entry adds to its data: its tag, its type and its length (the type
+ * and the length at most 5 bytes each).
+ */
+#define MT_EVB_ESCAPE_HEAD 11u
+
+/*
+ * An escape entry of type carrying len bytes, at p: its head. Returns where its bytes go, which
+ * the caller writes.
+ */
+uint8_t *mt_evblock_put_escape(uint8_t *p, uint32_t type, uint32_t len);
+/* The same into the streams of out: the tag into stream 0, the rest into stream 4, which is
+ * advanced past the len bytes that the caller writes at the pointer returned. */
+uint8_t *mt_evblock_put_escape_split(struct mt_evblock_split *out, uint32_t type, uint32_t len);
+
+/* Encode e into the streams of out, each advanced past what it received. */
+void mt_evblock_put_split(struct mt_evblock_state *s, struct mt_evblock_split *out,
+			  const struct mt_event *e);
 
 enum mt_evblock_result {
 	MT_EVB_EVENT = 1,     /* *e holds the next event */
@@ -65,10 +130,18 @@ enum mt_evblock_result {
 /*
  * Decode the entry at p (left bytes available). On MT_EVB_EVENT and MT_EVB_SKIPPED *used is the
  * entry's length; on MT_EVB_SHORT and MT_EVB_CORRUPT nothing is consumed and s is unchanged; on
- * MT_EVB_REQUIRED s->escape_type says which type. Version 3 defines no escape type: every escape
+ * MT_EVB_SKIPPED and MT_EVB_REQUIRED s->escape_type, s->escape_data and s->escape_len say which
+ * type and which bytes. Version 3 defines no escape type: every escape
  * is skipped or, with bit 0 of its type set, required.
  */
 enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t *p, size_t left,
 				      struct mt_event *e, size_t *used);
+
+/*
+ * The same for the entry at c, whose streams are advanced past it on MT_EVB_EVENT and
+ * MT_EVB_SKIPPED (and left unchanged otherwise). MT_EVB_SHORT: a stream ends inside the entry.
+ */
+enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct mt_evblock_cursor *c,
+					    struct mt_event *e);
 
 #endif
