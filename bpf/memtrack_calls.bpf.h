@@ -222,6 +222,20 @@ static __always_inline bool releases_at_entry(__u32 kind)
 	       kind == MT_K_REALLOC_ALIGNED || kind == MT_K_RUST_REALLOC;
 }
 
+/*
+ * Go's runtime.mallocgc, at its entry (past the stack check: placement.c): the record, now. Go
+ * passes the size in RAX (its register ABI) and moves goroutine stacks, so no return is waited
+ * for and the block's address is not known; the collector frees it, no call does. Go code never
+ * runs inside a C allocator call on its thread, and the nesting of those is left alone.
+ */
+static __always_inline int on_go_malloc(struct pt_regs *ctx, __u64 cookie)
+{
+	__u32 stack_id = stacks_enabled ? current_stack_id(ctx) : 0;
+
+	emit(cookie, 0, PT_REGS_RC(ctx), 0, 0, 0, stack_id);
+	return 0;
+}
+
 static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -237,6 +251,8 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 		return on_return_insn(st, sp, PT_REGS_RC(ctx));
 	if (role == MT_ROLE_TAIL)
 		return on_tail_jump(st, sp);
+	if (MT_COOKIE_KIND(cookie) == MT_K_GO_MALLOC)
+		return on_go_malloc(ctx, cookie);
 	settle(st, sp, true);
 	if (is_free_kind(MT_COOKIE_KIND(cookie))) {
 		/* Inside another allocator call (realloc -> free) the outer call is the record. */

@@ -345,6 +345,13 @@ static int on_call(struct mt_images *im, const struct mt_event *e, enum mt_kind_
 	g = &im->img[i];
 	if (kc == MT_KIND_REALLOC)
 		return on_realloc(im, i, e, eff);
+	if (kc == MT_KIND_COLLECTED) {
+		/* A collected heap's: counted, no block (no address, and no free will come). */
+		g->c.allocations++;
+		g->c.bytes_allocated += e->size;
+		*eff = MT_EFF_ALLOC;
+		return 0;
+	}
 	if (kc == MT_KIND_ALLOC && (e->flags & MT_EV_FAILED)) {
 		g->c.failed++;
 		*eff = MT_EFF_FAILED;

@@ -17,6 +17,7 @@ enum mt_family {
 	MT_FAM_TCMALLOC,
 	MT_FAM_CXX,  /* only operator new/delete implemented in the file itself */
 	MT_FAM_RUST, /* only Rust's allocator shims, into a #[global_allocator] of the file's own */
+	MT_FAM_GO,   /* Go's runtime: its collected heap (runtime.mallocgc), frees not seen */
 	MT_FAM_MAX,
 };
 

@@ -34,6 +34,8 @@ enum mt_kind_effect mt_kind_effect(uint8_t kind)
 	case MT_K_DELETE:
 	case MT_K_RUST_DEALLOC:
 		return MT_KIND_FREE;
+	case MT_K_GO_MALLOC:
+		return MT_KIND_COLLECTED;
 	default:
 		return MT_KIND_NONE;
 	}

@@ -13,6 +13,11 @@ enum mt_kind_effect {
 	MT_KIND_ALLOC,	  /* makes a block */
 	MT_KIND_REALLOC,  /* may move a block, giving the old one up */
 	MT_KIND_FREE,	  /* releases a block */
+	/*
+	 * Allocates in a collected heap (Go's): counted with its size, no address, never freed by
+	 * a call: no block is made, and live bytes never include it.
+	 */
+	MT_KIND_COLLECTED,
 };
 
 enum mt_kind_effect mt_kind_effect(uint8_t kind);

@@ -386,6 +386,8 @@ static enum mt_family pick_family(const struct scan *s)
 		return MT_FAM_CXX;
 	if (has_hint(s, MT_FAM_RUST))
 		return MT_FAM_RUST;
+	if (has_hint(s, MT_FAM_GO))
+		return MT_FAM_GO;
 	return MT_FAM_NONE;
 }
 
@@ -494,6 +496,12 @@ static int add_point(struct mt_classification *out, int fd, Elf *e, const struct
 	}
 	if (!c->size) {
 		refuse(out, c->name, "its symbol has size 0: its code cannot be checked");
+		return 0;
+	}
+	if (row->hint == MT_FAM_GO && !mt_classify_elf_go_register_abi(e)) {
+		refuse(out, c->name,
+		       "no Go 1.18+ build info: the size may not be in RAX (register ABI), so Go's "
+		       "heap is not recorded");
 		return 0;
 	}
 	err = check_boundary(fd, e, s, c, why, sizeof(why));

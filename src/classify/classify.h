@@ -70,6 +70,12 @@ bool mt_classify_elf_static_exec(struct Elf *e);
  */
 enum mt_family mt_classify_elf_allocator_text(struct Elf *e, enum mt_family except);
 
+/*
+ * For classification: whether e's Go build info says Go 1.18 or later, whose amd64 code passes
+ * mallocgc's size in RAX (the register ABI); false without build info, or for an older Go.
+ */
+bool mt_classify_elf_go_register_abi(struct Elf *e);
+
 const char *mt_kind_name(enum mt_kind k);
 
 #endif

@@ -176,8 +176,12 @@ static Elf_Data *section_named(Elf *e, const char *name)
 
 enum mt_family mt_classify_elf_allocator_text(Elf *e, enum mt_family except)
 {
-	Elf_Data *d = section_named(e, ".rodata");
+	Elf_Data *d;
 
+	/* Go's runtime: its function table (.gopclntab) outlives the symbols strip removes. */
+	if (except != MT_FAM_GO && section_named(e, ".gopclntab"))
+		return MT_FAM_GO;
+	d = section_named(e, ".rodata");
 	if (!d || !d->d_buf)
 		return MT_FAM_NONE;
 	for (size_t i = 0; i < sizeof(allocator_messages) / sizeof(allocator_messages[0]); i++) {
@@ -188,4 +192,25 @@ enum mt_family mt_classify_elf_allocator_text(Elf *e, enum mt_family except)
 			return allocator_messages[i].family;
 	}
 	return MT_FAM_NONE;
+}
+
+/*
+ * Go's build info (.go.buildinfo): "\xff Go buildinf:", the pointer size, then flags, whose bit 1
+ * says the version and module strings follow inline, as Go 1.18 and later write them. Go 1.17
+ * and earlier wrote pointers instead; before 1.17, amd64 Go passed arguments on the stack.
+ */
+#define GO_BUILDINFO_MAGIC  "\xff Go buildinf:"
+#define GO_BUILDINFO_INLINE 0x2
+
+bool mt_classify_elf_go_register_abi(Elf *e)
+{
+	size_t magic = sizeof(GO_BUILDINFO_MAGIC) - 1;
+	Elf_Data *d = section_named(e, ".go.buildinfo");
+	const uint8_t *b;
+
+	if (!d || !d->d_buf || d->d_size < magic + 2)
+		return false;
+	b = d->d_buf;
+	return !memcmp(b, GO_BUILDINFO_MAGIC, magic) && b[magic] == 8 &&
+	       (b[magic + 1] & GO_BUILDINFO_INLINE);
 }

@@ -32,6 +32,10 @@
 	{                                                                                          \
 		n, MT_K_##k, r, MT_FAM_RUST, 0                                                     \
 	}
+#define GO(n, k, r)                                                                                \
+	{                                                                                          \
+		n, MT_K_##k, r, MT_FAM_GO, 0                                                       \
+	}
 #define CXX(n, k, r)                                                                               \
 	{                                                                                          \
 		n, MT_K_##k, r, MT_FAM_CXX, 0                                                      \
@@ -144,6 +148,13 @@ static const struct alloc_fn alloc_fns[] = {
     RUST("__rust_realloc", RUST_REALLOC, true),
     RUST("__rust_dealloc", RUST_DEALLOC, false),
 
+    /*
+     * Go's heap: every allocation of the runtime goes through mallocgc (size in RAX: Go's
+     * register ABI), entry only (Go moves goroutine stacks: no return probe); the collector
+     * frees, no call does.
+     */
+    GO("runtime.mallocgc", GO_MALLOC, false),
+
     /* operator new/delete, x86-64 mangling (size_t is m) */
     CXX("_Znwm", NEW, true),
     CXX("_Znam", NEW, true),
@@ -214,6 +225,7 @@ const char *mt_kind_name(enum mt_kind k)
 	    [MT_K_CALLOC_ALIGNED] = "calloc_aligned",
 	    [MT_K_RUST_REALLOC] = "rust_realloc",
 	    [MT_K_RUST_DEALLOC] = "rust_dealloc",
+	    [MT_K_GO_MALLOC] = "go_malloc",
 	};
 
 	return (unsigned int)k < MT_K_MAX ? names[k] : "?";

@@ -473,6 +473,54 @@ static int read_body(int fd, uint64_t off, size_t len, uint8_t **buf, size_t *go
 	return 0;
 }
 
+/*
+ * Go's prologue: cmp 0x10(%r14),%rsp (the goroutine's stack bound), then jbe (rel8 or rel32) to
+ * the path that grows the stack and jumps back to the entry, then sub $N,%rsp. A probe at the
+ * entry would count a call that grows its stack twice: it goes on the sub, which every call
+ * reaches once, with RAX (the size) untouched. Its length, or 0 for any other code.
+ */
+static size_t go_stack_check_len(const uint8_t *b, size_t len)
+{
+	static const uint8_t cmp[] = {0x49, 0x3b, 0x66, 0x10};
+	size_t at = sizeof(cmp);
+
+	if (len < at + 2 + 3 || memcmp(b, cmp, sizeof(cmp)))
+		return 0;
+	if (b[at] == 0x76)
+		at += 2;
+	else if (len >= at + 6 + 3 && b[at] == 0x0f && b[at + 1] == 0x86)
+		at += 6;
+	else
+		return 0;
+	/* sub $imm8 or $imm32, %rsp */
+	if (b[at] != 0x48 || (b[at + 1] != 0x83 && b[at + 1] != 0x81) || b[at + 2] != 0xec)
+		return 0;
+	return at;
+}
+
+/* Go's mallocgc, in any placement mode: past its stack check, else at its entry, and why. */
+static int place_go(int fd, struct mt_probe_point *pt, uint64_t avail)
+{
+	size_t got = 0, at = 0;
+	uint8_t *body;
+	int err;
+
+	err = read_body(fd, pt->func_offset, avail < 16 ? (size_t)avail : 16, &body, &got);
+	if (err == -ENOMEM)
+		return err;
+	if (!err) {
+		at = go_stack_check_len(body, got);
+		free(body);
+	}
+	pt->probe_offset = pt->func_offset + at;
+	if (at)
+		set_reason(pt->reason, "+%zu sub after Go's stack check: once a call", at);
+	else
+		set_reason(pt->reason, "entry: no Go stack check (a call growing its stack counts "
+				       "twice)");
+	return 0;
+}
+
 int mt_place_point(int fd, struct mt_probe_point *pt, uint64_t size, uint64_t avail,
 		   enum mt_placement_mode mode, const struct mt_uprobe_caps *caps)
 {
@@ -483,6 +531,8 @@ int mt_place_point(int fd, struct mt_probe_point *pt, uint64_t size, uint64_t av
 	int err;
 
 	pt->probe_offset = pt->func_offset;
+	if (pt->kind == MT_K_GO_MALLOC)
+		return place_go(fd, pt, avail);
 	if (mode == MT_PLACE_ENTRY) {
 		set_reason(pt->reason, "entry: placement off");
 		return 0;
