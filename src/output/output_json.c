@@ -222,6 +222,8 @@ static struct json_object *json_families(const struct mt_report *rep)
 		o = json_object_new_object();
 		jset_str(o, "family", mt_report_family_name(i));
 		jset_totals(o, t, false);
+		/* A collected heap (Go's): its frees are not seen, its bytes never live. */
+		json_object_object_add(o, "frees_seen", json_object_new_boolean(i != MT_FAM_GO));
 		json_object_array_add(a, o);
 	}
 	return a;

@@ -406,6 +406,11 @@ static int print_files(const struct mt_report *rep, FILE *out, size_t top)
 	return 0;
 }
 
+/* Go's heap (family go): what its counts are, and are not. */
+#define GO_HEAP_NOTE                                                                               \
+	"Go's collected heap, counted at runtime.mallocgc (allocations, bytes); its frees are "    \
+	"the collector's and not seen: peak and live bytes leave it out"
+
 static void print_families(const struct mt_report *rep, FILE *out)
 {
 	unsigned int i, rows = 0;
@@ -426,6 +431,8 @@ static void print_families(const struct mt_report *rep, FILE *out)
 	}
 	if (!rows)
 		fprintf(out, "  none\n");
+	if (rep->families[MT_FAM_GO].allocations)
+		fprintf(out, "  go: %s\n", GO_HEAP_NOTE);
 }
 
 static void print_histogram(const struct mt_report *rep, FILE *out)
@@ -524,6 +531,8 @@ static void summary_files(const struct mt_report *rep, FILE *out)
 	if (more)
 		fprintf(out, ", and %zu more", more);
 	fprintf(out, "%s\n", n ? "" : " none attached");
+	if (rep->families[MT_FAM_GO].allocations)
+		fprintf(out, "memtrack: go: %s\n", GO_HEAP_NOTE);
 }
 
 #define SUMMARY_UNPROBED 10

@@ -99,7 +99,11 @@ static const char *classify_error(int err)
 static void unnamed_allocator(struct mt_tracker *t, const char *path,
 			      const struct mt_classification *c)
 {
-	if (c->n_points)
+	if (c->unnamed == MT_FAM_GO)
+		tracker_not_probed(t, path, NULL, 0,
+				   "a Go runtime without symbols (.symtab stripped): its heap "
+				   "(runtime.mallocgc) is not recorded");
+	else if (c->n_points)
 		tracker_not_probed(t, path, NULL, 0,
 				   "contains %s, statically linked and stripped: only the %zu "
 				   "functions its .dynsym names are probed, its other calls are "
