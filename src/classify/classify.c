@@ -188,11 +188,25 @@ static int scan_rust_sym(struct scan *s, const GElf_Sym *sym, const char *ident,
 }
 
 /*
+ * Go's runtime functions, local symbols too: Go's own linker makes them global, but a cgo program
+ * linked by the system's linker (external linking) has them local. Their package path is Go's.
+ */
+static int scan_go_sym(struct scan *s, const GElf_Sym *sym, const char *name)
+{
+	int row = mt_classify_find_row(name);
+
+	if (row < 0 || mt_classify_row(row)->hint != MT_FAM_GO || !defines_func(sym))
+		return 0;
+	return add_cand(s, sym, row, name);
+}
+
+/*
  * Only defined, non-local functions count. An ifunc symbol's address is its resolver, which runs
  * once at relocation and hands out no memory, so probing it would record nothing useful; no
  * allocator of ours dispatches through one. A local symbol is a file-internal helper that
  * merely shares a name: the process reaches the allocator through the global one. Rust's
- * allocator shims are the exception (scan_rust_sym): their names are Rust's own.
+ * allocator shims and Go's runtime are the exceptions (scan_rust_sym, scan_go_sym): their names
+ * are their own.
  */
 static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name, size_t len)
 {
@@ -218,6 +232,8 @@ static int scan_sym(struct scan *s, const GElf_Sym *sym, const char *name, size_
 	ident = rust_ident(name);
 	if (ident)
 		return scan_rust_sym(s, sym, ident, name);
+	if (!strncmp(name, "runtime.", 8))
+		return scan_go_sym(s, sym, name);
 	if (local)
 		return 0;
 	note_je_prefix(s, sym, name, len);
