@@ -4,7 +4,8 @@
  * 64 bytes in a loop of its own and prints the runtime's count of them (MemStats). memtrack counts
  * runtime.mallocgc's calls from that loop's stack exactly, with the program's count as a second
  * truth, and never claims a free or a live byte of the collected heap. The same program stripped
- * of .symtab is reported as not probed: never a complete recording.
+ * of .symtab is reported as not probed: never a complete recording. A cgo program has both heaps
+ * counted: C.malloc at glibc's malloc, exact as before, and Go's.
  */
 #include <check.h>
 #include <json-c/json.h>
@@ -20,20 +21,38 @@
 #define GO_OBJECTS 10000
 #define GO_SIZE	   64
 
-/* Whether one of the site's frames is the function named. */
-static bool site_has(struct json_object *site, const char *function)
+/* Whether one of the site's frames is a function whose name ends in suffix. */
+static bool site_has(struct json_object *site, const char *suffix)
 {
 	struct json_object *frames = mt_json_get(site, "frames");
+	size_t n = strlen(suffix);
 
 	for (size_t i = 0; i < json_object_array_length(frames); i++) {
 		struct json_object *f =
 		    mt_json_get(json_object_array_get_idx(frames, i), "function");
+		const char *name = json_object_get_string(f);
 
-		if (json_object_is_type(f, json_type_string) &&
-		    !strcmp(json_object_get_string(f), function))
+		if (json_object_is_type(f, json_type_string) && strlen(name) >= n &&
+		    !strcmp(name + strlen(name) - n, suffix))
 			return true;
 	}
 	return false;
+}
+
+/* The sites whose stacks hold a function ending in suffix, summed: allocations and bytes. */
+static void sites_sum(struct json_object *rep, const char *suffix, int64_t *allocs, int64_t *bytes)
+{
+	struct json_object *sites = mt_json_get(rep, "sites");
+
+	*allocs = *bytes = 0;
+	for (size_t i = 0; i < json_object_array_length(sites); i++) {
+		struct json_object *s = json_object_array_get_idx(sites, i);
+
+		if (!site_has(s, suffix))
+			continue;
+		*allocs += mt_json_i64(s, "allocations");
+		*bytes += mt_json_i64(s, "bytes");
+	}
 }
 
 /* The one site whose stack holds function; fails the test unless there is exactly one. */
@@ -139,6 +158,38 @@ START_TEST(go_heap_summary_says_frees_unseen)
 }
 END_TEST
 
+/*
+ * A cgo program: its 1,000 C.malloc(100) counted at glibc's malloc as before (the sites of its
+ * cgo wrapper, _cgo_<hash>_Cfunc__Cmalloc; the switch to the system stack may split them in
+ * two), its 1,000 Go objects at mallocgc, read from the local symbol the system's linker left.
+ */
+START_TEST(go_cgo_both_counted)
+{
+	const char *opts[] = {"--strict", "--stacks", NULL};
+	const char *cmd[] = {FIXTURE("go_cgo"), NULL};
+	struct json_object *rep, *site;
+	struct mt_out o = {0};
+	int64_t allocs, bytes;
+
+	rep = mt_run_report(opts, cmd, 120, &o);
+	ck_assert_msg(rep, "no report: memtrack exit %d: %s", o.code, o.err ? o.err : "");
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	ck_assert_msg(o.out && strstr(o.out, "rounds 1000\n"), "the program said: %s",
+		      o.out ? o.out : "");
+	sites_sum(rep, "_Cfunc__Cmalloc", &allocs, &bytes);
+	ck_assert_int_eq(allocs, 1000);
+	ck_assert_int_eq(bytes, 1000 * 100);
+	site = site_of(rep, "main.allocate");
+	ck_assert_int_eq(mt_json_i64(site, "allocations"), 1000);
+	ck_assert_int_eq(mt_json_i64(site, "bytes"), 1000 * GO_SIZE);
+	ck_assert_int_ge(mt_json_i64(family_of(rep, "glibc"), "frees"), 1000);
+	ck_assert_int_ge(mt_json_i64(family_of(rep, "go"), "allocations"), 1000);
+	ck_assert(json_object_get_boolean(mt_json_get(rep, "complete")));
+	json_object_put(rep);
+	mt_out_free(&o);
+}
+END_TEST
+
 /* Stripped of .symtab: mallocgc has no name left; not probed, with the reason; --strict: 125. */
 START_TEST(go_stripped_is_not_probed)
 {
@@ -173,6 +224,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_loop_test(tc, go_heap_counted, 0, 2);
 	tcase_add_test(tc, go_heap_summary_says_frees_unseen);
+	tcase_add_test(tc, go_cgo_both_counted);
 	tcase_add_test(tc, go_stripped_is_not_probed);
 	suite_add_tcase(s, tc);
 	return s;
