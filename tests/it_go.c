@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/mtjson.h"
@@ -216,6 +217,59 @@ START_TEST(go_stripped_is_not_probed)
 }
 END_TEST
 
+/*
+ * The program's build info made to read as Go 1.17's or older (its inline-strings flag cleared):
+ * mallocgc's size may be on the stack there, so the function is refused with the reason, and the
+ * recording is not complete.
+ */
+START_TEST(go_older_build_info_is_refused)
+{
+	static const char magic[] = "\xff Go buildinf:";
+	char dir[64], path[96];
+	const char *opts[] = {"--strict", NULL};
+	const char *cmd[] = {path, NULL};
+	struct json_object *rep, *np, *e;
+	struct mt_out o = {0};
+	char *bin, *at;
+	struct stat st;
+	size_t len;
+	FILE *f;
+
+	ck_assert_int_eq(stat(FIXTURE("go_heap"), &st), 0);
+	len = (size_t)st.st_size;
+	bin = mt_slurp(FIXTURE("go_heap"));
+	ck_assert_ptr_nonnull(bin);
+	at = memmem(bin, len, magic, sizeof(magic) - 1);
+	ck_assert_msg(at && at + sizeof(magic) < bin + len, "no build info in go_heap");
+	ck_assert_int_eq(at[sizeof(magic) - 1], 8); /* pointer size */
+	at[sizeof(magic)] &= ~0x2;
+	mt_tmpdir(dir);
+	snprintf(path, sizeof(path), "%s/go_old", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(bin, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+	free(bin);
+
+	rep = mt_run_report(opts, cmd, 120, &o);
+	unlink(path);
+	rmdir(dir);
+	ck_assert_msg(rep, "no report: memtrack exit %d: %s", o.code, o.err ? o.err : "");
+	ck_assert_msg(o.code == 125, "exit %d: %s", o.code, o.err);
+	np = mt_json_get(rep, "not_probed");
+	ck_assert_int_eq(json_object_array_length(np), 1);
+	e = json_object_array_get_idx(np, 0);
+	ck_assert_str_eq(json_object_get_string(mt_json_get(e, "function")), "runtime.mallocgc");
+	ck_assert_str_eq(json_object_get_string(mt_json_get(e, "reason")),
+			 "no Go 1.18+ build info: the size may not be in RAX (register ABI), so "
+			 "Go's heap is not recorded");
+	ck_assert_int_eq(mt_json_i64(mt_json_get(rep, "totals"), "allocations"), 0);
+	json_object_put(rep);
+	mt_out_free(&o);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("go");
@@ -226,6 +280,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, go_heap_summary_says_frees_unseen);
 	tcase_add_test(tc, go_cgo_both_counted);
 	tcase_add_test(tc, go_stripped_is_not_probed);
+	tcase_add_test(tc, go_older_build_info_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -387,6 +387,51 @@ START_TEST(point_reads_the_file)
 }
 END_TEST
 
+/* mt_place_point on code written to a fresh file, at offset 0. */
+static void place_bytes(const uint8_t *code, size_t len, enum mt_kind kind,
+			enum mt_placement_mode mode, struct mt_probe_point *p)
+{
+	struct mt_uprobe_caps caps = {.push = true};
+	FILE *f = tmpfile();
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(code, 1, len, f), len);
+	ck_assert_int_eq(fflush(f), 0);
+	*p = (struct mt_probe_point){.kind = kind};
+	ck_assert_int_eq(mt_place_point(fileno(f), p, len, len, mode, &caps), 0);
+	fclose(f);
+}
+
+/*
+ * Go's mallocgc: its stack check (cmp 0x10(%r14),%rsp; jbe) jumps back to the entry once the
+ * stack has grown, so the probe goes on the sub after it, in either mode; code of any other shape
+ * keeps the entry, and says what that costs.
+ */
+START_TEST(go_probe_after_stack_check)
+{
+	static const uint8_t rel32[] = {0x49, 0x3b, 0x66, 0x10, 0x0f, 0x86, 0xbe, 0x08,
+					0x00, 0x00, 0x48, 0x83, 0xec, 0x70, 0xc3};
+	static const uint8_t rel8[] = {0x49, 0x3b, 0x66, 0x10, 0x76, 0x20, 0x48,
+				       0x81, 0xec, 0x00, 0x01, 0x00, 0x00, 0xc3};
+	static const uint8_t other[] = {0x49, 0x3b, 0x66, 0x10, 0x76, 0x20, 0x55, 0xc3};
+	struct mt_probe_point p;
+
+	place_bytes(rel32, sizeof(rel32), MT_K_GO_MALLOC, MT_PLACE_SMART, &p);
+	ck_assert_uint_eq(p.probe_offset, 10);
+	ck_assert_msg(strstr(p.reason, "Go's stack check"), "%s", p.reason);
+	place_bytes(rel32, sizeof(rel32), MT_K_GO_MALLOC, MT_PLACE_ENTRY, &p);
+	ck_assert_uint_eq(p.probe_offset, 10);
+	place_bytes(rel8, sizeof(rel8), MT_K_GO_MALLOC, MT_PLACE_SMART, &p);
+	ck_assert_uint_eq(p.probe_offset, 6);
+	place_bytes(other, sizeof(other), MT_K_GO_MALLOC, MT_PLACE_SMART, &p);
+	ck_assert_uint_eq(p.probe_offset, 0);
+	ck_assert_msg(strstr(p.reason, "counts twice"), "%s", p.reason);
+	/* The same bytes as another kind's are placed by the general rules. */
+	place_bytes(rel32, sizeof(rel32), MT_K_MALLOC, MT_PLACE_ENTRY, &p);
+	ck_assert_uint_eq(p.probe_offset, 0);
+}
+END_TEST
+
 /* movl $0x11223344, %eax; ret: boundaries at +0 and +5 only, and nothing past the end. */
 START_TEST(insn_boundaries)
 {
@@ -412,6 +457,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(seq, sequence, 0, sizeof(seqs) / sizeof(seqs[0]));
 	tcase_add_test(seq, insn_boundaries);
 	tcase_add_test(seq, point_reads_the_file);
+	tcase_add_test(seq, go_probe_after_stack_check);
 	suite_add_tcase(s, seq);
 
 	tcase_set_timeout(lib, 60);
