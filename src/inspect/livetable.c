@@ -308,7 +308,8 @@ static void on_event(struct mt_livetable *lt, const struct mt_event *e)
 		return on_fork(lt, e);
 	if (e->kind == MT_K_EXEC || e->kind == MT_K_EXIT)
 		return on_exec_or_exit(lt, e);
-	if (kc == MT_KIND_NONE && e->kind != MT_K_REALLOC_RELEASE)
+	/* A collected heap's allocation (Go's) makes no block: it has no address. */
+	if ((kc == MT_KIND_NONE && e->kind != MT_K_REALLOC_RELEASE) || kc == MT_KIND_COLLECTED)
 		return;
 	p = pid_get(lt, e->pid);
 	if (!p) {
