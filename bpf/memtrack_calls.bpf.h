@@ -222,16 +222,25 @@ static __always_inline bool releases_at_entry(__u32 kind)
 	       kind == MT_K_REALLOC_ALIGNED || kind == MT_K_RUST_REALLOC;
 }
 
+/* x86 EFLAGS: carry and zero, jbe's condition. */
+#define MT_EFLAGS_CF 0x01
+#define MT_EFLAGS_ZF 0x40
+
 /*
- * Go's runtime.mallocgc, at its entry (past the stack check: placement.c): the record, now. Go
- * passes the size in RAX (its register ABI) and moves goroutine stacks, so no return is waited
- * for and the block's address is not known; the collector frees it, no call does. Go code never
- * runs inside a C allocator call on its thread, and the nesting of those is left alone.
+ * Go's runtime.mallocgc, on the jbe of its stack check (placement.c): the record, now, unless the
+ * flags the check's cmp left take the jbe, to grow the goroutine's stack and start the call again
+ * from its entry (counted then). Go passes the size in RAX (its register ABI) and moves
+ * goroutine stacks, so no return is waited for and the block's address is not known; the
+ * collector frees it, no call does. Go code never runs inside a C allocator call on its thread,
+ * and the nesting of those is left alone.
  */
 static __always_inline int on_go_malloc(struct pt_regs *ctx, __u64 cookie)
 {
-	__u32 stack_id = stacks_enabled ? current_stack_id(ctx) : 0;
+	__u32 stack_id;
 
+	if (ctx->flags & (MT_EFLAGS_CF | MT_EFLAGS_ZF))
+		return 0;
+	stack_id = stacks_enabled ? current_stack_id(ctx) : 0;
 	emit(cookie, 0, PT_REGS_RC(ctx), 0, 0, 0, stack_id);
 	return 0;
 }

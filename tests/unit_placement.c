@@ -403,29 +403,34 @@ static void place_bytes(const uint8_t *code, size_t len, enum mt_kind kind,
 }
 
 /*
- * Go's mallocgc: its stack check (cmp 0x10(%r14),%rsp; jbe) jumps back to the entry once the
- * stack has grown, so the probe goes on the sub after it, in either mode; code of any other shape
- * keeps the entry, and says what that costs.
+ * Go's mallocgc: its stack check (cmp 0x10(%r14),%rsp, or %r12 after a lea for a large frame;
+ * then jbe) jumps back to the entry once the stack has grown, so the probe goes on the jbe, which
+ * the kernel emulates and whose flags the BPF side reads, in either mode. Code of any other shape
+ * is refused: no offset counts each call once.
  */
-START_TEST(go_probe_after_stack_check)
+START_TEST(go_probe_on_stack_check)
 {
 	static const uint8_t rel32[] = {0x49, 0x3b, 0x66, 0x10, 0x0f, 0x86, 0xbe, 0x08,
 					0x00, 0x00, 0x48, 0x83, 0xec, 0x70, 0xc3};
-	static const uint8_t rel8[] = {0x49, 0x3b, 0x66, 0x10, 0x76, 0x20, 0x48,
-				       0x81, 0xec, 0x00, 0x01, 0x00, 0x00, 0xc3};
-	static const uint8_t other[] = {0x49, 0x3b, 0x66, 0x10, 0x76, 0x20, 0x55, 0xc3};
+	static const uint8_t rel8[] = {0x49, 0x3b, 0x66, 0x10, 0x76, 0x20, 0x55, 0xc3};
+	/* lea -0x88(%rsp),%r12; cmp 0x10(%r14),%r12; jbe rel32 */
+	static const uint8_t large[] = {0x4c, 0x8d, 0xa4, 0x24, 0x78, 0xff, 0xff, 0xff, 0x4d,
+					0x3b, 0x66, 0x10, 0x0f, 0x86, 0x00, 0x01, 0x00, 0x00};
+	static const uint8_t other[] = {0x55, 0x48, 0x89, 0xe5, 0x49, 0x3b, 0x66, 0x10, 0x76, 0x20};
 	struct mt_probe_point p;
 
 	place_bytes(rel32, sizeof(rel32), MT_K_GO_MALLOC, MT_PLACE_SMART, &p);
-	ck_assert_uint_eq(p.probe_offset, 10);
-	ck_assert_msg(strstr(p.reason, "Go's stack check"), "%s", p.reason);
+	ck_assert_uint_eq(p.probe_offset, 4);
+	ck_assert_msg(strstr(p.reason, "jbe of Go's stack check"), "%s", p.reason);
 	place_bytes(rel32, sizeof(rel32), MT_K_GO_MALLOC, MT_PLACE_ENTRY, &p);
-	ck_assert_uint_eq(p.probe_offset, 10);
+	ck_assert_uint_eq(p.probe_offset, 4);
 	place_bytes(rel8, sizeof(rel8), MT_K_GO_MALLOC, MT_PLACE_SMART, &p);
-	ck_assert_uint_eq(p.probe_offset, 6);
+	ck_assert_uint_eq(p.probe_offset, 4);
+	place_bytes(large, sizeof(large), MT_K_GO_MALLOC, MT_PLACE_SMART, &p);
+	ck_assert_uint_eq(p.probe_offset, 12);
 	place_bytes(other, sizeof(other), MT_K_GO_MALLOC, MT_PLACE_SMART, &p);
 	ck_assert_uint_eq(p.probe_offset, 0);
-	ck_assert_msg(strstr(p.reason, "counts twice"), "%s", p.reason);
+	ck_assert_str_eq(p.reason, MT_PLACE_GO_REFUSED);
 	/* The same bytes as another kind's are placed by the general rules. */
 	place_bytes(rel32, sizeof(rel32), MT_K_MALLOC, MT_PLACE_ENTRY, &p);
 	ck_assert_uint_eq(p.probe_offset, 0);
@@ -457,7 +462,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(seq, sequence, 0, sizeof(seqs) / sizeof(seqs[0]));
 	tcase_add_test(seq, insn_boundaries);
 	tcase_add_test(seq, point_reads_the_file);
-	tcase_add_test(seq, go_probe_after_stack_check);
+	tcase_add_test(seq, go_probe_on_stack_check);
 	suite_add_tcase(s, seq);
 
 	tcase_set_timeout(lib, 60);

@@ -534,7 +534,13 @@ static int add_point(struct mt_classification *out, int fd, Elf *e, const struct
 	pt->kind = row->kind;
 	pt->ret = row->ret;
 	out->n_points++;
-	return mt_place_point(fd, pt, c->size, avail, mode, caps);
+	err = mt_place_point(fd, pt, c->size, avail, mode, caps);
+	/* Go's mallocgc is counted at its stack check only (placement.c): none, no point. */
+	if (!err && pt->kind == MT_K_GO_MALLOC && !strcmp(pt->reason, MT_PLACE_GO_REFUSED)) {
+		out->n_points--;
+		refuse(out, c->name, MT_PLACE_GO_REFUSED ": its heap is not recorded");
+	}
+	return err;
 }
 
 /* One point per address, named by the earliest row; the largest alias size bounds the body. */

@@ -474,50 +474,57 @@ static int read_body(int fd, uint64_t off, size_t len, uint8_t **buf, size_t *go
 }
 
 /*
- * Go's prologue: cmp 0x10(%r14),%rsp (the goroutine's stack bound), then jbe (rel8 or rel32) to
- * the path that grows the stack and jumps back to the entry, then sub $N,%rsp. A probe at the
- * entry would count a call that grows its stack twice: it goes on the sub, which every call
- * reaches once, with RAX (the size) untouched. Its length, or 0 for any other code.
+ * Go's prologue: cmp 0x10(%r14),%rsp (the goroutine's stack bound; a large frame compares %r12 =
+ * lea -N(%rsp) instead), then jbe (rel8 or rel32) to the path that grows the stack and jumps back
+ * to the entry. A probe at the entry would count a call that grows its stack twice; the probe goes
+ * on the jbe, which the kernel emulates, and the BPF side counts the call only when the flags the
+ * cmp left say the jbe falls through (bpf/memtrack_calls.bpf.h). RAX (the size) is untouched.
+ * The jbe's offset, or 0 for any other code.
  */
-static size_t go_stack_check_len(const uint8_t *b, size_t len)
+static size_t go_stack_check_jbe(const uint8_t *b, size_t len)
 {
-	static const uint8_t cmp[] = {0x49, 0x3b, 0x66, 0x10};
-	size_t at = sizeof(cmp);
+	static const uint8_t cmp_rsp[] = {0x49, 0x3b, 0x66, 0x10}; /* cmp 0x10(%r14),%rsp */
+	static const uint8_t cmp_r12[] = {0x4d, 0x3b, 0x66, 0x10}; /* cmp 0x10(%r14),%r12 */
+	size_t at = 0;
 
-	if (len < at + 2 + 3 || memcmp(b, cmp, sizeof(cmp)))
+	/* lea -disp8(%rsp),%r12 or lea -disp32(%rsp),%r12 */
+	if (len >= 5 && b[0] == 0x4c && b[1] == 0x8d && b[2] == 0x64 && b[3] == 0x24)
+		at = 5;
+	else if (len >= 8 && b[0] == 0x4c && b[1] == 0x8d && b[2] == 0xa4 && b[3] == 0x24)
+		at = 8;
+	if (len < at + sizeof(cmp_rsp) + 2 ||
+	    memcmp(b + at, at ? cmp_r12 : cmp_rsp, sizeof(cmp_rsp)))
 		return 0;
-	if (b[at] == 0x76)
-		at += 2;
-	else if (len >= at + 6 + 3 && b[at] == 0x0f && b[at + 1] == 0x86)
-		at += 6;
-	else
-		return 0;
-	/* sub $imm8 or $imm32, %rsp */
-	if (b[at] != 0x48 || (b[at + 1] != 0x83 && b[at + 1] != 0x81) || b[at + 2] != 0xec)
-		return 0;
-	return at;
+	at += sizeof(cmp_rsp);
+	if (b[at] == 0x76 || (len >= at + 6 && b[at] == 0x0f && b[at + 1] == 0x86))
+		return at;
+	return 0;
 }
 
-/* Go's mallocgc, in any placement mode: past its stack check, else at its entry, and why. */
+/*
+ * Go's mallocgc, in any placement mode: on its stack check's jbe, or refused (set in reason, and
+ * probe_offset left 0 bytes in) for code of another shape, where the BPF side could not tell a
+ * call from its second start after the stack grew.
+ */
 static int place_go(int fd, struct mt_probe_point *pt, uint64_t avail)
 {
 	size_t got = 0, at = 0;
 	uint8_t *body;
 	int err;
 
-	err = read_body(fd, pt->func_offset, avail < 16 ? (size_t)avail : 16, &body, &got);
+	err = read_body(fd, pt->func_offset, avail < 24 ? (size_t)avail : 24, &body, &got);
 	if (err == -ENOMEM)
 		return err;
 	if (!err) {
-		at = go_stack_check_len(body, got);
+		at = go_stack_check_jbe(body, got);
 		free(body);
 	}
 	pt->probe_offset = pt->func_offset + at;
 	if (at)
-		set_reason(pt->reason, "+%zu sub after Go's stack check: once a call", at);
+		set_reason(pt->reason,
+			   "+%zu: jbe of Go's stack check, emulated; counted if not taken", at);
 	else
-		set_reason(pt->reason, "entry: no Go stack check (a call growing its stack counts "
-				       "twice)");
+		set_reason(pt->reason, "%s", MT_PLACE_GO_REFUSED);
 	return 0;
 }
 

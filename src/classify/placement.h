@@ -67,6 +67,12 @@ int mt_place_code(const uint8_t *code, size_t len, bool ret, unsigned int args,
  */
 bool mt_insn_boundary(const uint8_t *code, size_t len, uint64_t target);
 
+/*
+ * The reason mt_place_point gives Go's mallocgc when its entry is not Go's stack check: the
+ * classifier refuses the point (no offset can count each call once).
+ */
+#define MT_PLACE_GO_REFUSED "no Go stack check (cmp 0x10(%r14); jbe) at its entry"
+
 /* Argument registers a probe reads, as a mask for mt_place_code's args. */
 #define MT_ARG_RDI  0x1
 #define MT_ARG_RSI  0x2
