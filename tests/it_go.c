@@ -160,6 +160,46 @@ START_TEST(go_heap_summary_says_frees_unseen)
 END_TEST
 
 /*
+ * Goroutines whose stacks grow inside mallocgc's own stack check: the call starts again from the
+ * entry once the stack has grown, and is one allocation. The sites of runtime.newobject called
+ * from main.rec count the program's 60,200 (with the probe counting both starts, 60,580 in two
+ * runs); the GC's own allocations under main.rec (gcStart's) are other sites.
+ */
+START_TEST(go_stack_growth_counted_once)
+{
+	const char *opts[] = {"--strict", "--stacks", NULL};
+	const char *cmd[] = {FIXTURE("go_grow"), NULL};
+	struct json_object *rep, *sites;
+	struct mt_out o = {0};
+	int64_t allocs = 0;
+
+	rep = mt_run_report(opts, cmd, 120, &o);
+	ck_assert_msg(rep, "no report: memtrack exit %d: %s", o.code, o.err ? o.err : "");
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	ck_assert_msg(o.out && strstr(o.out, "objects 60200 size 64\n"), "the program said: %s",
+		      o.out ? o.out : "");
+	sites = mt_json_get(rep, "sites");
+	for (size_t i = 0; i < json_object_array_length(sites); i++) {
+		struct json_object *s = json_object_array_get_idx(sites, i);
+		struct json_object *frames = mt_json_get(s, "frames");
+		const char *f1, *f2;
+
+		if (json_object_array_length(frames) < 3)
+			continue;
+		f1 = json_object_get_string(
+		    mt_json_get(json_object_array_get_idx(frames, 1), "function"));
+		f2 = json_object_get_string(
+		    mt_json_get(json_object_array_get_idx(frames, 2), "function"));
+		if (f1 && f2 && !strcmp(f1, "runtime.newobject") && !strcmp(f2, "main.rec"))
+			allocs += mt_json_i64(s, "allocations");
+	}
+	ck_assert_int_eq(allocs, 60200);
+	json_object_put(rep);
+	mt_out_free(&o);
+}
+END_TEST
+
+/*
  * A cgo program: its 1,000 C.malloc(100) counted at glibc's malloc as before (the sites of its
  * cgo wrapper, _cgo_<hash>_Cfunc__Cmalloc; the switch to the system stack may split them in
  * two), its 1,000 Go objects at mallocgc, read from the local symbol the system's linker left.
@@ -279,6 +319,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, go_heap_counted, 0, 2);
 	tcase_add_test(tc, go_heap_summary_says_frees_unseen);
 	tcase_add_test(tc, go_cgo_both_counted);
+	tcase_add_test(tc, go_stack_growth_counted_once);
 	tcase_add_test(tc, go_stripped_is_not_probed);
 	tcase_add_test(tc, go_older_build_info_is_refused);
 	suite_add_tcase(s, tc);
