@@ -79,7 +79,7 @@ enum mt_kind {
 	MT_K_CALLOC_ALIGNED,	 /* (n, size, align) -> ptr: mi_calloc_aligned */
 	MT_K_RUST_REALLOC,	 /* (ptr, old size, align, size) -> ptr: Rust's __rust_realloc */
 	MT_K_RUST_DEALLOC,	 /* (ptr, size, align): Rust's __rust_dealloc */
-	MT_K_GO_MALLOC,		 /* Go's runtime.mallocgc (size in RAX), entry only: no address */
+	MT_K_GO_MALLOC, /* Go's runtime.mallocgc (size in RAX): no return probe, no address */
 	MT_K_MAX,
 };
 

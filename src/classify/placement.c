@@ -502,9 +502,9 @@ static size_t go_stack_check_jbe(const uint8_t *b, size_t len)
 }
 
 /*
- * Go's mallocgc, in any placement mode: on its stack check's jbe, or refused (set in reason, and
- * probe_offset left 0 bytes in) for code of another shape, where the BPF side could not tell a
- * call from its second start after the stack grew.
+ * Go's mallocgc, in any placement mode: on its stack check's jbe; for code of another shape (or
+ * unreadable), reason MT_PLACE_GO_REFUSED, for the classifier to refuse the point: there the BPF
+ * side could not tell a call from its second start after the stack grew.
  */
 static int place_go(int fd, struct mt_probe_point *pt, uint64_t avail)
 {
