@@ -118,12 +118,13 @@ $(GDBFAKE_TESTS): tests/gdbfake.c tests/gdbfake.h
 # and whose registration warmer can be made to start late (src/tracker/tracker_warm.c).
 FAULT_OBJS := $(patsubst %,$(BUILD)/obj/supervisor/%.o,supervisor_stops supervisor_attach) \
 	$(BUILD)/obj/tracker/tracker_warm.o
+# Their header dependencies are tracked as the others' are, so a changed header rebuilds them.
 $(BUILD)/obj/supervisor/%-faults.o: src/supervisor/%.c | $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -c $< -o $@
+	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -MMD -MP -c $< -o $@
 $(BUILD)/obj/tracker/%-faults.o: src/tracker/%.c | $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -c $< -o $@
+	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/memtrack-faults: $(filter-out $(FAULT_OBJS),$(OBJS)) $(FAULT_OBJS:.o=-faults.o)
 	@mkdir -p $(@D)
@@ -212,4 +213,4 @@ install: $(BUILD)/memtrack
 clean:
 	rm -rf $(BUILD) build-twin build-rust-alloc
 
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(FAULT_OBJS:.o=-faults.d)
