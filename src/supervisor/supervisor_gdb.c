@@ -452,6 +452,7 @@ void sup_gdb_free(struct sup *s)
 	free(g->held);
 	free(g->breaks);
 	free(g->probes);
+	free(g->rets);
 	free(g);
 	s->gdb = NULL;
 }

@@ -42,6 +42,17 @@ struct hw_slot {
 
 #define GDB_HW_SLOTS 4
 
+/*
+ * A return address the kernel's uretprobe trampoline replaced on a thread's stack: seen at the
+ * slot before the thread ran a probed function's first instruction (the uprobe's int3, whose
+ * handler writes the trampoline's address there). gdb is shown ra at slot instead.
+ */
+struct hijacked_return {
+	pid_t tid;
+	uint64_t slot; /* the stack address of the return address */
+	uint64_t ra;   /* the caller's, as the program pushed it */
+};
+
 /* A stop of a thread that happened while another's was being reported: told at a later resume. */
 struct held_stop {
 	pid_t tid;
@@ -85,7 +96,10 @@ struct sup_gdb {
 	struct probe_byte *probes;
 	size_t n_probes;
 	bool probes_known;
-	size_t probes_files; /* tracker files when they were looked up */
+	size_t probes_files;	     /* tracker files when they were looked up */
+	uint64_t xol_start, xol_end; /* the kernel's [uprobes] area: the uretprobe trampoline */
+	struct hijacked_return *rets;
+	size_t n_rets;
 	struct hw_slot hw[GDB_HW_SLOTS];
 	unsigned int hw_gen; /* bumped at each change: threads behind it get the registers again */
 	struct held_stop *held;
@@ -107,6 +121,12 @@ int sup_gdb_remove_break(struct sup *s, struct gdb_break *b);
 int sup_gdb_apply_hw(struct sup *s, struct tracee *t);
 /* A SIGTRAP at one of memtrack's probes the kernel no longer takes: undone, the pc put back. */
 bool sup_gdb_stray_probe(struct sup *s, struct tracee *t, const siginfo_t *si);
+/* Before a thread resumes at one of memtrack's probes: the return address the kernel will hide. */
+int sup_gdb_keep_return(struct sup *s, struct tracee *t);
+/* The return addresses of calls that returned since, forgotten (the process stopped whole). */
+void sup_gdb_forget_returns(struct sup *s);
+/* Whether addr is in the kernel's uretprobe trampoline area. */
+bool sup_gdb_at_trampoline(struct sup *s, uint64_t addr);
 /* Which hardware point a thread's SIGTRAP (TRAP_HWBKPT) hit, into stop; false: none. */
 bool sup_gdb_hw_hit(struct sup *s, struct tracee *t, struct mt_gdb_stop *stop);
 /* The requests of struct mt_gdb_ops they serve (ctx: the struct sup). */

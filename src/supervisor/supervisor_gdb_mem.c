@@ -152,6 +152,130 @@ int sup_gdb_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+/* ---- return addresses under the uretprobe trampoline ------------------------------------- */
+
+/* The kernel's [uprobes] area of the process, once it exists (the first uprobe hit maps it). */
+static void know_xol(struct sup_gdb *g)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (g->xol_end)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/maps", g->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		struct mt_map_entry e;
+
+		if (mt_procmaps_parse_line(line, &e) == 0 && !strcmp(e.path, "[uprobes]")) {
+			g->xol_start = e.start;
+			g->xol_end = e.end;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+bool sup_gdb_at_trampoline(struct sup *s, uint64_t addr)
+{
+	struct sup_gdb *g = s->gdb;
+
+	know_xol(g);
+	return addr >= g->xol_start && addr < g->xol_end;
+}
+
+static void drop_return(struct sup_gdb *g, size_t i)
+{
+	g->rets[i] = g->rets[--g->n_rets];
+}
+
+/*
+ * A thread about to run the first instruction of a probed function: the return address on top
+ * of its stack is the caller's, which the uprobe's handler replaces with the trampoline's when
+ * the function has a return probe. Kept, so that gdb unwinds through the call as without
+ * memtrack. A return address there already hidden (a ret instruction's probe) is not one.
+ */
+int sup_gdb_keep_return(struct sup *s, struct tracee *t)
+{
+	struct sup_gdb *g = s->gdb;
+	struct user_regs_struct r;
+	struct hijacked_return *grown;
+	uint64_t ra;
+
+	know_probes(s);
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || !find_probe(g, r.rip))
+		return 0;
+	if (sup_gdb_read_raw(g->pid, r.rsp, (uint8_t *)&ra, sizeof(ra)) != sizeof(ra) ||
+	    sup_gdb_at_trampoline(s, ra))
+		return 0;
+	/* Its calls at or below this slot returned: the slot is this call's now. */
+	for (size_t i = 0; i < g->n_rets; i++)
+		if (g->rets[i].tid == t->tid && g->rets[i].slot <= r.rsp)
+			drop_return(g, i--);
+	grown = realloc(g->rets, (g->n_rets + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	g->rets = grown;
+	g->rets[g->n_rets++] = (struct hijacked_return){t->tid, r.rsp, ra};
+	return 0;
+}
+
+void sup_gdb_forget_returns(struct sup *s)
+{
+	struct sup_gdb *g = s->gdb;
+
+	for (size_t i = 0; i < g->n_rets; i++) {
+		struct user_regs_struct r;
+		uint64_t now;
+
+		/* Popped (the stack pointer above it), or returned through the trampoline. */
+		if (ptrace(PTRACE_GETREGS, g->rets[i].tid, 0, &r) < 0 || r.rsp > g->rets[i].slot ||
+		    sup_gdb_read_raw(g->pid, g->rets[i].slot, (uint8_t *)&now, sizeof(now)) !=
+			sizeof(now) ||
+		    !sup_gdb_at_trampoline(s, now))
+			drop_return(g, i--);
+	}
+}
+
+/* In what gdb reads, the caller's return address wherever the trampoline's stands for it. */
+static void unhide_returns(struct sup *s, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct sup_gdb *g = s->gdb;
+
+	for (size_t i = 0; i < g->n_rets; i++) {
+		uint64_t off = g->rets[i].slot - addr, now;
+
+		if (off >= len || len - off < sizeof(now))
+			continue;
+		memcpy(&now, buf + off, sizeof(now));
+		if (sup_gdb_at_trampoline(s, now))
+			memcpy(buf + off, &g->rets[i].ra, sizeof(now));
+	}
+}
+
+/* In what gdb writes, the caller's return address stays the trampoline's: the return works. */
+static void keep_hidden_returns(struct sup *s, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct sup_gdb *g = s->gdb;
+
+	for (size_t i = 0; i < g->n_rets; i++) {
+		uint64_t off = g->rets[i].slot - addr, want, now;
+
+		if (off >= len || len - off < sizeof(want))
+			continue;
+		memcpy(&want, buf + off, sizeof(want));
+		if (want == g->rets[i].ra &&
+		    sup_gdb_read_raw(g->pid, g->rets[i].slot, (uint8_t *)&now, sizeof(now)) ==
+			sizeof(now) &&
+		    sup_gdb_at_trampoline(s, now))
+			memcpy(buf + off, &now, sizeof(now));
+	}
+}
+
 /* The bytes the program holds: the original ones under gdb's breakpoints and memtrack's probes. */
 static void unmask(struct sup *s, uint64_t addr, uint8_t *buf, size_t len)
 {
@@ -164,6 +288,7 @@ static void unmask(struct sup *s, uint64_t addr, uint8_t *buf, size_t len)
 	for (size_t i = 0; i < g->n_probes; i++)
 		if (g->probes[i].addr - addr < len)
 			buf[g->probes[i].addr - addr] = g->probes[i].orig;
+	unhide_returns(s, addr, buf, len);
 }
 
 ssize_t sup_gdb_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
@@ -203,6 +328,7 @@ int sup_gdb_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t le
 	for (size_t i = 0; i < g->n_probes; i++)
 		if (g->probes[i].addr - addr < len)
 			copy[g->probes[i].addr - addr] = GDB_INT3;
+	keep_hidden_returns(s, addr, copy, len);
 	err = sup_gdb_write_raw(g->pid, addr, copy, len);
 	free(copy);
 	return err;

@@ -56,6 +56,7 @@ int sup_gdb_collect(struct sup *s)
 		return 0;
 	g->state = GDB_STOPPED;
 	g->probes_known = false; /* files may have been mapped while it ran */
+	sup_gdb_forget_returns(s);
 	if (!g->conn)
 		return 0;
 	g->stops++;
@@ -126,6 +127,22 @@ static bool step_trap(const struct sup *s, const struct tracee *t, const siginfo
 	return si->si_code == SI_USER && si->si_pid == s->gdb->pid && t->gdb_stepped;
 }
 
+/* Whether a thread's pc is in the kernel's uretprobe trampoline, which gdb must never see. */
+static bool at_trampoline(struct sup *s, struct tracee *t)
+{
+	struct user_regs_struct r;
+
+	return ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 && sup_gdb_at_trampoline(s, r.rip);
+}
+
+static int step_on(struct tracee *t)
+{
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0 && errno != ESRCH)
+		return -errno;
+	t->gdb_stepped = true;
+	return SUP_LEAVE;
+}
+
 /*
  * A signal-delivery-stop of a thread of the process (not one of memtrack's own SIGSTOPs). While
  * the process runs, it is gdb's stop. While it is being stopped (or is stopped), the thread is
@@ -149,6 +166,8 @@ int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si
 	    step_trap(s, t, si, stop.swbreak) || (!stop.swbreak && sup_gdb_stray_probe(s, t, si));
 	if (stepped && !t->gdb_step && g->state == GDB_RUNNING)
 		return SUP_RESUME(0); /* a late one: the thread runs on as gdb resumed it */
+	if (stepped && t->gdb_step && g->state == GDB_RUNNING && at_trampoline(s, t))
+		return step_on(t); /* a ret into the trampoline: on to the caller, as without it */
 	if (sig == SIGTRAP && si->si_code == TRAP_HWBKPT)
 		sup_gdb_hw_hit(s, t, &stop);
 	if (sig == SIGTRAP && !stop.swbreak && !stepped && !stop.hw && s->cfg->verbose)
@@ -248,6 +267,7 @@ static int resume_one(struct sup *s, struct tracee *t, const struct mt_gdb_actio
 {
 	int sig = act->sig ? act->sig : t->gdb_sig;
 	pid_t pid = s->gdb->pid;
+	int err;
 
 	if (sig && t->gdb_at_signal)
 		sup_log_signal(s, t, sig); /* as without gdb: a fatal one says where it struck */
@@ -258,6 +278,9 @@ static int resume_one(struct sup *s, struct tracee *t, const struct mt_gdb_actio
 		t->gdb_pass = sig;
 		sig = 0;
 	}
+	err = sup_gdb_keep_return(s, t);
+	if (err)
+		return err;
 	t->gdb_parked = false;
 	t->gdb_step = act->kind == 's';
 	/* A step's trap still queued comes at once: it is known for a step's until then. */
@@ -398,6 +421,8 @@ void sup_gdb_exec(struct sup *s, struct tracee *t)
 		return;
 	g->n_breaks = 0;
 	g->probes_known = false;
+	g->n_rets = 0;
+	g->xol_start = g->xol_end = 0;
 }
 
 /* A thread of the process ended; the end of its leader is the process's, gdb's last stop. */

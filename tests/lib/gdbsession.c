@@ -66,6 +66,55 @@ void gdb_session(struct session *s, const char *opts, const char *const *cmd,
 	gdb_read_results(s);
 }
 
+void gdbserver_session(struct mt_out *o, const char *const *cmd, const char *const *cmds)
+{
+	static char target[1024];
+	const char *argv[256] = {"gdb",	   "-nx",
+				 "-batch", cmd[0],
+				 "-ex",	   "set confirm off",
+				 "-ex",	   "set breakpoint pending on",
+				 "-ex",	   "set remotetimeout 60",
+				 "-ex",	   target};
+	size_t n = 12, len;
+
+	len = (size_t)snprintf(target, sizeof(target), "target remote | gdbserver -");
+	for (size_t i = 0; cmd[i]; i++)
+		len += (size_t)snprintf(target + len, sizeof(target) - len, " %s", cmd[i]);
+	ck_assert_uint_lt(len, sizeof(target));
+	for (size_t i = 0; cmds[i] && n < 254; i++) {
+		argv[n++] = "-ex";
+		argv[n++] = cmds[i];
+	}
+	argv[n] = NULL;
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, o), 0);
+}
+
+char *gdb_frame_functions(const char *out)
+{
+	size_t cap = strlen(out) + 1, n = 0;
+	char *names = calloc(1, cap);
+
+	ck_assert_ptr_nonnull(names);
+	for (const char *line = out; line; line = strchr(line, '\n')) {
+		const char *f, *in;
+		size_t len;
+
+		line += *line == '\n';
+		if (line[0] != '#' || line[1] < '0' || line[1] > '9')
+			continue;
+		f = line + 1 + strspn(line + 1, "0123456789");
+		f += strspn(f, " ");
+		in = strstr(f, " in ");
+		if (!strncmp(f, "0x", 2) && in && in < strchr(f, '\n'))
+			f = in + 4;
+		len = strcspn(f, " \n");
+		memcpy(names + n, f, len);
+		n += len;
+		names[n++] = '\n';
+	}
+	return names;
+}
+
 void gdb_session_free(struct session *s)
 {
 	char cmd[160];

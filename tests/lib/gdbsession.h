@@ -35,6 +35,10 @@ void gdb_session(struct session *s, const char *opts, const char *const *cmd,
  */
 void lldb_session(struct session *s, const char *const *cmd, const char *const *cmds);
 void gdb_session_free(struct session *s);
+/* The same gdb commands on cmd under gdbserver (`target remote | gdbserver - CMD`), no memtrack. */
+void gdbserver_session(struct mt_out *o, const char *const *cmd, const char *const *cmds);
+/* The function of every backtrace frame gdb printed ("#N  ..."), in order, one a line. */
+char *gdb_frame_functions(const char *out);
 /* The report's totals, nothing dropped. */
 struct json_object *gdb_totals(struct session *s);
 void gdb_assert_counts(struct json_object *t, const char *what, int64_t allocations, int64_t frees,
