@@ -48,6 +48,91 @@ START_TEST(stack_inside_a_probed_malloc_is_the_callers)
 }
 END_TEST
 
+/* The "Catchpoint N (...)" part of every catchpoint stop gdb showed, one a line. */
+static char *catchpoints(const char *out)
+{
+	size_t n = 0;
+	char *lines = calloc(1, strlen(out) + 1);
+
+	ck_assert_ptr_nonnull(lines);
+	for (const char *at = strstr(out, "\nCatchpoint "); at; at = strstr(at, "\nCatchpoint ")) {
+		size_t len = strcspn(++at, ",\n");
+		const char *why = at + strcspn(at, "(");
+
+		if (strncmp(why, "(call to", 8) && strncmp(why, "(returned", 9))
+			continue; /* the catchpoint's setting */
+		memcpy(lines + n, at, len);
+		n += len;
+		lines[n++] = '\n';
+		at += len;
+	}
+	return lines;
+}
+
+/*
+ * catch syscall (QCatchSyscalls) in a program that dlopens a library after gdb attached: the
+ * same stops as under gdbserver, each syscall's call then its return, while memtrack's own
+ * stops (the library's probes attached at its mmap) come in between unseen; the recording is
+ * exact. gdbserver reports the first syscall after the exec as "returned" before its "call":
+ * memtrack reports the call first, and the rest is the same.
+ */
+START_TEST(catch_syscall_stops_as_under_gdbserver)
+{
+	const char *cmd[] = {FIXTURE("dlopen_plugin"), FIXTURE("plugin_plain.so"), "100", NULL};
+	const char *cmds[48] = {"catch syscall openat mmap"};
+	int64_t p = strlen(FIXTURE("plugin_plain.so"));
+	const char *first = "Catchpoint 1 (call to syscall mmap)\n"
+			    "Catchpoint 1 (returned from syscall mmap)\n";
+	struct session s = {0};
+	struct mt_out gs;
+	char *ours, *theirs, *rest;
+
+	for (size_t i = 1; i < 46; i++)
+		cmds[i] = "continue";
+	gdb_session(&s, NULL, cmd, cmds);
+	gdbserver_session(&gs, cmd, cmds);
+	ours = catchpoints(s.o.out);
+	theirs = catchpoints(gs.out);
+	ck_assert_msg(strstr(theirs, "(call to syscall openat)"), "gdbserver:\n%s", gs.out);
+	ck_assert_msg(!strncmp(ours, first, strlen(first)), "memtrack's first stops:\n%s", ours);
+	rest = strchr(strchr(theirs, '\n') + 1, '\n') + 1;
+	ck_assert_msg(!strcmp(ours + strlen(first), rest),
+		      "under memtrack:\n%s\nunder gdbserver:\n%s", ours, theirs);
+	SAID(&s, "exited normally");
+	ck_assert_int_eq(s.rc, 0);
+	gdb_assert_counts(gdb_totals(&s), "dlopen_plugin plain", 107, 101, 3667 + 3 * p + 77700);
+	free(ours);
+	free(theirs);
+	mt_out_free(&gs);
+	gdb_session_free(&s);
+}
+END_TEST
+
+/*
+ * A catchpoint deleted, the program runs on to its end without syscall stops; `info threads`
+ * names the thread by its comm, as under gdbserver.
+ */
+START_TEST(catch_syscall_deleted_and_thread_names)
+{
+	const char *cmd[] = {FIXTURE("gdb_target"), NULL};
+	const char *cmds[] = {
+	    "catch syscall write", "continue", "info threads", "delete", "continue", NULL};
+	struct session s = {0};
+	struct mt_out gs;
+
+	gdb_session(&s, NULL, cmd, cmds);
+	gdbserver_session(&gs, cmd, cmds);
+	ck_assert_msg(strstr(gs.out, " \"gdb_target\" "), "gdbserver:\n%s", gs.out);
+	SAID(&s, "Catchpoint 1 (call to syscall write)");
+	SAID(&s, " \"gdb_target\" ");
+	SAID(&s, "exited with code 01");
+	ck_assert_int_eq(s.rc, 1);
+	gdb_assert_counts(gdb_totals(&s), "gdb_target", 4, 3, 300 + 4096);
+	mt_out_free(&gs);
+	gdb_session_free(&s);
+}
+END_TEST
+
 static Suite *gdb_server_suite(void)
 {
 	Suite *s = suite_create("gdb_server");
@@ -55,6 +140,8 @@ static Suite *gdb_server_suite(void)
 
 	tcase_set_timeout(tc, 300);
 	mt_tcase_add_tool_test(tc, stack_inside_a_probed_malloc_is_the_callers, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, catch_syscall_stops_as_under_gdbserver, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, catch_syscall_deleted_and_thread_names, "gdb gdbserver");
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -72,6 +72,10 @@ struct mt_gdb_stop {
 	 */
 	char hw;
 	uint64_t data_addr; /* a watchpoint's: the address it watches */
+	/* A syscall stop gdb asked for (QCatchSyscalls): 'e' its entry, 'r' its return (0: none).
+	 */
+	char syscall;
+	int sysno;
 };
 
 /* The kinds of Z1 to Z4: an execution breakpoint, a write, read or access watchpoint. */
@@ -141,6 +145,13 @@ struct mt_gdb_ops {
 	int (*file_fstat)(void *ctx, int fd, struct mt_gdb_file_stat *st);
 	/* Optional: readlink of a path as the process sees it, into buf; its length. */
 	ssize_t (*file_readlink)(void *ctx, const char *path, char *buf, size_t len);
+	/*
+	 * Optional (NULL: QCatchSyscalls not offered): stop at the entry and return of the
+	 * syscalls numbered in nrs (n of them; none: every syscall) until called with on false.
+	 */
+	int (*catch_syscalls)(void *ctx, bool on, const int *nrs, size_t n);
+	/* Optional: the name of thread tid (its comm), into buf; 0 or a negative errno. */
+	int (*thread_name)(void *ctx, pid_t tid, char *buf, size_t len);
 };
 
 struct mt_gdb;

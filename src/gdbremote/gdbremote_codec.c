@@ -275,7 +275,11 @@ static void reply_reason(struct mt_gdb *g, const struct mt_gdb_stop *st)
 {
 	static const char *const watch[128] = {['w'] = "watch", ['r'] = "rwatch", ['a'] = "awatch"};
 
-	if (st->swbreak && g->swbreak_ok)
+	if (st->syscall)
+		mt_gdb_reply_fmt(g, "%s:%x;",
+				 st->syscall == 'e' ? "syscall_entry" : "syscall_return",
+				 (unsigned int)st->sysno);
+	else if (st->swbreak && g->swbreak_ok)
 		mt_gdb_reply_str(g, "swbreak:;");
 	else if (st->hw == 'h' && g->hwbreak_ok)
 		mt_gdb_reply_str(g, "hwbreak:;");

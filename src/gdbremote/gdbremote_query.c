@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,32 @@ static void do_thread_info(struct mt_gdb *g)
 
 /* ---- qXfer documents --------------------------------------------------------------------- */
 
+/* A thread's name attribute (name="..."), XML-escaped; nothing when the target has none. */
+static size_t thread_name_attr(struct mt_gdb *g, pid_t tid, char *buf, size_t cap)
+{
+	char name[64];
+	size_t len = 0;
+
+	if (!g->ops->thread_name || g->ops->thread_name(g->ctx, tid, name, sizeof(name)) < 0)
+		return 0;
+	len += snprintf(buf, cap, " name=\"");
+	for (const char *c = name; *c && len < cap; c++) {
+		const char *esc = *c == '<'   ? "&lt;"
+				  : *c == '>' ? "&gt;"
+				  : *c == '&' ? "&amp;"
+				  : *c == '"' ? "&quot;"
+					      : NULL;
+
+		if (esc)
+			len += snprintf(buf + len, cap - len, "%s", esc);
+		else if ((unsigned char)*c >= 0x20 && *c != 0x7f)
+			len += snprintf(buf + len, cap - len, "%c", *c);
+	}
+	if (len < cap)
+		len += snprintf(buf + len, cap - len, "\"");
+	return len;
+}
+
 static ssize_t doc_threads(struct mt_gdb *g, char *buf, size_t cap)
 {
 	pid_t tids[MT_GDB_MAX_THREADS];
@@ -39,9 +66,13 @@ static ssize_t doc_threads(struct mt_gdb *g, char *buf, size_t cap)
 	if (n < 0)
 		return n;
 	len += snprintf(buf, cap, "<?xml version=\"1.0\"?>\n<threads>\n");
-	for (int i = 0; i < n && len < cap; i++)
-		len +=
-		    snprintf(buf + len, cap - len, "<thread id=\"%x\"/>\n", (unsigned int)tids[i]);
+	for (int i = 0; i < n && len < cap; i++) {
+		len += snprintf(buf + len, cap - len, "<thread id=\"%x\"", (unsigned int)tids[i]);
+		if (len < cap)
+			len += thread_name_attr(g, tids[i], buf + len, cap - len);
+		if (len < cap)
+			len += snprintf(buf + len, cap - len, "/>\n");
+	}
 	if (len < cap)
 		len += snprintf(buf + len, cap - len, "</threads>\n");
 	return len < cap ? (ssize_t)len : -E2BIG;
@@ -120,6 +151,45 @@ static void do_supported(struct mt_gdb *g, const char *features)
 		mt_gdb_reply_str(g, ";hwbreak+");
 	if (g->ops->libraries_svr4)
 		mt_gdb_reply_str(g, ";qXfer:libraries-svr4:read+");
+	if (g->ops->catch_syscalls)
+		mt_gdb_reply_str(g, ";QCatchSyscalls+");
+}
+
+/* OK, or the error. */
+static void reply_done(struct mt_gdb *g, int err)
+{
+	if (err)
+		return mt_gdb_reply_error(g, err);
+	mt_gdb_reply_str(g, "OK");
+}
+
+/* The most syscall numbers one QCatchSyscalls names (gdb's list is far shorter). */
+#define MT_GDB_MAX_SYSCALLS 1024
+
+/* QCatchSyscalls:0, or QCatchSyscalls:1 then ;SYSNO (hex) for each one, none for every one. */
+static void do_catch_syscalls(struct mt_gdb *g, const char *args)
+{
+	static int nrs[MT_GDB_MAX_SYSCALLS];
+	size_t n = 0;
+	uint64_t nr;
+	int err;
+
+	if (!g->ops->catch_syscalls)
+		return;
+	if (strcmp(args, "0") == 0)
+		return reply_done(g, g->ops->catch_syscalls(g->ctx, false, NULL, 0));
+	if (args[0] != '1')
+		return mt_gdb_reply_error(g, EINVAL);
+	for (args++; *args == ';'; n++) {
+		args++;
+		if (n == MT_GDB_MAX_SYSCALLS || !mt_gdb_parse_hex(&args, &nr) || nr > INT32_MAX)
+			return mt_gdb_reply_error(g, EINVAL);
+		nrs[n] = (int)nr;
+	}
+	if (*args)
+		return mt_gdb_reply_error(g, EINVAL);
+	err = g->ops->catch_syscalls(g->ctx, true, nrs, n);
+	reply_done(g, err);
 }
 
 /*
@@ -186,4 +256,6 @@ void mt_gdb_do_query(struct mt_gdb *g, char *pkt)
 		return do_shlib_info_addr(g);
 	if (mt_gdb_starts(pkt, "qXfer:", &rest))
 		return do_xfer(g, pkt + strlen("qXfer:"));
+	if (mt_gdb_starts(pkt, "QCatchSyscalls:", &rest))
+		return do_catch_syscalls(g, rest);
 }

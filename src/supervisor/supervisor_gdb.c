@@ -100,6 +100,8 @@ static const struct mt_gdb_ops stub_ops = {
     .file_close = sup_gdb_op_file_close,
     .file_fstat = sup_gdb_op_file_fstat,
     .file_readlink = sup_gdb_op_file_readlink,
+    .catch_syscalls = sup_gdb_op_catch_syscalls,
+    .thread_name = sup_gdb_op_thread_name,
 };
 
 /* ---- the connection ---------------------------------------------------------------------- */

@@ -48,6 +48,29 @@ ssize_t sup_gdb_op_auxv(void *ctx, uint8_t *buf, size_t len)
 	return n;
 }
 
+/* A thread's name, as `info threads` shows it under gdbserver: its comm, the newline cut. */
+int sup_gdb_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len)
+{
+	struct sup *s = ctx;
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (!len)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", s->gdb->pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
 /* A path of the process's, as it sees it: under its root. */
 static int under_root(struct sup *s, const char *path, char *out, size_t len)
 {

@@ -42,6 +42,10 @@ struct hw_slot {
 
 #define GDB_HW_SLOTS 4
 
+/* Syscall numbers QCatchSyscalls can name one by one; a list with a larger one catches every one.
+ */
+#define GDB_SYSCALLS 1024
+
 /*
  * A return address the kernel's uretprobe trampoline replaced on a thread's stack: seen at the
  * slot before the thread ran a probed function's first instruction (the uprobe's int3, whose
@@ -104,6 +108,9 @@ struct sup_gdb {
 	unsigned int hw_gen; /* bumped at each change: threads behind it get the registers again */
 	struct held_stop *held;
 	size_t n_held;
+	bool catch_syscalls; /* QCatchSyscalls: threads resumed with PTRACE_SYSCALL */
+	bool catch_every;    /* ... stopping at every syscall, else at those in catch_nrs */
+	uint8_t catch_nrs[GDB_SYSCALLS / 8];
 	int files[16]; /* vFile's open descriptors, -1: free */
 	char exe[4096];
 };
@@ -147,6 +154,8 @@ int sup_gdb_op_interrupt(void *ctx);
 int sup_gdb_op_threads(void *ctx, pid_t *tids, size_t max);
 int sup_gdb_op_kill(void *ctx);
 int sup_gdb_op_detach(void *ctx);
+int sup_gdb_op_catch_syscalls(void *ctx, bool on, const int *nrs, size_t n);
+int sup_gdb_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len);
 
 /* ---- files (supervisor_gdb_files.c) ---- */
 int sup_gdb_op_exec_file(void *ctx, char *buf, size_t len);

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -184,6 +185,82 @@ int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si
 	return err ? err : SUP_LEAVE;
 }
 
+/* How gdb's continue resumes a thread: to its next syscall too while gdb catches them. */
+static enum __ptrace_request continue_request(const struct sup_gdb *g)
+{
+	return g->catch_syscalls ? PTRACE_SYSCALL : PTRACE_CONT;
+}
+
+static bool catches(const struct sup_gdb *g, unsigned long nr)
+{
+	return g->catch_every || (nr < GDB_SYSCALLS && (g->catch_nrs[nr / 8] & (1u << nr % 8)));
+}
+
+/*
+ * A syscall-stop: one of gdb's catchpoints (its entry or its return) when gdb catches that
+ * syscall, reported as any other stop (held when the process is being stopped already); else
+ * the thread goes on to its next one.
+ */
+int sup_gdb_syscall(struct sup *s, struct tracee *t)
+{
+	struct sup_gdb *g = s->gdb;
+	struct __ptrace_syscall_info info;
+	struct mt_gdb_stop stop = {.kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = t->tid};
+	struct user_regs_struct r;
+	int err = 0;
+
+	if (!g || !sup_gdb_owns(s, t) || !g->catch_syscalls)
+		return SUP_RESUME(0);
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) <= 0 ||
+	    ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+		return errno == ESRCH ? SUP_LEAVE : -errno;
+	if (info.op != PTRACE_SYSCALL_INFO_ENTRY && info.op != PTRACE_SYSCALL_INFO_EXIT)
+		return SUP_RESUME(0);
+	if (!catches(g, r.orig_rax))
+		return SUP_RESUME(0);
+	stop.syscall = info.op == PTRACE_SYSCALL_INFO_ENTRY ? 'e' : 'r';
+	stop.sysno = (int)r.orig_rax;
+	park(t, 0, false);
+	if (g->state == GDB_RUNNING)
+		err = stop_for_gdb(s, &stop);
+	else
+		err = hold(g, &stop);
+	if (!err && g->state != GDB_RUNNING)
+		err = sup_gdb_collect(s);
+	return err ? err : SUP_LEAVE;
+}
+
+/*
+ * QCatchSyscalls. The syscall-stops are told apart from a SIGTRAP by PTRACE_O_TRACESYSGOOD,
+ * set on every thread of the process (threads it creates later inherit it); they happen only
+ * while gdb catches, threads being resumed with PTRACE_SYSCALL only then.
+ */
+int sup_gdb_op_catch_syscalls(void *ctx, bool on, const int *nrs, size_t n)
+{
+	struct sup *s = ctx;
+	struct sup_gdb *g = s->gdb;
+
+	memset(g->catch_nrs, 0, sizeof(g->catch_nrs));
+	g->catch_every = on && !n;
+	for (size_t i = 0; i < n; i++) {
+		if (nrs[i] < 0 || nrs[i] >= GDB_SYSCALLS)
+			g->catch_every = true;
+		else
+			g->catch_nrs[nrs[i] / 8] |= (uint8_t)(1u << nrs[i] % 8);
+	}
+	g->catch_syscalls = on;
+	for (size_t i = 0; on && i < s->live.n; i++) {
+		struct tracee *t = s->live.v[i];
+
+		if (sup_gdb_owns(s, t) && t->gdb_parked &&
+		    ptrace(PTRACE_SETOPTIONS, t->tid, 0,
+			   (void *)(long)(PTRACE_OPTIONS | PTRACE_O_TRACESYSGOOD)) < 0 &&
+		    errno != ESRCH)
+			return -errno;
+	}
+	return 0;
+}
+
 /*
  * What the stop handler decided for a thread of the process (next, a SUP_RESUME): while gdb has
  * the process stopped, the thread is parked instead (with the signal it was to get); while gdb
@@ -214,8 +291,15 @@ int sup_gdb_carry(struct sup *s, struct tracee *t, int next)
 		return err ? err : SUP_LEAVE;
 	}
 	t->gdb_interrupted = false;
-	if (!t->gdb_step)
+	if (!t->gdb_step && !g->catch_syscalls)
 		return next;
+	if (!t->gdb_step) {
+		/* memtrack's own stops do not end gdb's catching of syscalls */
+		if (ptrace(PTRACE_SYSCALL, t->tid, 0, (void *)(long)(next - 1)) < 0 &&
+		    errno != ESRCH)
+			return -errno;
+		return SUP_LEAVE;
+	}
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)(next - 1)) < 0 && errno != ESRCH)
 		return -errno;
 	t->gdb_stepped = true;
@@ -286,8 +370,8 @@ static int resume_one(struct sup *s, struct tracee *t, const struct mt_gdb_actio
 	/* A step's trap still queued comes at once: it is known for a step's until then. */
 	if (t->gdb_step || !sup_sig_pending(t->tid, SIGTRAP))
 		t->gdb_stepped = t->gdb_step;
-	if (ptrace(t->gdb_step ? PTRACE_SINGLESTEP : PTRACE_CONT, t->tid, 0, (void *)(long)sig) <
-		0 &&
+	if (ptrace(t->gdb_step ? PTRACE_SINGLESTEP : continue_request(s->gdb), t->tid, 0,
+		   (void *)(long)sig) < 0 &&
 	    errno != ESRCH)
 		return -errno;
 	return 0;

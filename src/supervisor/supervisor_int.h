@@ -282,6 +282,8 @@ int sup_inner_ptrace(struct sup *s, struct tracee *t, const struct mt_ptrace_mar
 int sup_gdb_open(struct sup *s);
 int sup_gdb_start(struct sup *s, struct tracee *t, const char *where);
 int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si);
+/* A syscall-stop (SIGTRAP | 0x80): only a thread gdb catches syscalls in has them. */
+int sup_gdb_syscall(struct sup *s, struct tracee *t);
 int sup_gdb_carry(struct sup *s, struct tracee *t, int next);
 void sup_gdb_new_child(struct sup *s, struct tracee *t, int event);
 void sup_gdb_exec(struct sup *s, struct tracee *t);

@@ -505,6 +505,8 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 	case PTRACE_EVENT_STOP:
 		return on_event_stop(s, t, sig);
 	case 0:
+		if (sig == (SIGTRAP | 0x80))
+			return sup_gdb_syscall(s, t);
 		return on_signal_stop(s, t, sig);
 	default:
 		return SUP_RESUME(0);
