@@ -133,6 +133,77 @@ START_TEST(catch_syscall_deleted_and_thread_names)
 }
 END_TEST
 
+/* The line of gdb's output that holds needle, as a new string. */
+static char *line_with(const char *out, const char *needle)
+{
+	const char *at = strstr(out, needle), *start;
+
+	ck_assert_msg(at, "no '%s' in:\n%s", needle, out);
+	for (start = at; start > out && start[-1] != '\n'; start--)
+		;
+	return strndup(start, strcspn(start, "\n"));
+}
+
+/*
+ * The program runs without address space randomization, as gdbserver starts it: the same
+ * address of a variable of the program (a PIE) under both.
+ */
+START_TEST(addresses_are_not_randomized)
+{
+	const char *cmd[] = {FIXTURE("gdb_target"), NULL};
+	const char *cmds[] = {"break pairs", "continue", "print &level", "kill", NULL};
+	struct session s = {0};
+	struct mt_out gs;
+	char *ours, *theirs;
+
+	gdb_session(&s, NULL, cmd, cmds);
+	gdbserver_session(&gs, cmd, cmds);
+	ours = line_with(s.o.out, "<level>");
+	theirs = line_with(gs.out, "<level>");
+	ck_assert_msg(!strcmp(ours, theirs), "under memtrack: %s, under gdbserver: %s", ours,
+		      theirs);
+	free(ours);
+	free(theirs);
+	mt_out_free(&gs);
+	gdb_session_free(&s);
+}
+END_TEST
+
+/* gdb showed text, on its stdout or its stderr (what it read of memtrack's stderr). */
+#define SHOWN(s, text)                                                                             \
+	ck_assert_msg(strstr((s)->o.out, text) || strstr((s)->o.err, text),                        \
+		      "gdb did not show '%s':\n%s\n%s", text, (s)->o.out, (s)->o.err)
+
+/*
+ * Over gdb's pipe, gdb shows memtrack's summary after `kill` and `quit` (gdb reads memtrack's
+ * stderr only until it has the kill's reply), and after `detach` where the recording goes.
+ */
+START_TEST(summary_after_kill_quit_and_detach)
+{
+	const char *cmd[] = {FIXTURE("gdb_target"), NULL};
+	const char *ends[] = {"kill", "quit", "detach"};
+
+	for (size_t i = 0; i < 3; i++) {
+		const char *cmds[] = {"break pairs", "continue", "set var wait_usr1 = 0", ends[i],
+				      NULL};
+		struct session s = {.summary = true};
+
+		gdb_session(&s, NULL, cmd, cmds);
+		if (i < 2) {
+			SHOWN(&s, "then gdb killed it, its allocations recorded throughout");
+			SHOWN(&s, "memtrack: artifact: ");
+			ck_assert_int_eq(s.rc, 128 + 9);
+		} else {
+			SHOWN(&s, "memtrack: gdb detached; process ");
+			SHOWN(&s, "runs on, recorded into ");
+			ck_assert_int_eq(s.rc, 1);
+			gdb_assert_counts(gdb_totals(&s), "gdb_target", 4, 3, 300 + 4096);
+		}
+		gdb_session_free(&s);
+	}
+}
+END_TEST
+
 static Suite *gdb_server_suite(void)
 {
 	Suite *s = suite_create("gdb_server");
@@ -142,6 +213,8 @@ static Suite *gdb_server_suite(void)
 	mt_tcase_add_tool_test(tc, stack_inside_a_probed_malloc_is_the_callers, "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, catch_syscall_stops_as_under_gdbserver, "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, catch_syscall_deleted_and_thread_names, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, addresses_are_not_randomized, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, summary_after_kill_quit_and_detach, "gdb");
 	suite_add_tcase(s, tc);
 	return s;
 }

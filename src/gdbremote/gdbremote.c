@@ -264,6 +264,27 @@ static void do_thread_alive(struct mt_gdb *g, const char *args)
 	mt_gdb_reply_error(g, ESRCH);
 }
 
+void mt_gdb_final_reply_later(struct mt_gdb *g, char *buf, size_t len)
+{
+	g->final_buf = buf;
+	g->final_cap = len;
+}
+
+/* The reply built, the session's last: into final_buf when the caller sends it later. */
+static void hold_final(struct mt_gdb *g)
+{
+	size_t n;
+
+	if (!g->final_buf)
+		return;
+	n = mt_gdb_frame_reply(g);
+	if (n >= g->final_cap)
+		return;
+	memcpy(g->final_buf, g->sent, n);
+	g->final_buf[n] = '\0';
+	g->final_held = true;
+}
+
 /* v packets. */
 static void do_v(struct mt_gdb *g, char *pkt, size_t len)
 {
@@ -279,7 +300,8 @@ static void do_v(struct mt_gdb *g, char *pkt, size_t len)
 		if (err)
 			return mt_gdb_reply_error(g, err);
 		g->finished = true;
-		return mt_gdb_reply_str(g, "OK");
+		mt_gdb_reply_str(g, "OK");
+		return hold_final(g);
 	}
 	if (mt_gdb_starts(pkt, "vFile:", &rest))
 		return mt_gdb_do_vfile(g, pkt, len);
@@ -356,7 +378,7 @@ static bool handle_packet(struct mt_gdb *g, char *pkt, size_t len)
 		break;
 	case 'v':
 		do_v(g, pkt, len);
-		if (g->running)
+		if (g->running || g->final_held)
 			return false;
 		break;
 	default:

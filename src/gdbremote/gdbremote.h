@@ -177,6 +177,13 @@ int mt_gdb_stopped(struct mt_gdb *g, const struct mt_gdb_stop *stop);
 size_t mt_gdb_stopped_later(struct mt_gdb *g, const struct mt_gdb_stop *stop, char *buf,
 			    size_t len);
 
+/*
+ * From now on, the reply that ends the session (vKill's OK) is framed into buf (len bytes,
+ * NUL-ended) for the caller to send later, once it said what it has to (its summary), instead of
+ * now: gdb reads the stub's stderr only while it waits for a reply.
+ */
+void mt_gdb_final_reply_later(struct mt_gdb *g, char *buf, size_t len);
+
 /* The target runs: a resume was asked and its stop not reported yet. */
 bool mt_gdb_running(const struct mt_gdb *g);
 

@@ -27,6 +27,9 @@ struct mt_gdb {
 	pid_t g_tid; /* Hg: the thread of register requests (0 or -1: the stopped one) */
 	pid_t c_tid; /* Hc: the thread of legacy step requests */
 	struct mt_gdb_stop last;
+	char *final_buf; /* mt_gdb_final_reply_later()'s, NULL: the last reply is sent now */
+	size_t final_cap;
+	bool final_held; /* the last reply went into final_buf */
 
 	/* The packet being received. */
 	enum mt_gdb_frame state;

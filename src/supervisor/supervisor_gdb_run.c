@@ -466,6 +466,12 @@ int sup_gdb_op_detach(void *ctx)
 	struct sup *s = ctx;
 
 	s->gdb->end = GDB_END_DETACH;
+	/* Over gdb's pipe, gdb stops reading memtrack's stderr once detached: said now. */
+	if (s->gdb->stdio && s->cfg->artifact_path)
+		fprintf(stderr,
+			"memtrack: gdb detached; process %d runs on, recorded into %s (memtrack "
+			"report %s once it ended)\n",
+			s->gdb->pid, s->cfg->artifact_path, s->cfg->artifact_path);
 	return sup_gdb_let_run(s);
 }
 
@@ -475,6 +481,13 @@ int sup_gdb_op_kill(void *ctx)
 	pid_t pid = s->gdb->pid;
 
 	s->gdb->end = GDB_END_KILL;
+	/*
+	 * Over gdb's pipe, gdb reads memtrack's stderr only while it waits for a reply, and stops
+	 * once it has vKill's: the OK waits for the summary, as the exit's reply does.
+	 */
+	if (s->gdb->stdio && s->gdb->conn)
+		mt_gdb_final_reply_later(s->gdb->conn, s->res->gdb_final,
+					 sizeof(s->res->gdb_final));
 	/* SIGKILL ends even a thread in a ptrace stop; the loop sees its end as in any run. */
 	kill(pid, SIGKILL);
 	return sup_gdb_let_run(s);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -68,6 +69,12 @@ static void child_exec(const struct mt_run_config *cfg, int err_fd, int go_fd)
 		if (null != STDIN_FILENO)
 			close(null);
 	}
+	/*
+	 * Under gdb, the program's addresses are the same from run to run, as gdbserver starts it
+	 * (gdb's disable-randomization, on by default, never reaches a `target remote` stub).
+	 */
+	if (cfg->gdb)
+		personality((unsigned long)personality(0xffffffff) | ADDR_NO_RANDOMIZE);
 	execvp(cfg->argv[0], cfg->argv);
 fail:
 	e = errno;

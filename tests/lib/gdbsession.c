@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/gdbsession.h"
 #include "lib/mtjson.h"
@@ -29,6 +30,12 @@ void gdb_read_results(struct session *s)
 	struct mt_out r;
 	char *status = mt_slurp(s->status);
 
+	/* After a detach memtrack runs on, gdb gone: its end is waited for, 60 s at most. */
+	for (int i = 0; i < 6000 && (!status || !strchr(status, '\n')); i++) {
+		free(status);
+		usleep(10 * 1000);
+		status = mt_slurp(s->status);
+	}
 	ck_assert_msg(status, "memtrack did not end: gdb said %s\n%s", s->o.out, s->o.err);
 	s->rc = atoi(status);
 	free(status);
