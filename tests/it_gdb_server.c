@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "lib/gdbsession.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
@@ -204,6 +206,33 @@ START_TEST(summary_after_kill_quit_and_detach)
 }
 END_TEST
 
+/*
+ * gdb's follow-fork-mode child is not followed (the stub has no fork events; gdb never sends
+ * the setting): gdbserver stops in the child, memtrack says once that gdb stays with the
+ * parent, and records all 20 processes of the tree.
+ */
+START_TEST(follow_fork_child_is_said_not_followed)
+{
+	const char *cmd[] = {FIXTURE("fork_tree"), NULL};
+	const char *cmds[] = {"set follow-fork-mode child", "break child", "continue", "continue",
+			      NULL};
+	struct session s = {0};
+	struct mt_out gs;
+	struct json_object *procs;
+
+	gdb_session(&s, NULL, cmd, cmds);
+	gdbserver_session(&gs, cmd, cmds);
+	ck_assert_msg(strstr(gs.out, "Breakpoint 1, child ("), "gdbserver:\n%s", gs.out);
+	SHOWN(&s, "follow-fork-mode child is not followed");
+	SAID(&s, "exited normally");
+	ck_assert_int_eq(s.rc, 0);
+	ck_assert(json_object_object_get_ex(s.report, "processes", &procs));
+	ck_assert_int_eq(json_object_array_length(procs), 20);
+	mt_out_free(&gs);
+	gdb_session_free(&s);
+}
+END_TEST
+
 static Suite *gdb_server_suite(void)
 {
 	Suite *s = suite_create("gdb_server");
@@ -215,6 +244,7 @@ static Suite *gdb_server_suite(void)
 	mt_tcase_add_tool_test(tc, catch_syscall_deleted_and_thread_names, "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, addresses_are_not_randomized, "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, summary_after_kill_quit_and_detach, "gdb");
+	mt_tcase_add_tool_test(tc, follow_fork_child_is_said_not_followed, "gdb gdbserver");
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -108,6 +108,7 @@ struct sup_gdb {
 	unsigned int hw_gen; /* bumped at each change: threads behind it get the registers again */
 	struct held_stop *held;
 	size_t n_held;
+	bool fork_said;	     /* the served process forked: gdb was told it stays with it */
 	bool catch_syscalls; /* QCatchSyscalls: threads resumed with PTRACE_SYSCALL */
 	bool catch_every;    /* ... stopping at every syscall, else at those in catch_nrs */
 	uint8_t catch_nrs[GDB_SYSCALLS / 8];

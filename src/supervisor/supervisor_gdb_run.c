@@ -499,9 +499,23 @@ void sup_gdb_new_child(struct sup *s, struct tracee *t, int event)
 	struct sup_gdb *g = s->gdb;
 	unsigned long child = 0;
 
-	if (!sup_gdb_owns(s, t) || event != PTRACE_EVENT_FORK ||
+	if (!sup_gdb_owns(s, t) || (event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK) ||
 	    ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child) < 0)
 		return;
+	/*
+	 * gdb is never told of a fork (no fork events): its follow-fork-mode child, which it does
+	 * not send, cannot be honoured. Said once, where gdb shows memtrack's stderr.
+	 */
+	if (!g->fork_said)
+		fprintf(
+		    stderr,
+		    "memtrack: gdb: process %d forked %lu; gdb stays with %d (memtrack's stub has "
+		    "no fork events: follow-fork-mode child is not followed), the child is "
+		    "recorded\n",
+		    g->pid, child, g->pid);
+	g->fork_said = true;
+	if (event != PTRACE_EVENT_FORK)
+		return; /* a vfork child shares the memory, gdb's breakpoints included */
 	for (size_t i = 0; i < g->n_breaks; i++) {
 		uint8_t byte = sup_gdb_under(&g->breaks[i]);
 
