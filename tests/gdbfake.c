@@ -226,7 +226,29 @@ static int fake_fstat(void *ctx, int fd, struct mt_gdb_file_stat *st)
 	return 0;
 }
 
+static int fake_catch_syscalls(void *ctx, bool on, const int *nrs, size_t n)
+{
+	(void)ctx;
+	fake.catch_calls++;
+	fake.catch_on = on;
+	fake.n_catch = n;
+	for (size_t i = 0; i < n && i < 4; i++)
+		fake.catch_nrs[i] = nrs[i];
+	return 0;
+}
+
+static int fake_thread_name(void *ctx, pid_t tid, char *buf, size_t len)
+{
+	(void)ctx;
+	if (tid != 0x4d3 || !fake.name_4d3)
+		return -ENOENT;
+	snprintf(buf, len, "%s", fake.name_4d3);
+	return 0;
+}
+
 static const struct mt_gdb_ops ops = {
+    .catch_syscalls = fake_catch_syscalls,
+    .thread_name = fake_thread_name,
     .insert_hw_point = fake_insert_hw,
     .remove_hw_point = fake_remove_hw,
     .file_open = fake_open,

@@ -35,7 +35,12 @@ struct fake {
 		size_t len;
 	} hw[4];
 	size_t n_hw;
-	int files_open; /* the fake's one file, "/etc/fake", opened and not closed */
+	int files_open;	 /* the fake's one file, "/etc/fake", opened and not closed */
+	int catch_calls; /* QCatchSyscalls requests: the last one's on, nrs */
+	bool catch_on;
+	int catch_nrs[4];
+	size_t n_catch;
+	const char *name_4d3; /* thread 0x4d3's name (NULL: none, as 0x4d2's) */
 };
 extern struct fake fake;
 

@@ -215,6 +215,75 @@ START_TEST(a_stop_selects_its_thread_for_registers)
 END_TEST
 
 /* Over gdb's pipe the end's reply can wait (for memtrack's summary); framed as it would be sent. */
+/* QCatchSyscalls: all, a list, off, malformed; the stop replies of a syscall's entry and return. */
+START_TEST(catch_syscalls)
+{
+	const struct mt_gdb_stop entry = {
+	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 0x4d2, .syscall = 'e', .sysno = 1};
+	struct mt_gdb_stop ret = entry;
+	char want[64];
+
+	ret.syscall = 'r';
+	ck_assert_ptr_nonnull(strstr(ask("qSupported:swbreak+"), ";QCatchSyscalls+"));
+	no_ack();
+	expect("QCatchSyscalls:1", false, "OK");
+	ck_assert(fake.catch_on);
+	ck_assert_uint_eq(fake.n_catch, 0);
+	expect("QCatchSyscalls:1;1;101", false, "OK");
+	ck_assert_uint_eq(fake.n_catch, 2);
+	ck_assert_int_eq(fake.catch_nrs[0], 1);
+	ck_assert_int_eq(fake.catch_nrs[1], 0x101);
+	expect("QCatchSyscalls:1;", false, "E16");
+	expect("QCatchSyscalls:1;x", false, "E16");
+	expect("QCatchSyscalls:2", false, "E16");
+	ck_assert_int_eq(fake.catch_calls, 2);
+	expect("vCont;c", false, NULL);
+	fake.out_len = 0;
+	fake.out[0] = '\0';
+	mt_gdb_stopped(stub, &entry);
+	framed(want, sizeof(want), "T05thread:4d2;syscall_entry:1;");
+	ck_assert_str_eq(fake.out, want);
+	expect("vCont;c", false, NULL);
+	fake.out_len = 0;
+	fake.out[0] = '\0';
+	mt_gdb_stopped(stub, &ret);
+	framed(want, sizeof(want), "T05thread:4d2;syscall_return:1;");
+	ck_assert_str_eq(fake.out, want);
+	expect("QCatchSyscalls:0", false, "OK");
+	ck_assert(!fake.catch_on);
+}
+END_TEST
+
+/* A thread's name in the thread list, XML-escaped; a thread without one has no attribute. */
+START_TEST(thread_names)
+{
+	no_ack();
+	fake.name_4d3 = "a<b&\"c";
+	expect("qXfer:threads:read::0,1000", false,
+	       "l<?xml version=\"1.0\"?>\n<threads>\n<thread id=\"4d2\"/>\n"
+	       "<thread id=\"4d3\" name=\"a&lt;b&amp;&quot;c\"/>\n</threads>\n");
+}
+END_TEST
+
+/* Over gdb's pipe, vKill's OK is kept for the caller to send after its summary. */
+START_TEST(kill_reply_told_later)
+{
+	char buf[32], want[32];
+
+	no_ack();
+	buf[0] = '\0';
+	mt_gdb_final_reply_later(stub, buf, sizeof(buf));
+	fake.out_len = 0;
+	fake.out[0] = '\0';
+	ask("vKill;4d2");
+	ck_assert_int_eq(fake.kills, 1);
+	ck_assert_str_eq(fake.out, "");
+	framed(want, sizeof(want), "OK");
+	ck_assert_str_eq(buf, want);
+	ck_assert(mt_gdb_finished(stub));
+}
+END_TEST
+
 START_TEST(the_end_told_later)
 {
 	const struct mt_gdb_stop end = {.kind = MT_GDB_STOP_EXITED, .value = 3};
@@ -248,6 +317,9 @@ static Suite *gdbremote_run_suite(void)
 	tcase_add_test(tc, hardware_stop_replies);
 	tcase_add_test(tc, a_stop_selects_its_thread_for_registers);
 	tcase_add_test(tc, the_end_told_later);
+	tcase_add_test(tc, catch_syscalls);
+	tcase_add_test(tc, thread_names);
+	tcase_add_test(tc, kill_reply_told_later);
 	suite_add_tcase(s, tc);
 	return s;
 }
