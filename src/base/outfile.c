@@ -9,13 +9,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/errbuf.h"
 #include "base/outfile.h"
 #include "base/privileges.h"
 #include "base/regfile.h"
@@ -35,21 +35,6 @@ struct target {
 	uid_t acting;	  /* the user whose rights the open uses */
 	const struct mt_identity *owner;
 };
-
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return e;
-}
 
 /* Where memtrack is set-user-ID root for someone else, it opens files with their rights. */
 static bool acts_as_owner(const struct mt_identity *owner)
@@ -73,16 +58,17 @@ static int open_component(const struct target *t, int fd, const char *name, char
 	int next;
 
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return fail(err, errlen, -errno, "%s", strerror(errno));
+		return mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	if (S_ISLNK(st.st_mode) && !trusted_link(t, &st))
-		return fail(err, errlen, -ELOOP,
-			    "its directory %s is a symbolic link owned by uid %u, not followed "
-			    "(another user may have planted it)",
-			    name, (unsigned)st.st_uid);
+		return mt_errbuf_err(
+		    err, errlen, -ELOOP,
+		    "its directory %s is a symbolic link owned by uid %u, not followed "
+		    "(another user may have planted it)",
+		    name, (unsigned)st.st_uid);
 	next = openat(fd, name,
 		      O_PATH | O_DIRECTORY | O_CLOEXEC | (S_ISLNK(st.st_mode) ? 0 : O_NOFOLLOW));
 	if (next < 0)
-		return fail(err, errlen, -errno, "%s", strerror(errno));
+		return mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	return next;
 }
 
@@ -94,12 +80,12 @@ static int open_dir(const char *path, struct target *t, char *err, size_t errlen
 	int fd;
 
 	if (!*path)
-		return fail(err, errlen, -ENOENT, "%s", strerror(ENOENT));
+		return mt_errbuf_err(err, errlen, -ENOENT, "%s", strerror(ENOENT));
 	t->base = slash ? slash + 1 : path;
 	if (!*t->base)
-		return fail(err, errlen, -EISDIR, "%s", strerror(EISDIR));
+		return mt_errbuf_err(err, errlen, -EISDIR, "%s", strerror(EISDIR));
 	if (slash && (size_t)(slash - path) >= sizeof(dir))
-		return fail(err, errlen, -ENAMETOOLONG, "%s", strerror(ENAMETOOLONG));
+		return mt_errbuf_err(err, errlen, -ENAMETOOLONG, "%s", strerror(ENAMETOOLONG));
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
 	fd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (name = strtok_r(dir, "/", &save); fd >= 0 && name; name = strtok_r(NULL, "/", &save)) {
@@ -111,7 +97,7 @@ static int open_dir(const char *path, struct target *t, char *err, size_t errlen
 		fd = next;
 	}
 	if (fd < 0)
-		return fail(err, errlen, -errno, "%s", strerror(errno));
+		return mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	t->dirfd = fd;
 	return 0;
 }
@@ -120,10 +106,11 @@ static int check_link(const struct target *t, const struct stat *st, char *err, 
 {
 	if (trusted_link(t, st))
 		return 0;
-	return fail(err, errlen, -ELOOP,
-		    "it is a symbolic link owned by uid %u, not followed (another user may have "
-		    "planted it)",
-		    (unsigned)st->st_uid);
+	return mt_errbuf_err(
+	    err, errlen, -ELOOP,
+	    "it is a symbolic link owned by uid %u, not followed (another user may have "
+	    "planted it)",
+	    (unsigned)st->st_uid);
 }
 
 /* An existing regular file: written only when no other user can have linked or placed it. */
@@ -132,17 +119,18 @@ static int check_regular(const struct target *t, const struct stat *st, char *er
 	struct stat dir;
 
 	if (st->st_nlink > 1)
-		return fail(err, errlen, -EMLINK,
-			    "it has %lu hard links, not written through (another user may have "
-			    "linked it)",
-			    (unsigned long)st->st_nlink);
+		return mt_errbuf_err(
+		    err, errlen, -EMLINK,
+		    "it has %lu hard links, not written through (another user may have "
+		    "linked it)",
+		    (unsigned long)st->st_nlink);
 	if (st->st_uid == t->acting || (t->owner && st->st_uid == t->owner->uid))
 		return 0;
 	if (fstat(t->dirfd, &dir) == 0 && !(dir.st_mode & (S_IWGRP | S_IWOTH)))
 		return 0;
-	return fail(err, errlen, -EPERM,
-		    "it is owned by uid %u in a directory others can write, not replaced",
-		    (unsigned)st->st_uid);
+	return mt_errbuf_err(err, errlen, -EPERM,
+			     "it is owned by uid %u in a directory others can write, not replaced",
+			     (unsigned)st->st_uid);
 }
 
 /* What a trusted link leads to, when it exists: never opened when it is a FIFO or a device. */
@@ -160,15 +148,16 @@ static int check_existing(const struct target *t, enum mt_outfile_mode mode, str
 			  char *err, size_t errlen)
 {
 	if (fstatat(t->dirfd, t->base, st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? -ENOENT : fail(err, errlen, -errno, "%s", strerror(errno));
+		return errno == ENOENT ? -ENOENT
+				       : mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	if (mode == MT_OUTFILE_NEW)
-		return fail(err, errlen, -EEXIST, "it exists already, not replaced");
+		return mt_errbuf_err(err, errlen, -EEXIST, "it exists already, not replaced");
 	if (S_ISLNK(st->st_mode) && check_link(t, st, err, errlen))
 		return -ELOOP;
 	if (S_ISLNK(st->st_mode))
 		return check_link_target(t, err, errlen);
 	if (S_ISDIR(st->st_mode))
-		return fail(err, errlen, -EISDIR, "%s", strerror(EISDIR));
+		return mt_errbuf_err(err, errlen, -EISDIR, "%s", strerror(EISDIR));
 	return S_ISREG(st->st_mode) ? check_regular(t, st, err, errlen)
 				    : mt_regfile_kind(st, t->path, OUTFILE_ALLOW, err, errlen);
 }
@@ -211,15 +200,16 @@ static int open_existing(const struct target *t, const struct stat *st, char *er
 	int e;
 
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : fail(err, errlen, -errno, "%s", strerror(errno));
+		return errno == ENOENT ? -ENOENT
+				       : mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	e = mt_regfile_settle(fd, t->path, OUTFILE_ALLOW, err, errlen);
 	if (!e && fstat(fd, &now) < 0)
-		e = fail(err, errlen, -errno, "%s", strerror(errno));
+		e = mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	/* A link's target is checked as a file of its own: it may be a hard link too. */
 	if (!e && S_ISREG(now.st_mode))
 		e = check_regular(t, &now, err, errlen);
 	if (!e && S_ISREG(now.st_mode) && ftruncate(fd, 0) < 0)
-		e = fail(err, errlen, -errno, "%s", strerror(errno));
+		e = mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	if (e) {
 		close(fd);
 		return e;
@@ -233,7 +223,8 @@ static int create_new(const struct target *t, char *err, size_t errlen)
 			OUTFILE_MODE);
 
 	if (fd < 0)
-		return errno == EEXIST ? -EEXIST : fail(err, errlen, -errno, "%s", strerror(errno));
+		return errno == EEXIST ? -EEXIST
+				       : mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	/* root writing for another user (sudo, --user): the file is theirs */
 	if (t->owner && geteuid() == 0 && t->acting == 0 &&
 	    fchown(fd, t->owner->uid, t->owner->gid) < 0) {
@@ -241,8 +232,8 @@ static int create_new(const struct target *t, char *err, size_t errlen)
 
 		unlinkat(t->dirfd, t->base, 0);
 		close(fd);
-		return fail(err, errlen, e, "cannot give it to uid %u: %s", (unsigned)t->owner->uid,
-			    strerror(-e));
+		return mt_errbuf_err(err, errlen, e, "cannot give it to uid %u: %s",
+				     (unsigned)t->owner->uid, strerror(-e));
 	}
 	return fd;
 }
@@ -266,7 +257,8 @@ static int open_target(const struct target *t, enum mt_outfile_mode mode, char *
 		if (fd != -ENOENT)
 			return fd;
 	}
-	return fail(err, errlen, -EAGAIN, "it keeps being replaced while memtrack opens it");
+	return mt_errbuf_err(err, errlen, -EAGAIN,
+			     "it keeps being replaced while memtrack opens it");
 }
 
 /* open_target or create_new with the rights of the user the file is for; t->dirfd stays open. */
@@ -321,7 +313,8 @@ int mt_outfile_make(const char *path, const struct mt_identity *owner, struct mt
 		if (fd >= 0) {
 			unlinkat(t.dirfd, t.base, 0);
 			close(fd);
-			fd = fail(err, errlen, -ENAMETOOLONG, "%s", strerror(ENAMETOOLONG));
+			fd =
+			    mt_errbuf_err(err, errlen, -ENAMETOOLONG, "%s", strerror(ENAMETOOLONG));
 		}
 		if (t.dirfd >= 0)
 			close(t.dirfd);

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,22 +13,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/errbuf.h"
 #include "base/regfile.h"
-
-static int say(char *err, size_t errlen, int e, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int say(char *err, size_t errlen, int e, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return e;
-}
 
 static const char *kind_name(mode_t mode)
 {
@@ -92,14 +77,15 @@ int mt_regfile_kind(const struct stat *st, const char *path, unsigned int allow,
 	if (S_ISREG(st->st_mode))
 		return 0;
 	if (S_ISDIR(st->st_mode))
-		return say(err, errlen, -EISDIR, "%s", strerror(EISDIR));
+		return mt_errbuf_err(err, errlen, -EISDIR, "%s", strerror(EISDIR));
 	if (((allow & MT_REGFILE_DEV_NULL) && is_dev_null(st)) ||
 	    ((allow & MT_REGFILE_OWN_STREAM) && is_own_stream(st, path)))
 		return 0;
-	return say(err, errlen, -EINVAL,
-		   "it is a %s, not a regular file (memtrack opens no FIFO, socket or device by "
-		   "name: another user could read it or stop memtrack on it)",
-		   kind_name(st->st_mode));
+	return mt_errbuf_err(
+	    err, errlen, -EINVAL,
+	    "it is a %s, not a regular file (memtrack opens no FIFO, socket or device by "
+	    "name: another user could read it or stop memtrack on it)",
+	    kind_name(st->st_mode));
 }
 
 int mt_regfile_settle(int fd, const char *path, unsigned int allow, char *err, size_t errlen)
@@ -108,10 +94,10 @@ int mt_regfile_settle(int fd, const char *path, unsigned int allow, char *err, s
 	int flags, e;
 
 	if (fstat(fd, &st) < 0 || (flags = fcntl(fd, F_GETFL)) < 0)
-		return say(err, errlen, -errno, "%s", strerror(errno));
+		return mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	e = mt_regfile_kind(&st, path, allow, err, errlen);
 	if (!e && (flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
-		e = say(err, errlen, -errno, "%s", strerror(errno));
+		e = mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	return e;
 }
 
@@ -121,13 +107,13 @@ int mt_regfile_open(const char *path, unsigned int allow, char *err, size_t errl
 	int fd, e;
 
 	if (stat(path, &st) < 0)
-		return say(err, errlen, -errno, "%s", strerror(errno));
+		return mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	e = mt_regfile_kind(&st, path, allow, err, errlen);
 	if (e)
 		return e;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
-		return say(err, errlen, -errno, "%s", strerror(errno));
+		return mt_errbuf_err(err, errlen, -errno, "%s", strerror(errno));
 	e = mt_regfile_settle(fd, path, allow, err, errlen);
 	if (e) {
 		close(fd);
