@@ -130,7 +130,9 @@ $(BUILD)/tests/memtrack-faults: $(filter-out $(FAULT_OBJS),$(OBJS)) $(FAULT_OBJS
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/it_supervisor $(BUILD)/tests/it_pressure $(BUILD)/tests/it_isolation $(BUILD)/tests/it_treescope $(BUILD)/tests/it_attach: | $(BUILD)/tests/memtrack-faults
+# Every test that runs the test build (mt_memtrack_link_path, MEMTRACK_FAULTS in tests/lib).
+FAULT_TESTS := it_supervisor it_pressure it_isolation it_treescope it_attach it_go
+$(addprefix $(BUILD)/tests/,$(FAULT_TESTS)): | $(BUILD)/tests/memtrack-faults
 
 include fixtures/fixtures.mk
 include bench/bench.mk
