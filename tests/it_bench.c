@@ -54,9 +54,12 @@ static void teardown(void)
 /* script run by sh in dir, in a mount namespace whose /tmp is a fresh tmpfs. */
 static const struct mt_out *in_ns(const char *script, const char *const *env)
 {
-	char full[20000];
+	char full[20000], before[64], after[2 * PATH_MAX];
 
-	snprintf(full, sizeof(full), "mount -t tmpfs -o mode=1777 tmpfs /tmp && %s", script);
+	/* A checkout under /tmp (its build, this test's folder, the node benchmark) is kept. */
+	mt_tmp_keep_trees(before, sizeof(before), after, sizeof(after));
+	snprintf(full, sizeof(full), "%smount -t tmpfs -o mode=1777 tmpfs /tmp && %s%s", before,
+		 after, script);
 	mt_out_free(&last);
 	ck_assert_int_eq(mt_run((const char *[]){"unshare", "--mount", "--propagation", "private",
 						 "/bin/sh", "-c", full, NULL},

@@ -72,40 +72,18 @@ static char plan_path[PATH_MAX], tracked_plan_path[PATH_MAX];
 
 enum who { AS_ROOT, AS_NOBODY };
 
-/*
- * A build or source tree under /tmp (a checkout in /tmp/ci) would vanish under the twin's own
- * /tmp: the script mounts the old /tmp at /mnt first and binds the tree's top folder back, at
- * its path. Filled with "mkdir -p TOP && mount --bind /mnt/NAME TOP && ", or "" (not under /tmp).
- */
-static void keep_under_tmp(const char *path, char *out, size_t n)
-{
-	size_t len;
-
-	out[0] = '\0';
-	if (strncmp(path, "/tmp/", 5))
-		return;
-	len = strcspn(path + 5, "/");
-	snprintf(out, n, "mkdir -p /tmp/%.*s && mount --bind /mnt/%.*s /tmp/%.*s && ", (int)len,
-		 path + 5, (int)len, path + 5, (int)len, path + 5);
-}
-
 /* The shell script that runs the twin in a /tmp of its own, dropping to drop's ids first. */
 static void twin_script(char *script, size_t n, const char *drop, const char *mode,
 			const char *plan, const char *fault, const char *extra)
 {
-	char keep[2][PATH_MAX];
+	char before[64], after[2 * PATH_MAX];
 
-	keep_under_tmp(MT_BUILD_DIR, keep[0], sizeof(keep[0]));
-	keep_under_tmp(MT_SOURCE_DIR, keep[1], sizeof(keep[1]));
-	/* One tree under /tmp holding both: bound once. */
-	if (!strcmp(keep[0], keep[1]))
-		keep[1][0] = '\0';
+	mt_tmp_keep_trees(before, sizeof(before), after, sizeof(after));
 	snprintf(script, n,
-		 "%smount -t tmpfs -o mode=1777 tmpfs /tmp && %s%sexec %s%s --mode %s --bin %s "
+		 "%smount -t tmpfs -o mode=1777 tmpfs /tmp && %sexec %s%s --mode %s --bin %s "
 		 "--plan %s --checker %s%s%s %s",
-		 keep[0][0] || keep[1][0] ? "mkdir -p /mnt && mount --bind /tmp /mnt && " : "",
-		 keep[0], keep[1], drop, TWIN, mode, TWIN_BIN, plan, CHECKER,
-		 fault ? " --fault " : "", fault ?: "", extra);
+		 before, after, drop, TWIN, mode, TWIN_BIN, plan, CHECKER, fault ? " --fault " : "",
+		 fault ?: "", extra);
 }
 
 /*

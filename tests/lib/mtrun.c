@@ -270,6 +270,36 @@ int mt_make_install(const char *destdir, struct mt_out *o)
 	return mt_run(argv, NULL, NULL, 120, o);
 }
 
+/* "mkdir -p TOP && mount --bind /mnt/NAME TOP && " for path under /tmp/NAME, appended to out. */
+static void keep_under_tmp(const char *path, char *out, size_t n)
+{
+	size_t len, at = strlen(out);
+
+	if (strncmp(path, "/tmp/", 5))
+		return;
+	len = strcspn(path + 5, "/");
+	snprintf(out + at, n - at, "mkdir -p /tmp/%.*s && mount --bind /mnt/%.*s /tmp/%.*s && ",
+		 (int)len, path + 5, (int)len, path + 5, (int)len, path + 5);
+}
+
+void mt_tmp_keep_trees(char *before, size_t nb, char *after, size_t na)
+{
+	char top[PATH_MAX];
+	size_t len;
+
+	before[0] = after[0] = '\0';
+	keep_under_tmp(MT_BUILD_DIR, after, na);
+	/* The source tree's top folder, unless the build tree's bind brought it back already. */
+	if (!strncmp(MT_SOURCE_DIR, "/tmp/", 5)) {
+		len = strcspn(MT_SOURCE_DIR + 5, "/");
+		snprintf(top, sizeof(top), "mount --bind /mnt/%.*s ", (int)len, MT_SOURCE_DIR + 5);
+		if (!strstr(after, top))
+			keep_under_tmp(MT_SOURCE_DIR, after, na);
+	}
+	if (after[0])
+		snprintf(before, nb, "mkdir -p /mnt && mount --bind /tmp /mnt && ");
+}
+
 void mt_tmpdir(char *path)
 {
 	strcpy(path, "/tmp/memtrack-test-XXXXXX");

@@ -50,6 +50,13 @@ char *mt_tmpfile(void);
 int mt_make_install(const char *destdir, struct mt_out *o);
 /* A fresh directory under /tmp; path must hold 64 bytes. */
 void mt_tmpdir(char *path);
+/*
+ * For a script that mounts a /tmp of its own (the runner's fixed FIFO paths): a build or source
+ * tree under /tmp (a checkout in /tmp/ci) would vanish under it. *before (run first) mounts the
+ * old /tmp at /mnt, *after (run once the new /tmp is mounted) binds each tree's top folder back
+ * at its path; both "" when neither tree is under /tmp.
+ */
+void mt_tmp_keep_trees(char *before, size_t nb, char *after, size_t na);
 /* Number of lines of s that contain needle. */
 int mt_count_lines(const char *s, const char *needle);
 /* true when pid exists (as any state but a reaped one). */
