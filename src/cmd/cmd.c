@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Option parsing shared by the subcommands (cmd.h): one style, one kind of usage error. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
@@ -42,6 +44,30 @@ int mt_cmd_enum(const struct mt_cmd *cmd, const char *opt, const char *val,
 	}
 	return mt_cmd_usage_error(cmd, "%s takes %s, not '%s'", opt, list,
 				  mt_printable(v, sizeof(v), val));
+}
+
+int mt_cmd_max_increase(const struct mt_cmd *cmd, const char *arg, int (*metric_of)(const char *),
+			const char *names, int *metric, double *pct)
+{
+	char a[MT_PRINTABLE_MAX], name[32], *end;
+	const char *eq = strchr(arg, '=');
+
+	*metric = -1;
+	if (eq && (size_t)(eq - arg) < sizeof(name)) {
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+		*metric = metric_of(name);
+	}
+	if (*metric < 0 || eq[1] < '0' || eq[1] > '9')
+		goto bad;
+	errno = 0;
+	*pct = strtod(eq + 1, &end);
+	if (errno || !isfinite(*pct) || (*end && strcmp(end, "%")))
+		goto bad;
+	return 0;
+bad:
+	return mt_cmd_usage_error(cmd,
+				  "--max-increase takes METRIC=PERCENT (%s; 5 or 5%%), not '%s'",
+				  names, mt_printable(a, sizeof(a), arg));
 }
 
 /* The option getopt could not take, as the user wrote it. */

@@ -58,6 +58,14 @@ __attribute__((format(printf, 2, 3))) int mt_cmd_usage_error(const struct mt_cmd
 int mt_cmd_enum(const struct mt_cmd *cmd, const char *opt, const char *val,
 		const char *const *names, int n);
 
+/*
+ * --max-increase METRIC=PERCENT, as report --diff and bench take it: *metric from metric_of (a
+ * negative one: no such metric), *pct a number of at least 0 with an optional '%'. 0, or the
+ * usage error's -EINVAL after "--max-increase takes METRIC=PERCENT (NAMES; 5 or 5%), not 'ARG'".
+ */
+int mt_cmd_max_increase(const struct mt_cmd *cmd, const char *arg, int (*metric_of)(const char *),
+			const char *names, int *metric, double *pct);
+
 /* The names of --watcher (by enum mt_watcher_mode) and --stacks (none, kernel), run's and attach's.
  */
 extern const char *const mt_cmd_watchers[3];

@@ -121,29 +121,15 @@ static const struct mt_cmd bench_cmd = {
 
 static int parse_limit(struct bench_opts *o, const char *arg)
 {
-	char p[MT_PRINTABLE_MAX], name[32], *end;
-	const char *eq = strchr(arg, '=');
 	double pct;
-	int m = -EINVAL;
+	int m, err;
 
-	if (eq && (size_t)(eq - arg) < sizeof(name)) {
-		memcpy(name, arg, (size_t)(eq - arg));
-		name[eq - arg] = '\0';
-		m = mt_bench_metric_parse(name);
-	}
-	if (m < 0)
-		return mt_cmd_usage_error(&bench_cmd,
-					  "--max-increase %s: METRIC=PERCENT, METRIC one of "
-					  "allocations, bytes_allocated, average_allocation, "
-					  "peak_bytes, live_at_end",
-					  mt_printable(p, sizeof(p), arg));
-	errno = 0;
-	pct = strtod(eq + 1, &end);
-	if (end == eq + 1 || (*end && strcmp(end, "%")) || errno || pct < 0 || pct != pct)
-		return mt_cmd_usage_error(&bench_cmd,
-					  "--max-increase %s: PERCENT is a number of at least 0 "
-					  "(10 or 10%%)",
-					  mt_printable(p, sizeof(p), arg));
+	err = mt_cmd_max_increase(&bench_cmd, arg, mt_bench_metric_parse,
+				  "allocations, bytes_allocated, average_allocation, peak_bytes or "
+				  "live_at_end",
+				  &m, &pct);
+	if (err)
+		return err;
 	if (o->limits.n == MT_BENCH_LIMITS)
 		return mt_cmd_usage_error(&bench_cmd, "at most %d --max-increase", MT_BENCH_LIMITS);
 	o->limits.metric[o->limits.n] = (enum mt_bench_metric)m;

@@ -432,32 +432,19 @@ static int parse_metric(const char *opt, const char *arg, enum mt_folded_metric 
 /* --max-increase METRIC=PERCENT: how much a tree metric may grow under --diff. */
 static int parse_limit(const char *arg, struct mt_cmd_diff_limits *l)
 {
-	char a[MT_PRINTABLE_MAX], name[32], *end;
-	const char *eq = strchr(arg, '=');
 	double pct;
-	int m = -1;
+	int m, err;
 
-	if (eq && (size_t)(eq - arg) < sizeof(name)) {
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
-		m = mt_diff_metric_of(name);
-	}
-	if (m < 0 || eq[1] < '0' || eq[1] > '9')
-		goto bad;
-	errno = 0;
-	pct = strtod(eq + 1, &end);
-	if (errno || !isfinite(pct) || (*end && strcmp(end, "%")))
-		goto bad;
+	err = mt_cmd_max_increase(&report_cmd, arg, mt_diff_metric_of,
+				  "allocations, bytes, peak, live or temporary", &m, &pct);
+	if (err)
+		return err;
 	if (l->n == MT_CMD_DIFF_LIMITS)
 		return mt_cmd_usage_error(&report_cmd, "at most %d --max-increase limits",
 					  MT_CMD_DIFF_LIMITS);
 	l->metric[l->n] = m;
 	l->max_percent[l->n++] = pct;
 	return 0;
-bad:
-	return mt_cmd_usage_error(&report_cmd,
-				  "--max-increase takes METRIC=PERCENT (allocations, bytes, peak, "
-				  "live or temporary; 5 or 5%%), not '%s'",
-				  mt_printable(a, sizeof(a), arg));
 }
 
 static int report_option(int c, const char *arg, void *ctx)
