@@ -34,7 +34,7 @@
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
 
-#include "supervisor/supervisor_gdb_int.h"
+#include "gdbtarget/gdbtarget_int.h"
 #include "supervisor/supervisor_int.h"
 
 /* ---- the tree ------------------------------------------------------------------------ */

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervisor/supervisor_gdb_int.h"
+#include "gdbtarget/gdbtarget_int.h"
 
 /* Parked at this stop; at_signal: a signal-delivery-stop, where a resume can deliver a signal. */
 static void park(struct tracee *t, int sig, bool at_signal)

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "supervisor/supervisor_gdb_int.h"
+#include "gdbtarget/gdbtarget_int.h"
 
 #define N_FILES (sizeof(((struct sup_gdb *)0)->files) / sizeof(int))
 

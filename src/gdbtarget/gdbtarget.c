@@ -29,7 +29,7 @@
 
 #include "base/fdready.h"
 #include "base/printable.h"
-#include "supervisor/supervisor_gdb_int.h"
+#include "gdbtarget/gdbtarget_int.h"
 
 /* How often a send that gdb does not read looks for a termination request. */
 #define SEND_LOOK_MS 100

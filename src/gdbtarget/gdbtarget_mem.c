@@ -19,7 +19,7 @@
 
 #include "base/regfile.h"
 #include "inspect/procmaps.h"
-#include "supervisor/supervisor_gdb_int.h"
+#include "gdbtarget/gdbtarget_int.h"
 
 /* The parked thread tid of the process (0 or -1: the thread that stopped). */
 struct tracee *sup_gdb_parked(struct sup *s, pid_t tid)
