@@ -3,7 +3,7 @@
  * What the stub and memtrack's target need that no session shows: gdb's signal numbers
  * (src/gdbremote/), the amd64 register block to and from ptrace's, and, read from this test's
  * own memory, the loader's library list and its DT_DEBUG slot
- * (src/supervisor/supervisor_gdb_libs.c).
+ * (src/gdbtarget/gdbtarget_libs.c).
  */
 
 #include <check.h>
@@ -18,7 +18,7 @@
 
 #include "gdbremote/gdbremote.h"
 #include "lib/suite.h"
-#include "supervisor/supervisor_int.h"
+#include "gdbtarget/gdbtarget.h"
 
 START_TEST(signal_numbers)
 {
@@ -114,13 +114,13 @@ static int expect_in_list(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /*
- * The loader's list as gdb's svr4 document (supervisor_gdb_libs.c), read from a process's memory:
+ * The loader's list as gdb's svr4 document (gdbtarget_libs.c), read from a process's memory:
  * this test's own, which has the libraries dl_iterate_phdr() names, at the same bases.
  */
 START_TEST(library_list_of_a_process)
 {
 	static char doc[65536];
-	ssize_t n = sup_gdb_libraries(getpid(), doc, sizeof(doc));
+	ssize_t n = mt_gdbt_libraries(getpid(), doc, sizeof(doc));
 
 	ck_assert_int_gt(n, 0);
 	ck_assert_uint_eq(strlen(doc), (size_t)n);
@@ -130,7 +130,7 @@ START_TEST(library_list_of_a_process)
 	ck_assert_ptr_nonnull(strstr(doc, "</library-list-svr4>\n"));
 	dl_iterate_phdr(expect_in_list, doc);
 	/* Too small a buffer is an error, not a cut document. */
-	ck_assert_int_eq(sup_gdb_libraries(getpid(), doc, 64), -E2BIG);
+	ck_assert_int_eq(mt_gdbt_libraries(getpid(), doc, 64), -E2BIG);
 }
 END_TEST
 
@@ -145,14 +145,14 @@ START_TEST(debug_slot_of_a_process)
 	const struct r_debug *r;
 	void *program = dlopen(NULL, RTLD_NOW);
 
-	ck_assert_int_eq(sup_gdb_debug_slot(getpid(), &slot), 0);
+	ck_assert_int_eq(mt_gdbt_debug_slot(getpid(), &slot), 0);
 	ck_assert_uint_ne(slot, 0);
 	r = *(const struct r_debug **)(uintptr_t)slot;
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_ge(r->r_version, 1);
 	ck_assert_ptr_eq(r->r_map, program);
 	dlclose(program);
-	ck_assert_int_eq(sup_gdb_debug_slot(-1, &slot), -ENOENT);
+	ck_assert_int_eq(mt_gdbt_debug_slot(-1, &slot), -ENOENT);
 }
 END_TEST
 

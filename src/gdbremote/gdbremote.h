@@ -3,8 +3,8 @@
  * gdb's remote serial protocol, the stub's side (gdb manual, "Remote Protocol"): the bytes gdb
  * sends are framed into packets ($data#checksum, acknowledged with + or refused with - until
  * no-ack mode), each packet becomes a request on the target interface (struct mt_gdb_ops), and
- * the result becomes the reply. Nothing here knows ptrace: the supervisor implements the target
- * (src/supervisor/supervisor_gdb.c); the tests implement a fake one (tests/unit_gdbremote.c).
+ * the result becomes the reply. Nothing here knows ptrace: the gdb target implements it
+ * (src/gdbtarget/gdbtarget.c); the tests implement a fake one (tests/unit_gdbremote.c).
  *
  * All-stop mode only. The target runs after a resume request and the stub says nothing until
  * the target reports its next stop with mt_gdb_stopped() (or gdb sends the interrupt byte, 0x03,

@@ -2,11 +2,12 @@
 /*
  * memtrack as gdb's remote target (--gdb, docs/GDB.md): the session and its endpoint. One
  * process of the tree (the command at its exec, or the one a stop point selects) is served to
- * gdb over the remote protocol (src/gdbremote/), from the supervisor's own ptrace loop: memtrack
- * stays the tracer of every thread, so its own stops (watcher, back-pressure, forks, execs) are
- * handled as in any run and never shown to gdb, and every allocation is recorded while gdb has
- * the process. Run control is supervisor_gdb_run.c; memory, breakpoints and registers
- * supervisor_gdb_mem.c; files supervisor_gdb_files.c; the library list supervisor_gdb_libs.c.
+ * gdb over the remote protocol (src/gdbremote/), from the supervisor's own ptrace loop, which
+ * calls in here (gdbtarget.h): memtrack stays the tracer of every thread, so its own stops
+ * (watcher, back-pressure, forks, execs) are handled as in any run and never shown to gdb, and
+ * every allocation is recorded while gdb has the process. Run control is gdbtarget_run.c;
+ * memory, breakpoints and registers gdbtarget_mem.c; files gdbtarget_files.c; the library list
+ * gdbtarget_libs.c.
  *
  * The endpoint admits only memtrack's user: by default a Unix socket in a directory of its own,
  * mode 0700, the socket 0600, and the peer's credentials checked at accept; or gdb's pipe
@@ -38,33 +39,34 @@
 
 static ssize_t op_libraries(void *ctx, char *buf, size_t len)
 {
-	struct sup *s = ctx;
+	struct mt_gdbt *g = ctx;
 
-	return sup_gdb_libraries(s->gdb->pid, buf, len);
+	return mt_gdbt_libraries(g->pid, buf, len);
 }
 
 static int op_shlib_info_addr(void *ctx, uint64_t *addr)
 {
-	struct sup *s = ctx;
+	struct mt_gdbt *g = ctx;
 
-	return sup_gdb_debug_slot(s->gdb->pid, addr);
+	return mt_gdbt_debug_slot(g->pid, addr);
 }
 
 static int op_send(void *ctx, const void *buf, size_t len)
 {
-	struct sup *s = ctx;
+	struct mt_gdbt *g = ctx;
 	const char *p = buf;
 
 	while (len) {
-		ssize_t n = write(s->gdb->out_fd, p, len);
+		ssize_t n = write(g->out_fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
-			struct pollfd pfd = {.fd = s->gdb->out_fd, .events = POLLOUT};
+			struct pollfd pfd = {.fd = g->out_fd, .events = POLLOUT};
 
 			/* A gdb that reads no more (stopped, ^Z) holds memtrack until a request. */
-			if (poll(&pfd, 1, SEND_LOOK_MS) == 0 && sup_request_pending())
+			if (poll(&pfd, 1, SEND_LOOK_MS) == 0 &&
+			    g->host.request_pending(g->host.ctx))
 				return -EPIPE;
 			continue;
 		}
@@ -76,38 +78,55 @@ static int op_send(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
+pid_t mt_gdbt_serving(const struct mt_gdbt *g)
+{
+	return g && g->pid && !g->over ? g->pid : 0;
+}
+
+bool mt_gdbt_reached(const struct mt_gdbt *g)
+{
+	return g && g->pid;
+}
+
+int mt_gdbt_fd(const struct mt_gdbt *g)
+{
+	if (!mt_gdbt_serving(g))
+		return -1;
+	return g->listen_fd >= 0 ? g->listen_fd : g->in_fd;
+}
+
 static const struct mt_gdb_ops stub_ops = {
     .send = op_send,
-    .read_regs = sup_gdb_op_read_regs,
-    .write_regs = sup_gdb_op_write_regs,
-    .read_mem = sup_gdb_op_read_mem,
-    .write_mem = sup_gdb_op_write_mem,
-    .insert_breakpoint = sup_gdb_op_insert_breakpoint,
-    .remove_breakpoint = sup_gdb_op_remove_breakpoint,
-    .resume = sup_gdb_op_resume,
-    .interrupt = sup_gdb_op_interrupt,
-    .threads = sup_gdb_op_threads,
-    .kill = sup_gdb_op_kill,
-    .detach = sup_gdb_op_detach,
-    .exec_file = sup_gdb_op_exec_file,
-    .auxv = sup_gdb_op_auxv,
+    .read_regs = gdbt_op_read_regs,
+    .write_regs = gdbt_op_write_regs,
+    .read_mem = gdbt_op_read_mem,
+    .write_mem = gdbt_op_write_mem,
+    .insert_breakpoint = gdbt_op_insert_breakpoint,
+    .remove_breakpoint = gdbt_op_remove_breakpoint,
+    .resume = gdbt_op_resume,
+    .interrupt = gdbt_op_interrupt,
+    .threads = gdbt_op_threads,
+    .kill = gdbt_op_kill,
+    .detach = gdbt_op_detach,
+    .exec_file = gdbt_op_exec_file,
+    .auxv = gdbt_op_auxv,
     .libraries_svr4 = op_libraries,
     .shlib_info_addr = op_shlib_info_addr,
-    .insert_hw_point = sup_gdb_op_insert_hw,
-    .remove_hw_point = sup_gdb_op_remove_hw,
-    .file_open = sup_gdb_op_file_open,
-    .file_pread = sup_gdb_op_file_pread,
-    .file_close = sup_gdb_op_file_close,
-    .file_fstat = sup_gdb_op_file_fstat,
-    .file_readlink = sup_gdb_op_file_readlink,
-    .catch_syscalls = sup_gdb_op_catch_syscalls,
-    .thread_name = sup_gdb_op_thread_name,
+    .insert_hw_point = gdbt_op_insert_hw,
+    .remove_hw_point = gdbt_op_remove_hw,
+    .file_open = gdbt_op_file_open,
+    .file_pread = gdbt_op_file_pread,
+    .file_close = gdbt_op_file_close,
+    .file_fstat = gdbt_op_file_fstat,
+    .file_readlink = gdbt_op_file_readlink,
+    .catch_syscalls = gdbt_op_catch_syscalls,
+    .thread_name = gdbt_op_thread_name,
 };
 
 /* ---- the connection ---------------------------------------------------------------------- */
 
 /* HOST:PORT into a listening socket; the address as it is reachable in g->addr. */
-static int listen_on(struct sup_gdb *g, const char *spec)
+static int listen_on(struct mt_gdbt *g, const char *spec)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC,
 				 .ai_socktype = SOCK_STREAM,
@@ -150,7 +169,7 @@ static int listen_on(struct sup_gdb *g, const char *spec)
  * (mkdtemp: mode 0700) under $TMPDIR or /tmp, the socket itself 0600. gdb connects with `target
  * remote PATH`, lldb with `gdb-remote unix-connect://PATH`... (docs/GDB.md).
  */
-static int listen_unix(struct sup_gdb *g)
+static int listen_unix(struct mt_gdbt *g)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *tmp = getenv("TMPDIR");
@@ -186,7 +205,7 @@ static int listen_unix(struct sup_gdb *g)
 }
 
 /* The socket and its directory, gone with the session. */
-static void remove_socket(struct sup_gdb *g)
+static void remove_socket(struct mt_gdbt *g)
 {
 	if (!g->sock_dir[0])
 		return;
@@ -195,19 +214,23 @@ static void remove_socket(struct sup_gdb *g)
 	g->sock_dir[0] = '\0';
 }
 
-int sup_gdb_open(struct sup *s)
+int mt_gdbt_open(struct mt_gdbt **out, const struct mt_gdbt_config *cfg,
+		 const struct mt_gdbt_host *host)
 {
-	const char *spec = s->cfg->gdb;
+	const char *spec = cfg->spec;
 	char text[MT_PRINTABLE_MAX];
-	struct sup_gdb *g;
+	struct mt_gdbt *g;
 	int err;
 
+	*out = NULL;
 	if (!spec)
 		return 0;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	s->gdb = g;
+	*out = g;
+	g->cfg = *cfg;
+	g->host = *host;
 	g->listen_fd = g->in_fd = g->out_fd = -1;
 	for (size_t i = 0; i < sizeof(g->files) / sizeof(g->files[0]); i++)
 		g->files[i] = -1;
@@ -232,7 +255,7 @@ int sup_gdb_open(struct sup *s)
  * Whether the peer of a Unix socket is memtrack's user (or root): the directory's mode keeps
  * others out already; this holds should the socket be reached some other way.
  */
-static bool peer_admitted(const struct sup_gdb *g, int fd)
+static bool peer_admitted(const struct mt_gdbt *g, int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -244,13 +267,11 @@ static bool peer_admitted(const struct sup_gdb *g, int fd)
 	return cred.uid == geteuid() || cred.uid == 0;
 }
 
-static int connect_gdb(struct sup *s, int in_fd, int out_fd)
+static int connect_gdb(struct mt_gdbt *g, int in_fd, int out_fd)
 {
-	struct sup_gdb *g = s->gdb;
-
 	g->in_fd = in_fd;
 	g->out_fd = out_fd;
-	g->conn = mt_gdb_new(&stub_ops, s, &mt_gdb_amd64, &g->stop);
+	g->conn = mt_gdb_new(&stub_ops, g, &mt_gdb_amd64, &g->stop);
 	if (!g->conn)
 		return -ENOMEM;
 	g->state = GDB_STOPPED;
@@ -259,68 +280,63 @@ static int connect_gdb(struct sup *s, int in_fd, int out_fd)
 }
 
 /* The process reached the stop point (the command's exec, or --stop-at's): it is gdb's now. */
-int sup_gdb_start(struct sup *s, struct tracee *t, const char *where)
+int mt_gdbt_start(struct mt_gdbt *g, struct mt_gdbt_thread *t, pid_t pid, const char *pos,
+		  const char *where)
 {
-	struct sup_gdb *g = s->gdb;
-	const struct proc *p = &s->procs[t->proc];
 	int err;
 
-	g->pid = p->pid;
-	g->proc = t->proc;
-	t->gdb_parked = true;
-	t->gdb_at_signal = false;
+	g->pid = pid;
+	t->parked = true;
+	t->at_signal = false;
 	g->stop = (struct mt_gdb_stop){.kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = t->tid};
 	g->state = GDB_WAITING;
-	sup_gdb_op_exec_file(s, g->exe, sizeof(g->exe));
+	gdbt_op_exec_file(g, g->exe, sizeof(g->exe));
 	if (g->stdio) {
 		fprintf(stderr,
-			"memtrack: process %d (%s) is stopped %s; gdb drives it over stdin\n",
-			p->pid, p->pos, where);
-		err = connect_gdb(s, STDIN_FILENO, STDOUT_FILENO);
+			"memtrack: process %d (%s) is stopped %s; gdb drives it over stdin\n", pid,
+			pos, where);
+		err = connect_gdb(g, STDIN_FILENO, STDOUT_FILENO);
 	} else {
 		fprintf(stderr,
 			"memtrack: process %d (%s) is stopped %s; memtrack waits for gdb on %s. "
 			"Connect with: gdb -ex 'target remote %s' %s\n",
-			p->pid, p->pos, where, g->addr, g->addr, g->exe);
+			pid, pos, where, g->addr, g->addr, g->exe);
 		if (g->tcp)
 			fprintf(stderr,
 				"memtrack: warning: anyone on this machine can connect to %s "
 				"and control process %d; without an address, --gdb serves a "
 				"Unix socket only you can open\n",
-				g->addr, p->pid);
+				g->addr, pid);
 		err = 0;
 	}
 	/* The other threads of a process stopped at a map: parked as they report. */
 	if (!err)
-		err = sup_gdb_collect(s);
-	return err ? err : SUP_LEAVE;
+		err = gdbt_collect(g);
+	return err ? err : MT_GDBT_LEAVE;
 }
 
-static void end_session(struct sup *s)
+static void end_session(struct mt_gdbt *g)
 {
-	struct sup_gdb *g = s->gdb;
-
 	if (!g->over) {
 		if (g->end == GDB_END_NONE)
 			g->end = GDB_END_GONE;
-		sup_gdb_let_run(s);
+		gdbt_let_run(g);
 	}
-	sup_gdb_close_files(s);
+	gdbt_close_files(g);
 	if (g->conn) {
 		mt_gdb_free(g->conn);
 		g->conn = NULL;
 		if (!g->stdio)
 			close(g->in_fd);
-		else if (!s->res->gdb_final[0])
+		else if (!g->cfg.final_reply[0])
 			close(STDOUT_FILENO); /* gdb's end of the pipe sees EOF */
 	}
 	g->in_fd = g->out_fd = -1;
 }
 
 /* gdb's bytes that came, handled; its end (EOF, an error) ends the session as a detach does. */
-static int read_gdb(struct sup *s)
+static int read_gdb(struct mt_gdbt *g)
 {
-	struct sup_gdb *g = s->gdb;
 	char buf[4096];
 	ssize_t n;
 	int err;
@@ -330,15 +346,15 @@ static int read_gdb(struct sup *s)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			if (s->cfg->verbose)
+			if (g->cfg.verbose)
 				fprintf(stderr, "memtrack: gdb went away: process %d runs on\n",
 					g->pid);
-			end_session(s);
+			end_session(g);
 			return 0;
 		}
 		err = mt_gdb_input(g->conn, buf, (size_t)n);
 		if (err == -EPIPE || err == -ECONNRESET) {
-			end_session(s);
+			end_session(g);
 			return 0;
 		}
 		if (err)
@@ -353,11 +369,9 @@ static int read_gdb(struct sup *s)
  * connected to yet) closed. The request is then handled as in any run: without this, the
  * process, parked for gdb, would never get the signal, and memtrack would wait for it for ever.
  */
-static void end_on_request(struct sup *s)
+void mt_gdbt_end_request(struct mt_gdbt *g)
 {
-	struct sup_gdb *g = s->gdb;
-
-	if (!g || !g->pid || g->over)
+	if (!g->pid || g->over)
 		return;
 	if (g->end == GDB_END_NONE)
 		g->end = GDB_END_REQUEST;
@@ -365,24 +379,19 @@ static void end_on_request(struct sup *s)
 		close(g->listen_fd);
 		g->listen_fd = -1;
 	}
-	end_session(s);
+	end_session(g);
 	remove_socket(g);
 }
 
-int sup_gdb_tick(struct sup *s)
+int mt_gdbt_tick(struct mt_gdbt *g)
 {
-	struct sup_gdb *g = s->gdb;
 	int fd, err;
 
-	if (s->gdb_end_asked) {
-		s->gdb_end_asked = false;
-		end_on_request(s);
-	}
-	if (!g || !g->pid)
+	if (!g->pid)
 		return 0;
 	if (g->over) {
 		if (g->conn)
-			end_session(s);
+			end_session(g);
 		return 0;
 	}
 	if (g->listen_fd >= 0 && mt_fd_readable(g->listen_fd)) {
@@ -394,21 +403,20 @@ int sup_gdb_tick(struct sup *s)
 		} else if (fd >= 0) {
 			close(g->listen_fd);
 			g->listen_fd = -1;
-			err = connect_gdb(s, fd, fd);
+			err = connect_gdb(g, fd, fd);
 			if (err)
 				return err;
 		}
 	}
-	err = read_gdb(s);
+	err = read_gdb(g);
 	if (!err && !g->over && g->state != GDB_RUNNING)
-		err = sup_gdb_collect(s);
+		err = gdbt_collect(g);
 	if (!err && g->conn && mt_gdb_finished(g->conn))
-		end_session(s);
+		end_session(g);
 	return err;
 }
 
-/* What happened under gdb, for the summary (mt_run_result's gdb_summary). */
-void sup_gdb_report(struct sup *s)
+void mt_gdbt_report(struct mt_gdbt *g, char *out, size_t len)
 {
 	static const char *const ends[] = {
 	    [GDB_END_NONE] = "",
@@ -418,12 +426,6 @@ void sup_gdb_report(struct sup *s)
 	    [GDB_END_EXIT] = " until it ended",
 	    [GDB_END_REQUEST] = ", until memtrack was asked to end",
 	};
-	struct sup_gdb *g = s->gdb;
-	char *out = s->res->gdb_summary;
-	size_t len = sizeof(s->res->gdb_summary);
-
-	if (!g)
-		return;
 	if (!g->pid)
 		snprintf(out, len, "no process reached the point to serve to gdb");
 	else if (!g->stops)
@@ -437,10 +439,8 @@ void sup_gdb_report(struct sup *s)
 		fprintf(stderr, "memtrack: gdb never connected to %s\n", g->addr);
 }
 
-void sup_gdb_free(struct sup *s)
+void mt_gdbt_free(struct mt_gdbt *g)
 {
-	struct sup_gdb *g = s->gdb;
-
 	if (!g)
 		return;
 	if (g->conn)
@@ -449,12 +449,11 @@ void sup_gdb_free(struct sup *s)
 		close(g->listen_fd);
 	if (g->in_fd >= 0 && !g->stdio)
 		close(g->in_fd);
-	sup_gdb_close_files(s);
+	gdbt_close_files(g);
 	remove_socket(g);
 	free(g->held);
 	free(g->breaks);
 	free(g->probes);
 	free(g->rets);
 	free(g);
-	s->gdb = NULL;
 }

@@ -15,15 +15,15 @@
 
 #include "gdbtarget/gdbtarget_int.h"
 
-#define N_FILES (sizeof(((struct sup_gdb *)0)->files) / sizeof(int))
+#define N_FILES (sizeof(((struct mt_gdbt *)0)->files) / sizeof(int))
 
-int sup_gdb_op_exec_file(void *ctx, char *buf, size_t len)
+int gdbt_op_exec_file(void *ctx, char *buf, size_t len)
 {
-	struct sup *s = ctx;
+	struct mt_gdbt *g = ctx;
 	char path[64];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", s->gdb->pid);
+	snprintf(path, sizeof(path), "/proc/%d/exe", g->pid);
 	n = readlink(path, buf, len - 1);
 	if (n < 0)
 		return -errno;
@@ -31,14 +31,14 @@ int sup_gdb_op_exec_file(void *ctx, char *buf, size_t len)
 	return 0;
 }
 
-ssize_t sup_gdb_op_auxv(void *ctx, uint8_t *buf, size_t len)
+ssize_t gdbt_op_auxv(void *ctx, uint8_t *buf, size_t len)
 {
-	struct sup *s = ctx;
+	struct mt_gdbt *g = ctx;
 	char path[64];
 	ssize_t n = 0, r;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/auxv", s->gdb->pid);
+	snprintf(path, sizeof(path), "/proc/%d/auxv", g->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -49,16 +49,16 @@ ssize_t sup_gdb_op_auxv(void *ctx, uint8_t *buf, size_t len)
 }
 
 /* A thread's name, as `info threads` shows it under gdbserver: its comm, the newline cut. */
-int sup_gdb_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len)
+int gdbt_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len)
 {
-	struct sup *s = ctx;
+	struct mt_gdbt *g = ctx;
 	char path[64];
 	ssize_t n;
 	int fd;
 
 	if (!len)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", s->gdb->pid, tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", g->pid, tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -72,22 +72,21 @@ int sup_gdb_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len)
 }
 
 /* A path of the process's, as it sees it: under its root. */
-static int under_root(struct sup *s, const char *path, char *out, size_t len)
+static int under_root(struct mt_gdbt *g, const char *path, char *out, size_t len)
 {
 	if (path[0] != '/')
 		return -ENOENT; /* relative to which directory? gdb gives absolute paths */
-	if ((size_t)snprintf(out, len, "/proc/%d/root%s", s->gdb->pid, path) >= len)
+	if ((size_t)snprintf(out, len, "/proc/%d/root%s", g->pid, path) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
-int sup_gdb_op_file_open(void *ctx, const char *path, int host_flags, unsigned int mode)
+int gdbt_op_file_open(void *ctx, const char *path, int host_flags, unsigned int mode)
 {
-	struct sup *s = ctx;
-	struct sup_gdb *g = s->gdb;
+	struct mt_gdbt *g = ctx;
 	char full[4200];
 	size_t slot;
-	int fd, err = under_root(s, path, full, sizeof(full));
+	int fd, err = under_root(g, path, full, sizeof(full));
 
 	(void)mode;
 	if (err)
@@ -103,12 +102,12 @@ int sup_gdb_op_file_open(void *ctx, const char *path, int host_flags, unsigned i
 	return (int)slot;
 }
 
-static int file_of(struct sup *s, int slot)
+static int file_of(struct mt_gdbt *g, int slot)
 {
-	return slot >= 0 && (size_t)slot < N_FILES ? s->gdb->files[slot] : -1;
+	return slot >= 0 && (size_t)slot < N_FILES ? g->files[slot] : -1;
 }
 
-ssize_t sup_gdb_op_file_pread(void *ctx, int slot, uint8_t *buf, size_t len, uint64_t off)
+ssize_t gdbt_op_file_pread(void *ctx, int slot, uint8_t *buf, size_t len, uint64_t off)
 {
 	int fd = file_of(ctx, slot);
 	ssize_t n;
@@ -119,19 +118,19 @@ ssize_t sup_gdb_op_file_pread(void *ctx, int slot, uint8_t *buf, size_t len, uin
 	return n < 0 ? -errno : n;
 }
 
-int sup_gdb_op_file_close(void *ctx, int slot)
+int gdbt_op_file_close(void *ctx, int slot)
 {
-	struct sup *s = ctx;
-	int fd = file_of(s, slot);
+	struct mt_gdbt *g = ctx;
+	int fd = file_of(g, slot);
 
 	if (fd < 0)
 		return -EBADF;
 	close(fd);
-	s->gdb->files[slot] = -1;
+	g->files[slot] = -1;
 	return 0;
 }
 
-int sup_gdb_op_file_fstat(void *ctx, int slot, struct mt_gdb_file_stat *out)
+int gdbt_op_file_fstat(void *ctx, int slot, struct mt_gdb_file_stat *out)
 {
 	int fd = file_of(ctx, slot);
 	struct stat st;
@@ -158,7 +157,7 @@ int sup_gdb_op_file_fstat(void *ctx, int slot, struct mt_gdb_file_stat *out)
 	return 0;
 }
 
-ssize_t sup_gdb_op_file_readlink(void *ctx, const char *path, char *buf, size_t len)
+ssize_t gdbt_op_file_readlink(void *ctx, const char *path, char *buf, size_t len)
 {
 	char full[4200];
 	int err = under_root(ctx, path, full, sizeof(full));
@@ -170,11 +169,11 @@ ssize_t sup_gdb_op_file_readlink(void *ctx, const char *path, char *buf, size_t 
 	return n < 0 ? -errno : n;
 }
 
-void sup_gdb_close_files(struct sup *s)
+void gdbt_close_files(struct mt_gdbt *g)
 {
 	for (size_t i = 0; i < N_FILES; i++) {
-		if (s->gdb->files[i] >= 0)
-			close(s->gdb->files[i]);
-		s->gdb->files[i] = -1;
+		if (g->files[i] >= 0)
+			close(g->files[i]);
+		g->files[i] = -1;
 	}
 }

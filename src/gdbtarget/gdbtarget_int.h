@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Inside memtrack's gdb target (--gdb, docs/GDB.md): the session, and what its files give each
- * other. Calls go one way: the session and its endpoint (supervisor_gdb.c) use run control
- * (supervisor_gdb_run.c), which uses memory, breakpoints and registers (supervisor_gdb_mem.c);
- * files (supervisor_gdb_files.c) and libraries (supervisor_gdb_libs.c) are used by the session
- * only.
+ * other. Calls go one way: the session and its endpoint (gdbtarget.c) use run control
+ * (gdbtarget_run.c), which uses memory, breakpoints and registers (gdbtarget_mem.c); files
+ * (gdbtarget_files.c) and libraries (gdbtarget_libs.c) are used by the session only.
  */
-#ifndef MT_SUPERVISOR_GDB_INT_H
-#define MT_SUPERVISOR_GDB_INT_H
+#ifndef MT_GDBTARGET_INT_H
+#define MT_GDBTARGET_INT_H
 
 #include "gdbremote/gdbremote.h"
-#include "supervisor/supervisor_int.h"
+#include "gdbtarget/gdbtarget.h"
 
 /*
  * One of gdb's breakpoints: an int3 of memtrack's. At one of memtrack's uprobes the kernel's int3
@@ -80,7 +79,9 @@ enum gdb_end {
 	GDB_END_REQUEST, /* memtrack got a termination signal */
 };
 
-struct sup_gdb {
+struct mt_gdbt {
+	struct mt_gdbt_config cfg;
+	struct mt_gdbt_host host;
 	struct mt_gdb *conn;
 	int listen_fd; /* until gdb connects (-1: none) */
 	int in_fd, out_fd;
@@ -89,7 +90,6 @@ struct sup_gdb {
 	char addr[256];	    /* where gdb connects, as printed */
 	char sock_dir[128]; /* the private directory of the default socket ("": none) */
 	pid_t pid;	    /* the process served (0: none yet) */
-	int proc;
 	enum gdb_state state;
 	bool over; /* the session ended: the process runs on as in any run */
 	enum gdb_end end;
@@ -116,57 +116,68 @@ struct sup_gdb {
 	char exe[4096];
 };
 
-/* ---- memory, breakpoints, registers (supervisor_gdb_mem.c) ---- */
+/* ---- memory, breakpoints, registers (gdbtarget_mem.c) ---- */
 #define GDB_INT3 0xcc
 #define GDB_INT1 0xf1
-struct tracee *sup_gdb_parked(struct sup *s, pid_t tid);
-int sup_gdb_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len);
-struct gdb_break *sup_gdb_find_break(struct sup_gdb *g, uint64_t addr);
+struct mt_gdbt_thread *gdbt_parked(struct mt_gdbt *g, pid_t tid);
+int gdbt_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len);
+struct gdb_break *gdbt_find_break(struct mt_gdbt *g, uint64_t addr);
 /* The byte a breakpoint covers, as it is without gdb: the original one, or the kernel's int3. */
-uint8_t sup_gdb_under(const struct gdb_break *b);
-int sup_gdb_remove_break(struct sup *s, struct gdb_break *b);
+uint8_t gdbt_under(const struct gdb_break *b);
+int gdbt_remove_break(struct mt_gdbt *g, struct gdb_break *b);
 /* Debug registers as gdb wants them, on a thread that is behind (new, or before a change). */
-int sup_gdb_apply_hw(struct sup *s, struct tracee *t);
+int gdbt_apply_hw(struct mt_gdbt *g, struct mt_gdbt_thread *t);
 /* A SIGTRAP at one of memtrack's probes the kernel no longer takes: undone, the pc put back. */
-bool sup_gdb_stray_probe(struct sup *s, struct tracee *t, const siginfo_t *si);
+bool gdbt_stray_probe(struct mt_gdbt *g, struct mt_gdbt_thread *t, const siginfo_t *si);
 /* Before a thread resumes at one of memtrack's probes: the return address the kernel will hide. */
-int sup_gdb_keep_return(struct sup *s, struct tracee *t);
+int gdbt_keep_return(struct mt_gdbt *g, struct mt_gdbt_thread *t);
 /* The return addresses of calls that returned since, forgotten (the process stopped whole). */
-void sup_gdb_forget_returns(struct sup *s);
+void gdbt_forget_returns(struct mt_gdbt *g);
 /* Whether addr is in the kernel's uretprobe trampoline area. */
-bool sup_gdb_at_trampoline(struct sup *s, uint64_t addr);
+bool gdbt_at_trampoline(struct mt_gdbt *g, uint64_t addr);
 /* Which hardware point a thread's SIGTRAP (TRAP_HWBKPT) hit, into stop; false: none. */
-bool sup_gdb_hw_hit(struct sup *s, struct tracee *t, struct mt_gdb_stop *stop);
-/* The requests of struct mt_gdb_ops they serve (ctx: the struct sup). */
-ssize_t sup_gdb_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len);
-int sup_gdb_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len);
-int sup_gdb_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind);
-int sup_gdb_op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind);
-int sup_gdb_op_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
-int sup_gdb_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
-int sup_gdb_op_read_regs(void *ctx, pid_t tid, uint8_t *buf);
-int sup_gdb_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf);
+bool gdbt_hw_hit(struct mt_gdbt *g, struct mt_gdbt_thread *t, struct mt_gdb_stop *stop);
+/* The requests of struct mt_gdb_ops they serve (ctx: the struct mt_gdbt). */
+ssize_t gdbt_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len);
+int gdbt_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len);
+int gdbt_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind);
+int gdbt_op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind);
+int gdbt_op_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
+int gdbt_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
+int gdbt_op_read_regs(void *ctx, pid_t tid, uint8_t *buf);
+int gdbt_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf);
 
-/* ---- run control (supervisor_gdb_run.c) ---- */
-int sup_gdb_collect(struct sup *s);
-int sup_gdb_let_run(struct sup *s);
-int sup_gdb_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n);
-int sup_gdb_op_interrupt(void *ctx);
-int sup_gdb_op_threads(void *ctx, pid_t *tids, size_t max);
-int sup_gdb_op_kill(void *ctx);
-int sup_gdb_op_detach(void *ctx);
-int sup_gdb_op_catch_syscalls(void *ctx, bool on, const int *nrs, size_t n);
-int sup_gdb_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len);
+/* ---- run control (gdbtarget_run.c) ---- */
+int gdbt_collect(struct mt_gdbt *g);
+int gdbt_let_run(struct mt_gdbt *g);
+int gdbt_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n);
+int gdbt_op_interrupt(void *ctx);
+int gdbt_op_threads(void *ctx, pid_t *tids, size_t max);
+int gdbt_op_kill(void *ctx);
+int gdbt_op_detach(void *ctx);
+int gdbt_op_catch_syscalls(void *ctx, bool on, const int *nrs, size_t n);
+int gdbt_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len);
 
-/* ---- files (supervisor_gdb_files.c) ---- */
-int sup_gdb_op_exec_file(void *ctx, char *buf, size_t len);
-ssize_t sup_gdb_op_auxv(void *ctx, uint8_t *buf, size_t len);
-int sup_gdb_op_file_open(void *ctx, const char *path, int host_flags, unsigned int mode);
-ssize_t sup_gdb_op_file_pread(void *ctx, int fd, uint8_t *buf, size_t len, uint64_t off);
-int sup_gdb_op_file_close(void *ctx, int fd);
-int sup_gdb_op_file_fstat(void *ctx, int fd, struct mt_gdb_file_stat *st);
-ssize_t sup_gdb_op_file_readlink(void *ctx, const char *path, char *buf, size_t len);
+/* ---- files (gdbtarget_files.c) ---- */
+int gdbt_op_exec_file(void *ctx, char *buf, size_t len);
+ssize_t gdbt_op_auxv(void *ctx, uint8_t *buf, size_t len);
+int gdbt_op_file_open(void *ctx, const char *path, int host_flags, unsigned int mode);
+ssize_t gdbt_op_file_pread(void *ctx, int fd, uint8_t *buf, size_t len, uint64_t off);
+int gdbt_op_file_close(void *ctx, int fd);
+int gdbt_op_file_fstat(void *ctx, int fd, struct mt_gdb_file_stat *st);
+ssize_t gdbt_op_file_readlink(void *ctx, const char *path, char *buf, size_t len);
 /* The descriptors gdb left open, closed. */
-void sup_gdb_close_files(struct sup *s);
+void gdbt_close_files(struct mt_gdbt *g);
+
+/* ---- the host's (struct mt_gdbt_host) ---- */
+static inline struct mt_gdbt_thread *gdbt_next_thread(struct mt_gdbt *g, size_t *pos)
+{
+	return g->host.next_thread(g->host.ctx, pos);
+}
+
+static inline struct mt_gdbt_thread *gdbt_find_thread(struct mt_gdbt *g, pid_t tid)
+{
+	return g->host.find_thread(g->host.ctx, tid);
+}
 
 #endif

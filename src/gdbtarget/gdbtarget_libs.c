@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "supervisor/supervisor_int.h"
+#include "gdbtarget/gdbtarget.h"
 
 /* The longest chain walked: a loop in a corrupt list ends here. */
 #define MAX_LIBRARIES 4096
@@ -105,7 +105,7 @@ static int open_mem(struct mem *m, pid_t pid)
 	return m->fd < 0 ? -errno : 0;
 }
 
-int sup_gdb_debug_slot(pid_t pid, uint64_t *addr)
+int mt_gdbt_debug_slot(pid_t pid, uint64_t *addr)
 {
 	struct mem m;
 	uint64_t dynamic;
@@ -167,7 +167,7 @@ static void put_library(struct mem *m, char *buf, size_t len, size_t *n, uint64_
 	    (unsigned long long)(uintptr_t)e->l_ld, (unsigned long long)lmid);
 }
 
-ssize_t sup_gdb_libraries(pid_t pid, char *buf, size_t len)
+ssize_t mt_gdbt_libraries(pid_t pid, char *buf, size_t len)
 {
 	struct mem m;
 	uint64_t dynamic, debug, lm = 0, main_lm = 0, vdso;

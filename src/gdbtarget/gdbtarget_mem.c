@@ -19,28 +19,28 @@
 
 #include "base/regfile.h"
 #include "inspect/procmaps.h"
+#include "tracker/tracker.h"
 #include "gdbtarget/gdbtarget_int.h"
 
 /* The parked thread tid of the process (0 or -1: the thread that stopped). */
-struct tracee *sup_gdb_parked(struct sup *s, pid_t tid)
+struct mt_gdbt_thread *gdbt_parked(struct mt_gdbt *g, pid_t tid)
 {
-	struct tracee *t;
+	struct mt_gdbt_thread *t;
 
 	if (tid <= 0)
-		tid = s->gdb->stop.tid;
-	t = sup_find_tracee(s, tid);
-	return t && sup_gdb_owns(s, t) && t->gdb_parked ? t : NULL;
+		tid = g->stop.tid;
+	t = gdbt_find_thread(g, tid);
+	return t && t->parked ? t : NULL;
 }
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
 struct probe_scan {
-	struct sup *s;
-	struct sup_gdb *g;
+	struct mt_gdbt *g;
 	int err;
 };
 
-static int add_probe_byte(struct sup_gdb *g, uint64_t addr, uint8_t orig)
+static int add_probe_byte(struct mt_gdbt *g, uint64_t addr, uint8_t orig)
 {
 	struct probe_byte *grown = realloc(g->probes, (g->n_probes + 1) * sizeof(*grown));
 
@@ -55,10 +55,10 @@ static int add_probe_byte(struct sup_gdb *g, uint64_t addr, uint8_t orig)
 static int scan_mapping(const struct mt_map_entry *e, void *arg)
 {
 	struct probe_scan *ps = arg;
-	size_t n = mt_tracker_file_count(ps->s->tracker);
+	size_t n = mt_tracker_file_count(ps->g->cfg.tracker);
 
 	for (size_t i = 0; i < n; i++) {
-		const struct mt_tracked_file *f = mt_tracker_file(ps->s->tracker, i);
+		const struct mt_tracked_file *f = mt_tracker_file(ps->g->cfg.tracker, i);
 		int fd;
 
 		if (!f->n_points || !mt_inode_same_number(&f->key, &e->key))
@@ -84,11 +84,10 @@ static int scan_mapping(const struct mt_map_entry *e, void *arg)
 }
 
 /* Where memtrack's uprobes are in the process, looked up again when the tracker knows more. */
-static void know_probes(struct sup *s)
+static void know_probes(struct mt_gdbt *g)
 {
-	struct sup_gdb *g = s->gdb;
-	struct probe_scan ps = {s, g, 0};
-	size_t files = s->tracker ? mt_tracker_file_count(s->tracker) : 0;
+	struct probe_scan ps = {g, 0};
+	size_t files = g->cfg.tracker ? mt_tracker_file_count(g->cfg.tracker) : 0;
 
 	if (g->probes_known && files == g->probes_files)
 		return;
@@ -99,7 +98,7 @@ static void know_probes(struct sup *s)
 		mt_procmaps_for_each_exec(g->pid, scan_mapping, &ps);
 }
 
-struct gdb_break *sup_gdb_find_break(struct sup_gdb *g, uint64_t addr)
+struct gdb_break *gdbt_find_break(struct mt_gdbt *g, uint64_t addr)
 {
 	for (size_t i = 0; i < g->n_breaks; i++)
 		if (g->breaks[i].addr == addr)
@@ -107,7 +106,7 @@ struct gdb_break *sup_gdb_find_break(struct sup_gdb *g, uint64_t addr)
 	return NULL;
 }
 
-static const struct probe_byte *find_probe(struct sup_gdb *g, uint64_t addr)
+static const struct probe_byte *find_probe(struct mt_gdbt *g, uint64_t addr)
 {
 	for (size_t i = 0; i < g->n_probes; i++)
 		if (g->probes[i].addr == addr)
@@ -124,7 +123,7 @@ static int open_mem(pid_t pid, int flags)
 }
 
 /* The process's bytes as they are, int3s and all; how many could be read. */
-static ssize_t sup_gdb_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
+static ssize_t gdbt_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
 {
 	int fd = open_mem(pid, O_RDONLY);
 	ssize_t n;
@@ -138,7 +137,7 @@ static ssize_t sup_gdb_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t l
 	return n;
 }
 
-int sup_gdb_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
+int gdbt_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
 {
 	int fd = open_mem(pid, O_RDWR);
 	ssize_t n;
@@ -155,7 +154,7 @@ int sup_gdb_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
 /* ---- return addresses under the uretprobe trampoline ------------------------------------- */
 
 /* The kernel's [uprobes] area of the process, once it exists (the first uprobe hit maps it). */
-static void know_xol(struct sup_gdb *g)
+static void know_xol(struct mt_gdbt *g)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
@@ -180,15 +179,14 @@ static void know_xol(struct sup_gdb *g)
 	fclose(f);
 }
 
-bool sup_gdb_at_trampoline(struct sup *s, uint64_t addr)
+bool gdbt_at_trampoline(struct mt_gdbt *g, uint64_t addr)
 {
-	struct sup_gdb *g = s->gdb;
 
 	know_xol(g);
 	return addr >= g->xol_start && addr < g->xol_end;
 }
 
-static void drop_return(struct sup_gdb *g, size_t i)
+static void drop_return(struct mt_gdbt *g, size_t i)
 {
 	g->rets[i] = g->rets[--g->n_rets];
 }
@@ -199,18 +197,17 @@ static void drop_return(struct sup_gdb *g, size_t i)
  * the function has a return probe. Kept, so that gdb unwinds through the call as without
  * memtrack. A return address there already hidden (a ret instruction's probe) is not one.
  */
-int sup_gdb_keep_return(struct sup *s, struct tracee *t)
+int gdbt_keep_return(struct mt_gdbt *g, struct mt_gdbt_thread *t)
 {
-	struct sup_gdb *g = s->gdb;
 	struct user_regs_struct r;
 	struct hijacked_return *grown;
 	uint64_t ra;
 
-	know_probes(s);
+	know_probes(g);
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || !find_probe(g, r.rip))
 		return 0;
-	if (sup_gdb_read_raw(g->pid, r.rsp, (uint8_t *)&ra, sizeof(ra)) != sizeof(ra) ||
-	    sup_gdb_at_trampoline(s, ra))
+	if (gdbt_read_raw(g->pid, r.rsp, (uint8_t *)&ra, sizeof(ra)) != sizeof(ra) ||
+	    gdbt_at_trampoline(g, ra))
 		return 0;
 	/* Its calls at or below this slot returned: the slot is this call's now. */
 	for (size_t i = 0; i < g->n_rets; i++)
@@ -224,9 +221,8 @@ int sup_gdb_keep_return(struct sup *s, struct tracee *t)
 	return 0;
 }
 
-void sup_gdb_forget_returns(struct sup *s)
+void gdbt_forget_returns(struct mt_gdbt *g)
 {
-	struct sup_gdb *g = s->gdb;
 
 	for (size_t i = 0; i < g->n_rets; i++) {
 		struct user_regs_struct r;
@@ -234,17 +230,16 @@ void sup_gdb_forget_returns(struct sup *s)
 
 		/* Popped (the stack pointer above it), or returned through the trampoline. */
 		if (ptrace(PTRACE_GETREGS, g->rets[i].tid, 0, &r) < 0 || r.rsp > g->rets[i].slot ||
-		    sup_gdb_read_raw(g->pid, g->rets[i].slot, (uint8_t *)&now, sizeof(now)) !=
+		    gdbt_read_raw(g->pid, g->rets[i].slot, (uint8_t *)&now, sizeof(now)) !=
 			sizeof(now) ||
-		    !sup_gdb_at_trampoline(s, now))
+		    !gdbt_at_trampoline(g, now))
 			drop_return(g, i--);
 	}
 }
 
 /* In what gdb reads, the caller's return address wherever the trampoline's stands for it. */
-static void unhide_returns(struct sup *s, uint64_t addr, uint8_t *buf, size_t len)
+static void unhide_returns(struct mt_gdbt *g, uint64_t addr, uint8_t *buf, size_t len)
 {
-	struct sup_gdb *g = s->gdb;
 
 	for (size_t i = 0; i < g->n_rets; i++) {
 		uint64_t off = g->rets[i].slot - addr, now;
@@ -252,15 +247,14 @@ static void unhide_returns(struct sup *s, uint64_t addr, uint8_t *buf, size_t le
 		if (off >= len || len - off < sizeof(now))
 			continue;
 		memcpy(&now, buf + off, sizeof(now));
-		if (sup_gdb_at_trampoline(s, now))
+		if (gdbt_at_trampoline(g, now))
 			memcpy(buf + off, &g->rets[i].ra, sizeof(now));
 	}
 }
 
 /* In what gdb writes, the caller's return address stays the trampoline's: the return works. */
-static void keep_hidden_returns(struct sup *s, uint64_t addr, uint8_t *buf, size_t len)
+static void keep_hidden_returns(struct mt_gdbt *g, uint64_t addr, uint8_t *buf, size_t len)
 {
-	struct sup_gdb *g = s->gdb;
 
 	for (size_t i = 0; i < g->n_rets; i++) {
 		uint64_t off = g->rets[i].slot - addr, want, now;
@@ -269,35 +263,34 @@ static void keep_hidden_returns(struct sup *s, uint64_t addr, uint8_t *buf, size
 			continue;
 		memcpy(&want, buf + off, sizeof(want));
 		if (want == g->rets[i].ra &&
-		    sup_gdb_read_raw(g->pid, g->rets[i].slot, (uint8_t *)&now, sizeof(now)) ==
+		    gdbt_read_raw(g->pid, g->rets[i].slot, (uint8_t *)&now, sizeof(now)) ==
 			sizeof(now) &&
-		    sup_gdb_at_trampoline(s, now))
+		    gdbt_at_trampoline(g, now))
 			memcpy(buf + off, &now, sizeof(now));
 	}
 }
 
 /* The bytes the program holds: the original ones under gdb's breakpoints and memtrack's probes. */
-static void unmask(struct sup *s, uint64_t addr, uint8_t *buf, size_t len)
+static void unmask(struct mt_gdbt *g, uint64_t addr, uint8_t *buf, size_t len)
 {
-	struct sup_gdb *g = s->gdb;
 
-	know_probes(s);
+	know_probes(g);
 	for (size_t i = 0; i < g->n_breaks; i++)
 		if (g->breaks[i].addr - addr < len)
 			buf[g->breaks[i].addr - addr] = g->breaks[i].orig;
 	for (size_t i = 0; i < g->n_probes; i++)
 		if (g->probes[i].addr - addr < len)
 			buf[g->probes[i].addr - addr] = g->probes[i].orig;
-	unhide_returns(s, addr, buf, len);
+	unhide_returns(g, addr, buf, len);
 }
 
-ssize_t sup_gdb_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
+ssize_t gdbt_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
 {
-	struct sup *s = ctx;
-	ssize_t n = sup_gdb_read_raw(s->gdb->pid, addr, buf, len);
+	struct mt_gdbt *g = ctx;
+	ssize_t n = gdbt_read_raw(g->pid, addr, buf, len);
 
 	if (n > 0)
-		unmask(s, addr, buf, (size_t)n);
+		unmask(g, addr, buf, (size_t)n);
 	return n;
 }
 
@@ -305,17 +298,16 @@ ssize_t sup_gdb_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
  * gdb writes the program's bytes: under a breakpoint the write becomes the byte restored at its
  * removal, and the int3 stays; under a probe of memtrack's the kernel's int3 stays.
  */
-int sup_gdb_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len)
+int gdbt_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len)
 {
-	struct sup *s = ctx;
-	struct sup_gdb *g = s->gdb;
+	struct mt_gdbt *g = ctx;
 	uint8_t *copy = malloc(len);
 	int err;
 
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, buf, len);
-	know_probes(s);
+	know_probes(g);
 	for (size_t i = 0; i < g->n_breaks; i++) {
 		struct gdb_break *b = &g->breaks[i];
 
@@ -328,18 +320,17 @@ int sup_gdb_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t le
 	for (size_t i = 0; i < g->n_probes; i++)
 		if (g->probes[i].addr - addr < len)
 			copy[g->probes[i].addr - addr] = GDB_INT3;
-	keep_hidden_returns(s, addr, copy, len);
-	err = sup_gdb_write_raw(g->pid, addr, copy, len);
+	keep_hidden_returns(g, addr, copy, len);
+	err = gdbt_write_raw(g->pid, addr, copy, len);
 	free(copy);
 	return err;
 }
 
 /* ---- breakpoints ------------------------------------------------------------------------- */
 
-int sup_gdb_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
+int gdbt_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
 {
-	struct sup *s = ctx;
-	struct sup_gdb *g = s->gdb;
+	struct mt_gdbt *g = ctx;
 	struct gdb_break b = {.addr = addr};
 	const struct probe_byte *p;
 	struct gdb_break *grown;
@@ -348,21 +339,21 @@ int sup_gdb_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
 	int err;
 
 	(void)kind;
-	if (sup_gdb_find_break(g, addr))
+	if (gdbt_find_break(g, addr))
 		return 0;
 	grown = realloc(g->breaks, (g->n_breaks + 1) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
 	g->breaks = grown;
-	know_probes(s);
+	know_probes(g);
 	p = find_probe(g, addr);
 	if (p) {
 		b.orig = p->orig;
 		b.at_probe = true;
-		err = sup_gdb_write_raw(g->pid, addr, &int1, 1);
+		err = gdbt_write_raw(g->pid, addr, &int1, 1);
 	} else {
-		n = sup_gdb_read_raw(g->pid, addr, &b.orig, 1);
-		err = n == 1 ? sup_gdb_write_raw(g->pid, addr, &int3, 1) : n < 0 ? (int)n : -EFAULT;
+		n = gdbt_read_raw(g->pid, addr, &b.orig, 1);
+		err = n == 1 ? gdbt_write_raw(g->pid, addr, &int3, 1) : n < 0 ? (int)n : -EFAULT;
 	}
 	if (err)
 		return err;
@@ -370,37 +361,36 @@ int sup_gdb_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
 	return 0;
 }
 
-uint8_t sup_gdb_under(const struct gdb_break *b)
+uint8_t gdbt_under(const struct gdb_break *b)
 {
 	return b->at_probe ? GDB_INT3 : b->orig;
 }
 
-int sup_gdb_remove_break(struct sup *s, struct gdb_break *b)
+int gdbt_remove_break(struct mt_gdbt *g, struct gdb_break *b)
 {
-	struct sup_gdb *g = s->gdb;
-	uint8_t byte = sup_gdb_under(b);
-	int err = sup_gdb_write_raw(g->pid, b->addr, &byte, 1);
+	uint8_t byte = gdbt_under(b);
+	int err = gdbt_write_raw(g->pid, b->addr, &byte, 1);
 
 	*b = g->breaks[--g->n_breaks];
 	return err;
 }
 
-int sup_gdb_op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
+int gdbt_op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
 {
-	struct sup *s = ctx;
-	struct gdb_break *b = sup_gdb_find_break(s->gdb, addr);
+	struct mt_gdbt *g = ctx;
+	struct gdb_break *b = gdbt_find_break(g, addr);
 
 	(void)kind;
-	return b ? sup_gdb_remove_break(s, b) : 0;
+	return b ? gdbt_remove_break(g, b) : 0;
 }
 
 /* ---- registers --------------------------------------------------------------------------- */
 
 /* Both register sets of a parked thread of the served process; -ESRCH when tid is not one. */
-static int get_regs(struct sup *s, pid_t tid, struct tracee **t, struct user_regs_struct *r,
-		    struct user_fpregs_struct *fp)
+static int get_regs(struct mt_gdbt *g, pid_t tid, struct mt_gdbt_thread **t,
+		    struct user_regs_struct *r, struct user_fpregs_struct *fp)
 {
-	*t = sup_gdb_parked(s, tid);
+	*t = gdbt_parked(g, tid);
 	if (!*t)
 		return -ESRCH;
 	if (ptrace(PTRACE_GETREGS, (*t)->tid, 0, r) < 0 ||
@@ -409,11 +399,11 @@ static int get_regs(struct sup *s, pid_t tid, struct tracee **t, struct user_reg
 	return 0;
 }
 
-int sup_gdb_op_read_regs(void *ctx, pid_t tid, uint8_t *buf)
+int gdbt_op_read_regs(void *ctx, pid_t tid, uint8_t *buf)
 {
 	struct user_regs_struct r;
 	struct user_fpregs_struct fp;
-	struct tracee *t;
+	struct mt_gdbt_thread *t;
 	int err = get_regs(ctx, tid, &t, &r, &fp);
 
 	if (err)
@@ -422,11 +412,11 @@ int sup_gdb_op_read_regs(void *ctx, pid_t tid, uint8_t *buf)
 	return 0;
 }
 
-int sup_gdb_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf)
+int gdbt_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf)
 {
 	struct user_regs_struct r;
 	struct user_fpregs_struct fp;
-	struct tracee *t;
+	struct mt_gdbt_thread *t;
 	int err = get_regs(ctx, tid, &t, &r, &fp);
 
 	if (err)
@@ -462,7 +452,7 @@ static int poke_dr(pid_t tid, int i, unsigned long v)
 }
 
 /* The slots into a thread's debug registers: DR7 off while the addresses change. */
-static int write_hw(const struct sup_gdb *g, pid_t tid)
+static int write_hw(const struct mt_gdbt *g, pid_t tid)
 {
 	unsigned long dr7 = 0;
 	int err = poke_dr(tid, 7, 0);
@@ -476,28 +466,29 @@ static int write_hw(const struct sup_gdb *g, pid_t tid)
 	return err ? err : dr7 ? poke_dr(tid, 7, dr7) : 0;
 }
 
-int sup_gdb_apply_hw(struct sup *s, struct tracee *t)
+int gdbt_apply_hw(struct mt_gdbt *g, struct mt_gdbt_thread *t)
 {
-	struct sup_gdb *g = s->gdb;
 	int err;
 
-	if (t->gdb_hw_gen == g->hw_gen)
+	if (t->hw_gen == g->hw_gen)
 		return 0;
 	err = write_hw(g, t->tid);
 	if (!err || err == -ESRCH)
-		t->gdb_hw_gen = g->hw_gen;
+		t->hw_gen = g->hw_gen;
 	return err == -ESRCH ? 0 : err;
 }
 
 /* Every parked thread of the process (all of them while gdb asks) gets the slots now. */
-static int apply_hw_all(struct sup *s)
+static int apply_hw_all(struct mt_gdbt *g)
 {
+	struct mt_gdbt_thread *t;
+	size_t pos = 0;
 	int err = 0;
 
-	s->gdb->hw_gen++;
-	for (size_t i = 0; i < s->live.n && !err; i++)
-		if (sup_gdb_owns(s, s->live.v[i]) && s->live.v[i]->gdb_parked)
-			err = sup_gdb_apply_hw(s, s->live.v[i]);
+	g->hw_gen++;
+	while (!err && (t = gdbt_next_thread(g, &pos)))
+		if (t->parked)
+			err = gdbt_apply_hw(g, t);
 	return err;
 }
 
@@ -511,7 +502,7 @@ static unsigned int piece(uint64_t addr, uint64_t len)
 	return n;
 }
 
-static void free_point(struct sup_gdb *g, enum mt_gdb_hw_kind kind, uint64_t addr, uint64_t len)
+static void free_point(struct mt_gdbt *g, enum mt_gdb_hw_kind kind, uint64_t addr, uint64_t len)
 {
 	for (int i = 0; i < GDB_HW_SLOTS; i++)
 		if (g->hw[i].used && g->hw[i].kind == kind && g->hw[i].point_addr == addr &&
@@ -520,10 +511,9 @@ static void free_point(struct sup_gdb *g, enum mt_gdb_hw_kind kind, uint64_t add
 }
 
 /* A watched range in aligned pieces, one debug register each; -ENOSPC when they do not fit. */
-int sup_gdb_op_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
+int gdbt_op_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
 {
-	struct sup *s = ctx;
-	struct sup_gdb *g = s->gdb;
+	struct mt_gdbt *g = ctx;
 	uint64_t at = addr, left = kind == MT_GDB_HW_EXEC ? 1 : len;
 	int i = 0, err;
 
@@ -542,29 +532,28 @@ int sup_gdb_op_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, siz
 		at += n;
 		left -= n;
 	}
-	err = apply_hw_all(s);
+	err = apply_hw_all(g);
 	if (err) {
 		free_point(g, kind, addr, len);
-		apply_hw_all(s);
+		apply_hw_all(g);
 	}
 	return err;
 }
 
-int sup_gdb_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
+int gdbt_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
 {
-	struct sup *s = ctx;
+	struct mt_gdbt *g = ctx;
 
-	free_point(s->gdb, kind, addr, len);
-	return apply_hw_all(s);
+	free_point(g, kind, addr, len);
+	return apply_hw_all(g);
 }
 
-bool sup_gdb_hw_hit(struct sup *s, struct tracee *t, struct mt_gdb_stop *stop)
+bool gdbt_hw_hit(struct mt_gdbt *g, struct mt_gdbt_thread *t, struct mt_gdb_stop *stop)
 {
 	static const char kinds[] = {[MT_GDB_HW_EXEC] = 'h',
 				     [MT_GDB_HW_WRITE] = 'w',
 				     [MT_GDB_HW_READ] = 'r',
 				     [MT_GDB_HW_ACCESS] = 'a'};
-	struct sup_gdb *g = s->gdb;
 	long dr6;
 
 	errno = 0;
@@ -588,7 +577,7 @@ bool sup_gdb_hw_hit(struct sup *s, struct tracee *t, struct mt_gdb_stop *stop)
  * kernel's there (it was detached since, the copy kept its int3). The original byte goes back,
  * the pc onto it: the program runs as without memtrack's probe there, never given the SIGTRAP.
  */
-bool sup_gdb_stray_probe(struct sup *s, struct tracee *t, const siginfo_t *si)
+bool gdbt_stray_probe(struct mt_gdbt *g, struct mt_gdbt_thread *t, const siginfo_t *si)
 {
 	struct user_regs_struct r;
 	const struct probe_byte *p;
@@ -596,10 +585,9 @@ bool sup_gdb_stray_probe(struct sup *s, struct tracee *t, const siginfo_t *si)
 	if (si->si_signo != SIGTRAP || si->si_code != SI_KERNEL ||
 	    ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
 		return false;
-	know_probes(s);
-	p = find_probe(s->gdb, r.rip - 1);
-	if (!p || sup_gdb_find_break(s->gdb, r.rip - 1) ||
-	    sup_gdb_write_raw(s->gdb->pid, p->addr, &p->orig, 1) < 0)
+	know_probes(g);
+	p = find_probe(g, r.rip - 1);
+	if (!p || gdbt_find_break(g, r.rip - 1) || gdbt_write_raw(g->pid, p->addr, &p->orig, 1) < 0)
 		return false;
 	r.rip--;
 	return ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0;

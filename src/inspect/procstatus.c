@@ -128,6 +128,13 @@ int mt_proc_stat_field(pid_t pid, int n, long long *v)
  */
 #define MT_PF_EXITING	  0x4u
 #define MT_EXIT_STOP_CODE (5 | 6 << 8)
+bool mt_proc_sig_pending(pid_t pid, int sig)
+{
+	struct mt_proc_status st;
+
+	return !mt_proc_status_read(pid, 0, &st) && ((st.sig_pnd | st.shd_pnd) & MT_SIG_BIT(sig));
+}
+
 /* Fields of /proc/PID/task/TID/stat, counted from 0 after the command's ")": field N is N - 3. */
 #define MT_STAT_FLAGS	  6  /* flags, field 9 */
 #define MT_STAT_SIGNAL	  28 /* the thread's pending signals, field 31 */

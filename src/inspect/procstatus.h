@@ -34,6 +34,9 @@ struct mt_proc_status {
  */
 int mt_proc_status_read(pid_t pid, pid_t tid, struct mt_proc_status *st);
 
+/* Whether signal sig is pending for task pid (its own or its group's); false when unreadable. */
+bool mt_proc_sig_pending(pid_t pid, int sig);
+
 /* A process's resident memory as /proc/PID/status counts it, in bytes. */
 struct mt_proc_rss {
 	uint64_t anon;	/* RssAnon */

@@ -511,7 +511,7 @@ int sup_detach_stop(struct sup *s, struct tracee *t, int status)
 		mine = memtrack_stop(s, t->tid);
 		if (mine < 0)
 			return mine;
-		if (mine && sup_sig_pending(t->tid, SIGSTOP)) {
+		if (mine && mt_proc_sig_pending(t->tid, SIGSTOP)) {
 			t->swallow = true;
 			return SUP_RESUME(0);
 		}

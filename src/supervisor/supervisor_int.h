@@ -16,6 +16,7 @@
 
 struct mt_artifact_rss;
 
+#include "gdbtarget/gdbtarget.h"
 #include "inspect/stoplog.h"
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
@@ -55,15 +56,8 @@ struct tracee {
 	pid_t tgid;	/* its thread group, read at its first stop (0 before) */
 	int end_status; /* how it ended, when it ended before its creator reported it */
 	struct mt_log_thread *log;
-	/* A thread of the process served to gdb (supervisor_gdb.c). */
-	bool gdb_parked;      /* stopped for gdb (all-stop), until gdb resumes it */
-	bool gdb_interrupted; /* asked to stop (PTRACE_INTERRUPT), its stop not seen yet */
-	bool gdb_step;	      /* resumed by gdb with a single-step */
-	bool gdb_stepped;     /* single-stepped since gdb last continued it, no trap pending */
-	int gdb_sig;	      /* the signal it gets when gdb resumes it without naming one */
-	bool gdb_at_signal;   /* parked in a signal-delivery-stop: a resume can deliver a signal */
-	int gdb_pass;	      /* a signal gdb gave, sent to it: let through when it arrives */
-	unsigned int gdb_hw_gen; /* the debug registers it has (sup_gdb's hw_gen) */
+	/* As a thread of the process served to gdb: the gdb target's (src/gdbtarget/) */
+	struct mt_gdbt_thread gdb;
 };
 
 /* A set of tracees, in no order: removing swaps the last one in. */
@@ -133,7 +127,7 @@ struct sup {
 		struct tracee *detached; /* the thread detached in its own stop: freed at the end */
 	} ho, **inner;
 	size_t n_inner;
-	struct sup_gdb *gdb;	 /* --gdb: the process served to gdb (supervisor_gdb.c) */
+	struct mt_gdbt *gdb;	 /* --gdb: the process served to gdb (supervisor_gdbhost.c) */
 	bool gdb_end_asked;	 /* a termination request came: gdb's session ends */
 	bool handoff_wake_asked; /* ... and a process waiting for its debugger is continued */
 	int sigfd; /* the wake signals, while a handed-off process is waited for (0: none) */
@@ -192,6 +186,9 @@ extern sigset_t sup_caller_mask;
  */
 #define SUP_LEAVE	0
 #define SUP_RESUME(sig) (1 + (sig))
+/* The gdb target's decisions are in the same encoding. */
+_Static_assert(SUP_LEAVE == MT_GDBT_LEAVE && SUP_RESUME(9) == MT_GDBT_RESUME(9),
+	       "the gdb target's stop decisions are the supervisor's");
 
 /* supervisor_tree.c */
 int sup_tset_put(struct tracee_set *set, struct tracee *t);
@@ -278,29 +275,27 @@ void sup_maps_log(struct sup *s, struct tracee *t, const struct mt_inode_key *ke
 /* supervisor_inner.c: a tracer inside the tree (docs/STOPS.md) */
 int sup_inner_ptrace(struct sup *s, struct tracee *t, const struct mt_ptrace_mark *m);
 
-/* supervisor_gdb.c */
+/*
+ * supervisor_gdbhost.c: the gdb target (src/gdbtarget/) with the supervisor as its host; the
+ * calls for a tracee are made only when it is a thread of the process gdb drives.
+ */
 int sup_gdb_open(struct sup *s);
 int sup_gdb_start(struct sup *s, struct tracee *t, const char *where);
 int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si);
 /* A syscall-stop (SIGTRAP | 0x80): only a thread gdb catches syscalls in has them. */
 int sup_gdb_syscall(struct sup *s, struct tracee *t);
 int sup_gdb_carry(struct sup *s, struct tracee *t, int next);
-void sup_gdb_new_child(struct sup *s, struct tracee *t, int event);
+void sup_gdb_new_child(struct sup *s, struct tracee *t, int event, pid_t child);
 void sup_gdb_exec(struct sup *s, struct tracee *t);
 void sup_gdb_gone(struct sup *s, struct tracee *t, int status);
 int sup_gdb_tick(struct sup *s);
 void sup_gdb_report(struct sup *s);
 void sup_gdb_free(struct sup *s);
-/* supervisor_gdb_libs.c: the loader's library list of pid, as gdb's svr4 document. */
-ssize_t sup_gdb_libraries(pid_t pid, char *buf, size_t len);
-/* ... and where its DT_DEBUG value is in memory (lldb's qShlibInfoAddr); -ENOENT: static. */
-int sup_gdb_debug_slot(pid_t pid, uint64_t *addr);
 
 /* supervisor_signals.c */
 bool sup_is_term_sig(int sig);
 void sup_block_requests(void);
 void sup_unblock_requests(void);
-bool sup_sig_pending(pid_t pid, int sig);
 bool sup_root_delivery_wanted(struct sup *s, const siginfo_t *si);
 void sup_reap_orphans(void);
 void sup_take_requests(struct sup *s);

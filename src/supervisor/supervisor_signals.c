@@ -119,13 +119,6 @@ static struct sent *find_sent(struct sup *s, const siginfo_t *si)
 }
 
 /* Whether sig is pending for pid, thread (SigPnd) or process-wide (ShdPnd). */
-bool sup_sig_pending(pid_t pid, int sig)
-{
-	struct mt_proc_status st;
-
-	return !mt_proc_status_read(pid, 0, &st) && ((st.sig_pnd | st.shd_pnd) & MT_SIG_BIT(sig));
-}
-
 /*
  * The root has the signal pending, or is stopped at its delivery; but not when it is parked
  * there for gdb: the end of gdb's session that the request brings resumes it without the signal
@@ -136,9 +129,9 @@ static bool root_getting(struct sup *s, int sig)
 	struct tracee *t = sup_find_tracee(s, s->root);
 	siginfo_t si;
 
-	if (sup_sig_pending(s->root, sig))
+	if (mt_proc_sig_pending(s->root, sig))
 		return true;
-	if (t && sup_gdb_owns(s, t) && t->gdb_parked && t->gdb_at_signal)
+	if (t && sup_gdb_owns(s, t) && t->gdb.parked && t->gdb.at_signal)
 		return false;
 	return ptrace(PTRACE_GETSIGINFO, s->root, 0, &si) == 0 && si.si_signo == sig;
 }
@@ -173,7 +166,7 @@ bool sup_root_delivery_wanted(struct sup *s, const siginfo_t *si)
 			s->end_phase = 0;
 			s->end_deadline = 0;
 		}
-		if (e->forward_delivered || sup_sig_pending(s->root, si->si_signo))
+		if (e->forward_delivered || mt_proc_sig_pending(s->root, si->si_signo))
 			return false;
 		e->forward_delivered = true;
 		return true;
@@ -323,7 +316,7 @@ static void wait_for_handed(struct sup *s, const sigset_t *set, const struct tim
 		s->sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s->sigfd > 0)
 		p[n++] = (struct pollfd){.fd = s->sigfd, .events = POLLIN};
-	/* gdb's packets (or its connection) wake the loop too: see supervisor_gdb.c. */
+	/* gdb's packets (or its connection) wake the loop too: see src/gdbtarget/. */
 	if (sup_gdb_fd(s) >= 0)
 		p[n++] = (struct pollfd){.fd = sup_gdb_fd(s), .events = POLLIN};
 	/* More than 16 handed-off processes: the others are looked at every HANDOFF_POLL_NS. */

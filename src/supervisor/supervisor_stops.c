@@ -127,7 +127,7 @@ static int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0)
 		return -errno;
-	sup_gdb_new_child(s, t, event);
+	sup_gdb_new_child(s, t, event, (pid_t)msg);
 	child = sup_reported_child(s, (pid_t)msg, &ended);
 	if (!child)
 		return -ENOMEM;
@@ -419,7 +419,7 @@ static int on_signal_stop(struct sup *s, struct tracee *t, int sig)
 	 * been cancelled by it without memtrack (dequeue and stop are one step there): not
 	 * re-injected.
 	 */
-	cancelled = is_stop_sig(sig) && sup_sig_pending(t->tid, SIGCONT);
+	cancelled = is_stop_sig(sig) && mt_proc_sig_pending(t->tid, SIGCONT);
 	sup_log_signal(s, t, sig);
 	return SUP_RESUME(cancelled ? 0 : sig);
 }

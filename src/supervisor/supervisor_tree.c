@@ -34,7 +34,6 @@
 #include "supervisor/supervisor.h"
 #include "tracker/tracker.h"
 
-#include "gdbtarget/gdbtarget_int.h"
 #include "supervisor/supervisor_int.h"
 
 /* ---- the tree ------------------------------------------------------------------------ */
@@ -84,7 +83,8 @@ struct tracee *sup_add_tracee(struct sup *s, pid_t tid)
 
 	if (!t)
 		return NULL;
-	*t = (struct tracee){.tid = tid, .proc = -1, .log = mt_stoplog_thread(s->log)};
+	*t = (struct tracee){
+	    .tid = tid, .proc = -1, .log = mt_stoplog_thread(s->log), .gdb = {.tid = tid}};
 	if (!t->log || sup_tset_put(&s->live, t) < 0) {
 		free(t);
 		return NULL;
@@ -234,38 +234,27 @@ int sup_handoff_know(struct handoff *h, const char *path)
 	return mt_strv_add(&h->known, &h->n_known, path);
 }
 
-/* gdb's session (supervisor_gdb.c), from the tracees' side: whose they are, what to poll. */
-static struct sup_gdb *gdb_active(const struct sup *s)
-{
-	struct sup_gdb *g = s->gdb;
-
-	return g && g->pid && !g->over ? g : NULL;
-}
-
+/* gdb's session (src/gdbtarget/), from the tracees' side: whose they are, what to poll. */
 bool sup_gdb_owns(const struct sup *s, const struct tracee *t)
 {
-	const struct sup_gdb *g = gdb_active(s);
+	pid_t pid = mt_gdbt_serving(s->gdb);
 
-	if (!g)
+	if (!pid)
 		return false;
 	if (t->proc >= 0)
-		return t->proc == g->proc;
-	return t->tgid == g->pid;
+		return s->procs[t->proc].pid == pid;
+	return t->tgid == pid;
 }
 
 /* A process reached the stop point and was served to gdb (whether or not its session is over). */
 bool sup_gdb_reached(const struct sup *s)
 {
-	return s->gdb && s->gdb->pid;
+	return mt_gdbt_reached(s->gdb);
 }
 
 int sup_gdb_fd(const struct sup *s)
 {
-	const struct sup_gdb *g = gdb_active(s);
-
-	if (!g)
-		return -1;
-	return g->listen_fd >= 0 ? g->listen_fd : g->in_fd;
+	return mt_gdbt_fd(s->gdb);
 }
 
 /* ---- resuming ------------------------------------------------------------------------ */
@@ -296,8 +285,8 @@ int sup_let_go(struct sup *s, struct tracee *t, int sig)
 
 /*
  * A stop handler's decision carried out. Every stopped tracee memtrack resumes is resumed by
- * sup_resume, but for gdb's vCont, which may single-step (supervisor_gdb_run.c), and a group-stop
- * left in PTRACE_LISTEN (supervisor_stops.c).
+ * sup_resume, but for gdb's vCont, which may single-step (src/gdbtarget/gdbtarget_run.c), and a
+ * group-stop left in PTRACE_LISTEN (supervisor_stops.c).
  */
 int sup_carry_out(struct tracee *t, int next)
 {
