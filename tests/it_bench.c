@@ -93,6 +93,36 @@ static json_object *bench_named(json_object *doc, const char *name)
 /* ---- exec-harness: a plan of commands, each a window, exact ------------------------------ */
 
 /*
+ * A benchmark's heap over time: bounded, in time order, from [0, heap_at_start] to the stop, and
+ * its largest point is the peak (heap_at_start + peak_bytes), exactly.
+ */
+static void expect_timeline(json_object *b)
+{
+	json_object *tl = mt_json_get(b, "timeline");
+	size_t n = json_object_array_length(tl);
+	long long prev = -1, top = 0, start = mt_json_i64(b, "heap_at_start");
+
+	ck_assert_int_ge(n, 2);
+	ck_assert_int_le(n, 200 + 2);
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(tl, i);
+		long long t = json_object_get_int64(json_object_array_get_idx(p, 0));
+		long long v = json_object_get_int64(json_object_array_get_idx(p, 1));
+
+		ck_assert_int_ge(t, prev);
+		ck_assert_int_ge(v, start);
+		prev = t;
+		top = v > top ? v : top;
+		if (!i) {
+			ck_assert_int_eq(t, 0);
+			ck_assert_int_eq(v, start);
+		}
+	}
+	ck_assert_int_eq(prev, mt_json_i64(b, "stop_ns") - mt_json_i64(b, "start_ns"));
+	ck_assert_int_eq(top - start, mt_json_i64(b, "peak_bytes"));
+}
+
+/*
  * memtrack's own exec-harness is traced: under AddressSanitizer (make SANITIZE=1) its leak check
  * at exit cannot stop its threads, which memtrack traces, and would spin.
  */
@@ -134,11 +164,13 @@ START_TEST(exec_harness_plan_gives_each_benchmark_its_exact_figures)
 	ck_assert_int_eq(mt_json_i64(b, "average_allocation"), 808);
 	ck_assert_int_eq(mt_json_i64(b, "peak_bytes"), 1600);
 	ck_assert_int_eq(mt_json_i64(b, "live_at_end"), 0);
+	expect_timeline(b);
 	b = bench_named(doc, "churn300");
 	ck_assert_int_eq(mt_json_i64(b, "allocations"), 300);
 	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 542176);
 	ck_assert_int_eq(mt_json_i64(b, "peak_bytes"), 4096);
 	ck_assert_int_eq(mt_json_i64(b, "live_at_end"), 0);
+	expect_timeline(b);
 	/* The benchmark's children are its window's: forks4's whole tree; what the children
 	 * leave is released at their exits, before the window closes. */
 	b = bench_named(doc, "forks4");
@@ -147,6 +179,7 @@ START_TEST(exec_harness_plan_gives_each_benchmark_its_exact_figures)
 	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 10600);
 	ck_assert_int_eq(mt_json_i64(b, "live_at_end"), 0);
 	ck_assert(json_object_get_boolean(mt_json_get(b, "closed")));
+	expect_timeline(b);
 	/* Its threads are its window's: stress threads 4, glibc's DTV of each (calloc 272). */
 	b = bench_named(doc, "threads");
 	ck_assert_int_eq(mt_json_i64(b, "allocations"), 4);

@@ -229,6 +229,11 @@ struct replay {
 	struct mt_hashtab
 	    blocks; /* blocks allocated in the window and live: (image, addr) -> size */
 	struct mt_hashtab sites; /* stack id -> allocations, bytes */
+	uint64_t now_ns;	 /* the time of the event being replayed */
+	/* the open window's heap over time (bench.h): bucket b starts at b * tl_width */
+	uint64_t tl_width;
+	uint64_t tl_max[MT_BENCH_TIMELINE_MAX];
+	bool tl_set[MT_BENCH_TIMELINE_MAX];
 	int err;
 };
 
@@ -267,6 +272,50 @@ static uint64_t block_key(uint32_t image, uint64_t addr)
 	return ((uint64_t)image << 48 ^ addr) + 1;
 }
 
+/* The heap is now rp->heap: its bucket keeps the largest value; full, neighbours merge. */
+static void timeline_note(struct replay *rp)
+{
+	uint64_t start = rp->cur->start_ns;
+	uint64_t t = rp->now_ns > start ? rp->now_ns - start : 0;
+	size_t b;
+
+	while ((b = t / rp->tl_width) >= MT_BENCH_TIMELINE_MAX) {
+		for (size_t i = 0; i < MT_BENCH_TIMELINE_MAX / 2; i++) {
+			uint64_t x = rp->tl_max[2 * i], y = rp->tl_max[2 * i + 1];
+
+			rp->tl_max[i] = x > y ? x : y;
+			rp->tl_set[i] = rp->tl_set[2 * i] || rp->tl_set[2 * i + 1];
+		}
+		memset(rp->tl_max + MT_BENCH_TIMELINE_MAX / 2, 0,
+		       MT_BENCH_TIMELINE_MAX / 2 * sizeof(rp->tl_max[0]));
+		memset(rp->tl_set + MT_BENCH_TIMELINE_MAX / 2, 0,
+		       MT_BENCH_TIMELINE_MAX / 2 * sizeof(rp->tl_set[0]));
+		rp->tl_width *= 2;
+	}
+	if (!rp->tl_set[b] || rp->heap > rp->tl_max[b])
+		rp->tl_max[b] = rp->heap;
+	rp->tl_set[b] = true;
+}
+
+/* The window's points: its start, the buckets that changed, its stop (at end_ns). */
+static void timeline_keep(struct replay *rp, struct mt_bench_window *w, uint64_t end_ns)
+{
+	size_t n = 0;
+
+	w->timeline = calloc(MT_BENCH_TIMELINE_MAX + 2, sizeof(*w->timeline));
+	if (!w->timeline) {
+		rp->err = -ENOMEM;
+		return;
+	}
+	w->timeline[n++] = (struct mt_bench_point){0, w->heap_at_start};
+	for (size_t b = 0; b < MT_BENCH_TIMELINE_MAX; b++)
+		if (rp->tl_set[b])
+			w->timeline[n++] = (struct mt_bench_point){b * rp->tl_width, rp->tl_max[b]};
+	w->timeline[n++] =
+	    (struct mt_bench_point){end_ns > w->start_ns ? end_ns - w->start_ns : 0, rp->heap};
+	w->n_timeline = n;
+}
+
 static void on_live(void *arg, const struct mt_live_change *c)
 {
 	struct replay *rp = arg;
@@ -285,9 +334,11 @@ static void on_live(void *arg, const struct mt_live_change *c)
 			return;
 		}
 		s->a = c->size;
+		timeline_note(rp);
 		return;
 	}
 	rp->heap -= c->size < rp->heap ? c->size : rp->heap;
+	timeline_note(rp);
 	s = table_find(&rp->blocks, block_key(c->image, c->addr));
 	if (s)
 		mt_hashtab_erase(&rp->blocks, &slot_ops, NULL, s);
@@ -323,6 +374,8 @@ static void start_window(struct replay *rp, const struct mt_artifact_bench *b)
 		if (in_window(rp, i))
 			rp->heap += mt_images_get(rp->im, i)->c.live_bytes;
 	w->heap_at_start = rp->peak = rp->heap;
+	rp->tl_width = MT_BENCH_TIMELINE_FIRST_NS;
+	memset(rp->tl_set, 0, sizeof(rp->tl_set));
 	table_clear(&rp->blocks);
 	table_clear(&rp->sites);
 }
@@ -365,6 +418,8 @@ static void stop_window(struct replay *rp)
 	for (size_t i = 0; i < table_slots(&rp->blocks); i++)
 		w->live_at_end += table_slot(&rp->blocks, i)->a;
 	keep_sites(rp, w);
+	/* A window never closed ends with the artifact: at its last event. */
+	timeline_keep(rp, w, w->not_closed ? rp->now_ns : w->stop_ns);
 	rp->cur = NULL;
 }
 
@@ -416,6 +471,8 @@ static int replay_item(struct replay *rp, const struct mt_artifact_item *it)
 		return mt_images_process(rp->im, it->process);
 	case MT_ITEM_EVENTS:
 		for (size_t i = 0; i < it->n_events && !err && !rp->err; i++) {
+			if (it->events[i].ts_ns > rp->now_ns)
+				rp->now_ns = it->events[i].ts_ns;
 			err = mt_images_event(rp->im, &it->events[i], &eff);
 			if (!err)
 				count_event(rp, &it->events[i], eff);
@@ -426,6 +483,8 @@ static int replay_item(struct replay *rp, const struct mt_artifact_item *it)
 	case MT_ITEM_FILE:
 		return rp->out->has_stacks ? mt_sites_add_file(rp->out->stacks, it->file) : 0;
 	case MT_ITEM_BENCH:
+		if (it->bench->ts_ns > rp->now_ns)
+			rp->now_ns = it->bench->ts_ns;
 		if (it->bench->what == MT_BENCH_START)
 			start_window(rp, it->bench);
 		else if (it->bench->what == MT_BENCH_STOP && rp->cur)
@@ -450,8 +509,10 @@ static int replay(const char *path, struct mt_bench_split *out, char *err, size_
 			if (ret)
 				break;
 		}
-		if (ret == 0 && rp.cur)
+		if (ret == 0 && rp.cur) {
 			stop_window(&rp); /* not closed: it ends with the artifact */
+			ret = rp.err;
+		}
 		if (ret < 0 && err)
 			snprintf(err, errlen, "%s",
 				 ret == -ENOMEM ? "out of memory" : mt_artifact_error(r));
@@ -464,7 +525,8 @@ static int replay(const char *path, struct mt_bench_split *out, char *err, size_
 	return ret;
 }
 
-int mt_bench_split_load(const char *path, struct mt_bench_split **out, char *err, size_t errlen)
+static int split_load(const char *path, bool windows_only, struct mt_bench_split **out, char *err,
+		      size_t errlen)
 {
 	struct mt_bench_split *s = calloc(1, sizeof(*s));
 	struct split_state st = {.out = s, .open = -1, .err = err, .errlen = errlen};
@@ -475,6 +537,11 @@ int mt_bench_split_load(const char *path, struct mt_bench_split **out, char *err
 	if (!s)
 		return -ENOMEM;
 	ret = read_marks(path, &st);
+	/* No window to show: nothing to count. */
+	if (!ret && !s->n && windows_only) {
+		*out = s;
+		return 0;
+	}
 	if (!ret && s->has_stacks && !(s->stacks = mt_sites_new()))
 		ret = -ENOMEM;
 	if (!ret)
@@ -487,6 +554,16 @@ int mt_bench_split_load(const char *path, struct mt_bench_split **out, char *err
 	return 0;
 }
 
+int mt_bench_split_load(const char *path, struct mt_bench_split **out, char *err, size_t errlen)
+{
+	return split_load(path, false, out, err, errlen);
+}
+
+int mt_bench_split_windows(const char *path, struct mt_bench_split **out, char *err, size_t errlen)
+{
+	return split_load(path, true, out, err, errlen);
+}
+
 void mt_bench_split_free(struct mt_bench_split *s)
 {
 	if (!s)
@@ -494,6 +571,7 @@ void mt_bench_split_free(struct mt_bench_split *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->w[i].uri);
 		free(s->w[i].name);
+		free(s->w[i].timeline);
 	}
 	free(s->w);
 	mt_sites_free(s->stacks);

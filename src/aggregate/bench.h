@@ -24,6 +24,20 @@ struct mt_sites;
 /* Sites kept per benchmark (with --stacks), largest bytes first. */
 #define MT_BENCH_TOP_SITES 5
 
+/*
+ * Points kept per benchmark of its heap over time: the window is cut into at most this many
+ * buckets (MT_BENCH_TIMELINE_FIRST_NS wide at first, widths doubling as neighbours merge), each
+ * holding the largest live byte count reached in it, so that the peak is a point of the line.
+ */
+#define MT_BENCH_TIMELINE_MAX	   200
+#define MT_BENCH_TIMELINE_FIRST_NS 1000
+
+/* A point of a benchmark's heap over time: ns from the window's start, its processes' bytes. */
+struct mt_bench_point {
+	uint64_t t_ns;
+	uint64_t live_bytes;
+};
+
 struct mt_bench_site {
 	uint32_t stack_id;
 	uint64_t allocations; /* allocations and reallocs made from it in the window */
@@ -47,6 +61,14 @@ struct mt_bench_window {
 	uint64_t live_blocks_at_end;
 	size_t n_sites;
 	struct mt_bench_site sites[MT_BENCH_TOP_SITES];
+	/*
+	 * The live bytes of its processes over the window, time order: the start (heap_at_start
+	 * at 0), each bucket in which they changed (their largest value there, at the bucket's
+	 * start) and the stop (their value then, at stop - start). At most MT_BENCH_TIMELINE_MAX
+	 * + 2 points; the largest value is heap_at_start + peak_bytes.
+	 */
+	struct mt_bench_point *timeline;
+	size_t n_timeline;
 };
 
 struct mt_bench_split {
@@ -68,6 +90,11 @@ uint64_t mt_bench_average(const struct mt_bench_window *w);
  * negative errno with a sentence in err.
  */
 int mt_bench_split_load(const char *path, struct mt_bench_split **out, char *err, size_t errlen);
+/*
+ * The same for a reader that wants windows only (report --html asks it of every artifact): one
+ * read of an artifact that has none, which is then returned with n 0 and nothing counted.
+ */
+int mt_bench_split_windows(const char *path, struct mt_bench_split **out, char *err, size_t errlen);
 void mt_bench_split_free(struct mt_bench_split *s);
 
 #endif

@@ -110,6 +110,21 @@ static json_object *sites_json(const struct mt_bench_split *s, const struct mt_b
 	return a;
 }
 
+/* [[t_ns, live_bytes], ...]: ns from the window's start, its processes' live bytes. */
+static json_object *timeline_json(const struct mt_bench_window *w)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < w->n_timeline; i++) {
+		json_object *p = json_object_new_array();
+
+		json_object_array_add(p, u64(w->timeline[i].t_ns));
+		json_object_array_add(p, u64(w->timeline[i].live_bytes));
+		json_object_array_add(a, p);
+	}
+	return a;
+}
+
 static json_object *window_json(const struct mt_bench_split *s, const struct mt_bench_window *w)
 {
 	json_object *o = json_object_new_object();
@@ -131,6 +146,7 @@ static json_object *window_json(const struct mt_bench_split *s, const struct mt_
 	json_object_object_add(o, "closed", json_object_new_boolean(!w->not_closed));
 	json_object_object_add(o, "nested", json_object_new_int((int)w->nested));
 	json_object_object_add(o, "sites", s->stacks ? sites_json(s, w) : NULL);
+	json_object_object_add(o, "timeline", timeline_json(w));
 	return o;
 }
 
