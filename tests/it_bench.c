@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/browser.h"
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
@@ -233,6 +234,121 @@ START_TEST(stacks_give_each_benchmark_its_sites)
 		main_seen |=
 		    !strcmp(json_object_get_string(json_object_array_get_idx(frames, i)), "main");
 	ck_assert_msg(main_seen, "%s", json_object_to_json_string(site));
+	json_object_put(doc);
+}
+END_TEST
+
+/* ---- the HTML report of a bench artifact ------------------------------------------------ */
+
+/* The attribute name of the first tag of dom that begins with tag, as a number. */
+static long long dom_number(const char *dom, const char *tag, const char *name)
+{
+	char *v = mt_html_attr(dom, tag, name);
+	long long n = atoll(v);
+
+	free(v);
+	return n;
+}
+
+/* The page drawn by chromium with #frag (to free). */
+static char *page_dom(const char *html, const char *frag)
+{
+	char url[PATH_MAX + 64];
+
+	snprintf(url, sizeof(url), "file://%s#%s", html, frag);
+	return mt_browser_dom(url);
+}
+
+/*
+ * report --html on a bench artifact: the page lists every benchmark with its figures (the
+ * --json document's), and choosing one (#bench=NAME, as its button does) makes its window the
+ * page's time range: the flamegraph's range covers the window in whole buckets and holds at
+ * least the benchmark's allocations, and its own heap over time is drawn, its peak the peak's.
+ */
+START_TEST(html_page_chooses_a_benchmark)
+{
+	char script[8192], plan[512], art[512], html[512], tag[64];
+	const struct mt_out *o;
+	json_object *doc, *list;
+	long long start_mono;
+	char *dom;
+	FILE *f;
+
+	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
+	f = fopen(plan, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"c100\"},"
+	      "{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"300\"],\"name\":\"c300\"}]",
+	      f);
+	fclose(f);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(html, sizeof(html), "%s/a.html", dir);
+	snprintf(script, sizeof(script),
+		 MT_BUILD_DIR "/memtrack bench --stacks --json -o %s -- " MT_BUILD_DIR
+			      "/memtrack exec-harness - < %s",
+		 art, plan);
+	o = in_ns(script, no_leak_check);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+	doc = parse_json(o->out);
+	list = mt_json_get(doc, "benchmarks");
+	ck_assert_int_eq(json_object_array_length(list), 2);
+	mt_out_free(&last);
+	ck_assert_int_eq(mt_run((const char *[]){MEMTRACK, "report", "--json", art, NULL}, NULL,
+				NULL, 60, &last),
+			 0);
+	ck_assert_int_eq(last.code, 0);
+	start_mono = mt_json_int(last.out, "start_mono_ns");
+	mt_out_free(&last);
+	ck_assert_int_eq(mt_run((const char *[]){MEMTRACK, "report", "--html", html, art, NULL},
+				NULL, NULL, 60, &last),
+			 0);
+	ck_assert_msg(last.code == 0, "exit %d: %s", last.code, last.err);
+
+	/* Nothing chosen: each benchmark's row and its figures. */
+	dom = page_dom(html, "");
+	ck_assert_int_eq(dom_number(dom, "<section id=\"benchmarks\"", "data-rendered"), 1);
+	ck_assert_ptr_null(strstr(dom, "data-selected="));
+	for (size_t k = 0; k < 2; k++) {
+		json_object *b = json_object_array_get_idx(list, k);
+
+		snprintf(tag, sizeof(tag), "<tr class=\"bench\" data-bench=\"%zu\"", k);
+		ck_assert_int_eq(dom_number(dom, tag, "data-allocations"),
+				 mt_json_i64(b, "allocations"));
+		ck_assert_int_eq(dom_number(dom, tag, "data-bytes-allocated"),
+				 mt_json_i64(b, "bytes_allocated"));
+		ck_assert_int_eq(dom_number(dom, tag, "data-peak-bytes"),
+				 mt_json_i64(b, "peak_bytes"));
+		ck_assert_int_eq(dom_number(dom, tag, "data-live-at-end"),
+				 mt_json_i64(b, "live_at_end"));
+	}
+	free(dom);
+
+	/* Each chosen in turn: its figures shown, its window the view's range. */
+	for (size_t k = 0; k < 2; k++) {
+		json_object *b = json_object_array_get_idx(list, k);
+		long long from = mt_json_i64(b, "start_ns") - start_mono;
+		long long to = mt_json_i64(b, "stop_ns") - start_mono;
+		char frag[64];
+
+		snprintf(frag, sizeof(frag), "weight=allocations&bench=%s",
+			 json_object_get_string(mt_json_get(b, "name")));
+		dom = page_dom(html, frag);
+		ck_assert_int_eq(dom_number(dom, "<section id=\"benchmarks\"", "data-selected"),
+				 (long long)k);
+		ck_assert_int_eq(dom_number(dom, "<div id=\"bench-shown\"", "data-allocations"),
+				 mt_json_i64(b, "allocations"));
+		ck_assert_int_eq(dom_number(dom, "<div id=\"bench-shown\"", "data-peak-bytes"),
+				 mt_json_i64(b, "peak_bytes"));
+		ck_assert_int_eq(dom_number(dom, "<div id=\"bench-plot\"", "data-peak"),
+				 mt_json_i64(b, "peak_bytes"));
+		ck_assert_int_eq(dom_number(dom, "<div id=\"bench-plot\"", "data-points"),
+				 (long long)json_object_array_length(mt_json_get(b, "timeline")));
+		ck_assert_int_le(dom_number(dom, "<div id=\"flame\"", "data-range-from"), from);
+		ck_assert_int_ge(dom_number(dom, "<div id=\"flame\"", "data-range-to"), to);
+		ck_assert_int_ge(dom_number(dom, "<div id=\"flame\"", "data-total"),
+				 mt_json_i64(b, "allocations"));
+		free(dom);
+	}
 	json_object_put(doc);
 }
 END_TEST
@@ -497,6 +613,10 @@ static Suite *bench_suite(void)
 	mt_add_test_unless(tc, an_unknown_protocol_version_is_one_sentence, root);
 	mt_add_test_unless(tc, garbage_on_the_fifo_is_one_sentence_never_a_hang, root);
 	mt_add_test_unless(tc, a_window_never_closed_and_nested_ones_are_reported, root);
+	if (root)
+		mt_add_test_unless(tc, html_page_chooses_a_benchmark, root);
+	else
+		mt_tcase_add_tool_test(tc, html_page_chooses_a_benchmark, "chromium");
 	if (node) {
 		mt_add_test_unless(tc, node_tinybench_benchmarks_have_their_figures, node);
 		mt_add_test_unless(tc, comparison_gate_fails_for_the_changed_benchmark_only, node);

@@ -500,6 +500,25 @@ int mt_cmd_bench_split(const char *path, bool json)
 	return ret || fflush(stdout) ? 1 : 0;
 }
 
+struct mt_bench_split *mt_cmd_bench_for_page(const char *path)
+{
+	struct mt_bench_split *split = NULL;
+	char err[256], p[MT_PRINTABLE_MAX];
+
+	if (mt_bench_split_windows(path, &split, err, sizeof(err))) {
+		fprintf(stderr,
+			"memtrack: %s: its benchmark windows cannot be read (%s): the page has "
+			"none\n",
+			mt_printable(p, sizeof(p), path), err);
+		return NULL;
+	}
+	if (!split->n) {
+		mt_bench_split_free(split);
+		return NULL;
+	}
+	return split;
+}
+
 static int checks(struct bench_opts *o)
 {
 	if (o->markdown && mt_cmd_check_writable(&bench_cmd, "--markdown", o->markdown,

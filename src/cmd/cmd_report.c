@@ -15,6 +15,7 @@
 #include "cmd/cmd.h"
 #include "codspeed/codspeed_read.h"
 #include "output/output.h"
+#include "aggregate/bench.h"
 #include "aggregate/suppress_parse.h"
 #include "base/outfile.h"
 #include "base/printable.h"
@@ -138,14 +139,14 @@ struct report_opts {
 /* What a file output holds. */
 enum report_file { FILE_SVG, FILE_HTML, FILE_PPROF };
 
-static int write_output(enum report_file what, const struct mt_report *rep, FILE *f,
-			const struct report_opts *o)
+static int write_output(enum report_file what, const struct mt_report *rep,
+			const struct mt_bench_split *bench, FILE *f, const struct report_opts *o)
 {
 	switch (what) {
 	case FILE_SVG:
 		return mt_output_svg(rep, f);
 	case FILE_HTML:
-		return mt_output_html(rep, f, o->top);
+		return mt_output_html_bench(rep, bench, f, o->top);
 	case FILE_PPROF:
 		return mt_output_pprof(rep, f);
 	}
@@ -164,6 +165,7 @@ static bool same_file(const char *path, const char *artifact)
 struct report_file_job {
 	enum report_file what;
 	const struct mt_report *rep;
+	const struct mt_bench_split *bench; /* the page's benchmarks, NULL: none */
 	const struct report_opts *o;
 };
 
@@ -171,20 +173,21 @@ static int write_job(FILE *f, const void *arg)
 {
 	const struct report_file_job *j = arg;
 
-	return write_output(j->what, j->rep, f, j->o);
+	return write_output(j->what, j->rep, j->bench, f, j->o);
 }
 
 static int write_file(const char *path, enum report_file what, const struct mt_report *rep,
-		      const struct report_opts *o)
+		      const struct mt_bench_split *bench, const struct report_opts *o)
 {
-	struct report_file_job j = {.what = what, .rep = rep, .o = o};
+	struct report_file_job j = {.what = what, .rep = rep, .bench = bench, .o = o};
 
 	return mt_cmd_write_file(path, write_job, &j);
 }
 
 /* The files of --html, --svg and --pprof; nothing on stdout. */
-static int write_files(struct mt_report *rep, const struct report_opts *o)
+static int write_files(struct mt_report *rep, const char *path, const struct report_opts *o)
 {
+	struct mt_bench_split *bench;
 	int ret = 0;
 
 	if ((o->html || o->pprof) && mt_sites_count(rep->sites))
@@ -193,11 +196,17 @@ static int write_files(struct mt_report *rep, const struct report_opts *o)
 		fprintf(stderr, "memtrack: out of memory\n");
 		return 1;
 	}
-	if (o->svg && write_file(o->svg, FILE_SVG, rep, o))
+	if (o->svg && write_file(o->svg, FILE_SVG, rep, NULL, o))
 		return 1;
-	if (o->pprof && write_file(o->pprof, FILE_PPROF, rep, o))
+	if (o->pprof && write_file(o->pprof, FILE_PPROF, rep, NULL, o))
 		return 1;
-	return o->html ? write_file(o->html, FILE_HTML, rep, o) : 0;
+	if (!o->html)
+		return 0;
+	/* An artifact of memtrack bench: the page gets its benchmark selector. */
+	bench = mt_cmd_bench_for_page(path);
+	ret = write_file(o->html, FILE_HTML, rep, bench, o);
+	mt_bench_split_free(bench);
+	return ret;
 }
 
 /* print_calls' status when no site passes through the function (said on stderr). */
@@ -302,7 +311,7 @@ static int report_loaded(struct mt_report *rep, const char *path, const struct r
 	int ret;
 
 	if (o->html || o->svg || o->pprof)
-		return write_files(rep, o);
+		return write_files(rep, path, o);
 	ret = print_report(rep, o);
 	if (ret > 0) /* said already: the exit status */
 		return ret;

@@ -203,6 +203,12 @@ struct json_object *mt_output_json_string(const char *s);
 
 /* memtrack bench (output_bench.c, docs/BENCH.md): 0 or -EIO. */
 struct mt_bench_split;
+/*
+ * The HTML report of an artifact of memtrack bench, with its benchmark selector
+ * (output_html_bench.c); bench NULL or with no window: mt_output_html's page.
+ */
+int mt_output_html_bench(const struct mt_report *rep, const struct mt_bench_split *bench, FILE *out,
+			 size_t top);
 struct mt_bench_cmp;
 struct mt_bench_limits;
 /* The table of benchmarks, and with --stacks each one's top sites. */

@@ -244,15 +244,22 @@ int mt_html_end(FILE *out)
 
 int mt_output_html(const struct mt_report *rep, FILE *out, size_t top)
 {
+	return mt_output_html_bench(rep, NULL, out, top);
+}
+
+int mt_output_html_bench(const struct mt_report *rep, const struct mt_bench_split *bench, FILE *out,
+			 size_t top)
+{
 	int err;
 
 	mt_html_begin(out, (const char *const *)rep->argv, rep->argc);
 	fputs("<section id=\"summary\"><h2>Summary</h2>\n", out);
 	put_figures(rep, out);
 	fputs("<p>Per process image, file and family, with what was dropped and what could not be "
-	      "probed: the text report, at the end of this page.</p>\n</section>\n"
-	      "<section id=\"over-time\"><h2>Heap over time</h2>\n",
+	      "probed: the text report, at the end of this page.</p>\n</section>\n",
 	      out);
+	mt_html_bench(rep, bench, out);
+	fputs("<section id=\"over-time\"><h2>Heap over time</h2>\n", out);
 	put_view(out);
 	fputs("<div class=\"plot\">\n", out);
 	err = mt_output_svg_plot(rep, out);

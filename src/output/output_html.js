@@ -453,9 +453,100 @@
 		document.querySelectorAll('tr[data-image]').forEach((tr) => (tr.hidden = view.image >= 0 && +tr.dataset.image !== view.image));
 	});
 
+	// ---- benchmarks (an artifact of memtrack bench: output_html_bench.c's table and data): a
+	// benchmark chosen (its button, or #bench=NAME, its URI or its row's index) makes its window
+	// the view's time range, in whole buckets as a drag makes it, and its own heap over time is
+	// drawn. Says what it drew: #benchmarks data-rendered and data-selected (the row's index,
+	// absent: none); #bench-shown the chosen one's figures in data-*; #bench-plot data-points and
+	// data-peak (its largest live bytes above the heap at the window's start).
+
+	function benchmarks() {
+		const el = document.getElementById('mt-bench');
+		const section = document.getElementById('benchmarks');
+		if (!el || !section) return;
+		const list = JSON.parse(el.textContent).benchmarks;
+		const shown = document.getElementById('bench-shown');
+		const plot = document.getElementById('bench-plot');
+		let selected = -1;
+		// The buckets setRange makes of a window: the test of whether the view is still its.
+		const bucketsOf = (b) => [Math.max(0, Math.floor(b.from_ns / ot.bucket_ns)), Math.min(ot.buckets, Math.ceil(Math.max(b.to_ns, b.from_ns + 1) / ot.bucket_ns))];
+
+		function draw(b) {
+			const W = 600, H = 140, L = 70, B = 20;
+			const t1 = Math.max(1, b.timeline.length ? b.timeline[b.timeline.length - 1][0] : 1);
+			const top = b.timeline.reduce((a, p) => Math.max(a, p[1] - b.heap_at_start), 0);
+			const x = (t) => L + (t * (W - L - 10)) / t1;
+			const y = (v) => H - B - ((v - b.heap_at_start) * (H - B - 10)) / Math.max(1, top);
+			const svg = svgElement('svg', {class: 'bench-over-time', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H});
+			// A step line: the heap holds each point's value until the next one.
+			let pts = '';
+			b.timeline.forEach((p, i) => {
+				if (i) pts += x(p[0]) + ',' + y(b.timeline[i - 1][1]) + ' ';
+				pts += x(p[0]) + ',' + y(p[1]) + ' ';
+			});
+			svg.appendChild(svgElement('line', {x1: L, y1: H - B, x2: W - 10, y2: H - B, stroke: '#999'}));
+			svg.appendChild(svgElement('polyline', {points: pts.trim(), fill: 'none', stroke: '#3070ff', 'stroke-width': 1.5}));
+			const label = (tx, ty, text, anchor) => {
+				const t = svgElement('text', {x: tx, y: ty, 'text-anchor': anchor || 'start'});
+				t.textContent = text;
+				svg.appendChild(t);
+			};
+			label(L - 4, y(b.heap_at_start + top) + 4, '+' + human(top), 'end');
+			label(L - 4, H - B + 4, human(b.heap_at_start), 'end');
+			label(L, H - 4, '0');
+			label(W - 10, H - 4, time(t1), 'end');
+			plot.replaceChildren(svg);
+			plot.dataset.points = b.timeline.length;
+			plot.dataset.peak = top;
+		}
+
+		function show() {
+			document.querySelectorAll('#bench-table tr.bench').forEach((tr) => tr.classList.toggle('on', +tr.dataset.bench === selected));
+			if (selected < 0) {
+				delete section.dataset.selected;
+				shown.textContent = 'No benchmark chosen: the view is ' + (view.range ? 'a time range of its own.' : 'the whole run.');
+				plot.replaceChildren();
+				delete plot.dataset.points;
+				delete plot.dataset.peak;
+				return;
+			}
+			const b = list[selected];
+			section.dataset.selected = selected;
+			shown.dataset.name = b.name;
+			shown.dataset.allocations = b.allocations;
+			shown.dataset.bytesAllocated = b.bytes_allocated;
+			shown.dataset.peakBytes = b.peak_bytes;
+			shown.dataset.liveAtEnd = b.live_at_end;
+			shown.innerHTML =
+				'<b>' + escape(b.name) + '</b>' + (b.uri ? ' (' + escape(b.uri) + ')' : '') + ': ' + exact(b.allocations) + ' allocations, ' + exact(b.bytes_allocated) + ' bytes allocated, peak ' + exact(b.peak_bytes) + ' bytes above the ' + exact(b.heap_at_start) +
+				' live at its start, ' + exact(b.live_at_end) + ' bytes live at its end; its window ' + time(b.from_ns) + ' to ' + time(b.to_ns) + (b.closed ? '' : ' (never closed)') + '. The heap over time, the flamegraph and the tables below show the whole tree in that window.';
+			draw(b);
+		}
+
+		function choose(k) {
+			selected = k;
+			setRange(list[k].from_ns, Math.max(list[k].to_ns, list[k].from_ns + 1));
+		}
+
+		document.querySelectorAll('#bench-table button.bench-pick').forEach((btn) => btn.addEventListener('click', () => choose(+btn.dataset.bench)));
+		view.listeners.push(() => {
+			if (selected >= 0) {
+				const r = bucketsOf(list[selected]);
+				if (!view.range || view.range[0] !== r[0] || view.range[1] !== r[1]) selected = -1;
+			}
+			show();
+		});
+		const want = param('bench');
+		let k = list.findIndex((b) => b.name === want || (b.uri && b.uri === want));
+		if (k < 0 && /^[0-9]+$/.test(want) && +want < list.length) k = +want;
+		if (k >= 0) choose(k);
+		section.dataset.rendered = '1';
+	}
+
 	overTime();
 	const searchFlame = flame();
 	tables(searchFlame);
 	viewControls();
+	benchmarks();
 	changed();
 })();

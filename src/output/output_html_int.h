@@ -24,5 +24,7 @@ int mt_html_end(FILE *out);
 int mt_html_data(const struct mt_report *rep, FILE *out);
 /* The functions that allocate, with their callers and callees. 0 or -ENOMEM. */
 int mt_html_calls(const struct mt_report *rep, FILE *out);
+/* memtrack bench's benchmarks and their data (output_html_bench.c); nothing when none. */
+void mt_html_bench(const struct mt_report *rep, const struct mt_bench_split *bench, FILE *out);
 
 #endif
