@@ -238,6 +238,67 @@ START_TEST(stacks_give_each_benchmark_its_sites)
 }
 END_TEST
 
+/* ---- -o DIR: CodSpeed's profile folder ----------------------------------------------------- */
+
+#define CHECKER MT_SOURCE_DIR "/tools/check-codspeed-artifacts"
+
+/*
+ * -o DIR/ leaves what CodSpeed's runner leaves after a memory run: results/ROOTPID.Memtrack
+ * Artifact.msgpack with the events of the windows only (exec-harness allocates nothing in them:
+ * churn's 100 and 300 mallocs and frees are all), results/ExecutionTimestamps.msgpack naming
+ * both benchmarks, both decoded by the independent checker; memtrack's artifact in memtrack/. A
+ * second run into the same folder is refused: the runner would read both runs' files as one.
+ */
+START_TEST(output_folder_is_codspeeds_profile_folder)
+{
+	char script[8192], plan[512], prof[512], path[2048];
+	const struct mt_out *o;
+	json_object *doc, *events;
+	FILE *f;
+
+	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
+	f = fopen(plan, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"c100\"},"
+	      "{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"300\"],\"name\":\"c300\"}]",
+	      f);
+	fclose(f);
+	snprintf(prof, sizeof(prof), "%s/prof", dir);
+	snprintf(script, sizeof(script),
+		 MT_BUILD_DIR "/memtrack bench -o %s/ -- " MT_BUILD_DIR
+			      "/memtrack exec-harness - < %s",
+		 prof, plan);
+	o = in_ns(script, no_leak_check);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+	ck_assert_msg(strstr(o->err, "CodSpeed's profile folder"), "%s", o->err);
+	snprintf(path, sizeof(path), "%s/results/ExecutionTimestamps.msgpack", prof);
+	ck_assert_msg(access(path, R_OK) == 0, "no %s", path);
+	snprintf(path, sizeof(path), "ls %s/memtrack/*.mtk %s/results/*.MemtrackArtifact.msgpack",
+		 prof, prof);
+	mt_out_free(&last);
+	ck_assert_int_eq(
+	    mt_run((const char *[]){"/bin/sh", "-c", path, NULL}, NULL, NULL, 10, &last), 0);
+	ck_assert_msg(last.code == 0 && mt_count_lines(last.out, "") == 2, "%s%s", last.out,
+		      last.err);
+
+	mt_out_free(&last);
+	ck_assert_int_eq(
+	    mt_run((const char *[]){CHECKER, "memory", prof, NULL}, NULL, NULL, 60, &last), 0);
+	ck_assert_msg(last.code == 0, "checker: %s", last.err);
+	doc = parse_json(last.out);
+	events = mt_json_get(doc, "events");
+	ck_assert_int_eq(mt_json_i64(events, "Malloc"), 400);
+	ck_assert_int_eq(mt_json_i64(events, "Free"), 400);
+	ck_assert_str_eq(json_object_to_json_string(mt_json_get(doc, "uris")),
+			 "[ \"exec_harness::c100\", \"exec_harness::c300\" ]");
+	json_object_put(doc);
+
+	o = in_ns(script, no_leak_check);
+	ck_assert_msg(o->code == 2, "exit %d: %s", o->code, o->err);
+	ck_assert_msg(strstr(o->err, "results/ holds files of another run"), "%s", o->err);
+}
+END_TEST
+
 /* ---- the HTML report of a bench artifact ------------------------------------------------ */
 
 /* The attribute name of the first tag of dom that begins with tag, as a number. */
@@ -613,6 +674,7 @@ static Suite *bench_suite(void)
 	mt_add_test_unless(tc, an_unknown_protocol_version_is_one_sentence, root);
 	mt_add_test_unless(tc, garbage_on_the_fifo_is_one_sentence_never_a_hang, root);
 	mt_add_test_unless(tc, a_window_never_closed_and_nested_ones_are_reported, root);
+	mt_add_test_unless(tc, output_folder_is_codspeeds_profile_folder, root);
 	if (root)
 		mt_add_test_unless(tc, html_page_chooses_a_benchmark, root);
 	else

@@ -6,6 +6,7 @@
  * the artifact in its place among the events, then splits the artifact by benchmark window,
  * prints each benchmark's figures, and compares them with an earlier run's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -26,6 +27,8 @@
 #include "base/regfile.h"
 #include "base/privileges.h"
 #include "cmd/cmd.h"
+#include "codspeed/codspeed_stamps.h"
+#include "codspeed/codspeed_write.h"
 #include "harness/bench_server.h"
 #include "harness/harness_fifo.h"
 #include "output/output.h"
@@ -50,6 +53,9 @@ struct bench_opts {
 	struct mt_run_config cfg;
 	const char *output;
 	char default_path[64];
+	/* -o DIR: CodSpeed's profile folder, its absolute path; "" for -o FILE or none */
+	char profile[PATH_MAX];
+	char profile_artifact[PATH_MAX + 128]; /* DIR/memtrack/memtrack-...mtk */
 	bool json;
 	const char *json_path; /* --json=FILE, NULL: stdout */
 	const char *markdown;
@@ -73,6 +79,10 @@ static void usage(FILE *out)
 	    "StopProfiler, named by CurrentBenchmark) its own figures.\n"
 	    "\n"
 	    "  -o, --output FILE          the artifact (default memtrack-DATE-TIME-PID.mtk)\n"
+	    "  -o, --output DIR/          CodSpeed's profile folder, as the runner leaves it:\n"
+	    "                             DIR/results/ROOTPID.MemtrackArtifact.msgpack and\n"
+	    "                             ExecutionTimestamps.msgpack, the artifact in "
+	    "DIR/memtrack\n"
 	    "      --json[=FILE]          the figures as JSON on stdout (the command's stdout\n"
 	    "                             then goes to stderr), or into FILE\n"
 	    "      --markdown FILE        the figures (and the comparison) as Markdown\n"
@@ -233,20 +243,14 @@ static bool introspect_dir(char *buf, size_t len)
 	return false;
 }
 
-/*
- * The profile folder the runner makes (integrations write environment.json there): ./.codspeed,
- * exec-harness's default by hand, made when missing (never through a link) and given to uid.
- */
-static int make_profile(char *profile, size_t len, uid_t uid, gid_t gid)
+/* A directory made when missing (never through a link) and given to uid; one there is kept. */
+static int make_dir(const char *path, uid_t uid, gid_t gid)
 {
 	int fd;
 
-	if (!getcwd(profile, len - 16))
-		return -errno;
-	strcat(profile, "/.codspeed");
-	if (mkdir(profile, 0755) < 0)
+	if (mkdir(path, 0755) < 0)
 		return errno == EEXIST ? 0 : -errno;
-	fd = open(profile, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fchown(fd, uid, gid) < 0) {
@@ -257,12 +261,28 @@ static int make_profile(char *profile, size_t len, uid_t uid, gid_t gid)
 	return 0;
 }
 
+/*
+ * The profile folder the runner makes (integrations write environment.json there): -o DIR, else
+ * ./.codspeed, exec-harness's default by hand, made when missing and given to uid.
+ */
+static int make_profile(const struct bench_opts *o, char *profile, size_t len, uid_t uid, gid_t gid)
+{
+	if (o->profile[0]) {
+		snprintf(profile, len, "%s", o->profile);
+		return 0; /* made by checks() */
+	}
+	if (!getcwd(profile, len - 16))
+		return -errno;
+	strcat(profile, "/.codspeed");
+	return make_dir(profile, uid, gid);
+}
+
 static int set_env(const struct bench_opts *o, uid_t uid, gid_t gid)
 {
 	char profile[PATH_MAX], dir[PATH_MAX], *path;
 	const char *old = getenv("PATH");
 	struct utsname u;
-	int err = make_profile(profile, sizeof(profile), uid, gid);
+	int err = make_profile(o, profile, sizeof(profile), uid, gid);
 
 	if (err) {
 		fprintf(stderr, "memtrack bench: cannot make the profile folder .codspeed: %s\n",
@@ -313,6 +333,15 @@ static int exit_status(const struct mt_run_result *res)
 					   : 128 + WTERMSIG(res->wait_status);
 }
 
+/* The user the command runs as, who gets the FIFOs and the profile folder. */
+static void command_user(const struct bench_opts *o, uid_t *uid, gid_t *gid)
+{
+	bool other = o->cfg.identity.drop_privileges || o->cfg.identity.elevated;
+
+	*uid = other ? o->cfg.identity.uid : geteuid();
+	*gid = other ? o->cfg.identity.gid : getegid();
+}
+
 /* The run: 0 with *res, or the exit status of a failure (said). */
 static int run(struct bench_opts *o, struct mt_run_result *res, struct mt_bench_server_stats *stats)
 {
@@ -328,10 +357,7 @@ static int run(struct bench_opts *o, struct mt_run_result *res, struct mt_bench_
 	if (err)
 		return 1;
 	o->cfg.tracker = tracker;
-	sc.uid = o->cfg.identity.drop_privileges || o->cfg.identity.elevated ? o->cfg.identity.uid
-									     : geteuid();
-	sc.gid = o->cfg.identity.drop_privileges || o->cfg.identity.elevated ? o->cfg.identity.gid
-									     : getegid();
+	command_user(o, &sc.uid, &sc.gid);
 	if (mt_tracker_events(tracker, &mark.events) || set_env(o, sc.uid, sc.gid))
 		goto out;
 	sc.mark = record_mark;
@@ -519,6 +545,133 @@ struct mt_bench_split *mt_cmd_bench_for_page(const char *path)
 	return split;
 }
 
+/* ---- -o DIR: CodSpeed's profile folder ------------------------------------------------------ */
+
+/* Whether -o names a profile folder: an existing directory, or a name ending in '/'. */
+static bool output_is_folder(const char *output)
+{
+	struct stat st;
+	size_t n = strlen(output);
+
+	return (n && output[n - 1] == '/') || (!stat(output, &st) && S_ISDIR(st.st_mode));
+}
+
+/* A subfolder of the profile folder: made, or there and a directory of no other run. */
+static int profile_subdir(const struct bench_opts *o, const char *name, char *why, size_t len)
+{
+	char path[PATH_MAX + 16];
+	uid_t uid;
+	gid_t gid;
+	struct stat st;
+	int err;
+
+	command_user(o, &uid, &gid);
+	snprintf(path, sizeof(path), "%s/%s", o->profile, name);
+	err = make_dir(path, uid, gid);
+	if (!err && (lstat(path, &st) || !S_ISDIR(st.st_mode)))
+		err = -ENOTDIR;
+	if (err) {
+		snprintf(why, len, "%s/: %s", name, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* Whether results/ holds anything: the runner would read another run's files as this one's. */
+static bool results_used(const struct bench_opts *o)
+{
+	char path[PATH_MAX + 16];
+	struct dirent *e;
+	bool used = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/results", o->profile);
+	d = opendir(path);
+	while (d && !used && (e = readdir(d)))
+		used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	return used;
+}
+
+/* -o DIR: the folder, its results/ and memtrack/, and the artifact's name in memtrack/. */
+static int prepare_profile(struct bench_opts *o)
+{
+	char p[MT_PRINTABLE_MAX], why[PATH_MAX + 64] = "";
+	uid_t uid;
+	gid_t gid;
+	int err;
+
+	command_user(o, &uid, &gid);
+	err = make_dir(o->output, uid, gid);
+	if (!err && !realpath(o->output, o->profile))
+		err = -errno;
+	if (err)
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	if (!err)
+		err = profile_subdir(o, "results", why, sizeof(why));
+	if (!err && results_used(o)) {
+		snprintf(why, sizeof(why),
+			 "its results/ holds files of another run, which CodSpeed's runner would "
+			 "read as this one's (give an empty folder)");
+		err = -EEXIST;
+	}
+	if (!err)
+		err = profile_subdir(o, "memtrack", why, sizeof(why));
+	if (err) {
+		mt_cmd_usage_error(&bench_cmd, "-o %s: %s", mt_printable(p, sizeof(p), o->output),
+				   why);
+		return err;
+	}
+	snprintf(o->profile_artifact, sizeof(o->profile_artifact), "%s/memtrack/%s", o->profile,
+		 mt_cmd_default_artifact(o->default_path, sizeof(o->default_path)));
+	return 0;
+}
+
+/*
+ * What CodSpeed's runner leaves in results/ after a memory run, from the artifact (after the
+ * run, with the user's rights): its tracker's ROOTPID.MemtrackArtifact.msgpack, events inside the
+ * windows only (the runner enables its tracker at StartProfiler, disables it at StopProfiler),
+ * and ExecutionTimestamps.msgpack, what it notes of the FIFO's messages. 0 or 1 (said).
+ */
+static int write_profile(const struct bench_opts *o)
+{
+	struct mt_codspeed_stamps st = {0};
+	struct mt_codspeed_job job = {.mtk = o->cfg.artifact_path, .gated = true};
+	char results[PATH_MAX + 16], path[PATH_MAX + 64], err[MT_ARTIFACT_ERRLEN] = "";
+	int ret;
+
+	snprintf(results, sizeof(results), "%s/results", o->profile);
+	snprintf(path, sizeof(path), "%s/ExecutionTimestamps.msgpack", results);
+	ret = mt_codspeed_stamps_of(o->cfg.artifact_path, &st, err, sizeof(err));
+	if (!ret) {
+		job.dir = results;
+		job.windows = st.windows;
+		job.n_windows = st.n_windows;
+		ret = mt_codspeed_write_artifact(&job);
+		if (ret)
+			snprintf(path, sizeof(path), "%s", job.path[0] ? job.path : results);
+		if (ret && job.err[0])
+			snprintf(err, sizeof(err), "%s", job.err);
+	}
+	if (!ret)
+		ret = mt_codspeed_write_stamps(path, &st, &o->cfg.identity, err, sizeof(err));
+	if (ret) {
+		char p[MT_PRINTABLE_MAX];
+
+		fprintf(stderr, "memtrack bench: cannot write CodSpeed's %s: %s\n",
+			mt_printable(p, sizeof(p), path), err[0] ? err : strerror(-ret));
+	} else if (!o->quiet) {
+		fprintf(stderr,
+			"memtrack bench: CodSpeed's profile folder %s: %llu events in %s, %zu "
+			"benchmarks in ExecutionTimestamps.msgpack\n",
+			o->profile, (unsigned long long)job.events, strrchr(job.path, '/') + 1,
+			st.n_uris);
+	}
+	mt_codspeed_stamps_free(&st);
+	return ret ? 1 : 0;
+}
+
 static int checks(struct bench_opts *o)
 {
 	if (o->markdown && mt_cmd_check_writable(&bench_cmd, "--markdown", o->markdown,
@@ -530,13 +683,22 @@ static int checks(struct bench_opts *o)
 	if (o->from)
 		return 0;
 	o->cfg.track = true;
-	o->cfg.artifact_path =
-	    o->output ? o->output
-		      : mt_cmd_default_artifact(o->default_path, sizeof(o->default_path));
-	o->cfg.artifact_new = !o->output;
-	if (mt_cmd_check_writable(
-		&bench_cmd, o->output ? "-o" : "the artifact", o->cfg.artifact_path,
-		o->output ? MT_OUTFILE_REPLACE : MT_OUTFILE_NEW, &o->cfg.identity))
+	if (o->output && output_is_folder(o->output)) {
+		if (prepare_profile(o))
+			return MT_EXIT_USAGE;
+		o->cfg.artifact_path = o->profile_artifact;
+		o->cfg.artifact_new = true;
+		o->cfg.mappings = true; /* CodSpeed's tracker records mmap, munmap and brk */
+	} else {
+		o->cfg.artifact_path =
+		    o->output ? o->output
+			      : mt_cmd_default_artifact(o->default_path, sizeof(o->default_path));
+		o->cfg.artifact_new = !o->output;
+	}
+	if (mt_cmd_check_writable(&bench_cmd, o->output && !o->profile[0] ? "-o" : "the artifact",
+				  o->cfg.artifact_path,
+				  o->output && !o->profile[0] ? MT_OUTFILE_REPLACE : MT_OUTFILE_NEW,
+				  &o->cfg.identity))
 		return MT_EXIT_USAGE;
 	return mt_check_capabilities(true) < 0 ? 1 : 0;
 }
@@ -595,6 +757,8 @@ int mt_cmd_bench(int argc, char **argv)
 		goto out;
 	}
 	rr = report(&o, o.from ? o.from : o.cfg.artifact_path, json_out);
+	if (o.profile[0] && write_profile(&o) && !rr)
+		rr = 1;
 	if (!o.from && !o.quiet) {
 		char p[MT_PRINTABLE_MAX];
 

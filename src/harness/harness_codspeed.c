@@ -12,13 +12,12 @@
  *   it apart from the runner's own ExecutionTimestamps.msgpack.
  */
 #include <errno.h>
-#include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "base/outfile.h"
+#include "codspeed/codspeed_stamps.h"
 #include "codspeed/codspeed_write.h"
 #include "harness/harness.h"
 
@@ -48,70 +47,41 @@ static int publish(const struct mt_harness *h, struct mt_bench_result *b)
 	return ret;
 }
 
-/* ---- The execution timestamps --------------------------------------------------------------- */
-
-static void pack_marker(msgpack_packer *pk, const char *name, uint64_t ts)
-{
-	msgpack_pack_map(pk, 1);
-	mt_codspeed_pack_str(pk, name);
-	msgpack_pack_uint64(pk, ts);
-}
+/* ---- The execution timestamps (codspeed_stamps.c) ----------------------------------------- */
 
 /*
- * Per benchmark, what exec-harness's hooks make the runner record: SampleStart when the
- * benchmark starts, SampleEnd when it stops, then its URI with the time it was named.
+ * Per benchmark, what exec-harness's hooks make the runner record: its URI with the time it was
+ * named (its end), and a sample from the start to the end of its tracked run.
  */
-static void pack_timestamps(msgpack_packer *pk, const struct mt_bench_result *res, size_t n)
+static int note_timestamps(struct mt_codspeed_stamps *st, const struct mt_bench_result *res,
+			   size_t n)
 {
-	size_t i;
+	int ret = 0;
 
-	msgpack_pack_map(pk, 2);
-	mt_codspeed_pack_str(pk, "uri_by_ts");
-	msgpack_pack_array(pk, n);
-	for (i = 0; i < n; i++) {
-		msgpack_pack_array(pk, 2);
-		msgpack_pack_uint64(pk, res[i].tracked_end_ns);
-		mt_codspeed_pack_str(pk, res[i].uri);
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = mt_codspeed_stamps_uri(st, res[i].tracked_end_ns, res[i].uri);
+	for (size_t i = 0; i < n && !ret; i++) {
+		ret = mt_codspeed_stamps_marker(st, MT_CS_SAMPLE_START, res[i].tracked_start_ns);
+		if (!ret)
+			ret =
+			    mt_codspeed_stamps_marker(st, MT_CS_SAMPLE_END, res[i].tracked_end_ns);
 	}
-	mt_codspeed_pack_str(pk, "markers");
-	msgpack_pack_array(pk, 2 * n);
-	for (i = 0; i < n; i++) {
-		pack_marker(pk, "SampleStart", res[i].tracked_start_ns);
-		pack_marker(pk, "SampleEnd", res[i].tracked_end_ns);
-	}
+	return ret;
 }
 
 static int write_timestamps(const struct mt_harness *h, const struct mt_bench_result *res, size_t n)
 {
-	char path[PATH_MAX + 64], tmp[PATH_MAX + 80];
-	msgpack_sbuffer buf;
-	msgpack_packer pk;
-	char why[256] = "";
-	FILE *f = NULL;
-	int ret = 0, fd;
+	struct mt_codspeed_stamps st = {0};
+	char path[PATH_MAX + 64], why[256] = "";
+	int ret = note_timestamps(&st, res, n);
 
 	snprintf(path, sizeof(path), "%s/%d" TIMESTAMPS_SUFFIX, h->results_dir, (int)getpid());
-	snprintf(tmp, sizeof(tmp), "%s/.memtrack-%d-timestamps.tmp", h->results_dir, (int)getpid());
-	msgpack_sbuffer_init(&buf);
-	msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
-	pack_timestamps(&pk, res, n);
-	fd = mt_outfile_open(tmp, MT_OUTFILE_REPLACE, &h->base.identity, why, sizeof(why));
-	if (fd >= 0 && !(f = fdopen(fd, "w")))
-		close(fd);
-	if (!f)
-		ret = fd < 0 ? fd : -ENOMEM;
-	else if (fwrite(buf.data, 1, buf.size, f) != buf.size)
-		ret = -EIO;
-	if (f && fclose(f) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		unlink(tmp);
+	if (!ret)
+		ret = mt_codspeed_write_stamps(path, &st, &h->base.identity, why, sizeof(why));
+	if (ret)
 		fprintf(stderr, MT_HARNESS_PROG ": cannot write '%s': %s\n", path,
 			why[0] ? why : strerror(-ret));
-	}
-	msgpack_sbuffer_destroy(&buf);
+	mt_codspeed_stamps_free(&st);
 	return ret;
 }
 
