@@ -25,6 +25,7 @@
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
+#include "lib/twin.h"
 
 #define NODE_MODULES MT_SOURCE_DIR "/tests/node/node_modules"
 #define NODE_BENCH   MT_SOURCE_DIR "/tests/node/bench.cjs"
@@ -296,6 +297,70 @@ START_TEST(output_folder_is_codspeeds_profile_folder)
 	o = in_ns(script, no_leak_check);
 	ck_assert_msg(o->code == 2, "exit %d: %s", o->code, o->err);
 	ck_assert_msg(strstr(o->err, "results/ holds files of another run"), "%s", o->err);
+}
+END_TEST
+
+/* ---- the runner twin turned around --------------------------------------------------------- */
+
+#define TWIN_INTEGRATION MT_TWIN_BIN("twin_integration")
+
+/* The twin (tests/twin), or why its test is skipped. */
+static const char *twin_missing(void)
+{
+	return mt_cargo_build(MT_SOURCE_DIR "/tests/twin", MT_TWIN_DIR,
+			      (const char *const[]){"twin_integration", NULL});
+}
+
+/*
+ * tests/twin's twin_integration plays an integration against memtrack bench: each of memtrack's
+ * replies, decoded with the runner's types, is what runner 5.0.2 answers (the twin fails
+ * otherwise); its two windows hold exactly the blocks it allocated and freed in them; the
+ * profile folder of -o DIR/ decodes with the runner's types, every event in a sample. With
+ * frames the runner answers Err, memtrack answers Err too, and exits 1 for them.
+ */
+START_TEST(twin_integration_gets_the_runners_answers)
+{
+	char cmd[1024];
+	const struct mt_out *o;
+	json_object *doc, *b;
+
+	o = in_ns(MT_BUILD_DIR "/memtrack bench --json -o prof/ -- " TWIN_INTEGRATION " client",
+		  NULL);
+	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
+	ck_assert_msg(strstr(o->err, "twin: ok: 10 frames, 2 benchmarks"), "%s", o->err);
+	doc = parse_json(o->out);
+	b = bench_named(doc, "alloc_3x4096");
+	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "uri")),
+			 "twin_integration::alloc_3x4096");
+	ck_assert_int_eq(mt_json_i64(b, "allocations"), 3);
+	ck_assert_int_eq(mt_json_i64(b, "frees"), 3);
+	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 3 * 4096);
+	ck_assert_int_eq(mt_json_i64(b, "peak_bytes"), 3 * 4096);
+	ck_assert_int_eq(mt_json_i64(b, "live_at_end"), 0);
+	b = bench_named(doc, "alloc_100000");
+	ck_assert_int_eq(mt_json_i64(b, "allocations"), 1);
+	ck_assert_int_eq(mt_json_i64(b, "frees"), 1);
+	ck_assert_int_eq(mt_json_i64(b, "bytes_allocated"), 100000);
+	ck_assert_int_eq(mt_json_i64(b, "peak_bytes"), 100000);
+	json_object_put(doc);
+
+	snprintf(cmd, sizeof(cmd), "%s/prof", dir);
+	mt_out_free(&last);
+	ck_assert_int_eq(
+	    mt_run((const char *[]){TWIN_INTEGRATION, "profile", cmd, NULL}, NULL, NULL, 60, &last),
+	    0);
+	ck_assert_msg(last.code == 0, "%s%s", last.out, last.err);
+	ck_assert_msg(strstr(last.out, "(Malloc 4, Free 4, other "), "%s", last.out);
+	ck_assert_msg(strstr(last.out, "in 2 samples, uris twin_integration::alloc_3x4096,"
+				       "twin_integration::alloc_100000"),
+		      "%s", last.out);
+
+	o = in_ns(MT_BUILD_DIR "/memtrack bench -o b.mtk -- " TWIN_INTEGRATION " client --refused",
+		  NULL);
+	ck_assert_msg(o->code == 1, "exit %d: %s%s", o->code, o->out, o->err);
+	ck_assert_msg(strstr(o->out, "twin: ok: 12 frames, 2 benchmarks"), "%s", o->out);
+	ck_assert_msg(strstr(o->err, "PingProfiler is no message an integration sends"), "%s",
+		      o->err);
 }
 END_TEST
 
@@ -675,6 +740,8 @@ static Suite *bench_suite(void)
 	mt_add_test_unless(tc, garbage_on_the_fifo_is_one_sentence_never_a_hang, root);
 	mt_add_test_unless(tc, a_window_never_closed_and_nested_ones_are_reported, root);
 	mt_add_test_unless(tc, output_folder_is_codspeeds_profile_folder, root);
+	mt_add_test_unless(tc, twin_integration_gets_the_runners_answers,
+			   root ? root : twin_missing());
 	if (root)
 		mt_add_test_unless(tc, html_page_chooses_a_benchmark, root);
 	else
