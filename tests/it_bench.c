@@ -699,6 +699,25 @@ START_TEST(garbage_on_the_fifo_is_one_sentence_never_a_hang)
 }
 END_TEST
 
+/* Under sudo, the profile folder and its files are the invoking user's, who uploads them. */
+START_TEST(profile_folder_belongs_to_the_commands_user)
+{
+	const char *env[] = {"SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody", NULL};
+	const struct mt_out *o;
+
+	chmod(dir, 0777);
+	client(F_START " " F_STOP, NULL);
+	o = in_ns(MT_BUILD_DIR "/memtrack bench -q -o prof/ -- sh client.sh && stat -c '%U %n' "
+			       "prof prof/results prof/memtrack prof/results/* prof/memtrack/*",
+		  env);
+	ck_assert_msg(o->code == 0, "exit %d: %s%s", o->code, o->out, o->err);
+	ck_assert_int_eq(mt_count_lines(o->out, "nobody prof"), 6);
+	ck_assert_msg(strstr(o->out, "nobody prof/results/ExecutionTimestamps.msgpack\n"), "%s",
+		      o->out);
+	ck_assert_msg(strstr(o->out, ".MemtrackArtifact.msgpack\n"), "%s", o->out);
+}
+END_TEST
+
 START_TEST(a_window_never_closed_and_nested_ones_are_reported)
 {
 	const struct mt_out *o;
@@ -740,6 +759,7 @@ static Suite *bench_suite(void)
 	mt_add_test_unless(tc, garbage_on_the_fifo_is_one_sentence_never_a_hang, root);
 	mt_add_test_unless(tc, a_window_never_closed_and_nested_ones_are_reported, root);
 	mt_add_test_unless(tc, output_folder_is_codspeeds_profile_folder, root);
+	mt_add_test_unless(tc, profile_folder_belongs_to_the_commands_user, root);
 	mt_add_test_unless(tc, twin_integration_gets_the_runners_answers,
 			   root ? root : twin_missing());
 	if (root)

@@ -637,7 +637,8 @@ static int prepare_profile(struct bench_opts *o)
 static int write_profile(const struct bench_opts *o)
 {
 	struct mt_codspeed_stamps st = {0};
-	struct mt_codspeed_job job = {.mtk = o->cfg.artifact_path, .gated = true};
+	struct mt_codspeed_job job = {
+	    .mtk = o->cfg.artifact_path, .gated = true, .owner = &o->cfg.identity};
 	char results[PATH_MAX + 16], path[PATH_MAX + 64], err[MT_ARTIFACT_ERRLEN] = "";
 	int ret;
 

@@ -229,7 +229,8 @@ static int convert(struct mt_artifact_reader *r, struct cs_writer *w, uint32_t *
 }
 
 /* A new file, as memtrack makes any (base/outfile.h): no link followed, nothing replaced. */
-static int open_tmp(const char *dir, char *tmp, size_t len, FILE **out, char *err, size_t errlen)
+static int open_tmp(const char *dir, const struct mt_identity *owner, char *tmp, size_t len,
+		    FILE **out, char *err, size_t errlen)
 {
 	static unsigned int serial;
 	int fd, ret;
@@ -237,7 +238,7 @@ static int open_tmp(const char *dir, char *tmp, size_t len, FILE **out, char *er
 	/* A name without "MemtrackArtifact" until it is whole: the runner reads any such file. */
 	snprintf(tmp, len, "%s/.memtrack-%d-%u.tmp", dir, (int)getpid(),
 		 __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
-	fd = mt_outfile_open(tmp, MT_OUTFILE_NEW, NULL, err, errlen);
+	fd = mt_outfile_open(tmp, MT_OUTFILE_NEW, owner, err, errlen);
 	if (fd < 0)
 		return fd;
 	*out = fdopen(fd, "w");
@@ -261,7 +262,8 @@ int mt_codspeed_convert(struct mt_codspeed_job *job)
 	ret = mt_artifact_open(&r, job->mtk, job->err, sizeof(job->err));
 	if (ret)
 		return ret;
-	ret = open_tmp(job->dir, job->tmp, sizeof(job->tmp), &w.out, job->err, sizeof(job->err));
+	ret = open_tmp(job->dir, job->owner, job->tmp, sizeof(job->tmp), &w.out, job->err,
+		       sizeof(job->err));
 	if (ret) {
 		job->tmp[0] = '\0';
 		goto out;

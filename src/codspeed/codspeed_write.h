@@ -14,6 +14,8 @@
 
 #include "reader/artifact_read.h"
 
+struct mt_identity;
+
 /* A recording window, CLOCK_MONOTONIC ns: an event at start_ns <= ts < end_ns is written. */
 struct mt_codspeed_window {
 	uint64_t start_ns;
@@ -27,6 +29,8 @@ struct mt_codspeed_job {
 	const struct mt_codspeed_window *windows;
 	size_t n_windows;
 	bool gated;
+	/* the user the file is made for (base/outfile.h), NULL: whoever memtrack runs as */
+	const struct mt_identity *owner;
 	/* Out: the root's pid (the file's name; memtrack's own pid when no record names one), the
 	 * events written, the file, and on failure a sentence (else ""). */
 	uint32_t root;
