@@ -525,8 +525,7 @@ static int replay(const char *path, struct mt_bench_split *out, char *err, size_
 	return ret;
 }
 
-static int split_load(const char *path, bool windows_only, struct mt_bench_split **out, char *err,
-		      size_t errlen)
+int mt_bench_split_load(const char *path, struct mt_bench_split **out, char *err, size_t errlen)
 {
 	struct mt_bench_split *s = calloc(1, sizeof(*s));
 	struct split_state st = {.out = s, .open = -1, .err = err, .errlen = errlen};
@@ -537,11 +536,6 @@ static int split_load(const char *path, bool windows_only, struct mt_bench_split
 	if (!s)
 		return -ENOMEM;
 	ret = read_marks(path, &st);
-	/* No window to show: nothing to count. */
-	if (!ret && !s->n && windows_only) {
-		*out = s;
-		return 0;
-	}
 	if (!ret && s->has_stacks && !(s->stacks = mt_sites_new()))
 		ret = -ENOMEM;
 	if (!ret)
@@ -552,16 +546,6 @@ static int split_load(const char *path, bool windows_only, struct mt_bench_split
 	}
 	*out = s;
 	return 0;
-}
-
-int mt_bench_split_load(const char *path, struct mt_bench_split **out, char *err, size_t errlen)
-{
-	return split_load(path, false, out, err, errlen);
-}
-
-int mt_bench_split_windows(const char *path, struct mt_bench_split **out, char *err, size_t errlen)
-{
-	return split_load(path, true, out, err, errlen);
 }
 
 void mt_bench_split_free(struct mt_bench_split *s)

@@ -90,11 +90,6 @@ uint64_t mt_bench_average(const struct mt_bench_window *w);
  * negative errno with a sentence in err.
  */
 int mt_bench_split_load(const char *path, struct mt_bench_split **out, char *err, size_t errlen);
-/*
- * The same for a reader that wants windows only (report --html asks it of every artifact): one
- * read of an artifact that has none, which is then returned with n 0 and nothing counted.
- */
-int mt_bench_split_windows(const char *path, struct mt_bench_split **out, char *err, size_t errlen);
 void mt_bench_split_free(struct mt_bench_split *s);
 
 #endif

@@ -104,6 +104,7 @@ struct mt_report {
 	struct mt_artifact_footer footer; /* zero without a footer */
 	uint64_t events;
 	uint64_t unknown_events; /* kinds this version does not know: passed over */
+	uint64_t bench_marks;	 /* memtrack bench's marks (type 12): windows bench.h splits */
 	uint64_t last_event_ns;	 /* the latest event's time (CLOCK_MONOTONIC), 0: no event */
 	struct mt_report_totals totals;
 	size_t n_images; /* in order of appearance, owned by the report */

@@ -531,7 +531,7 @@ struct mt_bench_split *mt_cmd_bench_for_page(const char *path)
 	struct mt_bench_split *split = NULL;
 	char err[256], p[MT_PRINTABLE_MAX];
 
-	if (mt_bench_split_windows(path, &split, err, sizeof(err))) {
+	if (mt_bench_split_load(path, &split, err, sizeof(err))) {
 		fprintf(stderr,
 			"memtrack: %s: its benchmark windows cannot be read (%s): the page has "
 			"none\n",

@@ -203,7 +203,7 @@ static int write_files(struct mt_report *rep, const char *path, const struct rep
 	if (!o->html)
 		return 0;
 	/* An artifact of memtrack bench: the page gets its benchmark selector. */
-	bench = mt_cmd_bench_for_page(path);
+	bench = rep->bench_marks ? mt_cmd_bench_for_page(path) : NULL;
 	ret = write_file(o->html, FILE_HTML, rep, bench, o);
 	mt_bench_split_free(bench);
 	return ret;
