@@ -14,6 +14,7 @@
 
 #include "aggregate/bench.h"
 #include "aggregate/bench_compare.h"
+#include "codspeed/codspeed_stamps.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 #include "writer/artifact.h"
@@ -125,6 +126,17 @@ START_TEST(windows_pair_and_count_as_documented)
 	ck_assert_uint_eq(w1->peak_bytes, 1000); /* 100 + 1000, above the 100 of the start */
 	ck_assert_uint_eq(w1->live_at_end, 50);
 	ck_assert_uint_eq(w1->live_blocks_at_end, 1);
+	/*
+	 * Its heap over time: 100 at the start (ts 4); one bucket (the window's 6 ns are less
+	 * than its first width) whose largest value, 1100, is the peak; 50 at the stop, 6 ns in.
+	 */
+	ck_assert_uint_eq(w1->n_timeline, 3);
+	ck_assert_uint_eq(w1->timeline[0].t_ns, 0);
+	ck_assert_uint_eq(w1->timeline[0].live_bytes, 100);
+	ck_assert_uint_eq(w1->timeline[1].t_ns, 0);
+	ck_assert_uint_eq(w1->timeline[1].live_bytes, 1100);
+	ck_assert_uint_eq(w1->timeline[2].t_ns, 6);
+	ck_assert_uint_eq(w1->timeline[2].live_bytes, 50);
 	w2 = &s->w[1];
 	ck_assert_str_eq(w2->uri, "");
 	ck_assert_str_eq(w2->name, "window 2");
@@ -177,6 +189,88 @@ START_TEST(comparison_marks_only_the_grown_metric)
 }
 END_TEST
 
+/*
+ * A window of 1,000 changes 1 ms apart, the heap growing to its peak at the 700th and falling
+ * back: at most MT_BENCH_TIMELINE_MAX + 2 points, in time order, the peak one of them exactly.
+ */
+START_TEST(a_long_window_has_a_bounded_timeline_with_its_peak)
+{
+	struct mt_artifact_header h = {.watcher = "fentry", .argc = 1, .argv = argv_x};
+	struct mt_artifact_footer foot = {0};
+	const struct mt_bench_window *bw;
+	struct mt_bench_split *s;
+	char err[160], *path = mt_tmpfile();
+	uint64_t top = 0;
+
+	t = nev = 0;
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	proc(100, 0, "0");
+	mark(MT_BENCH_START, 0, "");
+	for (int i = 0; i < 1000; i++) {
+		t += 1000 * 1000;
+		if (i < 700)
+			ev(100, MT_K_MALLOC, 0x10000 + 16 * (uint64_t)i, 8);
+		else
+			ev(100, MT_K_FREE, 0x10000 + 16 * (uint64_t)(i - 700), 0);
+	}
+	mark(MT_BENCH_STOP, 0, "");
+	foot.events = nev;
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+
+	ck_assert_int_eq(mt_bench_split_load(path, &s, err, sizeof(err)), 0);
+	bw = &s->w[0];
+	ck_assert_uint_eq(bw->peak_bytes, 700 * 8);
+	ck_assert_uint_le(bw->n_timeline, MT_BENCH_TIMELINE_MAX + 2);
+	ck_assert_uint_ge(bw->n_timeline, MT_BENCH_TIMELINE_MAX / 2);
+	for (size_t i = 0; i < bw->n_timeline; i++) {
+		if (i)
+			ck_assert_uint_ge(bw->timeline[i].t_ns, bw->timeline[i - 1].t_ns);
+		if (bw->timeline[i].live_bytes > top)
+			top = bw->timeline[i].live_bytes;
+	}
+	ck_assert_uint_eq(top, 700 * 8);
+	ck_assert_uint_eq(bw->timeline[bw->n_timeline - 1].t_ns, bw->stop_ns - bw->start_ns);
+	ck_assert_uint_eq(bw->timeline[bw->n_timeline - 1].live_bytes, 400 * 8);
+	mt_bench_split_free(s);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/*
+ * The runner's ExecutionTimestamps of write_run's marks (codspeed_stamps.c): a SampleStart at
+ * the first StartProfiler, its SampleEnd, the stray StopProfiler and the nested StartProfiler
+ * ignored, every CurrentBenchmark noted, the stray one too; the tracker's windows the samples,
+ * the last one never disabled.
+ */
+START_TEST(execution_timestamps_are_the_runners_notes_of_the_marks)
+{
+	struct mt_codspeed_stamps st = {0};
+	char err[160], *path = write_run();
+
+	ck_assert_int_eq(mt_codspeed_stamps_of(path, &st, err, sizeof(err)), 0);
+	ck_assert_uint_eq(st.n_markers, 3);
+	ck_assert_int_eq(st.markers[0].kind, MT_CS_SAMPLE_START);
+	ck_assert_uint_eq(st.markers[0].ts_ns, 4);
+	ck_assert_int_eq(st.markers[1].kind, MT_CS_SAMPLE_END);
+	ck_assert_uint_eq(st.markers[1].ts_ns, 10);
+	ck_assert_int_eq(st.markers[2].kind, MT_CS_SAMPLE_START);
+	ck_assert_uint_eq(st.markers[2].ts_ns, 14);
+	ck_assert_uint_eq(st.n_uris, 2);
+	ck_assert_uint_eq(st.uris[0].ts_ns, 11);
+	ck_assert_str_eq(st.uris[0].uri, "file.js::group::one");
+	ck_assert_str_eq(st.uris[1].uri, "file.js::stray");
+	ck_assert_uint_eq(st.n_windows, 2);
+	ck_assert_uint_eq(st.windows[0].start_ns, 4);
+	ck_assert_uint_eq(st.windows[0].end_ns, 10);
+	ck_assert_uint_eq(st.windows[1].start_ns, 14);
+	ck_assert_uint_eq(st.windows[1].end_ns, UINT64_MAX);
+	mt_codspeed_stamps_free(&st);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 static Suite *bench_suite(void)
 {
 	Suite *s = suite_create("bench_split");
@@ -184,6 +278,8 @@ static Suite *bench_suite(void)
 
 	tcase_add_test(tc, windows_pair_and_count_as_documented);
 	tcase_add_test(tc, comparison_marks_only_the_grown_metric);
+	tcase_add_test(tc, a_long_window_has_a_bounded_timeline_with_its_peak);
+	tcase_add_test(tc, execution_timestamps_are_the_runners_notes_of_the_marks);
 	suite_add_tcase(s, tc);
 	return s;
 }
