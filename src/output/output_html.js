@@ -519,7 +519,7 @@
 			shown.dataset.liveAtEnd = b.live_at_end;
 			shown.innerHTML =
 				'<b>' + escape(b.name) + '</b>' + (b.uri ? ' (' + escape(b.uri) + ')' : '') + ': ' + exact(b.allocations) + ' allocations, ' + exact(b.bytes_allocated) + ' bytes allocated, peak ' + exact(b.peak_bytes) + ' bytes above the ' + exact(b.heap_at_start) +
-				' live at its start, ' + exact(b.live_at_end) + ' bytes live at its end; its window ' + time(b.from_ns) + ' to ' + time(b.to_ns) + (b.closed ? '' : ' (never closed)') + '. The heap over time, the flamegraph and the tables below show the whole tree in that window.';
+				' live at its start, ' + exact(b.live_at_end) + ' bytes live at its end; its window ' + time(b.from_ns) + ' to ' + time(b.to_ns) + (b.closed ? '' : ' (never closed)') + '. The band on the heap over time and the flamegraph below are the whole tree\'s in that window.';
 			draw(b);
 		}
 

@@ -4,8 +4,8 @@
  * benchmark windows with their figures (aggregate/bench.h), and their data, one
  * <script type="application/json" id="mt-bench">, from which the page's script (its
  * "benchmarks" section in output_html.js) makes the table a selector: choosing a benchmark sets
- * the page's time range to its window, so that the heap over time, the flamegraph and the tables
- * show that window, and draws the benchmark's own heap over time.
+ * the page's time range to its window (the band on the heap over time, the flamegraph of that
+ * range), and draws the benchmark's own heap over time.
  *
  * Times in the data are ns from the run's start, as the page's time range has them (the
  * timeline's start_ns); each benchmark's timeline is bench.h's, ns from its window's start.
