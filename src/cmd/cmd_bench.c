@@ -630,9 +630,10 @@ static int prepare_profile(struct bench_opts *o)
 
 /*
  * What CodSpeed's runner leaves in results/ after a memory run, from the artifact (after the
- * run, with the user's rights): its tracker's ROOTPID.MemtrackArtifact.msgpack, events inside the
- * windows only (the runner enables its tracker at StartProfiler, disables it at StopProfiler),
- * and ExecutionTimestamps.msgpack, what it notes of the FIFO's messages. 0 or 1 (said).
+ * run; the files are the command's user's, as the folder is): its tracker's
+ * ROOTPID.MemtrackArtifact.msgpack, events inside the windows only (the runner enables its tracker
+ * at StartProfiler, disables it at StopProfiler), and ExecutionTimestamps.msgpack, what it notes of
+ * the FIFO's messages. 0 or 1 (said).
  */
 static int write_profile(const struct bench_opts *o)
 {
