@@ -300,9 +300,12 @@ static void timeline_note(struct replay *rp)
 /* The window's points: its start, the buckets that changed, its stop (at end_ns). */
 static void timeline_keep(struct replay *rp, struct mt_bench_window *w, uint64_t end_ns)
 {
-	size_t n = 0;
+	size_t n = 2; /* the start and the stop */
 
-	w->timeline = calloc(MT_BENCH_TIMELINE_MAX + 2, sizeof(*w->timeline));
+	for (size_t b = 0; b < MT_BENCH_TIMELINE_MAX; b++)
+		n += rp->tl_set[b];
+	w->timeline = calloc(n, sizeof(*w->timeline));
+	n = 0;
 	if (!w->timeline) {
 		rp->err = -ENOMEM;
 		return;
