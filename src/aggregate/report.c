@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/strv.h"
 #include "base/grow.h"
 #include "aggregate/report.h"
@@ -492,61 +493,203 @@ static void report_fail(char *err, size_t errlen, const char *msg)
 		snprintf(err, errlen, "%s", msg);
 }
 
+/* An empty report of r's artifact, ready to count the items read from it. 0 or -ENOMEM. */
+static int report_begin(struct mt_artifact_reader *r, unsigned int flags, struct mt_report **out)
+{
+	struct mt_report *rep = calloc(1, sizeof(*rep));
+
+	*out = rep;
+	if (!rep || !(rep->index = calloc(1, sizeof(*rep->index))) ||
+	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new()) ||
+	    ((flags & MT_REPORT_CELLS) && !(rep->cells = mt_cells_new())) ||
+	    !(rep->leaks = mt_leaks_new()) || !(rep->rss = mt_rss_new()))
+		return -ENOMEM;
+	mt_images_on_release(rep->index->images, site_release, rep);
+	mt_images_on_temporary(rep->index->images, site_temporary, rep);
+	mt_images_on_live(rep->index->images, on_live, rep);
+	if (copy_info(rep, mt_artifact_info(r)) ||
+	    !(rep->timeline = mt_timeline_new(rep->start_mono_ns)) ||
+	    !(rep->mapped = mt_mapped_new(rep->start_mono_ns)))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Count the items r has, until its end (0), -EAGAIN when following and the writer has not written
+ * more yet, deadline (CLOCK_MONOTONIC, 0: none) passed (1), or an error: -ENOMEM (counting), or
+ * the reader's (its message says why).
+ */
+static int report_feed(struct mt_report *rep, struct mt_artifact_reader *r, uint64_t deadline)
+{
+	struct mt_artifact_item it;
+	int ret;
+
+	while ((ret = mt_artifact_next(r, &it)) > 0) {
+		ret = add_item(rep, &it);
+		if (ret)
+			return ret;
+		if (deadline && mt_clock_now_ns() >= deadline)
+			return 1;
+	}
+	return ret;
+}
+
+/* The tree's, the processes' and the sites' figures from what was counted so far. */
+static int report_sum(struct mt_report *rep)
+{
+	memset(&rep->totals, 0, sizeof(rep->totals));
+	free(rep->processes);
+	rep->processes = NULL;
+	rep->n_processes = 0;
+	sum_images(rep);
+	mt_sites_end(rep->sites);
+	return sum_processes(rep);
+}
+
+/* The stream ended: what was live at its end, and the figures that need the whole stream. */
+static int report_end(struct mt_report *rep, struct mt_artifact_reader *r)
+{
+	rep->truncated = mt_artifact_truncated(r);
+	rep->in_progress = mt_artifact_in_progress(r);
+	if (report_sum(rep))
+		return -ENOMEM;
+	mt_images_live_blocks(rep->index->images, live_at_end, rep);
+	if (mt_leaks_end(rep->leaks) || mt_timeline_end(rep->timeline) ||
+	    mt_mapped_finish(rep->mapped))
+		return -ENOMEM;
+	if (rep->cells)
+		mt_cells_end(rep->cells, rep->timeline);
+	fold_families(rep);
+	return 0;
+}
+
 /* Aggregate what remains of an open reader, with the counts of flags (MT_REPORT_*). */
 static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct mt_report **out,
 		       char *err, size_t errlen)
 {
 	struct mt_report *rep;
-	struct mt_artifact_item it;
+	int ret = report_begin(r, flags, &rep);
+
+	*out = NULL;
+	if (!ret)
+		ret = report_feed(rep, r, 0);
+	if (ret < 0 && ret != -ENOMEM) {
+		report_fail(err, errlen, mt_artifact_error(r));
+		mt_report_free(rep);
+		return ret;
+	}
+	if (!ret)
+		ret = report_end(rep, r);
+	if (ret) {
+		report_fail(err, errlen, "out of memory");
+		mt_report_free(rep);
+		return ret;
+	}
+	*out = rep;
+	return 0;
+}
+
+/* ---- following an artifact being written ---------------------------------------------------- */
+
+struct mt_report_follow {
+	struct mt_artifact_reader *r;
+	struct mt_report *rep;
+	bool writer_gone; /* the reader reads to the end, as a plain reading does */
+	bool ended;	  /* report_end ran: rep is whole */
+};
+
+int mt_report_follow_open(const char *path, unsigned int flags, struct mt_report_follow **out,
+			  char *err, size_t errlen)
+{
+	struct mt_report_follow *f = calloc(1, sizeof(*f));
 	int ret;
 
 	*out = NULL;
-	rep = calloc(1, sizeof(*rep));
-	if (!rep || !(rep->index = calloc(1, sizeof(*rep->index))) ||
-	    !(rep->index->images = mt_images_new()) || !(rep->sites = mt_sites_new()) ||
-	    ((flags & MT_REPORT_CELLS) && !(rep->cells = mt_cells_new())) ||
-	    !(rep->leaks = mt_leaks_new()) || !(rep->rss = mt_rss_new())) {
+	if (!f) {
+		report_fail(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = mt_artifact_open(&f->r, path, err, errlen);
+	if (!ret && mt_artifact_follow(f->r, true)) {
+		report_fail(err, errlen, "not a regular file: only a file can be followed");
+		ret = -ENOTSUP;
+	}
+	if (!ret && report_begin(f->r, flags, &f->rep)) {
+		report_fail(err, errlen, "out of memory");
 		ret = -ENOMEM;
-		goto fail;
 	}
-	mt_images_on_release(rep->index->images, site_release, rep);
-	mt_images_on_temporary(rep->index->images, site_temporary, rep);
-	mt_images_on_live(rep->index->images, on_live, rep);
-	ret = copy_info(rep, mt_artifact_info(r));
-	if (!ret && (!(rep->timeline = mt_timeline_new(rep->start_mono_ns)) ||
-		     !(rep->mapped = mt_mapped_new(rep->start_mono_ns))))
-		ret = -ENOMEM;
-	if (ret)
-		goto fail;
-	while ((ret = mt_artifact_next(r, &it)) > 0) {
-		ret = add_item(rep, &it);
-		if (ret)
-			goto fail;
+	if (ret) {
+		mt_report_follow_free(f);
+		return ret;
 	}
-	if (ret < 0) {
-		report_fail(err, errlen, mt_artifact_error(r));
-		goto out_free;
-	}
-	rep->truncated = mt_artifact_truncated(r);
-	sum_images(rep);
-	mt_sites_end(rep->sites);
-	mt_images_live_blocks(rep->index->images, live_at_end, rep);
-	if (mt_leaks_end(rep->leaks) || mt_timeline_end(rep->timeline) ||
-	    mt_mapped_finish(rep->mapped) || sum_processes(rep)) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-	if (rep->cells)
-		mt_cells_end(rep->cells, rep->timeline);
-	fold_families(rep);
-	*out = rep;
+	*out = f;
 	return 0;
+}
 
-fail:
-	report_fail(err, errlen, "out of memory");
-out_free:
-	mt_report_free(rep);
+int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *err,
+			  size_t errlen)
+{
+	uint64_t deadline = budget_ns ? mt_clock_now_ns() + budget_ns : 0;
+	int ret;
+
+	if (f->ended)
+		return 0;
+	ret = report_feed(f->rep, f->r, deadline);
+	/*
+	 * Nothing more yet: a writer still holding the file will write more; one gone (ended, or
+	 * killed) wrote all it will, which a plain reading takes to its footer or its cut. Its lock
+	 * is looked at after the reading: whatever it wrote before letting go is in the file.
+	 */
+	if (ret == -EAGAIN && !mt_artifact_writer_alive(f->r)) {
+		f->writer_gone = true;
+		mt_artifact_follow(f->r, false);
+		ret = report_feed(f->rep, f->r, 0);
+	}
+	if (ret == -EAGAIN || ret == 1)
+		return report_sum(f->rep) ? -ENOMEM : 1;
+	if (!ret)
+		ret = report_end(f->rep, f->r);
+	if (ret == -ENOMEM)
+		report_fail(err, errlen, "out of memory");
+	else if (ret)
+		report_fail(err, errlen, mt_artifact_error(f->r));
+	f->ended = !ret;
 	return ret;
+}
+
+const struct mt_report *mt_report_follow_now(const struct mt_report_follow *f)
+{
+	return f->rep;
+}
+
+uint64_t mt_report_live_now(const struct mt_report *rep, uint64_t *blocks)
+{
+	uint64_t bytes = 0;
+
+	*blocks = 0;
+	for (size_t i = 0; i < rep->n_images; i++) {
+		bytes += rep->images[i].c.live_bytes;
+		*blocks += rep->images[i].c.live_blocks;
+	}
+	return bytes;
+}
+
+struct mt_report *mt_report_follow_take(struct mt_report_follow *f)
+{
+	struct mt_report *rep = f->ended ? f->rep : NULL;
+
+	if (rep)
+		f->rep = NULL;
+	return rep;
+}
+
+void mt_report_follow_free(struct mt_report_follow *f)
+{
+	if (!f)
+		return;
+	mt_report_free(f->rep);
+	mt_artifact_close(f->r);
+	free(f);
 }
 
 static int load_from(struct mt_artifact_reader *r, unsigned int flags, struct mt_report **rep,

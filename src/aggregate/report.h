@@ -99,6 +99,8 @@ struct mt_report {
 	uint64_t start_time_ns;
 	uint64_t start_mono_ns;
 	bool truncated;
+	/* Read while its writer was still writing it: neither complete nor truncated (FORMAT.md) */
+	bool in_progress;
 	bool attached; /* memtrack attach: a running process, from its attach to its detach */
 	bool has_footer;
 	struct mt_artifact_footer footer; /* zero without a footer */
@@ -143,6 +145,32 @@ int mt_report_load_with(const char *path, unsigned int flags, struct mt_report *
 int mt_report_load_mem(const void *buf, size_t len, struct mt_report **rep, char *err,
 		       size_t errlen);
 void mt_report_free(struct mt_report *rep);
+
+/*
+ * An artifact counted as its writer appends to it (report --follow, run's status line): each
+ * read counts what was added since the last, and the figures of the report it holds are those of
+ * what was read so far; once the writer is gone (ended, or killed) the last read takes the rest,
+ * and the report is whole, as mt_report_load would make it.
+ */
+struct mt_report_follow;
+/* Same returns as mt_report_load_with; -ENOTSUP for a file that is not a regular one. */
+int mt_report_follow_open(const char *path, unsigned int flags, struct mt_report_follow **f,
+			  char *err, size_t errlen);
+/*
+ * Count what the writer added, for budget_ns at most (0: no bound). 1: the writer may add more
+ * (the figures are those so far), 0: it is gone and the report is whole, or a negative errno with
+ * a sentence in err.
+ */
+int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *err,
+			  size_t errlen);
+/* The report of what was read so far (valid until the next read); never NULL. */
+const struct mt_report *mt_report_follow_now(const struct mt_report_follow *f);
+/* After a read returned 0: the whole report, the caller's to free. NULL before. */
+struct mt_report *mt_report_follow_take(struct mt_report_follow *f);
+void mt_report_follow_free(struct mt_report_follow *f);
+/* The bytes of the blocks live now in the tree (the heap now, not the blocks never freed), and
+ * their count in *blocks. */
+uint64_t mt_report_live_now(const struct mt_report *rep, uint64_t *blocks);
 
 /* Just the tree totals of an artifact (exec-harness --memory). Same returns as mt_report_load. */
 int mt_report_totals_of(const char *path, struct mt_report_totals *t, char *err, size_t errlen);

@@ -82,7 +82,10 @@ static void put_figures(const struct mt_report *rep, FILE *out)
 		put_figure(out, "calls dropped or lost", "dropped", t->dropped, false);
 	put_figure(out, "files not probed", "unprobed", rep->n_unprobed, false);
 	fputs("</div>\n", out);
-	if (!mt_report_complete(rep))
+	if (rep->in_progress)
+		fputs("<p>The run is in progress: this page shows what it recorded so far.</p>\n",
+		      out);
+	else if (!mt_report_complete(rep))
 		fputs(
 		    "<p class=\"warning\">This artifact does not hold every allocator call of the "
 		    "run: the text report below says what is missing.</p>\n",

@@ -270,7 +270,9 @@ static struct json_object *json_incomplete(const struct mt_report *rep)
 {
 	struct json_object *a = json_object_new_array();
 
-	if (rep->truncated || !rep->has_footer)
+	if (rep->in_progress)
+		json_object_array_add(a, json_object_new_string("in_progress"));
+	else if (rep->truncated || !rep->has_footer)
 		json_object_array_add(a, json_object_new_string("truncated"));
 	if (rep->footer.events_dropped)
 		json_object_array_add(a, json_object_new_string("events_dropped"));
@@ -393,6 +395,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 		 ? json_object_new_uint64(rep->last_event_ns - rep->start_mono_ns)
 		 : NULL);
 	jset(o, "truncated", json_object_new_boolean(rep->truncated));
+	jset(o, "in_progress", json_object_new_boolean(rep->in_progress));
 	jset(o, "attach", json_attach(rep));
 	jset(o, "complete", json_object_new_boolean(mt_report_complete(rep)));
 	jset(o, "incomplete", json_incomplete(rep));

@@ -104,7 +104,10 @@ static void print_run(const struct mt_report *rep, FILE *out)
 	if (rep->truncated)
 		fprintf(out, "TRUNCATED: the run was cut short (no footer); the figures cover what "
 			     "was written before the cut\n");
-	if (rep->truncated && rep->events && rep->last_event_ns >= rep->start_mono_ns)
+	if (rep->in_progress)
+		fprintf(out, "in progress: the run is still being recorded; the figures cover what "
+			     "was written so far\n");
+	if ((rep->truncated || rep->in_progress) && rep->events && rep->last_event_ns >= rep->start_mono_ns)
 		fprintf(out, "recorded:  %" PRIu64 " events, the last %.3f s into the run\n",
 			rep->events, (double)(rep->last_event_ns - rep->start_mono_ns) / 1e9);
 }
@@ -114,7 +117,8 @@ static void print_dropped(const struct mt_report *rep, FILE *out)
 	const struct mt_artifact_footer *f = &rep->footer;
 
 	if (!rep->has_footer) {
-		fprintf(out, "  dropped           unknown (the artifact has no footer)\n");
+		fprintf(out, "  dropped           unknown (%s)\n",
+			rep->in_progress ? "known at the end of the run" : "the artifact has no footer");
 		return;
 	}
 	if (!rep->totals.dropped) {

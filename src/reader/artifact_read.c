@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/regfile.h"
@@ -278,6 +279,46 @@ static int start_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at,
 	return next_block_events(r, it);
 }
 
+/*
+ * Whether a regular file holds the next record whole, looked at before it is begun: the writer
+ * of an artifact still being written appends whole records, but a reader may come between two of
+ * its writes, or inside a large one. 1: whole, or no regular file, or no live writer (the reading
+ * goes on as before, to a truncation if the file is cut); 0: not yet, and its writer holds the
+ * file: the reading ends here, in progress; -EAGAIN: not yet, when following.
+ */
+static int whole_record(struct mt_artifact_reader *r)
+{
+	size_t buffered = r->src_len - r->src_pos;
+	uint8_t hdr[8];
+	uint32_t len;
+	uint64_t need;
+	struct stat st;
+
+	if (!r->regular)
+		return 1;
+	if (buffered >= sizeof(hdr))
+		memcpy(hdr, r->src + r->src_pos, sizeof(hdr));
+	else if (pread(r->fd, hdr, sizeof(hdr), (off_t)(r->base + r->offset)) != sizeof(hdr))
+		goto not_yet;
+	memcpy(&len, hdr + 4, sizeof(len));
+	need = r->offset + sizeof(hdr) + le32toh(len);
+	if (buffered >= need - r->offset || r->base + need <= r->known_size)
+		return 1;
+	if (fstat(r->fd, &st))
+		return 1;
+	r->known_size = (uint64_t)st.st_size;
+	if (r->base + need <= r->known_size)
+		return 1;
+not_yet:
+	if (r->follow)
+		return -EAGAIN;
+	if (!mt_artifact_writer_alive(r))
+		return 1;
+	r->in_progress = true;
+	r->done = true;
+	return 0;
+}
+
 /* Read one record header and dispatch. Returns 1 (item), 0 (end), 2 (skipped), or -errno. */
 static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 {
@@ -285,8 +326,12 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 	struct cursor c = {hdr, sizeof(hdr)};
 	uint64_t at = r->offset;
 	uint32_t type, len;
-	ssize_t k = mt_artread_src_read(r, hdr, sizeof(hdr));
+	int whole = whole_record(r);
+	ssize_t k;
 
+	if (whole <= 0)
+		return whole; /* in progress, or not yet when following */
+	k = mt_artread_src_read(r, hdr, sizeof(hdr));
 	if (k < 0)
 		return (int)k;
 	if ((size_t)k < sizeof(hdr)) {
@@ -356,7 +401,8 @@ int mt_artifact_next(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 		else
 			ret = next_record(r, it);
 	} while (ret == 2);
-	if (ret < 0 && !r->err)
+	/* Following, -EAGAIN is "not yet": the next call reads on from the same record. */
+	if (ret < 0 && !r->err && ret != -EAGAIN)
 		r->err = ret;
 	return ret;
 }
@@ -382,6 +428,22 @@ static struct mt_artifact_reader *reader_new(void)
 		return NULL;
 	}
 	return r;
+}
+
+/* Whether fd is a regular file, and where in it the artifact starts (a shell's stdin may not be at
+ * its start). */
+static bool is_regular(int fd, uint64_t *base)
+{
+	struct stat st;
+	off_t at;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	at = lseek(fd, 0, SEEK_CUR);
+	if (at < 0)
+		return false;
+	*base = (uint64_t)at;
+	return true;
 }
 
 static int finish_open(struct mt_artifact_reader **rp, struct mt_artifact_reader *r, char *err,
@@ -423,6 +485,8 @@ int mt_artifact_open(struct mt_artifact_reader **rp, const char *path, char *err
 		mt_artifact_close(r);
 		return ret;
 	}
+	if (is_regular(r->fd, &r->base))
+		r->regular = true;
 	return finish_open(rp, r, err, errlen);
 nomem:
 	if (err && errlen)
@@ -481,6 +545,34 @@ const char *mt_artifact_error(const struct mt_artifact_reader *r)
 bool mt_artifact_truncated(const struct mt_artifact_reader *r)
 {
 	return r->truncated;
+}
+
+bool mt_artifact_writer_alive(const struct mt_artifact_reader *r)
+{
+	struct flock l = {
+	    .l_type = F_RDLCK,
+	    .l_whence = SEEK_SET,
+	    .l_start = MT_ARTIFACT_LOCK_START,
+	    .l_len = MT_ARTIFACT_LOCK_LEN,
+	};
+
+	/* The writer's lock conflicts with a read lock: F_OFD_GETLK says who would be in the way. */
+	if (!r->regular || fcntl(r->fd, F_OFD_GETLK, &l))
+		return false;
+	return l.l_type != F_UNLCK;
+}
+
+bool mt_artifact_in_progress(const struct mt_artifact_reader *r)
+{
+	return r->in_progress;
+}
+
+int mt_artifact_follow(struct mt_artifact_reader *r, bool on)
+{
+	if (on && !r->regular)
+		return -ENOTSUP;
+	r->follow = on;
+	return 0;
 }
 
 uint64_t mt_artifact_events_read(const struct mt_artifact_reader *r)

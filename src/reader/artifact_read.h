@@ -89,6 +89,23 @@ const char *mt_artifact_error(const struct mt_artifact_reader *r);
 
 /* After the end: true when the file ended without a footer (the run was cut short). */
 bool mt_artifact_truncated(const struct mt_artifact_reader *r);
+/*
+ * Whether a writer still holds the artifact (its lock, docs/FORMAT.md "Writing in progress"):
+ * false for a file it ended, left by a writer that was killed, or that is no regular file.
+ */
+bool mt_artifact_writer_alive(const struct mt_artifact_reader *r);
+/*
+ * After the end: true when the reading stopped before a record its writer, still alive, had not
+ * written whole yet. The artifact is then neither complete nor truncated: it is being written.
+ */
+bool mt_artifact_in_progress(const struct mt_artifact_reader *r);
+/*
+ * Follow a regular file as its writer appends to it (report --follow, run's status line): with on,
+ * mt_artifact_next returns -EAGAIN where the next record is not in the file whole yet, and reads
+ * on from there at the next call; the reader's error is not set. Off again, the next calls read to
+ * the end as a plain reading does (once the writer is gone). -ENOTSUP for a pipe or a device.
+ */
+int mt_artifact_follow(struct mt_artifact_reader *r, bool on);
 /* Events read so far. */
 uint64_t mt_artifact_events_read(const struct mt_artifact_reader *r);
 

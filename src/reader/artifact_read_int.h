@@ -26,6 +26,12 @@ struct mt_artifact_reader {
 	size_t src_pos;
 	uint8_t *rbuf;
 	uint64_t offset; /* of the next byte to be consumed: for messages */
+	/* A regular file: its next record is looked for whole before it is begun (whole_record) */
+	bool regular;
+	uint64_t base;	     /* the file's offset where the artifact starts */
+	uint64_t known_size; /* the file's size when last looked at */
+	bool follow;	     /* mt_artifact_follow: a record not there whole yet is -EAGAIN */
+	bool in_progress;    /* reading stopped before a record its live writer has not written */
 
 	struct mt_artifact_info info;
 	int err;

@@ -93,6 +93,26 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 }
 
 /*
+ * The lock that tells readers the artifact is still being written (MT_ARTIFACT_LOCK_START): taken
+ * (F_WRLCK) once the header is written, released (F_UNLCK) when recording stops on a write error.
+ * An open file description's lock goes with its last descriptor, so a writer killed by SIGKILL
+ * leaves none, and its artifact reads as truncated. Best effort: a file system without such locks
+ * only loses the "in progress" of a report read meanwhile.
+ */
+static void set_writing_lock(struct mt_artifact_writer *w, short type)
+{
+	struct flock l = {
+	    .l_type = type,
+	    .l_whence = SEEK_SET,
+	    .l_start = MT_ARTIFACT_LOCK_START,
+	    .l_len = MT_ARTIFACT_LOCK_LEN,
+	};
+
+	if (w->regular)
+		(void)fcntl(w->fd, F_OFD_SETLK, &l);
+}
+
+/*
  * A write error ends the recording, not the run: the command goes on untouched, and what reached
  * the file before the failed write is a readable artifact that the reader reports as truncated.
  * Said once, here, because only the writer knows where the file ends.
@@ -102,6 +122,7 @@ static void stop_recording(struct mt_artifact_writer *w, int err)
 	char p[MT_PRINTABLE_MAX];
 
 	w->err = err;
+	set_writing_lock(w, F_UNLCK);
 	fprintf(stderr,
 		"memtrack: cannot write the artifact %s: %s; recording stopped there, the command "
 		"is not affected; the artifact keeps what was written before (readable, "
@@ -418,6 +439,8 @@ int mt_artifact_create_fd(struct mt_artifact_writer **wp, int fd, const char *pa
 		goto err_free;
 	}
 	w->regular = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
+	/* Before the header: a reader that finds the header finds the lock held. */
+	set_writing_lock(w, F_WRLCK);
 	err = write_header(w, h);
 	if (err)
 		goto err_free;
@@ -517,6 +540,8 @@ int mt_artifact_finish(struct mt_artifact_writer *w, const struct mt_artifact_fo
 		return -EINVAL;
 	pthread_mutex_lock(&w->lock);
 	err = write_footer_locked(w, f);
+	/* A descriptor the caller keeps (exec-harness's) would keep the lock after the close. */
+	set_writing_lock(w, F_UNLCK);
 	pthread_mutex_unlock(&w->lock);
 	/* close(2) can report a delayed write error (NFS, quota): it must not be lost. */
 	if (close(w->fd) && !err) {

@@ -35,6 +35,13 @@
 #define MT_ARTIFACT_LEAKS_PER	    32768u	/* blocks in one leak record, at most */
 #define MT_ARTIFACT_RSS_SIZE	    48u		/* an RSS sample's payload, as written */
 #define MT_ARTIFACT_BENCH_FIXED	    16u		/* bytes before a benchmark mark's URI */
+/*
+ * The writer's advisory lock (docs/FORMAT.md, "Writing in progress"): an open file description
+ * lock (F_OFD_SETLK) for writing over the magic's first byte, held from the header until the file
+ * is closed or a write fails. A reader that finds it held reads an artifact still being written.
+ */
+#define MT_ARTIFACT_LOCK_START	    0
+#define MT_ARTIFACT_LOCK_LEN	    1
 
 /*
  * A compressed event block (version 5): its count and its five streams' lengths, then a zstd
