@@ -626,8 +626,7 @@ int mt_report_follow_open(const char *path, unsigned int flags, struct mt_report
 	return 0;
 }
 
-int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *err,
-			  size_t errlen)
+int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *err, size_t errlen)
 {
 	uint64_t deadline = budget_ns ? mt_clock_now_ns() + budget_ns : 0;
 	int ret;

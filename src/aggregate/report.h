@@ -161,8 +161,7 @@ int mt_report_follow_open(const char *path, unsigned int flags, struct mt_report
  * (the figures are those so far), 0: it is gone and the report is whole, or a negative errno with
  * a sentence in err.
  */
-int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *err,
-			  size_t errlen);
+int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *err, size_t errlen);
 /* The report of what was read so far (valid until the next read); never NULL. */
 const struct mt_report *mt_report_follow_now(const struct mt_report_follow *f);
 /* After a read returned 0: the whole report, the caller's to free. NULL before. */

@@ -102,6 +102,16 @@ const char *mt_cmd_default_artifact(char *buf, size_t len);
 /* The summary of the artifact at path and its name, on stderr; nothing unless a regular file. */
 void mt_cmd_artifact_summary(const char *path);
 
+/*
+ * cmd_status.c: the status line of a recording subcommand (run, attach) on a terminal, refreshed
+ * by cfg's progress function, which this sets. NULL (cfg untouched) when stderr is no terminal.
+ */
+struct mt_status;
+struct mt_run_config;
+struct mt_status *mt_status_start(struct mt_run_config *cfg);
+/* The line erased and the terminal's whole screen given back; st freed. NULL: nothing. */
+void mt_status_end(struct mt_status *st);
+
 /* --max-increase limits of `memtrack report --diff`. */
 #define MT_CMD_DIFF_LIMITS 8
 struct mt_cmd_diff_limits {

@@ -211,6 +211,7 @@ static void print_summary(const struct attach_opts *o, const struct mt_run_resul
 
 static int attach(int argc, char **argv, struct attach_opts *o)
 {
+	struct mt_status *status;
 	struct mt_run_result res;
 	int rc = parse(argc, argv, o);
 
@@ -235,7 +236,10 @@ static int attach(int argc, char **argv, struct attach_opts *o)
 		&attach_cmd, o->output ? "-o" : "the artifact", o->cfg.artifact_path,
 		o->output ? MT_OUTFILE_REPLACE : MT_OUTFILE_NEW, &o->cfg.identity))
 		return MT_EXIT_USAGE;
-	if (mt_supervise(&o->cfg, &res))
+	status = o->quiet ? NULL : mt_status_start(&o->cfg);
+	rc = mt_supervise(&o->cfg, &res);
+	mt_status_end(status);
+	if (rc)
 		return 1;
 	if (mt_drop_elevation())
 		return 1;

@@ -88,7 +88,8 @@ static void usage(FILE *out)
 	    "                             you can open (memtrack prints the gdb command), on\n"
 	    "                             stdin/stdout with '-' (target remote | memtrack run\n"
 	    "                             --gdb=- -- CMD), or on TCP HOST:PORT, open to anyone\n"
-	    "  -q, --quiet                no summary\n"
+	    "  -q, --quiet                no summary, and no status line (on a terminal, the\n"
+	    "                             bottom row shows the run's progress every second)\n"
 	    "  -v, --verbose              say what is attached where, and why\n"
 	    "  -h, --help                 this help\n");
 }
@@ -405,6 +406,7 @@ static int check_reach(const struct run_opts *o)
 
 static int run(int argc, char **argv, struct run_opts *op)
 {
+	struct mt_status *status;
 	struct mt_run_result res;
 	int rc, err;
 
@@ -442,7 +444,10 @@ static int run(int argc, char **argv, struct run_opts *op)
 					     "replace the artifact");
 		return MT_EXIT_USAGE;
 	}
+	/* Not under --gdb: gdb's prompt has the terminal. */
+	status = op->quiet || op->cfg.gdb ? NULL : mt_status_start(&op->cfg);
 	err = mt_supervise(&op->cfg, &res);
+	mt_status_end(status);
 	if (err)
 		return res.exec_errno ? mt_exec_failure_code(-res.exec_errno) : 1;
 	/* The summary reads the artifact back: with the user's rights only, whatever is there now.

@@ -107,7 +107,8 @@ static void print_run(const struct mt_report *rep, FILE *out)
 	if (rep->in_progress)
 		fprintf(out, "in progress: the run is still being recorded; the figures cover what "
 			     "was written so far\n");
-	if ((rep->truncated || rep->in_progress) && rep->events && rep->last_event_ns >= rep->start_mono_ns)
+	if ((rep->truncated || rep->in_progress) && rep->events &&
+	    rep->last_event_ns >= rep->start_mono_ns)
 		fprintf(out, "recorded:  %" PRIu64 " events, the last %.3f s into the run\n",
 			rep->events, (double)(rep->last_event_ns - rep->start_mono_ns) / 1e9);
 }
@@ -118,7 +119,8 @@ static void print_dropped(const struct mt_report *rep, FILE *out)
 
 	if (!rep->has_footer) {
 		fprintf(out, "  dropped           unknown (%s)\n",
-			rep->in_progress ? "known at the end of the run" : "the artifact has no footer");
+			rep->in_progress ? "known at the end of the run"
+					 : "the artifact has no footer");
 		return;
 	}
 	if (!rep->totals.dropped) {

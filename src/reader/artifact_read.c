@@ -556,7 +556,8 @@ bool mt_artifact_writer_alive(const struct mt_artifact_reader *r)
 	    .l_len = MT_ARTIFACT_LOCK_LEN,
 	};
 
-	/* The writer's lock conflicts with a read lock: F_OFD_GETLK says who would be in the way. */
+	/* The writer's lock conflicts with a read lock: F_OFD_GETLK says who would be in the way.
+	 */
 	if (!r->regular || fcntl(r->fd, F_OFD_GETLK, &l))
 		return false;
 	return l.l_type != F_UNLCK;

@@ -202,6 +202,7 @@ static int event_loop(struct sup *s)
 			err = sup_rss_tick(s);
 		if (err)
 			return err;
+		sup_progress_tick(s);
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid == 0) {
 			err = sup_wait_for_news(s);

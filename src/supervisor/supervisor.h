@@ -17,6 +17,16 @@
 
 struct mt_loader_cache;
 
+/* What the supervisor counts of a run in progress, for its caller's progress function. */
+struct mt_run_progress {
+	uint64_t elapsed_ns;	/* since the command was started (or attached to) */
+	unsigned int processes; /* of the tree so far, the root included */
+	unsigned int running;	/* of those, running now */
+	unsigned int threads;	/* running now */
+	uint64_t dropped;	/* allocator calls dropped or lost so far (the footer's sum) */
+	bool dropped_known;	/* the BPF side's counters could be read (tracking) */
+};
+
 struct mt_run_config {
 	char *const *argv;	      /* the command (attach: the process's command line) */
 	const char *trace_stops_path; /* --trace-stops FILE, or NULL */
@@ -57,6 +67,13 @@ struct mt_run_config {
 	bool attach_tree;     /* --tree: its descendants too */
 	uint64_t duration_ns; /* --duration: detach after this long; 0: at SIGINT or SIGTERM */
 	bool quiet;	      /* attach -q: not even the line that says it is attached */
+	/*
+	 * Called every progress_ns (0 or a NULL function: never) from the supervisor's event loop,
+	 * on its thread: memtrack run's status line. It holds up the loop while it runs: short.
+	 */
+	void (*progress)(void *arg, const struct mt_run_progress *p);
+	void *progress_arg;
+	uint64_t progress_ns;
 };
 
 struct mt_run_result {

@@ -150,6 +150,8 @@ struct sup {
 	uint64_t rss_cpu_ns; /* memtrack's CPU time reading the samples */
 	uint64_t
 	    rss_write_ns; /* the time their writes took, the ring's drain before them included */
+	/* The caller's progress function (supervisor_progress.c): its next tick, the first one */
+	uint64_t progress_next_ns, progress_start_ns;
 };
 
 /*
@@ -314,6 +316,10 @@ int sup_rss_tick(struct sup *s);
 int sup_rss_exit_stop(struct sup *s, struct tracee *t);
 void sup_rss_report(const struct sup *s);
 void sup_rss_free(struct sup *s);
+
+/* supervisor_progress.c: the caller told of the run's progress (run's status line) */
+uint64_t sup_progress_wait_ns(const struct sup *s);
+void sup_progress_tick(struct sup *s);
 
 /* supervisor_spawn.c */
 int sup_spawn(struct sup *s);

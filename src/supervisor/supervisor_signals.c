@@ -358,6 +358,13 @@ int sup_wait_for_news(struct sup *s)
 		ts = (struct timespec){wait_ns / 1000000000ull, wait_ns % 1000000000ull};
 		timeout = &ts;
 	}
+	/* So is the caller's progress (supervisor_progress.c). */
+	wait_ns = sup_progress_wait_ns(s);
+	if (wait_ns != UINT64_MAX &&
+	    (!timeout || (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec > wait_ns)) {
+		ts = (struct timespec){wait_ns / 1000000000ull, wait_ns % 1000000000ull};
+		timeout = &ts;
+	}
 	/* A debugger's attach and a handed-off process's end are looked for, not signalled. */
 	if (sup_handoff_alive(s) && (!timeout || ts.tv_sec || ts.tv_nsec > HANDOFF_POLL_NS)) {
 		ts = (struct timespec){0, HANDOFF_POLL_NS};
