@@ -644,8 +644,10 @@ int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *
 		mt_artifact_follow(f->r, false);
 		ret = report_feed(f->rep, f->r, 0);
 	}
-	if (ret == -EAGAIN || ret == 1)
+	if (ret == -EAGAIN || ret == 1) {
+		f->rep->in_progress = true;
 		return report_sum(f->rep) ? -ENOMEM : 1;
+	}
 	if (!ret)
 		ret = report_end(f->rep, f->r);
 	if (ret == -ENOMEM)
@@ -656,7 +658,7 @@ int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *
 	return ret;
 }
 
-const struct mt_report *mt_report_follow_now(const struct mt_report_follow *f)
+struct mt_report *mt_report_follow_now(const struct mt_report_follow *f)
 {
 	return f->rep;
 }
@@ -671,6 +673,11 @@ uint64_t mt_report_live_now(const struct mt_report *rep, uint64_t *blocks)
 		*blocks += rep->images[i].c.live_blocks;
 	}
 	return bytes;
+}
+
+bool mt_report_follow_ended(const struct mt_report_follow *f)
+{
+	return f->ended;
 }
 
 struct mt_report *mt_report_follow_take(struct mt_report_follow *f)

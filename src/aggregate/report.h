@@ -162,8 +162,13 @@ int mt_report_follow_open(const char *path, unsigned int flags, struct mt_report
  * a sentence in err.
  */
 int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *err, size_t errlen);
-/* The report of what was read so far (valid until the next read); never NULL. */
-const struct mt_report *mt_report_follow_now(const struct mt_report_follow *f);
+/*
+ * The report of what was read so far, in_progress (valid until the next read; the caller may
+ * symbolise its sites); NULL once taken.
+ */
+struct mt_report *mt_report_follow_now(const struct mt_report_follow *f);
+/* Whether a read returned 0: the writer is gone and the report whole. */
+bool mt_report_follow_ended(const struct mt_report_follow *f);
 /* After a read returned 0: the whole report, the caller's to free. NULL before. */
 struct mt_report *mt_report_follow_take(struct mt_report_follow *f);
 void mt_report_follow_free(struct mt_report_follow *f);

@@ -112,6 +112,13 @@ struct mt_status *mt_status_start(struct mt_run_config *cfg);
 /* The line erased and the terminal's whole screen given back; st freed. NULL: nothing. */
 void mt_status_end(struct mt_status *st);
 
+/* cmd_follow.c: memtrack report --follow FILE, the view of a run in progress: the status. */
+struct mt_follow_opts {
+	size_t top;   /* sites shown (0: all) */
+	int sites_by; /* enum mt_folded_metric: their order */
+};
+int mt_cmd_report_follow(const char *path, const struct mt_follow_opts *o);
+
 /* --max-increase limits of `memtrack report --diff`. */
 #define MT_CMD_DIFF_LIMITS 8
 struct mt_cmd_diff_limits {

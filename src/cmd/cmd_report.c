@@ -29,6 +29,7 @@ static void usage(FILE *out)
 		"       memtrack report [--html OUT.html] [--svg OUT.svg --over-time] "
 		"[--pprof OUT.pb.gz]\n"
 		"                       [--top N] FILE\n"
+		"       memtrack report --follow [--top N] [--sites-by METRIC] FILE\n"
 		"       memtrack report --diff [--json | --html OUT.html] [--top N]\n"
 		"                       [--max-increase METRIC=PERCENT] BASE NEW\n"
 		"Read an artifact written by 'memtrack run' and print what the run allocated.\n"
@@ -76,6 +77,10 @@ static void usage(FILE *out)
 		"              hide the loss records FILE's Memcheck:Leak suppressions match\n"
 		"              (memcheck's syntax; docs/LEAKS.md); they are counted as\n"
 		"              suppressed, and --strict-leaks ignores them (up to 16 files)\n"
+		"  --follow    watch FILE while memtrack run (or attach) writes it: every\n"
+		"              second, the figures so far, the heap live now and the top\n"
+		"              sites by bytes live now (--top, default 10; --sites-by);\n"
+		"              the whole report once the run ends; Ctrl-C stops watching\n"
 		"  --benchmarks\n"
 		"              split an artifact of 'memtrack bench' by benchmark window:\n"
 		"              each benchmark's figures (text, or --json; docs/BENCH.md)\n"
@@ -111,6 +116,7 @@ enum {
 	OPT_STRICT_LEAKS,
 	OPT_SUPPRESSIONS,
 	OPT_BENCHMARKS,
+	OPT_FOLLOW,
 };
 
 /* memcheck takes up to 100 files; a report needs far fewer. */
@@ -134,6 +140,8 @@ struct report_opts {
 	size_t n_supp;
 	struct mt_cmd_diff_limits limits;
 	bool benchmarks; /* split by memtrack bench's windows (cmd_bench.c) */
+	bool follow;	 /* the views of a run in progress (cmd_follow.c) */
+	bool sites_by_given;
 };
 
 /* What a file output holds. */
@@ -469,7 +477,11 @@ static int report_option(int c, const char *arg, void *ctx)
 		o->folded = true;
 		return parse_metric("--folded", arg, &o->metric);
 	case OPT_SITES_BY:
+		o->sites_by_given = true;
 		return parse_metric("--sites-by", arg, &o->sites_by);
+	case OPT_FOLLOW:
+		o->follow = true;
+		return 0;
 	case OPT_HTML:
 		o->html = arg;
 		return 0;
@@ -531,6 +543,7 @@ static const struct option report_longopts[] = {
     {"max-increase", required_argument, NULL, OPT_MAX_INCREASE}, /* with --diff */
     {"strict-leaks", no_argument, NULL, OPT_STRICT_LEAKS},	 /* output_leaks.c */
     {"benchmarks", no_argument, NULL, OPT_BENCHMARKS},		 /* cmd_bench.c */
+    {"follow", no_argument, NULL, OPT_FOLLOW},			 /* cmd_follow.c */
     {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS}, /* aggregate/suppress.h */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -613,6 +626,28 @@ static int diff_mode(const struct report_opts *o, int n, char **files)
 	return mt_cmd_diff(files[0], files[1], o->json, o->html, o->top, &o->limits);
 }
 
+/* --follow FILE: text views with --top and --sites-by (default: live now), nothing else. */
+static int follow_mode(const struct report_opts *o, int n, char **files)
+{
+	struct mt_follow_opts fo = {.top = o->top == 20 ? 10 : o->top,
+				    .sites_by = o->sites_by_given ? o->sites_by : MT_FOLDED_LIVE};
+	char a[MT_PRINTABLE_MAX];
+
+	if (o->json || o->folded || o->html || o->svg || o->pprof || o->diff || o->limits.n ||
+	    o->calls || o->strict_leaks || o->n_supp || o->benchmarks || o->over_time) {
+		mt_cmd_usage_error(&report_cmd,
+				   "--follow prints the views of a run in progress, in text: with "
+				   "--top and --sites-by only");
+		return MT_EXIT_USAGE;
+	}
+	if (n != 1) {
+		mt_cmd_usage_error(&report_cmd, "--follow watches one artifact, not '%s' too",
+				   mt_printable(a, sizeof(a), files[1]));
+		return MT_EXIT_USAGE;
+	}
+	return mt_cmd_report_follow(files[0], &fo);
+}
+
 int mt_cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {.top = 20, .sites_by = MT_FOLDED_BYTES};
@@ -628,6 +663,8 @@ int mt_cmd_report(int argc, char **argv)
 		mt_cmd_usage_error(&report_cmd, "no artifact given");
 		return MT_EXIT_USAGE;
 	}
+	if (o.follow)
+		return follow_mode(&o, argc - first, argv + first);
 	if (o.diff || o.limits.n)
 		return diff_mode(&o, argc - first, argv + first);
 	if (argc - first > 1) {

@@ -96,17 +96,18 @@ int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_
 		v[i] = mt_sites_get(rep->sites, i);
 	qsort_r(v, n, sizeof(*v), by_weight, &by);
 	shown = top && top < n ? top : n;
-	fprintf(out, "\nTop allocation sites (%zu distinct stacks, by %s)\n", n, metric_title(by));
+	fprintf(out, "\nTop allocation sites (%zu distinct stacks, by %s)\n", n,
+		rep->in_progress && by == MT_FOLDED_LIVE ? "bytes live now" : metric_title(by));
 	for (size_t i = 0; i < shown; i++) {
 		const struct mt_site *s = v[i];
 
 		fprintf(out,
-			"  #%zu  %" PRIu64 " allocations, %s; live at exit: %" PRIu64
+			"  #%zu  %" PRIu64 " allocations, %s; %s: %" PRIu64
 			" blocks, %s; at the peak: %" PRIu64 " blocks, %s%s\n",
 			i + 1, s->allocations, mt_bytesize_human(b1, sizeof(b1), s->bytes),
-			s->live_blocks, mt_bytesize_human(b2, sizeof(b2), s->live_bytes),
-			s->peak_blocks, mt_bytesize_human(b3, sizeof(b3), s->peak_bytes),
-			stop_note(s->stop));
+			rep->in_progress ? "live now" : "live at exit", s->live_blocks,
+			mt_bytesize_human(b2, sizeof(b2), s->live_bytes), s->peak_blocks,
+			mt_bytesize_human(b3, sizeof(b3), s->peak_bytes), stop_note(s->stop));
 		if (!s->n_frames)
 			fprintf(out, "      (no record of stack %" PRIu32 ")\n", s->stack_id);
 		for (uint32_t k = 0; s->sym && k < s->n_frames; k++) {
