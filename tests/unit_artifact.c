@@ -796,6 +796,105 @@ START_TEST(cut_file_keeps_complete_events)
 }
 END_TEST
 
+/* Events of r until it has no item (its return: 0 or -EAGAIN), counted into *nev. */
+static int read_events(struct mt_artifact_reader *r, uint64_t *nev)
+{
+	struct mt_artifact_item it;
+	int ret;
+
+	while ((ret = mt_artifact_next(r, &it)) > 0)
+		if (it.type == MT_ITEM_EVENTS)
+			*nev += it.n_events;
+	return ret;
+}
+
+/* A file that holds the bytes of buf, then a record header promising 100 bytes and 10 of them. */
+static void spit_with_half_record(const char *path, const uint8_t *buf, size_t len)
+{
+	uint8_t half[18] = {0};
+	FILE *f;
+
+	put32(half, MT_REC_PROCESS);
+	put32(half + 4, 100);
+	spit(path, buf, len);
+	f = fopen(path, "ab");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(half, 1, sizeof(half), f), sizeof(half));
+	fclose(f);
+}
+
+/*
+ * docs/FORMAT.md, "Writing in progress": while the writer holds the file, a follower reads each
+ * record once it is whole and is told -EAGAIN (no error) where there is none yet; a plain reading
+ * ends there, in progress, not truncated; a half-written record waits, as long as a writer holds
+ * the lock, and is a cut once none does.
+ */
+START_TEST(follow_a_file_as_it_is_written)
+{
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_reader *f, *r;
+	struct mt_artifact_writer *w;
+	struct mt_event ev[10];
+	char *path = mt_tmpfile(), *half = mt_tmpfile();
+	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	uint64_t nev = 0, plain = 0;
+	size_t len;
+	uint8_t *buf;
+	int fd;
+
+	for (size_t i = 0; i < 10; i++)
+		ev[i] = mkev(i);
+	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+	ck_assert_int_eq(mt_artifact_open(&f, path, NULL, 0), 0);
+	ck_assert(mt_artifact_writer_alive(f));
+	ck_assert_int_eq(mt_artifact_follow(f, true), 0);
+	ck_assert_int_eq(read_events(f, &nev), -EAGAIN);
+	ck_assert_str_eq(mt_artifact_error(f), "");
+	ck_assert_int_eq(mt_artifact_write_events(w, ev, 10), 0);
+	ck_assert_int_eq(mt_artifact_flush(w), 0);
+	ck_assert_int_eq(read_events(f, &nev), -EAGAIN);
+	ck_assert_uint_eq(nev, 10);
+
+	ck_assert_int_eq(mt_artifact_open(&r, path, NULL, 0), 0);
+	ck_assert_int_eq(read_events(r, &plain), 0);
+	ck_assert_uint_eq(plain, 10);
+	ck_assert(mt_artifact_in_progress(r) && !mt_artifact_truncated(r));
+	mt_artifact_close(r);
+
+	/* A record half written, the lock held by another open file (a writer between writes). */
+	buf = slurp(path, &len);
+	spit_with_half_record(half, buf, len);
+	fd = open(half, O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fcntl(fd, F_OFD_SETLK, &l), 0);
+	ck_assert_int_eq(mt_artifact_open(&r, half, NULL, 0), 0);
+	plain = 0;
+	ck_assert_int_eq(read_events(r, &plain), 0);
+	ck_assert(plain == 10 && mt_artifact_in_progress(r) && !mt_artifact_truncated(r));
+	mt_artifact_close(r);
+	close(fd);
+	ck_assert_int_eq(mt_artifact_open(&r, half, NULL, 0), 0);
+	ck_assert(!mt_artifact_writer_alive(r));
+	plain = 0;
+	ck_assert_int_eq(read_events(r, &plain), 0);
+	ck_assert(plain == 10 && !mt_artifact_in_progress(r) && mt_artifact_truncated(r));
+	mt_artifact_close(r);
+
+	ck_assert_int_eq(mt_artifact_write_events(w, ev, 10), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	ck_assert(!mt_artifact_writer_alive(f));
+	ck_assert_int_eq(read_events(f, &nev), 0);
+	ck_assert_uint_eq(nev, 20);
+	ck_assert(!mt_artifact_truncated(f) && !mt_artifact_in_progress(f));
+	mt_artifact_close(f);
+	free(buf);
+	unlink(half);
+	unlink(path);
+	free(half);
+	free(path);
+}
+END_TEST
+
 /* ---- corrupt and foreign files -------------------------------------------------------------- */
 
 static void expect_error(const uint8_t *buf, size_t len, int err, const char *needle)
@@ -1499,6 +1598,7 @@ static Suite *artifact_suite(void)
 	tcase_add_test(tc, bench_marks);
 	tcase_add_test(tc, unprobed_and_wide_probe_count);
 	tcase_add_test(tc, many_events_through_the_file);
+	tcase_add_test(tc, follow_a_file_as_it_is_written);
 	tcase_add_test(tc, two_writer_threads);
 	tcase_add_test(tc, long_strings);
 	tcase_add_test(tc, header_flags_after_the_arguments);
