@@ -254,7 +254,7 @@ START_TEST(bash_completion_completes_subcommands_and_their_options)
 	install_into(dir);
 	expect_completion(dir, "memtrack", "r", "report run ");
 	expect_completion(dir, "memtrack", "run --st", "--stacks --stop-at --strict ");
-	expect_completion(dir, "memtrack", "-q report --fo", "--folded ");
+	expect_completion(dir, "memtrack", "-q report --fold", "--folded ");
 	expect_completion(dir, "memtrack", "help e", "exec-harness ");
 	expect_completion(dir, "memtrack", "a", "attach ");
 	expect_completion(dir, "memtrack", "attach --t", "--tree ");
