@@ -122,6 +122,45 @@ START_TEST(status_line_redrawn_every_second_in_a_pty)
 }
 END_TEST
 
+/* memtrack attach shares the line: attached for 3 s, it redraws it at 1 s and 2 s. */
+START_TEST(status_line_of_attach)
+{
+	char dir[64], art[128], out[128], fout[128], cmd[1024], *text;
+	const char *fix[] = {FIXTURE("steady_alloc"), "30", "20", NULL};
+	const char *pty[] = {"script", "-qfc", cmd, "/dev/null", NULL};
+	long secs[64];
+	size_t n;
+	int status;
+	pid_t pid, fpid;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(out, sizeof(out), "%s/pty.out", dir);
+	snprintf(fout, sizeof(fout), "%s/fixture.out", dir);
+	fpid = mt_spawn_session(fix, fout);
+	ck_assert_int_gt(fpid, 0);
+	free(mt_wait_for_text(fout, "\n", 10000)); /* it runs: its first line */
+	snprintf(cmd, sizeof(cmd), "stty rows 24 cols 160 && exec %s attach --duration 3s -o %s %d",
+		 MEMTRACK, art, (int)fpid);
+	pid = mt_spawn_session(pty, out);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_ge(mt_wait_ms(pid, 120000, &status), 0);
+	kill(fpid, SIGKILL);
+	mt_wait_ms(fpid, 10000, &status);
+	text = mt_slurp(out);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strstr(text, "detached from process"), "%s", text);
+	n = draws_of(text, secs, 64);
+	ck_assert_msg(n >= 2 && secs[0] == 1 && secs[1] == 2, "%zu redraws:\n%s", n, text);
+	ck_assert(strstr(text, REGION_RESTORE) < strstr(text, "detached from process"));
+	free(text);
+	unlink(art);
+	unlink(out);
+	unlink(fout);
+	rmdir(dir);
+}
+END_TEST
+
 /* stderr a pipe, or -q in a pty: no line, no escape sequence, the summary as it was. */
 START_TEST(no_status_line_off_a_terminal_or_with_q)
 {
@@ -233,7 +272,7 @@ START_TEST(report_during_a_run_says_in_progress)
 {
 	char dir[64], art[128], out[128], page[128], *text;
 	const char *run[] = {MEMTRACK, "run", "-q", "-o", art, "--", FIXTURE("steady_alloc"),
-			     "60",     "20",  NULL};
+			     "20",     "20",  NULL};
 	const char *rep[] = {MEMTRACK, "report", art, NULL};
 	const char *html[] = {MEMTRACK, "report", "--html", page, art, NULL};
 	struct json_object *j;
@@ -346,7 +385,7 @@ START_TEST(follow_stops_at_sigint)
 {
 	char dir[64], art[128], out[128], view[128], *text;
 	const char *run[] = {MEMTRACK, "run", "-q", "-o", art, "--", FIXTURE("steady_alloc"),
-			     "60",     "20",  NULL};
+			     "20",     "20",  NULL};
 	const char *follow[] = {MEMTRACK, "report", "--follow", art, NULL};
 	int status;
 	pid_t pid, fpid;
@@ -384,6 +423,7 @@ static Suite *suite(void)
 
 	tcase_set_timeout(tc, 300);
 	mt_tcase_add_tool_test(tc, status_line_redrawn_every_second_in_a_pty, "script stty");
+	mt_tcase_add_tool_test(tc, status_line_of_attach, "script stty");
 	mt_tcase_add_tool_test(tc, no_status_line_off_a_terminal_or_with_q, "script stty");
 	tcase_add_test(tc, report_during_a_run_says_in_progress);
 	tcase_add_test(tc, follow_views_a_run_then_its_report);
