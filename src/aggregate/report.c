@@ -675,6 +675,11 @@ uint64_t mt_report_live_now(const struct mt_report *rep, uint64_t *blocks)
 	return bytes;
 }
 
+bool mt_report_follow_writing(const struct mt_report_follow *f)
+{
+	return mt_artifact_writer_alive(f->r);
+}
+
 bool mt_report_follow_ended(const struct mt_report_follow *f)
 {
 	return f->ended;

@@ -167,6 +167,8 @@ int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *
  * symbolise its sites); NULL once taken.
  */
 struct mt_report *mt_report_follow_now(const struct mt_report_follow *f);
+/* Whether a writer holds the artifact now (mt_artifact_writer_alive). */
+bool mt_report_follow_writing(const struct mt_report_follow *f);
 /* Whether a read returned 0: the writer is gone and the report whole. */
 bool mt_report_follow_ended(const struct mt_report_follow *f);
 /* After a read returned 0: the whole report, the caller's to free. NULL before. */

@@ -85,6 +85,14 @@ static const struct mt_report *heap_so_far(struct mt_status *st)
 		st->no_follow = true;
 		return NULL;
 	}
+	/*
+	 * Opened by name, by memtrack with its privileges: read only while a writer holds it, as
+	 * the run's does, not whatever the name was made to point to meanwhile.
+	 */
+	if (!mt_report_follow_writing(st->follow)) {
+		st->no_follow = true;
+		return NULL;
+	}
 	if (mt_report_follow_read(st->follow, READ_BUDGET_NS, err, sizeof(err)) < 0) {
 		st->no_follow = true;
 		return NULL;
