@@ -563,6 +563,12 @@ static int report_end(struct mt_report *rep, struct mt_artifact_reader *r)
 	return 0;
 }
 
+/* Why a reading failed: the reader's sentence, else the counting's one failure. */
+static const char *why_not(const struct mt_artifact_reader *r)
+{
+	return *mt_artifact_error(r) ? mt_artifact_error(r) : "out of memory";
+}
+
 /* Aggregate what remains of an open reader, with the counts of flags (MT_REPORT_*). */
 static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct mt_report **out,
 		       char *err, size_t errlen)
@@ -573,15 +579,10 @@ static int from_reader(struct mt_artifact_reader *r, unsigned int flags, struct 
 	*out = NULL;
 	if (!ret)
 		ret = report_feed(rep, r, 0);
-	if (ret < 0 && ret != -ENOMEM) {
-		report_fail(err, errlen, mt_artifact_error(r));
-		mt_report_free(rep);
-		return ret;
-	}
 	if (!ret)
 		ret = report_end(rep, r);
 	if (ret) {
-		report_fail(err, errlen, "out of memory");
+		report_fail(err, errlen, why_not(r));
 		mt_report_free(rep);
 		return ret;
 	}
@@ -650,10 +651,8 @@ int mt_report_follow_read(struct mt_report_follow *f, uint64_t budget_ns, char *
 	}
 	if (!ret)
 		ret = report_end(f->rep, f->r);
-	if (ret == -ENOMEM)
-		report_fail(err, errlen, "out of memory");
-	else if (ret)
-		report_fail(err, errlen, mt_artifact_error(f->r));
+	if (ret)
+		report_fail(err, errlen, why_not(f->r));
 	f->ended = !ret;
 	return ret;
 }
