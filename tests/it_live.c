@@ -98,17 +98,15 @@ START_TEST(status_line_redrawn_every_second_in_a_pty)
 	}
 	ck_assert_msg(text && strstr(text, "exited with"), "no summary in %s", out);
 	ck_assert_int_ge(mt_wait_ms(pid, 10000, &status), 0);
-	ck_assert_msg(n >= 2, "%zu redraws in a 3 s run:\n%s", n, text);
+	ck_assert_msg(n >= 2 && n <= 64, "%zu redraws in a 3 s run:\n%s", n, text);
 	for (size_t i = 0; i < n && i < 64; i++) {
 		/* Every second of the run has its redraw: 1 s, 2 s, ... none skipped. */
 		ck_assert_msg(secs[i] == (long)i + 1, "redraw %zu says %ld s:\n%s", i, secs[i],
 			      text);
-		/* And they come as the seconds pass, not all at the end (one poll's slack). */
-		if (i)
-			ck_assert_msg(seen_ms[i] - seen_ms[i - 1] >= 500,
-				      "redraws %zu and %zu %" PRIu64 " ms apart", i - 1, i,
-				      seen_ms[i] - seen_ms[i - 1]);
 	}
+	/* And they came as the seconds passed, not all at the end (a stalled poll's slack). */
+	ck_assert_msg(seen_ms[n - 1] - seen_ms[0] >= (n - 1) * 500,
+		      "%zu redraws within %" PRIu64 " ms", n, seen_ms[n - 1] - seen_ms[0]);
 	ck_assert_msg(strstr(text, " allocations; heap ") && strstr(text, "dropped: none"),
 		      "no heap figures in the line:\n%s", text);
 	/* The screen given back once, after the last redraw and before the summary. */
