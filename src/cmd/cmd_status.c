@@ -3,7 +3,7 @@
  * memtrack run's status line: on a terminal, refreshed every second while the command runs, the
  * time, the tree's processes, its allocations, its heap live now and its peak, and the calls
  * dropped. The supervisor counts processes and drops (supervisor_progress.c, which calls
- * mt_status_progress from its event loop); the heap is the artifact's, read on from where the
+ * status_progress from its event loop); the heap is the artifact's, read on from where the
  * last second left it (mt_report_follow_*), as memtrack report would count it.
  *
  * The line has the terminal's bottom row to itself: the rows above it are made the scrolling
@@ -41,7 +41,7 @@ struct mt_status {
 	unsigned long draws;
 };
 
-static void mt_status_progress(void *arg, const struct mt_run_progress *p);
+static void status_progress(void *arg, const struct mt_run_progress *p);
 
 static void put(int fd, const char *s, size_t n)
 {
@@ -68,7 +68,7 @@ struct mt_status *mt_status_start(struct mt_run_config *cfg)
 		return NULL;
 	st->fd = STDERR_FILENO;
 	st->artifact = cfg->artifact_path;
-	cfg->progress = mt_status_progress;
+	cfg->progress = status_progress;
 	cfg->progress_arg = st;
 	cfg->progress_ns = STATUS_PERIOD_NS;
 	return st;
@@ -125,7 +125,7 @@ static size_t status_text(struct mt_status *st, const struct mt_run_progress *p,
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
-static void mt_status_progress(void *arg, const struct mt_run_progress *p)
+static void status_progress(void *arg, const struct mt_run_progress *p)
 {
 	struct mt_status *st = arg;
 	char text[256], out[512];
