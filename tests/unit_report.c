@@ -707,6 +707,87 @@ START_TEST(peak)
 }
 END_TEST
 
+/* The tree's heap now, checked: bytes and blocks. */
+static void live_now_is(const struct mt_report *rep, uint64_t bytes, uint64_t blocks)
+{
+	uint64_t n, b = mt_report_live_now(rep, &n);
+
+	ck_assert_uint_eq(b, bytes);
+	ck_assert_uint_eq(n, blocks);
+}
+
+/*
+ * An artifact counted in steps as its writer appends (mt_report_follow_*): each read counts what
+ * was flushed since, its figures those so far, in progress; once the writer has finished, the
+ * report is the one a whole reading makes.
+ */
+START_TEST(follow_counts_as_a_whole_reading_does)
+{
+	struct mt_artifact_header h = {.start_mono_ns = 1000, .argc = 3, .argv = argv_ls};
+	struct mt_artifact_process root = {.pid = 100};
+	struct mt_artifact_file libc = {.file_id = 1, .family = MT_FAM_GLIBC, .probes = 11};
+	char *path = mt_tmpfile(), err[MT_ARTIFACT_ERRLEN];
+	struct mt_report *now, *whole, *loaded;
+	struct mt_artifact_writer *w;
+	struct mt_report_follow *f;
+
+	alloc(100, MT_K_MALLOC, 1 << 12, 100);
+	alloc(100, MT_K_MALLOC, 2 << 12, 200); /* live 300, the peak */
+	mfree(100, 1 << 12);
+	alloc(100, MT_K_MALLOC, 3 << 12, 50); /* live 250 */
+	strcpy(root.exe, "/usr/bin/ls");
+	strcpy(libc.path, "/lib/x86_64-linux-gnu/libc.so.6");
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	ck_assert_int_eq(mt_artifact_write_process(w, &root), 0);
+	ck_assert_int_eq(mt_artifact_write_file(w, &libc), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, S->ev, 2), 0);
+	ck_assert_int_eq(mt_artifact_flush(w), 0);
+	ck_assert_int_eq(mt_report_follow_open(path, 0, &f, err, sizeof(err)), 0);
+	ck_assert(mt_report_follow_writing(f));
+	ck_assert_int_eq(mt_report_follow_read(f, 0, err, sizeof(err)), 1);
+	now = mt_report_follow_now(f);
+	ck_assert(now->in_progress && !now->truncated && !now->has_footer);
+	T_EQ(&now->totals, 2, 0, 0, 300, 300, 2, 300);
+	live_now_is(now, 300, 2);
+	ck_assert_int_eq(mt_report_follow_read(f, 0, err, sizeof(err)), 1); /* nothing new */
+	T_EQ(&mt_report_follow_now(f)->totals, 2, 0, 0, 300, 300, 2, 300);
+
+	ck_assert_int_eq(mt_artifact_write_events(w, S->ev + 2, 2), 0);
+	ck_assert_int_eq(mt_artifact_flush(w), 0);
+	ck_assert_int_eq(mt_report_follow_read(f, 0, err, sizeof(err)), 1);
+	T_EQ(&mt_report_follow_now(f)->totals, 3, 1, 0, 350, 300, 2, 250);
+	live_now_is(mt_report_follow_now(f), 250, 2);
+	ck_assert_ptr_null(mt_report_follow_take(f)); /* not whole yet */
+
+	/* Its exit: its blocks are released, never freed, and the heap holds none now. */
+	tev(100, 100, MT_K_EXIT, 0, 0, 0, 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, S->ev + 4, 1), 0);
+	ck_assert_int_eq(mt_artifact_flush(w), 0);
+	ck_assert_int_eq(mt_report_follow_read(f, 0, err, sizeof(err)), 1);
+	live_now_is(mt_report_follow_now(f), 0, 0);
+	root.exited = true;
+	ck_assert_int_eq(mt_artifact_write_process(w, &root), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &S->footer), 0);
+	ck_assert(!mt_report_follow_writing(f));
+	ck_assert_int_eq(mt_report_follow_read(f, 0, err, sizeof(err)), 0);
+	ck_assert(mt_report_follow_ended(f));
+	whole = mt_report_follow_take(f);
+	ck_assert_ptr_nonnull(whole);
+	mt_report_follow_free(f);
+	ck_assert_int_eq(mt_report_load(path, &loaded, err, sizeof(err)), 0);
+	ck_assert(whole->has_footer && !whole->in_progress && !whole->truncated);
+	T_EQ(&whole->totals, 3, 1, 0, 350, 300, 2, 250);
+	T_EQ(&loaded->totals, 3, 1, 0, 350, 300, 2, 250);
+	live_now_is(whole, 0, 0);
+	ck_assert_uint_eq(whole->events, loaded->events);
+	ck_assert_uint_eq(whole->n_processes, loaded->n_processes);
+	mt_report_free(whole);
+	mt_report_free(loaded);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 /* The last event made so far happened at t ns after the run's start (its header's 1000). */
 static void at(uint64_t t)
 {
@@ -2049,6 +2130,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, zero_sized);
 	tcase_add_test(tc, double_allocation);
 	tcase_add_test(tc, peak);
+	tcase_add_test(tc, follow_counts_as_a_whole_reading_does);
 	tcase_add_test(tc, sites_at_the_peak);
 	tcase_add_test(tc, cells_per_image);
 	tcase_add_test(tc, cells_follow_the_merges);
