@@ -195,6 +195,41 @@ START_TEST(no_status_line_off_a_terminal_or_with_q)
 }
 END_TEST
 
+/*
+ * A terminal memtrack may not draw on: in non-canonical mode, as an editor, a pager or a prompt
+ * keeps it (their screen is theirs), and when memtrack's group is not the terminal's foreground
+ * (a write there could stop memtrack with SIGTTOU): no line, the run as without it.
+ */
+START_TEST(no_status_line_on_a_terminal_not_memtracks)
+{
+	static const char *const how[] = {"stty -icanon && exec", "exec setsid -w"};
+	char dir[64], art[128], out[128], cmd[1024], *text;
+	const char *pty[] = {"script", "-qfc", cmd, "/dev/null", NULL};
+	int status;
+	pid_t pid;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	snprintf(out, sizeof(out), "%s/pty.out", dir);
+	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "stty rows 24 cols 160 && %s %s run -o %s -- %s 2 1000",
+			 how[i], MEMTRACK, art, FIXTURE("steady_alloc"));
+		pid = mt_spawn_session(pty, out);
+		ck_assert_int_gt(pid, 0);
+		ck_assert_int_ge(mt_wait_ms(pid, 120000, &status), 0);
+		text = mt_slurp(out);
+		ck_assert_ptr_nonnull(text);
+		ck_assert_msg(strstr(text, "exited with 0"), "%s: no summary:\n%s", how[i], text);
+		ck_assert_msg(!strstr(text, "\033[24;1H") && !strstr(text, "\033[1;23r"),
+			      "%s: a status line:\n%s", how[i], text);
+		free(text);
+	}
+	unlink(art);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
 /* report --json ART, parsed (the test fails when it does not run or print JSON). */
 static struct json_object *report_json(const char *art)
 {
@@ -423,6 +458,8 @@ static Suite *suite(void)
 	mt_tcase_add_tool_test(tc, status_line_redrawn_every_second_in_a_pty, "script stty");
 	mt_tcase_add_tool_test(tc, status_line_of_attach, "script stty");
 	mt_tcase_add_tool_test(tc, no_status_line_off_a_terminal_or_with_q, "script stty");
+	mt_tcase_add_tool_test(tc, no_status_line_on_a_terminal_not_memtracks,
+			       "script stty setsid");
 	tcase_add_test(tc, report_during_a_run_says_in_progress);
 	tcase_add_test(tc, follow_views_a_run_then_its_report);
 	tcase_add_test(tc, follow_stops_at_sigint);

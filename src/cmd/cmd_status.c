@@ -13,6 +13,12 @@
  * cleared and written, the cursor restored; the command's output lands where it was. At the end
  * the row is cleared and the whole screen given back, before the summary. A terminal of unknown
  * size (0 rows) gets no line. A SIGKILL of memtrack leaves the region set (`reset` restores it).
+ *
+ * The line is drawn only while the terminal is memtrack's to write to: its process group in the
+ * foreground (else a write could stop it with SIGTTOU, and the whole tree with it) and the
+ * terminal in canonical mode. A full-screen or line-editing program (an editor, a pager, a
+ * shell's prompt) turns canonical mode off and draws the screen itself; the line waits, and the
+ * region is set again when the terminal comes back, as such a program resets it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "aggregate/report.h"
@@ -35,6 +42,7 @@
 struct mt_status {
 	int fd;
 	unsigned short rows; /* the scrolling region is rows - 1 rows; 0: not set */
+	bool region_lost;    /* another program had the terminal: the region is set again */
 	const char *artifact;
 	struct mt_report_follow *follow;
 	bool no_follow; /* the artifact cannot be read as it is written (a pipe, a device) */
@@ -125,6 +133,17 @@ static size_t status_text(struct mt_status *st, const struct mt_run_progress *p,
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
+/* Whether the terminal is memtrack's to draw on now: in the foreground, in canonical mode. */
+static bool terminal_ours(int fd)
+{
+	struct termios tio;
+	pid_t fg = tcgetpgrp(fd);
+
+	if (fg < 0 || fg != getpgrp())
+		return false;
+	return !tcgetattr(fd, &tio) && (tio.c_lflag & ICANON);
+}
+
 static void status_progress(void *arg, const struct mt_run_progress *p)
 {
 	struct mt_status *st = arg;
@@ -133,6 +152,10 @@ static void status_progress(void *arg, const struct mt_run_progress *p)
 	size_t n, cols;
 	int k = 0;
 
+	if (!terminal_ours(st->fd)) {
+		st->region_lost = true;
+		return;
+	}
 	if (ioctl(st->fd, TIOCGWINSZ, &ws) || ws.ws_row < 3 || ws.ws_col < 2)
 		return;
 	n = status_text(st, p, text, sizeof(text));
@@ -142,9 +165,10 @@ static void status_progress(void *arg, const struct mt_run_progress *p)
 	/* The first time, a row is made at the bottom: what was on it scrolls up by one. */
 	if (!st->rows)
 		k = snprintf(out, sizeof(out), "\n\0337\033[1;%ur\0338\033[1A", ws.ws_row - 1u);
-	else if (st->rows != ws.ws_row)
+	else if (st->rows != ws.ws_row || st->region_lost)
 		k = snprintf(out, sizeof(out), "\0337\033[1;%ur\0338", ws.ws_row - 1u);
 	st->rows = ws.ws_row;
+	st->region_lost = false;
 	k += snprintf(out + k, sizeof(out) - (size_t)k, "\0337\033[%u;1H\033[2K%.*s\0338",
 		      (unsigned)ws.ws_row, (int)n, text);
 	put(st->fd, out, (size_t)k);
@@ -158,7 +182,7 @@ void mt_status_end(struct mt_status *st)
 
 	if (!st)
 		return;
-	if (st->rows) {
+	if (st->rows && terminal_ours(st->fd)) {
 		k = snprintf(out, sizeof(out), "\0337\033[%u;1H\033[2K\033[r\0338",
 			     (unsigned)st->rows);
 		put(st->fd, out, (size_t)k);
