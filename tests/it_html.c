@@ -637,6 +637,164 @@ START_TEST(html_leak_weights)
 }
 END_TEST
 
+/* valgrind's own suppression of leak_shapes list's head (fixtures/README.md). */
+#define LIST_SUPP MT_SOURCE_DIR "/fixtures/leak_shapes_list.supp"
+
+/* memtrack report (text) with args, which must exit 0: its stdout (to free). */
+static char *text_report(const char *const *args)
+{
+	const char *argv[8] = {MEMTRACK, "report"};
+	struct mt_out o;
+	char *text;
+
+	for (int i = 0; args[i]; i++)
+		argv[i + 2] = args[i];
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "report failed (%d): %s", o.code, o.err);
+	text = o.out;
+	free(o.err);
+	return text;
+}
+
+/* The figure of a cell of row (up to its </tr>): its data-v and its text, which must agree. */
+static long long leak_cell(const char *row, const char *cls, const char *unit)
+{
+	const char *end = strstr(row, "</tr>"), *p, *q;
+	char want[96], shown[32];
+	long long v;
+	size_t k = 0;
+
+	snprintf(want, sizeof(want), "data-class=\"%s\" data-unit=\"%s\" data-v=\"", cls, unit);
+	p = strstr(row, want);
+	ck_assert_msg(p && p < end, "no %s %s in %.600s", cls, unit, row);
+	v = atoll(p + strlen(want));
+	q = strchr(p, '>') + 1;
+	for (; *q != '<' && k + 1 < sizeof(shown); q++)
+		if (*q != ',')
+			shown[k++] = *q;
+	shown[k] = '\0';
+	ck_assert_msg(atoll(shown) == v, "%s %s drawn as %s, not %lld", cls, unit, shown, v);
+	return v;
+}
+
+static const char *const leak_classes[] = {"definitely_lost", "indirectly_lost", "possibly_lost",
+					   "still_reachable", "suppressed"};
+
+/*
+ * The page's table of classes against the text report's: every line of its "Leaks at exit"
+ * table (an image's, by pid, and the tree's) has the same bytes and blocks in each class in the
+ * DOM, and so do the suppressed ones. Returns how many lines were compared.
+ */
+static int expect_leak_table(const char *text, const char *dom)
+{
+	const char *t = strstr(text, "Leaks at exit"), *view = strstr(dom, "<section id=\"leaks\"");
+	int rows = 0;
+
+	ck_assert_msg(t && view, "no leaks table: %.3000s", text);
+	for (t = strchr(t, '\n') + 1, t = strchr(t, '\n') + 1;
+	     !strncmp(t, "  ", 2) && strncmp(t, "  suppressed", 12) && strncmp(t, "  pid ", 6) &&
+	     strncmp(t, "  used_", 7);
+	     t = strchr(t, '\n') + 1) {
+		char pos[64], tag[64];
+		unsigned int pid;
+		long long f[8];
+		const char *row;
+
+		ck_assert_int_eq(sscanf(t, "%63s %u %lld %lld %lld %lld %lld %lld %lld %lld", pos,
+					&pid, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6],
+					&f[7]),
+				 10);
+		if (!strcmp(pos, "tree"))
+			snprintf(tag, sizeof(tag), "<tr class=\"tree\" data-tree=\"1\">");
+		else
+			snprintf(tag, sizeof(tag), "data-pid=\"%u\">", pid);
+		row = strstr(view, tag);
+		ck_assert_msg(row, "no row %s in the leaks view", tag);
+		for (int k = 0; k < 4; k++) {
+			ck_assert_int_eq(leak_cell(row, leak_classes[k], "bytes"), f[2 * k]);
+			ck_assert_int_eq(leak_cell(row, leak_classes[k], "blocks"), f[2 * k + 1]);
+		}
+		rows++;
+	}
+	return rows;
+}
+
+/*
+ * The leaks view of a tree with every class: leak_shapes tree (the parent's list, the child's
+ * overwritten block), cache (still reachable) and interior (possibly lost), under sh, with
+ * valgrind's suppression of the list's head. The browser draws the table of classes with the
+ * text report's figures, the suppressed ones too, one row per loss record the text prints
+ * (and the still reachable ones, shown when asked for), and the largest blocks their class.
+ */
+START_TEST(html_leaks_view)
+{
+	const char *cmd[] = {"/bin/sh",
+			     "-c",
+			     "\"$1\" tree \"$1\"; \"$1\" cache; \"$1\" interior",
+			     "sh",
+			     FIXTURE("leak_shapes"),
+			     NULL};
+	const char *opts[] = {"--leaks", "--stacks", NULL};
+	struct mt_out o;
+	char *art = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o), html[192], *text, *dom;
+	const char *p, *tree;
+	int records = 0, lost_rows = 0;
+
+	ck_assert_msg(art && o.code == 0, "%s", o.err);
+	mt_out_free(&o);
+	snprintf(html, sizeof(html), "%s.html", art);
+	report((const char *const[]){"--suppressions", LIST_SUPP, "--html", html, art, NULL});
+	text = text_report(
+	    (const char *const[]){"--suppressions", LIST_SUPP, "--top", "0", art, NULL});
+	dom = view_dom(html, "weight=definite");
+	expect_attr(dom, "<section id=\"leaks\"", "data-rendered", "1");
+	expect_attr(dom, "<section id=\"leaks\"", "data-classes",
+		    "definitely_lost,indirectly_lost,possibly_lost");
+	/* sh's image and four leak_shapes ones are scanned; and the tree. */
+	ck_assert_int_ge(expect_leak_table(text, dom), 5);
+	/* The tree's line: the child's 1,000 bytes definitely lost, the head suppressed. */
+	tree = strstr(dom, "<tr class=\"tree\" data-tree=\"1\">");
+	ck_assert_int_eq(leak_cell(tree, "definitely_lost", "bytes") >= 1000, 1);
+	ck_assert_int_eq(leak_cell(tree, "indirectly_lost", "bytes"), 864);
+	ck_assert_int_ge(leak_cell(tree, "possibly_lost", "bytes"), 200);
+	ck_assert_int_ge(leak_cell(tree, "still_reachable", "bytes"), 240);
+	ck_assert_int_eq(leak_cell(tree, "suppressed", "bytes"), 96);
+	ck_assert_int_eq(leak_cell(tree, "suppressed", "blocks"), 1);
+	ck_assert_ptr_nonnull(strstr(text, "suppressed: 96 bytes in 1 blocks"));
+	/* Each record the text prints is a row of the page, with its figures and stack. */
+	for (p = text; (p = strstr(p, " in loss record ")); p++)
+		records++;
+	for (p = dom; (p = strstr(p, "<tr class=\"loss\" ")); p++)
+		lost_rows += !!strncmp(strstr(p, "data-class=\"") + 12, "still_reachable", 15);
+	ck_assert_int_eq(lost_rows, records);
+	ck_assert_ptr_nonnull(strstr(text, "864 bytes in 9 blocks are indirectly lost"));
+	p = strstr(dom, "data-class=\"indirectly_lost\"><td>pid ");
+	ck_assert_msg(p, "no indirectly lost record: %.3000s", strstr(dom, "Loss records"));
+	ck_assert_int_eq(leak_cell(p, "indirectly_lost", "bytes"), 864);
+	ck_assert_int_eq(leak_cell(p, "indirectly_lost", "blocks"), 9);
+	ck_assert_msg(strstr(p, "make_list"), "no stack: %.1500s", p);
+	/* Still reachable records are there, hidden until their class is chosen. */
+	p = strstr(dom, "<tr class=\"loss off-class\" ");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(strstr(p, "data-class=\"still_reachable\"><td>pid "));
+	/* The largest blocks never freed, with their class: the overwritten 1,000 bytes. */
+	p = strstr(dom, "<tr data-bytes=\"1000\"");
+	ck_assert_msg(p, "no block of 1000 bytes: %.3000s", strstr(dom, "<section id=\"largest\""));
+	ck_assert_ptr_nonnull(
+	    strstr(p, "<td class=\"leak-class\" data-class=\"1\">definitely lost"));
+	free(dom);
+	/* The URL's fragment chooses the classes shown: the reachable ones alone. */
+	dom = view_dom(html, "leaks=still_reachable");
+	expect_attr(dom, "<section id=\"leaks\"", "data-classes", "still_reachable");
+	ck_assert_ptr_nonnull(strstr(dom, "class=\"loss off-class\" data-image="));
+	free(dom);
+	free(text);
+	unlink(html);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("html");
@@ -658,6 +816,7 @@ static Suite *suite(void)
 	tcase_set_tags(tools, "tools");
 	tcase_set_timeout(tools, 600);
 	mt_tcase_add_tool_test(tools, html_leak_weights, "chromium");
+	mt_tcase_add_tool_test(tools, html_leaks_view, "chromium");
 	suite_add_tcase(s, tools);
 	return s;
 }

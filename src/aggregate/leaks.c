@@ -2,7 +2,7 @@
 /*
  * The leak scans counted (leaks.h). Every scanned block is kept as (image, class, stack, size)
  * until the end, when they are sorted and merged into loss records: a run has one scan per
- * process, so this is its live blocks at exit once, 24 bytes each.
+ * process, so this is its live blocks at exit once, 40 bytes each.
  */
 
 #include <errno.h>
@@ -100,7 +100,8 @@ int mt_leaks_add(struct mt_leaks *lk, size_t image, const struct mt_artifact_lea
 							      .cls = b->cls,
 							      .stack = b->stack,
 							      .blocks = 1,
-							      .bytes = b->size});
+							      .bytes = b->size,
+							      .addr = b->addr});
 		if (err)
 			return err;
 	}
@@ -185,6 +186,15 @@ struct mt_leak_weight mt_leaks_of_stack(const struct mt_leaks *lk, uint32_t stac
 		}
 	}
 	return w;
+}
+
+unsigned int mt_leaks_block_class(const struct mt_leaks *lk, size_t image, uint64_t addr)
+{
+	/* The latest scan of the image is the one at its exit: search from the end. */
+	for (size_t i = lk->n_rec; i-- > 0;)
+		if (lk->rec[i].image == image && lk->rec[i].addr == addr)
+			return lk->rec[i].cls;
+	return 0;
 }
 
 int mt_leaks_end(struct mt_leaks *lk)

@@ -34,6 +34,7 @@ struct mt_loss_record {
 	uint8_t cls;
 	uint32_t stack; /* 0: recorded without stacks */
 	uint64_t blocks, bytes;
+	uint64_t addr; /* the block's, while records are one per block (before mt_leaks_end) */
 };
 
 struct mt_leaks;
@@ -42,6 +43,13 @@ struct mt_leaks *mt_leaks_new(void);
 void mt_leaks_free(struct mt_leaks *lk);
 /* A leak record of image `image`. 0 or -ENOMEM. */
 int mt_leaks_add(struct mt_leaks *lk, size_t image, const struct mt_artifact_leaks *l);
+/*
+ * The class (MT_LEAK_*) the scan of image gave the block at addr, 0 when it scanned none there:
+ * what the report's largest blocks never freed were, as each enters them. Before mt_leaks_end,
+ * which merges the blocks into loss records; a search from the latest scan back, for a few
+ * blocks.
+ */
+unsigned int mt_leaks_block_class(const struct mt_leaks *lk, size_t image, uint64_t addr);
 /* Once every record is in: the loss records, per image, biggest first. 0 or -ENOMEM. */
 int mt_leaks_end(struct mt_leaks *lk);
 

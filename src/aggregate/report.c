@@ -288,6 +288,9 @@ static void largest_add(struct mt_report *rep, const struct mt_live_change *c, b
 						   .stack_id = c->stack_id,
 						   .image = c->image,
 						   .at_end = at_end};
+	/* Its image's scan at exit, when there was one, came before the exit released it. */
+	if (!at_end)
+		rep->largest[i].leak_class = mt_leaks_block_class(rep->leaks, c->image, c->addr);
 }
 
 static void live_at_end(void *arg, const struct mt_live_change *c)

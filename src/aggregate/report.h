@@ -86,6 +86,8 @@ struct mt_report_block {
 	uint32_t stack_id; /* of its allocation (sites.h), 0: none */
 	size_t image;	   /* that allocated it: an index of images */
 	bool at_end;	   /* live when the artifact ended (its image had not exited) */
+	uint8_t
+	    leak_class; /* what the leak scan at its image's exit found it (MT_LEAK_*), 0: none */
 };
 
 /* The largest blocks never freed that the report keeps. */

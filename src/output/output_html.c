@@ -64,6 +64,23 @@ static void put_figure(FILE *out, const char *name, const char *key, uint64_t v,
 		bytes ? mt_bytesize_human(h, sizeof(h), v) : g, name);
 }
 
+/* A run with --leaks: the tree's bytes in each of memcheck's classes (the leaks view below). */
+static void put_leak_figures(const struct mt_report *rep, FILE *out)
+{
+	static const char *const keys[] = {
+	    [MT_LEAK_DEFINITE] = "definitely_lost",
+	    [MT_LEAK_INDIRECT] = "indirectly_lost",
+	    [MT_LEAK_POSSIBLE] = "possibly_lost",
+	    [MT_LEAK_REACHABLE] = "still_reachable",
+	};
+	const struct mt_leak_counts *t = mt_leaks_total(rep->leaks);
+
+	if (!mt_leaks_any(rep->leaks))
+		return;
+	for (unsigned int k = MT_LEAK_DEFINITE; k <= MT_LEAK_CLASSES; k++)
+		put_figure(out, mt_leak_class_name(k), keys[k], t->bytes[k], true);
+}
+
 static void put_figures(const struct mt_report *rep, FILE *out)
 {
 	const struct mt_report_totals *t = &rep->totals;
@@ -81,6 +98,7 @@ static void put_figures(const struct mt_report *rep, FILE *out)
 	if (rep->has_footer)
 		put_figure(out, "calls dropped or lost", "dropped", t->dropped, false);
 	put_figure(out, "files not probed", "unprobed", rep->n_unprobed, false);
+	put_leak_figures(rep, out);
 	fputs("</div>\n", out);
 	if (rep->in_progress)
 		fputs("<p>The run is in progress: this page shows what it recorded so far.</p>\n",
@@ -127,43 +145,25 @@ static const char *block_end(const struct mt_report *rep, const struct mt_report
 	return rep->images[b->image].end == MT_IMAGE_EXEC ? "its exec" : "its exit";
 }
 
-/* The frames of a block's allocation, innermost first (the allocator, then its callers). */
-static void put_block_stack(const struct mt_report *rep, const struct mt_report_block *b, FILE *out)
+/* A block's class, as its image's scan at exit found it (run --leaks). */
+static const char *block_class(const struct mt_report_block *b)
 {
-	const struct mt_site *s = b->stack_id ? mt_sites_of(rep->sites, b->stack_id) : NULL;
-	char buf[MT_PRINTABLE_MAX];
-
-	if (!s || !s->sym) {
-		fputs(b->stack_id ? "(no record of its stack)" : "(no stack: run with --stacks)",
-		      out);
-		return;
-	}
-	fputs("<details><summary>", out);
-	mt_output_xml_text(out, mt_frame_name(buf, sizeof(buf), &s->sym[s->n_frames > 1 ? 1 : 0]));
-	fputs("</summary><ol class=\"stack\">", out);
-	for (uint32_t k = 0; k < s->n_frames; k++) {
-		fputs("<li>", out);
-		mt_output_xml_text(out, mt_frame_name(buf, sizeof(buf), &s->sym[k]));
-		if (s->sym[k].source) {
-			fputs(" <span class=\"src\">at ", out);
-			mt_output_xml_text(out, mt_printable(buf, sizeof(buf), s->sym[k].source));
-			fprintf(out, ":%u</span>", s->sym[k].line);
-		}
-		fputs("</li>", out);
-	}
-	fputs("</ol></details>", out);
+	return b->leak_class ? mt_leak_class_name(b->leak_class) : "not scanned";
 }
 
 static void put_largest(const struct mt_report *rep, FILE *out)
 {
+	bool leaks = mt_leaks_any(rep->leaks);
+
 	fputs("<section id=\"largest\"><h2>Largest blocks never freed</h2>\n", out);
 	if (!rep->n_largest) {
 		fputs("<p>None: the program freed every block it allocated.</p></section>\n", out);
 		return;
 	}
-	fputs("<table class=\"blocks\"><tr><th>bytes</th><th>allocated by</th>"
-	      "<th>released by</th><th>address</th><th>allocated from</th></tr>\n",
-	      out);
+	fprintf(out,
+		"<table class=\"blocks\"><tr><th>bytes</th><th>allocated by</th>"
+		"<th>released by</th>%s<th>address</th><th>allocated from</th></tr>\n",
+		leaks ? "<th>class at exit</th>" : "");
 	for (size_t i = 0; i < rep->n_largest; i++) {
 		const struct mt_report_block *b = &rep->largest[i];
 		const struct mt_image *g = &rep->images[b->image];
@@ -175,9 +175,12 @@ static void put_largest(const struct mt_report *rep, FILE *out)
 			" ",
 			b->size, b->image, b->size, g->pid);
 		mt_output_xml_text(out, base ? base + 1 : g->exe);
-		fprintf(out, "</td><td>%s</td><td><code>0x%" PRIx64 "</code></td><td>",
-			block_end(rep, b), b->addr);
-		put_block_stack(rep, b, out);
+		fprintf(out, "</td><td>%s</td>", block_end(rep, b));
+		if (leaks)
+			fprintf(out, "<td class=\"leak-class\" data-class=\"%u\">%s</td>",
+				b->leak_class, block_class(b));
+		fprintf(out, "<td><code>0x%" PRIx64 "</code></td><td>", b->addr);
+		mt_html_stack(rep, b->stack_id, out);
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</table></section>\n", out);
@@ -269,6 +272,9 @@ int mt_output_html_bench(const struct mt_report *rep, const struct mt_bench_spli
 	if (err)
 		return err;
 	fputs("<div id=\"plot-tip\" class=\"tip\" hidden></div></div>\n</section>\n", out);
+	err = mt_html_leaks(rep, out);
+	if (err)
+		return err;
 	put_sites(rep, out);
 	err = mt_html_calls(rep, out);
 	if (err)

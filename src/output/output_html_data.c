@@ -51,6 +51,33 @@ static void put_u64s(FILE *out, const uint64_t *v, size_t n)
 	fputc(']', out);
 }
 
+/* ---- the stacks of the page's tables (the largest blocks, the loss records) ------------- */
+
+void mt_html_stack(const struct mt_report *rep, uint32_t stack_id, FILE *out)
+{
+	const struct mt_site *s = stack_id ? mt_sites_of(rep->sites, stack_id) : NULL;
+	char buf[MT_PRINTABLE_MAX];
+
+	if (!s || !s->sym) {
+		fputs(stack_id ? "(no record of its stack)" : "(no stack: run with --stacks)", out);
+		return;
+	}
+	fputs("<details><summary>", out);
+	mt_output_xml_text(out, mt_frame_name(buf, sizeof(buf), &s->sym[s->n_frames > 1 ? 1 : 0]));
+	fputs("</summary><ol class=\"stack\">", out);
+	for (uint32_t k = 0; k < s->n_frames; k++) {
+		fputs("<li>", out);
+		mt_output_xml_text(out, mt_frame_name(buf, sizeof(buf), &s->sym[k]));
+		if (s->sym[k].source) {
+			fputs(" <span class=\"src\">at ", out);
+			mt_output_xml_text(out, mt_printable(buf, sizeof(buf), s->sym[k].source));
+			fprintf(out, ":%u</span>", s->sym[k].line);
+		}
+		fputs("</li>", out);
+	}
+	fputs("</ol></details>", out);
+}
+
 /* ---- the heap over time --------------------------------------------------------------------- */
 
 static void put_label(FILE *out, const struct mt_image *g)

@@ -22,6 +22,13 @@ void mt_html_begin(FILE *out, const char *const *words, int n);
 int mt_html_end(FILE *out);
 /* The page's data, one <script type="application/json" id="mt-data">. 0 or -ENOMEM. */
 int mt_html_data(const struct mt_report *rep, FILE *out);
+/*
+ * The frames of an allocation stack, innermost first (the allocator, then its callers), folded
+ * under its first caller; a sentence when there is none.
+ */
+void mt_html_stack(const struct mt_report *rep, uint32_t stack_id, FILE *out);
+/* The leaks view (output_html_leaks.c): a run's leak scans, with their own script. 0 or -ENOMEM. */
+int mt_html_leaks(const struct mt_report *rep, FILE *out);
 /* The functions that allocate, with their callers and callees. 0 or -ENOMEM. */
 int mt_html_calls(const struct mt_report *rep, FILE *out);
 /* memtrack bench's benchmarks and their data (output_html_bench.c); nothing when none. */
