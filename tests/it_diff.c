@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/mtjson.h"
@@ -100,7 +101,6 @@ START_TEST(fixture_deltas_are_exact_in_json)
 	const char *extra[] = {"--json", NULL};
 	struct json_object *doc, *tree, *r;
 	struct mt_out o;
-	char img[128];
 
 	ck_assert_int_eq(diff(extra, art[0], art[1], &o), 0);
 	doc = json_tokener_parse(o.out);
@@ -112,12 +112,11 @@ START_TEST(fixture_deltas_are_exact_in_json)
 	expect(tree, "both", "allocations", 15, 24);
 	expect(tree, "both", "bytes", 6000, 6288);
 	expect(tree, "both", "temporary", 15, 24);
-	snprintf(img, sizeof(img), "0 %s", FIXTURE("diff_sites"));
-	r = row(doc, "images", img);
+	/* Two images of diff_sites in b: each named by its place. */
+	r = row(doc, "images", "diff_sites at 0");
 	expect(r, "both", "allocations", 15, 23);
 	expect(r, "both", "bytes", 6000, 2192);
-	snprintf(img, sizeof(img), "0.0 %s", FIXTURE("diff_sites"));
-	r = row(doc, "images", img);
+	r = row(doc, "images", "diff_sites at 0.0");
 	expect(r, "new", "allocations", 0, 1);
 	expect(r, "new", "bytes", 0, 4096);
 	expect(row(doc, "sites", ";main;kept;malloc"), "both", "bytes", 1000, 2000);
@@ -150,8 +149,8 @@ START_TEST(fixture_deltas_in_text)
 	ck_assert_msg(strstr(o.out, ";main;added;malloc  [only in new]\n"
 				    "      allocations  0 -> 3  +3 (new)\n"),
 		      "%s", o.out);
-	ck_assert_msg(strstr(o.out, "process images (by position in the tree and program): "
-				    "2 changed of 2\n"),
+	ck_assert_msg(strstr(o.out, "process images (by program, then arguments and place in the "
+				    "tree): 2 changed of 2\n"),
 		      "%s", o.out);
 	mt_out_free(&o);
 	/* A run compared with itself: nothing changed anywhere. */
@@ -313,6 +312,73 @@ START_TEST(sqlite3_with_an_index)
 }
 END_TEST
 
+/* A copy of diff_sites at DIR/NAME/diff_sites (to free): the program built at another path. */
+static char *copy_fixture(const char *dir, const char *name)
+{
+	char sub[160], *path = NULL;
+	const char *cp[] = {"cp", FIXTURE("diff_sites"), NULL, NULL};
+	struct mt_out o;
+
+	snprintf(sub, sizeof(sub), "%s/%s", dir, name);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	ck_assert_int_gt(asprintf(&path, "%s/diff_sites", sub), 0);
+	cp[2] = path;
+	ck_assert_int_eq(mt_run(cp, NULL, NULL, 30, &o), 0);
+	ck_assert_int_eq(o.code, 0);
+	mt_out_free(&o);
+	return path;
+}
+
+/*
+ * The same program built at two paths (one file copied to two directories), run with the same
+ * arguments: its process images match by program name, the two paths named in the row, and the
+ * comparison finds nothing changed at any level.
+ */
+START_TEST(one_program_at_two_paths)
+{
+	const char *extra[] = {"--json", NULL};
+	char dir[64], *exe[2], *a[2];
+	struct json_object *doc, *images, *r, *v, *x;
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	for (int i = 0; i < 2; i++) {
+		exe[i] = copy_fixture(dir, i ? "new" : "base");
+		a[i] = record((const char *const[]){exe[i], "a", NULL});
+	}
+	ck_assert_int_eq(diff(extra, a[0], a[1], &o), 0);
+	doc = json_tokener_parse(o.out);
+	ck_assert_msg(doc, "%s", o.out);
+	ck_assert(json_object_object_get_ex(doc, "images", &images));
+	ck_assert_int_eq(json_object_array_length(images), 1);
+	r = row(doc, "images", "diff_sites");
+	expect(r, "both", "allocations", 15, 15);
+	expect(r, "both", "bytes", 6000, 6000);
+	ck_assert(json_object_object_get_ex(r, "exe", &x));
+	ck_assert(json_object_object_get_ex(x, "base", &v));
+	ck_assert_str_eq(json_object_get_string(v), exe[0]);
+	ck_assert(json_object_object_get_ex(x, "new", &v));
+	ck_assert_str_eq(json_object_get_string(v), exe[1]);
+	json_object_put(doc);
+	mt_out_free(&o);
+	ck_assert_int_eq(diff(NULL, a[0], a[1], &o), 0);
+	ck_assert_msg(strstr(o.out, "place in the tree): 0 changed of 1\n"), "%s", o.out);
+	ck_assert_msg(
+	    strstr(o.out, "allocation sites (by stack, outermost frame first): 0 changed"), "%s",
+	    o.out);
+	mt_out_free(&o);
+	for (int i = 0; i < 2; i++) {
+		unlink(a[i]);
+		free(a[i]);
+		unlink(exe[i]);
+		*strrchr(exe[i], '/') = '\0';
+		rmdir(exe[i]);
+		free(exe[i]);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("diff");
@@ -326,6 +392,10 @@ int main(void)
 	tcase_add_test(tc, limits_decide_the_exit_status);
 	tcase_add_test(tc, usage_errors);
 	tcase_add_test(tc, sqlite3_with_an_index);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("paths");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, one_program_at_two_paths);
 	suite_add_tcase(s, tc);
 	return mt_run_suite(s);
 }

@@ -51,26 +51,29 @@ struct gather {
 };
 
 /* A row of one side (in: MT_DIFF_IN_BASE or MT_DIFF_IN_NEW), its key taken over. */
-static void gather_add(struct gather *g, char *key, enum mt_diff_in in,
-		       const uint64_t v[MT_DIFF_METRICS])
+static struct mt_diff_row *gather_add(struct gather *g, char *key, enum mt_diff_in in,
+				      const uint64_t v[MT_DIFF_METRICS])
 {
 	struct mt_diff_row *r;
 
-	if (!key || g->err) {
+	if (!key || g->err || MT_GROW(g->rows, g->cap, g->n + 1, 64)) {
 		free(key);
 		g->err = -ENOMEM;
-		return;
-	}
-	if (MT_GROW(g->rows, g->cap, g->n + 1, 64)) {
-		free(key);
-		g->err = -ENOMEM;
-		return;
+		return NULL;
 	}
 	r = &g->rows[g->n++];
 	memset(r, 0, sizeof(*r));
 	r->key = key;
 	r->in = in;
 	memcpy(in == MT_DIFF_IN_BASE ? r->base : r->new, v, sizeof(r->base));
+	return r;
+}
+
+static void row_free(struct mt_diff_row *r)
+{
+	free(r->key);
+	free(r->exe[0]);
+	free(r->exe[1]);
 }
 
 static int by_key(const void *a, const void *b)
@@ -101,7 +104,12 @@ static int merge(struct gather *g, struct mt_diff_level *lv)
 		}
 		if (o->in != r->in)
 			o->in = MT_DIFF_IN_BOTH;
-		free(r->key);
+		for (int k = 0; k < 2; k++)
+			if (!o->exe[k]) {
+				o->exe[k] = r->exe[k];
+				r->exe[k] = NULL;
+			}
+		row_free(r);
 	}
 	lv->rows = g->rows;
 	lv->n = out;
@@ -123,31 +131,166 @@ static void add_tree(struct gather *g, const struct mt_report *rep, enum mt_diff
 	gather_add(g, strdup("tree"), in, v);
 }
 
-/* "POSITION PROGRAM", with "(exec N)" for an image its process exec'd into. */
-static char *image_key(const struct mt_image *g)
-{
-	const char *pos = g->position[0] ? g->position : "?";
-	char *key = NULL;
-	int n = g->exec_seq ? asprintf(&key, "%s (exec %u) %s", pos, g->exec_seq, g->exe)
-			    : asprintf(&key, "%s %s", pos, g->exe);
+/* ---- process images, paired by program ------------------------------------------------ */
 
+static const char *program_name(const struct mt_image *g)
+{
+	const char *base = strrchr(g->exe, '/');
+
+	return base ? base + 1 : g->exe[0] ? g->exe : "?";
+}
+
+/* The arguments of an image, where the artifact has them: the command's, of its first image. */
+static bool is_command(const struct mt_image *g)
+{
+	return !strcmp(g->position, "0") && !g->exec_seq;
+}
+
+static bool same_arguments(const struct mt_report *a, const struct mt_image *ga,
+			   const struct mt_report *b, const struct mt_image *gb)
+{
+	if (!is_command(ga) || !is_command(gb) || a->argc != b->argc)
+		return false;
+	for (int i = 1; i < a->argc; i++)
+		if (strcmp(a->argv[i], b->argv[i]))
+			return false;
+	return true;
+}
+
+static bool same_place(const struct mt_image *ga, const struct mt_image *gb)
+{
+	return !strcmp(ga->position, gb->position) && ga->exec_seq == gb->exec_seq;
+}
+
+/* Both runs' images, and which image of the other run each one is paired with (SIZE_MAX: none). */
+struct pairing {
+	const struct mt_report *rep[2];
+	size_t *other[2];
+};
+
+static bool same_name(const struct pairing *p, int side, size_t i, size_t k)
+{
+	return !strcmp(program_name(&p->rep[side]->images[i]),
+		       program_name(&p->rep[!side]->images[k]));
+}
+
+typedef bool (*pair_test)(const struct mt_report *a, const struct mt_image *ga,
+			  const struct mt_report *b, const struct mt_image *gb);
+
+static bool place_test(const struct mt_report *a, const struct mt_image *ga,
+		       const struct mt_report *b, const struct mt_image *gb)
+{
+	(void)a;
+	(void)b;
+	return same_place(ga, gb);
+}
+
+static bool any_test(const struct mt_report *a, const struct mt_image *ga,
+		     const struct mt_report *b, const struct mt_image *gb)
+{
+	(void)a;
+	(void)ga;
+	(void)b;
+	(void)gb;
+	return true;
+}
+
+/* Pair each image of the base not paired yet with the first of new's that test accepts. */
+static void pair_by(struct pairing *p, pair_test test)
+{
+	const struct mt_report *a = p->rep[0], *b = p->rep[1];
+
+	for (size_t i = 0; i < a->n_images; i++) {
+		if (p->other[0][i] != SIZE_MAX)
+			continue;
+		for (size_t k = 0; k < b->n_images; k++) {
+			if (p->other[1][k] != SIZE_MAX || !same_name(p, 0, i, k) ||
+			    !test(a, &a->images[i], b, &b->images[k]))
+				continue;
+			p->other[0][i] = k;
+			p->other[1][k] = i;
+			break;
+		}
+	}
+}
+
+/* How many images of side's run run the program of its image i. */
+static size_t count_named(const struct pairing *p, int side, size_t i)
+{
+	const struct mt_report *r = p->rep[side];
+	size_t n = 0;
+
+	for (size_t k = 0; k < r->n_images; k++)
+		n += !strcmp(program_name(&r->images[k]), program_name(&r->images[i]));
+	return n;
+}
+
+/*
+ * An image's row key: its program's name, and where several images of either run run that
+ * program, the place of the image (the base's, of a pair): "cc1 at 0.2", "sh at 0 (exec 1)".
+ */
+static char *image_key(const struct pairing *p, int side, size_t i)
+{
+	const struct mt_image *g = &p->rep[side]->images[i];
+	size_t k = p->other[side][i];
+	char *key = NULL;
+	int n;
+
+	if (side == 1 && k != SIZE_MAX)
+		g = &p->rep[0]->images[k];
+	if (count_named(p, side, i) < 2 && (k == SIZE_MAX || count_named(p, !side, k) < 2))
+		return strdup(program_name(g));
+	n = g->exec_seq
+		? asprintf(&key, "%s at %s (exec %u)", program_name(g),
+			   g->position[0] ? g->position : "?", g->exec_seq)
+		: asprintf(&key, "%s at %s", program_name(g), g->position[0] ? g->position : "?");
 	return n < 0 ? NULL : key;
 }
 
-static void add_images(struct gather *g, const struct mt_report *rep, enum mt_diff_in in)
+static void add_image(struct gather *g, const struct pairing *p, int side, size_t i)
 {
-	for (size_t i = 0; i < rep->n_images; i++) {
-		const struct mt_image *im = &rep->images[i];
-		uint64_t v[MT_DIFF_METRICS] = {
-		    [MT_DIFF_ALLOCATIONS] = im->c.allocations + im->c.reallocs,
-		    [MT_DIFF_BYTES] = im->c.bytes_allocated,
-		    [MT_DIFF_PEAK] = im->c.peak_bytes,
-		    [MT_DIFF_LIVE] = im->c.live_bytes + im->released.bytes,
-		    [MT_DIFF_TEMPORARY] = im->c.temporary,
-		};
+	const struct mt_image *im = &p->rep[side]->images[i];
+	uint64_t v[MT_DIFF_METRICS] = {
+	    [MT_DIFF_ALLOCATIONS] = im->c.allocations + im->c.reallocs,
+	    [MT_DIFF_BYTES] = im->c.bytes_allocated,
+	    [MT_DIFF_PEAK] = im->c.peak_bytes,
+	    [MT_DIFF_LIVE] = im->c.live_bytes + im->released.bytes,
+	    [MT_DIFF_TEMPORARY] = im->c.temporary,
+	};
+	struct mt_diff_row *r =
+	    gather_add(g, image_key(p, side, i), side ? MT_DIFF_IN_NEW : MT_DIFF_IN_BASE, v);
 
-		gather_add(g, image_key(im), in, v);
+	if (r && !(r->exe[side] = strdup(im->exe)))
+		g->err = -ENOMEM;
+}
+
+/*
+ * Images are paired by program name (the executable's last component, so that two builds of a
+ * program at two paths match), then among the images of one name: the command's own when its
+ * arguments are the same, those at the same place in the tree, then the rest in their order.
+ */
+static void add_images(struct gather *g, const struct mt_report *base, const struct mt_report *new)
+{
+	struct pairing p = {.rep = {base, new}};
+
+	for (int side = 0; side < 2; side++) {
+		p.other[side] = malloc((p.rep[side]->n_images + 1) * sizeof(size_t));
+		if (!p.other[side]) {
+			g->err = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < p.rep[side]->n_images; i++)
+			p.other[side][i] = SIZE_MAX;
 	}
+	pair_by(&p, same_arguments);
+	pair_by(&p, place_test);
+	pair_by(&p, any_test);
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < p.rep[side]->n_images; i++)
+			add_image(g, &p, side, i);
+out:
+	free(p.other[0]);
+	free(p.other[1]);
 }
 
 static void add_files(struct gather *g, const struct mt_report *rep, enum mt_diff_in in)
@@ -232,7 +375,7 @@ static const struct {
 	add_level_fn add;
 } levels[MT_DIFF_LEVELS] = {
     [MT_DIFF_TREE] = {"tree", MT_DIFF_ALL, add_tree},
-    [MT_DIFF_IMAGES] = {"images", MT_DIFF_ALL, add_images},
+    [MT_DIFF_IMAGES] = {"images", MT_DIFF_ALL, NULL}, /* add_images: both runs at once */
     [MT_DIFF_FILES] = {"files", MT_DIFF_CALLS_ONLY, add_files},
     [MT_DIFF_FAMILIES] = {"families", MT_DIFF_CALLS_ONLY, add_families},
     [MT_DIFF_SITES] = {"sites", MT_DIFF_ALL, add_sites},
@@ -248,11 +391,15 @@ int mt_diff_build(const struct mt_report *base, const struct mt_report *new, str
 
 		d->level[l].name = levels[l].name;
 		d->level[l].metrics = levels[l].metrics;
-		levels[l].add(&g, base, MT_DIFF_IN_BASE);
-		levels[l].add(&g, new, MT_DIFF_IN_NEW);
+		if (levels[l].add) {
+			levels[l].add(&g, base, MT_DIFF_IN_BASE);
+			levels[l].add(&g, new, MT_DIFF_IN_NEW);
+		} else {
+			add_images(&g, base, new);
+		}
 		ret = merge(&g, &d->level[l]);
 		for (size_t i = 0; ret && i < g.n; i++)
-			free(g.rows[i].key);
+			row_free(&g.rows[i]);
 		free(g.rows);
 	}
 	if (ret) {
@@ -269,7 +416,7 @@ void mt_diff_free(struct mt_diff *d)
 		return;
 	for (int l = 0; l < MT_DIFF_LEVELS; l++) {
 		for (size_t i = 0; i < d->level[l].n; i++)
-			free(d->level[l].rows[i].key);
+			row_free(&d->level[l].rows[i]);
 		free(d->level[l].rows);
 	}
 	free(d);

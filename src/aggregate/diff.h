@@ -2,11 +2,13 @@
 /*
  * Two runs compared (memtrack report --diff BASE NEW): what each level of the base report
  * matches in the new one, with both sides' counts. The tree is one row; process images are
- * matched by their place in the tree and their program (position, execs before, executable, as
- * --trace-stops names a process); files by path; families by name; allocation sites by their
- * symbolised stack, function names from the outermost frame to the allocator, so that two builds
- * of one program (other addresses, the same functions) match. Rows with the same key on one side
- * (two stacks that differ only in offsets) are added together.
+ * matched by program name (the executable's last component: two builds of a program at two paths
+ * match), then among those of one name by the command's arguments, their place in the tree
+ * (position and execs before, as --trace-stops names a process), and their order; files by path;
+ * families by name; allocation sites by their symbolised stack, function names from the outermost
+ * frame to the allocator, so that two builds of one program (other addresses, the same functions)
+ * match. Rows with the same key on one side (two stacks that differ only in offsets) are added
+ * together.
  */
 #ifndef MT_DIFF_H
 #define MT_DIFF_H
@@ -38,6 +40,8 @@ enum mt_diff_in {
 
 struct mt_diff_row {
 	char *key; /* what matched the row; never NULL */
+	char *
+	    exe[2]; /* images: the executables of the base's image and the new one's (NULL: none) */
 	enum mt_diff_in in;
 	uint64_t base[MT_DIFF_METRICS];
 	uint64_t new[MT_DIFF_METRICS];

@@ -17,7 +17,7 @@
 
 static const char *const level_titles[MT_DIFF_LEVELS] = {
     [MT_DIFF_TREE] = "tree",
-    [MT_DIFF_IMAGES] = "process images (by position in the tree and program)",
+    [MT_DIFF_IMAGES] = "process images (by program, then arguments and place in the tree)",
     [MT_DIFF_FILES] = "files",
     [MT_DIFF_FAMILIES] = "allocator families",
     [MT_DIFF_SITES] = "allocation sites (by stack, outermost frame first)",
@@ -107,6 +107,19 @@ static const struct mt_diff_row **changed_rows(const struct mt_diff_level *lv, s
 	return changed;
 }
 
+/* An image's executables: "(PATH)", or "(BASE -> NEW)" when the two runs ran other files. */
+static void print_programs(FILE *out, const struct mt_diff_row *r)
+{
+	char p[MT_PRINTABLE_MAX];
+
+	if (!r->exe[0] && !r->exe[1])
+		return;
+	fprintf(out, "  (%s", mt_printable(p, sizeof(p), r->exe[0] ? r->exe[0] : r->exe[1]));
+	if (r->exe[0] && r->exe[1] && strcmp(r->exe[0], r->exe[1]))
+		fprintf(out, " -> %s", mt_printable(p, sizeof(p), r->exe[1]));
+	fputc(')', out);
+}
+
 static int print_level(FILE *out, const struct mt_diff_level *lv, const char *title, size_t top)
 {
 	char p[MT_PRINTABLE_MAX];
@@ -120,10 +133,12 @@ static int print_level(FILE *out, const struct mt_diff_level *lv, const char *ti
 	for (size_t i = 0; i < shown; i++) {
 		const struct mt_diff_row *r = changed[i];
 
-		fprintf(out, "  %s%s\n", mt_printable(p, sizeof(p), r->key),
+		fprintf(out, "  %s%s", mt_printable(p, sizeof(p), r->key),
 			r->in == MT_DIFF_IN_BASE  ? "  [only in base]"
 			: r->in == MT_DIFF_IN_NEW ? "  [only in new]"
 						  : "");
+		print_programs(out, r);
+		fputc('\n', out);
 		for (int m = 0; m < MT_DIFF_METRICS; m++)
 			if ((lv->metrics & (1u << m)) && r->base[m] != r->new[m])
 				print_metric(out, "      ", m, r->base[m], r->new[m]);
@@ -199,6 +214,15 @@ static struct json_object *json_row(const struct mt_diff_level *lv, const struct
 
 	json_object_object_add(o, "key", mt_output_json_string(r->key));
 	json_object_object_add(o, "in", json_object_new_string(in_names[r->in]));
+	if (r->exe[0] || r->exe[1]) {
+		struct json_object *exe = json_object_new_object();
+
+		json_object_object_add(exe, "base",
+				       r->exe[0] ? mt_output_json_string(r->exe[0]) : NULL);
+		json_object_object_add(exe, "new",
+				       r->exe[1] ? mt_output_json_string(r->exe[1]) : NULL);
+		json_object_object_add(o, "exe", exe);
+	}
 	for (int m = 0; m < MT_DIFF_METRICS; m++)
 		if (lv->metrics & (1u << m))
 			json_object_object_add(o, mt_diff_metric_name(m),
@@ -309,6 +333,20 @@ static void put_tree_html(FILE *out, const struct mt_diff_row *tree)
 	fputs("</tbody></table></section>\n", out);
 }
 
+/* An image's executables, in its key's title. */
+static void put_programs_title(FILE *out, const struct mt_diff_row *r)
+{
+	if (!r->exe[0] && !r->exe[1])
+		return;
+	fputs(" title=\"", out);
+	mt_output_xml_text(out, r->exe[0] ? r->exe[0] : r->exe[1]);
+	if (r->exe[0] && r->exe[1] && strcmp(r->exe[0], r->exe[1])) {
+		fputs(" -> ", out);
+		mt_output_xml_text(out, r->exe[1]);
+	}
+	fputc('"', out);
+}
+
 /* A level's changed rows: the change of each metric it keeps, base and new in the title. */
 static int put_level_html(FILE *out, const struct mt_diff_level *lv, const char *title)
 {
@@ -330,7 +368,9 @@ static int put_level_html(FILE *out, const struct mt_diff_level *lv, const char 
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_diff_row *r = changed[i];
 
-		fputs("<tr><td class=\"fn\">", out);
+		fputs("<tr><td class=\"fn\"", out);
+		put_programs_title(out, r);
+		fputc('>', out);
 		mt_output_xml_text(out, r->key);
 		fprintf(out, "</td><td>%s</td>", in_names[r->in]);
 		for (int m = 0; m < MT_DIFF_METRICS; m++) {
