@@ -162,16 +162,25 @@ static bool same_place(const struct mt_image *ga, const struct mt_image *gb)
 	return !strcmp(ga->position, gb->position) && ga->exec_seq == gb->exec_seq;
 }
 
-/* Both runs' images, and which image of the other run each one is paired with (SIZE_MAX: none). */
+/*
+ * Both runs' images: each run's in order of program name (then of appearance), how many of its
+ * images run each one's program, and which image of the other run each one is paired with
+ * (SIZE_MAX: none).
+ */
 struct pairing {
 	const struct mt_report *rep[2];
+	size_t *by_name[2];
+	size_t *named[2];
 	size_t *other[2];
 };
 
-static bool same_name(const struct pairing *p, int side, size_t i, size_t k)
+static int by_program(const void *a, const void *b, void *arg)
 {
-	return !strcmp(program_name(&p->rep[side]->images[i]),
-		       program_name(&p->rep[!side]->images[k]));
+	const struct mt_report *rep = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(program_name(&rep->images[x]), program_name(&rep->images[y]));
+
+	return c ? c : x < y ? -1 : x > y;
 }
 
 typedef bool (*pair_test)(const struct mt_report *a, const struct mt_image *ga,
@@ -195,34 +204,80 @@ static bool any_test(const struct mt_report *a, const struct mt_image *ga,
 	return true;
 }
 
-/* Pair each image of the base not paired yet with the first of new's that test accepts. */
-static void pair_by(struct pairing *p, pair_test test)
+/*
+ * Within one program's images, base's by_name[i0, i1) and new's by_name[k0, k1): pair each of
+ * the base's not paired yet with the first of new's that test accepts.
+ */
+static void pair_by(struct pairing *p, pair_test test, size_t i0, size_t i1, size_t k0, size_t k1)
 {
 	const struct mt_report *a = p->rep[0], *b = p->rep[1];
 
-	for (size_t i = 0; i < a->n_images; i++) {
-		if (p->other[0][i] != SIZE_MAX)
-			continue;
-		for (size_t k = 0; k < b->n_images; k++) {
-			if (p->other[1][k] != SIZE_MAX || !same_name(p, 0, i, k) ||
-			    !test(a, &a->images[i], b, &b->images[k]))
+	for (size_t i = i0; i < i1; i++) {
+		size_t x = p->by_name[0][i];
+
+		for (size_t k = k0; k < k1 && p->other[0][x] == SIZE_MAX; k++) {
+			size_t y = p->by_name[1][k];
+
+			if (p->other[1][y] != SIZE_MAX || !test(a, &a->images[x], b, &b->images[y]))
 				continue;
-			p->other[0][i] = k;
-			p->other[1][k] = i;
-			break;
+			p->other[0][x] = y;
+			p->other[1][y] = x;
 		}
 	}
 }
 
-/* How many images of side's run run the program of its image i. */
-static size_t count_named(const struct pairing *p, int side, size_t i)
+/* The end of side's images of one program, from by_name[at]; each of them learns how many. */
+static size_t group_end(const struct pairing *p, int side, size_t at)
 {
 	const struct mt_report *r = p->rep[side];
-	size_t n = 0;
+	const char *name = program_name(&r->images[p->by_name[side][at]]);
+	size_t end = at;
 
-	for (size_t k = 0; k < r->n_images; k++)
-		n += !strcmp(program_name(&r->images[k]), program_name(&r->images[i]));
-	return n;
+	while (end < r->n_images && !strcmp(program_name(&r->images[p->by_name[side][end]]), name))
+		end++;
+	for (size_t k = at; k < end; k++)
+		p->named[side][p->by_name[side][k]] = end - at;
+	return end;
+}
+
+/* Walk both runs' images by program name, pairing those of one name. */
+static void pair_all(struct pairing *p)
+{
+	size_t i = 0, k = 0;
+
+	while (i < p->rep[0]->n_images || k < p->rep[1]->n_images) {
+		int c = i == p->rep[0]->n_images ? 1
+			: k == p->rep[1]->n_images
+			    ? -1
+			    : strcmp(program_name(&p->rep[0]->images[p->by_name[0][i]]),
+				     program_name(&p->rep[1]->images[p->by_name[1][k]]));
+		size_t i1 = c <= 0 ? group_end(p, 0, i) : i, k1 = c >= 0 ? group_end(p, 1, k) : k;
+
+		pair_by(p, same_arguments, i, i1, k, k1);
+		pair_by(p, place_test, i, i1, k, k1);
+		pair_by(p, any_test, i, i1, k, k1);
+		i = i1;
+		k = k1;
+	}
+}
+
+static int pairing_init(struct pairing *p, int side)
+{
+	const struct mt_report *r = p->rep[side];
+	size_t n = r->n_images + 1;
+
+	p->by_name[side] = malloc(n * sizeof(size_t));
+	p->named[side] = malloc(n * sizeof(size_t));
+	p->other[side] = malloc(n * sizeof(size_t));
+	if (!p->by_name[side] || !p->named[side] || !p->other[side])
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_images; i++) {
+		p->by_name[side][i] = i;
+		p->other[side][i] = SIZE_MAX;
+	}
+	if (r->n_images)
+		qsort_r(p->by_name[side], r->n_images, sizeof(size_t), by_program, (void *)r);
+	return 0;
 }
 
 /*
@@ -238,7 +293,7 @@ static char *image_key(const struct pairing *p, int side, size_t i)
 
 	if (side == 1 && k != SIZE_MAX)
 		g = &p->rep[0]->images[k];
-	if (count_named(p, side, i) < 2 && (k == SIZE_MAX || count_named(p, !side, k) < 2))
+	if (p->named[side][i] < 2 && (k == SIZE_MAX || p->named[!side][k] < 2))
 		return strdup(program_name(g));
 	n = g->exec_seq
 		? asprintf(&key, "%s at %s (exec %u)", program_name(g),
@@ -273,24 +328,20 @@ static void add_images(struct gather *g, const struct mt_report *base, const str
 {
 	struct pairing p = {.rep = {base, new}};
 
-	for (int side = 0; side < 2; side++) {
-		p.other[side] = malloc((p.rep[side]->n_images + 1) * sizeof(size_t));
-		if (!p.other[side]) {
-			g->err = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < p.rep[side]->n_images; i++)
-			p.other[side][i] = SIZE_MAX;
+	if (pairing_init(&p, 0) || pairing_init(&p, 1)) {
+		g->err = -ENOMEM;
+		goto out;
 	}
-	pair_by(&p, same_arguments);
-	pair_by(&p, place_test);
-	pair_by(&p, any_test);
+	pair_all(&p);
 	for (int side = 0; side < 2; side++)
 		for (size_t i = 0; i < p.rep[side]->n_images; i++)
 			add_image(g, &p, side, i);
 out:
-	free(p.other[0]);
-	free(p.other[1]);
+	for (int side = 0; side < 2; side++) {
+		free(p.by_name[side]);
+		free(p.named[side]);
+		free(p.other[side]);
+	}
 }
 
 static void add_files(struct gather *g, const struct mt_report *rep, enum mt_diff_in in)
