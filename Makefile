@@ -94,6 +94,7 @@ $(BUILD)/obj/output/output_pprof.o: $(BUILD)/proto/profile.pb-c.h
 # The HTML report's script and style sheet are linked in as they are (.incbin, src/output/output_html.c).
 $(BUILD)/obj/output/output_html.o: src/output/output_html.js src/output/output_html.css
 $(BUILD)/obj/output/output_html_leaks.o: src/output/output_html_leaks.js src/output/output_html_leaks.css
+$(BUILD)/obj/output/output_diff_flame.o: src/output/output_diff_flame.js src/output/output_diff_flame.css
 
 $(BUILD)/memtrack: $(OBJS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)

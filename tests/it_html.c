@@ -795,6 +795,73 @@ START_TEST(html_leaks_view)
 }
 END_TEST
 
+/* The <g> of frame name in a flamegraph box's DOM, as far as its '>' (to free). */
+static char *diff_frame(const char *dom, const char *name)
+{
+	char tag[96];
+	const char *p, *end;
+
+	snprintf(tag, sizeof(tag), "<g class=\"frame\" data-name=\"%s\"", name);
+	p = strstr(dom, tag);
+	ck_assert_msg(p, "no frame %s in %.3000s", name, strstr(dom, "diff-flame-box"));
+	end = strchr(p, '>');
+	return strndup(p, (size_t)(end - p + 1));
+}
+
+/* Frame name has the new and base weights given, and the hue of its change (0 red, 220 blue). */
+static void expect_diff_frame(const char *dom, const char *name, const char *new, const char *base,
+			      const char *hue)
+{
+	char *g = diff_frame(dom, name), want[32];
+
+	expect_attr(g, "<g ", "data-new", new);
+	expect_attr(g, "<g ", "data-base", base);
+	snprintf(want, sizeof(want), "data-fill=\"hsl(%s,", hue);
+	ck_assert_msg(strstr(g, want), "%s is not colored %s", g, want);
+	free(g);
+}
+
+/*
+ * The comparison's page draws the new run's flamegraph colored by change (diff_sites a, then b:
+ * fixtures/README.md): in bytes, kept doubled (1,000 -> 2,000) and added new (192) are red,
+ * and the other way round (b, then a) kept shrank and is blue, dropped (5,000) red; the totals
+ * are the trees' bytes of the sites.
+ */
+START_TEST(html_diff_flamegraph)
+{
+	const char *a[] = {FIXTURE("diff_sites"), "a", NULL};
+	const char *b[] = {FIXTURE("diff_sites"), "b", NULL};
+	char *art[2] = {record("--stacks", a), record("--stacks", b)}, html[192], url[256], *dom;
+
+	snprintf(html, sizeof(html), "%s.diff.html", art[0]);
+	snprintf(url, sizeof(url), "file://%s#weight=bytes", html);
+	report((const char *const[]){"--diff", "--html", html, art[0], art[1], NULL});
+	dom = chromium(url, "--dump-dom", NULL);
+	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-rendered", "1");
+	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-weight", "bytes");
+	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-total-new", "6288");
+	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-total-base", "6000");
+	expect_diff_frame(dom, "kept", "2000", "1000", "0");
+	expect_diff_frame(dom, "added", "192", "0", "0");
+	/* Gone from the new run: no width, not drawn. */
+	ck_assert_ptr_null(strstr(dom, "data-name=\"dropped\""));
+	free(dom);
+	unlink(html);
+
+	report((const char *const[]){"--diff", "--html", html, art[1], art[0], NULL});
+	dom = chromium(url, "--dump-dom", NULL);
+	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-total-new", "6000");
+	expect_diff_frame(dom, "kept", "1000", "2000", "220");
+	expect_diff_frame(dom, "dropped", "5000", "0", "0");
+	free(dom);
+	unlink(html);
+	for (int i = 0; i < 2; i++) {
+		unlink(art[i]);
+		free(art[i]);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("html");
@@ -817,6 +884,11 @@ static Suite *suite(void)
 	tcase_set_timeout(tools, 600);
 	mt_tcase_add_tool_test(tools, html_leak_weights, "chromium");
 	mt_tcase_add_tool_test(tools, html_leaks_view, "chromium");
+	suite_add_tcase(s, tools);
+	tools = tcase_create("diff");
+	tcase_set_tags(tools, "tools");
+	tcase_set_timeout(tools, 600);
+	mt_tcase_add_tool_test(tools, html_diff_flamegraph, "chromium");
 	suite_add_tcase(s, tools);
 	return s;
 }

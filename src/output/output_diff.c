@@ -419,6 +419,7 @@ int mt_output_diff_html(const struct mt_diff_view *v, FILE *out)
 	      "column to sort.</p>\n",
 	      out);
 	put_tree_html(out, &v->d->level[MT_DIFF_TREE].rows[0]);
+	err = mt_html_diff_flame(v, out);
 	for (int l = MT_DIFF_IMAGES; !err && l < MT_DIFF_LEVELS; l++)
 		err = put_level_html(out, &v->d->level[l], level_titles[l]);
 	if (err)

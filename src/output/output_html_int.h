@@ -29,6 +29,11 @@ int mt_html_data(const struct mt_report *rep, FILE *out);
 void mt_html_stack(const struct mt_report *rep, uint32_t stack_id, FILE *out);
 /* The leaks view (output_html_leaks.c): a run's leak scans, with their own script. 0 or -ENOMEM. */
 int mt_html_leaks(const struct mt_report *rep, FILE *out);
+/*
+ * The comparison's differential flamegraph (output_diff_flame.c): the new run's sites colored by
+ * their change against the base's, with its own script. 0, -ENOMEM or -EIO.
+ */
+int mt_html_diff_flame(const struct mt_diff_view *v, FILE *out);
 /* The functions that allocate, with their callers and callees. 0 or -ENOMEM. */
 int mt_html_calls(const struct mt_report *rep, FILE *out);
 /* memtrack bench's benchmarks and their data (output_html_bench.c); nothing when none. */
