@@ -538,6 +538,182 @@ START_TEST(processes_of_a_tree_add_up)
 }
 END_TEST
 
+/* ---- exports by process: forks4 (fixtures/README.md), the parent and its 4 children -------- */
+
+#define FORKS4_IMAGES 5
+
+/* forks4's images in the JSON report: pid, bytes allocated and peak of each, in their order. */
+static void forks4_images(struct json_object *doc, long long pid[], long long bytes[],
+			  long long peak[])
+{
+	struct json_object *images = mt_json_get(doc, "images");
+
+	ck_assert_int_eq(json_object_array_length(images), FORKS4_IMAGES);
+	for (int k = 0; k < FORKS4_IMAGES; k++) {
+		struct json_object *g = json_object_array_get_idx(images, k);
+
+		pid[k] = mt_json_i64(g, "pid");
+		bytes[k] = mt_json_i64(g, "bytes_allocated");
+		peak[k] = mt_json_i64(g, "peak_bytes");
+	}
+}
+
+static struct json_object *json_of(const char *art)
+{
+	char *text = report("--json", art);
+	struct json_object *doc = json_tokener_parse(text);
+
+	ck_assert_ptr_nonnull(doc);
+	free(text);
+	return doc;
+}
+
+/* The index of pid among forks4's images. */
+static int image_of(const long long pid[], long long p)
+{
+	for (int k = 0; k < FORKS4_IMAGES; k++)
+		if (pid[k] == p)
+			return k;
+	ck_abort_msg("no image of pid %lld", p);
+	return -1;
+}
+
+/*
+ * report --folded=bytes --by-process: every line under its process's root frame "forks4 (pid
+ * N)", each root's lines adding up to its image's bytes (child k: 10 (k + 1) blocks of 32 (k + 1)
+ * bytes); without --by-process no line has such a root.
+ */
+START_TEST(folded_by_process)
+{
+	const char *cmd[] = {FIXTURE("forks4"), NULL};
+	char *art = record(cmd), *text;
+	const char *argv[] = {MEMTRACK, "report", "--folded=bytes", "--by-process", art, NULL};
+	struct json_object *doc = json_of(art);
+	long long pid[FORKS4_IMAGES], bytes[FORKS4_IMAGES], peak[FORKS4_IMAGES];
+	long long seen[FORKS4_IMAGES] = {0};
+	struct mt_out o;
+
+	forks4_images(doc, pid, bytes, peak);
+	ck_assert_int_eq(mt_run(argv, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "%s", o.err);
+	for (char *l = o.out, *nl; (nl = strchr(l, '\n')); l = nl + 1) {
+		long long p;
+
+		*nl = '\0';
+		ck_assert_msg(sscanf(l, "forks4 (pid %lld);", &p) == 1, "no root: %.200s", l);
+		ck_assert_ptr_nonnull(strrchr(l, ' '));
+		seen[image_of(pid, p)] += atoll(strrchr(l, ' ') + 1);
+	}
+	for (int k = 0; k < FORKS4_IMAGES; k++)
+		ck_assert_int_eq(seen[k], bytes[k]);
+	ck_assert_int_eq(bytes[FORKS4_IMAGES - 1], 40 * 128);
+	mt_out_free(&o);
+	text = report("--folded=bytes", art);
+	ck_assert_ptr_null(strstr(text, "(pid "));
+	free(text);
+	json_object_put(doc);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
+/*
+ * report --json's over_time: the heap's line of the tree peaks at the report's peak, each
+ * image's line at its image's peak, at most a few thousand buckets of bucket_ns; and the RSS the
+ * supervisor sampled has its lines too.
+ */
+START_TEST(json_over_time)
+{
+	const char *cmd[] = {FIXTURE("forks4"), NULL};
+	char *art = record(cmd);
+	struct json_object *doc = json_of(art), *ot = mt_json_get(doc, "over_time"), *heap, *lines;
+	long long pid[FORKS4_IMAGES], bytes[FORKS4_IMAGES], peak[FORKS4_IMAGES], top = 0;
+	struct json_object *tree;
+
+	forks4_images(doc, pid, bytes, peak);
+	ck_assert_int_gt(mt_json_i64(ot, "bucket_ns"), 0);
+	ck_assert_int_le(mt_json_i64(ot, "buckets"), 2000);
+	ck_assert_int_eq(mt_json_i64(ot, "peak_bytes"),
+			 mt_json_i64(mt_json_get(doc, "totals"), "peak_bytes"));
+	heap = mt_json_get(ot, "heap");
+	tree = mt_json_get(mt_json_get(heap, "tree"), "max");
+	ck_assert_int_le(json_object_array_length(tree), mt_json_i64(ot, "buckets"));
+	for (size_t b = 0; b < json_object_array_length(tree); b++) {
+		long long v = json_object_get_int64(json_object_array_get_idx(tree, b));
+
+		top = v > top ? v : top;
+	}
+	ck_assert_int_eq(top, mt_json_i64(ot, "peak_bytes"));
+	lines = mt_json_get(heap, "images");
+	ck_assert_int_eq(json_object_array_length(lines), FORKS4_IMAGES);
+	ck_assert_int_eq(mt_json_i64(heap, "images_hidden"), 0);
+	for (size_t i = 0; i < json_object_array_length(lines); i++) {
+		struct json_object *l = json_object_array_get_idx(lines, i), *max;
+		int k = image_of(pid, mt_json_i64(l, "pid"));
+
+		top = 0;
+		max = mt_json_get(l, "max");
+		for (size_t b = 0; b < json_object_array_length(max); b++) {
+			long long v = json_object_get_int64(json_object_array_get_idx(max, b));
+
+			top = v > top ? v : top;
+		}
+		ck_assert_int_eq(top, peak[k]);
+		ck_assert_int_eq(mt_json_i64(l, "image"), k);
+	}
+	ck_assert_int_gt(json_object_array_length(
+			     mt_json_get(mt_json_get(mt_json_get(ot, "rss"), "tree"), "max")),
+			 0);
+	json_object_put(doc);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
+/*
+ * pprof's samples carry the pid and program of their process image: pprof -raw's samples of
+ * each pid add up to that image's bytes, every program label is forks4.
+ */
+START_TEST(pprof_labels_by_process)
+{
+	const char *cmd[] = {FIXTURE("forks4"), NULL};
+	char *art = record(cmd), *prof = profile_of(art), *raw;
+	struct json_object *doc = json_of(art);
+	long long pid[FORKS4_IMAGES], bytes[FORKS4_IMAGES], peak[FORKS4_IMAGES];
+	long long seen[FORKS4_IMAGES] = {0}, space = -1;
+	int labelled = 0;
+
+	forks4_images(doc, pid, bytes, peak);
+	raw = go_pprof("-raw", NULL, prof);
+	/* A sample's values end with ':' and its locations; its labels follow, a line each. */
+	for (char *l = strstr(raw, "Samples:"), *nl; l && (nl = strchr(l, '\n')); l = nl + 1) {
+		long long objects, v;
+		char *label;
+
+		*nl = '\0';
+		if (strchr(l, ':') && !strchr(l, '[') && sscanf(l, " %lld %lld", &objects, &v) == 2)
+			space = v;
+		if ((label = strstr(l, "program:[")))
+			ck_assert_msg(!strncmp(label, "program:[forks4]", 16), "%s", l);
+		if (!(label = strstr(l, "pid:[")))
+			continue;
+		ck_assert_int_ge(space, 0);
+		seen[image_of(pid, atoll(label + 5))] += space;
+		space = -1;
+		labelled++;
+	}
+	ck_assert_int_ge(labelled, FORKS4_IMAGES);
+	for (int k = 0; k < FORKS4_IMAGES; k++)
+		ck_assert_int_eq(seen[k], bytes[k]);
+	free(raw);
+	json_object_put(doc);
+	unlink(prof);
+	free(prof);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
 /* The command failed with code, one line on stderr containing said, nothing on stdout. */
 static void expect_refused(const char *const *argv, int code, const char *said)
 {
@@ -662,6 +838,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, no_stacks_is_refused);
 	tcase_add_test(tc, no_allocations_is_an_empty_profile);
 	tcase_add_test(tc, bad_inputs_are_one_sentence);
+	tcase_add_test(tc, folded_by_process);
+	tcase_add_test(tc, json_over_time);
 	suite_add_tcase(s, tc);
 	/* Go's pprof (golang-go), which the kernel matrix's guest lacks. */
 	tcase_set_tags(tools, "tools");
@@ -671,6 +849,7 @@ static Suite *suite(void)
 	mt_tcase_add_tool_test(tools, pprof_reads_memtracks_source_lines, "go");
 	mt_tcase_add_tool_test(tools, cxx_names_are_demangled, "go");
 	mt_tcase_add_tool_test(tools, processes_of_a_tree_add_up, "go");
+	mt_tcase_add_tool_test(tools, pprof_labels_by_process, "go");
 	suite_add_tcase(s, tools);
 	return s;
 }

@@ -24,8 +24,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memtrack report [--json | --folded[=METRIC]] [--top N] [--sites-by METRIC] "
-		"FILE\n"
+		"usage: memtrack report [--json | --folded[=METRIC] [--by-process]] [--top N]\n"
+		"                       [--sites-by METRIC] FILE\n"
 		"       memtrack report [--html OUT.html] [--svg OUT.svg --over-time] "
 		"[--pprof OUT.pb.gz]\n"
 		"                       [--top N] FILE\n"
@@ -44,6 +44,9 @@ static void usage(FILE *out)
 		"              live (bytes never freed), peak (bytes live at the tree's peak),\n"
 		"              temporary (blocks freed right after their allocation) or\n"
 		"              leaked (bytes definitely and indirectly lost: run --leaks)\n"
+		"  --by-process\n"
+		"              with --folded: each process image's stacks apart, under a root\n"
+		"              frame 'PROGRAM (pid N)'\n"
 		"  --html OUT.html\n"
 		"              write the report as one self-contained HTML page: summary, heap\n"
 		"              over time, flamegraph of allocation sites (per process image and\n"
@@ -108,6 +111,7 @@ enum {
 	OPT_SVG,
 	OPT_OVER_TIME,
 	OPT_PPROF,
+	OPT_BY_PROCESS,
 	OPT_SITES_BY,
 	OPT_DIFF,
 	OPT_MAX_INCREASE,
@@ -126,6 +130,7 @@ struct report_opts {
 	bool json;
 	bool folded;
 	enum mt_folded_metric metric;
+	bool by_process;		/* --folded's stacks under a root frame per process image */
 	enum mt_folded_metric sites_by; /* the top sites' order */
 	size_t top;
 	const char *html; /* --html: the page's path */
@@ -250,6 +255,8 @@ static int print_report(struct mt_report *rep, const struct report_opts *o)
 		ret = mt_sites_symbolize(rep->sites, NULL);
 	if (ret)
 		return ret;
+	if (o->folded && o->by_process)
+		return mt_output_folded_by_process(rep, o->metric, stdout);
 	if (o->folded)
 		return mt_output_folded(rep, o->metric, stdout);
 	if (o->calls)
@@ -380,7 +387,9 @@ static int run_report(const char *path, const struct report_opts *o)
 	if (read_suppressions(o, &ss))
 		return 1;
 	/* The page's process selector and time range need the sites per image and bucket. */
-	ret = mt_report_load_with(path, o->html ? MT_REPORT_CELLS : 0, &rep, err, sizeof(err));
+	/* The page's views and the exports by process need the sites per image (cells.h). */
+	ret = mt_report_load_with(path, o->html || o->pprof || o->by_process ? MT_REPORT_CELLS : 0,
+				  &rep, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "memtrack: %s: %s\n", mt_printable(p, sizeof(p), path), err);
 		mt_supp_free(ss);
@@ -511,6 +520,9 @@ static int report_option(int c, const char *arg, void *ctx)
 	case OPT_BENCHMARKS:
 		o->benchmarks = true;
 		return 0;
+	case OPT_BY_PROCESS:
+		o->by_process = true;
+		return 0;
 	case OPT_SUPPRESSIONS:
 		if (o->n_supp == MAX_SUPP_FILES)
 			return mt_cmd_usage_error(&report_cmd, "at most %d --suppressions files",
@@ -545,6 +557,7 @@ static const struct option report_longopts[] = {
     {"benchmarks", no_argument, NULL, OPT_BENCHMARKS},		 /* cmd_bench.c */
     {"follow", no_argument, NULL, OPT_FOLLOW},			 /* cmd_follow.c */
     {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS}, /* aggregate/suppress.h */
+    {"by-process", no_argument, NULL, OPT_BY_PROCESS},		 /* output_sites.c */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -659,6 +672,11 @@ int mt_cmd_report(int argc, char **argv)
 		return 1;
 	if (first <= 0)
 		return mt_cmd_options_status(first);
+	if (o.by_process && !o.folded) {
+		mt_cmd_usage_error(&report_cmd,
+				   "--by-process splits --folded's stacks: add --folded");
+		return MT_EXIT_USAGE;
+	}
 	if (first == argc) {
 		mt_cmd_usage_error(&report_cmd, "no artifact given");
 		return MT_EXIT_USAGE;

@@ -99,6 +99,13 @@ int mt_output_sites(const struct mt_report *rep, FILE *out, size_t top, enum mt_
  * of the two lost classes, suppressed ones left out. 0, -ENOMEM or -EIO.
  */
 int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, FILE *out);
+/*
+ * The same per process image, under a root frame "PROGRAM (pid N)" (the executable's last
+ * component): for a report loaded with its cells (MT_REPORT_CELLS), whose sites per image it
+ * weighs; leaked weighs each image's loss records. 0, -ENOMEM or -EIO.
+ */
+int mt_output_folded_by_process(const struct mt_report *rep, enum mt_folded_metric metric,
+				FILE *out);
 
 /*
  * The allocation sites, symbolised, as a pprof profile (gzip'd profile.proto,

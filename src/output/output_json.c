@@ -370,6 +370,80 @@ static struct json_object *json_suppressions(const struct mt_report *rep)
 	return a;
 }
 
+/* A line of the heap (or RSS) over time: its first bucket and each bucket's largest value. */
+static struct json_object *json_series(const struct mt_timeline_series *sr)
+{
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+	jset_u64(o, "first", sr->first);
+	for (size_t b = 0; b < sr->n; b++)
+		json_object_array_add(a, json_object_new_uint64(sr->max[b]));
+	jset(o, "max", a);
+	return o;
+}
+
+/* The lines of the images drawn (output_svg.c's choice: the largest peaks), by image. */
+static struct json_object *json_image_lines(const struct mt_report *rep,
+					    const struct mt_timeline_series *by_image,
+					    const size_t *img, int n)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int k = 0; k < n; k++) {
+		const struct mt_image *g = &rep->images[img[k]];
+		struct json_object *o = json_series(&by_image[img[k]]);
+
+		jset_u64(o, "image", img[k]);
+		jset_u64(o, "pid", g->pid);
+		jset_str(o, "exe", g->exe);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/*
+ * The heap and RSS over time, as the pictures draw them (timeline.h): buckets of bucket_ns from
+ * the run's start, at most a few thousand, each point the largest value in its bucket, for the
+ * tree and the images with the largest peaks (images_hidden: those left out). NULL: no memory.
+ */
+static struct json_object *json_over_time(const struct mt_report *rep)
+{
+	const struct mt_timeline *tl = rep->timeline;
+	struct json_object *o = json_object_new_object(), *heap, *rss = NULL;
+	size_t *img = NULL, hidden = 0;
+	int n = mt_output_svg_lines(rep, &img, &hidden);
+
+	if (n < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	jset_u64(o, "bucket_ns", tl->width_ns);
+	jset_u64(o, "buckets", tl->n_buckets);
+	jset_u64(o, "peak_bytes", tl->peak_bytes);
+	jset_u64(o, "peak_ns", tl->peak_ns);
+	heap = json_object_new_object();
+	jset(heap, "tree", json_series(&tl->tree));
+	jset(heap, "images", json_image_lines(rep, tl->images, img, n));
+	jset_u64(heap, "images_hidden", hidden);
+	jset(o, "heap", heap);
+	free(img);
+	img = NULL;
+	if (tl->rss_tree.n) {
+		n = mt_output_svg_rss_lines(rep, &img, &hidden);
+		if (n < 0) {
+			json_object_put(o);
+			return NULL;
+		}
+		rss = json_object_new_object();
+		jset(rss, "tree", json_series(&tl->rss_tree));
+		jset(rss, "images", json_image_lines(rep, tl->rss_images, img, n));
+		jset_u64(rss, "images_hidden", hidden);
+		free(img);
+	}
+	jset(o, "rss", rss);
+	return o;
+}
+
 static struct json_object *json_report(const struct mt_report *rep)
 {
 	struct json_object *o = json_object_new_object(), *a;
@@ -425,6 +499,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 	jset(o, "suppressions", json_suppressions(rep));
 	jset(o, "mapped", mt_output_json_mapped(rep, mt_mapped_tree(rep->mapped)));
 	jset(o, "rss", mt_output_json_rss(rep));
+	jset(o, "over_time", json_over_time(rep));
 	return o;
 }
 

@@ -4,17 +4,20 @@
  * profile.proto message (`memtrack report --pprof OUT.pb.gz`), which go tool pprof, Pyroscope
  * and Speedscope read. protobuf-c encodes it from proto/profile.proto; zlib compresses it.
  *
- * One sample per site, its locations leaf first from the allocator's caller outward, as folded
- * stacks name them (output_sites.c): the allocator is the sample's "allocator" label, not a
- * frame, so that the flat top of a profile is the code that asked for memory. A frame is a file
- * and an offset in it, not an address in one process (docs/FORMAT.md): each file becomes one
- * mapping placed in an address range of its own, where address - memory_start + file_offset is
- * the frame's file offset, as pprof's symbolisers (by path or build id) expect.
+ * One sample per site and process image (per site for a report loaded without its cells), its
+ * locations leaf first from the allocator's caller outward, as folded stacks name them
+ * (output_sites.c); the image's "pid" and "program" are labels of the sample, so that a tree's
+ * profile splits by process. The allocator is the sample's "allocator" label, not a frame, so that
+ * the flat top of a profile is the code that asked for memory. A frame is a file and an offset in
+ * it, not an address in one process (docs/FORMAT.md): each file becomes one mapping placed in an
+ * address range of its own, where address - memory_start + file_offset is the frame's file offset,
+ * as pprof's symbolisers (by path or build id) expect.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <zlib.h>
 
@@ -109,11 +112,14 @@ struct loc {
 #define TYPES	    4
 #define TYPES_LEAKS 8
 
+/* A sample's labels: its allocator, and the pid and program of its process image. */
+#define LABELS 3
+
 struct sample {
 	MtPprof__Sample m;
 	int64_t values[TYPES_LEAKS];
-	MtPprof__Label label;
-	MtPprof__Label *labels[1];
+	MtPprof__Label label[LABELS];
+	MtPprof__Label *labels[LABELS];
 };
 
 struct mapping {
@@ -143,7 +149,7 @@ struct builder {
 	size_t n_samples, cap_samples;
 	int64_t *comments;
 	size_t n_comments, cap_comments;
-	int64_t allocator_key;
+	int64_t allocator_key, pid_key, program_key;
 };
 
 /* The index of s (any bytes, stored as UTF-8) in the string table, added when new. 0 or -ENOMEM. */
@@ -325,41 +331,152 @@ static int site_locations(struct builder *b, const struct mt_site *s, struct sam
 	return err;
 }
 
-static int add_site(struct builder *b, const struct mt_site *s)
+/* The pid and program labels of a sample of image i. 0 or -ENOMEM. */
+static int image_labels(struct builder *b, struct sample *smp, size_t i)
 {
-	struct sample *smp;
-	const char *allocator = s->sym && s->n_frames ? s->sym[0].function : NULL;
+	const struct mt_image *g = &b->rep->images[i];
+	const char *base = strrchr(g->exe, '/');
+	MtPprof__Label *pid = &smp->label[smp->m.n_label++];
+	MtPprof__Label *program = &smp->label[smp->m.n_label++];
 
-	/* A stack record no allocation came from. */
-	if (!s->allocations && !s->live_blocks)
-		return 0;
+	mt_pprof__label__init(pid);
+	mt_pprof__label__init(program);
+	pid->key = b->pid_key;
+	pid->num = g->pid;
+	program->key = b->program_key;
+	return intern(&b->st, base ? base + 1 : g->exe[0] ? g->exe : "?", &program->str);
+}
+
+/*
+ * A sample of site s: its counts (the site's, or a cell's: the site in one image), and its loss
+ * records' in image (SIZE_MAX: in every image's), labelled with the allocator and, for one
+ * image, its pid and program.
+ */
+static int add_sample(struct builder *b, const struct mt_site *s, const struct mt_site *count,
+		      size_t image)
+{
+	const char *allocator = s->sym && s->n_frames ? s->sym[0].function : NULL;
+	struct sample *smp;
+
 	if (MT_GROW(b->samples, b->cap_samples, b->n_samples + 1, 64))
 		return -ENOMEM;
 	smp = &b->samples[b->n_samples++];
 	memset(smp, 0, sizeof(*smp));
 	mt_pprof__sample__init(&smp->m);
-	mt_pprof__label__init(&smp->label);
-	smp->values[0] = (int64_t)s->allocations;
-	smp->values[1] = (int64_t)s->bytes;
-	smp->values[2] = (int64_t)s->live_blocks;
-	smp->values[3] = (int64_t)s->live_bytes;
+	if (count) {
+		smp->values[0] = (int64_t)count->allocations;
+		smp->values[1] = (int64_t)count->bytes;
+		smp->values[2] = (int64_t)count->live_blocks;
+		smp->values[3] = (int64_t)count->live_bytes;
+	}
 	if (mt_leaks_any(b->rep->leaks)) {
 		const struct mt_leaks *lk = b->rep->leaks;
 		struct mt_leak_weight d =
-		    mt_leaks_of_stack(lk, s->stack_id, SIZE_MAX, MT_LEAK_DEFINITE);
+		    mt_leaks_of_stack(lk, s->stack_id, image, MT_LEAK_DEFINITE);
 		struct mt_leak_weight i =
-		    mt_leaks_of_stack(lk, s->stack_id, SIZE_MAX, MT_LEAK_INDIRECT);
+		    mt_leaks_of_stack(lk, s->stack_id, image, MT_LEAK_INDIRECT);
 
 		smp->values[4] = (int64_t)d.blocks;
 		smp->values[5] = (int64_t)d.bytes;
 		smp->values[6] = (int64_t)i.blocks;
 		smp->values[7] = (int64_t)i.bytes;
 	}
-	smp->m.n_label = allocator ? 1 : 0;
-	smp->label.key = b->allocator_key;
-	if (allocator && intern(&b->st, allocator, &smp->label.str))
+	if (allocator) {
+		mt_pprof__label__init(&smp->label[0]);
+		smp->label[0].key = b->allocator_key;
+		smp->m.n_label = 1;
+		if (intern(&b->st, allocator, &smp->label[0].str))
+			return -ENOMEM;
+	}
+	if (image != SIZE_MAX && image_labels(b, smp, image))
 		return -ENOMEM;
 	return site_locations(b, s, smp);
+}
+
+static int add_site(struct builder *b, const struct mt_site *s)
+{
+	/* A stack record no allocation came from. */
+	if (!s->allocations && !s->live_blocks)
+		return 0;
+	return add_sample(b, s, s, SIZE_MAX);
+}
+
+/* A site in one image, as a key that sorts: its stack id, then the image. */
+static uint64_t cell_key(uint32_t stack, size_t image)
+{
+	return (uint64_t)stack << 32 | (uint32_t)image;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The loss records of the lost classes whose site made no allocation in their image (a block a
+ * fork child inherited is scanned in the child): samples of their own, sorted keys in *out (to
+ * free). Their number, or -ENOMEM.
+ */
+static ssize_t leaks_without_cell(const struct mt_report *rep, const uint64_t *cells, size_t n,
+				  uint64_t **out)
+{
+	const struct mt_loss_record *v;
+	size_t nr = mt_leaks_records(rep->leaks, &v), k = 0;
+	uint64_t *keys = malloc((nr ? nr : 1) * sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t key = cell_key(v[i].stack, v[i].image);
+
+		if ((v[i].cls == MT_LEAK_DEFINITE || v[i].cls == MT_LEAK_INDIRECT) && v[i].stack &&
+		    !bsearch(&key, cells, n, sizeof(*cells), by_u64))
+			keys[k++] = key;
+	}
+	qsort(keys, k, sizeof(*keys), by_u64);
+	*out = keys;
+	return (ssize_t)k;
+}
+
+/*
+ * One sample per site and process image (the report's cells), labelled with the image's pid and
+ * program, so that pprof's -tagfocus and Pyroscope's labels split a tree by process.
+ */
+static int add_cells(struct builder *b)
+{
+	const struct mt_report *rep = b->rep;
+	size_t n = mt_cells_count(rep->cells);
+	uint64_t *keys = malloc((n ? n : 1) * sizeof(*keys)), *lost = NULL;
+	ssize_t n_lost = 0;
+	int err = keys ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		struct mt_cell c = mt_cells_get(rep->cells, i);
+		const struct mt_site *s = mt_sites_of(rep->sites, c.stack_id);
+
+		keys[i] = cell_key(c.stack_id, c.image);
+		if (s && c.count &&
+		    (c.count->allocations || c.count->live_blocks ||
+		     mt_leaks_of_stack(rep->leaks, c.stack_id, c.image, MT_LEAK_DEFINITE).blocks ||
+		     mt_leaks_of_stack(rep->leaks, c.stack_id, c.image, MT_LEAK_INDIRECT).blocks))
+			err = add_sample(b, s, c.count, c.image);
+	}
+	if (!err && keys) {
+		qsort(keys, n, sizeof(*keys), by_u64);
+		n_lost = leaks_without_cell(rep, keys, n, &lost);
+		err = n_lost < 0 ? (int)n_lost : 0;
+	}
+	for (ssize_t i = 0; !err && i < n_lost; i++) {
+		const struct mt_site *s = mt_sites_of(rep->sites, (uint32_t)(lost[i] >> 32));
+
+		if (s && (!i || lost[i] != lost[i - 1]))
+			err = add_sample(b, s, NULL, (size_t)(uint32_t)lost[i]);
+	}
+	free(lost);
+	free(keys);
+	return err;
 }
 
 /* ---- the profile's header: what the values are, when, and notes ------------------------------ */
@@ -448,7 +565,8 @@ static void place(struct builder *b)
 	for (size_t i = 0; i < b->n_samples; i++) {
 		struct sample *s = &b->samples[i];
 
-		s->labels[0] = &s->label;
+		for (size_t k = 0; k < s->m.n_label; k++)
+			s->labels[k] = &s->label[k];
 		s->m.label = s->labels;
 		s->m.value = s->values;
 		s->m.n_value = n_types(b->rep);
@@ -618,7 +736,8 @@ static int build(struct builder *b)
 	b->file_of_id = calloc(65536, sizeof(*b->file_of_id));
 	/* The string table starts with "", as pprof requires. */
 	if (!b->map_of_file || !b->file_of_id || intern(&b->st, "", &empty) ||
-	    intern(&b->st, "allocator", &b->allocator_key))
+	    intern(&b->st, "allocator", &b->allocator_key) || intern(&b->st, "pid", &b->pid_key) ||
+	    intern(&b->st, "program", &b->program_key))
 		return -ENOMEM;
 	for (size_t i = 0; i < rep->n_files; i++)
 		if (rep->files[i].recorded)
@@ -626,6 +745,8 @@ static int build(struct builder *b)
 	err = add_comments(b);
 	if (!err)
 		err = command_mapping_first(b);
+	if (!err && rep->cells)
+		return add_cells(b);
 	for (size_t i = 0; !err && i < mt_sites_count(rep->sites); i++)
 		err = add_site(b, mt_sites_get(rep->sites, i));
 	return err;

@@ -298,6 +298,23 @@ static int by_line(const void *a, const void *b)
 	return strcmp(((const struct folded *)a)->line, ((const struct folded *)b)->line);
 }
 
+/* The k lines of v sorted, those of one stack added together, printed; v's lines freed. */
+static int print_folded(struct folded *v, size_t k, FILE *out)
+{
+	qsort(v, k, sizeof(*v), by_line);
+	/* Two stacks that symbolise alike (two calls in one function) make one line. */
+	for (size_t i = 0; i < k; i++) {
+		uint64_t w = v[i].weight;
+
+		while (i + 1 < k && !strcmp(v[i].line, v[i + 1].line))
+			w += v[++i].weight;
+		fprintf(out, "%s %" PRIu64 "\n", v[i].line, w);
+	}
+	for (size_t i = 0; i < k; i++)
+		free(v[i].line);
+	return 0;
+}
+
 int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, FILE *out)
 {
 	size_t n = mt_sites_count(rep->sites), k = 0;
@@ -317,16 +334,69 @@ int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, 
 		err = v[k].line ? 0 : -ENOMEM;
 		k++;
 	}
-	qsort(v, k, sizeof(*v), by_line);
-	/* Two stacks that symbolise alike (two calls in one function) make one line. */
-	for (size_t i = 0; !err && i < k; i++) {
-		uint64_t w = v[i].weight;
+	if (!err)
+		print_folded(v, k, out);
+	for (size_t i = 0; err && i < k; i++)
+		free(v[i].line);
+	free(v);
+	if (err)
+		return err;
+	return ferror(out) ? -EIO : 0;
+}
 
-		while (i + 1 < k && !strcmp(v[i].line, v[i + 1].line))
-			w += v[++i].weight;
-		fprintf(out, "%s %" PRIu64 "\n", v[i].line, w);
+/* s's stack under its image's root frame, "PROGRAM (pid N)": a line to free, NULL: -ENOMEM. */
+static char *process_line(const struct mt_report *rep, size_t image, const struct mt_site *s)
+{
+	const struct mt_image *g = &rep->images[image];
+	const char *base = strrchr(g->exe, '/');
+	char p[MT_PRINTABLE_MAX], *stack = folded_line(s), *line = NULL;
+
+	if (!stack)
+		return NULL;
+	mt_printable(p, sizeof(p), base ? base + 1 : g->exe[0] ? g->exe : "?");
+	for (char *c = p; *c; c++)
+		if (*c == ';')
+			*c = ':';
+	if (asprintf(&line, "%s (pid %" PRIu32 ");%s", p, g->pid, stack) < 0)
+		line = NULL;
+	free(stack);
+	return line;
+}
+
+/* A stack of one image and its weight, when it has one. 0 or -ENOMEM. */
+static int add_process_line(const struct mt_report *rep, size_t image, uint32_t stack,
+			    uint64_t weight, struct folded *v, size_t *k)
+{
+	const struct mt_site *s = stack ? mt_sites_of(rep->sites, stack) : NULL;
+
+	if (!weight || !s || !s->sym)
+		return 0;
+	v[*k].weight = weight;
+	v[*k].line = process_line(rep, image, s);
+	return v[(*k)++].line ? 0 : -ENOMEM;
+}
+
+int mt_output_folded_by_process(const struct mt_report *rep, enum mt_folded_metric metric,
+				FILE *out)
+{
+	const struct mt_loss_record *r;
+	size_t nr = mt_leaks_records(rep->leaks, &r), k = 0;
+	size_t n = metric == MT_FOLDED_LEAKED ? nr : rep->cells ? mt_cells_count(rep->cells) : 0;
+	struct folded *v = calloc(n ? n : 1, sizeof(*v));
+	int err = v ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && metric != MT_FOLDED_LEAKED && i < n; i++) {
+		struct mt_cell c = mt_cells_get(rep->cells, i);
+
+		err = add_process_line(rep, c.image, c.stack_id,
+				       c.count ? weight_of(c.count, metric) : 0, v, &k);
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; !err && metric == MT_FOLDED_LEAKED && i < n; i++)
+		if (r[i].cls == MT_LEAK_DEFINITE || r[i].cls == MT_LEAK_INDIRECT)
+			err = add_process_line(rep, r[i].image, r[i].stack, r[i].bytes, v, &k);
+	if (!err)
+		print_folded(v, k, out);
+	for (size_t i = 0; err && i < k; i++)
 		free(v[i].line);
 	free(v);
 	if (err)
