@@ -783,6 +783,19 @@ START_TEST(html_leaks_view)
 	ck_assert_ptr_nonnull(
 	    strstr(p, "<td class=\"leak-class\" data-class=\"1\">definitely lost"));
 	free(dom);
+	/* The process selector shows sh's image alone (image 0): the other images' rows hidden. */
+	dom = view_dom(html, "image=0");
+	p = strstr(dom, "<section id=\"leaks\"");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(strstr(p, "<tr data-image=\"0\" data-pid="));
+	for (const char *end = strstr(p, "</section>");
+	     (p = strstr(p, " data-image=\"")) && p < end; p++) {
+		const char *close = strchr(p, '>');
+		bool hidden = memmem(p, (size_t)(close - p), " hidden", 7) != NULL;
+
+		ck_assert_msg(hidden == (atoi(p + 13) != 0), "%.80s", p);
+	}
+	free(dom);
 	/* The URL's fragment chooses the classes shown: the reachable ones alone. */
 	dom = view_dom(html, "leaks=still_reachable");
 	expect_attr(dom, "<section id=\"leaks\"", "data-classes", "still_reachable");
