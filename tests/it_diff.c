@@ -331,8 +331,8 @@ static char *copy_fixture(const char *dir, const char *name)
 
 /*
  * The same program built at two paths (one file copied to two directories), run with the same
- * arguments: its process images match by program name, the two paths named in the row, and the
- * comparison finds nothing changed at any level.
+ * arguments: its process images match by program name and its file by name, the two paths
+ * named in the row, and the comparison finds nothing changed at any level.
  */
 START_TEST(one_program_at_two_paths)
 {
@@ -363,6 +363,8 @@ START_TEST(one_program_at_two_paths)
 	mt_out_free(&o);
 	ck_assert_int_eq(diff(NULL, a[0], a[1], &o), 0);
 	ck_assert_msg(strstr(o.out, "place in the tree): 0 changed of 1\n"), "%s", o.out);
+	/* The executable's file too: one row, by name, not one only in each run. */
+	ck_assert_msg(strstr(o.out, "files (by name): 0 changed of "), "%s", o.out);
 	ck_assert_msg(
 	    strstr(o.out, "allocation sites (by stack, outermost frame first): 0 changed"), "%s",
 	    o.out);

@@ -344,17 +344,86 @@ out:
 	}
 }
 
-static void add_files(struct gather *g, const struct mt_report *rep, enum mt_diff_in in)
-{
-	for (size_t i = 0; i < rep->n_files; i++) {
-		const struct mt_report_totals *t = &rep->files[i].t;
-		uint64_t v[MT_DIFF_METRICS] = {
-		    [MT_DIFF_ALLOCATIONS] = t->allocations + t->reallocs,
-		    [MT_DIFF_BYTES] = t->bytes_allocated,
-		};
+/* ---- files, matched by name ------------------------------------------------------------ */
 
-		gather_add(g, strdup(rep->files[i].path), in, v);
+static const char *file_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base && base[1] ? base + 1 : path;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names of rep's files, sorted (to free), NULL: -ENOMEM. */
+static const char **file_names(const struct mt_report *rep)
+{
+	const char **v = malloc((rep->n_files + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < rep->n_files; i++)
+		v[i] = file_name(rep->files[i].path);
+	if (rep->n_files)
+		qsort(v, rep->n_files, sizeof(*v), by_name);
+	return v;
+}
+
+/* How many of the n sorted names are name. */
+static size_t count_name(const char **names, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n, k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(names[mid], name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	for (k = lo; k < n && !strcmp(names[k], name); k++)
+		;
+	return k - lo;
+}
+
+/*
+ * A file's key: its name (the path's last component, so that a program built at two paths,
+ * and its libraries, match), or its path where either run has two files of that name.
+ */
+static void add_file(struct gather *g, const struct mt_report *rep, size_t i, int side,
+		     const char **names[2], const struct mt_report *other)
+{
+	const struct mt_report_file *f = &rep->files[i];
+	const char *name = file_name(f->path);
+	bool by_name = count_name(names[side], rep->n_files, name) == 1 &&
+		       count_name(names[!side], other->n_files, name) <= 1;
+	uint64_t v[MT_DIFF_METRICS] = {
+	    [MT_DIFF_ALLOCATIONS] = f->t.allocations + f->t.reallocs,
+	    [MT_DIFF_BYTES] = f->t.bytes_allocated,
+	};
+	struct mt_diff_row *r = gather_add(g, strdup(by_name ? name : f->path),
+					   side ? MT_DIFF_IN_NEW : MT_DIFF_IN_BASE, v);
+
+	if (r && by_name && !(r->exe[side] = strdup(f->path)))
+		g->err = -ENOMEM;
+}
+
+static void add_files(struct gather *g, const struct mt_report *base, const struct mt_report *new)
+{
+	const struct mt_report *rep[2] = {base, new};
+	const char **names[2] = {file_names(base), file_names(new)};
+
+	if (!names[0] || !names[1])
+		g->err = -ENOMEM;
+	for (int side = 0; !g->err && side < 2; side++)
+		for (size_t i = 0; i < rep[side]->n_files; i++)
+			add_file(g, rep[side], i, side, names, rep[!side]);
+	free(names[0]);
+	free(names[1]);
 }
 
 static void add_families(struct gather *g, const struct mt_report *rep, enum mt_diff_in in)
@@ -426,8 +495,8 @@ static const struct {
 	add_level_fn add;
 } levels[MT_DIFF_LEVELS] = {
     [MT_DIFF_TREE] = {"tree", MT_DIFF_ALL, add_tree},
-    [MT_DIFF_IMAGES] = {"images", MT_DIFF_ALL, NULL}, /* add_images: both runs at once */
-    [MT_DIFF_FILES] = {"files", MT_DIFF_CALLS_ONLY, add_files},
+    [MT_DIFF_IMAGES] = {"images", MT_DIFF_ALL, NULL},	   /* add_images: both runs at once */
+    [MT_DIFF_FILES] = {"files", MT_DIFF_CALLS_ONLY, NULL}, /* add_files: both runs at once */
     [MT_DIFF_FAMILIES] = {"families", MT_DIFF_CALLS_ONLY, add_families},
     [MT_DIFF_SITES] = {"sites", MT_DIFF_ALL, add_sites},
 };
@@ -445,8 +514,10 @@ int mt_diff_build(const struct mt_report *base, const struct mt_report *new, str
 		if (levels[l].add) {
 			levels[l].add(&g, base, MT_DIFF_IN_BASE);
 			levels[l].add(&g, new, MT_DIFF_IN_NEW);
-		} else {
+		} else if (l == MT_DIFF_IMAGES) {
 			add_images(&g, base, new);
+		} else {
+			add_files(&g, base, new);
 		}
 		ret = merge(&g, &d->level[l]);
 		for (size_t i = 0; ret && i < g.n; i++)

@@ -4,7 +4,8 @@
  * matches in the new one, with both sides' counts. The tree is one row; process images are
  * matched by program name (the executable's last component: two builds of a program at two paths
  * match), then among those of one name by the command's arguments, their place in the tree
- * (position and execs before, as --trace-stops names a process), and their order; files by path;
+ * (position and execs before, as --trace-stops names a process), and their order; files by name
+ * (by path where a run has two files of one name);
  * families by name; allocation sites by their symbolised stack, function names from the outermost
  * frame to the allocator, so that two builds of one program (other addresses, the same functions)
  * match. Rows with the same key on one side (two stacks that differ only in offsets) are added
@@ -39,9 +40,9 @@ enum mt_diff_in {
 };
 
 struct mt_diff_row {
-	char *key; /* what matched the row; never NULL */
-	char *
-	    exe[2]; /* images: the executables of the base's image and the new one's (NULL: none) */
+	char *key;    /* what matched the row; never NULL */
+	char *exe[2]; /* the executables of an image in each run, the paths of a file matched by
+			 name */
 	enum mt_diff_in in;
 	uint64_t base[MT_DIFF_METRICS];
 	uint64_t new[MT_DIFF_METRICS];

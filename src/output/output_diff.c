@@ -18,7 +18,7 @@
 static const char *const level_titles[MT_DIFF_LEVELS] = {
     [MT_DIFF_TREE] = "tree",
     [MT_DIFF_IMAGES] = "process images (by program, then arguments and place in the tree)",
-    [MT_DIFF_FILES] = "files",
+    [MT_DIFF_FILES] = "files (by name)",
     [MT_DIFF_FAMILIES] = "allocator families",
     [MT_DIFF_SITES] = "allocation sites (by stack, outermost frame first)",
 };
@@ -221,7 +221,7 @@ static struct json_object *json_row(const struct mt_diff_level *lv, const struct
 				       r->exe[0] ? mt_output_json_string(r->exe[0]) : NULL);
 		json_object_object_add(exe, "new",
 				       r->exe[1] ? mt_output_json_string(r->exe[1]) : NULL);
-		json_object_object_add(o, "exe", exe);
+		json_object_object_add(o, strcmp(lv->name, "files") ? "exe" : "path", exe);
 	}
 	for (int m = 0; m < MT_DIFF_METRICS; m++)
 		if (lv->metrics & (1u << m))
