@@ -31,10 +31,17 @@ __asm__(".pushsection .rodata\n"
 extern const char mt_html_leaks_script[];
 extern const char mt_html_leaks_style[];
 
-/* Loss records shown per process image (the biggest): a page, not a log of every block. */
-#define RECORDS_SHOWN	   200
+/*
+ * Loss records shown (the biggest), per process image and on the page, lost ones and still
+ * reachable ones apart: a page of a tree of a thousand processes, each with hundreds of records,
+ * stays a page, not a log of every block.
+ */
+#define LOST_PER_IMAGE	    200
+#define LOST_ON_PAGE	    2000
+#define REACHABLE_PER_IMAGE 50
+#define REACHABLE_ON_PAGE   500
 /* Suppressions listed with what each hid. */
-#define SUPPRESSIONS_SHOWN 100
+#define SUPPRESSIONS_SHOWN  100
 
 /* The classes as report --json names them (data-class), in the table's order. */
 static const char *const class_keys[] = {
@@ -170,41 +177,53 @@ static void put_suppressions(FILE *out, const struct mt_report *rep)
 	fputs("</tbody></table>\n", out);
 }
 
-/* The records of one image, from index first of v: returns the index after them. */
-static size_t put_image_records(FILE *out, const struct mt_report *rep,
-				const struct mt_loss_record *v, size_t n, size_t first)
+/* One class group's records on the page: lost (definitely, indirectly, possibly) or reachable. */
+struct records_pass {
+	bool reachable;
+	size_t per_image, left; /* rows an image may have, rows the page may still have */
+	size_t hidden;		/* records left out */
+};
+
+static void put_record(FILE *out, const struct mt_report *rep, const struct mt_loss_record *r,
+		       size_t k, size_t of)
 {
-	size_t end = first, lost = 0, reachable = 0, k_lost = 0, k_reach = 0, shown = 0;
-	const struct mt_image *g = &rep->images[v[first].image];
+	const struct mt_image *g = &rep->images[r->image];
+	bool reach = r->cls == MT_LEAK_REACHABLE;
 
-	while (end < n && v[end].image == v[first].image) {
-		lost += v[end].cls != MT_LEAK_REACHABLE;
-		reachable += v[end++].cls == MT_LEAK_REACHABLE;
-	}
-	for (size_t i = first; i < end && shown < RECORDS_SHOWN; i++, shown++) {
-		bool reach = v[i].cls == MT_LEAK_REACHABLE;
+	fprintf(out,
+		"<tr class=\"loss\" data-image=\"%zu\" data-class=\"%s\"><td>pid %" PRIu32 "</td>",
+		r->image, class_keys[r->cls], g->pid);
+	put_program(out, g);
+	fprintf(out, "<td class=\"cls\">%s</td>", mt_leak_class_name(r->cls));
+	put_num(out, class_keys[r->cls], "bytes", r->bytes);
+	put_num(out, class_keys[r->cls], "blocks", r->blocks);
+	fprintf(out, "<td class=\"num\">%zu of %zu%s</td><td>", k, of, reach ? " reachable" : "");
+	mt_html_stack(rep, r->stack, out);
+	fputs("</td></tr>\n", out);
+}
 
-		fprintf(out,
-			"<tr class=\"loss\" data-image=\"%zu\" data-class=\"%s\"><td>pid %" PRIu32
-			"</td>",
-			v[i].image, class_keys[v[i].cls], g->pid);
-		put_program(out, g);
-		fprintf(out, "<td class=\"cls\">%s</td>", mt_leak_class_name(v[i].cls));
-		put_num(out, class_keys[v[i].cls], "bytes", v[i].bytes);
-		put_num(out, class_keys[v[i].cls], "blocks", v[i].blocks);
-		fprintf(out, "<td class=\"num\">%zu of %zu%s</td><td>",
-			reach ? ++k_reach : ++k_lost, reach ? reachable : lost,
-			reach ? " reachable" : "");
-		mt_html_stack(rep, v[i].stack, out);
-		fputs("</td></tr>\n", out);
+/*
+ * The records of the pass's classes of one image, from index first of v, numbered among them as
+ * the text numbers the lost ones; returns the index after the image's records.
+ */
+static size_t put_image_records(FILE *out, const struct mt_report *rep,
+				const struct mt_loss_record *v, size_t n, size_t first,
+				struct records_pass *pass)
+{
+	size_t end = first, of = 0, k = 0;
+
+	while (end < n && v[end].image == v[first].image)
+		of += (v[end++].cls == MT_LEAK_REACHABLE) == pass->reachable;
+	for (size_t i = first; i < end; i++) {
+		if ((v[i].cls == MT_LEAK_REACHABLE) != pass->reachable)
+			continue;
+		if (k == pass->per_image || !pass->left) {
+			pass->hidden += of - k;
+			break;
+		}
+		put_record(out, rep, &v[i], ++k, of);
+		pass->left--;
 	}
-	if (shown < end - first)
-		fprintf(
-		    out,
-		    "<tr class=\"more\" data-image=\"%zu\"><td colspan=\"7\">... %zu more records "
-		    "of pid %" PRIu32
-		    " (<code>memtrack report --top 0</code> lists every lost one)</td></tr>\n",
-		    v[first].image, end - first - shown, g->pid);
 	return end;
 }
 
@@ -212,6 +231,10 @@ static void put_records(FILE *out, const struct mt_report *rep)
 {
 	const struct mt_loss_record *v;
 	size_t n = mt_leaks_records(rep->leaks, &v);
+	struct records_pass pass[] = {
+	    {.reachable = false, .per_image = LOST_PER_IMAGE, .left = LOST_ON_PAGE},
+	    {.reachable = true, .per_image = REACHABLE_PER_IMAGE, .left = REACHABLE_ON_PAGE},
+	};
 
 	fputs("<h3>Loss records</h3>\n<p>The blocks of one process image, one class and one "
 	      "allocation stack, biggest first, numbered per image as <code>memtrack report</code> "
@@ -227,9 +250,17 @@ static void put_records(FILE *out, const struct mt_report *rep)
 	      "<th>process</th><th>program</th><th>class</th><th>bytes</th><th>blocks</th>"
 	      "<th>record</th><th>allocated from</th></tr></thead><tbody>\n",
 	      out);
-	for (size_t i = 0; i < n;)
-		i = put_image_records(out, rep, v, n, i);
+	for (size_t p = 0; p < 2; p++)
+		for (size_t i = 0; i < n;)
+			i = put_image_records(out, rep, v, n, i, &pass[p]);
 	fputs("</tbody></table>\n", out);
+	for (size_t p = 0; p < 2; p++)
+		if (pass[p].hidden)
+			fprintf(out,
+				"<p class=\"more\">... %zu more %s records, the smallest "
+				"(<code>memtrack "
+				"report --top 0</code> lists every lost one)</p>\n",
+				pass[p].hidden, pass[p].reachable ? "still reachable" : "lost");
 }
 
 int mt_html_leaks(const struct mt_report *rep, FILE *out)
