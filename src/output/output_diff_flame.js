@@ -47,7 +47,7 @@
 
 	// The tree: node 0 the root; each node its name, parent, children and both runs' weights.
 	const nodes = [{name: 'all', parent: -1, kids: new Map(), base: new Array(data.metrics.length).fill(0), now: new Array(data.metrics.length).fill(0), depth: 0}];
-	for (const [stack, base, now] of data.sites) {
+	for (const [path, base, now] of data.sites) {
 		let at = 0;
 		const add = (i) => {
 			for (let m = 0; m < base.length; m++) {
@@ -56,7 +56,7 @@
 			}
 		};
 		add(0);
-		for (const name of stack.split(';')) {
+		for (const name of path.map((k) => data.names[k])) {
 			let k = nodes[at].kids.get(name);
 			if (k === undefined) {
 				k = nodes.length;
