@@ -836,9 +836,9 @@ static void expect_diff_frame(const char *dom, const char *name, const char *new
 
 /*
  * The comparison's page draws the new run's flamegraph colored by change (diff_sites a, then b:
- * fixtures/README.md): in bytes, kept doubled (1,000 -> 2,000) and added new (192) are red,
- * and the other way round (b, then a) kept shrank and is blue, dropped (5,000) red; the totals
- * are the trees' bytes of the sites.
+ * fixtures/README.md): in bytes, kept doubled (1,000 -> 2,000) and added new (192) are red; with
+ * the base run's widths dropped (5,000 -> 0) is drawn, blue; the other way round (b, then a)
+ * kept shrank and is blue, dropped (5,000) red; the totals are the trees' bytes of the sites.
  */
 START_TEST(html_diff_flamegraph)
 {
@@ -858,8 +858,18 @@ START_TEST(html_diff_flamegraph)
 	expect_diff_frame(dom, "added", "192", "0", "0");
 	/* Gone from the new run: no width, not drawn. */
 	ck_assert_ptr_null(strstr(dom, "data-name=\"dropped\""));
+	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-widths", "new");
+	free(dom);
+	/* The base run's widths, the same colors: dropped (5,000 -> 0) is there, blue. */
+	snprintf(url, sizeof(url), "file://%s#weight=bytes&widths=base", html);
+	dom = chromium(url, "--dump-dom", NULL);
+	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-widths", "base");
+	expect_diff_frame(dom, "dropped", "0", "5000", "220");
+	expect_diff_frame(dom, "kept", "2000", "1000", "0");
+	ck_assert_ptr_null(strstr(dom, "data-name=\"added\""));
 	free(dom);
 	unlink(html);
+	snprintf(url, sizeof(url), "file://%s#weight=bytes", html);
 
 	report((const char *const[]){"--diff", "--html", html, art[1], art[0], NULL});
 	dom = chromium(url, "--dump-dom", NULL);

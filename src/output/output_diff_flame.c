@@ -3,11 +3,12 @@
  * The differential flamegraph of the comparison's page (output_html_int.h), as Brendan Gregg
  * draws his: the new run's flamegraph, each frame as wide as its weight in the new run and
  * colored by its change against the base, red where it grew, blue where it shrank, the deeper
- * the larger the change. Its data are the comparison's sites (aggregate/diff.h: matched by their
- * symbolised stack, so two builds of a program compare), each with its stack (the numbers of its
- * frames' names, each name written once) and both runs' weights; its own script
- * (output_diff_flame.js) merges them into the tree by frame name and draws it, its style sheet
- * (output_diff_flame.css) is its own too.
+ * the larger the change; and his second picture, the base run's widths with the same colors,
+ * where what the new run no longer does shows. Its data are the comparison's sites
+ * (aggregate/diff.h: matched by their symbolised stack, so two builds of a program compare), each
+ * with its stack (the numbers of its frames' names, each name written once) and both runs' weights;
+ * its own script (output_diff_flame.js) merges them into the tree by frame name and draws it, its
+ * style sheet (output_diff_flame.css) is its own too.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -176,9 +177,12 @@ int mt_html_diff_flame(const struct mt_diff_view *v, FILE *out)
 		"from the outermost frame; each frame is as wide as its weight in the new run and "
 		"colored by its change against the base: <span class=\"grew\">red, grown</span>, "
 		"<span class=\"shrank\">blue, shrunk</span>, the deeper the larger the change, "
-		"white unchanged. What the new run no longer does has no width here: the tables "
-		"below list it. Click a frame to zoom.</p>\n<div class=\"controls\">weight: "
-		"<span id=\"diff-flame-weights\"></span> <button id=\"diff-flame-reset\" "
+		"white unchanged. What the new run no longer does has no width there: the base "
+		"run's widths, with the same colors, show it. Click a frame to zoom.</p>\n"
+		"<div class=\"controls\">weight: <span id=\"diff-flame-weights\"></span> widths: "
+		"<span id=\"diff-flame-sides\"><button type=\"button\" data-side=\"now\">new "
+		"run</button><button type=\"button\" data-side=\"base\">base run</button></span> "
+		"<button id=\"diff-flame-reset\" "
 		"type=\"button\">zoom out</button> <span id=\"diff-flame-total\"></span></div>\n"
 		"<div id=\"diff-flame-box\"></div><div id=\"diff-flame-tip\" class=\"tip\" "
 		"hidden></div>\n",

@@ -2,13 +2,15 @@
 // of the comparison's page): the sites of both runs merged into one tree by frame name, drawn as
 // the new run's flamegraph (root at the top, widths by the new run's weight) with each frame
 // colored by its change against the base run, as Brendan Gregg's differential flamegraphs are:
-// red grown, blue shrunk, the saturation the change over the largest change of a frame under
+// red grown, blue shrunk; or, as his second picture, the base run's widths with the same colors,
+// where what the new run no longer does shows (blue); the saturation the change over the largest change of a frame under
 // that weight. A frame is colored by its whole weight's change, its callees' included: a frame
 // allocates through the allocator beneath it, so its own part is always nothing. Once drawn, the
 // box says so in data-* attributes (the tests read them): data-rendered, data-weight,
-// data-total-new and data-total-base (the root's), data-focus and data-drawn; each frame's <g>
-// has data-name, data-new, data-base and data-change. #weight=bytes&focus=main in the URL's
-// fragment chooses the view, as on the report's page.
+// data-widths (new or base), data-total-new and data-total-base (the root's), data-focus and
+// data-drawn; each frame's <g> has data-name, data-new, data-base and data-change.
+// #weight=bytes&focus=main&widths=base in the URL's fragment chooses the view, as on the
+// report's page.
 'use strict';
 (function () {
 	const box = document.getElementById('diff-flame-box');
@@ -69,7 +71,7 @@
 	}
 	const kids = nodes.map((n) => Array.from(n.kids.entries()).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]));
 	const found = nodes.findIndex((n, i) => i && n.name === param('focus'));
-	const state = {m: Math.max(0, data.metrics.indexOf(param('weight') || 'bytes')), focus: Math.max(0, found)};
+	const state = {m: Math.max(0, data.metrics.indexOf(param('weight') || 'bytes')), focus: Math.max(0, found), side: param('widths') === 'base' ? 'base' : 'now'};
 
 	function value(m, v) {
 		return BYTES[data.metrics[m]] ? v.toLocaleString('en-US') + ' bytes (' + human(v) + ')' : v.toLocaleString('en-US');
@@ -91,12 +93,13 @@
 
 	function render() {
 		const m = state.m, width = box.clientWidth || 1000;
-		const fw = nodes[state.focus].now[m];
+		const side = state.side;
+		const fw = nodes[state.focus][side][m];
 		const rects = [];
 		for (let i = state.focus; i >= 0; i = nodes[i].parent) rects.push({i: i, x: 0, width: width, ancestor: i !== state.focus});
 		(function lay(i, x) {
 			for (const k of kids[i]) {
-				const kw = fw ? (width * nodes[k].now[m]) / fw : 0;
+				const kw = fw ? (width * nodes[k][side][m]) / fw : 0;
 				if (kw >= 0.5) {
 					rects.push({i: k, x: x, width: kw, ancestor: false});
 					lay(k, x);
@@ -153,6 +156,8 @@
 		const root = nodes[0], d = root.now[m] - root.base[m];
 		document.getElementById('diff-flame-total').textContent = 'new ' + value(m, root.now[m]) + ', base ' + value(m, root.base[m]) + ', change ' + (d > 0 ? '+' : '') + value(m, d);
 		box.dataset.weight = data.metrics[m];
+		box.dataset.widths = side === 'now' ? 'new' : 'base';
+		document.querySelectorAll('#diff-flame-sides button').forEach((b) => b.classList.toggle('on', b.dataset.side === side));
 		box.dataset.totalNew = root.now[m];
 		box.dataset.totalBase = root.base[m];
 		box.dataset.focus = nodes[state.focus].name;
@@ -167,11 +172,18 @@
 		b.textContent = name;
 		b.addEventListener('click', () => {
 			state.m = m;
-			if (!nodes[state.focus].now[m]) state.focus = 0;
+			if (!nodes[state.focus][state.side][m]) state.focus = 0;
 			render();
 		});
 		buttons.appendChild(b);
 	});
+	document.querySelectorAll('#diff-flame-sides button').forEach((b) =>
+		b.addEventListener('click', () => {
+			state.side = b.dataset.side;
+			if (!nodes[state.focus][state.side][state.m]) state.focus = 0;
+			render();
+		})
+	);
 	document.getElementById('diff-flame-reset').addEventListener('click', () => {
 		state.focus = 0;
 		render();
