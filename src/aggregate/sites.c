@@ -10,6 +10,7 @@
  * what it held at it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,58 @@ void mt_sites_end(struct mt_sites *s)
 	}
 }
 
+/*
+ * A site's frames named, the functions inlined at each return address expanded into frames of
+ * their own (mt_symbols_expand): the frames are made again, an inlined one repeating its
+ * return address, so that every output walks one list. The allocator's frame (its entry) is
+ * named alone: nothing is inlined at a function's first instruction.
+ */
+static int symbolize_site(struct mt_symbols *symbols, struct mt_site *site)
+{
+	const struct mt_frame_info **chain = calloc(site->n_frames, sizeof(*chain));
+	uint32_t *len = calloc(site->n_frames, sizeof(*len));
+	struct mt_frame_info *sym = NULL;
+	uint64_t *frames = NULL;
+	size_t n = 0, at = 0;
+	int err = -ENOMEM;
+
+	if (!chain || !len)
+		goto out;
+	for (uint32_t k = 0; k < site->n_frames; k++) {
+		int got = mt_symbols_expand(symbols, site->frames[k], k > 0, &chain[k]);
+
+		if (got < 0)
+			goto out;
+		len[k] = k ? (uint32_t)got : 1;
+		/* The own function, last of the chain, for the allocator's entry. */
+		if (!k)
+			chain[0] += got - 1;
+		n += len[k];
+	}
+	sym = malloc(n * sizeof(*sym));
+	frames = malloc(n * sizeof(*frames));
+	if (!sym || !frames || n > UINT32_MAX)
+		goto out;
+	for (uint32_t k = 0; k < site->n_frames; k++)
+		for (uint32_t j = 0; j < len[k]; j++, at++) {
+			sym[at] = chain[k][j];
+			frames[at] = site->frames[k];
+		}
+	free(site->frames);
+	site->frames = frames;
+	site->sym = sym;
+	site->n_frames = (uint32_t)n;
+	frames = NULL;
+	sym = NULL;
+	err = 0;
+out:
+	free(frames);
+	free(sym);
+	free(len);
+	free(chain);
+	return err;
+}
+
 int mt_sites_symbolize(struct mt_sites *s, const char *debug_root)
 {
 	if (!s->symbols) {
@@ -233,13 +286,8 @@ int mt_sites_symbolize(struct mt_sites *s, const char *debug_root)
 	for (size_t i = 0; i < s->n; i++) {
 		struct mt_site *site = &s->v[i].site;
 
-		if (site->sym || !site->n_frames)
-			continue;
-		site->sym = calloc(site->n_frames, sizeof(*site->sym));
-		if (!site->sym)
+		if (!site->sym && site->n_frames && symbolize_site(s->symbols, site))
 			return -ENOMEM;
-		for (uint32_t k = 0; k < site->n_frames; k++)
-			mt_symbols_resolve(s->symbols, site->frames[k], k > 0, &site->sym[k]);
 	}
 	return 0;
 }

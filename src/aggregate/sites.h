@@ -56,7 +56,11 @@ int mt_sites_live(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool add
 /* The stream ended: the sites' peak_blocks and peak_bytes hold. */
 void mt_sites_end(struct mt_sites *s);
 
-/* Resolve every frame's function. debug_root as for mt_symbols_new. 0 or -ENOMEM. */
+/*
+ * Resolve every frame's function. The functions inlined at a return address become frames of
+ * their own (sym[k].inlined; frames[k] repeats the return address for each), so n_frames grows
+ * by them. debug_root as for mt_symbols_new. 0 or -ENOMEM.
+ */
 int mt_sites_symbolize(struct mt_sites *s, const char *debug_root);
 
 /* The site of a stack id, NULL when none. */

@@ -19,6 +19,7 @@
 #include "base/build_id.h"
 #include "base/regfile.h"
 #include "base/grow.h"
+#include "base/hashtab.h"
 #include "base/printable.h"
 #include "bpf/unwind_row.h"
 #include "unwind/unwind_demangle.h"
@@ -52,8 +53,33 @@ struct file_syms {
 	struct mt_lines *lines; /* NULL: none */
 };
 
+/* Inlined functions deeper than this at one pc are left out (the outermost are kept). */
+#define MAX_INLINED 64
+
+/* A frame expanded (mt_symbols_expand): the key, and its frames' index + 1 in chains. */
+struct chain_slot {
+	uint64_t frame;
+	uint32_t return_address;
+	uint32_t index; /* 0: an empty slot */
+};
+
+struct chain {
+	struct mt_frame_info *v;
+	uint32_t n;
+};
+
+/* An inlined function's name as DWARF has it (a string of the open DWARF), demangled once. */
+struct name_slot {
+	const char *dwarf;
+	char *demangled; /* NULL: not mangled */
+};
+
 struct mt_symbols {
 	char *debug_root;
+	struct mt_hashtab chain_of; /* struct chain_slot */
+	struct chain *chains;
+	size_t n_chains, cap_chains;
+	struct mt_hashtab name_of; /* struct name_slot */
 	struct file_syms files[65536];
 };
 
@@ -86,8 +112,18 @@ static void file_free(struct file_syms *f)
 
 void mt_symbols_free(struct mt_symbols *s)
 {
+	struct name_slot *names;
+
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->n_chains; i++)
+		free(s->chains[i].v);
+	free(s->chains);
+	mt_hashtab_free(&s->chain_of);
+	names = s->name_of.slot;
+	for (size_t i = 0; names && i <= s->name_of.mask; i++)
+		free(names[i].demangled);
+	mt_hashtab_free(&s->name_of);
 	for (size_t i = 0; i < 65536; i++)
 		file_free(&s->files[i]);
 	free(s->debug_root);
@@ -349,23 +385,28 @@ static const struct sym *find_sym(const struct file_syms *f, uint64_t vaddr)
 	return best;
 }
 
-/* The demangled name, made once; the mangled one stays (suppressions match it, as memcheck's). */
-static const char *display_name(struct sym *sym)
+/* name demangled (malloc'd), or NULL when it is not a mangled name (or a malformed one). */
+static char *demangle(const char *name)
 {
 	int status = -1;
 	char *d;
 
-	if (sym->demangled)
-		return sym->demangled;
 	/* Rust's first: a legacy Rust name is a valid C++ one, which keeps its hash and escapes. */
-	sym->demangled = mt_rust_demangle(sym->name);
-	if (sym->demangled || strncmp(sym->name, "_Z", 2))
-		return sym->demangled ? sym->demangled : sym->name;
-	d = __cxa_demangle(sym->name, NULL, NULL, &status);
+	d = mt_rust_demangle(name);
+	if (d || strncmp(name, "_Z", 2))
+		return d;
+	d = __cxa_demangle(name, NULL, NULL, &status);
 	if (d && !status)
-		sym->demangled = d;
-	else
-		free(d);
+		return d;
+	free(d);
+	return NULL;
+}
+
+/* The demangled name, made once; the mangled one stays (suppressions match it, as memcheck's). */
+static const char *display_name(struct sym *sym)
+{
+	if (!sym->demangled)
+		sym->demangled = demangle(sym->name);
 	return sym->demangled ? sym->demangled : sym->name;
 }
 
@@ -400,14 +441,19 @@ const char *mt_frame_name(char *buf, size_t n, const struct mt_frame_info *f)
 	return mt_printable(buf, n, s);
 }
 
-void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_address,
-			struct mt_frame_info *out)
+/*
+ * mt_symbols_resolve, and the file and address whose line it looked up (*file NULL when it
+ * looked up none).
+ */
+static void resolve(struct mt_symbols *s, uint64_t frame, bool return_address,
+		    struct mt_frame_info *out, struct file_syms **file, uint64_t *at)
 {
 	struct file_syms *f;
 	const struct sym *sym;
 	uint64_t vaddr, off;
 
 	memset(out, 0, sizeof(*out));
+	*file = NULL;
 	if (!MT_FRAME_IN_FILE(frame)) {
 		out->offset = frame;
 		return;
@@ -433,9 +479,172 @@ void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_addres
 		return_address = false;
 	}
 	find_line(s, f, vaddr, out);
+	*file = f;
+	*at = vaddr;
 	if (!sym)
 		return;
 	out->function = display_name((struct sym *)sym);
 	out->linkage = sym->name;
 	out->in_function = vaddr - sym->addr + (return_address ? 1 : 0);
+}
+
+void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_address,
+			struct mt_frame_info *out)
+{
+	struct file_syms *f;
+	uint64_t vaddr;
+
+	resolve(s, frame, return_address, out, &f, &vaddr);
+}
+
+/* ---- inlined functions ---------------------------------------------------------------------- */
+
+static bool name_empty(const void *e)
+{
+	return !((const struct name_slot *)e)->dwarf;
+}
+
+static uint64_t name_hash(const void *ctx, const void *e)
+{
+	(void)ctx;
+	return mt_hash_u64((uintptr_t)((const struct name_slot *)e)->dwarf);
+}
+
+static bool name_is(const void *ctx, const void *e, const void *key)
+{
+	(void)ctx;
+	return ((const struct name_slot *)e)->dwarf == key;
+}
+
+static const struct mt_hashtab_ops name_ops = {
+    .entry = sizeof(struct name_slot),
+    .max_load_pct = 50,
+    .min_slots = 64,
+    .hash = name_hash,
+    .empty = name_empty,
+};
+
+/*
+ * An inlined function's name (a string of the open DWARF, which stays where it is until the
+ * symboliser is freed) demangled, once per name: a function inlined in many places (a
+ * container's push_back) is demangled once. NULL on -ENOMEM.
+ */
+static const char *inlined_display_name(struct mt_symbols *s, const char *dwarf)
+{
+	struct name_slot *e;
+
+	if (mt_hashtab_reserve(&s->name_of, &name_ops, s, s->name_of.used + 1))
+		return NULL;
+	e = mt_hashtab_find(&s->name_of, &name_ops, mt_hash_u64((uintptr_t)dwarf), name_is, s,
+			    dwarf);
+	if (!e->dwarf) {
+		e->dwarf = dwarf;
+		e->demangled = demangle(dwarf);
+		mt_hashtab_added(&s->name_of);
+	}
+	return e->demangled ? e->demangled : e->dwarf;
+}
+
+/*
+ * The frames of one pc: own (its function, from the symbol table) after the functions inlined
+ * at vaddr in f (innermost first), each at the line that calls the one before it. Only a pc
+ * with a source line has DWARF to look in (f is NULL when own has none).
+ */
+static int expand(struct mt_symbols *s, struct file_syms *f, uint64_t vaddr,
+		  const struct mt_frame_info *own, struct chain *c)
+{
+	struct mt_inlined in[MAX_INLINED];
+	size_t n = own->source ? mt_lines_inlined(f->lines, vaddr, in, MAX_INLINED) : 0;
+
+	c->v = calloc(n + 1, sizeof(*c->v));
+	if (!c->v)
+		return -ENOMEM;
+	c->n = (uint32_t)n + 1;
+	for (size_t i = 0; i < n; i++) {
+		struct mt_frame_info *fi = &c->v[i];
+
+		*fi = *own;
+		fi->function = inlined_display_name(s, in[i].name);
+		if (!fi->function) {
+			free(c->v);
+			return -ENOMEM;
+		}
+		fi->linkage = in[i].name;
+		fi->in_function = 0;
+		fi->inlined = true;
+		if (i) {
+			fi->source = in[i - 1].call_source;
+			fi->line = in[i - 1].call_line;
+		}
+	}
+	c->v[n] = *own;
+	if (n) {
+		c->v[n].source = in[n - 1].call_source;
+		c->v[n].line = in[n - 1].call_line;
+	}
+	return 0;
+}
+
+static bool chain_empty(const void *e)
+{
+	return !((const struct chain_slot *)e)->index;
+}
+
+static uint64_t chain_key_hash(uint64_t frame, bool return_address)
+{
+	return mt_hash_u64(frame ^ (return_address ? 0x9e3779b97f4a7c15ULL : 0));
+}
+
+static uint64_t chain_hash(const void *ctx, const void *e)
+{
+	const struct chain_slot *c = e;
+
+	(void)ctx;
+	return chain_key_hash(c->frame, c->return_address);
+}
+
+static bool chain_is(const void *ctx, const void *e, const void *key)
+{
+	const struct chain_slot *c = e, *k = key;
+
+	(void)ctx;
+	return c->frame == k->frame && c->return_address == k->return_address;
+}
+
+static const struct mt_hashtab_ops chain_ops = {
+    .entry = sizeof(struct chain_slot),
+    .max_load_pct = 50,
+    .min_slots = 256,
+    .hash = chain_hash,
+    .empty = chain_empty,
+};
+
+int mt_symbols_expand(struct mt_symbols *s, uint64_t frame, bool return_address,
+		      const struct mt_frame_info **chain)
+{
+	struct chain_slot key = {frame, return_address, 0}, *e;
+	struct mt_frame_info own;
+	struct file_syms *f;
+	struct chain c;
+	uint64_t vaddr = 0;
+
+	if (mt_hashtab_reserve(&s->chain_of, &chain_ops, s, s->chain_of.used + 1))
+		return -ENOMEM;
+	e = mt_hashtab_find(&s->chain_of, &chain_ops, chain_key_hash(frame, return_address),
+			    chain_is, s, &key);
+	if (!e->index) {
+		resolve(s, frame, return_address, &own, &f, &vaddr);
+		if (expand(s, f, vaddr, &own, &c))
+			return -ENOMEM;
+		if (MT_GROW(s->chains, s->cap_chains, s->n_chains + 1, 256)) {
+			free(c.v);
+			return -ENOMEM;
+		}
+		s->chains[s->n_chains++] = c;
+		*e = key;
+		e->index = (uint32_t)s->n_chains;
+		mt_hashtab_added(&s->chain_of);
+	}
+	*chain = s->chains[e->index - 1].v;
+	return (int)s->chains[e->index - 1].n;
 }

@@ -37,6 +37,7 @@ struct mt_frame_info {
 	const char *path;     /* the file, NULL for an address in no file */
 	const char *source; /* its source file (DWARF line table), NULL when unknown; owned by s */
 	unsigned int line;  /* its line in source, 0 when unknown */
+	bool inlined;	    /* function was inlined into the next frame's (mt_symbols_expand) */
 };
 
 /*
@@ -52,5 +53,17 @@ const char *mt_frame_name(char *buf, size_t n, const struct mt_frame_info *f);
  */
 void mt_symbols_resolve(struct mt_symbols *s, uint64_t frame, bool return_address,
 			struct mt_frame_info *out);
+
+/*
+ * Resolve one frame with the functions the compiler inlined at it (DWARF's inlined
+ * subroutines), as frames: the innermost inlined function at the pc's source line, each outer
+ * one at the line that calls the one inside it, and last the frame's own function (the symbol
+ * table's) at the line that calls the outermost inlined one; every one but the last marked
+ * inlined, all with the frame's file and offset. Kept per frame: a frame asked for again costs a
+ * lookup. *chain is owned by s, valid until it is freed. Returns how many frames (1 without
+ * DWARF or inlining), or -ENOMEM.
+ */
+int mt_symbols_expand(struct mt_symbols *s, uint64_t frame, bool return_address,
+		      const struct mt_frame_info **chain);
 
 #endif
