@@ -315,6 +315,9 @@ static struct json_object *json_site(const struct mt_site *s)
 		jset_u64(f, "offset", fi ? fi->offset : s->frames[k]);
 		jset(f, "source", fi && fi->source ? jstr(fi->source) : NULL);
 		jset(f, "line", fi && fi->line ? json_object_new_int64(fi->line) : NULL);
+		/* Inlined into the next frame's function: the same return address (offset). */
+		if (fi && fi->inlined)
+			jset(f, "inlined", json_object_new_boolean(1));
 		json_object_array_add(frames, f);
 	}
 	jset(o, "frames", frames);

@@ -104,6 +104,9 @@ struct loc {
 	MtPprof__Location m;
 	MtPprof__Line line;
 	MtPprof__Line *lines[1];
+	/* Functions inlined at it, innermost first, before line (pprof's order); all: m.line. */
+	MtPprof__Line *inlined, **all;
+	size_t n_inlined;
 	uint32_t mapping; /* index + 1 of the mapping, 0: none */
 	uint64_t offset;  /* in the mapping's file, or the address when in no mapping */
 };
@@ -262,12 +265,46 @@ static int pseudo_location(struct builder *b, enum pseudo p, uint64_t *id)
 	return 0;
 }
 
+/* A function's line in a location: its function's id (0: none) and line. */
+static int set_line(struct builder *b, const struct mt_frame_info *sym, MtPprof__Line *line)
+{
+	uint64_t fid = 0;
+
+	if (sym->function && function_id(b, sym->function, &fid))
+		return -ENOMEM;
+	/* A function's file is the first source line seen in it (pprof keeps one per function). */
+	if (fid && sym->source && !b->funcs[fid - 1].filename &&
+	    intern(&b->st, sym->source, &b->funcs[fid - 1].filename))
+		return -ENOMEM;
+	line->function_id = fid;
+	line->line = fid ? sym->line : 0;
+	return 0;
+}
+
+/* The functions inlined at a location (sym[0 .. n - 1]) as its first lines. */
+static int inlined_lines(struct builder *b, struct loc *l, const struct mt_frame_info *sym,
+			 size_t n)
+{
+	l->inlined = calloc(n, sizeof(*l->inlined));
+	l->all = calloc(n + 1, sizeof(*l->all));
+	if (!l->inlined || !l->all)
+		return -ENOMEM;
+	l->n_inlined = n;
+	for (size_t i = 0; i < n; i++) {
+		mt_pprof__line__init(&l->inlined[i]);
+		if (set_line(b, &sym[i], &l->inlined[i]))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /*
  * The location of a caller's frame (a return address), at its call instruction: the byte
- * before the return address, where memtrack's symboliser looks too.
+ * before the return address, where memtrack's symboliser looks too. sym[0 .. n - 2] are the
+ * functions inlined there, sym[n - 1] its own.
  */
 static int frame_location(struct builder *b, uint64_t frame, const struct mt_frame_info *sym,
-			  uint64_t *id)
+			  size_t n, uint64_t *id)
 {
 	uint32_t *slot = idmap_slot(&b->loc_of_frame, frame);
 	uint64_t fid = 0, off;
@@ -283,23 +320,18 @@ static int frame_location(struct builder *b, uint64_t frame, const struct mt_fra
 	off = MT_FRAME_IN_FILE(frame) ? MT_FRAME_OFFSET(frame) : frame;
 	if (MT_FRAME_IN_FILE(frame) && mapping_of(b, (uint16_t)MT_FRAME_FILE(frame), &map))
 		return -ENOMEM;
-	if (sym->function && function_id(b, sym->function, &fid))
-		return -ENOMEM;
-	/* A function's file is the first source line seen in it (pprof keeps one per function). */
-	if (fid && sym->source && !b->funcs[fid - 1].filename &&
-	    intern(&b->st, sym->source, &b->funcs[fid - 1].filename))
-		return -ENOMEM;
 	l = new_loc(b, slot);
-	if (!l)
+	if (!l || set_line(b, &sym[n - 1], &l->line) ||
+	    (n > 1 && inlined_lines(b, l, sym, n - 1)))
 		return -ENOMEM;
+	fid = l->line.function_id;
 	l->mapping = map;
 	l->offset = off ? off - 1 : 0;
-	l->line.function_id = fid;
-	l->line.line = fid ? sym->line : 0;
-	l->m.n_line = fid ? 1 : 0;
+	/* Without its own function, its inlined ones still (line, last, left out). */
+	l->m.n_line = l->n_inlined + (fid ? 1 : 0);
 	if (map && !fid)
 		b->maps[map - 1].m.has_functions = false;
-	if (map && fid && sym->line)
+	if (map && fid && sym[n - 1].line)
 		b->maps[map - 1].m.has_filenames = b->maps[map - 1].m.has_line_numbers = true;
 	if (map && (!b->maps[map - 1].end || l->offset < b->maps[map - 1].lo))
 		b->maps[map - 1].lo = l->offset;
@@ -309,22 +341,38 @@ static int frame_location(struct builder *b, uint64_t frame, const struct mt_fra
 	return 0;
 }
 
+/* The frames from k that are one location: the functions inlined at it, then its own. */
+static uint32_t location_frames(const struct mt_site *s, uint32_t k)
+{
+	uint32_t n = 1;
+
+	while (k + n < s->n_frames && s->sym[k + n - 1].inlined)
+		n++;
+	return n;
+}
+
 /* A site's locations, leaf first: the allocator's caller out, then the folded stack's marker. */
 static int site_locations(struct builder *b, const struct mt_site *s, struct sample *out)
 {
-	uint32_t n = s->sym && s->n_frames > 1 ? s->n_frames - 1 : 1;
+	uint32_t n = 0;
 	bool marker = s->n_frames && s->stop != MT_UNWIND_COMPLETE;
-	uint64_t *ids = calloc(n + marker, sizeof(*ids));
+	uint64_t *ids;
 	int err = 0;
 
+	for (uint32_t k = 1; s->sym && k < s->n_frames; k += location_frames(s, k))
+		n++;
+	n = n ? n : 1;
+	ids = calloc(n + marker, sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;
 	out->m.location_id = ids;
 	out->m.n_location_id = n + marker;
 	if (s->n_frames <= 1 || !s->sym)
 		err = pseudo_location(b, PSEUDO_UNKNOWN, &ids[0]);
-	for (uint32_t k = 1; !err && s->sym && k < s->n_frames; k++)
-		err = frame_location(b, s->frames[k], &s->sym[k], &ids[k - 1]);
+	for (uint32_t k = 1, i = 0, len; !err && s->sym && k < s->n_frames; k += len, i++) {
+		len = location_frames(s, k);
+		err = frame_location(b, s->frames[k], &s->sym[k], len, &ids[i]);
+	}
 	if (!err && marker)
 		err = pseudo_location(
 		    b, s->stop == MT_UNWIND_TRUNCATED ? PSEUDO_TRUNCATED : PSEUDO_CUT, &ids[n]);
@@ -553,6 +601,12 @@ static void place(struct builder *b)
 
 		l->lines[0] = &l->line;
 		l->m.line = l->lines;
+		if (l->n_inlined) {
+			for (size_t k = 0; k < l->n_inlined; k++)
+				l->all[k] = &l->inlined[k];
+			l->all[l->n_inlined] = &l->line;
+			l->m.line = l->all;
+		}
 		l->m.mapping_id = l->mapping;
 		if (l->mapping) {
 			const MtPprof__Mapping *m = &b->maps[l->mapping - 1].m;
@@ -698,6 +752,10 @@ static void builder_free(struct builder *b)
 	for (size_t i = 0; i < b->n_samples; i++)
 		free(b->samples[i].m.location_id);
 	free(b->samples);
+	for (size_t i = 0; i < b->n_locs; i++) {
+		free(b->locs[i].inlined);
+		free(b->locs[i].all);
+	}
 	free(b->locs);
 	free(b->funcs);
 	free(b->maps);

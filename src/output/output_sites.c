@@ -24,6 +24,9 @@ void mt_output_frame(FILE *out, const struct mt_frame_info *f)
 		fprintf(out, "%s+0x%" PRIx64, mt_printable(p, sizeof(p), f->path), f->offset);
 	else
 		fprintf(out, "0x%" PRIx64, f->offset);
+	/* As heaptrack marks a function the compiler inlined into the next frame's. */
+	if (f->inlined)
+		fputs(" (inlined)", out);
 	/* Where heaptrack and Valgrind put it: after the function, as "at FILE:LINE". */
 	if (f->source)
 		fprintf(out, " at %s:%u", mt_printable(p, sizeof(p), f->source), f->line);
