@@ -266,6 +266,9 @@ START_TEST(cxx_user_line_beside_the_header)
 			    "/stl_vector.h:", "app::build(int) at ", end_push);
 	expect_inlined_into(text, "::operator+=(char) (inlined) at ",
 			    "/basic_string.h:", "app::label[abi:cxx11](int) at ", end_append);
+	/* Template arguments shortened in the text (unwind_shorten.h). */
+	ck_assert_msg(strstr(text, "      std::vector<...>::push_back(int const&) (inlined) at "),
+		      "%.3000s", sites_part(text));
 	ck_assert_msg(strstr(text, "  8 allocations, 1020 B;"), "%.3000s", sites_part(text));
 	ck_assert_msg(strstr(text, "  3 allocations, 213 B;"), "%.3000s", sites_part(text));
 	free(text);

@@ -13,13 +13,17 @@
 #include "base/bytesize.h"
 #include "output/output.h"
 #include "base/printable.h"
+#include "unwind/unwind_shorten.h"
 
 void mt_output_frame(FILE *out, const struct mt_frame_info *f)
 {
-	char p[MT_PRINTABLE_MAX];
+	char p[MT_PRINTABLE_MAX], short_name[MT_PRINTABLE_MAX];
 
+	/* C++'s template arguments shortened: the whole name is the JSON's and the page's hover. */
 	if (f->function)
-		fprintf(out, "%s", mt_printable(p, sizeof(p), f->function));
+		fprintf(out, "%s",
+			mt_printable(p, sizeof(p),
+				     mt_short_name(short_name, sizeof(short_name), f->function)));
 	else if (f->path)
 		fprintf(out, "%s+0x%" PRIx64, mt_printable(p, sizeof(p), f->path), f->offset);
 	else
