@@ -885,6 +885,43 @@ START_TEST(html_diff_flamegraph)
 }
 END_TEST
 
+/*
+ * C++'s template arguments shortened on the page (docs/STACKS.md, "Short names"): a frame's
+ * label and the tables' cells, the whole name kept in the frame's data-name (its tip) and the
+ * cell's title. stk_inline_cxx's vector growth is 8 of its 12 allocations: a wide frame.
+ */
+START_TEST(html_short_names)
+{
+	const char *cmd[] = {FIXTURE("stk_inline_cxx"), NULL};
+	struct mt_out o;
+	char *art =
+	    mt_record(MEMTRACK, NULL, (const char *const[]){"--stacks", NULL}, cmd, 120, &o);
+	char html[192], *dom;
+
+	ck_assert_msg(art && o.code == 0, "%s", o.err);
+	mt_out_free(&o);
+	snprintf(html, sizeof(html), "%s.html", art);
+	report((const char *const[]){"--html", html, art, NULL});
+	dom = view_dom(html, "weight=allocations");
+	ck_assert_msg(strstr(dom, "<g class=\"frame\" data-name=\"std::vector&lt;int, "
+				  "std::allocator&lt;int&gt; &gt;::push_back(int const&amp;)\""),
+		      "%.3000s", dom);
+	ck_assert_msg(strstr(dom, ">std::vector&lt;...&gt;::push_back(int const&amp;)</text>"),
+		      "%.3000s", strstr(dom, "<svg") ? strstr(dom, "<svg") : dom);
+	/* The table of the functions that call the allocator: std::string's growth. */
+	ck_assert_msg(
+	    strstr(dom, "<span title=\"std::__cxx11::basic_string&lt;char, "
+			"std::char_traits&lt;char&gt;, std::allocator&lt;char&gt; "
+			"&gt;::_M_mutate(unsigned long, unsigned long, char const*, unsigned "
+			"long)\">std::__cxx11::basic_string&lt;...&gt;::_M_mutate(...)</span>"),
+	    "%.3000s", strstr(dom, "_M_mutate") ? strstr(dom, "_M_mutate") : dom);
+	free(dom);
+	unlink(html);
+	unlink(art);
+	free(art);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("html");
@@ -901,6 +938,7 @@ static Suite *suite(void)
 	mt_tcase_add_tool_test(tools, html_time_range, "chromium");
 	mt_tcase_add_tool_test(tools, html_process_selector, "chromium");
 	mt_tcase_add_tool_test(tools, html_bottom_up, "chromium");
+	mt_tcase_add_tool_test(tools, html_short_names, "chromium");
 	suite_add_tcase(s, tools);
 	tools = tcase_create("leaks");
 	tcase_set_tags(tools, "tools");

@@ -249,6 +249,8 @@
 		const nodes = f.nodes, n = nodes.length;
 		const tip = document.getElementById('flame-tip');
 		const name = (i) => (nodes[i][0] === -1 ? 'all' : nodes[i][0] === -2 ? '[smaller frames]' : f.names[nodes[i][0]]);
+		// A frame's label: C++'s template arguments shortened; the tip has the whole name.
+		const label = (i) => (f.short && f.short[nodes[i][0]]) || name(i);
 		const parent = (i) => nodes[i][1];
 		let W = viewWeights(nodes, data.cells);
 		const w = (i, m) => W[i][m];
@@ -334,7 +336,7 @@
 				g.appendChild(svgElement('rect', {x: r.x, y: depth[r.i] * ROW, width: r.width, height: ROW - 1, fill: color(r.i)}));
 				if (r.width > 30) {
 					const chars = Math.floor((r.width - 6) / 6.6);
-					const s = name(r.i);
+					const s = label(r.i);
 					const t = svgElement('text', {x: r.x + 3, y: depth[r.i] * ROW + 13});
 					t.textContent = s.length > chars ? s.slice(0, Math.max(0, chars - 2)) + '..' : s;
 					g.appendChild(t);

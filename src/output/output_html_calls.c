@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "output/output_html_int.h"
 #include "base/printable.h"
+#include "unwind/unwind_shorten.h"
 
 /*
  * Functions whose callers and callees the page holds: each costs two passes over the sites, so a
@@ -35,6 +37,23 @@ static void put_num(FILE *out, uint64_t v, bool bytes)
 		bytes ? " bytes" : "", v, v);
 }
 
+void mt_html_function(FILE *out, const char *name)
+{
+	char buf[MT_PRINTABLE_MAX], short_buf[MT_PRINTABLE_MAX];
+	const char *whole = mt_printable(buf, sizeof(buf), name);
+	const char *shown = mt_short_name(short_buf, sizeof(short_buf), whole);
+
+	if (!strcmp(shown, whole)) {
+		mt_output_xml_text(out, whole);
+		return;
+	}
+	fputs("<span title=\"", out);
+	mt_output_xml_text(out, whole);
+	fputs("\">", out);
+	mt_output_xml_text(out, shown);
+	fputs("</span>", out);
+}
+
 /* A row; link: its name selects the function (its callers, callees and frames). */
 static void put_row(FILE *out, const struct mt_call_row *r, bool link)
 {
@@ -47,7 +66,7 @@ static void put_row(FILE *out, const struct mt_call_row *r, bool link)
 		mt_output_xml_text(out, name);
 		fputs("\">", out);
 	}
-	mt_output_xml_text(out, name);
+	mt_html_function(out, name);
 	fputs(link ? "</button></td>" : "</td>", out);
 	put_num(out, r->sites, false);
 	put_num(out, r->allocations, false);

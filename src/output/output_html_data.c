@@ -18,6 +18,7 @@
 
 #include "output/output_html_int.h"
 #include "base/printable.h"
+#include "unwind/unwind_shorten.h"
 
 /*
  * A node is drawn when it is at least 1/FLAME_GRAIN of the total under some weight (a quarter of
@@ -63,11 +64,13 @@ void mt_html_stack(const struct mt_report *rep, uint32_t stack_id, FILE *out)
 		return;
 	}
 	fputs("<details><summary>", out);
-	mt_output_xml_text(out, mt_frame_name(buf, sizeof(buf), &s->sym[s->n_frames > 1 ? 1 : 0]));
+	mt_html_function(out, mt_frame_name(buf, sizeof(buf), &s->sym[s->n_frames > 1 ? 1 : 0]));
 	fputs("</summary><ol class=\"stack\">", out);
 	for (uint32_t k = 0; k < s->n_frames; k++) {
 		fputs("<li>", out);
-		mt_output_xml_text(out, mt_frame_name(buf, sizeof(buf), &s->sym[k]));
+		mt_html_function(out, mt_frame_name(buf, sizeof(buf), &s->sym[k]));
+		if (s->sym[k].inlined)
+			fputs(" (inlined)", out);
 		if (s->sym[k].source) {
 			fputs(" <span class=\"src\">at ", out);
 			mt_output_xml_text(out, mt_printable(buf, sizeof(buf), s->sym[k].source));
@@ -257,7 +260,18 @@ static void put_flame(const struct mt_flame *fl, const struct drawn *d, FILE *ou
 		fputs(i ? "," : "", out);
 		mt_html_jstr(out, fl->names[i]);
 	}
-	fputs("],\"nodes\":[", out);
+	/* The names C++'s template arguments make long, shortened for the frames' labels. */
+	fputs("],\"short\":{", out);
+	for (size_t i = 0, first = 1; i < fl->n_names; i++) {
+		char buf[MT_PRINTABLE_MAX];
+
+		if (!strcmp(mt_short_name(buf, sizeof(buf), fl->names[i]), fl->names[i]))
+			continue;
+		fprintf(out, "%s\"%zu\":", first ? "" : ",", i);
+		mt_html_jstr(out, buf);
+		first = 0;
+	}
+	fputs("},\"nodes\":[", out);
 	for (size_t i = 0; i < fl->n_nodes; i++)
 		if (d->keep[i])
 			put_node(out, i == 0, i ? (int64_t)fl->nodes[i].name : -1,

@@ -34,6 +34,11 @@ int mt_html_leaks(const struct mt_report *rep, FILE *out);
  * their change against the base's, with its own script. 0, -ENOMEM or -EIO.
  */
 int mt_html_diff_flame(const struct mt_diff_view *v, FILE *out);
+/*
+ * A function's name as the page shows it: C++'s template arguments shortened
+ * (unwind_shorten.h), the whole name on hover (a title) when it was.
+ */
+void mt_html_function(FILE *out, const char *name);
 /* The functions that allocate, with their callers and callees. 0 or -ENOMEM. */
 int mt_html_calls(const struct mt_report *rep, FILE *out);
 /* memtrack bench's benchmarks and their data (output_html_bench.c); nothing when none. */
