@@ -153,18 +153,25 @@ bool mt_lines_find(struct mt_lines *l, uint64_t vaddr, const char **source, unsi
 	return true;
 }
 
-/* The inlined function of an inlined_subroutine scope: its linkage name, else its name. */
+/*
+ * The inlined function of an inlined_subroutine scope: its linkage name when it is a mangled one
+ * (C++, Rust), else its name. A C function's linkage name is an assembler name at most (glibc's
+ * hidden aliases: __GI__IO_doallocbuf), not the name its callers write.
+ */
 static const char *inlined_name(Dwarf_Die *scope)
 {
 	Dwarf_Attribute mem, *a;
-	const char *name;
+	const char *linkage, *name;
 
 	/* Through its abstract origin, and a member function's specification in its class. */
 	a = dwarf_attr_integrate(scope, DW_AT_linkage_name, &mem);
 	if (!a)
 		a = dwarf_attr_integrate(scope, DW_AT_MIPS_linkage_name, &mem);
-	name = a ? dwarf_formstring(a) : NULL;
-	return name ? name : dwarf_diename(scope);
+	linkage = a ? dwarf_formstring(a) : NULL;
+	if (linkage && (!strncmp(linkage, "_Z", 2) || !strncmp(linkage, "_R", 2)))
+		return linkage;
+	name = dwarf_diename(scope);
+	return name ? name : linkage;
 }
 
 /* Where an inlined_subroutine scope is called from: DW_AT_call_file and DW_AT_call_line. */
