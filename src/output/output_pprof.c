@@ -321,8 +321,7 @@ static int frame_location(struct builder *b, uint64_t frame, const struct mt_fra
 	if (MT_FRAME_IN_FILE(frame) && mapping_of(b, (uint16_t)MT_FRAME_FILE(frame), &map))
 		return -ENOMEM;
 	l = new_loc(b, slot);
-	if (!l || set_line(b, &sym[n - 1], &l->line) ||
-	    (n > 1 && inlined_lines(b, l, sym, n - 1)))
+	if (!l || set_line(b, &sym[n - 1], &l->line) || (n > 1 && inlined_lines(b, l, sym, n - 1)))
 		return -ENOMEM;
 	fid = l->line.function_id;
 	l->mapping = map;
