@@ -23,7 +23,8 @@ static char dir[64];
 /*
  * One function under four names, as glibc names its own (fputs is weak, _IO_fputs global):
  * callers write the weak one. A second one has a local alias with the shortest name; a static
- * function is only in .symtab; one function ends with a call; one has a C++ name, two Rust's.
+ * function is only in .symtab; one function ends with a call; one has a C++ name, two Rust's;
+ * inl_host's call of sink is in two functions inlined into it, one inside the other.
  */
 static const char lib_c[] =
     "__attribute__((noinline)) int __impl_twice(int x)\n{\n\treturn 2 * x + 1;\n}\n"
@@ -42,6 +43,12 @@ static const char lib_c[] =
     "int rust_legacy(int x)\n{\n\treturn x - 8;\n}\n"
     "int rust_v0(int x) __asm__(\"_RNCNvCsjMaewn57Afh_1t4main0B3_\");\n"
     "int rust_v0(int x)\n{\n\treturn x - 9;\n}\n"
+    "int sink(int);\n"
+    "static inline __attribute__((always_inline)) int inl_inner(int x)\n{\n"
+    "\treturn sink(x) + 1;\n}\n"
+    "static inline __attribute__((always_inline)) int inl_outer(int x)\n{\n"
+    "\treturn inl_inner(x * 3) + 2;\n}\n"
+    "int inl_host(int x)\n{\n\treturn inl_outer(x) + 5;\n}\n"
     "#ifdef REBUILT\nint added_later(int x)\n{\n\treturn x ^ 5;\n}\n#endif\n";
 
 /* ---- helpers ---- */
@@ -192,6 +199,40 @@ static void unbuild(void)
 		mt_out_free(&o);
 }
 
+/* The line of lib_c that holds needle. */
+static unsigned int lib_line(const char *needle)
+{
+	const char *at = strstr(lib_c, needle);
+	unsigned int line = 1;
+
+	ck_assert_ptr_nonnull(at);
+	for (const char *p = lib_c; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+/* The file offset of the return address of inl_host's call of sink (objdump's disassembly). */
+static uint64_t inl_host_return(void)
+{
+	const char *argv[] = {
+	    "sh", "-c",
+	    "objdump -d --no-show-raw-insn lib.so | awk '/<inl_host>:/ { h = 1; "
+	    "print \"0x\" $1 } h && /call.*<sink@plt>/ { print \"0x\" $1; exit }' "
+	    "> calls",
+	    NULL};
+	unsigned long long host = 0, call = 0;
+	FILE *f;
+
+	run_ok(argv);
+	f = fopen(in_dir("calls"), "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%llx %llx:", &host, &call), 2);
+	fclose(f);
+	ck_assert_uint_gt(call, host);
+	/* A call rel32 is 5 bytes: the return address is the byte after it. */
+	return lookup(in_dir("lib.so"), "inl_host").offset + (call - host) + 5;
+}
+
 /* ---- tests ---- */
 
 /* Of aliases: fewer leading underscores, whatever the binding; a public name over a local one. */
@@ -310,6 +351,46 @@ START_TEST(unknown_frames_have_no_name)
 }
 END_TEST
 
+/*
+ * The functions inlined at a return address, as frames: the innermost at the call's line, the
+ * next at the line calling it, the symbol's function last at the line calling that; read from
+ * the debug file of a stripped copy alike; kept (asked again, the same frames); none without
+ * DWARF.
+ */
+START_TEST(inlined_functions_expand)
+{
+	uint64_t ret = inl_host_return();
+	struct mt_symbols *s = mt_symbols_new(in_dir("debug"));
+	struct mt_symbols *bare = mt_symbols_new(in_dir("nowhere"));
+	const struct mt_frame_info *chain, *again;
+	const char *const fn[] = {"inl_inner", "inl_outer", "inl_host"};
+	const unsigned int line[] = {lib_line("return sink(x) + 1;"),
+				     lib_line("return inl_inner(x * 3) + 2;"),
+				     lib_line("return inl_outer(x) + 5;")};
+
+	ck_assert_int_eq(mt_symbols_add_file(s, 6, in_dir("lib.so"), ""), 0);
+	ck_assert_int_eq(mt_symbols_add_file(s, 7, in_dir("stripped.so"), ""), 0);
+	ck_assert_int_eq(mt_symbols_add_file(bare, 7, in_dir("stripped.so"), ""), 0);
+	for (uint16_t file = 6; file <= 7; file++) {
+		ck_assert_int_eq(mt_symbols_expand(s, MT_FRAME(file, ret), true, &chain), 3);
+		for (int i = 0; i < 3; i++) {
+			ck_assert_str_eq(chain[i].function, fn[i]);
+			ck_assert_uint_eq(chain[i].line, line[i]);
+			ck_assert_str_eq(chain[i].source, in_dir("lib.c"));
+			ck_assert_int_eq(chain[i].inlined, i < 2);
+			ck_assert_uint_eq(chain[i].offset, ret);
+		}
+		ck_assert_int_eq(mt_symbols_expand(s, MT_FRAME(file, ret), true, &again), 3);
+		ck_assert_ptr_eq(again, chain);
+	}
+	ck_assert_int_eq(mt_symbols_expand(bare, MT_FRAME(7, ret), true, &chain), 1);
+	ck_assert_str_eq(chain[0].function, "inl_host");
+	ck_assert(!chain[0].inlined);
+	mt_symbols_free(s);
+	mt_symbols_free(bare);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("symbols");
@@ -322,6 +403,7 @@ static Suite *suite(void)
 	tcase_add_test(built, debug_file_by_build_id);
 	tcase_add_test(built, replaced_or_gone_file_names_nothing);
 	tcase_add_test(built, unknown_frames_have_no_name);
+	tcase_add_test(built, inlined_functions_expand);
 	suite_add_tcase(s, built);
 	return s;
 }
