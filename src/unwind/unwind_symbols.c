@@ -53,7 +53,7 @@ struct file_syms {
 	struct mt_lines *lines; /* NULL: none */
 };
 
-/* Inlined functions deeper than this at one pc are left out (the outermost are kept). */
+/* Inlined functions at one pc past this many are left out (the innermost are kept). */
 #define MAX_INLINED 64
 
 /* A frame expanded (mt_symbols_expand): the key, and its frames' index + 1 in chains. */
