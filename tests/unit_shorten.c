@@ -76,6 +76,14 @@ START_TEST(return_types)
 	       "<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> >&, char "
 	       "const*)",
 	       "std::operator<< <std::char_traits<char> >(std::basic_ostream<...>&, char const*)");
+	/* An operator's symbol ends where its template arguments start. */
+	expect("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+	       "std::operator+<char, std::char_traits<char>, std::allocator<char> >(char const*, "
+	       "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >&&)",
+	       "std::operator+<...>(char const*, std::__cxx11::basic_string<...>&&)");
+	expect("bool std::operator==<int>(std::vector<int, std::allocator<int> > const&, "
+	       "std::vector<int, std::allocator<int> > const&)",
+	       "std::operator==<int>(std::vector<...> const&, std::vector<...> const&)");
 }
 END_TEST
 

@@ -34,10 +34,18 @@ static bool is_ident(char c)
 	       c == '_' || c == '$' || c == '.';
 }
 
+/* The operators' symbols, longer first where one begins another. */
+static const char *const operator_symbols[] = {
+    "()", "[]", "<<=", ">>=", "<=>", "->*", "<<", ">>", "<=", ">=", "==", "!=", "&&",
+    "||", "++", "--",  "->",  "+=",  "-=",  "*=", "/=", "%=", "&=", "|=", "^=", "<",
+    ">",  "+",	"-",   "*",   "/",   "%",   "^",  "&",	"|",  "~",  "!",  "=",	",",
+};
+
 /*
  * The length of an operator's name at s[i] ("operator<<", "operator()", "operator->*"), whose
- * symbols are no brackets; 0 when no operator starts there. "operator new" and a conversion
- * operator ("operator bool") are words: only "operator" is taken.
+ * symbols are no brackets; 0 when no operator starts there. Its symbol is one operator's, the
+ * longest that fits: "operator+<char>" is operator+ and its template arguments. "operator new"
+ * and a conversion operator ("operator bool") are words: only "operator" is taken.
  */
 static size_t operator_len(const char *s, size_t len, size_t i)
 {
@@ -49,11 +57,13 @@ static size_t operator_len(const char *s, size_t len, size_t i)
 	j = i + k;
 	if (j < len && is_ident(s[j]))
 		return 0;
-	if (len - j >= 2 && (!memcmp(s + j, "()", 2) || !memcmp(s + j, "[]", 2)))
-		return k + 2;
-	while (j < len && strchr("<>=!+-*/%^&|~,", s[j]) && s[j])
-		j++;
-	return j - i;
+	for (size_t o = 0; o < sizeof(operator_symbols) / sizeof(operator_symbols[0]); o++) {
+		size_t n = strlen(operator_symbols[o]);
+
+		if (len - j >= n && !memcmp(s + j, operator_symbols[o], n))
+			return k + n;
+	}
+	return k;
 }
 
 static char closer(char c)
