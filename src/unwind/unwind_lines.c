@@ -241,10 +241,12 @@ static int add_ranges(struct unit_inlines *u, Dwarf_Die *die, uint32_t node, uin
 /*
  * The inlined instances below die (its children and theirs), parent the node of the nearest
  * one around them (-1: none, in a function's own code). Iterative over siblings, recursive
- * down to MAX_DIE_DEPTH.
+ * down to MAX_DIE_DEPTH. Siblings must come at growing offsets: a file's DW_AT_sibling that
+ * points back would make the walk go round for ever.
  */
 static int walk(struct unit_inlines *u, Dwarf_Die *die, int32_t parent, uint32_t depth)
 {
+	Dwarf_Off last = 0;
 	Dwarf_Die child;
 	int err, more;
 
@@ -255,6 +257,9 @@ static int walk(struct unit_inlines *u, Dwarf_Die *die, int32_t parent, uint32_t
 		int32_t inside = parent;
 		uint32_t node;
 
+		if (dwarf_dieoffset(&child) <= last)
+			break;
+		last = dwarf_dieoffset(&child);
 		if (!holds_code(tag))
 			continue;
 		/* A function's own code starts a chain of its own (a nested function). */
