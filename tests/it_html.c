@@ -637,8 +637,8 @@ START_TEST(html_leak_weights)
 }
 END_TEST
 
-/* valgrind's own suppression of leak_shapes list's head (fixtures/README.md). */
-#define LIST_SUPP MT_SOURCE_DIR "/fixtures/leak_shapes_list.supp"
+/* valgrind's own suppression of leak_shapes tree's head, tree inlined in main (fixtures/). */
+#define TREE_SUPP MT_SOURCE_DIR "/fixtures/leak_shapes_tree.supp"
 
 /* memtrack report (text) with args, which must exit 0: its stdout (to free). */
 static char *text_report(const char *const *args)
@@ -722,9 +722,9 @@ static int expect_leak_table(const char *text, const char *dom)
 /*
  * The leaks view of a tree with every class: leak_shapes tree (the parent's list, the child's
  * overwritten block), cache (still reachable) and interior (possibly lost), under sh, with
- * valgrind's suppression of the list's head. The browser draws the table of classes with the
- * text report's figures, the suppressed ones too, one row per loss record the text prints
- * (and the still reachable ones, shown when asked for), and the largest blocks their class.
+ * valgrind's suppression of the list's head in tree. The browser draws the table of classes with
+ * the text report's figures, the suppressed ones too, one row per loss record the text prints (and
+ * the still reachable ones, shown when asked for), and the largest blocks their class.
  */
 START_TEST(html_leaks_view)
 {
@@ -743,9 +743,9 @@ START_TEST(html_leaks_view)
 	ck_assert_msg(art && o.code == 0, "%s", o.err);
 	mt_out_free(&o);
 	snprintf(html, sizeof(html), "%s.html", art);
-	report((const char *const[]){"--suppressions", LIST_SUPP, "--html", html, art, NULL});
+	report((const char *const[]){"--suppressions", TREE_SUPP, "--html", html, art, NULL});
 	text = text_report(
-	    (const char *const[]){"--suppressions", LIST_SUPP, "--top", "0", art, NULL});
+	    (const char *const[]){"--suppressions", TREE_SUPP, "--top", "0", art, NULL});
 	dom = view_dom(html, "weight=definite");
 	expect_attr(dom, "<section id=\"leaks\"", "data-rendered", "1");
 	expect_attr(dom, "<section id=\"leaks\"", "data-classes",
