@@ -905,6 +905,68 @@ static void expect_error(const uint8_t *buf, size_t len, int err, const char *ne
 	ck_assert_msg(strstr(c.msg, needle), "message '%s' lacks '%s'", c.msg, needle);
 }
 
+/*
+ * An AddMarker's mark (type 12, what 4): its marker and timestamp come back; the other kinds
+ * keep their 20 bytes (and a URI's), so that what was written before reads as before. A marker
+ * without its timestamp is corrupt; a timestamp after another kind's URI is ignored, as a field
+ * at the end of a payload is.
+ */
+START_TEST(bench_marker_records)
+{
+	struct mt_artifact_bench start = {.ts_ns = 7, .what = MT_BENCH_START},
+				 marker = {.ts_ns = 8,
+					   .pid = 42,
+					   .what = MT_BENCH_MARKER,
+					   .marker = MT_BENCH_ROUND_END,
+					   .marker_ts_ns = 1ull << 40};
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_writer *w;
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	char *path = mt_tmpfile();
+	size_t len, hdr, at_start, at_marker;
+	uint8_t *buf, *copy;
+	int marks = 0, ret;
+
+	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+	ck_assert_int_eq(mt_artifact_write_bench(w, &start), 0);
+	ck_assert_int_eq(mt_artifact_write_bench(w, &marker), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	ck_assert_int_eq(mt_artifact_open(&r, path, NULL, 0), 0);
+	while ((ret = mt_artifact_next(r, &it)) > 0) {
+		if (it.type != MT_ITEM_BENCH || it.bench->what != MT_BENCH_MARKER)
+			continue;
+		marks++;
+		ck_assert_uint_eq(it.bench->ts_ns, 8);
+		ck_assert_int_eq(it.bench->pid, 42);
+		ck_assert_uint_eq(it.bench->marker, MT_BENCH_ROUND_END);
+		ck_assert_uint_eq(it.bench->marker_ts_ns, 1ull << 40);
+	}
+	ck_assert_int_eq(ret, 0);
+	ck_assert_int_eq(marks, 1);
+	mt_artifact_close(r);
+
+	buf = slurp(path, &len);
+	hdr = 16 + le32toh(*(uint32_t *)(buf + 12));
+	at_start = record_at(buf, len, hdr, MT_REC_BENCH);
+	at_marker = at_start + 8 + get32(buf + at_start + 4);
+	ck_assert_uint_eq(get32(buf + at_start + 4), 20);
+	ck_assert_uint_eq(get32(buf + at_marker), MT_REC_BENCH);
+	ck_assert_uint_eq(get32(buf + at_marker + 4), 28);
+	copy = malloc(len);
+	memcpy(copy, buf, len);
+	copy[at_start + 8 + 12] = MT_BENCH_MARKER;
+	expect_error(copy, len, -EBADMSG, "bad benchmark mark");
+	memcpy(copy, buf, len);
+	copy[at_marker + 8 + 12] = MT_BENCH_START;
+	ck_assert_int_eq(read_all(copy, len).err, 0);
+	free(copy);
+	free(buf);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(corrupt_lengths)
 {
 	size_t len, hdr;
@@ -1596,6 +1658,7 @@ static Suite *artifact_suite(void)
 	tcase_add_test(tc, roundtrip);
 	tcase_add_test(tc, footer_counts_written_events);
 	tcase_add_test(tc, bench_marks);
+	tcase_add_test(tc, bench_marker_records);
 	tcase_add_test(tc, unprobed_and_wide_probe_count);
 	tcase_add_test(tc, many_events_through_the_file);
 	tcase_add_test(tc, follow_a_file_as_it_is_written);

@@ -225,12 +225,13 @@ static int parse_bench(struct mt_artifact_reader *r, struct cursor *c, uint64_t 
 {
 	struct mt_artifact_bench *b = &r->bench;
 	uint32_t pid;
-	uint8_t zero8;
 	uint16_t zero16;
 
+	b->marker_ts_ns = 0;
 	if (!get_u64(c, &b->ts_ns) || !get_u32(c, &pid) || !get_u8(c, &b->what) ||
-	    !get_u8(c, &zero8) || !get_u16(c, &zero16) ||
-	    !get_str(c, b->uri, MT_ARTIFACT_BENCH_URI_MAX))
+	    !get_u8(c, &b->marker) || !get_u16(c, &zero16) ||
+	    !get_str(c, b->uri, MT_ARTIFACT_BENCH_URI_MAX) ||
+	    (b->what == MT_BENCH_MARKER && !get_u64(c, &b->marker_ts_ns)))
 		return mt_artread_corrupt(r, at, "bad benchmark mark");
 	b->pid = (int32_t)pid;
 	return 0;

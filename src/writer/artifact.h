@@ -170,9 +170,21 @@ struct mt_artifact_rss {
 
 /* What a benchmark mark says (docs/FORMAT.md, type 12): the runner FIFO's messages. */
 enum mt_bench_what {
-	MT_BENCH_START = 1, /* StartProfiler: a benchmark window opens here */
-	MT_BENCH_STOP = 2,  /* StopProfiler: it closes */
-	MT_BENCH_URI = 3,   /* CurrentBenchmark {pid, uri}: the benchmark that ran, its process */
+	MT_BENCH_START = 1,  /* StartProfiler: a benchmark window opens here */
+	MT_BENCH_STOP = 2,   /* StopProfiler: it closes */
+	MT_BENCH_URI = 3,    /* CurrentBenchmark {pid, uri}: the benchmark that ran, its process */
+	MT_BENCH_MARKER = 4, /* AddMarker {pid, marker}: the integration's own timestamp */
+};
+
+/*
+ * An AddMarker's MarkerType (the runner's crates/runner-shared/src/fifo.rs), numbered as its
+ * variants are: what instrument-hooks' MARKER_TYPE_* send.
+ */
+enum mt_bench_marker {
+	MT_BENCH_SAMPLE_START = 0,
+	MT_BENCH_SAMPLE_END = 1,
+	MT_BENCH_ROUND_START = 2, /* BenchmarkStart in instrument-hooks: a measured round */
+	MT_BENCH_ROUND_END = 3,
 };
 
 /*
@@ -181,8 +193,10 @@ enum mt_bench_what {
  */
 struct mt_artifact_bench {
 	uint64_t ts_ns; /* CLOCK_MONOTONIC when memtrack read the message */
-	int32_t pid;	/* MT_BENCH_URI: the benchmark's process; else 0 */
+	int32_t pid;	/* MT_BENCH_URI, MT_BENCH_MARKER: the process the message names; else 0 */
 	uint8_t what;	/* enum mt_bench_what; a reader passes over others */
+	uint8_t marker; /* MT_BENCH_MARKER: enum mt_bench_marker (a reader passes over others) */
+	uint64_t marker_ts_ns; /* MT_BENCH_MARKER: its timestamp, as the integration sent it */
 	char uri[MT_ARTIFACT_BENCH_URI_MAX + 1]; /* MT_BENCH_URI; "" else */
 };
 

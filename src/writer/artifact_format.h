@@ -68,7 +68,7 @@ enum mt_record_type {
 	MT_REC_MAPPING = 9,  /* a mapping system call (no new version: older readers skip it) */
 	MT_REC_LEAKS = 10,   /* a leak scan at a process's exit (no new version: likewise) */
 	MT_REC_RSS = 11,     /* a process's resident memory, sampled (no new version: likewise) */
-	MT_REC_BENCH = 12,   /* a benchmark window's start or stop, or its URI (memtrack bench) */
+	MT_REC_BENCH = 12,   /* a benchmark window's start, stop, URI, a marker (memtrack bench) */
 	MT_REC_ZBLOCK = 13,  /* version 5: an event block's streams, zstd-compressed */
 };
 

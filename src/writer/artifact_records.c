@@ -160,18 +160,23 @@ int mt_artifact_write_rss(struct mt_artifact_writer *w, const struct mt_artifact
 int mt_artifact_write_bench(struct mt_artifact_writer *w, const struct mt_artifact_bench *b)
 {
 	size_t ulen = field_len(b->uri, MT_ARTIFACT_BENCH_URI_MAX);
+	bool marker = b->what == MT_BENCH_MARKER;
 	uint8_t *p;
 	int err = 0;
 
-	p = artifact_record_begin(w, MT_REC_BENCH, MT_ARTIFACT_BENCH_FIXED + 4 + ulen, &err);
+	/* A marker's timestamp after the URI: records of the other kinds stay as they were. */
+	p = artifact_record_begin(w, MT_REC_BENCH, MT_ARTIFACT_BENCH_FIXED + 4 + ulen + 8 * marker,
+				  &err);
 	if (!p)
 		return err;
 	put_u64(&p, b->ts_ns);
 	put_u32(&p, (uint32_t)b->pid);
 	put_u8(&p, b->what);
-	put_u8(&p, 0);
+	put_u8(&p, marker ? b->marker : 0);
 	put_u16(&p, 0);
 	put_str(&p, b->uri, ulen);
+	if (marker)
+		put_u64(&p, b->marker_ts_ns);
 	return artifact_record_end(w, p);
 }
 
