@@ -24,7 +24,8 @@ static void check(bool ok, const char *what)
 
 static int count_mark(void *arg, const struct mt_artifact_bench *b)
 {
-	check(b->what >= MT_BENCH_START && b->what <= MT_BENCH_URI, "a mark of a known kind");
+	check(b->what >= MT_BENCH_START && b->what <= MT_BENCH_MARKER, "a mark of a known kind");
+	check(b->what != MT_BENCH_MARKER || b->marker <= MT_BENCH_ROUND_END, "a known marker");
 	(*(size_t *)arg)++;
 	return 0;
 }

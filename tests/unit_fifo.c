@@ -124,9 +124,14 @@ START_TEST(decoded_messages)
 }
 END_TEST
 
+static struct mt_artifact_bench last_marker;
+
+/* arg: a count per kind of mark (MT_BENCH_MARKER + 1); the last marker kept in last_marker. */
 static int count_marks(void *arg, const struct mt_artifact_bench *b)
 {
 	((int *)arg)[b->what]++;
+	if (b->what == MT_BENCH_MARKER)
+		last_marker = *b;
 	return 0;
 }
 
@@ -154,7 +159,7 @@ static void served(struct mt_bench_server *s, const struct mt_fifo_msg *msgs, si
 
 START_TEST(runner_side_answers)
 {
-	int marks[4] = {0};
+	int marks[MT_BENCH_MARKER + 1] = {0};
 	struct mt_bench_server *s = mt_bench_server_new_detached(count_marks, marks);
 	const struct mt_fifo_msg msgs[] = {
 	    {.cmd = MT_FIFO_SET_VERSION, .value = 2},
@@ -165,7 +170,7 @@ START_TEST(runner_side_answers)
 	    {.cmd = MT_FIFO_START_PROFILER},
 	    {.cmd = MT_FIFO_STOP_PROFILER},
 	    {.cmd = MT_FIFO_CURRENT_BENCHMARK, .pid = 7, .str = "f::b"},
-	    {.cmd = MT_FIFO_ADD_MARKER, .marker = MT_MARKER_ROUND_START},
+	    {.cmd = MT_FIFO_ADD_MARKER, .pid = 9, .marker = MT_MARKER_ROUND_START, .value = 1234},
 	    {.cmd = MT_FIFO_SET_VERSION, .value = 1},
 	};
 	const uint32_t want[] = {MT_FIFO_ACK, MT_FIFO_INTEGRATION_MODE_RESPONSE,
@@ -181,6 +186,12 @@ START_TEST(runner_side_answers)
 	ck_assert_int_eq(marks[MT_BENCH_START], 1);
 	ck_assert_int_eq(marks[MT_BENCH_STOP], 1);
 	ck_assert_int_eq(marks[MT_BENCH_URI], 1);
+	/* AddMarker: recorded as it came, to be carried to ExecutionTimestamps */
+	ck_assert_int_eq(marks[MT_BENCH_MARKER], 1);
+	ck_assert_int_eq(last_marker.pid, 9);
+	ck_assert_uint_eq(last_marker.marker, MT_BENCH_ROUND_START);
+	ck_assert_uint_eq(last_marker.marker_ts_ns, 1234);
+	ck_assert_uint_eq(mt_bench_server_stats(s)->marks, 4);
 	ck_assert_uint_eq(mt_bench_server_stats(s)->protocol_errors, 1);
 	ck_assert_uint_eq(mt_bench_server_stats(s)->refused, 2);
 	ck_assert_str_eq(mt_bench_server_stats(s)->integration, "codspeed-go 1.0.0");

@@ -8,9 +8,10 @@
  * - SetIntegration {name, version}: Ack for codspeed-rust >= 4.2.0, codspeed-cpp >= 2.1.0,
  *   pytest-codspeed >= 4.3.0, codspeed-node >= 5.2.0, exec-harness >= 1.0.0; the runner panics
  *   on any other, memtrack answers Err and says why;
- * - StartProfiler, StopProfiler, CurrentBenchmark {pid, uri}, AddMarker: Ack (a StartProfiler
- *   while a window is open, or a StopProfiler with none, is ignored by the runner with a
- *   warning: the mark is recorded all the same and the split says so, bench.h);
+ * - StartProfiler, StopProfiler, CurrentBenchmark {pid, uri}, AddMarker {pid, marker}: Ack, and
+ *   a mark recorded (a StartProfiler while a window is open, or a StopProfiler with none, is
+ *   ignored by the runner with a warning: the mark is recorded all the same and the split says
+ *   so, bench.h; an AddMarker's marker the runner adds to ExecutionTimestamps as it came);
  * - anything else (PingProfiler, Ack, Err, a mode): Err.
  *
  * A message the runner cannot decode is only logged by it, and its integration waits for an
@@ -169,6 +170,14 @@ static bool integration_accepted(struct mt_bench_server *s, const char *name, co
 	return false;
 }
 
+/* An AddMarker's marker as the artifact records it (the codec reads no other variant). */
+static const uint8_t recorded_markers[] = {
+    [MT_MARKER_SAMPLE_START] = MT_BENCH_SAMPLE_START,
+    [MT_MARKER_SAMPLE_END] = MT_BENCH_SAMPLE_END,
+    [MT_MARKER_ROUND_START] = MT_BENCH_ROUND_START,
+    [MT_MARKER_ROUND_END] = MT_BENCH_ROUND_END,
+};
+
 static void record_mark(struct mt_bench_server *s, const struct mt_fifo_msg *m)
 {
 	struct mt_artifact_bench b = {.ts_ns = mt_clock_now_ns()};
@@ -179,6 +188,12 @@ static void record_mark(struct mt_bench_server *s, const struct mt_fifo_msg *m)
 		break;
 	case MT_FIFO_STOP_PROFILER:
 		b.what = MT_BENCH_STOP;
+		break;
+	case MT_FIFO_ADD_MARKER:
+		b.what = MT_BENCH_MARKER;
+		b.pid = m->pid;
+		b.marker = recorded_markers[m->marker];
+		b.marker_ts_ns = m->value;
 		break;
 	default:
 		b.what = MT_BENCH_URI;
@@ -233,9 +248,8 @@ static void handle(struct mt_bench_server *s, const struct mt_fifo_msg *m)
 		record_mark(s, m);
 		break;
 	case MT_FIFO_CURRENT_BENCHMARK:
-		record_mark(s, m);
-		break;
 	case MT_FIFO_ADD_MARKER:
+		record_mark(s, m);
 		break;
 	default:
 		/* PingProfiler (deprecated), and the runner's own answers sent back to it. */

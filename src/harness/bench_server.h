@@ -3,8 +3,8 @@
  * The runner's side of CodSpeed's runner FIFO, for memtrack bench (docs/BENCH.md): the FIFOs
  * made and served as CodSpeed's runner 5.0.2 serves them in memory mode (its
  * src/executor/shared/fifo.rs and src/executor/memory/executor.rs), each StartProfiler,
- * StopProfiler and CurrentBenchmark handed to a callback before it is answered, so that the
- * mark lands in the recording before the integration goes on.
+ * StopProfiler, CurrentBenchmark and AddMarker handed to a callback before it is answered, so
+ * that the mark lands in the recording before the integration goes on.
  */
 #ifndef MT_BENCH_SERVER_H
 #define MT_BENCH_SERVER_H
@@ -34,7 +34,7 @@ struct mt_bench_server_config {
 /* What the exchange came to, for the report and the exit status. */
 struct mt_bench_server_stats {
 	uint64_t frames;	  /* messages read */
-	uint64_t marks;		  /* StartProfiler, StopProfiler, CurrentBenchmark recorded */
+	uint64_t marks;		  /* StartProfiler, StopProfiler, CurrentBenchmark, AddMarker */
 	uint64_t marks_lost;	  /* of those, the callback could not record */
 	uint64_t protocol_errors; /* refused: a version, an unreadable message, garbage */
 	uint64_t refused;      /* SetIntegration answered Err: an integration the runner refuses */
