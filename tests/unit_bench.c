@@ -14,6 +14,7 @@
 
 #include "aggregate/bench.h"
 #include "aggregate/bench_compare.h"
+#include "base/privileges.h"
 #include "codspeed/codspeed_stamps.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
@@ -271,6 +272,99 @@ START_TEST(execution_timestamps_are_the_runners_notes_of_the_marks)
 }
 END_TEST
 
+static void added(uint8_t marker, uint64_t ts_ns)
+{
+	struct mt_artifact_bench b = {.ts_ns = ++t,
+				      .pid = 42,
+				      .what = MT_BENCH_MARKER,
+				      .marker = marker,
+				      .marker_ts_ns = ts_ns};
+
+	ck_assert_int_eq(mt_artifact_write_bench(w, &b), 0);
+}
+
+/*
+ * A window (StartProfiler at 1, StopProfiler at 4) with a round's markers sent inside it, then a
+ * SampleStart and a SampleEnd sent as markers (outside every window, the second beyond 32 bits),
+ * a marker of a kind this version does not know, and a benchmark's URI at 8.
+ */
+static char *write_markers(void)
+{
+	struct mt_artifact_header h = {.watcher = "fentry", .argc = 1, .argv = argv_x};
+	struct mt_artifact_footer foot = {0};
+	char *path = mt_tmpfile();
+
+	t = 0;
+	ck_assert_int_eq(mt_artifact_create(&w, path, &h), 0);
+	mark(MT_BENCH_START, 0, "");
+	added(MT_BENCH_ROUND_START, 200);
+	added(MT_BENCH_ROUND_END, 70000);
+	mark(MT_BENCH_STOP, 0, "");
+	added(MT_BENCH_SAMPLE_START, 1);
+	added(MT_BENCH_SAMPLE_END, 5000000000ull);
+	added(9, 77);
+	mark(MT_BENCH_URI, 42, "a");
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	return path;
+}
+
+/*
+ * An integration's AddMarker (codspeed_stamps.c): its marker joins the runner's samples in
+ * ExecutionTimestamps' markers as it came, in the order of the marks, whatever its kind, and a
+ * SampleStart or SampleEnd sent as a marker opens or closes no window of the tracker (the runner
+ * pushes it to the list, nothing more). The file is what the runner's rmp_serde::to_vec_named
+ * writes of ExecutionTimestamps, byte for byte (these bytes are rmp-serde's, printed by the twin's
+ * types): named fields, each marker a map of its variant's name to its timestamp, each integer in
+ * its shortest form. A split of the same artifact counts the one window, the markers in none.
+ */
+START_TEST(added_markers_are_carried_as_the_runner_adds_them)
+{
+	static const char want[] = "\x82\xa9uri_by_ts\x91\x92\x08\xa1"
+				   "a"
+				   "\xa7markers\x96"
+				   "\x81\xabSampleStart\x01"
+				   "\x81\xaaRoundStart\xcc\xc8"
+				   "\x81\xa8RoundEnd\xce\x00\x01\x11\x70"
+				   "\x81\xa9SampleEnd\x04"
+				   "\x81\xabSampleStart\x01"
+				   "\x81\xa9SampleEnd\xcf\x00\x00\x00\x01\x2a\x05\xf2\x00";
+	static const struct mt_identity me;
+	struct mt_codspeed_stamps st = {0};
+	struct mt_bench_split *split;
+	char err[160], got[256], *path = write_markers(), *out = mt_tmpfile();
+	size_t n;
+	FILE *f;
+
+	ck_assert_int_eq(mt_codspeed_stamps_of(path, &st, err, sizeof(err)), 0);
+	ck_assert_uint_eq(st.n_markers, 6);
+	ck_assert_int_eq(st.markers[1].kind, MT_CS_ROUND_START);
+	ck_assert_uint_eq(st.markers[1].ts_ns, 200);
+	ck_assert_int_eq(st.markers[5].kind, MT_CS_SAMPLE_END);
+	ck_assert_uint_eq(st.markers[5].ts_ns, 5000000000ull);
+	ck_assert_uint_eq(st.n_windows, 1);
+	ck_assert_uint_eq(st.windows[0].start_ns, 1);
+	ck_assert_uint_eq(st.windows[0].end_ns, 4);
+	ck_assert_int_eq(mt_codspeed_write_stamps(out, &st, &me, err, sizeof(err)), 0);
+	f = fopen(out, "rb");
+	ck_assert_ptr_nonnull(f);
+	n = fread(got, 1, sizeof(got), f);
+	fclose(f);
+	ck_assert_uint_eq(n, sizeof(want) - 1);
+	ck_assert_mem_eq(got, want, n);
+
+	ck_assert_int_eq(mt_bench_split_load(path, &split, err, sizeof(err)), 0);
+	ck_assert_uint_eq(split->n, 1);
+	ck_assert_str_eq(split->w[0].uri, "a");
+	ck_assert_uint_eq(split->stray_uris + split->stray_stops + split->w[0].nested, 0);
+	mt_bench_split_free(split);
+	mt_codspeed_stamps_free(&st);
+	unlink(out);
+	unlink(path);
+	free(out);
+	free(path);
+}
+END_TEST
+
 static Suite *bench_suite(void)
 {
 	Suite *s = suite_create("bench_split");
@@ -280,6 +374,7 @@ static Suite *bench_suite(void)
 	tcase_add_test(tc, comparison_marks_only_the_grown_metric);
 	tcase_add_test(tc, a_long_window_has_a_bounded_timeline_with_its_peak);
 	tcase_add_test(tc, execution_timestamps_are_the_runners_notes_of_the_marks);
+	tcase_add_test(tc, added_markers_are_carried_as_the_runner_adds_them);
 	suite_add_tcase(s, tc);
 	return s;
 }

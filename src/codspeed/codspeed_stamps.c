@@ -25,12 +25,20 @@ int mt_codspeed_stamps_uri(struct mt_codspeed_stamps *s, uint64_t ts_ns, const c
 	return 0;
 }
 
-int mt_codspeed_stamps_marker(struct mt_codspeed_stamps *s, enum mt_codspeed_marker_kind kind,
-			      uint64_t ts_ns)
+int mt_codspeed_stamps_added(struct mt_codspeed_stamps *s, enum mt_codspeed_marker_kind kind,
+			     uint64_t ts_ns)
 {
 	if (MT_GROW(s->markers, s->cap_markers, s->n_markers + 1, 16))
 		return -ENOMEM;
 	s->markers[s->n_markers++] = (struct mt_codspeed_marker){kind, ts_ns};
+	return 0;
+}
+
+int mt_codspeed_stamps_marker(struct mt_codspeed_stamps *s, enum mt_codspeed_marker_kind kind,
+			      uint64_t ts_ns)
+{
+	if (mt_codspeed_stamps_added(s, kind, ts_ns))
+		return -ENOMEM;
 	if (kind == MT_CS_SAMPLE_END) {
 		if (s->n_windows)
 			s->windows[s->n_windows - 1].end_ns = ts_ns;
@@ -52,7 +60,19 @@ void mt_codspeed_stamps_free(struct mt_codspeed_stamps *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* handle_fifo_messages' benchmark_started: one SampleStart until its SampleEnd. */
+/* An AddMarker's marker as the artifact records it, as MarkerType's variant. */
+static const enum mt_codspeed_marker_kind marker_kinds[] = {
+    [MT_BENCH_SAMPLE_START] = MT_CS_SAMPLE_START,
+    [MT_BENCH_SAMPLE_END] = MT_CS_SAMPLE_END,
+    [MT_BENCH_ROUND_START] = MT_CS_ROUND_START,
+    [MT_BENCH_ROUND_END] = MT_CS_ROUND_END,
+};
+
+/*
+ * handle_fifo_messages' benchmark_started: one SampleStart until its SampleEnd. An AddMarker's
+ * marker goes into the same list, as it came, whatever its kind: the runner pushes it there
+ * without looking at it (nor at benchmark_started).
+ */
 static int take_mark(struct mt_codspeed_stamps *s, const struct mt_artifact_bench *b, bool *open)
 {
 	switch (b->what) {
@@ -68,6 +88,10 @@ static int take_mark(struct mt_codspeed_stamps *s, const struct mt_artifact_benc
 		return mt_codspeed_stamps_marker(s, MT_CS_SAMPLE_END, b->ts_ns);
 	case MT_BENCH_URI:
 		return mt_codspeed_stamps_uri(s, b->ts_ns, b->uri);
+	case MT_BENCH_MARKER:
+		if (b->marker >= sizeof(marker_kinds) / sizeof(marker_kinds[0]))
+			return 0; /* a kind this version does not know */
+		return mt_codspeed_stamps_added(s, marker_kinds[b->marker], b->marker_ts_ns);
 	}
 	return 0;
 }
@@ -93,8 +117,12 @@ int mt_codspeed_stamps_of(const char *mtk, struct mt_codspeed_stamps *s, char *e
 
 static void pack(msgpack_packer *pk, const struct mt_codspeed_stamps *s)
 {
-	static const char *const names[] = {
-	    [MT_CS_SAMPLE_START] = "SampleStart", [MT_CS_SAMPLE_END] = "SampleEnd"};
+	/* The variants' names, as serde writes them (the aliases BenchmarkStart and BenchmarkEnd
+	 * are only read). */
+	static const char *const names[] = {[MT_CS_SAMPLE_START] = "SampleStart",
+					    [MT_CS_SAMPLE_END] = "SampleEnd",
+					    [MT_CS_ROUND_START] = "RoundStart",
+					    [MT_CS_ROUND_END] = "RoundEnd"};
 
 	msgpack_pack_map(pk, 2);
 	mt_codspeed_pack_str(pk, "uri_by_ts");
