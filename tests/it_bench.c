@@ -315,19 +315,23 @@ static const char *twin_missing(void)
  * tests/twin's twin_integration plays an integration against memtrack bench: each of memtrack's
  * replies, decoded with the runner's types, is what runner 5.0.2 answers (the twin fails
  * otherwise); its two windows hold exactly the blocks it allocated and freed in them; the
- * profile folder of -o DIR/ decodes with the runner's types, every event in a sample. With
- * frames the runner answers Err, memtrack answers Err too, and exits 1 for them.
+ * profile folder of -o DIR/ decodes with the runner's types, every event in a sample, and its
+ * ExecutionTimestamps holds what the runner notes of the commands sent: its samples, and each
+ * AddMarker's marker as it came (a SampleStart(1) before any window, each benchmark's RoundStart
+ * and RoundEnd), in the order sent, in the runner's encoding. With frames the runner answers
+ * Err, memtrack answers Err too, and exits 1 for them.
  */
 START_TEST(twin_integration_gets_the_runners_answers)
 {
-	char cmd[1024];
+	char cmd[1024], sent[sizeof(dir) + 16];
 	const struct mt_out *o;
 	json_object *doc, *b;
 
-	o = in_ns(MT_BUILD_DIR "/memtrack bench --json -o prof/ -- " TWIN_INTEGRATION " client",
+	o = in_ns(MT_BUILD_DIR "/memtrack bench --json -o prof/ -- " TWIN_INTEGRATION
+			       " client --sent sent.json",
 		  NULL);
 	ck_assert_msg(o->code == 0, "exit %d: %s", o->code, o->err);
-	ck_assert_msg(strstr(o->err, "twin: ok: 10 frames, 2 benchmarks"), "%s", o->err);
+	ck_assert_msg(strstr(o->err, "twin: ok: 14 frames, 2 benchmarks"), "%s", o->err);
 	doc = parse_json(o->out);
 	b = bench_named(doc, "alloc_3x4096");
 	ck_assert_str_eq(json_object_get_string(mt_json_get(b, "uri")),
@@ -345,20 +349,24 @@ START_TEST(twin_integration_gets_the_runners_answers)
 	json_object_put(doc);
 
 	snprintf(cmd, sizeof(cmd), "%s/prof", dir);
+	snprintf(sent, sizeof(sent), "%s/sent.json", dir);
 	mt_out_free(&last);
-	ck_assert_int_eq(
-	    mt_run((const char *[]){TWIN_INTEGRATION, "profile", cmd, NULL}, NULL, NULL, 60, &last),
-	    0);
+	ck_assert_int_eq(mt_run((const char *[]){TWIN_INTEGRATION, "profile", cmd, sent, NULL},
+				NULL, NULL, 60, &last),
+			 0);
 	ck_assert_msg(last.code == 0, "%s%s", last.out, last.err);
 	ck_assert_msg(strstr(last.out, "(Malloc 4, Free 4, other "), "%s", last.out);
-	ck_assert_msg(strstr(last.out, "in 2 samples, uris twin_integration::alloc_3x4096,"
-				       "twin_integration::alloc_100000"),
+	/* 4 samples' markers and 5 AddMarkers' */
+	ck_assert_msg(strstr(last.out,
+			     "in 2 samples, 9 markers as the runner notes them (2 rounds "
+			     "in their samples), the same bytes re-encoded, uris "
+			     "twin_integration::alloc_3x4096,twin_integration::alloc_100000"),
 		      "%s", last.out);
 
 	o = in_ns(MT_BUILD_DIR "/memtrack bench -o b.mtk -- " TWIN_INTEGRATION " client --refused",
 		  NULL);
 	ck_assert_msg(o->code == 1, "exit %d: %s%s", o->code, o->out, o->err);
-	ck_assert_msg(strstr(o->out, "twin: ok: 12 frames, 2 benchmarks"), "%s", o->out);
+	ck_assert_msg(strstr(o->out, "twin: ok: 16 frames, 2 benchmarks"), "%s", o->out);
 	ck_assert_msg(strstr(o->err, "PingProfiler is no message an integration sends"), "%s",
 		      o->err);
 }
