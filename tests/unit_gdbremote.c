@@ -330,7 +330,9 @@ START_TEST(vfile_reads_the_targets_files)
 				"b}]c#",
 				13),
 			 0);
-	expect("vFile:pread:7,100,6", false, "F0");
+	/* At the end: no data, but its separator, as gdbserver (gdb takes "F0" alone for an error).
+	 */
+	expect("vFile:pread:7,100,6", false, "F0;");
 	expect("vFile:pread:3,100,0", false, "F-1,9");
 	expect("vFile:close:7", false, "F0");
 	ck_assert_int_eq(fake.files_open, 0);

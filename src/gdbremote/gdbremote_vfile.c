@@ -77,8 +77,9 @@ static void do_pread(struct mt_gdb *g, const char *p)
 		count = (MT_GDB_PACKET_MAX - 32) / 2;
 	n = g->ops->file_pread(g->ctx, (int)fd, g->scratch, count, off);
 	reply_result(g, n);
-	if (n <= 0)
+	if (n < 0)
 		return;
+	/* The end of the file too has its (empty) data: gdb takes "F0" without it for an error. */
 	mt_gdb_reply_str(g, ";");
 	mt_gdb_reply_binary(g, g->scratch, (size_t)n);
 }
@@ -135,8 +136,9 @@ static void do_readlink(struct mt_gdb *g, const char *p)
 		return mt_gdb_reply_error(g, EINVAL);
 	n = g->ops->file_readlink(g->ctx, (const char *)g->scratch, target, sizeof(target));
 	reply_result(g, n);
-	if (n <= 0)
+	if (n < 0)
 		return;
+	/* The end of the file too has its (empty) data: gdb takes "F0" without it for an error. */
 	mt_gdb_reply_str(g, ";");
 	mt_gdb_reply_binary(g, (const uint8_t *)target, (size_t)n);
 }
