@@ -14,9 +14,17 @@
 
 /* ---- requests ---------------------------------------------------------------------------- */
 
+/* Whether a stop ends the session: the end of the last process debugged. */
 static bool stop_ends(const struct mt_gdb_stop *st)
 {
-	return st->kind != MT_GDB_STOP_SIGNAL;
+	return st->kind != MT_GDB_STOP_SIGNAL && !st->others;
+}
+
+/* The thread whose process memory and breakpoint requests are of (0: the stopped one's). */
+static void select_thread(struct mt_gdb *g, pid_t tid)
+{
+	if (g->multiprocess && g->ops->select_thread)
+		g->ops->select_thread(g->ctx, tid);
 }
 
 /* The thread of register requests: Hg's, else the one that stopped. */
@@ -226,8 +234,13 @@ static void do_vcont(struct mt_gdb *g, const char *p)
 		a[n].sig = mt_gdb_signal_to_host((int)sig);
 		if (*p == ':') {
 			p++;
-			if (!mt_gdb_parse_tid(&p, &a[n].tid))
+			if (!mt_gdb_parse_ptid(&p, &a[n].pid, &a[n].tid))
 				return mt_gdb_reply_error(g, EINVAL);
+			/* Every process (p-1), or any thread of one (0): all of them. */
+			if (a[n].pid < 0 || a[n].tid == 0)
+				a[n].tid = -1;
+			if (a[n].pid < 0)
+				a[n].pid = 0;
 		}
 		n++;
 	}
@@ -239,23 +252,28 @@ static void do_vcont(struct mt_gdb *g, const char *p)
 static void do_set_thread(struct mt_gdb *g, const char *args)
 {
 	char which = *args++;
-	pid_t tid;
+	pid_t pid, tid;
 
-	if ((which != 'g' && which != 'c') || !mt_gdb_parse_tid(&args, &tid) || *args)
+	if ((which != 'g' && which != 'c') || !mt_gdb_parse_ptid(&args, &pid, &tid) || *args)
 		return mt_gdb_reply_error(g, EINVAL);
-	if (which == 'g')
-		g->g_tid = tid;
-	else
+	/* Any thread of process pid: its main thread, whose tid is pid. */
+	if (tid <= 0 && pid > 0)
+		tid = pid;
+	if (which == 'c') {
 		g->c_tid = tid;
+		return mt_gdb_reply_str(g, "OK");
+	}
+	g->g_tid = tid;
+	select_thread(g, tid > 0 ? tid : 0);
 	mt_gdb_reply_str(g, "OK");
 }
 
 static void do_thread_alive(struct mt_gdb *g, const char *args)
 {
-	pid_t tids[MT_GDB_MAX_THREADS], tid;
+	pid_t tids[MT_GDB_MAX_THREADS], tid, pid;
 	int n;
 
-	if (!mt_gdb_parse_tid(&args, &tid) || *args)
+	if (!mt_gdb_parse_ptid(&args, &pid, &tid) || *args)
 		return mt_gdb_reply_error(g, EINVAL);
 	n = mt_gdb_list_threads(g, tids);
 	for (int i = 0; i < n; i++)
@@ -285,6 +303,39 @@ static void hold_final(struct mt_gdb *g)
 	g->final_held = true;
 }
 
+/* vKill or vKill;PID: how many processes are left (0: none), or a negative errno. */
+static int kill_process(struct mt_gdb *g, const char *rest)
+{
+	uint64_t pid;
+
+	if (*rest != ';' || !g->multiprocess || !g->ops->kill_process)
+		return g->ops->kill(g->ctx);
+	rest++;
+	if (!mt_gdb_parse_hex(&rest, &pid) || *rest || !pid || pid > INT32_MAX)
+		return -EINVAL;
+	return g->ops->kill_process(g->ctx, (pid_t)pid);
+}
+
+/* D or D;PID. */
+static void do_detach(struct mt_gdb *g, const char *rest)
+{
+	uint64_t pid;
+	int left;
+
+	if (*rest == ';' && g->multiprocess && g->ops->detach_process) {
+		rest++;
+		if (!mt_gdb_parse_hex(&rest, &pid) || *rest || !pid || pid > INT32_MAX)
+			return mt_gdb_reply_error(g, EINVAL);
+		left = g->ops->detach_process(g->ctx, (pid_t)pid);
+	} else {
+		left = g->ops->detach(g->ctx) < 0 ? -EIO : 0;
+	}
+	if (left < 0)
+		return mt_gdb_reply_error(g, left);
+	g->finished = left == 0;
+	mt_gdb_reply_str(g, "OK");
+}
+
 /* v packets. */
 static void do_v(struct mt_gdb *g, char *pkt, size_t len)
 {
@@ -296,11 +347,13 @@ static void do_v(struct mt_gdb *g, char *pkt, size_t len)
 	if (mt_gdb_starts(pkt, "vCont", &rest))
 		return do_vcont(g, rest);
 	if (mt_gdb_starts(pkt, "vKill", &rest)) {
-		err = g->ops->kill(g->ctx);
-		if (err)
+		err = kill_process(g, rest);
+		if (err < 0)
 			return mt_gdb_reply_error(g, err);
-		g->finished = true;
 		mt_gdb_reply_str(g, "OK");
+		if (err > 0)
+			return; /* other processes are still debugged */
+		g->finished = true;
 		return hold_final(g);
 	}
 	if (mt_gdb_starts(pkt, "vFile:", &rest))
@@ -325,6 +378,7 @@ static bool handle_packet(struct mt_gdb *g, char *pkt, size_t len)
 	switch (pkt[0]) {
 	case '?':
 		g->g_tid = 0; /* as at any stop reply: see mt_gdb_stopped() */
+		select_thread(g, 0);
 		mt_gdb_reply_stop(g, &g->last);
 		break;
 	case 'g':
@@ -365,12 +419,7 @@ static bool handle_packet(struct mt_gdb *g, char *pkt, size_t len)
 		g->finished = true;
 		return false;
 	case 'D':
-		if (g->ops->detach(g->ctx) < 0) {
-			mt_gdb_reply_error(g, EIO);
-			break;
-		}
-		g->finished = true;
-		mt_gdb_reply_str(g, "OK");
+		do_detach(g, args);
 		break;
 	case 'q':
 	case 'Q':
@@ -472,6 +521,7 @@ int mt_gdb_stopped(struct mt_gdb *g, const struct mt_gdb_stop *stop)
 	 * the registers of the thread it last named, believing them the stopped one's.
 	 */
 	g->g_tid = 0;
+	select_thread(g, 0);
 	mt_gdb_reply_stop(g, stop);
 	return mt_gdb_send_reply(g);
 }

@@ -8,9 +8,11 @@
  *
  * All-stop mode only. The target runs after a resume request and the stub says nothing until
  * the target reports its next stop with mt_gdb_stopped() (or gdb sends the interrupt byte, 0x03,
- * which becomes ops->interrupt). Thread ids are the kernel's tids, in hex, without the
- * multiprocess extension. Signal numbers are converted between gdb's numbering (the protocol's)
- * and the host's here, so that the target only sees host signals.
+ * which becomes ops->interrupt). Thread ids are the kernel's tids, in hex; with the multiprocess
+ * extensions (when gdb and the target both have them: ops->process_of) they are p<pid>.<tid>,
+ * several processes may be debugged at once, and the target reports forks, vforks and execs as
+ * stops (fork events, ops->follow_forks). Signal numbers are converted between gdb's numbering (the
+ * protocol's) and the host's here, so that the target only sees host signals.
  */
 #ifndef MT_GDBREMOTE_H
 #define MT_GDBREMOTE_H
@@ -60,6 +62,16 @@ struct mt_gdb_action {
 	char kind; /* 'c' continue, 's' single-step */
 	int sig;   /* host signal to deliver as it resumes, 0: none */
 	pid_t tid; /* -1: every thread no earlier action named */
+	pid_t pid; /* with tid -1: only the threads of this process (0: of every one) */
+};
+
+/* An event of the process reported as a stop (the fork events, with the multiprocess ones). */
+enum mt_gdb_event {
+	MT_GDB_EV_NONE,
+	MT_GDB_EV_FORK,	      /* the thread forked child */
+	MT_GDB_EV_VFORK,      /* ... vforked it */
+	MT_GDB_EV_VFORK_DONE, /* its vfork child exec'd or ended: the memory is its own again */
+	MT_GDB_EV_EXEC,	      /* the thread's process ran execve: path is the new program */
 };
 
 /* How the target stopped, as mt_gdb_stopped() reports it. */
@@ -76,6 +88,11 @@ struct mt_gdb_stop {
 	 */
 	char syscall;
 	int sysno;
+	enum mt_gdb_event event;
+	pid_t child; /* FORK, VFORK: the new process */
+	pid_t pid;   /* EXITED, KILLED: the process that ended (0: the one process) */
+	bool others; /* EXITED, KILLED: other processes are still debugged: the session goes on */
+	char path[4096]; /* EXEC */
 };
 
 /* The kinds of Z1 to Z4: an execution breakpoint, a write, read or access watchpoint. */
@@ -152,6 +169,28 @@ struct mt_gdb_ops {
 	int (*catch_syscalls)(void *ctx, bool on, const int *nrs, size_t n);
 	/* Optional: the name of thread tid (its comm), into buf; 0 or a negative errno. */
 	int (*thread_name)(void *ctx, pid_t tid, char *buf, size_t len);
+	/*
+	 * Optional (NULL: no multiprocess extensions, no fork events): the process of thread tid,
+	 * or a negative errno.
+	 */
+	pid_t (*process_of)(void *ctx, pid_t tid);
+	/*
+	 * With process_of: memory, breakpoint and file requests are of thread tid's process from
+	 * now on (gdb's Hg; 0: the one of the thread that stopped last).
+	 */
+	void (*select_thread)(void *ctx, pid_t tid);
+	/*
+	 * With process_of, optional: report forks, vforks (and their end) and execs as stops from
+	 * now on, those gdb asked for (fork-events+, vfork-events+, exec-events+). A fork's child
+	 * is debugged, stopped, until gdb detaches it.
+	 */
+	int (*follow_forks)(void *ctx, bool fork, bool vfork, bool exec);
+	/*
+	 * With process_of: let process pid run on without gdb (D;PID), or kill it (vKill;PID);
+	 * returns how many processes are still debugged (0: the session is over), or an error.
+	 */
+	int (*detach_process)(void *ctx, pid_t pid);
+	int (*kill_process)(void *ctx, pid_t pid);
 };
 
 struct mt_gdb;

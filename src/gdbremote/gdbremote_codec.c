@@ -127,6 +127,40 @@ bool mt_gdb_parse_tid(const char **p, pid_t *tid)
 	return true;
 }
 
+bool mt_gdb_parse_ptid(const char **p, pid_t *pid, pid_t *tid)
+{
+	*pid = 0;
+	if (**p != 'p')
+		return mt_gdb_parse_tid(p, tid);
+	(*p)++;
+	if (!mt_gdb_parse_tid(p, pid))
+		return false;
+	*tid = -1;
+	if (**p != '.')
+		return true;
+	(*p)++;
+	return mt_gdb_parse_tid(p, tid);
+}
+
+void mt_gdb_format_thread(struct mt_gdb *g, pid_t tid, char *buf, size_t len)
+{
+	pid_t pid = g->multiprocess ? g->ops->process_of(g->ctx, tid) : -1;
+
+	if (!g->multiprocess)
+		snprintf(buf, len, "%x", (unsigned int)tid);
+	else
+		snprintf(buf, len, "p%x.%x", (unsigned int)(pid > 0 ? pid : tid),
+			 (unsigned int)tid);
+}
+
+void mt_gdb_reply_thread(struct mt_gdb *g, pid_t tid)
+{
+	char id[32];
+
+	mt_gdb_format_thread(g, tid, id, sizeof(id));
+	mt_gdb_reply_str(g, id);
+}
+
 bool mt_gdb_parse_range(const char **p, uint64_t *addr, uint64_t *len, char sep)
 {
 	if (!mt_gdb_parse_hex(p, addr) || *(*p)++ != ',' || !mt_gdb_parse_hex(p, len))
@@ -275,7 +309,16 @@ static void reply_reason(struct mt_gdb *g, const struct mt_gdb_stop *st)
 {
 	static const char *const watch[128] = {['w'] = "watch", ['r'] = "rwatch", ['a'] = "awatch"};
 
-	if (st->syscall)
+	if (st->event == MT_GDB_EV_FORK || st->event == MT_GDB_EV_VFORK) {
+		mt_gdb_reply_fmt(g, "%s:p%x.%x;", st->event == MT_GDB_EV_FORK ? "fork" : "vfork",
+				 (unsigned int)st->child, (unsigned int)st->child);
+	} else if (st->event == MT_GDB_EV_VFORK_DONE) {
+		mt_gdb_reply_str(g, "vforkdone:;");
+	} else if (st->event == MT_GDB_EV_EXEC) {
+		mt_gdb_reply_str(g, "exec:");
+		mt_gdb_reply_hex(g, (const uint8_t *)st->path, strnlen(st->path, sizeof(st->path)));
+		mt_gdb_reply_str(g, ";");
+	} else if (st->syscall)
 		mt_gdb_reply_fmt(g, "%s:%x;",
 				 st->syscall == 'e' ? "syscall_entry" : "syscall_return",
 				 (unsigned int)st->sysno);
@@ -294,13 +337,18 @@ void mt_gdb_reply_stop(struct mt_gdb *g, const struct mt_gdb_stop *st)
 	switch (st->kind) {
 	case MT_GDB_STOP_EXITED:
 		mt_gdb_reply_fmt(g, "W%02x", st->value & 0xff);
+		if (g->multiprocess && st->pid > 0)
+			mt_gdb_reply_fmt(g, ";process:%x", (unsigned int)st->pid);
 		break;
 	case MT_GDB_STOP_KILLED:
 		mt_gdb_reply_fmt(g, "X%02x", mt_gdb_signal_from_host(st->value));
+		if (g->multiprocess && st->pid > 0)
+			mt_gdb_reply_fmt(g, ";process:%x", (unsigned int)st->pid);
 		break;
 	case MT_GDB_STOP_SIGNAL:
-		mt_gdb_reply_fmt(g, "T%02xthread:%x;", mt_gdb_signal_from_host(st->value),
-				 (unsigned int)st->tid);
+		mt_gdb_reply_fmt(g, "T%02xthread:", mt_gdb_signal_from_host(st->value));
+		mt_gdb_reply_thread(g, st->tid);
+		mt_gdb_reply_str(g, ";");
 		reply_reason(g, st);
 		break;
 	}

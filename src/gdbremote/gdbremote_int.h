@@ -19,9 +19,10 @@ struct mt_gdb {
 	const struct mt_gdb_ops *ops;
 	void *ctx;
 	const struct mt_gdb_arch *arch;
-	bool no_ack;	 /* QStartNoAckMode was agreed */
-	bool swbreak_ok; /* gdb understands the swbreak stop reason */
-	bool hwbreak_ok; /* ... and hwbreak */
+	bool no_ack;	   /* QStartNoAckMode was agreed */
+	bool swbreak_ok;   /* gdb understands the swbreak stop reason */
+	bool hwbreak_ok;   /* ... and hwbreak */
+	bool multiprocess; /* thread ids are p<pid>.<tid>, gdb and the target agreed */
 	bool running;
 	bool finished;
 	pid_t g_tid; /* Hg: the thread of register requests (0 or -1: the stopped one) */
@@ -53,6 +54,15 @@ int mt_gdb_hexval(char c);
 bool mt_gdb_parse_hex(const char **p, uint64_t *out);
 /* A thread id: hex, or -1 (all). */
 bool mt_gdb_parse_tid(const char **p, pid_t *tid);
+/*
+ * A thread id of either form: TID, or p<PID>.<TID> (TID -1: every thread of PID, 0: any one of
+ * them; p<PID> alone: every one; PID -1: every process); *pid 0 when none was named.
+ */
+bool mt_gdb_parse_ptid(const char **p, pid_t *pid, pid_t *tid);
+/* A thread id as gdb wants it: p<pid>.<tid> with the multiprocess extensions, else <tid>. */
+void mt_gdb_reply_thread(struct mt_gdb *g, pid_t tid);
+/* The same, into buf (at least 32 bytes). */
+void mt_gdb_format_thread(struct mt_gdb *g, pid_t tid, char *buf, size_t len);
 /* ADDR,LEN then sep (0: none); false when malformed. */
 bool mt_gdb_parse_range(const char **p, uint64_t *addr, uint64_t *len, char sep);
 /* len bytes from exactly 2 * len hex digits; false on a non-hex digit or another length. */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gdbremote/gdbremote_int.h"
@@ -25,8 +26,11 @@ static void do_thread_info(struct mt_gdb *g)
 	if (n < 0)
 		return mt_gdb_reply_error(g, n);
 	mt_gdb_reply_str(g, n ? "m" : "l");
-	for (int i = 0; i < n; i++)
-		mt_gdb_reply_fmt(g, "%s%x", i ? "," : "", (unsigned int)tids[i]);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			mt_gdb_reply_str(g, ",");
+		mt_gdb_reply_thread(g, tids[i]);
+	}
 }
 
 /* ---- qXfer documents --------------------------------------------------------------------- */
@@ -67,7 +71,10 @@ static ssize_t doc_threads(struct mt_gdb *g, char *buf, size_t cap)
 		return n;
 	len += snprintf(buf, cap, "<?xml version=\"1.0\"?>\n<threads>\n");
 	for (int i = 0; i < n && len < cap; i++) {
-		len += snprintf(buf + len, cap - len, "<thread id=\"%x\"", (unsigned int)tids[i]);
+		char id[32];
+
+		mt_gdb_format_thread(g, tids[i], id, sizeof(id));
+		len += snprintf(buf + len, cap - len, "<thread id=\"%s\"", id);
 		if (len < cap)
 			len += thread_name_attr(g, tids[i], buf + len, cap - len);
 		if (len < cap)
@@ -93,6 +100,9 @@ static ssize_t xfer_document(struct mt_gdb *g, const char *object, const char *a
 	if (strcmp(object, "threads") == 0)
 		return doc_threads(g, buf, cap);
 	if (strcmp(object, "exec-file") == 0) {
+		/* The annex names the process (its main thread's tid is its pid); "": current. */
+		if (*annex && g->multiprocess && g->ops->select_thread)
+			g->ops->select_thread(g->ctx, (pid_t)strtol(annex, NULL, 16));
 		err = g->ops->exec_file(g->ctx, buf, cap);
 		return err ? err : (ssize_t)strlen(buf);
 	}
@@ -139,6 +149,30 @@ static void do_xfer(struct mt_gdb *g, char *args)
 	mt_gdb_reply_binary(g, (const uint8_t *)doc + off, len);
 }
 
+/*
+ * The multiprocess extensions and the fork events, when gdb offers them and the target has them:
+ * the events gdb asked for are reported from now on.
+ */
+static void supported_processes(struct mt_gdb *g, const char *features)
+{
+	bool fork = strstr(features, "fork-events+") != NULL;
+	bool vfork = strstr(features, "vfork-events+") != NULL;
+	bool exec = strstr(features, "exec-events+") != NULL;
+
+	g->multiprocess = strstr(features, "multiprocess+") && g->ops->process_of;
+	if (!g->multiprocess)
+		return;
+	mt_gdb_reply_str(g, ";multiprocess+");
+	if (!g->ops->follow_forks || g->ops->follow_forks(g->ctx, fork, vfork, exec) < 0)
+		return;
+	if (fork)
+		mt_gdb_reply_str(g, ";fork-events+");
+	if (vfork)
+		mt_gdb_reply_str(g, ";vfork-events+");
+	if (exec)
+		mt_gdb_reply_str(g, ";exec-events+");
+}
+
 static void do_supported(struct mt_gdb *g, const char *features)
 {
 	g->swbreak_ok = strstr(features, "swbreak+") != NULL;
@@ -153,6 +187,7 @@ static void do_supported(struct mt_gdb *g, const char *features)
 		mt_gdb_reply_str(g, ";qXfer:libraries-svr4:read+");
 	if (g->ops->catch_syscalls)
 		mt_gdb_reply_str(g, ";QCatchSyscalls+");
+	supported_processes(g, features);
 }
 
 /* OK, or the error. */
@@ -242,8 +277,10 @@ void mt_gdb_do_query(struct mt_gdb *g, char *pkt)
 	}
 	if (mt_gdb_starts(pkt, "qAttached", &rest))
 		return mt_gdb_reply_str(g, "0"); /* memtrack created the process */
-	if (strcmp(pkt, "qC") == 0)
-		return mt_gdb_reply_fmt(g, "QC%x", (unsigned int)g->last.tid);
+	if (strcmp(pkt, "qC") == 0) {
+		mt_gdb_reply_str(g, "QC");
+		return mt_gdb_reply_thread(g, g->last.tid);
+	}
 	if (strcmp(pkt, "qfThreadInfo") == 0)
 		return do_thread_info(g);
 	if (strcmp(pkt, "qsThreadInfo") == 0)
