@@ -41,14 +41,18 @@ static ssize_t op_libraries(void *ctx, char *buf, size_t len)
 {
 	struct mt_gdbt *g = ctx;
 
-	return mt_gdbt_libraries(g->pid, buf, len);
+	struct gdbt_proc *p = gdbt_cur(g);
+
+	return mt_gdbt_libraries(p ? p->pid : g->pid, buf, len);
 }
 
 static int op_shlib_info_addr(void *ctx, uint64_t *addr)
 {
 	struct mt_gdbt *g = ctx;
 
-	return mt_gdbt_debug_slot(g->pid, addr);
+	struct gdbt_proc *p = gdbt_cur(g);
+
+	return mt_gdbt_debug_slot(p ? p->pid : g->pid, addr);
 }
 
 static int op_send(void *ctx, const void *buf, size_t len)
@@ -78,9 +82,14 @@ static int op_send(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
-pid_t mt_gdbt_serving(const struct mt_gdbt *g)
+bool mt_gdbt_serves(const struct mt_gdbt *g, pid_t pid)
 {
-	return g && g->pid && !g->over ? g->pid : 0;
+	if (!g || !g->pid || g->over)
+		return false;
+	for (size_t i = 0; i < g->n_procs; i++)
+		if (g->procs[i]->pid == pid)
+			return true;
+	return false;
 }
 
 bool mt_gdbt_reached(const struct mt_gdbt *g)
@@ -90,9 +99,41 @@ bool mt_gdbt_reached(const struct mt_gdbt *g)
 
 int mt_gdbt_fd(const struct mt_gdbt *g)
 {
-	if (!mt_gdbt_serving(g))
+	if (!g || !g->pid || g->over)
 		return -1;
 	return g->listen_fd >= 0 ? g->listen_fd : g->in_fd;
+}
+
+/* ---- several processes: the multiprocess extensions, fork events -------------------------- */
+
+static pid_t op_process_of(void *ctx, pid_t tid)
+{
+	struct mt_gdbt_thread *t = gdbt_find_thread(ctx, tid);
+
+	return t ? t->pid : -ESRCH;
+}
+
+static void op_select_thread(void *ctx, pid_t tid)
+{
+	struct mt_gdbt *g = ctx;
+	struct mt_gdbt_thread *t = tid > 0 ? gdbt_find_thread(g, tid) : NULL;
+
+	g->cur = t ? t->pid : tid > 0 && gdbt_proc_of(g, tid) ? tid : 0;
+}
+
+/*
+ * gdb follows forks, vforks, execs: reported as stops from now on. A vfork's end is a stop of
+ * its parent only with PTRACE_O_TRACEVFORKDONE, set on every thread of the process now (those
+ * it creates later inherit it).
+ */
+static int op_follow_forks(void *ctx, bool fork, bool vfork, bool exec)
+{
+	struct mt_gdbt *g = ctx;
+
+	g->fork_events = fork;
+	g->vfork_events = vfork;
+	g->exec_events = exec;
+	return gdbt_set_options(g);
 }
 
 static const struct mt_gdb_ops stub_ops = {
@@ -121,6 +162,11 @@ static const struct mt_gdb_ops stub_ops = {
     .file_readlink = gdbt_op_file_readlink,
     .catch_syscalls = gdbt_op_catch_syscalls,
     .thread_name = gdbt_op_thread_name,
+    .process_of = op_process_of,
+    .select_thread = op_select_thread,
+    .follow_forks = op_follow_forks,
+    .detach_process = gdbt_op_detach_process,
+    .kill_process = gdbt_op_kill_process,
 };
 
 /* ---- the connection ---------------------------------------------------------------------- */
@@ -285,6 +331,8 @@ int mt_gdbt_start(struct mt_gdbt *g, struct mt_gdbt_thread *t, pid_t pid, const 
 {
 	int err;
 
+	if (!gdbt_add_proc(g, pid))
+		return -ENOMEM;
 	g->pid = pid;
 	t->parked = true;
 	t->at_signal = false;
@@ -430,6 +478,12 @@ void mt_gdbt_report(struct mt_gdbt *g, char *out, size_t len)
 		snprintf(out, len, "no process reached the point to serve to gdb");
 	else if (!g->stops)
 		snprintf(out, len, "gdb never connected to %.160s", g->stdio ? "stdin" : g->addr);
+	else if (g->forks_followed)
+		snprintf(out, len,
+			 "process %d and %u of its tree were debugged with gdb (%u stop%s)%s, "
+			 "their allocations recorded throughout",
+			 g->pid, g->forks_followed, g->stops, g->stops == 1 ? "" : "s",
+			 ends[g->end]);
 	else
 		snprintf(out, len,
 			 "process %d was debugged with gdb (%u stop%s)%s, its allocations "
@@ -452,8 +506,8 @@ void mt_gdbt_free(struct mt_gdbt *g)
 	gdbt_close_files(g);
 	remove_socket(g);
 	free(g->held);
-	free(g->breaks);
-	free(g->probes);
-	free(g->rets);
+	while (g->n_procs)
+		gdbt_drop_proc(g, g->procs[0]);
+	free(g->procs);
 	free(g);
 }

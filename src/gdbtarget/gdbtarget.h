@@ -25,6 +25,7 @@ struct mt_tracker;
 /* A thread of the process served to gdb, as the target sees it. */
 struct mt_gdbt_thread {
 	pid_t tid;
+	pid_t pid;	     /* its process: the host sets it each time it hands the thread over */
 	bool parked;	     /* stopped for gdb (all-stop), until gdb resumes it */
 	bool interrupted;    /* asked to stop (PTRACE_INTERRUPT), its stop not seen yet */
 	bool step;	     /* resumed by gdb with a single-step */
@@ -40,10 +41,11 @@ struct mt_gdbt_host {
 	void *ctx;
 	/*
 	 * The next thread of the served process from *pos on (0: the first), *pos moved past it;
-	 * NULL when there is none left. Only threads the tracer traces now.
+	 * NULL when there is none left. Only threads the tracer traces now. The host sets each
+	 * one's pid.
 	 */
 	struct mt_gdbt_thread *(*next_thread)(void *ctx, size_t *pos);
-	/* The thread tid when it is one of the served process's; NULL otherwise. */
+	/* The thread tid when it is one of a served process's (its pid set); NULL otherwise. */
 	struct mt_gdbt_thread *(*find_thread)(void *ctx, pid_t tid);
 	/* Let stopped thread t run on, delivering sig (0: none), as the tracer resumes its own. */
 	int (*resume)(void *ctx, struct mt_gdbt_thread *t, int sig);
@@ -87,8 +89,8 @@ int mt_gdbt_open(struct mt_gdbt **out, const struct mt_gdbt_config *cfg,
  */
 int mt_gdbt_start(struct mt_gdbt *g, struct mt_gdbt_thread *t, pid_t pid, const char *pos,
 		  const char *where);
-/* The pid of the process gdb drives now; 0 before the point or after the session. */
-pid_t mt_gdbt_serving(const struct mt_gdbt *g);
+/* Whether gdb drives process pid now (never before the point or after the session). */
+bool mt_gdbt_serves(const struct mt_gdbt *g, pid_t pid);
 /* Whether a process reached the point and was served (the session may be over). */
 bool mt_gdbt_reached(const struct mt_gdbt *g);
 /* The descriptor to poll for gdb's bytes or connection; -1: none. */
@@ -103,8 +105,14 @@ int mt_gdbt_signal(struct mt_gdbt *g, struct mt_gdbt_thread *t, int sig, const s
 int mt_gdbt_syscall(struct mt_gdbt *g, struct mt_gdbt_thread *t);
 /* What memtrack decided for any stop of t (next: MT_GDBT_RESUME or not), carried for gdb. */
 int mt_gdbt_carry(struct mt_gdbt *g, struct mt_gdbt_thread *t, int next);
-/* t reported a fork or vfork (event: PTRACE_EVENT_*) of child. */
+/*
+ * t reported a fork or vfork (event: PTRACE_EVENT_*) of child. When gdb follows forks, the
+ * child is served from now on (mt_gdbt_serves()), its threads parked as they stop, and the
+ * fork is gdb's next stop.
+ */
 void mt_gdbt_new_child(struct mt_gdbt *g, struct mt_gdbt_thread *t, int event, pid_t child);
+/* A vfork-done stop of t (PTRACE_EVENT_VFORK_DONE, asked for only while gdb follows vforks). */
+int mt_gdbt_vfork_done(struct mt_gdbt *g, struct mt_gdbt_thread *t);
 /* t ran execve. */
 void mt_gdbt_exec(struct mt_gdbt *g, struct mt_gdbt_thread *t);
 /* t ended with status (a wait status). */

@@ -17,13 +17,21 @@
 
 #define N_FILES (sizeof(((struct mt_gdbt *)0)->files) / sizeof(int))
 
+/* The process gdb's requests are of now (gdb's Hg, with several processes). */
+static pid_t cur_pid(struct mt_gdbt *g)
+{
+	struct gdbt_proc *p = gdbt_cur(g);
+
+	return p ? p->pid : g->pid;
+}
+
 int gdbt_op_exec_file(void *ctx, char *buf, size_t len)
 {
 	struct mt_gdbt *g = ctx;
 	char path[64];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", g->pid);
+	snprintf(path, sizeof(path), "/proc/%d/exe", cur_pid(g));
 	n = readlink(path, buf, len - 1);
 	if (n < 0)
 		return -errno;
@@ -38,7 +46,7 @@ ssize_t gdbt_op_auxv(void *ctx, uint8_t *buf, size_t len)
 	ssize_t n = 0, r;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/auxv", g->pid);
+	snprintf(path, sizeof(path), "/proc/%d/auxv", cur_pid(g));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -52,13 +60,14 @@ ssize_t gdbt_op_auxv(void *ctx, uint8_t *buf, size_t len)
 int gdbt_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len)
 {
 	struct mt_gdbt *g = ctx;
+	struct mt_gdbt_thread *t = gdbt_find_thread(g, tid);
 	char path[64];
 	ssize_t n;
 	int fd;
 
 	if (!len)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", g->pid, tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", t ? t->pid : g->pid, tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -76,7 +85,7 @@ static int under_root(struct mt_gdbt *g, const char *path, char *out, size_t len
 {
 	if (path[0] != '/')
 		return -ENOENT; /* relative to which directory? gdb gives absolute paths */
-	if ((size_t)snprintf(out, len, "/proc/%d/root%s", g->pid, path) >= len)
+	if ((size_t)snprintf(out, len, "/proc/%d/root%s", cur_pid(g), path) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }

@@ -79,22 +79,13 @@ enum gdb_end {
 	GDB_END_REQUEST, /* memtrack got a termination signal */
 };
 
-struct mt_gdbt {
-	struct mt_gdbt_config cfg;
-	struct mt_gdbt_host host;
-	struct mt_gdb *conn;
-	int listen_fd; /* until gdb connects (-1: none) */
-	int in_fd, out_fd;
-	bool stdio;
-	bool tcp;
-	char addr[256];	    /* where gdb connects, as printed */
-	char sock_dir[128]; /* the private directory of the default socket ("": none) */
-	pid_t pid;	    /* the process served (0: none yet) */
-	enum gdb_state state;
-	bool over; /* the session ended: the process runs on as in any run */
-	enum gdb_end end;
-	unsigned int stops; /* stops gdb was told of */
-	struct mt_gdb_stop stop;
+/*
+ * A process served to gdb: the first one, or a child it forked, which gdb debugs until it
+ * detaches it (the fork events). Its breakpoints, memtrack's probes in it, the return addresses
+ * the uretprobe trampoline hides in its threads' stacks.
+ */
+struct gdbt_proc {
+	pid_t pid;
 	struct gdb_break *breaks;
 	size_t n_breaks;
 	struct probe_byte *probes;
@@ -104,12 +95,39 @@ struct mt_gdbt {
 	uint64_t xol_start, xol_end; /* the kernel's [uprobes] area: the uretprobe trampoline */
 	struct hijacked_return *rets;
 	size_t n_rets;
+	bool forked;	/* a child gdb was not told of yet: told once its first thread parked */
+	bool resumed;	/* gdb resumed it */
+	pid_t exec_tid; /* ran execve: gdb is told once memtrack let this thread go on (0: no) */
+};
+
+struct mt_gdbt {
+	struct mt_gdbt_config cfg;
+	struct mt_gdbt_host host;
+	struct mt_gdb *conn;
+	int listen_fd; /* until gdb connects (-1: none) */
+	int in_fd, out_fd;
+	bool stdio;
+	bool tcp;
+	char addr[256];		  /* where gdb connects, as printed */
+	char sock_dir[128];	  /* the private directory of the default socket ("": none) */
+	pid_t pid;		  /* the first process served (0: none yet) */
+	struct gdbt_proc **procs; /* the processes served now */
+	size_t n_procs;
+	pid_t cur; /* the process of memory and breakpoint requests (gdb's Hg; 0: the stop's) */
+	bool fork_events, vfork_events, exec_events; /* gdb follows them (qSupported) */
+	unsigned int forks_followed;		     /* children gdb resumed (the summary) */
+	enum gdb_state state;
+	bool over; /* the session ended: the process runs on as in any run */
+	enum gdb_end end;
+	unsigned int stops; /* stops gdb was told of */
+	struct mt_gdb_stop stop;
 	struct hw_slot hw[GDB_HW_SLOTS];
 	unsigned int hw_gen; /* bumped at each change: threads behind it get the registers again */
 	struct held_stop *held;
 	size_t n_held;
 	bool fork_said;	     /* the served process forked: gdb was told it stays with it */
 	bool catch_syscalls; /* QCatchSyscalls: threads resumed with PTRACE_SYSCALL */
+	bool syscall_stops;  /* ... since the first: PTRACE_O_TRACESYSGOOD set */
 	bool catch_every;    /* ... stopping at every syscall, else at those in catch_nrs */
 	uint8_t catch_nrs[GDB_SYSCALLS / 8];
 	int files[16]; /* vFile's open descriptors, -1: free */
@@ -120,11 +138,17 @@ struct mt_gdbt {
 #define GDB_INT3 0xcc
 #define GDB_INT1 0xf1
 struct mt_gdbt_thread *gdbt_parked(struct mt_gdbt *g, pid_t tid);
+struct gdbt_proc *gdbt_proc_of(struct mt_gdbt *g, pid_t pid);
+struct gdbt_proc *gdbt_proc_of_thread(struct mt_gdbt *g, const struct mt_gdbt_thread *t);
+/* The process of memory and breakpoint requests (NULL: none is served). */
+struct gdbt_proc *gdbt_cur(struct mt_gdbt *g);
+struct gdbt_proc *gdbt_add_proc(struct mt_gdbt *g, pid_t pid);
+void gdbt_drop_proc(struct mt_gdbt *g, struct gdbt_proc *p);
 int gdbt_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len);
-struct gdb_break *gdbt_find_break(struct mt_gdbt *g, uint64_t addr);
+struct gdb_break *gdbt_find_break(struct gdbt_proc *p, uint64_t addr);
 /* The byte a breakpoint covers, as it is without gdb: the original one, or the kernel's int3. */
 uint8_t gdbt_under(const struct gdb_break *b);
-int gdbt_remove_break(struct mt_gdbt *g, struct gdb_break *b);
+int gdbt_remove_break(struct gdbt_proc *p, struct gdb_break *b);
 /* Debug registers as gdb wants them, on a thread that is behind (new, or before a change). */
 int gdbt_apply_hw(struct mt_gdbt *g, struct mt_gdbt_thread *t);
 /* A SIGTRAP at one of memtrack's probes the kernel no longer takes: undone, the pc put back. */
@@ -134,7 +158,7 @@ int gdbt_keep_return(struct mt_gdbt *g, struct mt_gdbt_thread *t);
 /* The return addresses of calls that returned since, forgotten (the process stopped whole). */
 void gdbt_forget_returns(struct mt_gdbt *g);
 /* Whether addr is in the kernel's uretprobe trampoline area. */
-bool gdbt_at_trampoline(struct mt_gdbt *g, uint64_t addr);
+bool gdbt_at_trampoline(struct gdbt_proc *p, uint64_t addr);
 /* Which hardware point a thread's SIGTRAP (TRAP_HWBKPT) hit, into stop; false: none. */
 bool gdbt_hw_hit(struct mt_gdbt *g, struct mt_gdbt_thread *t, struct mt_gdb_stop *stop);
 /* The requests of struct mt_gdb_ops they serve (ctx: the struct mt_gdbt). */
@@ -148,6 +172,9 @@ int gdbt_op_read_regs(void *ctx, pid_t tid, uint8_t *buf);
 int gdbt_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf);
 
 /* ---- run control (gdbtarget_run.c) ---- */
+int gdbt_op_detach_process(void *ctx, pid_t pid);
+int gdbt_set_options(struct mt_gdbt *g);
+int gdbt_op_kill_process(void *ctx, pid_t pid);
 int gdbt_collect(struct mt_gdbt *g);
 int gdbt_let_run(struct mt_gdbt *g);
 int gdbt_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n);

@@ -33,21 +33,79 @@ struct mt_gdbt_thread *gdbt_parked(struct mt_gdbt *g, pid_t tid)
 	return t && t->parked ? t : NULL;
 }
 
+/* ---- the processes served ---------------------------------------------------------------- */
+
+struct gdbt_proc *gdbt_proc_of(struct mt_gdbt *g, pid_t pid)
+{
+	for (size_t i = 0; i < g->n_procs; i++)
+		if (g->procs[i]->pid == pid)
+			return g->procs[i];
+	return NULL;
+}
+
+struct gdbt_proc *gdbt_cur(struct mt_gdbt *g)
+{
+	struct gdbt_proc *p = gdbt_proc_of(g, g->cur);
+	struct mt_gdbt_thread *t;
+
+	if (p)
+		return p;
+	t = gdbt_find_thread(g, g->stop.tid);
+	p = t ? gdbt_proc_of(g, t->pid) : NULL;
+	return p ? p : g->n_procs ? g->procs[0] : NULL;
+}
+
+struct gdbt_proc *gdbt_add_proc(struct mt_gdbt *g, pid_t pid)
+{
+	struct gdbt_proc **grown = realloc(g->procs, (g->n_procs + 1) * sizeof(*grown));
+	struct gdbt_proc *p = calloc(1, sizeof(*p));
+
+	if (grown)
+		g->procs = grown;
+	if (!grown || !p) {
+		free(p);
+		return NULL;
+	}
+	p->pid = pid;
+	g->procs[g->n_procs++] = p;
+	return p;
+}
+
+void gdbt_drop_proc(struct mt_gdbt *g, struct gdbt_proc *p)
+{
+	for (size_t i = 0; i < g->n_procs; i++) {
+		if (g->procs[i] != p)
+			continue;
+		g->procs[i] = g->procs[--g->n_procs];
+		free(p->breaks);
+		free(p->probes);
+		free(p->rets);
+		free(p);
+		return;
+	}
+}
+
+struct gdbt_proc *gdbt_proc_of_thread(struct mt_gdbt *g, const struct mt_gdbt_thread *t)
+{
+	return gdbt_proc_of(g, t->pid);
+}
+
 /* ---- memory ------------------------------------------------------------------------------ */
 
 struct probe_scan {
 	struct mt_gdbt *g;
+	struct gdbt_proc *p;
 	int err;
 };
 
-static int add_probe_byte(struct mt_gdbt *g, uint64_t addr, uint8_t orig)
+static int add_probe_byte(struct gdbt_proc *p, uint64_t addr, uint8_t orig)
 {
-	struct probe_byte *grown = realloc(g->probes, (g->n_probes + 1) * sizeof(*grown));
+	struct probe_byte *grown = realloc(p->probes, (p->n_probes + 1) * sizeof(*grown));
 
 	if (!grown)
 		return -ENOMEM;
-	g->probes = grown;
-	g->probes[g->n_probes++] = (struct probe_byte){addr, orig};
+	p->probes = grown;
+	p->probes[p->n_probes++] = (struct probe_byte){addr, orig};
 	return 0;
 }
 
@@ -73,7 +131,7 @@ static int scan_mapping(const struct mt_map_entry *e, void *arg)
 				continue;
 			if (pread(fd, &orig, 1, (off_t)off) != 1)
 				continue;
-			ps->err = add_probe_byte(ps->g, e->start + off - e->offset, orig);
+			ps->err = add_probe_byte(ps->p, e->start + off - e->offset, orig);
 			if (ps->err)
 				break;
 		}
@@ -84,33 +142,33 @@ static int scan_mapping(const struct mt_map_entry *e, void *arg)
 }
 
 /* Where memtrack's uprobes are in the process, looked up again when the tracker knows more. */
-static void know_probes(struct mt_gdbt *g)
+static void know_probes(struct mt_gdbt *g, struct gdbt_proc *p)
 {
-	struct probe_scan ps = {g, 0};
+	struct probe_scan ps = {g, p, 0};
 	size_t files = g->cfg.tracker ? mt_tracker_file_count(g->cfg.tracker) : 0;
 
-	if (g->probes_known && files == g->probes_files)
+	if (p->probes_known && files == p->probes_files)
 		return;
-	g->n_probes = 0;
-	g->probes_files = files;
-	g->probes_known = true;
+	p->n_probes = 0;
+	p->probes_files = files;
+	p->probes_known = true;
 	if (files)
-		mt_procmaps_for_each_exec(g->pid, scan_mapping, &ps);
+		mt_procmaps_for_each_exec(p->pid, scan_mapping, &ps);
 }
 
-struct gdb_break *gdbt_find_break(struct mt_gdbt *g, uint64_t addr)
+struct gdb_break *gdbt_find_break(struct gdbt_proc *p, uint64_t addr)
 {
-	for (size_t i = 0; i < g->n_breaks; i++)
-		if (g->breaks[i].addr == addr)
-			return &g->breaks[i];
+	for (size_t i = 0; i < p->n_breaks; i++)
+		if (p->breaks[i].addr == addr)
+			return &p->breaks[i];
 	return NULL;
 }
 
-static const struct probe_byte *find_probe(struct mt_gdbt *g, uint64_t addr)
+static const struct probe_byte *find_probe(struct gdbt_proc *p, uint64_t addr)
 {
-	for (size_t i = 0; i < g->n_probes; i++)
-		if (g->probes[i].addr == addr)
-			return &g->probes[i];
+	for (size_t i = 0; i < p->n_probes; i++)
+		if (p->probes[i].addr == addr)
+			return &p->probes[i];
 	return NULL;
 }
 
@@ -154,15 +212,15 @@ int gdbt_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
 /* ---- return addresses under the uretprobe trampoline ------------------------------------- */
 
 /* The kernel's [uprobes] area of the process, once it exists (the first uprobe hit maps it). */
-static void know_xol(struct mt_gdbt *g)
+static void know_xol(struct gdbt_proc *p)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
 	FILE *f;
 
-	if (g->xol_end)
+	if (p->xol_end)
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/maps", g->pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
 	f = fopen(path, "re");
 	if (!f)
 		return;
@@ -170,8 +228,8 @@ static void know_xol(struct mt_gdbt *g)
 		struct mt_map_entry e;
 
 		if (mt_procmaps_parse_line(line, &e) == 0 && !strcmp(e.path, "[uprobes]")) {
-			g->xol_start = e.start;
-			g->xol_end = e.end;
+			p->xol_start = e.start;
+			p->xol_end = e.end;
 			break;
 		}
 	}
@@ -179,16 +237,15 @@ static void know_xol(struct mt_gdbt *g)
 	fclose(f);
 }
 
-bool gdbt_at_trampoline(struct mt_gdbt *g, uint64_t addr)
+bool gdbt_at_trampoline(struct gdbt_proc *p, uint64_t addr)
 {
-
-	know_xol(g);
-	return addr >= g->xol_start && addr < g->xol_end;
+	know_xol(p);
+	return addr >= p->xol_start && addr < p->xol_end;
 }
 
-static void drop_return(struct mt_gdbt *g, size_t i)
+static void drop_return(struct gdbt_proc *p, size_t i)
 {
-	g->rets[i] = g->rets[--g->n_rets];
+	p->rets[i] = p->rets[--p->n_rets];
 }
 
 /*
@@ -199,98 +256,104 @@ static void drop_return(struct mt_gdbt *g, size_t i)
  */
 int gdbt_keep_return(struct mt_gdbt *g, struct mt_gdbt_thread *t)
 {
+	struct gdbt_proc *p = gdbt_proc_of_thread(g, t);
 	struct user_regs_struct r;
 	struct hijacked_return *grown;
 	uint64_t ra;
 
-	know_probes(g);
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || !find_probe(g, r.rip))
+	if (!p)
 		return 0;
-	if (gdbt_read_raw(g->pid, r.rsp, (uint8_t *)&ra, sizeof(ra)) != sizeof(ra) ||
-	    gdbt_at_trampoline(g, ra))
+	know_probes(g, p);
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || !find_probe(p, r.rip))
+		return 0;
+	if (gdbt_read_raw(p->pid, r.rsp, (uint8_t *)&ra, sizeof(ra)) != sizeof(ra) ||
+	    gdbt_at_trampoline(p, ra))
 		return 0;
 	/* Its calls at or below this slot returned: the slot is this call's now. */
-	for (size_t i = 0; i < g->n_rets; i++)
-		if (g->rets[i].tid == t->tid && g->rets[i].slot <= r.rsp)
-			drop_return(g, i--);
-	grown = realloc(g->rets, (g->n_rets + 1) * sizeof(*grown));
+	for (size_t i = 0; i < p->n_rets; i++)
+		if (p->rets[i].tid == t->tid && p->rets[i].slot <= r.rsp)
+			drop_return(p, i--);
+	grown = realloc(p->rets, (p->n_rets + 1) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
-	g->rets = grown;
-	g->rets[g->n_rets++] = (struct hijacked_return){t->tid, r.rsp, ra};
+	p->rets = grown;
+	p->rets[p->n_rets++] = (struct hijacked_return){t->tid, r.rsp, ra};
 	return 0;
 }
 
-void gdbt_forget_returns(struct mt_gdbt *g)
+static void forget_returns_of(struct gdbt_proc *p)
 {
-
-	for (size_t i = 0; i < g->n_rets; i++) {
+	for (size_t i = 0; i < p->n_rets; i++) {
 		struct user_regs_struct r;
 		uint64_t now;
 
 		/* Popped (the stack pointer above it), or returned through the trampoline. */
-		if (ptrace(PTRACE_GETREGS, g->rets[i].tid, 0, &r) < 0 || r.rsp > g->rets[i].slot ||
-		    gdbt_read_raw(g->pid, g->rets[i].slot, (uint8_t *)&now, sizeof(now)) !=
+		if (ptrace(PTRACE_GETREGS, p->rets[i].tid, 0, &r) < 0 || r.rsp > p->rets[i].slot ||
+		    gdbt_read_raw(p->pid, p->rets[i].slot, (uint8_t *)&now, sizeof(now)) !=
 			sizeof(now) ||
-		    !gdbt_at_trampoline(g, now))
-			drop_return(g, i--);
+		    !gdbt_at_trampoline(p, now))
+			drop_return(p, i--);
 	}
 }
 
-/* In what gdb reads, the caller's return address wherever the trampoline's stands for it. */
-static void unhide_returns(struct mt_gdbt *g, uint64_t addr, uint8_t *buf, size_t len)
+void gdbt_forget_returns(struct mt_gdbt *g)
 {
+	for (size_t i = 0; i < g->n_procs; i++)
+		forget_returns_of(g->procs[i]);
+}
 
-	for (size_t i = 0; i < g->n_rets; i++) {
-		uint64_t off = g->rets[i].slot - addr, now;
+/* In what gdb reads, the caller's return address wherever the trampoline's stands for it. */
+static void unhide_returns(struct gdbt_proc *p, uint64_t addr, uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < p->n_rets; i++) {
+		uint64_t off = p->rets[i].slot - addr, now;
 
 		if (off >= len || len - off < sizeof(now))
 			continue;
 		memcpy(&now, buf + off, sizeof(now));
-		if (gdbt_at_trampoline(g, now))
-			memcpy(buf + off, &g->rets[i].ra, sizeof(now));
+		if (gdbt_at_trampoline(p, now))
+			memcpy(buf + off, &p->rets[i].ra, sizeof(now));
 	}
 }
 
 /* In what gdb writes, the caller's return address stays the trampoline's: the return works. */
-static void keep_hidden_returns(struct mt_gdbt *g, uint64_t addr, uint8_t *buf, size_t len)
+static void keep_hidden_returns(struct gdbt_proc *p, uint64_t addr, uint8_t *buf, size_t len)
 {
-
-	for (size_t i = 0; i < g->n_rets; i++) {
-		uint64_t off = g->rets[i].slot - addr, want, now;
+	for (size_t i = 0; i < p->n_rets; i++) {
+		uint64_t off = p->rets[i].slot - addr, want, now;
 
 		if (off >= len || len - off < sizeof(want))
 			continue;
 		memcpy(&want, buf + off, sizeof(want));
-		if (want == g->rets[i].ra &&
-		    gdbt_read_raw(g->pid, g->rets[i].slot, (uint8_t *)&now, sizeof(now)) ==
+		if (want == p->rets[i].ra &&
+		    gdbt_read_raw(p->pid, p->rets[i].slot, (uint8_t *)&now, sizeof(now)) ==
 			sizeof(now) &&
-		    gdbt_at_trampoline(g, now))
+		    gdbt_at_trampoline(p, now))
 			memcpy(buf + off, &now, sizeof(now));
 	}
 }
 
 /* The bytes the program holds: the original ones under gdb's breakpoints and memtrack's probes. */
-static void unmask(struct mt_gdbt *g, uint64_t addr, uint8_t *buf, size_t len)
+static void unmask(struct mt_gdbt *g, struct gdbt_proc *p, uint64_t addr, uint8_t *buf, size_t len)
 {
-
-	know_probes(g);
-	for (size_t i = 0; i < g->n_breaks; i++)
-		if (g->breaks[i].addr - addr < len)
-			buf[g->breaks[i].addr - addr] = g->breaks[i].orig;
-	for (size_t i = 0; i < g->n_probes; i++)
-		if (g->probes[i].addr - addr < len)
-			buf[g->probes[i].addr - addr] = g->probes[i].orig;
-	unhide_returns(g, addr, buf, len);
+	know_probes(g, p);
+	for (size_t i = 0; i < p->n_breaks; i++)
+		if (p->breaks[i].addr - addr < len)
+			buf[p->breaks[i].addr - addr] = p->breaks[i].orig;
+	for (size_t i = 0; i < p->n_probes; i++)
+		if (p->probes[i].addr - addr < len)
+			buf[p->probes[i].addr - addr] = p->probes[i].orig;
+	unhide_returns(p, addr, buf, len);
 }
 
 ssize_t gdbt_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
 {
 	struct mt_gdbt *g = ctx;
-	ssize_t n = gdbt_read_raw(g->pid, addr, buf, len);
+	struct gdbt_proc *p = gdbt_cur(g);
+	ssize_t n = p ? gdbt_read_raw(p->pid, addr, buf, len) : -ESRCH;
 
 	if (n > 0)
-		unmask(g, addr, buf, (size_t)n);
+		unmask(g, p, addr, buf, (size_t)n);
 	return n;
 }
 
@@ -301,15 +364,19 @@ ssize_t gdbt_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
 int gdbt_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len)
 {
 	struct mt_gdbt *g = ctx;
-	uint8_t *copy = malloc(len);
+	struct gdbt_proc *p = gdbt_cur(g);
+	uint8_t *copy;
 	int err;
 
+	if (!p)
+		return -ESRCH;
+	copy = malloc(len);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, buf, len);
-	know_probes(g);
-	for (size_t i = 0; i < g->n_breaks; i++) {
-		struct gdb_break *b = &g->breaks[i];
+	know_probes(g, p);
+	for (size_t i = 0; i < p->n_breaks; i++) {
+		struct gdb_break *b = &p->breaks[i];
 
 		if (b->addr - addr >= len)
 			continue;
@@ -317,11 +384,11 @@ int gdbt_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len)
 			b->orig = copy[b->addr - addr];
 		copy[b->addr - addr] = b->at_probe ? GDB_INT1 : GDB_INT3;
 	}
-	for (size_t i = 0; i < g->n_probes; i++)
-		if (g->probes[i].addr - addr < len)
-			copy[g->probes[i].addr - addr] = GDB_INT3;
-	keep_hidden_returns(g, addr, copy, len);
-	err = gdbt_write_raw(g->pid, addr, copy, len);
+	for (size_t i = 0; i < p->n_probes; i++)
+		if (p->probes[i].addr - addr < len)
+			copy[p->probes[i].addr - addr] = GDB_INT3;
+	keep_hidden_returns(p, addr, copy, len);
+	err = gdbt_write_raw(p->pid, addr, copy, len);
 	free(copy);
 	return err;
 }
@@ -331,33 +398,36 @@ int gdbt_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len)
 int gdbt_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
 {
 	struct mt_gdbt *g = ctx;
+	struct gdbt_proc *p = gdbt_cur(g);
 	struct gdb_break b = {.addr = addr};
-	const struct probe_byte *p;
+	const struct probe_byte *probe;
 	struct gdb_break *grown;
 	uint8_t int3 = GDB_INT3, int1 = GDB_INT1;
 	ssize_t n;
 	int err;
 
 	(void)kind;
-	if (gdbt_find_break(g, addr))
+	if (!p)
+		return -ESRCH;
+	if (gdbt_find_break(p, addr))
 		return 0;
-	grown = realloc(g->breaks, (g->n_breaks + 1) * sizeof(*grown));
+	grown = realloc(p->breaks, (p->n_breaks + 1) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
-	g->breaks = grown;
-	know_probes(g);
-	p = find_probe(g, addr);
-	if (p) {
-		b.orig = p->orig;
+	p->breaks = grown;
+	know_probes(g, p);
+	probe = find_probe(p, addr);
+	if (probe) {
+		b.orig = probe->orig;
 		b.at_probe = true;
-		err = gdbt_write_raw(g->pid, addr, &int1, 1);
+		err = gdbt_write_raw(p->pid, addr, &int1, 1);
 	} else {
-		n = gdbt_read_raw(g->pid, addr, &b.orig, 1);
-		err = n == 1 ? gdbt_write_raw(g->pid, addr, &int3, 1) : n < 0 ? (int)n : -EFAULT;
+		n = gdbt_read_raw(p->pid, addr, &b.orig, 1);
+		err = n == 1 ? gdbt_write_raw(p->pid, addr, &int3, 1) : n < 0 ? (int)n : -EFAULT;
 	}
 	if (err)
 		return err;
-	g->breaks[g->n_breaks++] = b;
+	p->breaks[p->n_breaks++] = b;
 	return 0;
 }
 
@@ -366,22 +436,22 @@ uint8_t gdbt_under(const struct gdb_break *b)
 	return b->at_probe ? GDB_INT3 : b->orig;
 }
 
-int gdbt_remove_break(struct mt_gdbt *g, struct gdb_break *b)
+int gdbt_remove_break(struct gdbt_proc *p, struct gdb_break *b)
 {
 	uint8_t byte = gdbt_under(b);
-	int err = gdbt_write_raw(g->pid, b->addr, &byte, 1);
+	int err = gdbt_write_raw(p->pid, b->addr, &byte, 1);
 
-	*b = g->breaks[--g->n_breaks];
+	*b = p->breaks[--p->n_breaks];
 	return err;
 }
 
 int gdbt_op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
 {
-	struct mt_gdbt *g = ctx;
-	struct gdb_break *b = gdbt_find_break(g, addr);
+	struct gdbt_proc *p = gdbt_cur(ctx);
+	struct gdb_break *b = p ? gdbt_find_break(p, addr) : NULL;
 
 	(void)kind;
-	return b ? gdbt_remove_break(g, b) : 0;
+	return b ? gdbt_remove_break(p, b) : 0;
 }
 
 /* ---- registers --------------------------------------------------------------------------- */
@@ -579,15 +649,17 @@ bool gdbt_hw_hit(struct mt_gdbt *g, struct mt_gdbt_thread *t, struct mt_gdb_stop
  */
 bool gdbt_stray_probe(struct mt_gdbt *g, struct mt_gdbt_thread *t, const siginfo_t *si)
 {
+	struct gdbt_proc *p = gdbt_proc_of_thread(g, t);
 	struct user_regs_struct r;
-	const struct probe_byte *p;
+	const struct probe_byte *probe;
 
-	if (si->si_signo != SIGTRAP || si->si_code != SI_KERNEL ||
+	if (!p || si->si_signo != SIGTRAP || si->si_code != SI_KERNEL ||
 	    ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
 		return false;
-	know_probes(g);
-	p = find_probe(g, r.rip - 1);
-	if (!p || gdbt_find_break(g, r.rip - 1) || gdbt_write_raw(g->pid, p->addr, &p->orig, 1) < 0)
+	know_probes(g, p);
+	probe = find_probe(p, r.rip - 1);
+	if (!probe || gdbt_find_break(p, r.rip - 1) ||
+	    gdbt_write_raw(p->pid, probe->addr, &probe->orig, 1) < 0)
 		return false;
 	r.rip--;
 	return ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0;

@@ -44,6 +44,10 @@ int gdbt_collect(struct mt_gdbt *g)
 	bool all = true;
 
 	while ((t = gdbt_next_thread(g, &pos))) {
+		struct gdbt_proc *p = t->parked ? gdbt_proc_of_thread(g, t) : NULL;
+
+		if (p)
+			p->forked = false; /* its first thread is parked: it can be told of */
 		if (t->parked)
 			continue;
 		all = false;
@@ -53,10 +57,13 @@ int gdbt_collect(struct mt_gdbt *g)
 			return -errno;
 		t->interrupted = true;
 	}
+	for (size_t i = 0; i < g->n_procs; i++)
+		all = all && !g->procs[i]->forked;
 	if (!all || g->state != GDB_STOPPING)
 		return 0;
 	g->state = GDB_STOPPED;
-	g->probes_known = false; /* files may have been mapped while it ran */
+	for (size_t i = 0; i < g->n_procs; i++)
+		g->procs[i]->probes_known = false; /* files may have been mapped while it ran */
 	gdbt_forget_returns(g);
 	if (!g->conn)
 		return 0;
@@ -67,7 +74,6 @@ int gdbt_collect(struct mt_gdbt *g)
 /* A thread stopped for gdb: the process stops whole, then gdb hears of it. */
 static int stop_for_gdb(struct mt_gdbt *g, const struct mt_gdb_stop *stop)
 {
-
 	g->stop = *stop;
 	g->state = GDB_STOPPING;
 	return gdbt_collect(g);
@@ -93,16 +99,18 @@ static int hold(struct mt_gdbt *g, const struct mt_gdb_stop *stop)
  */
 static bool back_on_break(struct mt_gdbt *g, struct mt_gdbt_thread *t, const siginfo_t *si)
 {
+	struct gdbt_proc *p = gdbt_proc_of_thread(g, t);
 	struct user_regs_struct r;
 	struct gdb_break *b;
 
-	if (si->si_signo != SIGTRAP || (si->si_code != SI_KERNEL && si->si_code != TRAP_BRKPT))
+	if (!p || si->si_signo != SIGTRAP ||
+	    (si->si_code != SI_KERNEL && si->si_code != TRAP_BRKPT))
 		return false;
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
 		return false;
-	b = gdbt_find_break(g, r.rip - 1);
+	b = gdbt_find_break(p, r.rip - 1);
 	if (!b || b->at_probe != (si->si_code == TRAP_BRKPT)) {
-		b = gdbt_find_break(g, r.rip);
+		b = gdbt_find_break(p, r.rip);
 		return b && b->at_probe && si->si_code == TRAP_BRKPT && !t->stepped;
 	}
 	r.rip--;
@@ -117,22 +125,22 @@ static bool back_on_break(struct mt_gdbt *g, struct mt_gdbt_thread *t, const sig
  * behind the interrupt's stop). Only gdb single-steps the process's threads, so none is the
  * program's (but for a program that sets the trap flag itself, or raises SIGTRAP while stepped).
  */
-static bool step_trap(const struct mt_gdbt *g, const struct mt_gdbt_thread *t, const siginfo_t *si,
-		      bool on_break)
+static bool step_trap(const struct mt_gdbt_thread *t, const siginfo_t *si, bool on_break)
 {
 	if (si->si_signo != SIGTRAP || on_break)
 		return false;
 	if (si->si_code == TRAP_TRACE || si->si_code == TRAP_BRKPT)
 		return true;
-	return si->si_code == SI_USER && si->si_pid == g->pid && t->stepped;
+	return si->si_code == SI_USER && si->si_pid == t->pid && t->stepped;
 }
 
 /* Whether a thread's pc is in the kernel's uretprobe trampoline, which gdb must never see. */
 static bool at_trampoline(struct mt_gdbt *g, struct mt_gdbt_thread *t)
 {
+	struct gdbt_proc *p = gdbt_proc_of_thread(g, t);
 	struct user_regs_struct r;
 
-	return ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 && gdbt_at_trampoline(g, r.rip);
+	return p && ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 && gdbt_at_trampoline(p, r.rip);
 }
 
 static int step_on(struct mt_gdbt_thread *t)
@@ -161,8 +169,7 @@ int mt_gdbt_signal(struct mt_gdbt *g, struct mt_gdbt_thread *t, int sig, const s
 		return MT_GDBT_RESUME(sig);
 	}
 	stop.swbreak = back_on_break(g, t, si);
-	stepped =
-	    step_trap(g, t, si, stop.swbreak) || (!stop.swbreak && gdbt_stray_probe(g, t, si));
+	stepped = step_trap(t, si, stop.swbreak) || (!stop.swbreak && gdbt_stray_probe(g, t, si));
 	if (stepped && !t->step && g->state == GDB_RUNNING)
 		return MT_GDBT_RESUME(0); /* a late one: the thread runs on as gdb resumed it */
 	if (stepped && t->step && g->state == GDB_RUNNING && at_trampoline(g, t))
@@ -235,8 +242,6 @@ int mt_gdbt_syscall(struct mt_gdbt *g, struct mt_gdbt_thread *t)
 int gdbt_op_catch_syscalls(void *ctx, bool on, const int *nrs, size_t n)
 {
 	struct mt_gdbt *g = ctx;
-	struct mt_gdbt_thread *t;
-	size_t pos = 0;
 
 	memset(g->catch_nrs, 0, sizeof(g->catch_nrs));
 	g->catch_every = on && !n;
@@ -247,13 +252,59 @@ int gdbt_op_catch_syscalls(void *ctx, bool on, const int *nrs, size_t n)
 			g->catch_nrs[nrs[i] / 8] |= (uint8_t)(1u << nrs[i] % 8);
 	}
 	g->catch_syscalls = on;
-	while (on && (t = gdbt_next_thread(g, &pos)))
-		if (t->parked &&
-		    ptrace(PTRACE_SETOPTIONS, t->tid, 0,
-			   (void *)(long)(g->cfg.ptrace_options | PTRACE_O_TRACESYSGOOD)) < 0 &&
+	g->syscall_stops = g->syscall_stops || on;
+	return gdbt_set_options(g);
+}
+
+/*
+ * The ptrace options of every parked thread of the processes served: memtrack's, with
+ * syscall-stops marked once gdb caught syscalls, vfork-done stops while gdb follows vforks.
+ */
+int gdbt_set_options(struct mt_gdbt *g)
+{
+	long options = g->cfg.ptrace_options;
+	struct mt_gdbt_thread *t;
+	size_t pos = 0;
+
+	if (g->syscall_stops)
+		options |= PTRACE_O_TRACESYSGOOD;
+	if (g->vfork_events)
+		options |= PTRACE_O_TRACEVFORKDONE;
+	while ((t = gdbt_next_thread(g, &pos)))
+		if (t->parked && ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)options) < 0 &&
 		    errno != ESRCH)
 			return -errno;
 	return 0;
+}
+
+/* A stop of an event of thread t for gdb: reported, or held while the process is being stopped. */
+static int event_stop(struct mt_gdbt *g, struct mt_gdbt_thread *t, const struct mt_gdb_stop *stop)
+{
+	int err;
+
+	park(t, 0, false);
+	if (g->state == GDB_RUNNING)
+		err = stop_for_gdb(g, stop);
+	else
+		err = hold(g, stop);
+	if (!err && g->state != GDB_RUNNING)
+		err = gdbt_collect(g);
+	return err ? err : MT_GDBT_LEAVE;
+}
+
+/* The exec of thread t's process, for gdb, once memtrack let it go on: its stop. */
+static int exec_stop(struct mt_gdbt *g, struct mt_gdbt_thread *t, struct gdbt_proc *p)
+{
+	struct mt_gdb_stop stop = {
+	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = t->tid, .event = MT_GDB_EV_EXEC};
+	char link[64];
+	ssize_t n;
+
+	p->exec_tid = 0;
+	snprintf(link, sizeof(link), "/proc/%d/exe", p->pid);
+	n = readlink(link, stop.path, sizeof(stop.path) - 1);
+	stop.path[n > 0 ? n : 0] = '\0';
+	return event_stop(g, t, &stop);
 }
 
 /*
@@ -263,6 +314,7 @@ int gdbt_op_catch_syscalls(void *ctx, bool on, const int *nrs, size_t n)
  */
 int mt_gdbt_carry(struct mt_gdbt *g, struct mt_gdbt_thread *t, int next)
 {
+	struct gdbt_proc *p;
 	int err;
 
 	if (next <= MT_GDBT_LEAVE)
@@ -270,6 +322,9 @@ int mt_gdbt_carry(struct mt_gdbt *g, struct mt_gdbt_thread *t, int next)
 	err = gdbt_apply_hw(g, t); /* a new thread: gdb's watchpoints are its too */
 	if (err)
 		return err;
+	p = gdbt_proc_of_thread(g, t);
+	if (p && p->exec_tid == t->tid)
+		return exec_stop(g, t, p);
 	if (g->state != GDB_RUNNING && mt_proc_sig_pending(t->tid, SIGTRAP)) {
 		/*
 		 * Interrupted right after a breakpoint's int3 or a step: the trap is queued behind
@@ -300,13 +355,15 @@ int mt_gdbt_carry(struct mt_gdbt *g, struct mt_gdbt_thread *t, int next)
 	return MT_GDBT_LEAVE;
 }
 
-static const struct mt_gdb_action *action_for(const struct mt_gdb_action *a, size_t n, pid_t tid)
+/* The action of a resume for thread t: the first that names it, else the first of its process. */
+static const struct mt_gdb_action *action_for(const struct mt_gdb_action *a, size_t n,
+					      const struct mt_gdbt_thread *t)
 {
 	for (size_t i = 0; i < n; i++)
-		if (a[i].tid == tid)
+		if (a[i].tid == t->tid)
 			return &a[i];
 	for (size_t i = 0; i < n; i++)
-		if (a[i].tid == -1)
+		if (a[i].tid == -1 && (!a[i].pid || a[i].pid == t->pid))
 			return &a[i];
 	return NULL;
 }
@@ -317,7 +374,6 @@ static const struct mt_gdb_action *action_for(const struct mt_gdb_action *a, siz
  */
 static bool report_held(struct mt_gdbt *g, const struct mt_gdb_action *a, size_t n)
 {
-
 	for (size_t i = 0; i < g->n_held; i++) {
 		struct mt_gdbt_thread *t = gdbt_parked(g, g->held[i].tid);
 
@@ -325,7 +381,7 @@ static bool report_held(struct mt_gdbt *g, const struct mt_gdb_action *a, size_t
 			g->held[i--] = g->held[--g->n_held];
 			continue;
 		}
-		if (!action_for(a, n, t->tid))
+		if (!action_for(a, n, t))
 			continue;
 		g->stop = g->held[i].stop;
 		g->held[i] = g->held[--g->n_held];
@@ -343,12 +399,13 @@ static bool report_held(struct mt_gdbt *g, const struct mt_gdb_action *a, size_t
 static int resume_one(struct mt_gdbt *g, struct mt_gdbt_thread *t, const struct mt_gdb_action *act)
 {
 	int sig = act->sig ? act->sig : t->sig;
-	pid_t pid = g->pid;
+	pid_t pid = t->pid;
+	struct gdbt_proc *p;
 	int err;
 
+	/* As without gdb: a fatal one says where it struck. */
 	if (sig && t->at_signal)
-		g->host.log_signal(g->host.ctx, t,
-				   sig); /* as without gdb: a fatal one says where it struck */
+		g->host.log_signal(g->host.ctx, t, sig);
 
 	if (sig && !t->at_signal) {
 		if (syscall(SYS_tgkill, pid, t->tid, sig) < 0 && errno != ESRCH)
@@ -359,6 +416,11 @@ static int resume_one(struct mt_gdbt *g, struct mt_gdbt_thread *t, const struct 
 	err = gdbt_keep_return(g, t);
 	if (err)
 		return err;
+	p = gdbt_proc_of_thread(g, t);
+	if (p && !p->resumed && p->pid != g->pid)
+		g->forks_followed++; /* a child gdb kept, not one it detached at its fork */
+	if (p)
+		p->resumed = true;
 	t->parked = false;
 	t->step = act->kind == 's';
 	/* A step's trap still queued comes at once: it is known for a step's until then. */
@@ -386,7 +448,7 @@ int gdbt_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n)
 
 		if (!t->parked)
 			continue;
-		act = action_for(a, n, t->tid);
+		act = action_for(a, n, t);
 		if (!act)
 			continue; /* not named: it stays stopped */
 		err = resume_one(g, t, act);
@@ -399,7 +461,9 @@ int gdbt_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n)
 int gdbt_op_interrupt(void *ctx)
 {
 	struct mt_gdbt *g = ctx;
-	struct mt_gdb_stop stop = {.kind = MT_GDB_STOP_SIGNAL, .value = SIGINT, .tid = g->pid};
+	struct gdbt_proc *p = gdbt_cur(g);
+	struct mt_gdb_stop stop = {
+	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGINT, .tid = p ? p->pid : g->pid};
 
 	if (g->state != GDB_RUNNING)
 		return 0;
@@ -427,8 +491,10 @@ int gdbt_let_run(struct mt_gdbt *g)
 	size_t pos = 0;
 	int err = 0;
 
-	while (g->n_breaks)
-		gdbt_remove_break(g, &g->breaks[g->n_breaks - 1]);
+	for (size_t i = 0; i < g->n_procs; i++)
+		while (g->procs[i]->n_breaks)
+			gdbt_remove_break(g->procs[i],
+					  &g->procs[i]->breaks[g->procs[i]->n_breaks - 1]);
 	for (int i = 0; i < GDB_HW_SLOTS; i++)
 		g->hw[i].used = false;
 	g->hw_gen++;
@@ -466,7 +532,6 @@ int gdbt_op_detach(void *ctx)
 int gdbt_op_kill(void *ctx)
 {
 	struct mt_gdbt *g = ctx;
-	pid_t pid = g->pid;
 
 	g->end = GDB_END_KILL;
 	/*
@@ -476,15 +541,123 @@ int gdbt_op_kill(void *ctx)
 	if (g->stdio && g->conn)
 		mt_gdb_final_reply_later(g->conn, g->cfg.final_reply, g->cfg.final_len);
 	/* SIGKILL ends even a thread in a ptrace stop; the loop sees its end as in any run. */
-	kill(pid, SIGKILL);
+	for (size_t i = 0; i < g->n_procs; i++)
+		kill(g->procs[i]->pid, SIGKILL);
 	return gdbt_let_run(g);
 }
 
-/* A fork of the process: the child is not gdb's, gdb's breakpoints are taken out of its copy. */
+/*
+ * Let process p run on without gdb while others are still debugged: its breakpoints out (gdb
+ * took them out already when it detaches after a fork), its parked threads resumed.
+ */
+static int release_proc(struct mt_gdbt *g, struct gdbt_proc *p)
+{
+	struct mt_gdbt_thread *t;
+	size_t pos = 0;
+	pid_t pid = p->pid;
+	int err = 0;
+
+	while (p->n_breaks)
+		gdbt_remove_break(p, &p->breaks[p->n_breaks - 1]);
+	while ((t = gdbt_next_thread(g, &pos))) {
+		if (t->pid != pid)
+			continue;
+		t->interrupted = false;
+		t->step = false;
+		if (!t->parked)
+			continue;
+		t->parked = false;
+		if (t->sig)
+			g->host.log_signal(g->host.ctx, t, t->sig);
+		if (!err)
+			err = g->host.resume(g->host.ctx, t, t->sig);
+	}
+	gdbt_drop_proc(g, p);
+	if (g->cur == pid)
+		g->cur = 0;
+	return err;
+}
+
+int gdbt_op_detach_process(void *ctx, pid_t pid)
+{
+	struct mt_gdbt *g = ctx;
+	struct gdbt_proc *p = gdbt_proc_of(g, pid);
+	int err;
+
+	if (!p)
+		return -ESRCH;
+	if (g->n_procs == 1)
+		return gdbt_op_detach(ctx) < 0 ? -EIO : 0;
+	err = release_proc(g, p);
+	return err ? err : (int)g->n_procs;
+}
+
+int gdbt_op_kill_process(void *ctx, pid_t pid)
+{
+	struct mt_gdbt *g = ctx;
+	struct gdbt_proc *p = gdbt_proc_of(g, pid);
+	int err;
+
+	if (!p)
+		return -ESRCH;
+	if (g->n_procs == 1)
+		return gdbt_op_kill(ctx) < 0 ? -EIO : 0;
+	/* SIGKILL ends even a thread in a ptrace stop; its end is memtrack's alone. */
+	kill(pid, SIGKILL);
+	err = release_proc(g, p);
+	return err ? err : (int)g->n_procs;
+}
+
+/*
+ * A fork the stub reports (gdb follows forks): the child is debugged too, with a copy of its
+ * parent's breakpoints (its memory is a copy, gdb's int3 bytes in it), its threads parked as
+ * they stop, until gdb detaches it (D;PID) or keeps it (detach-on-fork off, follow-fork-mode
+ * child). A vfork's child shares its parent's memory: gdb takes the breakpoints out of it
+ * itself until the vfork is done (vforkdone).
+ */
+static int follow_child(struct mt_gdbt *g, struct mt_gdbt_thread *t, int event, pid_t child)
+{
+	struct gdbt_proc *parent = gdbt_proc_of_thread(g, t), *p;
+	struct mt_gdb_stop stop = {.kind = MT_GDB_STOP_SIGNAL,
+				   .value = SIGTRAP,
+				   .tid = t->tid,
+				   .event = event == PTRACE_EVENT_FORK ? MT_GDB_EV_FORK
+								       : MT_GDB_EV_VFORK,
+				   .child = child};
+
+	p = parent ? gdbt_add_proc(g, child) : NULL;
+	if (!p)
+		return -ENOMEM;
+	p->forked = true;
+	if (parent->n_breaks) {
+		p->breaks = malloc(parent->n_breaks * sizeof(*p->breaks));
+		if (!p->breaks) {
+			gdbt_drop_proc(g, p);
+			return -ENOMEM;
+		}
+		memcpy(p->breaks, parent->breaks, parent->n_breaks * sizeof(*p->breaks));
+		p->n_breaks = parent->n_breaks;
+	}
+	return event_stop(g, t, &stop);
+}
+
+/* Whether gdb follows this event of the process (fork events, qSupported). */
+static bool follows(const struct mt_gdbt *g, int event)
+{
+	return event == PTRACE_EVENT_FORK ? g->fork_events : g->vfork_events;
+}
+
+/*
+ * A fork of a process gdb debugs: followed when gdb follows forks. Else the child is not gdb's,
+ * gdb's breakpoints are taken out of its copy.
+ */
 void mt_gdbt_new_child(struct mt_gdbt *g, struct mt_gdbt_thread *t, int event, pid_t child)
 {
-	(void)t;
-	if (event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK)
+	struct gdbt_proc *p = gdbt_proc_of_thread(g, t);
+
+	if ((event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK) || !p)
+		return;
+	if (follows(g, event) && follow_child(g, t, event, child) == MT_GDBT_LEAVE)
 		return;
 	/*
 	 * gdb is never told of a fork (no fork events): its follow-fork-mode child, which it does
@@ -500,33 +673,73 @@ void mt_gdbt_new_child(struct mt_gdbt *g, struct mt_gdbt_thread *t, int event, p
 	g->fork_said = true;
 	if (event != PTRACE_EVENT_FORK)
 		return; /* a vfork child shares the memory, gdb's breakpoints included */
-	for (size_t i = 0; i < g->n_breaks; i++) {
-		uint8_t byte = gdbt_under(&g->breaks[i]);
+	for (size_t i = 0; i < p->n_breaks; i++) {
+		uint8_t byte = gdbt_under(&p->breaks[i]);
 
-		gdbt_write_raw(child, g->breaks[i].addr, &byte, 1);
+		gdbt_write_raw(child, p->breaks[i].addr, &byte, 1);
 	}
 }
 
-/* The process ran execve: a new address space, none of gdb's breakpoints in it. */
+int mt_gdbt_vfork_done(struct mt_gdbt *g, struct mt_gdbt_thread *t)
+{
+	struct mt_gdb_stop stop = {.kind = MT_GDB_STOP_SIGNAL,
+				   .value = SIGTRAP,
+				   .tid = t->tid,
+				   .event = MT_GDB_EV_VFORK_DONE};
+
+	if (!g->vfork_events)
+		return MT_GDBT_RESUME(0);
+	return event_stop(g, t, &stop);
+}
+
+/*
+ * A process gdb debugs ran execve: a new address space, none of gdb's breakpoints in it. When
+ * gdb follows execs, the exec is its next stop, once memtrack has handled it (mt_gdbt_carry()).
+ */
 void mt_gdbt_exec(struct mt_gdbt *g, struct mt_gdbt_thread *t)
 {
-	(void)t;
-	g->n_breaks = 0;
-	g->probes_known = false;
-	g->n_rets = 0;
-	g->xol_start = g->xol_end = 0;
+	struct gdbt_proc *p = gdbt_proc_of_thread(g, t);
+
+	if (!p)
+		return;
+	p->n_breaks = 0;
+	p->probes_known = false;
+	p->n_rets = 0;
+	p->xol_start = p->xol_end = 0;
+	if (g->exec_events)
+		p->exec_tid = t->tid;
+}
+
+/*
+ * The end of one of the processes gdb debugs while others are still: gdb hears of it as a stop
+ * (W or X with its pid), the others stopped, when they run; the session goes on.
+ */
+static void other_gone(struct mt_gdbt *g, struct gdbt_proc *p, struct mt_gdb_stop *end)
+{
+	gdbt_drop_proc(g, p);
+	if (g->cur == end->pid)
+		g->cur = 0;
+	end->others = true;
+	if (g->state == GDB_RUNNING)
+		stop_for_gdb(g, end);
 }
 
 /* A thread of the process ended; the end of its leader is the process's, gdb's last stop. */
 void mt_gdbt_gone(struct mt_gdbt *g, struct mt_gdbt_thread *t, int status)
 {
+	struct gdbt_proc *p = gdbt_proc_of(g, t->tid);
 	struct mt_gdb_stop end = {0};
 
-	if (t->tid != g->pid)
-		return;
+	if (!p)
+		return; /* not a process's main thread */
 	end.kind = WIFSIGNALED(status) ? MT_GDB_STOP_KILLED : MT_GDB_STOP_EXITED;
 	end.value = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
-	g->n_breaks = 0; /* nothing to take out of a process that is gone */
+	end.pid = p->pid;
+	p->n_breaks = 0; /* nothing to take out of a process that is gone */
+	if (g->n_procs > 1) {
+		other_gone(g, p, &end);
+		return;
+	}
 	/*
 	 * Over gdb's pipe, gdb closes memtrack's stderr as soon as it hears of the end: the reply
 	 * waits until the summary is printed (mt_run_result's gdb_final).

@@ -16,15 +16,24 @@ static struct tracee *tracee_of(struct mt_gdbt_thread *t)
 	return (struct tracee *)((char *)t - offsetof(struct tracee, gdb));
 }
 
+/* t's gdb state, its process set, when t is a thread of a process gdb debugs; else NULL. */
+static struct mt_gdbt_thread *served(struct sup *s, struct tracee *t)
+{
+	if (!sup_gdb_owns(s, t))
+		return NULL;
+	t->gdb.pid = sup_pid_of(s, t);
+	return &t->gdb;
+}
+
 static struct mt_gdbt_thread *host_next_thread(void *ctx, size_t *pos)
 {
 	struct sup *s = ctx;
 
 	while (*pos < s->live.n) {
-		struct tracee *t = s->live.v[(*pos)++];
+		struct mt_gdbt_thread *gt = served(s, s->live.v[(*pos)++]);
 
-		if (sup_gdb_owns(s, t))
-			return &t->gdb;
+		if (gt)
+			return gt;
 	}
 	return NULL;
 }
@@ -34,7 +43,7 @@ static struct mt_gdbt_thread *host_find_thread(void *ctx, pid_t tid)
 	struct sup *s = ctx;
 	struct tracee *t = sup_find_tracee(s, tid);
 
-	return t && sup_gdb_owns(s, t) ? &t->gdb : NULL;
+	return t ? served(s, t) : NULL;
 }
 
 static int host_resume(void *ctx, struct mt_gdbt_thread *t, int sig)
@@ -82,40 +91,60 @@ int sup_gdb_start(struct sup *s, struct tracee *t, const char *where)
 {
 	const struct proc *p = &s->procs[t->proc];
 
+	t->gdb.pid = p->pid;
 	return mt_gdbt_start(s->gdb, &t->gdb, p->pid, p->pos, where);
 }
 
 int sup_gdb_signal(struct sup *s, struct tracee *t, int sig, const siginfo_t *si)
 {
-	return mt_gdbt_signal(s->gdb, &t->gdb, sig, si);
+	struct mt_gdbt_thread *gt = served(s, t);
+
+	return gt ? mt_gdbt_signal(s->gdb, gt, sig, si) : SUP_RESUME(sig);
 }
 
 int sup_gdb_syscall(struct sup *s, struct tracee *t)
 {
-	return sup_gdb_owns(s, t) ? mt_gdbt_syscall(s->gdb, &t->gdb) : SUP_RESUME(0);
+	struct mt_gdbt_thread *gt = served(s, t);
+
+	return gt ? mt_gdbt_syscall(s->gdb, gt) : SUP_RESUME(0);
 }
 
 int sup_gdb_carry(struct sup *s, struct tracee *t, int next)
 {
-	return sup_gdb_owns(s, t) ? mt_gdbt_carry(s->gdb, &t->gdb, next) : next;
+	struct mt_gdbt_thread *gt = served(s, t);
+
+	return gt ? mt_gdbt_carry(s->gdb, gt, next) : next;
 }
 
 void sup_gdb_new_child(struct sup *s, struct tracee *t, int event, pid_t child)
 {
-	if (sup_gdb_owns(s, t))
-		mt_gdbt_new_child(s->gdb, &t->gdb, event, child);
+	struct mt_gdbt_thread *gt = served(s, t);
+
+	if (gt)
+		mt_gdbt_new_child(s->gdb, gt, event, child);
 }
 
 void sup_gdb_exec(struct sup *s, struct tracee *t)
 {
-	if (sup_gdb_owns(s, t))
-		mt_gdbt_exec(s->gdb, &t->gdb);
+	struct mt_gdbt_thread *gt = served(s, t);
+
+	if (gt)
+		mt_gdbt_exec(s->gdb, gt);
+}
+
+int sup_gdb_vfork_done(struct sup *s, struct tracee *t)
+{
+	struct mt_gdbt_thread *gt = served(s, t);
+
+	return gt ? mt_gdbt_vfork_done(s->gdb, gt) : SUP_RESUME(0);
 }
 
 void sup_gdb_gone(struct sup *s, struct tracee *t, int status)
 {
-	if (sup_gdb_owns(s, t))
-		mt_gdbt_gone(s->gdb, &t->gdb, status);
+	struct mt_gdbt_thread *gt = served(s, t);
+
+	if (gt)
+		mt_gdbt_gone(s->gdb, gt, status);
 }
 
 /* The loop's turn: a termination request ends gdb's session first (mt_gdbt_end_request). */

@@ -211,6 +211,7 @@ struct handoff *sup_handoff_owner(const struct sup *s, const struct tracee *t);
 bool sup_handoff_owns(const struct sup *s, const struct tracee *t);
 int sup_handoff_know(struct handoff *h, const char *path);
 bool sup_gdb_owns(const struct sup *s, const struct tracee *t);
+pid_t sup_pid_of(const struct sup *s, const struct tracee *t);
 bool sup_gdb_reached(const struct sup *s);
 int sup_gdb_fd(const struct sup *s);
 int sup_resume(pid_t tid, int sig);
@@ -289,6 +290,8 @@ int sup_gdb_syscall(struct sup *s, struct tracee *t);
 int sup_gdb_carry(struct sup *s, struct tracee *t, int next);
 void sup_gdb_new_child(struct sup *s, struct tracee *t, int event, pid_t child);
 void sup_gdb_exec(struct sup *s, struct tracee *t);
+/* A vfork-done stop (only the processes gdb follows vforks in ask for them). */
+int sup_gdb_vfork_done(struct sup *s, struct tracee *t);
 void sup_gdb_gone(struct sup *s, struct tracee *t, int status);
 int sup_gdb_tick(struct sup *s);
 void sup_gdb_report(struct sup *s);

@@ -172,7 +172,8 @@ static int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 	else if (!err && child->held) {
 		child->held = false;
 		s->n_held--;
-		err = sup_resume(child->tid, 0);
+		/* A child gdb follows (its fork events) is parked for gdb instead. */
+		err = sup_carry_out(child, sup_gdb_carry(s, child, SUP_RESUME(0)));
 	}
 	return err ? err : SUP_RESUME(0);
 }
@@ -502,6 +503,8 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		return on_exec_event(s, t);
 	case PTRACE_EVENT_EXIT:
 		return on_exit_event(s, t);
+	case PTRACE_EVENT_VFORK_DONE:
+		return sup_gdb_vfork_done(s, t);
 	case PTRACE_EVENT_STOP:
 		return on_event_stop(s, t, sig);
 	case 0:

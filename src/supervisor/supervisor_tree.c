@@ -237,13 +237,13 @@ int sup_handoff_know(struct handoff *h, const char *path)
 /* gdb's session (src/gdbtarget/), from the tracees' side: whose they are, what to poll. */
 bool sup_gdb_owns(const struct sup *s, const struct tracee *t)
 {
-	pid_t pid = mt_gdbt_serving(s->gdb);
+	return s->gdb && mt_gdbt_serves(s->gdb, sup_pid_of(s, t));
+}
 
-	if (!pid)
-		return false;
-	if (t->proc >= 0)
-		return s->procs[t->proc].pid == pid;
-	return t->tgid == pid;
+/* The process of a tracee: its place in the tree, else its thread group (0 before its start). */
+pid_t sup_pid_of(const struct sup *s, const struct tracee *t)
+{
+	return t->proc >= 0 ? s->procs[t->proc].pid : t->tgid;
 }
 
 /* A process reached the stop point and was served to gdb (whether or not its session is over). */
