@@ -246,6 +246,42 @@ static int fake_thread_name(void *ctx, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
+/* Threads 0x4d2 and 0x4d3 are process 0x4d2's; 0x10 is a child's. */
+static pid_t fake_process_of(void *ctx, pid_t tid)
+{
+	(void)ctx;
+	return tid == 0x4d2 || tid == 0x4d3 ? 0x4d2 : tid == 0x10 ? 0x10 : -ESRCH;
+}
+
+static void fake_select_thread(void *ctx, pid_t tid)
+{
+	(void)ctx;
+	fake.selected = tid;
+}
+
+static int fake_follow_forks(void *ctx, bool fork, bool vfork, bool exec)
+{
+	(void)ctx;
+	fake.follow_fork = fork;
+	fake.follow_vfork = vfork;
+	fake.follow_exec = exec;
+	return 0;
+}
+
+static int fake_detach_process(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	fake.detached_pid = pid;
+	return fake.procs_left;
+}
+
+static int fake_kill_process(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	fake.killed_pid = pid;
+	return fake.procs_left;
+}
+
 static const struct mt_gdb_ops ops = {
     .catch_syscalls = fake_catch_syscalls,
     .thread_name = fake_thread_name,
@@ -285,6 +321,23 @@ void gdbfake_setup(void)
 	for (size_t i = 0; i < MEM_SIZE; i++)
 		fake.mem[i] = (uint8_t)i;
 	stub = mt_gdb_new(&ops, NULL, &mt_gdb_amd64, &first);
+	ck_assert_ptr_nonnull(stub);
+}
+
+void gdbfake_use_processes(void)
+{
+	static struct mt_gdb_ops processes;
+	const struct mt_gdb_stop first = {
+	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 1234};
+
+	processes = ops;
+	processes.process_of = fake_process_of;
+	processes.select_thread = fake_select_thread;
+	processes.follow_forks = fake_follow_forks;
+	processes.detach_process = fake_detach_process;
+	processes.kill_process = fake_kill_process;
+	mt_gdb_free(stub);
+	stub = mt_gdb_new(&processes, NULL, &mt_gdb_amd64, &first);
 	ck_assert_ptr_nonnull(stub);
 }
 

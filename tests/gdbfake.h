@@ -35,7 +35,12 @@ struct fake {
 		size_t len;
 	} hw[4];
 	size_t n_hw;
-	int files_open;	 /* the fake's one file, "/etc/fake", opened and not closed */
+	int files_open; /* the fake's one file, "/etc/fake", opened and not closed */
+	/* Several processes: the thread of gdb's Hg, the events gdb follows, D;PID and vKill;PID */
+	pid_t selected;
+	bool follow_fork, follow_vfork, follow_exec;
+	pid_t detached_pid, killed_pid;
+	int procs_left;	 /* what those two return */
 	int catch_calls; /* QCatchSyscalls requests: the last one's on, nrs */
 	bool catch_on;
 	int catch_nrs[4];
@@ -50,6 +55,8 @@ extern struct mt_gdb *stub;
 /* The process stopped at its exec, thread 0x4d2 (1234), SIGTRAP; and the stub freed. */
 void gdbfake_setup(void);
 void gdbfake_teardown(void);
+/* The stub made again on a target with several processes (the multiprocess ops). */
+void gdbfake_use_processes(void);
 
 /* data framed as a packet into buf: $data#checksum. */
 void framed(char *buf, size_t len, const char *data);

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "lib/gdbsession.h"
+#include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
@@ -247,30 +248,211 @@ START_TEST(summary_after_kill_quit_and_detach)
 }
 END_TEST
 
-/*
- * gdb's follow-fork-mode child is not followed (the stub has no fork events; gdb never sends
- * the setting): gdbserver stops in the child, memtrack says once that gdb stays with the
- * parent, and records all 20 processes of the tree.
- */
-START_TEST(follow_fork_child_is_said_not_followed)
+/* How many times needle is in text. */
+static int count_of(const char *text, const char *needle)
 {
-	const char *cmd[] = {FIXTURE("fork_tree"), NULL};
-	const char *cmds[] = {"set follow-fork-mode child", "break child", "continue", "continue",
-			      NULL};
+	int n = 0;
+
+	for (const char *at = strstr(text, needle); at; at = strstr(at + 1, needle))
+		n++;
+	return n;
+}
+
+/* The report's process whose allocations number n (forks4's child k makes 10 (k + 1)). */
+static struct json_object *process_allocating(struct session *s, int64_t n)
+{
+	struct json_object *procs, *p;
+
+	ck_assert(json_object_object_get_ex(s->report, "processes", &procs));
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		p = json_object_array_get_idx(procs, i);
+		if (mt_json_i64(p, "parent") != 0 && mt_json_i64(p, "allocations") == n)
+			return p;
+	}
+	ck_abort_msg("no process made %lld allocations", (long long)n);
+	return NULL;
+}
+
+/* forks4's child k, recorded exactly (fixtures/README.md): 10 (k + 1) of 32 (k + 1) bytes. */
+static void assert_forks4_child(struct session *s, int k)
+{
+	gdb_assert_counts(process_allocating(s, 10 * (k + 1)), "forks4 child", 10 * (k + 1),
+			  10 * (k + 1) - k, 320 * (k + 1) * (k + 1));
+}
+
+/*
+ * gdb's follow-fork-mode child (fork events, multiprocess): gdb follows the first child, detaches
+ * the parent, and stops at the breakpoint in the child, as under gdbserver; memtrack records
+ * every process of the tree, the one gdb followed included, exactly.
+ */
+START_TEST(follow_fork_child_stops_in_the_child)
+{
+	const char *cmd[] = {FIXTURE("forks4"), NULL};
+	const char *cmds[] = {
+	    "set follow-fork-mode child", "break child", "continue", "bt", "continue", NULL};
 	struct session s = {0};
 	struct mt_out gs;
 	struct json_object *procs;
+	char *ours, *theirs;
 
 	gdb_session(&s, NULL, cmd, cmds);
 	gdbserver_session(&gs, cmd, cmds);
-	ck_assert_msg(strstr(gs.out, "Breakpoint 1, child ("), "gdbserver:\n%s", gs.out);
-	SHOWN(&s, "follow-fork-mode child is not followed");
-	SAID(&s, "exited normally");
+	ck_assert_msg(strstr(gs.out, "hit Breakpoint 1, child (k=k@entry=0)"), "gdbserver:\n%s",
+		      gs.out);
+	SAID(&s, "hit Breakpoint 1, child (k=k@entry=0)");
+	SAID(&s, "[Detaching after fork from parent process ");
+	SAID(&s, "[Inferior 2 (process ");
+	SAID(&s, "exited normally]");
+	ours = gdb_frame_functions(s.o.out);
+	theirs = gdb_frame_functions(gs.out);
+	ck_assert_msg(!strcmp(ours, theirs) && !strcmp(ours, "child\nmain\n"),
+		      "frames under memtrack:\n%s\nunder gdbserver:\n%s", ours, theirs);
 	ck_assert_int_eq(s.rc, 0);
 	ck_assert(json_object_object_get_ex(s.report, "processes", &procs));
-	ck_assert_int_eq(json_object_array_length(procs), 20);
+	ck_assert_int_eq(json_object_array_length(procs), 5);
+	gdb_assert_counts(gdb_totals(&s), "forks4", 101, 95, 10600);
+	for (int k = 0; k < 4; k++)
+		assert_forks4_child(&s, k);
+	free(ours);
+	free(theirs);
 	mt_out_free(&gs);
 	gdb_session_free(&s);
+}
+END_TEST
+
+/*
+ * detach-on-fork off: gdb keeps the parent and each child it follows (the multiprocess
+ * extensions: p<pid>.<tid> ids, W;process:PID), switches between them, and sees each child end
+ * while the parent stays stopped at its fork, as under gdbserver.
+ */
+START_TEST(detach_on_fork_off_keeps_both_processes)
+{
+	const char *cmd[] = {FIXTURE("forks4"), NULL};
+	const char *cmds[] = {"set detach-on-fork off",
+			      "set follow-fork-mode child",
+			      "break child",
+			      "continue",
+			      "info inferiors",
+			      "continue",
+			      "inferior 1",
+			      "continue",
+			      "bt",
+			      "continue",
+			      NULL};
+	struct session s = {0};
+	struct mt_out gs;
+
+	gdb_session(&s, NULL, cmd, cmds);
+	gdbserver_session(&gs, cmd, cmds);
+	ck_assert_msg(strstr(gs.out, "child (k=k@entry=1)") && strstr(gs.out, "[New inferior 3 "),
+		      "gdbserver:\n%s", gs.out);
+	ck_assert_int_eq(count_of(s.o.out, "exited normally]"),
+			 count_of(gs.out, "exited normally]"));
+	ck_assert_int_eq(count_of(s.o.out, "exited normally]"), 2);
+	SAID(&s, "hit Breakpoint 1.2, child (k=k@entry=0)");
+	SAID(&s, "hit Breakpoint 1.2, child (k=k@entry=1)");
+	SAID(&s, "[Inferior 2 (process ");
+	SAID(&s, "[Inferior 3 (process ");
+	SAID(&s, "[Switching to inferior 1 [process ");
+	ck_assert_int_eq(count_of(s.o.out, "* 2    process "), 1); /* info inferiors: both */
+	ck_assert_int_eq(count_of(s.o.out, "  1    process "), 1);
+	/* The two children that ran to their end, recorded exactly; gdb's end killed the rest. */
+	assert_forks4_child(&s, 0);
+	assert_forks4_child(&s, 1);
+	ck_assert_int_eq(s.rc, 128 + 9);
+	mt_out_free(&gs);
+	gdb_session_free(&s);
+}
+END_TEST
+
+/*
+ * catch fork, catch vfork: gdb's catchpoints stop at each, as under gdbserver; and a vfork child
+ * runs through a breakpoint gdb set in its parent's memory (gdb takes it out while they share
+ * it: without vfork events the child died of the SIGTRAP, exit 133).
+ */
+START_TEST(catch_fork_and_vfork_stop_as_under_gdbserver)
+{
+	const char *forks[] = {FIXTURE("forks4"), NULL};
+	const char *vfork[] = {FIXTURE("vfork_exec"), "/bin/true", NULL};
+	const char *fork_cmds[] = {"catch fork", "continue", "continue", "continue",
+				   "continue",	 "continue", NULL};
+	const char *vfork_cmds[] = {"catch vfork", "continue", "continue", NULL};
+	const char *execv_cmds[] = {"break main", "continue", "break execv",
+				    "continue",	  "continue", NULL};
+	struct session s = {0}, v = {0};
+	struct mt_out gs, gv;
+
+	gdb_session(&s, NULL, forks, fork_cmds);
+	gdbserver_session(&gs, forks, fork_cmds);
+	ck_assert_int_eq(count_of(gs.out, "Catchpoint 1 (forked process "), 4);
+	ck_assert_int_eq(count_of(s.o.out, "Catchpoint 1 (forked process "), 4);
+	ck_assert_int_eq(count_of(s.o.out, "[Detaching after fork from child process "), 4);
+	SAID(&s, "arch_fork (");
+	SAID(&s, "[Inferior 1 (process ");
+	SAID(&s, "exited normally]");
+	ck_assert_int_eq(s.rc, 0);
+	gdb_assert_counts(gdb_totals(&s), "forks4", 101, 95, 10600);
+
+	gdb_session(&v, NULL, vfork, vfork_cmds);
+	gdbserver_session(&gv, vfork, vfork_cmds);
+	ck_assert_msg(strstr(gv.out, "Catchpoint 1 (vforked process "), "gdbserver:\n%s", gv.out);
+	SAID(&v, "Catchpoint 1 (vforked process ");
+	SAID(&v, "[Detaching after vfork from child process ");
+	SAID(&v, "exited normally]");
+	ck_assert_int_eq(v.rc, 0);
+	gdb_session_free(&v);
+
+	/* The vfork child reaches gdb's breakpoint in the memory it shares: gdb took it out. */
+	v = (struct session){0};
+	gdb_session(&v, NULL, vfork, execv_cmds);
+	SAID(&v, "Breakpoint 2 at ");
+	SAID(&v, "[Detaching after vfork from child process ");
+	SAID(&v, "[Inferior 1 (process ");
+	SAID(&v, "exited normally]");
+	ck_assert_int_eq(v.rc, 0);
+	mt_out_free(&gs);
+	mt_out_free(&gv);
+	gdb_session_free(&s);
+	gdb_session_free(&v);
+}
+END_TEST
+
+/*
+ * catch exec: gdb stops at the process's exec with the new program's name (exec events), and
+ * after a vfork followed into the child, at the child's exec, as under gdbserver.
+ */
+START_TEST(catch_exec_stops_as_under_gdbserver)
+{
+	const char *chain[] = {FIXTURE("exec_chain"), "1", NULL};
+	const char *vfork[] = {FIXTURE("vfork_exec"), "/bin/true", NULL};
+	const char *cmds[] = {"catch exec", "continue", "continue", NULL};
+	const char *child_cmds[] = {"set follow-fork-mode child", "catch exec", "continue",
+				    "continue", NULL};
+	struct session s = {0}, v = {0};
+	struct mt_out gs, gv;
+
+	gdb_session(&s, NULL, chain, cmds);
+	gdbserver_session(&gs, chain, cmds);
+	ck_assert_msg(strstr(gs.out, "Catchpoint 1 (exec'd " MT_BUILD_DIR "/fixtures/exec_chain)"),
+		      "gdbserver:\n%s", gs.out);
+	SAID(&s, "Catchpoint 1 (exec'd " MT_BUILD_DIR "/fixtures/exec_chain)");
+	SAID(&s, "is executing new program: " MT_BUILD_DIR "/fixtures/exec_chain");
+	SAID(&s, "exited normally]");
+	ck_assert_int_eq(s.rc, 0);
+
+	gdb_session(&v, NULL, vfork, child_cmds);
+	gdbserver_session(&gv, vfork, child_cmds);
+	ck_assert_msg(strstr(gv.out, "Catchpoint 1 (exec'd /usr/bin/true)"), "gdbserver:\n%s",
+		      gv.out);
+	SAID(&v, "[Attaching after Thread ");
+	SAID(&v, "Catchpoint 1 (exec'd /usr/bin/true)");
+	SAID(&v, "[Inferior 2 (process ");
+	SAID(&v, "exited normally]");
+	ck_assert_int_eq(v.rc, 0);
+	mt_out_free(&gs);
+	mt_out_free(&gv);
+	gdb_session_free(&s);
+	gdb_session_free(&v);
 }
 END_TEST
 
@@ -287,7 +469,10 @@ static Suite *gdb_server_suite(void)
 	mt_tcase_add_tool_test(tc, catch_syscall_deleted_and_thread_names, "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, addresses_are_not_randomized, "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, summary_after_kill_quit_and_detach, "gdb");
-	mt_tcase_add_tool_test(tc, follow_fork_child_is_said_not_followed, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, follow_fork_child_stops_in_the_child, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, detach_on_fork_off_keeps_both_processes, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, catch_fork_and_vfork_stop_as_under_gdbserver, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, catch_exec_stops_as_under_gdbserver, "gdb gdbserver");
 	suite_add_tcase(s, tc);
 	return s;
 }

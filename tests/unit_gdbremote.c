@@ -32,7 +32,11 @@ START_TEST(gdb13_connect_sequence)
 	ck_assert_ptr_nonnull(strstr(r, "qXfer:auxv:read+"));
 	ck_assert_ptr_nonnull(strstr(r, "qXfer:libraries-svr4:read+"));
 	ck_assert_ptr_nonnull(strstr(r, "swbreak+"));
-	/* No multiprocess, fork or exec events offered: gdb then sends none of their forms. */
+	/*
+	 * The fake has one process (no ops->process_of): no multiprocess, fork or exec events
+	 * offered, gdb then sends none of their forms (several_processes_and_their_forks, in
+	 * unit_gdbremote_run.c, has them).
+	 */
 	ck_assert_ptr_null(strstr(r, "multiprocess"));
 	expect("vMustReplyEmpty", true, "");
 	expect("QStartNoAckMode", true, "OK");

@@ -303,6 +303,76 @@ START_TEST(the_end_told_later)
 }
 END_TEST
 
+/*
+ * The multiprocess extensions and the fork events, when gdb offers them (as gdb 13 does):
+ * p<pid>.<tid> ids both ways, the events gdb asked for, their stop replies, and one process's
+ * end, detach or kill while another is still debugged.
+ */
+START_TEST(several_processes_and_their_forks)
+{
+	struct mt_gdb_stop fork = {.kind = MT_GDB_STOP_SIGNAL,
+				   .value = SIGTRAP,
+				   .tid = 0x4d2,
+				   .event = MT_GDB_EV_FORK,
+				   .child = 0x10};
+	struct mt_gdb_stop exec = {
+	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 0x10, .event = MT_GDB_EV_EXEC};
+	const struct mt_gdb_stop done = {.kind = MT_GDB_STOP_SIGNAL,
+					 .value = SIGTRAP,
+					 .tid = 0x4d2,
+					 .event = MT_GDB_EV_VFORK_DONE};
+	const struct mt_gdb_stop end = {
+	    .kind = MT_GDB_STOP_EXITED, .value = 3, .pid = 0x10, .others = true};
+	const char *r;
+
+	gdbfake_use_processes();
+	r = ask("qSupported:multiprocess+;swbreak+;fork-events+;exec-events+");
+	ck_assert_msg(strstr(r, ";multiprocess+;fork-events+;exec-events+#"), "%s", r);
+	ck_assert(fake.follow_fork && !fake.follow_vfork && fake.follow_exec);
+	no_ack();
+	expect("qC", false, "QCp4d2.4d2");
+	expect("qfThreadInfo", false, "mp4d2.4d2,p4d2.4d3");
+	expect("Tp4d2.4d3", false, "OK");
+	/* Hg names the process of memory requests: a thread, or any thread of a process. */
+	expect("Hgp4d2.4d3", false, "OK");
+	ck_assert_int_eq(fake.selected, 0x4d3);
+	expect("Hgp10.0", false, "OK");
+	ck_assert_int_eq(fake.selected, 0x10);
+	/* One process's threads resumed, the others left stopped. */
+	expect("vCont;c:p4d2.-1", false, NULL);
+	ck_assert_int_eq(fake.actions[0].tid, -1);
+	ck_assert_int_eq(fake.actions[0].pid, 0x4d2);
+	fake.out_len = 0;
+	ck_assert_int_eq(mt_gdb_stopped(stub, &fork), 0);
+	ck_assert_str_eq(fake.out, "$T05thread:p4d2.4d2;fork:p10.10;#5f");
+	ck_assert_int_eq(fake.selected, 0); /* the stopped thread's process again */
+	expect("vCont;c:p10.-1", false, NULL);
+	snprintf(exec.path, sizeof(exec.path), "/bin/true");
+	fake.out_len = 0;
+	ck_assert_int_eq(mt_gdb_stopped(stub, &exec), 0);
+	ck_assert_msg(strstr(fake.out, "T05thread:p10.10;exec:2f62696e2f74727565;"), "%s",
+		      fake.out);
+	expect("vCont;c", false, NULL);
+	fake.out_len = 0;
+	ck_assert_int_eq(mt_gdb_stopped(stub, &done), 0);
+	ck_assert_msg(strstr(fake.out, "T05thread:p4d2.4d2;vforkdone:;"), "%s", fake.out);
+	/* The end of one process while another is debugged: the session goes on. */
+	expect("vCont;c", false, NULL);
+	fake.out_len = 0;
+	ck_assert_int_eq(mt_gdb_stopped(stub, &end), 0);
+	ck_assert_msg(strstr(fake.out, "$W03;process:10#"), "%s", fake.out);
+	ck_assert(!mt_gdb_finished(stub));
+	fake.procs_left = 1;
+	expect("D;10", false, "OK");
+	ck_assert_int_eq(fake.detached_pid, 0x10);
+	ck_assert(!mt_gdb_finished(stub));
+	fake.procs_left = 0;
+	expect("vKill;4d2", false, "OK");
+	ck_assert_int_eq(fake.killed_pid, 0x4d2);
+	ck_assert(mt_gdb_finished(stub));
+}
+END_TEST
+
 static Suite *gdbremote_run_suite(void)
 {
 	Suite *s = suite_create("gdbremote_run");
@@ -320,6 +390,7 @@ static Suite *gdbremote_run_suite(void)
 	tcase_add_test(tc, catch_syscalls);
 	tcase_add_test(tc, thread_names);
 	tcase_add_test(tc, kill_reply_told_later);
+	tcase_add_test(tc, several_processes_and_their_forks);
 	suite_add_tcase(s, tc);
 	return s;
 }

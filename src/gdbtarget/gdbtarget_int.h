@@ -2,8 +2,9 @@
 /*
  * Inside memtrack's gdb target (--gdb, docs/GDB.md): the session, and what its files give each
  * other. Calls go one way: the session and its endpoint (gdbtarget.c) use run control
- * (gdbtarget_run.c), which uses memory, breakpoints and registers (gdbtarget_mem.c); files
- * (gdbtarget_files.c) and libraries (gdbtarget_libs.c) are used by the session only.
+ * (gdbtarget_run.c), which uses memory, breakpoints, registers and the processes served
+ * (gdbtarget_mem.c); files (gdbtarget_files.c, of the process gdb's requests are of) and
+ * libraries (gdbtarget_libs.c) are used by the session only.
  */
 #ifndef MT_GDBTARGET_INT_H
 #define MT_GDBTARGET_INT_H
