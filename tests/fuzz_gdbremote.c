@@ -193,7 +193,40 @@ static ssize_t fake_readlink(void *ctx, const char *path, char *buf, size_t len)
 	return snprintf(buf, len, "/bin/true");
 }
 
+/* Two processes, 1 and 2, a thread each: the multiprocess forms are parsed too. */
+static pid_t fake_process_of(void *ctx, pid_t tid)
+{
+	(void)ctx;
+	return tid == 1 || tid == 2 ? tid : -ESRCH;
+}
+
+static void fake_select(void *ctx, pid_t tid)
+{
+	(void)ctx;
+	(void)tid;
+}
+
+static int fake_follow(void *ctx, bool fork, bool vfork, bool exec)
+{
+	(void)ctx;
+	(void)fork;
+	(void)vfork;
+	(void)exec;
+	return 0;
+}
+
+static int fake_one_process(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	return pid == 1 || pid == 2 ? 1 : -ESRCH;
+}
+
 static const struct mt_gdb_ops ops = {
+    .process_of = fake_process_of,
+    .select_thread = fake_select,
+    .follow_forks = fake_follow,
+    .detach_process = fake_one_process,
+    .kill_process = fake_one_process,
     .send = fake_send,
     .read_regs = fake_regs,
     .write_regs = fake_write_regs,
@@ -222,8 +255,12 @@ static const struct mt_gdb_ops ops = {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct mt_gdb_stop first = {.kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 1};
-	const struct mt_gdb_stop brk = {
-	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 2, .swbreak = true};
+	const struct mt_gdb_stop brk = {.kind = MT_GDB_STOP_SIGNAL,
+					.value = SIGTRAP,
+					.tid = 2,
+					.swbreak = true,
+					.event = MT_GDB_EV_FORK,
+					.child = 1};
 	struct mt_gdb *g = mt_gdb_new(&ops, NULL, &mt_gdb_amd64, &first);
 	size_t chunk, at = 1;
 
