@@ -51,6 +51,41 @@ START_TEST(stack_inside_a_probed_malloc_is_the_callers)
 }
 END_TEST
 
+/*
+ * A breakpoint inside malloc's body reached by continue: the thread entered malloc while it ran,
+ * so the stub never saw its return address before the kernel hid it; it is read from the
+ * kernel's own record of the uretprobe's return then. bt and finish as under gdbserver. (glibc
+ * 2.36's malloc begins with a 2-byte push and two 1-byte ones: +4 is an instruction.)
+ */
+START_TEST(stack_inside_malloc_reached_by_continue_is_the_callers)
+{
+	const char *cmd[] = {FIXTURE("gdb_target"), NULL};
+	const char *cmds[] = {"break pairs", "continue", "break *malloc+4", "continue", "bt",
+			      "finish",	     "delete",	 "continue",	    NULL};
+	struct session s = {0};
+	struct mt_out gs;
+	char *ours, *theirs;
+
+	gdb_session(&s, NULL, cmd, cmds);
+	gdbserver_session(&gs, cmd, cmds);
+	ours = gdb_frame_functions(s.o.out);
+	theirs = gdb_frame_functions(gs.out);
+	ck_assert_msg(strstr(theirs, "__GI___libc_malloc\npairs\nmain\n"),
+		      "gdbserver's frames:\n%s\n%s", theirs, gs.out);
+	ck_assert_msg(!strcmp(ours, theirs), "frames under memtrack:\n%s\nunder gdbserver:\n%s\n%s",
+		      ours, theirs, s.o.out);
+	ck_assert_msg(!strstr(s.o.out, "in ?? ()"), "an unknown frame:\n%s", s.o.out);
+	SAID(&s, "Value returned is $1 = (void *) 0x");
+	SAID(&s, "exited with code 01");
+	ck_assert_int_eq(s.rc, 1);
+	gdb_assert_counts(gdb_totals(&s), "gdb_target", 4, 3, 300 + 4096);
+	free(ours);
+	free(theirs);
+	mt_out_free(&gs);
+	gdb_session_free(&s);
+}
+END_TEST
+
 /* The line of gdb's output that holds needle, as a new string. */
 static char *line_with(const char *out, const char *needle)
 {
@@ -463,6 +498,8 @@ static Suite *gdb_server_suite(void)
 
 	tcase_set_timeout(tc, 300);
 	mt_tcase_add_tool_test(tc, stack_inside_a_probed_malloc_is_the_callers, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, stack_inside_malloc_reached_by_continue_is_the_callers,
+			       "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, writing_a_hidden_return_address_keeps_the_return,
 			       "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, catch_syscall_stops_as_under_gdbserver, "gdb gdbserver");

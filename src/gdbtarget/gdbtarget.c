@@ -31,6 +31,7 @@
 #include "base/fdready.h"
 #include "base/printable.h"
 #include "gdbtarget/gdbtarget_int.h"
+#include "tracker/tracker_returns.h"
 
 /* How often a send that gdb does not read looks for a termination request. */
 #define SEND_LOOK_MS 100
@@ -506,6 +507,7 @@ void mt_gdbt_free(struct mt_gdbt *g)
 	gdbt_close_files(g);
 	remove_socket(g);
 	free(g->held);
+	mt_hidden_returns_close(g->hidden);
 	while (g->n_procs)
 		gdbt_drop_proc(g, g->procs[0]);
 	free(g->procs);

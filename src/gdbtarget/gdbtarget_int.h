@@ -12,6 +12,8 @@
 #include "gdbremote/gdbremote.h"
 #include "gdbtarget/gdbtarget.h"
 
+struct mt_hidden_returns;
+
 /*
  * One of gdb's breakpoints: an int3 of memtrack's. At one of memtrack's uprobes the kernel's int3
  * is there already, and the kernel takes its trap without the thread ever reporting it: there the
@@ -96,8 +98,9 @@ struct gdbt_proc {
 	uint64_t xol_start, xol_end; /* the kernel's [uprobes] area: the uretprobe trampoline */
 	struct hijacked_return *rets;
 	size_t n_rets;
-	bool forked;	/* a child gdb was not told of yet: told once its first thread parked */
-	bool resumed;	/* gdb resumed it */
+	bool forked;  /* a child gdb was not told of yet: told once its first thread parked */
+	bool resumed; /* gdb resumed it */
+	bool kernel_rets_known; /* the kernel's hidden returns were read since it last ran */
 	pid_t exec_tid; /* ran execve: gdb is told once memtrack let this thread go on (0: no) */
 };
 
@@ -117,6 +120,8 @@ struct mt_gdbt {
 	pid_t cur; /* the process of memory and breakpoint requests (gdb's Hg; 0: the stop's) */
 	bool fork_events, vfork_events, exec_events; /* gdb follows them (qSupported) */
 	unsigned int forks_followed;		     /* children gdb resumed (the summary) */
+	struct mt_hidden_returns *hidden; /* the reader of the kernel's hidden returns, once used */
+	int hidden_err;			  /* it could not be loaded */
 	enum gdb_state state;
 	bool over; /* the session ended: the process runs on as in any run */
 	enum gdb_end end;

@@ -20,6 +20,7 @@
 #include "base/regfile.h"
 #include "inspect/procmaps.h"
 #include "tracker/tracker.h"
+#include "tracker/tracker_returns.h"
 #include "gdbtarget/gdbtarget_int.h"
 
 /* The parked thread tid of the process (0 or -1: the thread that stopped). */
@@ -302,9 +303,71 @@ void gdbt_forget_returns(struct mt_gdbt *g)
 		forget_returns_of(g->procs[i]);
 }
 
-/* In what gdb reads, the caller's return address wherever the trampoline's stands for it. */
-static void unhide_returns(struct gdbt_proc *p, uint64_t addr, uint8_t *buf, size_t len)
+static struct hijacked_return *find_return(struct gdbt_proc *p, uint64_t slot)
 {
+	for (size_t i = 0; i < p->n_rets; i++)
+		if (p->rets[i].slot == slot)
+			return &p->rets[i];
+	return NULL;
+}
+
+/* Whether buf holds the trampoline's address in a stack slot no return known covers. */
+static bool unknown_return(struct gdbt_proc *p, uint64_t addr, const uint8_t *buf, size_t len)
+{
+	for (uint64_t off = (8 - addr % 8) % 8; off + 8 <= len; off += 8) {
+		uint64_t word;
+
+		memcpy(&word, buf + off, sizeof(word));
+		if (gdbt_at_trampoline(p, word) && !find_return(p, addr + off))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The returns the kernel hid in p's stacks, as it keeps them (tracker_returns.h): for a thread
+ * that entered a probed function while it ran (a breakpoint inside malloc reached by continue),
+ * which the stub never saw at the entry. Once per stop of the process.
+ */
+static void know_kernel_returns(struct mt_gdbt *g, struct gdbt_proc *p)
+{
+	struct mt_hidden_return v[64];
+	struct hijacked_return *grown;
+	int n;
+
+	if (p->kernel_rets_known || g->hidden_err)
+		return;
+	p->kernel_rets_known = true;
+	if (!g->hidden)
+		g->hidden_err = mt_hidden_returns_open(&g->hidden);
+	if (g->hidden_err) {
+		if (g->cfg.verbose)
+			fprintf(
+			    stderr,
+			    "memtrack: gdb: the kernel's hidden return addresses cannot be read "
+			    "(%s): a stack inside an allocator may end at the uretprobe "
+			    "trampoline\n",
+			    strerror(-g->hidden_err));
+		return;
+	}
+	n = mt_hidden_returns_read(g->hidden, p->pid, v, sizeof(v) / sizeof(v[0]));
+	for (int i = 0; i < n; i++) {
+		if (find_return(p, v[i].slot))
+			continue;
+		grown = realloc(p->rets, (p->n_rets + 1) * sizeof(*grown));
+		if (!grown)
+			return;
+		p->rets = grown;
+		p->rets[p->n_rets++] = (struct hijacked_return){v[i].tid, v[i].slot, v[i].ra};
+	}
+}
+
+/* In what gdb reads, the caller's return address wherever the trampoline's stands for it. */
+static void unhide_returns(struct mt_gdbt *g, struct gdbt_proc *p, uint64_t addr, uint8_t *buf,
+			   size_t len)
+{
+	if (unknown_return(p, addr, buf, len))
+		know_kernel_returns(g, p);
 	for (size_t i = 0; i < p->n_rets; i++) {
 		uint64_t off = p->rets[i].slot - addr, now;
 
@@ -343,7 +406,7 @@ static void unmask(struct mt_gdbt *g, struct gdbt_proc *p, uint64_t addr, uint8_
 	for (size_t i = 0; i < p->n_probes; i++)
 		if (p->probes[i].addr - addr < len)
 			buf[p->probes[i].addr - addr] = p->probes[i].orig;
-	unhide_returns(p, addr, buf, len);
+	unhide_returns(g, p, addr, buf, len);
 }
 
 ssize_t gdbt_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)

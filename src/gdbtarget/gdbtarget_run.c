@@ -62,8 +62,10 @@ int gdbt_collect(struct mt_gdbt *g)
 	if (!all || g->state != GDB_STOPPING)
 		return 0;
 	g->state = GDB_STOPPED;
-	for (size_t i = 0; i < g->n_procs; i++)
+	for (size_t i = 0; i < g->n_procs; i++) {
 		g->procs[i]->probes_known = false; /* files may have been mapped while it ran */
+		g->procs[i]->kernel_rets_known = false;
+	}
 	gdbt_forget_returns(g);
 	if (!g->conn)
 		return 0;
