@@ -491,6 +491,33 @@ START_TEST(catch_exec_stops_as_under_gdbserver)
 }
 END_TEST
 
+/*
+ * An exec from a thread that is not the process's main one (mt_exec: 3 more threads, the third
+ * execs): gdb stops at it with one thread left, as under gdbserver, and the new program's
+ * allocations are recorded (fixtures/README.md: 3 DTVs of 272 bytes, then scope_cases' 3 of 48).
+ */
+START_TEST(catch_exec_of_a_threaded_process)
+{
+	const char *cmd[] = {FIXTURE("mt_exec"), FIXTURE("scope_cases"), "alloc", "3", NULL};
+	const char *cmds[] = {"catch exec", "continue", "info threads", "continue", NULL};
+	struct session s = {0};
+	struct mt_out gs;
+
+	gdb_session(&s, NULL, cmd, cmds);
+	gdbserver_session(&gs, cmd, cmds);
+	ck_assert_msg(strstr(gs.out, "Catchpoint 1 (exec'd " MT_BUILD_DIR "/fixtures/scope_cases)"),
+		      "gdbserver:\n%s", gs.out);
+	SAID(&s, "Catchpoint 1 (exec'd " MT_BUILD_DIR "/fixtures/scope_cases)");
+	ck_assert_int_eq(count_of(s.o.out, " \"scope_cases\" "), 1); /* info threads: one */
+	ck_assert_int_eq(count_of(gs.out, " \"scope_cases\" "), 1);
+	SAID(&s, "exited normally]");
+	ck_assert_int_eq(s.rc, 0);
+	gdb_assert_counts(gdb_totals(&s), "mt_exec scope_cases alloc 3", 6, 3, 816 + 3 * 48);
+	mt_out_free(&gs);
+	gdb_session_free(&s);
+}
+END_TEST
+
 static Suite *gdb_server_suite(void)
 {
 	Suite *s = suite_create("gdb_server");
@@ -510,6 +537,7 @@ static Suite *gdb_server_suite(void)
 	mt_tcase_add_tool_test(tc, detach_on_fork_off_keeps_both_processes, "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, catch_fork_and_vfork_stop_as_under_gdbserver, "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, catch_exec_stops_as_under_gdbserver, "gdb gdbserver");
+	mt_tcase_add_tool_test(tc, catch_exec_of_a_threaded_process, "gdb gdbserver");
 	suite_add_tcase(s, tc);
 	return s;
 }
