@@ -412,7 +412,7 @@ START_TEST(catch_fork_and_vfork_stop_as_under_gdbserver)
 	const char *fork_cmds[] = {"catch fork", "continue", "continue", "continue",
 				   "continue",	 "continue", NULL};
 	const char *vfork_cmds[] = {"catch vfork", "continue", "continue", NULL};
-	const char *execv_cmds[] = {"break main", "continue", "break execv",
+	const char *execv_cmds[] = {"break main", "continue", "break execv", "break waitpid",
 				    "continue",	  "continue", NULL};
 	struct session s = {0}, v = {0};
 	struct mt_out gs, gv;
@@ -437,11 +437,15 @@ START_TEST(catch_fork_and_vfork_stop_as_under_gdbserver)
 	ck_assert_int_eq(v.rc, 0);
 	gdb_session_free(&v);
 
-	/* The vfork child reaches gdb's breakpoint in the memory it shares: gdb took it out. */
+	/*
+	 * The vfork child reaches gdb's breakpoint in the memory it shares: gdb took it out. It is
+	 * back once the vfork is done: the parent stops in waitpid.
+	 */
 	v = (struct session){0};
 	gdb_session(&v, NULL, vfork, execv_cmds);
 	SAID(&v, "Breakpoint 2 at ");
 	SAID(&v, "[Detaching after vfork from child process ");
+	SAID(&v, "Breakpoint 3, __GI___waitpid (");
 	SAID(&v, "[Inferior 1 (process ");
 	SAID(&v, "exited normally]");
 	ck_assert_int_eq(v.rc, 0);
