@@ -84,6 +84,20 @@ enum mt_kind {
 };
 
 /*
+ * Argument layouts of allocator functions whose calls are recorded as a kind above but whose
+ * arguments come in another order, or not at all: a probe's cookie carries one of these in place
+ * of a kind, the BPF side decodes the call by it and gives the event the kind named. Never in an
+ * event, never in an artifact; the cookie's 5 bits leave room for no more.
+ */
+enum mt_call_layout {
+	MT_L_RECALLOC_ALIGNED = 27, /* (ptr, n, size, align): event realloc_aligned */
+	MT_L_STRDUP = 28,	    /* (str, ...) -> copy: event malloc of strlen(copy) + 1 */
+	MT_L_ALIGNED_REALLOC = 29,  /* (ptr, align, size): event realloc_aligned */
+	MT_L_ALIGNED_CALLOC = 30,   /* (align, n, size): event calloc_aligned */
+	MT_L_SN_REALLOC = 31,	    /* (ptr, align, old size, size): event realloc_aligned */
+};
+
+/*
  * Records of the same stream that are not allocator calls: the process lifecycle and the release
  * of a realloc's old block at the call's entry. Emitted by the BPF side when they happen, so their
  * order against the allocator events is the ring's reservation order, a true global order. Kinds
@@ -118,6 +132,11 @@ enum mt_stream_kind {
 
 /* Event flags. */
 #define MT_EV_FAILED 0x1 /* the call returned no block (NULL, or an error for posix_memalign) */
+/*
+ * The block came zeroed (calloc and its kin, mi_zalloc, __rust_alloc_zeroed, mallocx with
+ * MALLOCX_ZERO); for a realloc kind, the bytes it grew by. Only on a call that did not fail.
+ */
+#define MT_EV_ZEROED 0x2
 
 /*
  * The attach cookie of an allocator probe: the file it belongs to and the kind of the function,
@@ -137,6 +156,14 @@ enum mt_stream_kind {
  * the leader's mm is gone, and the leader's own links count until then (docs/PROBES.md).
  */
 #define MT_COOKIE_AFTER_LEADER (1ULL << 24)
+/*
+ * How the BPF side reads a call, beyond its kind (or layout): MT_COOKIE_HEAP_FIRST, the function
+ * takes a heap first (mi_heap_malloc(heap, size), rpmalloc_heap_alloc(heap, size)) and its
+ * kind's arguments from the second register on; MT_COOKIE_ZEROES, it hands out zeroed memory
+ * (events flagged MT_EV_ZEROED) though its kind does not say so (mi_zalloc is a malloc kind).
+ */
+#define MT_COOKIE_HEAP_FIRST   (1ULL << 25)
+#define MT_COOKIE_ZEROES       (1ULL << 26)
 #define MT_COOKIE_OWNER(c)     ((__u32)((c) >> 32))
 #define MT_COOKIE_FOR(tgid)    ((__u64)(__u32)(tgid) << 32)
 

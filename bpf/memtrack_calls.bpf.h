@@ -219,7 +219,9 @@ static __always_inline void on_release(struct thread_state *st, __u64 cookie, __
 static __always_inline bool releases_at_entry(__u32 kind)
 {
 	return kind == MT_K_REALLOC || kind == MT_K_REALLOCARRAY || kind == MT_K_RALLOCX ||
-	       kind == MT_K_REALLOC_ALIGNED || kind == MT_K_RUST_REALLOC;
+	       kind == MT_K_REALLOC_ALIGNED || kind == MT_K_RUST_REALLOC ||
+	       kind == MT_L_RECALLOC_ALIGNED || kind == MT_L_ALIGNED_REALLOC ||
+	       kind == MT_L_SN_REALLOC;
 }
 
 /* x86 EFLAGS: carry and zero, jbe's condition. */
@@ -256,6 +258,13 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 	st = tracked_thread_state(&fresh);
 	if (!st)
 		return 0;
+	/* mi_heap_malloc(heap, size) and its kin: the kind's arguments start at the second. */
+	if (cookie & MT_COOKIE_HEAP_FIRST) {
+		a0 = a1;
+		a1 = a2;
+		a2 = a3;
+		a3 = PT_REGS_PARM5(ctx);
+	}
 	if (role == MT_ROLE_RETURN)
 		return on_return_insn(st, sp, PT_REGS_RC(ctx));
 	if (role == MT_ROLE_TAIL)
@@ -310,20 +319,61 @@ static __always_inline __u64 array_size(__u64 n, __u64 size)
 	return size > max ? ~0ULL : n * size;
 }
 
+/* A strdup's copy is read in chunks of this many bytes, at most MT_STR_CHUNKS of them. */
+#define MT_STR_CHUNK  128
+#define MT_STR_CHUNKS 256
+
 /*
- * Size, old block and alignment of a completed call, decoded by kind from its arguments; failed:
- * the call never returned (an exception).
+ * The size of the block a strdup made: strlen(copy) + 1, read from the copy it returned (the
+ * string is its whole contents: mi_strndup's too, it ends where the copy stops). 0 when the copy
+ * cannot be read to its end, or is longer than MT_STR_CHUNKS chunks (32 KiB): not a bpf_loop, so
+ * that the settling of a thrown call (itself in one) may reach here.
+ */
+__noinline __u64 mt_copy_size(__u64 copy)
+{
+	char buf[MT_STR_CHUNK];
+	__u64 len = 0;
+
+	for (int i = 0; i < MT_STR_CHUNKS; i++) {
+		long n = bpf_probe_read_user_str(buf, sizeof(buf), (void *)(copy + len));
+
+		if (n <= 0)
+			return 0;
+		if (n < MT_STR_CHUNK)
+			return len + (__u64)n; /* n counts the NUL */
+		/* A full chunk: its last byte is the NUL the helper wrote, not the string's. */
+		len += MT_STR_CHUNK - 1;
+	}
+	return 0;
+}
+
+/* Whether a successful call of kind handed out zeroed memory (MT_EV_ZEROED). */
+static __always_inline bool zeroes(__u64 cookie, __u32 kind, const __u64 *a)
+{
+	if (cookie & MT_COOKIE_ZEROES)
+		return true;
+	/* jemalloc's MALLOCX_ZERO, in the flags of mallocx and rallocx */
+	if (kind == MT_K_MALLOCX)
+		return a[1] & 0x40;
+	return kind == MT_K_RALLOCX && (a[2] & 0x40);
+}
+
+/*
+ * Size, old block and alignment of a completed call, decoded by kind (or layout: then the kind
+ * the event carries is the layout's) from its arguments; failed: the call never returned (an
+ * exception).
  */
 __noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 failed)
 {
 	__u64 *a, size = 0, old = 0, align = 0, addr = ret;
-	__u32 kind;
+	__u32 kind, ev_kind;
 	__u8 flags = 0;
 
 	if (!f)
 		return 0;
 	a = f->args;
 	kind = MT_COOKIE_KIND(f->cookie);
+	ev_kind = kind;
 
 	switch (kind) {
 	case MT_K_CALLOC:
@@ -383,6 +433,38 @@ __noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 faile
 		align = a[2];
 		size = a[3];
 		break;
+	case MT_L_RECALLOC_ALIGNED:
+		old = a[0];
+		size = array_size(a[1], a[2]);
+		align = a[3];
+		ev_kind = MT_K_REALLOC_ALIGNED;
+		break;
+	case MT_L_ALIGNED_REALLOC:
+		old = a[0];
+		align = a[1];
+		size = a[2];
+		ev_kind = MT_K_REALLOC_ALIGNED;
+		break;
+	case MT_L_SN_REALLOC:
+		old = a[0];
+		align = a[1];
+		size = a[3];
+		ev_kind = MT_K_REALLOC_ALIGNED;
+		break;
+	case MT_L_ALIGNED_CALLOC:
+		align = a[0];
+		size = array_size(a[1], a[2]);
+		ev_kind = MT_K_CALLOC_ALIGNED;
+		break;
+	case MT_L_STRDUP:
+		/* strdup(NULL) copies nothing: no call to record */
+		if (!a[0])
+			return 0;
+		size = addr ? mt_copy_size(addr) : 0;
+		ev_kind = MT_K_MALLOC;
+		if (!addr)
+			flags |= MT_EV_FAILED;
+		break;
 	default: /* malloc, valloc, pvalloc, operator new */
 		size = a[0];
 		break;
@@ -393,7 +475,10 @@ __noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 faile
 	 */
 	if ((!addr && size) || failed)
 		flags |= MT_EV_FAILED;
-	emit(f->cookie, addr, size, old, align, flags, f->stack_id);
+	else if (addr && zeroes(f->cookie, kind, a))
+		flags |= MT_EV_ZEROED;
+	emit_kind((__u8)ev_kind, (__u16)MT_COOKIE_FILE(f->cookie), addr, size, old, align, flags,
+		  f->stack_id);
 	return 0;
 }
 

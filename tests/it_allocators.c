@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Allocators linked statically under names of their own (fixtures/README.md, "Allocators linked
- * statically"): jemalloc as Rust's jemalloc-sys builds it (every name prefixed _rjem_) and
- * mimalloc reached only through its aligned entries, as Rust's mimalloc crate calls it. Every
- * call counted, with both probe placements; and the same programs stripped of .symtab, whose
- * allocator cannot be probed, reported as not probed: never a complete recording.
+ * statically"): jemalloc as Rust's jemalloc-sys builds it (every name prefixed _rjem_),
+ * mimalloc reached only through its aligned entries, as Rust's mimalloc crate calls it, and
+ * through its heap entries; snmalloc and rpmalloc as their Rust crates link them. Every call
+ * counted, with both probe placements, and every zeroed one flagged so; and the same programs
+ * stripped of .symtab, whose allocator cannot be probed, reported as not probed: never a
+ * complete recording.
  */
 #include <check.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "bpf/memtrack.h"
+#include "classify/classify.h"
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 #include "lib/twin.h"
+#include "reader/artifact_read.h"
 
 /*
  * fixtures/rust_jemalloc, built by cargo offline from Debian's crates (mt_cargo_build), once for
@@ -60,42 +66,171 @@ static struct json_object *file_at(struct json_object *rep, const char *path)
 	return NULL;
 }
 
+/* The events of the artifact at mtk flagged MT_EV_ZEROED (the call handed out zeroed memory). */
+static long long zeroed_events(const char *mtk)
+{
+	char err[MT_ARTIFACT_ERRLEN];
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	long long n = 0;
+	int ret;
+
+	ck_assert_msg(mt_artifact_open(&r, mtk, err, sizeof(err)) == 0, "%s", err);
+	while ((ret = mt_artifact_next(r, &it)) > 0)
+		for (size_t i = 0; it.type == MT_ITEM_EVENTS && i < it.n_events; i++)
+			n += !!(it.events[i].flags & MT_EV_ZEROED);
+	ck_assert_int_eq(ret, 0);
+	mt_artifact_close(r);
+	return n;
+}
+
 /*
  * memtrack run --strict PLACEMENT FIXTURE 10: every call of the program's own allocator counted
- * (its calls into glibc: none), nothing left unprobed, the file labelled with its family.
+ * (its calls into glibc: none), zeroed ones flagged so, nothing left unprobed, the file labelled
+ * with its family. want NULL: the counts the program printed (tally.h).
  */
-static void assert_exact(int placement, const char *path, const char *family, struct truth want)
+static void assert_exact(int placement, const char *path, const char *family,
+			 const struct truth *want, long long zeroed)
 {
 	const char *opts[] = {"--strict", placements[placement], NULL};
 	const char *cmd[] = {path, "10", NULL};
 	struct json_object *rep, *f;
-	struct mt_out o = {0};
+	struct mt_out o = {0}, r = {0};
+	struct truth printed;
+	char *mtk, *slash;
 
-	rep = mt_run_report(opts, cmd, 120, &o);
-	ck_assert_msg(rep, "no report: memtrack exit %d: %s", o.code, o.err ? o.err : "");
-	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	mtk = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o);
+	ck_assert_msg(mtk && o.code == 0, "exit %d: %s", o.code, o.err ? o.err : "");
+	if (!want) {
+		long long a, r, fr, b;
+
+		ck_assert_msg(
+		    sscanf(o.out,
+			   "allocations %lld reallocs %lld frees %lld bytes %lld zeroed %lld", &a,
+			   &r, &fr, &b, &zeroed) == 5,
+		    "the program said: %s", o.out);
+		printed = (struct truth){a, fr, r, b};
+		want = &printed;
+	}
+	ck_assert_int_eq(mt_run((const char *const[]){MEMTRACK, "report", "--json", mtk, NULL},
+				NULL, NULL, 60, &r),
+			 0);
+	ck_assert_msg(r.code == 0, "report: %s", r.err);
+	rep = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(rep);
 	ck_assert_int_eq(mt_json_i64(mt_json_get(rep, "totals"), "dropped"), 0);
-	assert_counts(mt_json_get(rep, "totals"), "total", want);
+	assert_counts(mt_json_get(rep, "totals"), "total", *want);
 	f = file_at(rep, path);
-	assert_counts(f, path, want);
+	assert_counts(f, path, *want);
 	ck_assert_str_eq(json_object_get_string(mt_json_get(f, "family")), family);
 	ck_assert(json_object_get_boolean(mt_json_get(rep, "complete")));
 	ck_assert_int_eq(json_object_array_length(mt_json_get(rep, "not_probed")), 0);
+	ck_assert_int_eq(zeroed_events(mtk), zeroed);
 	json_object_put(rep);
+	unlink(mtk);
+	slash = strrchr(mtk, '/');
+	*slash = '\0';
+	rmdir(mtk);
+	free(mtk);
+	mt_out_free(&r);
 	mt_out_free(&o);
 }
 
-/* 10 rounds of malloc, calloc, mallocx, rallocx, realloc, aligned_alloc and four releases. */
+/*
+ * 10 rounds of malloc, calloc, mallocx (zeroed), rallocx, realloc, aligned_alloc and four
+ * releases.
+ */
 START_TEST(jemalloc_prefixed_exact)
 {
-	assert_exact(_i, FIXTURE("je_prefixed"), "jemalloc", (struct truth){40, 40, 20, 90120});
+	assert_exact(_i, FIXTURE("je_prefixed"), "jemalloc", &(struct truth){40, 40, 20, 90120},
+		     20);
 }
 END_TEST
 
 /* 10 rounds of mi_malloc_aligned, mi_zalloc_aligned, mi_realloc_aligned and two mi_free. */
 START_TEST(mimalloc_aligned_only_exact)
 {
-	assert_exact(_i, FIXTURE("mi_aligned"), "mimalloc", (struct truth){20, 20, 10, 60000});
+	assert_exact(_i, FIXTURE("mi_aligned"), "mimalloc", &(struct truth){20, 20, 10, 60000}, 10);
+}
+END_TEST
+
+/*
+ * mimalloc's entries that take a heap first (the size one register on), its strdups (the size
+ * read from the copy), mi_expand, mi_recalloc_aligned, mi_rezalloc and its sized and aligned
+ * frees: what the program printed.
+ */
+START_TEST(mimalloc_heap_exact)
+{
+	assert_exact(_i, FIXTURE("mi_heap"), "mimalloc", NULL, 0);
+}
+END_TEST
+
+/* snmalloc as its Rust crate links it: sn_rust_alloc and its kin, and its sn_ libc API. */
+START_TEST(snmalloc_crate_exact)
+{
+	assert_exact(_i, FIXTURE("sn_rust"), "snmalloc", NULL, 0);
+}
+END_TEST
+
+/* rpmalloc as its Rust crate links it: rpaligned_alloc and its kin, and its heap API. */
+START_TEST(rpmalloc_crate_exact)
+{
+	assert_exact(_i, FIXTURE("rp_rust"), "rpmalloc", NULL, 0);
+}
+END_TEST
+
+/* The classification of path, which must succeed. */
+static struct mt_classification classified(const char *path)
+{
+	struct mt_classification c;
+
+	ck_assert_int_eq(mt_classify_path(path, MT_PLACE_SMART, &c), 0);
+	return c;
+}
+
+/* c's point named name, of kind kind; fails the test when there is none. */
+static const struct mt_probe_point *need(const struct mt_classification *c, const char *name,
+					 enum mt_kind kind)
+{
+	for (size_t i = 0; i < c->n_points; i++)
+		if (!strcmp(c->points[i].symbol, name) && c->points[i].role == MT_ROLE_ENTRY) {
+			ck_assert_int_eq(c->points[i].kind, kind);
+			return &c->points[i];
+		}
+	ck_abort_msg("no point %s", name);
+	return NULL;
+}
+
+/*
+ * The Rust crates' interfaces of snmalloc and rpmalloc (fixtures/special/sn_crate.c and
+ * rp_crate.c), each file labelled with its allocator.
+ */
+START_TEST(snmalloc_and_rpmalloc_crates)
+{
+	struct mt_classification c = classified(FIXTURE("sn_rust"));
+	const struct mt_probe_point *p;
+
+	ck_assert_int_eq(c.family, MT_FAM_SNMALLOC);
+	ck_assert(need(&c, "sn_rust_alloc_zeroed", MT_K_ALIGNED_ALLOC)->zeroes);
+	p = need(&c, "sn_rust_realloc", MT_K_REALLOC_ALIGNED);
+	ck_assert_uint_eq(p->layout, MT_L_SN_REALLOC);
+	ck_assert_uint_eq(mt_point_args(p), MT_ARG_RDI | MT_ARG_RSI | MT_ARG_RCX);
+	need(&c, "sn_rust_dealloc", MT_K_FREE_SIZED);
+	mt_classification_free(&c);
+	c = classified(FIXTURE("rp_rust"));
+	ck_assert_int_eq(c.family, MT_FAM_RPMALLOC);
+	p = need(&c, "rpaligned_calloc", MT_K_CALLOC_ALIGNED);
+	ck_assert(p->zeroes && !p->heap_first);
+	ck_assert_uint_eq(p->layout, MT_L_ALIGNED_CALLOC);
+	p = need(&c, "rpmalloc_heap_aligned_realloc", MT_K_REALLOC_ALIGNED);
+	ck_assert(p->heap_first && !p->zeroes);
+	ck_assert_uint_eq(p->layout, MT_L_ALIGNED_REALLOC);
+	ck_assert_uint_eq(mt_point_args(p), MT_ARG_RSI | MT_ARG_RDX | MT_ARG_RCX);
+	ck_assert(need(&c, "rpmalloc_heap_free", MT_K_FREE)->heap_first);
+	mt_classification_free(&c);
+	c = classified(FIXTURE("sn_rust_stripped"));
+	ck_assert_int_eq(c.unnamed, MT_FAM_SNMALLOC);
+	mt_classification_free(&c);
 }
 END_TEST
 
@@ -135,6 +270,12 @@ END_TEST
 START_TEST(mimalloc_stripped_is_not_probed)
 {
 	assert_unnamed(FIXTURE("mi_aligned_stripped"), "mimalloc");
+}
+END_TEST
+
+START_TEST(snmalloc_stripped_is_not_probed)
+{
+	assert_unnamed(FIXTURE("sn_rust_stripped"), "snmalloc");
 }
 END_TEST
 
@@ -209,7 +350,12 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, jemalloc_prefixed_exact, 0, 2);
 	tcase_add_loop_test(tc, mimalloc_aligned_only_exact, 0, 2);
 	tcase_add_test(tc, jemalloc_stripped_is_not_probed);
+	tcase_add_loop_test(tc, mimalloc_heap_exact, 0, 2);
+	tcase_add_loop_test(tc, snmalloc_crate_exact, 0, 2);
+	tcase_add_loop_test(tc, rpmalloc_crate_exact, 0, 2);
 	tcase_add_test(tc, mimalloc_stripped_is_not_probed);
+	tcase_add_test(tc, snmalloc_stripped_is_not_probed);
+	tcase_add_test(tc, snmalloc_and_rpmalloc_crates);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(rust, 120);
 	why = mt_cargo_build(MT_SOURCE_DIR "/fixtures/rust_jemalloc", RUST_JE_DIR,

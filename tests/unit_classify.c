@@ -516,8 +516,44 @@ START_TEST(mimalloc_aliases_are_one_point)
 	need(&c, "mi_realloc_aligned", MT_K_REALLOC_ALIGNED);
 	need(&c, "mi_zalloc", MT_K_MALLOC);
 	need(&c, "mi_free_size", MT_K_FREE_SIZED);
-	need(&c, "mi_free_aligned", MT_K_FREE);
+	/* it calls mi_free: ranked above it, as the sized releases are */
+	need(&c, "mi_free_aligned", MT_K_FREE_SIZED);
 	need(&c, "mi_reallocarray", MT_K_REALLOCARRAY);
+	mt_classification_free(&c);
+}
+END_TEST
+
+/*
+ * mimalloc's entries that take a heap first read their kind's arguments one register on, those
+ * that zero say so, and the strdups and recallocs of an aligned block are decoded by their own
+ * layouts, all in the cookie the BPF side reads.
+ */
+START_TEST(mimalloc_heap_and_layouts)
+{
+	struct mt_classification c = classify(MIMALLOC);
+	const struct mt_probe_point *p;
+
+	p = need(&c, "mi_heap_malloc", MT_K_MALLOC);
+	ck_assert(p->heap_first && !p->zeroes && !p->layout);
+	ck_assert_uint_eq(mt_point_args(p), MT_ARG_RSI);
+	ck_assert_uint_eq(mt_point_cookie(p), MT_K_MALLOC | MT_COOKIE_HEAP_FIRST);
+	p = need(&c, "mi_heap_zalloc", MT_K_MALLOC);
+	ck_assert(p->heap_first && p->zeroes);
+	ck_assert_uint_eq(mt_point_cookie(p),
+			  MT_K_MALLOC | MT_COOKIE_HEAP_FIRST | MT_COOKIE_ZEROES);
+	p = need(&c, "mi_heap_recalloc_aligned", MT_K_REALLOC_ALIGNED);
+	ck_assert(p->heap_first && p->zeroes);
+	ck_assert_uint_eq(p->layout, MT_L_RECALLOC_ALIGNED);
+	ck_assert_uint_eq(mt_point_args(p), MT_ARG_RSI | MT_ARG_RDX | MT_ARG_RCX | MT_ARG_R8);
+	ck_assert_uint_eq(mt_point_cookie(p) & 0x1f, MT_L_RECALLOC_ALIGNED);
+	p = need(&c, "mi_strdup", MT_K_MALLOC);
+	ck_assert(!p->heap_first && !p->zeroes);
+	ck_assert_uint_eq(p->layout, MT_L_STRDUP);
+	ck_assert(need(&c, "calloc", MT_K_CALLOC)->zeroes);
+	ck_assert(need(&c, "mi_zalloc", MT_K_MALLOC)->zeroes);
+	/* a count and a size, as calloc's, but not zeroed */
+	ck_assert(!need(&c, "mi_mallocn", MT_K_CALLOC)->zeroes);
+	ck_assert(!need(&c, "mi_heap_mallocn", MT_K_CALLOC)->zeroes);
 	mt_classification_free(&c);
 }
 END_TEST
@@ -925,6 +961,7 @@ static Suite *suite(void)
 	tcase_add_test(lib, glibc_build_id_matches_readelf);
 	tcase_add_test(lib, jemalloc_shared);
 	tcase_add_test(lib, mimalloc_aliases_are_one_point);
+	tcase_add_test(lib, mimalloc_heap_and_layouts);
 	tcase_add_test(lib, tcmalloc_shared);
 	tcase_add_test(lib, libstdcxx_forwards_to_malloc);
 	tcase_add_test(lib, musl_shared);

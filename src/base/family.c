@@ -10,6 +10,7 @@ const char *mt_family_name(enum mt_family f)
 	    [MT_FAM_JEMALLOC] = "jemalloc", [MT_FAM_MIMALLOC] = "mimalloc",
 	    [MT_FAM_TCMALLOC] = "tcmalloc", [MT_FAM_CXX] = "c++",
 	    [MT_FAM_RUST] = "rust",	    [MT_FAM_GO] = "go",
+	    [MT_FAM_SNMALLOC] = "snmalloc", [MT_FAM_RPMALLOC] = "rpmalloc",
 	};
 
 	return (unsigned int)f < MT_FAM_MAX ? names[f] : "?";

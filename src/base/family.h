@@ -18,6 +18,8 @@ enum mt_family {
 	MT_FAM_CXX,  /* only operator new/delete implemented in the file itself */
 	MT_FAM_RUST, /* only Rust's allocator shims, into a #[global_allocator] of the file's own */
 	MT_FAM_GO,   /* Go's runtime: its collected heap (runtime.mallocgc), frees not seen */
+	MT_FAM_SNMALLOC, /* snmalloc: its Rust crate's entries (sn_rust_alloc ...) and sn_ names */
+	MT_FAM_RPMALLOC, /* rpmalloc: rpmalloc, rpaligned_alloc, rpfree, rpmalloc_heap_ ... */
 	MT_FAM_MAX,
 };
 

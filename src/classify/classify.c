@@ -391,6 +391,10 @@ static enum mt_family pick_family(const struct scan *s)
 		return MT_FAM_MIMALLOC;
 	if (has_hint(s, MT_FAM_TCMALLOC))
 		return MT_FAM_TCMALLOC;
+	if (has_hint(s, MT_FAM_SNMALLOC))
+		return MT_FAM_SNMALLOC;
+	if (has_hint(s, MT_FAM_RPMALLOC))
+		return MT_FAM_RPMALLOC;
 	if (has_hint(s, MT_FAM_LIBC)) {
 		if ((m & MK_START_MAIN) && (m & (MK_MUSL_DLS | MK_MUSL_INIT)))
 			return MT_FAM_MUSL;
@@ -533,6 +537,9 @@ static int add_point(struct mt_classification *out, int fd, Elf *e, const struct
 	pt->func_offset = off;
 	pt->kind = row->kind;
 	pt->ret = row->ret;
+	pt->layout = row->layout;
+	pt->heap_first = row->flags & ROW_HEAP;
+	pt->zeroes = row->flags & ROW_ZERO;
 	out->n_points++;
 	err = mt_place_point(fd, pt, c->size, avail, mode, caps);
 	/* Go's mallocgc is counted at its stack check only (placement.c): none, no point. */

@@ -151,6 +151,8 @@ static const struct {
     {"<jemalloc>: ", MT_FAM_JEMALLOC},
     {"mimalloc: warning: ", MT_FAM_MIMALLOC},
     {"tcmalloc: allocation failed", MT_FAM_TCMALLOC},
+    /* its pagemap's, at its first allocation (src/snmalloc/ds/pagemap.h) */
+    {"Failed to initialise snmalloc.", MT_FAM_SNMALLOC},
 };
 
 /* The contents of the section named name, or NULL (none, or not in the file). */

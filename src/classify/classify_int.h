@@ -8,14 +8,18 @@
 
 #include "classify/classify.h"
 
-#define ROW_JE 0x1 /* also matches with the prefix of a prefixed jemalloc build */
+#define ROW_JE	 0x1 /* also matches with the prefix of a prefixed jemalloc build */
+#define ROW_ZERO 0x2 /* hands out zeroed memory (its events are flagged MT_EV_ZEROED) */
+#define ROW_HEAP 0x4 /* takes a heap first, then its kind's (or layout's) arguments */
 
 struct alloc_fn {
 	const char *name;
-	enum mt_kind kind;
-	bool ret; /* the result matters: every kind that hands out a block */
+	enum mt_kind kind; /* what its events record */
+	bool ret;	   /* the result matters: every kind that hands out a block */
 	enum mt_family hint;
 	unsigned int flags;
+	/* enum mt_call_layout when its arguments are not in its kind's order, else 0 */
+	unsigned char layout;
 };
 
 /* Marker symbols, of any type, that tell one libc from another. */

@@ -26,7 +26,7 @@ static bool may_throw(const struct mt_probe_point *pt)
 	if (!pt->ret || strstr(s, "nothrow") || strstr(s, "Nothrow"))
 		return false;
 	return !strncmp(s, "_Znwm", 5) || !strncmp(s, "_Znam", 5) || !strncmp(s, "tc_new", 6) ||
-	       !strncmp(s, "mi_new", 6);
+	       !strncmp(s, "mi_new", 6) || !strncmp(s, "mi_heap_alloc_new", 17);
 }
 
 static bool probed_at(const struct mt_classification *c, uint64_t off)

@@ -12,34 +12,27 @@
 #include "classify/classify.h"
 #include "classify/classify_int.h"
 
-#define STD(n, k, r)                                                                               \
+#define ROW(n, k, r, fam, fl, lay)                                                                 \
 	{                                                                                          \
-		n, MT_K_##k, r, MT_FAM_LIBC, ROW_JE                                                \
+		n, MT_K_##k, r, fam, fl, lay                                                       \
 	}
-#define JE(n, k, r)                                                                                \
-	{                                                                                          \
-		n, MT_K_##k, r, MT_FAM_JEMALLOC, ROW_JE                                            \
-	}
-#define MI(n, k, r)                                                                                \
-	{                                                                                          \
-		"mi_" n, MT_K_##k, r, MT_FAM_MIMALLOC, 0                                           \
-	}
-#define TC(n, k, r)                                                                                \
-	{                                                                                          \
-		"tc_" n, MT_K_##k, r, MT_FAM_TCMALLOC, 0                                           \
-	}
-#define RUST(n, k, r)                                                                              \
-	{                                                                                          \
-		n, MT_K_##k, r, MT_FAM_RUST, 0                                                     \
-	}
-#define GO(n, k, r)                                                                                \
-	{                                                                                          \
-		n, MT_K_##k, r, MT_FAM_GO, 0                                                       \
-	}
-#define CXX(n, k, r)                                                                               \
-	{                                                                                          \
-		n, MT_K_##k, r, MT_FAM_CXX, 0                                                      \
-	}
+#define STD(n, k, r)	  ROW(n, k, r, MT_FAM_LIBC, ROW_JE, 0)
+#define STDZ(n, k)	  ROW(n, k, true, MT_FAM_LIBC, ROW_JE | ROW_ZERO, 0)
+#define JE(n, k, r)	  ROW(n, k, r, MT_FAM_JEMALLOC, ROW_JE, 0)
+#define MI(n, k, r)	  ROW("mi_" n, k, r, MT_FAM_MIMALLOC, 0, 0)
+#define MIZ(n, k)	  ROW("mi_" n, k, true, MT_FAM_MIMALLOC, ROW_ZERO, 0)
+#define MIL(n, k, fl, l)  ROW("mi_" n, k, true, MT_FAM_MIMALLOC, fl, MT_L_##l)
+/* mi_heap_NAME(heap, ...): the arguments of mi_NAME after the heap */
+#define MIH(n, k, r)	  ROW("mi_heap_" n, k, r, MT_FAM_MIMALLOC, ROW_HEAP, 0)
+#define MIHZ(n, k)	  ROW("mi_heap_" n, k, true, MT_FAM_MIMALLOC, ROW_HEAP | ROW_ZERO, 0)
+#define MIHL(n, k, fl, l) ROW("mi_heap_" n, k, true, MT_FAM_MIMALLOC, ROW_HEAP | (fl), MT_L_##l)
+#define TC(n, k, r)	  ROW("tc_" n, k, r, MT_FAM_TCMALLOC, 0, 0)
+#define SN(n, k, r, fl)	  ROW("sn_" n, k, r, MT_FAM_SNMALLOC, fl, 0)
+#define RP(n, k, r, fl)	  ROW(n, k, r, MT_FAM_RPMALLOC, fl, 0)
+#define RPL(n, k, fl, l)  ROW(n, k, true, MT_FAM_RPMALLOC, fl, MT_L_##l)
+#define RUST(n, k, r)	  ROW(n, k, r, MT_FAM_RUST, 0, 0)
+#define GO(n, k, r)	  ROW(n, k, r, MT_FAM_GO, 0, 0)
+#define CXX(n, k, r)	  ROW(n, k, r, MT_FAM_CXX, 0, 0)
 
 /*
  * Order matters: where several names share one address (mimalloc's malloc is mi_malloc, glibc's
@@ -48,7 +41,7 @@
  */
 static const struct alloc_fn alloc_fns[] = {
     STD("malloc", MALLOC, true),
-    STD("calloc", CALLOC, true),
+    STDZ("calloc", CALLOC),
     STD("realloc", REALLOC, true),
     STD("reallocarray", REALLOCARRAY, true),
     STD("free", FREE, false),
@@ -67,33 +60,48 @@ static const struct alloc_fn alloc_fns[] = {
     JE("sdallocx", SDALLOCX, false),
     JE("dallocx", DALLOCX, false),
 
+    /* mimalloc 2.0's include/mimalloc.h, every entry that hands out or takes back a block */
     MI("malloc", MALLOC, true),
-    MI("calloc", CALLOC, true),
+    MIZ("calloc", CALLOC),
     MI("realloc", REALLOC, true),
     MI("reallocf", REALLOC, true),
-    MI("rezalloc", REALLOC, true),
+    MIZ("rezalloc", REALLOC),
     MI("reallocarray", REALLOCARRAY, true),
     MI("reallocn", REALLOCARRAY, true),
-    MI("recalloc", REALLOCARRAY, true),
-    MI("mallocn", CALLOC, true),
-    MI("zalloc", MALLOC, true),
+    MIZ("recalloc", REALLOCARRAY),
+    MI("mallocn", CALLOC, true), /* (count, size), not zeroed */
+    MIZ("zalloc", MALLOC),
     MI("malloc_small", MALLOC, true),
-    MI("zalloc_small", MALLOC, true),
+    MIZ("zalloc_small", MALLOC),
+    /* resizes in place or returns NULL, leaving the block as it was: a realloc that fails */
+    MI("expand", REALLOC, true),
+    MI("_expand", REALLOC, true),
+    MIL("strdup", MALLOC, 0, STRDUP),
+    MIL("strndup", MALLOC, 0, STRDUP),
+    MIL("mbsdup", MALLOC, 0, STRDUP),
     MI("free", FREE, false),
-    MI("cfree", FREE, false),
-    /* (p, size, align) and (p, align): only the pointer matters to a free */
+    /*
+     * (p), (p, size, align) and (p, align): only the pointer matters to a free. Each calls
+     * mi_free: ranked above it (sized), so that mi_free inside them is their own release.
+     */
+    MI("cfree", FREE_SIZED, false),
     MI("free_size", FREE_SIZED, false),
     MI("free_size_aligned", FREE_SIZED, false),
-    MI("free_aligned", FREE, false),
+    MI("free_aligned", FREE_SIZED, false),
     MI("malloc_aligned", MALLOC_ALIGNED, true),
     MI("malloc_aligned_at", MALLOC_ALIGNED, true),
-    MI("zalloc_aligned", MALLOC_ALIGNED, true),
-    MI("zalloc_aligned_at", MALLOC_ALIGNED, true),
-    MI("calloc_aligned", CALLOC_ALIGNED, true),
-    MI("calloc_aligned_at", CALLOC_ALIGNED, true),
+    MIZ("zalloc_aligned", MALLOC_ALIGNED),
+    MIZ("zalloc_aligned_at", MALLOC_ALIGNED),
+    MIZ("calloc_aligned", CALLOC_ALIGNED),
+    MIZ("calloc_aligned_at", CALLOC_ALIGNED),
     MI("realloc_aligned", REALLOC_ALIGNED, true),
     MI("realloc_aligned_at", REALLOC_ALIGNED, true),
-    MI("rezalloc_aligned", REALLOC_ALIGNED, true),
+    MIZ("rezalloc_aligned", REALLOC_ALIGNED),
+    MIZ("rezalloc_aligned_at", REALLOC_ALIGNED),
+    MIL("recalloc_aligned", REALLOC_ALIGNED, ROW_ZERO, RECALLOC_ALIGNED),
+    MIL("recalloc_aligned_at", REALLOC_ALIGNED, ROW_ZERO, RECALLOC_ALIGNED),
+    MIL("aligned_recalloc", REALLOC_ALIGNED, ROW_ZERO, RECALLOC_ALIGNED),
+    MIL("aligned_offset_recalloc", REALLOC_ALIGNED, ROW_ZERO, RECALLOC_ALIGNED),
     MI("aligned_alloc", ALIGNED_ALLOC, true),
     MI("memalign", MEMALIGN, true),
     MI("posix_memalign", POSIX_MEMALIGN, true),
@@ -106,10 +114,36 @@ static const struct alloc_fn alloc_fns[] = {
     MI("new_aligned_nothrow", NEW_ALIGNED, true),
     MI("new_realloc", REALLOC, true),
     MI("new_reallocn", REALLOCARRAY, true),
+    MIH("malloc", MALLOC, true),
+    MIHZ("zalloc", MALLOC),
+    MIHZ("calloc", CALLOC),
+    MIH("mallocn", CALLOC, true),
+    MIH("malloc_small", MALLOC, true),
+    MIH("realloc", REALLOC, true),
+    MIH("reallocn", REALLOCARRAY, true),
+    MIH("reallocf", REALLOC, true),
+    MIHZ("rezalloc", REALLOC),
+    MIHZ("recalloc", REALLOCARRAY),
+    MIHL("strdup", MALLOC, 0, STRDUP),
+    MIHL("strndup", MALLOC, 0, STRDUP),
+    MIH("malloc_aligned", MALLOC_ALIGNED, true),
+    MIH("malloc_aligned_at", MALLOC_ALIGNED, true),
+    MIHZ("zalloc_aligned", MALLOC_ALIGNED),
+    MIHZ("zalloc_aligned_at", MALLOC_ALIGNED),
+    MIHZ("calloc_aligned", CALLOC_ALIGNED),
+    MIHZ("calloc_aligned_at", CALLOC_ALIGNED),
+    MIH("realloc_aligned", REALLOC_ALIGNED, true),
+    MIH("realloc_aligned_at", REALLOC_ALIGNED, true),
+    MIHZ("rezalloc_aligned", REALLOC_ALIGNED),
+    MIHZ("rezalloc_aligned_at", REALLOC_ALIGNED),
+    MIHL("recalloc_aligned", REALLOC_ALIGNED, ROW_ZERO, RECALLOC_ALIGNED),
+    MIHL("recalloc_aligned_at", REALLOC_ALIGNED, ROW_ZERO, RECALLOC_ALIGNED),
+    MIH("alloc_new", NEW, true),
+    MIH("alloc_new_n", CALLOC, true),
 
     TC("malloc", MALLOC, true),
     TC("malloc_skip_new_handler", MALLOC, true),
-    TC("calloc", CALLOC, true),
+    ROW("tc_calloc", CALLOC, true, MT_FAM_TCMALLOC, ROW_ZERO, 0),
     TC("realloc", REALLOC, true),
     TC("free", FREE, false),
     TC("cfree", FREE, false),
@@ -140,11 +174,60 @@ static const struct alloc_fn alloc_fns[] = {
     TC("deletearray_aligned_nothrow", DELETE, false),
 
     /*
+     * snmalloc as its Rust crate (snmalloc-rs) builds src/snmalloc/override/rust.cc: its
+     * GlobalAlloc calls the rust_ entries, (align, size), (align, size), (ptr, align, size) and
+     * (ptr, align, old size, size); the libc API under sn_ comes with the crate's libc-api
+     * feature. The sized release ranks above sn_free, which it may forward to.
+     */
+    SN("rust_alloc", ALIGNED_ALLOC, true, 0),
+    SN("rust_alloc_zeroed", ALIGNED_ALLOC, true, ROW_ZERO),
+    SN("rust_dealloc", FREE_SIZED, false, 0),
+    ROW("sn_rust_realloc", REALLOC_ALIGNED, true, MT_FAM_SNMALLOC, 0, MT_L_SN_REALLOC),
+    SN("malloc", MALLOC, true, 0),
+    SN("calloc", CALLOC, true, ROW_ZERO),
+    SN("realloc", REALLOC, true, 0),
+    SN("reallocarray", REALLOCARRAY, true, 0),
+    SN("free", FREE, false, 0),
+    SN("cfree", FREE, false, 0),
+    SN("free_sized", FREE_SIZED, false, 0),
+    SN("free_aligned_sized", FREE_ALIGNED_SIZED, false, 0),
+    SN("memalign", MEMALIGN, true, 0),
+    SN("aligned_alloc", ALIGNED_ALLOC, true, 0),
+    SN("posix_memalign", POSIX_MEMALIGN, true, 0),
+    SN("valloc", VALLOC, true, 0),
+    SN("pvalloc", PVALLOC, true, 0),
+
+    /*
+     * rpmalloc 1.4 (rpmalloc/rpmalloc.h), as its Rust crate (rpmalloc-rs) links it: its
+     * GlobalAlloc calls rpaligned_alloc, rpaligned_calloc (align, n, size) and rpfree. The first
+     * heap argument of the rpmalloc_heap_ entries is skipped as mimalloc's is.
+     */
+    RP("rpmalloc", MALLOC, true, 0),
+    RP("rpzalloc", MALLOC, true, ROW_ZERO),
+    RP("rpcalloc", CALLOC, true, ROW_ZERO),
+    RP("rprealloc", REALLOC, true, 0),
+    RPL("rpaligned_realloc", REALLOC_ALIGNED, 0, ALIGNED_REALLOC),
+    RP("rpaligned_alloc", ALIGNED_ALLOC, true, 0),
+    RP("rpaligned_zalloc", ALIGNED_ALLOC, true, ROW_ZERO),
+    RPL("rpaligned_calloc", CALLOC_ALIGNED, ROW_ZERO, ALIGNED_CALLOC),
+    RP("rpmemalign", MEMALIGN, true, 0),
+    RP("rpposix_memalign", POSIX_MEMALIGN, true, 0),
+    RP("rpfree", FREE, false, 0),
+    RP("rpmalloc_heap_alloc", MALLOC, true, ROW_HEAP),
+    RP("rpmalloc_heap_aligned_alloc", ALIGNED_ALLOC, true, ROW_HEAP),
+    RP("rpmalloc_heap_aligned_zalloc", ALIGNED_ALLOC, true, ROW_HEAP | ROW_ZERO),
+    RP("rpmalloc_heap_calloc", CALLOC, true, ROW_HEAP | ROW_ZERO),
+    RPL("rpmalloc_heap_aligned_calloc", CALLOC_ALIGNED, ROW_HEAP | ROW_ZERO, ALIGNED_CALLOC),
+    RP("rpmalloc_heap_realloc", REALLOC, true, ROW_HEAP),
+    RPL("rpmalloc_heap_aligned_realloc", REALLOC_ALIGNED, ROW_HEAP, ALIGNED_REALLOC),
+    RP("rpmalloc_heap_free", FREE, false, ROW_HEAP),
+
+    /*
      * Rust's allocator shims (GlobalAlloc's ABI), into a #[global_allocator] the file defines:
      * (size, align), (size, align), (ptr, old size, align, size), (ptr, size, align).
      */
     RUST("__rust_alloc", MALLOC_ALIGNED, true),
-    RUST("__rust_alloc_zeroed", MALLOC_ALIGNED, true),
+    ROW("__rust_alloc_zeroed", MALLOC_ALIGNED, true, MT_FAM_RUST, ROW_ZERO, 0),
     RUST("__rust_realloc", RUST_REALLOC, true),
     RUST("__rust_dealloc", RUST_DEALLOC, false),
 

@@ -168,6 +168,40 @@ unsigned int mt_kind_args(enum mt_kind kind)
 	}
 }
 
+static unsigned int layout_args(uint8_t layout)
+{
+	switch (layout) {
+	case MT_L_STRDUP: /* the string, to tell strdup(NULL) */
+		return MT_ARG_RDI;
+	case MT_L_ALIGNED_REALLOC:
+	case MT_L_ALIGNED_CALLOC:
+		return MT_ARG_RDI | MT_ARG_RSI | MT_ARG_RDX;
+	case MT_L_SN_REALLOC:
+		return MT_ARG_RDI | MT_ARG_RSI | MT_ARG_RCX;
+	default: /* MT_L_RECALLOC_ALIGNED */
+		return MT_ARGS_ALL;
+	}
+}
+
+unsigned int mt_point_args(const struct mt_probe_point *pt)
+{
+	unsigned int args = pt->layout ? layout_args(pt->layout) : mt_kind_args(pt->kind);
+
+	/* The heap in RDI is not read: each argument moves one register on. */
+	return pt->heap_first ? args << 1 : args;
+}
+
+uint64_t mt_point_cookie(const struct mt_probe_point *pt)
+{
+	uint64_t c = MT_KIND_ROLE(pt->layout ? pt->layout : pt->kind, pt->role);
+
+	if (pt->heap_first)
+		c |= MT_COOKIE_HEAP_FIRST;
+	if (pt->zeroes)
+		c |= MT_COOKIE_ZEROES;
+	return c;
+}
+
 enum reg_class { REG_OTHER, REG_ARG, REG_SP, REG_BP };
 
 /* The class of a register; for an argument register, *arg is its MT_ARG_* bit. */
@@ -199,6 +233,12 @@ static enum reg_class reg_class(uint16_t r, unsigned int *arg)
 	case X86_REG_CL:
 	case X86_REG_CH:
 		*arg = MT_ARG_RCX;
+		return REG_ARG;
+	case X86_REG_R8:
+	case X86_REG_R8D:
+	case X86_REG_R8W:
+	case X86_REG_R8B:
+		*arg = MT_ARG_R8;
 		return REG_ARG;
 	case X86_REG_RSP:
 	case X86_REG_ESP:
@@ -555,7 +595,7 @@ int mt_place_point(int fd, struct mt_probe_point *pt, uint64_t size, uint64_t av
 		set_reason(pt->reason, "entry: code unreadable (%s)", strerror(-err));
 		return 0;
 	}
-	err = mt_place_code(body, got, pt->ret, mt_kind_args(pt->kind), caps, &pl);
+	err = mt_place_code(body, got, pt->ret, mt_point_args(pt), caps, &pl);
 	free(body);
 	if (err)
 		return err;

@@ -25,9 +25,12 @@ struct mt_probe_point {
 	char symbol[64];       /* the name the table matched (first alias when several) */
 	uint64_t func_offset;  /* file offset of the function's entry (what uprobes attach to) */
 	uint64_t probe_offset; /* file offset chosen by placement (== func_offset for entry) */
-	enum mt_kind kind;
-	bool ret;	 /* needs a return probe (the result matters) */
+	enum mt_kind kind;     /* what its events record */
+	bool ret;	       /* needs a return probe (the result matters) */
 	uint8_t role;	 /* enum mt_role: an entry, or a return site of a function that may throw */
+	uint8_t layout;	 /* enum mt_call_layout when its arguments are not its kind's, else 0 */
+	bool heap_first; /* takes a heap before its kind's arguments (MT_COOKIE_HEAP_FIRST) */
+	bool zeroes;	 /* hands out zeroed memory (MT_COOKIE_ZEROES) */
 	char reason[96]; /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
 };
 
@@ -78,10 +81,19 @@ bool mt_insn_boundary(const uint8_t *code, size_t len, uint64_t target);
 #define MT_ARG_RSI  0x2
 #define MT_ARG_RDX  0x4
 #define MT_ARG_RCX  0x8
+#define MT_ARG_R8   0x10 /* the fourth argument of a function that takes a heap first */
 #define MT_ARGS_ALL 0xf
 
 /* The argument registers the BPF side reads for a function of this kind (bpf/memtrack.bpf.c). */
 unsigned int mt_kind_args(enum mt_kind kind);
+/* The argument registers the BPF side reads for pt: its kind's or layout's, after any heap. */
+unsigned int mt_point_args(const struct mt_probe_point *pt);
+/*
+ * The part of pt's probe cookie that is pt's own (MT_COOKIE's kind byte and the
+ * MT_COOKIE_HEAP_FIRST and MT_COOKIE_ZEROES bits): what the BPF side decodes its calls by. The
+ * linker adds the file.
+ */
+uint64_t mt_point_cookie(const struct mt_probe_point *pt);
 
 /*
  * Fill pt->probe_offset and pt->reason for a point whose func_offset, kind and ret are set,

@@ -37,7 +37,7 @@ static int attach_point(struct mt_tracker *t, struct mt_links *l, uint16_t file_
 			uint64_t tag)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
-		    .bpf_cookie = MT_COOKIE(file_id, MT_KIND_ROLE(p->kind, p->role)) | tag);
+		    .bpf_cookie = MT_COOKIE(file_id, mt_point_cookie(p)) | tag);
 	struct bpf_program *prog = tracker_prog(t, retprobe ? "alloc_exit" : "alloc_enter");
 	struct bpf_link *link;
 
@@ -124,7 +124,7 @@ int mt_uprobe_multi_attach_points(struct bpf_program *enter, struct bpf_program 
 		const struct mt_probe_point *p = &c->points[i];
 
 		offs[i] = p->probe_offset;
-		cookies[i] = MT_COOKIE(file_id, MT_KIND_ROLE(p->kind, p->role));
+		cookies[i] = MT_COOKIE(file_id, mt_point_cookie(p));
 		if (p->ret) {
 			offs[base + n_ret] = p->probe_offset;
 			cookies[base + n_ret++] = cookies[i];
