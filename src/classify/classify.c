@@ -373,6 +373,104 @@ static void drop_default_shims(struct scan *s, int fd, Elf *e)
 	s->n = kept;
 }
 
+/* The candidate named name, or NULL. */
+static const struct cand *cand_named(const struct scan *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->cands[i].name, name))
+			return &s->cands[i];
+	return NULL;
+}
+
+/*
+ * Whether w runs straight into a jmp to h: directly, or through h's PLT stub (libmimalloc's calls
+ * between its own exported functions go through the PLT).
+ */
+static bool jumps_to(int fd, Elf *e, const struct cand *w, const struct cand *h)
+{
+	uint8_t code[MT_PLACE_MAX_BYTES];
+	uint64_t off, avail, target;
+	int64_t rel;
+	ssize_t got;
+
+	if (!mt_classify_elf_offset(e, w->vaddr, &off, &avail))
+		return false;
+	got = pread(fd, code, avail < sizeof(code) ? (size_t)avail : sizeof(code), (off_t)off);
+	if (got <= 0 || !mt_tail_jump(code, (size_t)got, &rel))
+		return false;
+	target = w->vaddr + (uint64_t)rel;
+	return target == h->vaddr || mt_classify_elf_plt_calls(fd, e, target, h->name);
+}
+
+/*
+ * Whether every call of w is a call of the mimalloc function named name, recorded there as w's
+ * would be: its row's but for the heap (heap: name takes one first, w does not) and w runs
+ * straight into a jmp to it.
+ */
+static bool wraps(const struct scan *s, int fd, Elf *e, const struct cand *w, const char *name,
+		  bool heap)
+{
+	const struct alloc_fn *row = mt_classify_row(w->row), *hrow;
+	const struct cand *h = cand_named(s, name);
+
+	if (!h)
+		return false;
+	hrow = mt_classify_row(h->row);
+	if (hrow->kind != row->kind || hrow->layout != row->layout ||
+	    (hrow->flags & ROW_ZERO) != (row->flags & ROW_ZERO) ||
+	    !(hrow->flags & ROW_HEAP) != !((row->flags & ROW_HEAP) || heap))
+		return false;
+	return jumps_to(fd, e, w, h);
+}
+
+/*
+ * Whether w is a mimalloc wrapper: mi_NAME(args) of mi_heap_NAME(default heap, args), or
+ * NAME(args) of NAME_at(args, 0) (mi_heap_zalloc_aligned of mi_heap_zalloc_aligned_at).
+ */
+static bool mimalloc_wrapper(const struct scan *s, int fd, Elf *e, const struct cand *w)
+{
+	const struct alloc_fn *row = mt_classify_row(w->row);
+	char name[sizeof(w->name) + 5];
+
+	if (row->hint != MT_FAM_MIMALLOC || strncmp(w->name, "mi_", 3))
+		return false;
+	snprintf(name, sizeof(name), "mi_heap_%s", w->name + 3);
+	if (!(row->flags & ROW_HEAP) && wraps(s, fd, e, w, name, true))
+		return true;
+	snprintf(name, sizeof(name), "%s_at", w->name);
+	return wraps(s, fd, e, w, name, false);
+}
+
+/*
+ * mimalloc's mi_NAME(args) is mi_heap_NAME(default heap, args), and NAME(args) NAME_at(args, 0),
+ * each compiled as a jmp into the other where it is not inlined: probing both would cost every
+ * such call two traps and two returns for one record. The wrapper goes, and any other name at its
+ * address (the same code).
+ */
+static void drop_heap_wrappers(struct scan *s, int fd, Elf *e)
+{
+	uint64_t *gone = NULL;
+	size_t n_gone = 0, cap = 0, kept = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (!mimalloc_wrapper(s, fd, e, &s->cands[i]))
+			continue;
+		if (MT_GROW(gone, cap, n_gone + 1, 16))
+			break; /* kept: two traps a call, not a lost one */
+		gone[n_gone++] = s->cands[i].vaddr;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		bool drop = false;
+
+		for (size_t j = 0; j < n_gone && !drop; j++)
+			drop = s->cands[i].vaddr == gone[j];
+		if (!drop)
+			s->cands[kept++] = s->cands[i];
+	}
+	s->n = kept;
+	free(gone);
+}
+
 /*
  * Allocator libraries first (they also export the standard names), each by any of its own entry
  * points (a static link keeps only those the program calls: Rust's mimalloc crate calls
@@ -613,6 +711,7 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 	if (err)
 		goto out;
 	drop_default_shims(&s, fd, e);
+	drop_heap_wrappers(&s, fd, e);
 	out->has_symbols = s.has_symbols;
 	out->static_exec = mt_classify_elf_static_exec(e);
 	out->family = pick_family(&s);

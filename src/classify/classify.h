@@ -62,6 +62,11 @@ int mt_classify_return_points(struct mt_classification *c, int fd, struct Elf *e
 bool mt_classify_elf_offset(struct Elf *e, uint64_t vaddr, uint64_t *off, uint64_t *avail);
 bool mt_classify_elf_exec_segment(struct Elf *e, uint64_t off, uint64_t *start, uint64_t *end);
 void mt_classify_elf_build_id(struct Elf *e, char out[41]);
+/*
+ * For classification: whether the code at vaddr in e (open as fd) is a PLT stub that jumps to the
+ * function named name: the GOT slot it jumps through is relocated to that symbol.
+ */
+bool mt_classify_elf_plt_calls(int fd, struct Elf *e, uint64_t vaddr, const char *name);
 /* For classification: whether e is a static executable (mt_classification's static_exec). */
 bool mt_classify_elf_static_exec(struct Elf *e);
 /*

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gelf.h>
 #include <libelf.h>
@@ -215,4 +216,67 @@ bool mt_classify_elf_go_register_abi(Elf *e)
 	b = d->d_buf;
 	return !memcmp(b, GO_BUILDINFO_MAGIC, magic) && b[magic] == 8 &&
 	       (b[magic + 1] & GO_BUILDINFO_INLINE);
+}
+
+/*
+ * The GOT slot a PLT stub at vaddr jumps through: `jmp *disp(%rip)`, after an endbr64 (the
+ * .plt.sec of -fcf-protection) and with a bnd prefix or without. 0 when the code is none of these.
+ */
+static uint64_t plt_slot(int fd, Elf *e, uint64_t vaddr)
+{
+	uint8_t code[16];
+	uint64_t off, avail;
+	size_t at = 0;
+	int32_t disp;
+
+	if (!mt_classify_elf_offset(e, vaddr, &off, &avail) || avail < sizeof(code) ||
+	    pread(fd, code, sizeof(code), (off_t)off) != (ssize_t)sizeof(code))
+		return 0;
+	if (!memcmp(code, "\xf3\x0f\x1e\xfa", 4)) /* endbr64 */
+		at = 4;
+	if (code[at] == 0xf2) /* bnd */
+		at++;
+	if (code[at] != 0xff || code[at + 1] != 0x25)
+		return 0;
+	memcpy(&disp, code + at + 2, sizeof(disp));
+	return vaddr + at + 6 + (uint64_t)(int64_t)disp;
+}
+
+/* The name of the symbol whose relocation fills the GOT slot at got, or NULL. */
+static const char *slot_symbol(Elf *e, uint64_t got)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Scn *symscn;
+		Elf_Data *d, *syms;
+		GElf_Shdr sh, symsh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)) || !(symscn = elf_getscn(e, sh.sh_link)) ||
+		    !gelf_getshdr(symscn, &symsh) || !(syms = elf_getdata(symscn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+
+			if (!gelf_getrela(d, (int)i, &r) || r.r_offset != got ||
+			    (GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT &&
+			     GELF_R_TYPE(r.r_info) != R_X86_64_GLOB_DAT) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			return elf_strptr(e, symsh.sh_link, sym.st_name);
+		}
+	}
+	return NULL;
+}
+
+bool mt_classify_elf_plt_calls(int fd, Elf *e, uint64_t vaddr, const char *name)
+{
+	uint64_t got = plt_slot(fd, e, vaddr);
+	const char *sym = got ? slot_symbol(e, got) : NULL;
+	size_t n = strlen(name);
+
+	/* the name with or without a version (name@VERSION) */
+	return sym && !strncmp(sym, name, n) && (!sym[n] || sym[n] == '@');
 }

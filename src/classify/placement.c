@@ -496,6 +496,36 @@ bool mt_insn_boundary(const uint8_t *code, size_t len, uint64_t target)
 	return found;
 }
 
+bool mt_tail_jump(const uint8_t *code, size_t len, int64_t *target)
+{
+	const uint8_t *p = code;
+	uint64_t addr = 0;
+	bool found = false;
+	cs_insn *in;
+	csh h;
+
+	if (open_decoder(&h))
+		return false;
+	in = cs_malloc(h);
+	for (int i = 0; in && i < MT_PLACE_MAX_INSNS && cs_disasm_iter(h, &p, &len, &addr, in);
+	     i++) {
+		const cs_x86 *x = &in->detail->x86;
+
+		if (!is_control_transfer(in))
+			continue;
+		/* decoded at address 0: a relative jmp's immediate is its offset from code */
+		found =
+		    in->id == X86_INS_JMP && x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
+		if (found)
+			*target = x->operands[0].imm;
+		break;
+	}
+	if (in)
+		cs_free(in, 1);
+	cs_close(&h);
+	return found;
+}
+
 static int read_body(int fd, uint64_t off, size_t len, uint8_t **buf, size_t *got)
 {
 	ssize_t r;

@@ -71,6 +71,13 @@ int mt_place_code(const uint8_t *code, size_t len, bool ret, unsigned int args,
 bool mt_insn_boundary(const uint8_t *code, size_t len, uint64_t target);
 
 /*
+ * Whether code[0..len), decoded from its start, runs straight (no branch, call, return or trap,
+ * at most MT_PLACE_MAX_INSNS instructions) into a direct jmp: a wrapper that every call leaves
+ * through that jmp. *target: the jmp's destination, as an offset from code's start.
+ */
+bool mt_tail_jump(const uint8_t *code, size_t len, int64_t *target);
+
+/*
  * The reason mt_place_point gives Go's mallocgc when its entry is not Go's stack check: the
  * classifier refuses the point (no offset can count each call once).
  */
