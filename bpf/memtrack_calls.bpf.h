@@ -337,8 +337,11 @@ __noinline __u64 mt_copy_size(__u64 copy)
 	for (int i = 0; i < MT_STR_CHUNKS; i++) {
 		long n = bpf_probe_read_user_str(buf, sizeof(buf), (void *)(copy + len));
 
-		if (n <= 0)
+		if (n < 0)
 			return 0;
+		/* 0: a NUL first (6.1's strncpy_from_user_nofault says 0 for an empty string) */
+		if (!n)
+			return len + 1;
 		if (n < MT_STR_CHUNK)
 			return len + (__u64)n; /* n counts the NUL */
 		/* A full chunk: its last byte is the NUL the helper wrote, not the string's. */
