@@ -186,6 +186,25 @@ struct {
 	__type(value, struct mt_stack_record);
 } stacks SEC(".maps");
 
+/* A strdup's copy is read in chunks of this many bytes, at most MT_STR_CHUNKS of them. */
+#define MT_STR_CHUNK  4096
+#define MT_STR_CHUNKS 8
+
+struct mt_str_scratch {
+	char bytes[MT_STR_CHUNK];
+};
+
+/*
+ * A strdup's copy is read here to find its length (mt_copy_size): only the length is kept, so a
+ * program that preempts another on the CPU and reads into it too spoils nothing.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mt_str_scratch);
+} str_scratch SEC(".maps");
+
 /* A new stack is built here (a map value), then stored and copied into the events ring. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

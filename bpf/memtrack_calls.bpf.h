@@ -319,23 +319,25 @@ static __always_inline __u64 array_size(__u64 n, __u64 size)
 	return size > max ? ~0ULL : n * size;
 }
 
-/* A strdup's copy is read in chunks of this many bytes, at most MT_STR_CHUNKS of them. */
-#define MT_STR_CHUNK  128
-#define MT_STR_CHUNKS 256
-
 /*
  * The size of the block a strdup made: strlen(copy) + 1, read from the copy it returned (the
- * string is its whole contents: mi_strndup's too, it ends where the copy stops). 0 when the copy
- * cannot be read to its end, or is longer than MT_STR_CHUNKS chunks (32 KiB): not a bpf_loop, so
- * that the settling of a thrown call (itself in one) may reach here.
+ * string is its whole contents: mi_strndup's too, it ends where the copy stops), into the CPU's
+ * scratch (str_scratch). 0 when the copy cannot be read to its end, or is longer than
+ * MT_STR_CHUNKS chunks (32 KiB). A bounded loop of few turns: mt_decode_and_emit also runs inside
+ * settle_level's bpf_loop, and 256 turns of a 128-byte stack buffer cost 6,000 verified
+ * instructions (25 ms of start-up on a loaded host).
  */
 __noinline __u64 mt_copy_size(__u64 copy)
 {
-	char buf[MT_STR_CHUNK];
+	struct mt_str_scratch *buf;
+	__u32 zero = 0;
 	__u64 len = 0;
 
+	buf = bpf_map_lookup_elem(&str_scratch, &zero);
+	if (!buf)
+		return 0;
 	for (int i = 0; i < MT_STR_CHUNKS; i++) {
-		long n = bpf_probe_read_user_str(buf, sizeof(buf), (void *)(copy + len));
+		long n = bpf_probe_read_user_str(buf->bytes, MT_STR_CHUNK, (void *)(copy + len));
 
 		if (n < 0)
 			return 0;
