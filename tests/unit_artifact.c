@@ -228,7 +228,7 @@ START_TEST(roundtrip)
 
 	ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, err, sizeof(err)), 0);
 	in = mt_artifact_info(r);
-	ck_assert_uint_eq(in->version, 5);
+	ck_assert_uint_eq(in->version, 6);
 	ck_assert_uint_eq(in->start_time_ns, 1700000000123456789ULL);
 	ck_assert_uint_eq(in->start_mono_ns, 555000);
 	ck_assert_str_eq(in->watcher, "tracepoint");
@@ -1220,10 +1220,10 @@ START_TEST(header_checks)
 	ck_assert_str_eq(err, "not a memtrack artifact (empty file)");
 
 	memcpy(copy, buf, len);
-	put32(copy + 8, 6);
+	put32(copy + 8, 7);
 	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EPROTONOSUPPORT);
-	ck_assert_str_eq(err, "unsupported artifact format version 6 (this memtrack reads "
-			      "versions 1 to 5)");
+	ck_assert_str_eq(err, "unsupported artifact format version 7 (this memtrack reads "
+			      "versions 1 to 6)");
 
 	memcpy(copy, buf, len);
 	put32(copy + 12, MT_ARTIFACT_HEADER_MAX + 1);
@@ -1374,10 +1374,10 @@ START_TEST(compressed_blocks_roundtrip)
 			buf = events_artifact(ev, n, seed, &len, &hdr);
 			/* Big streams are compressed; a block of one event is not worth it. */
 			if (n >= 3000)
-				ck_assert_int_gt(count_records(buf, len, hdr, MT_REC_ZBLOCK, &last),
+				ck_assert_int_gt(count_records(buf, len, hdr, MT_REC_CBLOCK, &last),
 						 0);
 			if (n == 1)
-				ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_ZBLOCK, &last),
+				ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_CBLOCK, &last),
 						 0);
 			ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, NULL, 0), 0);
 			while ((ret = mt_artifact_next(r, &it)) > 0) {
@@ -1425,8 +1425,8 @@ START_TEST(compressed_block_cut_at_every_byte)
 	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
 	buf = slurp(path, &len);
 	hdr = 16 + get32(buf + 12);
-	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_ZBLOCK, &last), 2);
-	first = record_at(buf, len, hdr, MT_REC_ZBLOCK);
+	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_CBLOCK, &last), 2);
+	first = record_at(buf, len, hdr, MT_REC_CBLOCK);
 	ck_assert_uint_eq(get32(buf + first + 8), N);
 	for (size_t cut = last; cut < last + 8 + get32(buf + last + 4); cut++) {
 		uint8_t *copy = malloc(cut);
@@ -1519,7 +1519,7 @@ START_TEST(records_inside_blocks)
 		/* One block, the records inside it. */
 		ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_PROCESS, &last), 0);
 		ck_assert_int_eq(
-		    count_records(buf, len, hdr, n > 1 ? MT_REC_ZBLOCK : MT_REC_BLOCK, &last), 1);
+		    count_records(buf, len, hdr, n > 1 ? MT_REC_CBLOCK : MT_REC_BLOCK, &last), 1);
 		ck_assert_int_eq(read_letters(buf, len, got, 4096), 0);
 		ck_assert_str_eq(got, want);
 		for (size_t cut = hdr; cut < len; cut++) {
@@ -1565,9 +1565,9 @@ START_TEST(corrupt_compressed_blocks)
 
 	random_events(ev, N, 5);
 	buf = events_artifact(ev, N, 0, &len, &hdr);
-	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_ZBLOCK, &z), 1);
+	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_CBLOCK, &z), 1);
 	zlen = get32(buf + z + 4);
-	frame = z + 8 + MT_ARTIFACT_ZBLOCK_FIXED;
+	frame = z + 8 + MT_ARTIFACT_CBLOCK_FIXED;
 	good = read_all(buf, len);
 	ck_assert_int_eq(good.err, 0);
 	ck_assert_uint_eq(good.events, N);
@@ -1611,13 +1611,16 @@ START_TEST(corrupt_compressed_blocks)
 	memcpy(copy, buf, len);
 	put32(copy + 8, 4);
 	expect_error(copy, len, -EBADMSG, "footer counts 1000 events but 0 were read");
+	/* Labelled version 5, likewise: a columnar block is no type-13 block. */
+	put32(copy + 8, 5);
+	expect_error(copy, len, -EBADMSG, "footer counts 1000 events but 0 were read");
 	free(copy);
 	free(buf);
 }
 END_TEST
 
 /*
- * Artifacts of versions 3 and 4, as their writers made them (the fuzzer's seeds), read as they
+ * Artifacts of versions 3 to 5, as their writers made them (the fuzzer's seeds), read as they
  * always did.
  */
 START_TEST(older_artifacts_read)
@@ -1629,7 +1632,8 @@ START_TEST(older_artifacts_read)
 	    {"v3-valid-rich", false},	      {"v3-real-calloc-realloc", false},
 	    {"v3-lifecycle-vfork", false},    {"v4-real-stacks", false},
 	    {"v4-rss-samples", false},	      {"v4-truncated-mid-stack", true},
-	    {"v3-truncated-mid-block", true},
+	    {"v3-truncated-mid-block", true}, {"v5-zblock-churn", false},
+	    {"v5-records-in-blocks", false},  {"v5-zblock-truncated", true},
 	};
 	size_t len;
 	uint8_t *buf;

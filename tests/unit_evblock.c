@@ -231,14 +231,24 @@ START_TEST(required_escapes_are_refused)
 }
 END_TEST
 
-/* ---- the streams of a compressed block (version 5) ------------------------------------------ */
+/* ---- the streams of a compressed block (version 5) and of a columnar one (version 6) -------- */
+
+/* The state at the start of a version-5 block, or with columns of a version-6 one. */
+static void reset(struct mt_evblock_state *s, bool columns)
+{
+	if (columns)
+		mt_evblock_reset_columns(s);
+	else
+		mt_evblock_reset(s);
+}
 
 /*
  * Encode n events into the streams of one compressed block (bufs: MT_EVB_STREAMS areas of n *
- * MT_EVBLOCK_EVENT_MAX bytes), decode them back, compare. Each stream's length into len.
+ * MT_EVBLOCK_EVENT_MAX bytes), with columns a columnar one, decode them back, compare. Each
+ * stream's length into len.
  */
 static void split_roundtrip(const struct mt_event *ev, size_t n, uint8_t *bufs,
-			    size_t len[MT_EVB_STREAMS])
+			    size_t len[MT_EVB_STREAMS], bool columns)
 {
 	static const unsigned int most[MT_EVB_STREAMS] = MT_EVB_STREAM_MAX;
 	struct mt_evblock_split at;
@@ -247,7 +257,7 @@ static void split_roundtrip(const struct mt_event *ev, size_t n, uint8_t *bufs,
 	size_t area = n * MT_EVBLOCK_EVENT_MAX, i;
 	int k;
 
-	mt_evblock_reset(&s);
+	reset(&s, columns);
 	for (k = 0; k < MT_EVB_STREAMS; k++)
 		at.p[k] = bufs + k * area;
 	for (i = 0; i < n; i++) {
@@ -264,7 +274,7 @@ static void split_roundtrip(const struct mt_event *ev, size_t n, uint8_t *bufs,
 		c.p[k] = bufs + k * area;
 		c.left[k] = len[k];
 	}
-	mt_evblock_reset(&s);
+	reset(&s, columns);
 	for (i = 0; i < n; i++) {
 		struct mt_event back;
 
@@ -280,11 +290,97 @@ START_TEST(split_edge_values_roundtrip)
 	static uint8_t bufs[MT_EVB_STREAMS * N_EDGE * MT_EVBLOCK_EVENT_MAX];
 	size_t len[MT_EVB_STREAMS];
 
-	split_roundtrip(edge, N_EDGE, bufs, len);
+	split_roundtrip(edge, N_EDGE, bufs, len, false);
 	/* One tag byte an event at least, and one byte of time and address each. */
 	ck_assert_uint_ge(len[MT_EVB_S_TAG], N_EDGE);
 	ck_assert_uint_ge(len[MT_EVB_S_TS], N_EDGE);
 	ck_assert_uint_ge(len[MT_EVB_S_ADDR], N_EDGE);
+	for (int k = MT_EVB_STREAMS_V5; k < MT_EVB_STREAMS; k++)
+		ck_assert_uint_eq(len[k], 0);
+}
+END_TEST
+
+/* The same extremes in a columnar block: a time is two bytes in their planes and a varint. */
+START_TEST(columns_edge_values_roundtrip)
+{
+	static uint8_t bufs[MT_EVB_STREAMS * N_EDGE * MT_EVBLOCK_EVENT_MAX];
+	size_t len[MT_EVB_STREAMS];
+
+	split_roundtrip(edge, N_EDGE, bufs, len, true);
+	ck_assert_uint_eq(len[MT_EVB_S_TS], N_EDGE);
+	ck_assert_uint_eq(len[MT_EVB_S_T1], N_EDGE);
+	ck_assert_uint_ge(len[MT_EVB_S_T2], N_EDGE);
+}
+END_TEST
+
+/*
+ * Frees of blocks allocated in the same block name their allocation, in the last MT_EVB_REFS of
+ * them, and take no address: the freeing order does not matter. Blocks allocated further back
+ * (past the window) and addresses the block never allocated take their address difference, and
+ * all come back the same.
+ */
+START_TEST(columns_frees_by_reference)
+{
+	enum { N = MT_EVB_REFS + 1000, FOREIGN = 10 };
+	static struct mt_event ev[2 * N + FOREIGN];
+	static uint8_t bufs[MT_EVB_STREAMS * (2 * N + FOREIGN) * MT_EVBLOCK_EVENT_MAX];
+	size_t len[MT_EVB_STREAMS], n = 0;
+	uint64_t x = 88172645463325252ULL;
+
+	for (size_t i = 0; i < N; i++)
+		ev[n++] = (struct mt_event){.ts_ns = 100 + n,
+					    .pid = 7,
+					    .tid = 7,
+					    .addr = 0x560000000000ULL + i * 48,
+					    .size = 40,
+					    .kind = MT_K_MALLOC};
+	/* Then every block freed, the newest MT_EVB_REFS in a shuffled order, the older last. */
+	for (size_t i = 0; i < N; i++) {
+		size_t j = N - 1 - i;
+
+		if (i < MT_EVB_REFS) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			j = N - MT_EVB_REFS + (size_t)(x % MT_EVB_REFS);
+		}
+		ev[n++] = (struct mt_event){.ts_ns = 100 + n,
+					    .pid = 7,
+					    .tid = 7,
+					    .addr = 0x560000000000ULL + j * 48,
+					    .kind = MT_K_FREE};
+	}
+	for (size_t i = 0; i < FOREIGN; i++)
+		ev[n++] = (struct mt_event){
+		    .ts_ns = 100 + n, .pid = 7, .tid = 7, .addr = 0x10 + i, .kind = MT_K_FREE};
+	split_roundtrip(ev, n, bufs, len, true);
+	/*
+	 * The allocations' addresses, a byte each; at most the frees past the window, the foreign
+	 * ones and the slots a hash shares take one: most frees take none.
+	 */
+	ck_assert_uint_le(len[MT_EVB_S_ADDR], N + N / 2);
+	ck_assert_uint_ge(len[MT_EVB_S_REF], N + FOREIGN);
+}
+END_TEST
+
+/* A reference to an allocation the block does not have is corrupt, never an address made up. */
+START_TEST(columns_bad_reference_refused)
+{
+	/* One malloc, then two frees naming the first and the second allocation back. */
+	const uint8_t tag[] = {MT_K_MALLOC | MT_EVB_SIZE, MT_K_FREE, MT_K_FREE};
+	const uint8_t t0[] = {2, 2, 2}, t1[] = {0, 0, 0}, t2[] = {0, 0, 0};
+	const uint8_t addr[] = {0x20}, size[] = {16}, ref[] = {1, 2};
+	struct mt_evblock_cursor c = {
+	    .p = {tag, t0, addr, size, NULL, t1, t2, ref},
+	    .left = {3, 3, 1, 1, 0, 3, 3, 2},
+	};
+	struct mt_evblock_state s;
+	struct mt_event e;
+
+	mt_evblock_reset_columns(&s);
+	ck_assert_int_eq(mt_evblock_get_split(&s, &c, &e), MT_EVB_EVENT);
+	ck_assert_uint_eq(e.addr, 0x10);
+	ck_assert_int_eq(mt_evblock_get_split(&s, &c, &e), MT_EVB_EVENT);
+	ck_assert_uint_eq(e.addr, 0x10);
+	ck_assert_int_eq(mt_evblock_get_split(&s, &c, &e), MT_EVB_CORRUPT);
 }
 END_TEST
 
@@ -317,46 +413,57 @@ START_TEST(split_threads_taking_turns)
 							      .kind = MT_K_FREE};
 		}
 	}
-	split_roundtrip(ev, 4 * ROUNDS, bufs, len);
+	split_roundtrip(ev, 4 * ROUNDS, bufs, len, false);
 	/* The first round finds the arenas: 6 bytes for each thread's first address. */
 	ck_assert_uint_le(len[MT_EVB_S_ADDR], 4 * ROUNDS + 2 * 6);
 }
 END_TEST
 
-/* A stream that ends inside an entry: short, and the cursor and state left as they were. */
+/*
+ * Stream k of the block in bufs (lengths len, areas of area bytes), one byte short: an entry that
+ * needs it is short, and the cursor and state are left as they were.
+ */
+static void short_stream(const uint8_t *bufs, const size_t len[MT_EVB_STREAMS], size_t area, int k,
+			 bool columns)
+{
+	static struct mt_evblock_state s, s_was;
+	struct mt_evblock_cursor c, was;
+	struct mt_event back;
+	enum mt_evblock_result res = MT_EVB_EVENT;
+	size_t events = 0;
+
+	if (!len[k])
+		return;
+	for (int j = 0; j < MT_EVB_STREAMS; j++) {
+		c.p[j] = bufs + j * area;
+		c.left[j] = len[j] - (j == k);
+	}
+	reset(&s, columns);
+	while (c.left[MT_EVB_S_TAG]) {
+		was = c;
+		s_was = s;
+		res = mt_evblock_get_split(&s, &c, &back);
+		if (res != MT_EVB_EVENT)
+			break;
+		events++;
+	}
+	ck_assert_int_eq(res, MT_EVB_SHORT);
+	ck_assert_uint_lt(events, N_EDGE);
+	ck_assert(!memcmp(&c, &was, sizeof(c)));
+	ck_assert(!memcmp(&s, &s_was, sizeof(s)));
+}
+
+/* A stream that ends inside an entry, in either layout. */
 START_TEST(split_short_streams)
 {
 	static uint8_t bufs[MT_EVB_STREAMS * N_EDGE * MT_EVBLOCK_EVENT_MAX];
 	size_t len[MT_EVB_STREAMS];
 	size_t area = N_EDGE * MT_EVBLOCK_EVENT_MAX;
 
-	split_roundtrip(edge, N_EDGE, bufs, len);
-	for (int k = 1; k < MT_EVB_STREAMS; k++) {
-		struct mt_evblock_cursor c, was;
-		struct mt_evblock_state s, s_was;
-		struct mt_event back;
-		enum mt_evblock_result res = MT_EVB_EVENT;
-		size_t events = 0;
-
-		if (!len[k])
-			continue;
-		for (int j = 0; j < MT_EVB_STREAMS; j++) {
-			c.p[j] = bufs + j * area;
-			c.left[j] = len[j] - (j == k);
-		}
-		mt_evblock_reset(&s);
-		while (c.left[MT_EVB_S_TAG]) {
-			was = c;
-			s_was = s;
-			res = mt_evblock_get_split(&s, &c, &back);
-			if (res != MT_EVB_EVENT)
-				break;
-			events++;
-		}
-		ck_assert_int_eq(res, MT_EVB_SHORT);
-		ck_assert_uint_lt(events, N_EDGE);
-		ck_assert(!memcmp(&c, &was, sizeof(c)));
-		ck_assert(!memcmp(&s, &s_was, sizeof(s)));
+	for (int columns = 0; columns < 2; columns++) {
+		split_roundtrip(edge, N_EDGE, bufs, len, columns);
+		for (int k = 1; k < MT_EVB_STREAMS; k++)
+			short_stream(bufs, len, area, k, columns);
 	}
 }
 END_TEST
@@ -375,6 +482,9 @@ static Suite *evblock_suite(void)
 	tcase_add_test(tc, split_edge_values_roundtrip);
 	tcase_add_test(tc, split_threads_taking_turns);
 	tcase_add_test(tc, split_short_streams);
+	tcase_add_test(tc, columns_edge_values_roundtrip);
+	tcase_add_test(tc, columns_frees_by_reference);
+	tcase_add_test(tc, columns_bad_reference_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

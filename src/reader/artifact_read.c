@@ -162,7 +162,7 @@ static bool held_record(struct mt_artifact_reader *r, uint64_t at)
 	if (r->info.version < 5 || !(esc & 1))
 		return false;
 	if (type == MT_REC_FOOTER || type == MT_REC_EVENTS || type == MT_REC_BLOCK ||
-	    type == MT_REC_ZBLOCK)
+	    type == MT_REC_ZBLOCK || type == MT_REC_CBLOCK)
 		mt_artread_corrupt(r, at, "event block holds a record that cannot be inside one");
 	else if (!mt_artread_len_ok(type, r->block_state.escape_len))
 		mt_artread_corrupt(r, at, "record length out of bounds");
@@ -263,10 +263,10 @@ static int start_block(struct mt_artifact_reader *r, uint32_t len, uint64_t at,
 }
 
 /* A compressed event block: decompressed whole (a cut one is lost whole), then handed out. */
-static int start_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at,
+static int start_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at, bool columns,
 			struct mt_artifact_item *it)
 {
-	int ret = mt_artread_zblock(r, len, at);
+	int ret = mt_artread_zblock(r, len, at, columns);
 
 	if (ret <= 0)
 		return ret;
@@ -275,7 +275,10 @@ static int start_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at,
 	r->block_cut = false;
 	r->block_at = at;
 	r->block_seen = 0;
-	mt_evblock_reset(&r->block_state);
+	if (columns)
+		mt_evblock_reset_columns(&r->block_state);
+	else
+		mt_evblock_reset(&r->block_state);
 	return next_block_events(r, it);
 }
 
@@ -371,7 +374,12 @@ static int next_record(struct mt_artifact_reader *r, struct mt_artifact_item *it
 	case MT_REC_ZBLOCK:
 		/* Likewise before version 5. */
 		if (r->info.version >= 5)
-			return start_zblock(r, len, at, it);
+			return start_zblock(r, len, at, false, it);
+		return pass_over(r, len);
+	case MT_REC_CBLOCK:
+		/* Likewise before version 6. */
+		if (r->info.version >= 6)
+			return start_zblock(r, len, at, true, it);
 		return pass_over(r, len);
 	case MT_REC_STACK:
 		/* Likewise before version 4. */

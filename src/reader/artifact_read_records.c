@@ -348,6 +348,8 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 		       len <= MT_ARTIFACT_BLOCK_MAX;
 	case MT_REC_ZBLOCK:
 		return len > MT_ARTIFACT_ZBLOCK_FIXED && len <= MT_ARTIFACT_ZBLOCK_MAX;
+	case MT_REC_CBLOCK:
+		return len > MT_ARTIFACT_CBLOCK_FIXED && len <= MT_ARTIFACT_CBLOCK_MAX;
 	default:
 		return len <= MT_ARTIFACT_RECORD_MAX;
 	}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A compressed event block (version 5, docs/FORMAT.md): a count, the lengths of the block's five
- * entry streams, and one zstd frame holding them. Nothing in it is believed before it is checked:
+ * entry streams, and one zstd frame holding them; or a columnar one (version 6), the same with
+ * eight streams. Nothing in it is believed before it is checked:
  * the lengths against the format's one-block bound (so the buffer they size is bounded whatever
  * the file says), the frame against the lengths, its content against its checksum. A block cut by
  * the end of the file gives no event: a zstd frame is read whole or not at all.
@@ -14,12 +15,12 @@
 #include "reader/artifact_read_int.h"
 #include "writer/artifact_format.h"
 
-/* The streams' lengths: each at most the bound, and so is their sum. Returns the sum, or 0. */
-static size_t streams_len(struct cursor *c, uint32_t len[MT_EVB_STREAMS])
+/* The n streams' lengths: each at most the bound, and so is their sum. Returns the sum, or 0. */
+static size_t streams_len(struct cursor *c, uint32_t len[MT_EVB_STREAMS], int n)
 {
 	uint64_t total = 0;
 
-	for (int k = 0; k < MT_EVB_STREAMS; k++) {
+	for (int k = 0; k < n; k++) {
 		get_u32(c, &len[k]);
 		total += len[k];
 	}
@@ -70,8 +71,9 @@ static int zblock_inflate(struct mt_artifact_reader *r, const uint8_t *src, size
 	return 0;
 }
 
-int mt_artread_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at)
+int mt_artread_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at, bool columns)
 {
+	int streams = columns ? MT_EVB_STREAMS : MT_EVB_STREAMS_V5;
 	ssize_t k = mt_artread_payload(r, len);
 	uint32_t count = 0, slen[MT_EVB_STREAMS] = {0};
 	const uint8_t *from;
@@ -88,7 +90,7 @@ int mt_artread_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at)
 	}
 	c = (struct cursor){r->payload, (size_t)k};
 	get_u32(&c, &count);
-	total = streams_len(&c, slen);
+	total = streams_len(&c, slen, streams);
 	/* Every event has its tag, and takes at least a tag, a time and an address. */
 	if (!total || !count || count > slen[MT_EVB_S_TAG] ||
 	    count > total / MT_ARTIFACT_BLOCK_ENTRY_MIN)

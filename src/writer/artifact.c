@@ -31,9 +31,9 @@
  * Events, and the records written between them, are gathered into one block until the events
  * thread flushes (every 100 ms), a record that cannot go inside comes (the footer, a leak record
  * over 16 KiB) or a stream is full, then compressed as one zstd frame (docs/FORMAT.md,
- * "Compressed event block"). Each of the block's five streams has STREAM_CAP bytes, so a block's
- * entries are at most 5 * STREAM_CAP (500 KiB) once decompressed: well inside the reader's
- * one-block bound, and its compressed record, at zstd's worst, inside the buffer.
+ * "Columnar event block"). Each of the block's eight streams has STREAM_CAP bytes, so a block's
+ * entries are at most 8 * STREAM_CAP (800 KiB) once decompressed: inside the reader's one-block
+ * bound, and its compressed record, at zstd's worst, inside the buffer.
  */
 #define STREAM_CAP	(100u << 10)
 #define BLOCK_RAW_MAX	(MT_EVB_STREAMS * STREAM_CAP)
@@ -42,11 +42,18 @@
  * thread, whose CPU per event is on the hot path when the ring is busy.
  */
 #define ZSTD_LEVEL	1
+/*
+ * Each stream ends a zstd block of its own (so that each gets its own literal code: a stream of
+ * time's low bytes and one of tags have little in common), which can cost a block header (3
+ * bytes) more per stream than zstd's bound of one frame; the margin holds them.
+ */
+/* The largest block whose plain form is counted, to be written when it is the shorter. */
+#define PLAIN_TRY	1024u
+#define FRAME_MAX(raw)	(ZSTD_COMPRESSBOUND(raw) + 8u * MT_EVB_STREAMS)
 _Static_assert(BLOCK_RAW_MAX <= MT_ARTIFACT_BLOCK_MAX, "a block's entries fit the format's limit");
-_Static_assert(MT_ARTIFACT_ZBLOCK_FIXED + ZSTD_COMPRESSBOUND(BLOCK_RAW_MAX) <=
-		   MT_ARTIFACT_ZBLOCK_MAX,
+_Static_assert(MT_ARTIFACT_CBLOCK_FIXED + FRAME_MAX(BLOCK_RAW_MAX) <= MT_ARTIFACT_CBLOCK_MAX,
 	       "a compressed block fits the format's limit");
-_Static_assert(REC_HDR_SIZE + MT_ARTIFACT_ZBLOCK_FIXED + ZSTD_COMPRESSBOUND(BLOCK_RAW_MAX) <=
+_Static_assert(REC_HDR_SIZE + MT_ARTIFACT_CBLOCK_FIXED + FRAME_MAX(BLOCK_RAW_MAX) <=
 		   WRITER_BUF_SIZE,
 	       "a compressed block at its largest fits the buffer");
 
@@ -56,6 +63,8 @@ struct pending_block {
 	struct mt_evblock_split at; /* where each stream's next byte goes */
 	struct mt_evblock_state state;
 	uint32_t count;
+	/* Its entries decoded and encoded anew when written plain (large: not on a stack). */
+	struct mt_evblock_state plain_in, plain_out;
 };
 
 struct mt_artifact_writer {
@@ -182,7 +191,7 @@ static void block_reset(struct pending_block *b)
 {
 	for (int k = 0; k < MT_EVB_STREAMS; k++)
 		b->at.p[k] = stream_base(b, k);
-	mt_evblock_reset(&b->state);
+	mt_evblock_reset_columns(&b->state);
 	b->count = 0;
 }
 
@@ -218,37 +227,82 @@ static size_t block_join(struct pending_block *b, uint32_t len[MT_EVB_STREAMS])
 }
 
 /*
- * A block too small for zstd to pay for its frame, as a version-3 block: the same entries with
- * their fields one after the other, whose payload is as long as the streams together.
+ * The entries of a block too small for zstd to pay for its frame, as a version-3 block's: the same
+ * events and records with their fields one after the other (their differences taken anew, and no
+ * references), at p. Returns their length; with p NULL, only counts it.
  */
-static size_t put_plain_block(uint8_t *start, const struct pending_block *b,
-			      const uint32_t len[MT_EVB_STREAMS])
+static size_t plain_entries(uint8_t *p, struct pending_block *b, const uint32_t len[MT_EVB_STREAMS])
 {
+	struct mt_evblock_state *in = &b->plain_in, *out = &b->plain_out;
 	struct mt_evblock_cursor c;
-	struct mt_evblock_state in, out;
+	uint8_t scratch[MT_EVBLOCK_EVENT_MAX];
 	const uint8_t *from = b->raw;
-	uint8_t *p = start + REC_HDR_SIZE, *hdr = start;
 	struct mt_event e;
+	size_t n = 0;
 
 	for (int k = 0; k < MT_EVB_STREAMS; k++) {
 		c.p[k] = from;
 		c.left[k] = len[k];
 		from += len[k];
 	}
-	mt_evblock_reset(&in);
-	mt_evblock_reset(&out);
-	put_u32(&p, b->count);
+	mt_evblock_reset_columns(in);
+	mt_evblock_reset(out);
 	/* The writer's own entries: they decode, events and records alike. */
 	while (c.left[MT_EVB_S_TAG]) {
-		if (mt_evblock_get_split(&in, &c, &e) == MT_EVB_EVENT) {
-			p += mt_evblock_put(&out, p, &e);
+		uint8_t *at = p ? p + n : scratch, *end;
+
+		if (mt_evblock_get_split(in, &c, &e) == MT_EVB_EVENT) {
+			n += mt_evblock_put(out, at, &e);
 			continue;
 		}
-		p = mt_evblock_put_escape(p, in.escape_type, in.escape_len);
-		put_bytes(&p, in.escape_data, in.escape_len);
+		end = mt_evblock_put_escape(at, in->escape_type, in->escape_len);
+		if (p)
+			memcpy(end, in->escape_data, in->escape_len);
+		n += (size_t)(end - at) + in->escape_len;
 	}
-	begin_record(&hdr, MT_REC_BLOCK, (size_t)(p - start) - REC_HDR_SIZE);
-	return (size_t)(p - start);
+	return n;
+}
+
+/* The block as a version-3 block at start, its plain entries n bytes. Returns its length. */
+static size_t put_plain_block(uint8_t *start, struct pending_block *b,
+			      const uint32_t len[MT_EVB_STREAMS], size_t n)
+{
+	uint8_t *p = start;
+
+	begin_record(&p, MT_REC_BLOCK, MT_ARTIFACT_BLOCK_FIXED + n);
+	put_u32(&p, b->count);
+	plain_entries(p, b, len);
+	return REC_HDR_SIZE + MT_ARTIFACT_BLOCK_FIXED + n;
+}
+
+/*
+ * The n bytes of raw, whose streams are len, as one zstd frame at dst (cap bytes): each stream
+ * ends a zstd block. Its length, or 0 when zstd fails (only its allocations can, with cap at
+ * FRAME_MAX(n)).
+ */
+static size_t compress_streams(ZSTD_CCtx *zc, uint8_t *dst, size_t cap, const uint8_t *raw,
+			       const uint32_t len[MT_EVB_STREAMS], size_t n)
+{
+	ZSTD_outBuffer out = {dst, cap, 0};
+	size_t left;
+
+	if (ZSTD_isError(ZSTD_CCtx_reset(zc, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(zc, n)))
+		return 0;
+	for (int k = 0; k < MT_EVB_STREAMS; k++) {
+		ZSTD_inBuffer in = {raw, len[k], 0};
+		ZSTD_EndDirective end = k + 1 < MT_EVB_STREAMS ? ZSTD_e_flush : ZSTD_e_end;
+
+		raw += len[k];
+		do {
+			left = ZSTD_compressStream2(zc, &out, &in, end);
+			if (ZSTD_isError(left))
+				return 0;
+		} while (left && out.pos < out.size);
+		if (left)
+			return 0;
+	}
+	return out.pos;
 }
 
 /*
@@ -259,35 +313,41 @@ static int seal_block_locked(struct mt_artifact_writer *w)
 {
 	struct pending_block *b = &w->block;
 	uint32_t len[MT_EVB_STREAMS];
-	size_t raw, bound, z;
+	size_t raw, bound, z, plain;
 	uint8_t *start, *p;
 
 	if (!b->count)
 		return w->err;
 	raw = block_join(b, len);
-	bound = ZSTD_compressBound(raw);
-	start = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_ZBLOCK_FIXED + bound);
+	bound = FRAME_MAX(raw);
+	start = reserve_locked(w, REC_HDR_SIZE + MT_ARTIFACT_CBLOCK_FIXED + bound);
 	if (!start) {
 		block_reset(b);
 		return w->err;
 	}
-	p = start + REC_HDR_SIZE + MT_ARTIFACT_ZBLOCK_FIXED;
-	z = ZSTD_compress2(w->zc, p, bound, b->raw, raw);
-	if (ZSTD_isError(z)) {
+	p = start + REC_HDR_SIZE + MT_ARTIFACT_CBLOCK_FIXED;
+	z = compress_streams(w->zc, p, bound, b->raw, len, raw);
+	if (!z) {
 		/* Only its allocations can fail with room for the worst case. */
 		block_reset(b);
 		stop_recording(w, -ENOMEM);
 		return w->err;
 	}
-	if (MT_ARTIFACT_ZBLOCK_FIXED + z >= MT_ARTIFACT_BLOCK_FIXED + raw) {
-		w->len += put_plain_block(start, b, len);
+	/*
+	 * A plain block's entries are not the streams' bytes (no references, the times whole), so
+	 * they are counted, for the blocks small enough for a frame not to pay: they then also fit
+	 * where the frame would have gone.
+	 */
+	plain = raw <= PLAIN_TRY ? plain_entries(NULL, b, len) : SIZE_MAX;
+	if (plain != SIZE_MAX && MT_ARTIFACT_BLOCK_FIXED + plain <= MT_ARTIFACT_CBLOCK_FIXED + z) {
+		w->len += put_plain_block(start, b, len, plain);
 	} else {
 		p = start;
-		begin_record(&p, MT_REC_ZBLOCK, MT_ARTIFACT_ZBLOCK_FIXED + z);
+		begin_record(&p, MT_REC_CBLOCK, MT_ARTIFACT_CBLOCK_FIXED + z);
 		put_u32(&p, b->count);
 		for (int k = 0; k < MT_EVB_STREAMS; k++)
 			put_u32(&p, len[k]);
-		w->len += REC_HDR_SIZE + MT_ARTIFACT_ZBLOCK_FIXED + z;
+		w->len += REC_HDR_SIZE + MT_ARTIFACT_CBLOCK_FIXED + z;
 	}
 	w->events += b->count;
 	block_reset(b);

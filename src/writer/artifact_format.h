@@ -8,7 +8,7 @@
 
 #define MT_ARTIFACT_MAGIC	    "MTRACK\0\1"
 #define MT_ARTIFACT_MAGIC_LEN	    8
-#define MT_ARTIFACT_VERSION	    5 /* written; versions 1 to 4 are still read */
+#define MT_ARTIFACT_VERSION	    6 /* written; versions 1 to 5 are still read */
 #define MT_ARTIFACT_VERSION_MIN	    1
 #define MT_ARTIFACT_HEADER_MAX	    (4u << 20) /* header body */
 #define MT_ARTIFACT_ARG_MAX	    65535u     /* one command-line argument */
@@ -50,6 +50,9 @@
  */
 #define MT_ARTIFACT_ZBLOCK_FIXED     24u
 #define MT_ARTIFACT_ZBLOCK_MAX	     (MT_ARTIFACT_ZBLOCK_FIXED + MT_ARTIFACT_BLOCK_MAX + (16u << 10))
+/* A columnar event block (version 6): its count and its eight streams' lengths, then the frame. */
+#define MT_ARTIFACT_CBLOCK_FIXED     36u
+#define MT_ARTIFACT_CBLOCK_MAX	     (MT_ARTIFACT_CBLOCK_FIXED + MT_ARTIFACT_BLOCK_MAX + (16u << 10))
 /*
  * Version 5: a record (not a footer) inside an event block, where it falls among the events, as an
  * escape entry of this odd type (one to be understood) whose bytes are the record's payload.
@@ -70,6 +73,7 @@ enum mt_record_type {
 	MT_REC_RSS = 11,     /* a process's resident memory, sampled (no new version: likewise) */
 	MT_REC_BENCH = 12,   /* a benchmark window's start, stop, URI, a marker (memtrack bench) */
 	MT_REC_ZBLOCK = 13,  /* version 5: an event block's streams, zstd-compressed */
+	MT_REC_CBLOCK = 14,  /* version 6: the same in columns (time planes, frees by reference) */
 };
 
 #endif

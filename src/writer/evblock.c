@@ -4,6 +4,7 @@
  * for every allocator call of the traced program, so it is a few shifts per field and no branch
  * that depends on more than the one event; the decoder trusts nothing it reads.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "writer/evblock.h"
@@ -11,14 +12,22 @@
 #define VARINT_MAX 10u /* bytes of a 64-bit LEB128 */
 /*
  * The codec's steps are inlined into each of their two callers, the one-stream and the
- * five-stream one: in the first, every stream is the same, and the compiler then reads and writes
+ * many-stream one: in the first, every stream is the same, and the compiler then reads and writes
  * one pointer as the version-3 codec did.
  */
 #define STEP	   static inline __attribute__((always_inline))
 
 void mt_evblock_reset(struct mt_evblock_state *s)
 {
-	memset(s, 0, sizeof(*s));
+	memset(s, 0, offsetof(struct mt_evblock_state, alloc_addr));
+}
+
+void mt_evblock_reset_columns(struct mt_evblock_state *s)
+{
+	mt_evblock_reset(s);
+	memset(s->slot_addr, 0, sizeof(s->slot_addr));
+	memset(s->slot_alloc, 0, sizeof(s->slot_alloc));
+	s->columns = true;
 }
 
 /* ---- encoding ------------------------------------------------------------------------------- */
@@ -82,6 +91,8 @@ STEP void remember(struct mt_evblock_state *s, const struct mt_event *e, bool th
 {
 	uint32_t i;
 
+	if (s->columns && e->size)
+		s->alloc_addr[s->allocs++ % MT_EVB_REFS] = e->addr;
 	s->ts_ns = e->ts_ns;
 	s->addr = e->addr;
 	s->pid = e->pid;
@@ -101,9 +112,67 @@ STEP void remember(struct mt_evblock_state *s, const struct mt_event *e, bool th
 	s->thread_addr[i] = e->addr;
 }
 
+/* The encoder's slot of an address: its bits above malloc's 16-byte alignment, mixed. */
+static inline uint32_t ref_slot(uint64_t addr)
+{
+	return (uint32_t)(((addr >> 4) * 0x9e3779b97f4a7c15ull) >> 50) & (MT_EVB_REF_SLOTS - 1);
+}
+
+/*
+ * How far back among the block's last MT_EVB_REFS allocations the last one of addr is, plus
+ * one, or 0 when it is not among them (or its slot was taken by another since: a lost reference
+ * costs bytes, never correctness, as the allocation's address is checked).
+ */
+static inline uint32_t find_alloc(const struct mt_evblock_state *s, uint64_t addr)
+{
+	uint32_t slot = ref_slot(addr), n = s->slot_alloc[slot];
+
+	if (s->slot_addr[slot] != addr || n >= s->allocs || s->allocs - n > MT_EVB_REFS ||
+	    s->alloc_addr[n % MT_EVB_REFS] != addr)
+		return 0;
+	return s->allocs - n;
+}
+
+/* A time difference, zigzag-coded: a varint, or in a columnar block two bytes and a varint. */
+STEP void put_time(const struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS], uint64_t zz)
+{
+	if (!s->columns) {
+		*o[MT_EVB_S_TS] = put_varint(*o[MT_EVB_S_TS], zz);
+		return;
+	}
+	*(*o[MT_EVB_S_TS])++ = (uint8_t)zz;
+	*(*o[MT_EVB_S_T1])++ = (uint8_t)(zz >> 8);
+	*o[MT_EVB_S_T2] = put_varint(*o[MT_EVB_S_T2], zz >> 16);
+}
+
+/*
+ * An address: in a columnar block, an event without a size first names one of the block's
+ * allocations (a free of a block allocated in it: no address then), or 0; else the difference
+ * from the address of addr_base().
+ */
+STEP void put_addr(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
+		   const struct mt_event *e, bool threads)
+{
+	if (s->columns && !e->size) {
+		uint32_t back = find_alloc(s, e->addr);
+
+		*o[MT_EVB_S_REF] = put_varint(*o[MT_EVB_S_REF], back);
+		if (back)
+			return;
+	}
+	*o[MT_EVB_S_ADDR] =
+	    put_varint(*o[MT_EVB_S_ADDR], zigzag64(e->addr - addr_base(s, e->tid, threads)));
+	if (s->columns && e->size) {
+		uint32_t slot = ref_slot(e->addr);
+
+		s->slot_addr[slot] = e->addr;
+		s->slot_alloc[slot] = s->allocs; /* its number once remember() counts it */
+	}
+}
+
 /*
  * Encode e, each field into its stream's pointer: o[k] points at the write position of stream k.
- * For a version-3 block all five are the same pointer, the fields one after the other.
+ * For a version-3 block all eight are the same pointer, the fields one after the other.
  */
 STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
 		     const struct mt_event *e, bool threads)
@@ -119,15 +188,14 @@ STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
 		*(*tag)++ = x;
 	if (!inline_kind)
 		*(*tag)++ = e->kind;
-	*o[MT_EVB_S_TS] = put_varint(*o[MT_EVB_S_TS], zigzag64(e->ts_ns - s->ts_ns));
+	put_time(s, o, zigzag64(e->ts_ns - s->ts_ns));
 	if (x & MT_EVB_X_PID)
 		*rest = put_varint(*rest, e->pid);
 	if (x & MT_EVB_X_TID)
 		*rest = put_varint(*rest, zigzag32(e->tid - e->pid));
 	if (x & MT_EVB_X_FILE)
 		*rest = put_varint(*rest, e->file_id);
-	*o[MT_EVB_S_ADDR] =
-	    put_varint(*o[MT_EVB_S_ADDR], zigzag64(e->addr - addr_base(s, e->tid, threads)));
+	put_addr(s, o, e, threads);
 	if (e->size)
 		*o[MT_EVB_S_SIZE] = put_varint(*o[MT_EVB_S_SIZE], e->size);
 	if (x & MT_EVB_X_OLD_ADDR)
@@ -144,7 +212,7 @@ STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
 size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *start, const struct mt_event *e)
 {
 	uint8_t *p = start;
-	uint8_t **o[MT_EVB_STREAMS] = {&p, &p, &p, &p, &p};
+	uint8_t **o[MT_EVB_STREAMS] = {&p, &p, &p, &p, &p, &p, &p, &p};
 
 	put_fields(s, o, e, false);
 	return (size_t)(p - start);
@@ -170,7 +238,8 @@ uint8_t *mt_evblock_put_escape_split(struct mt_evblock_split *out, uint32_t type
 void mt_evblock_put_split(struct mt_evblock_state *s, struct mt_evblock_split *out,
 			  const struct mt_event *e)
 {
-	uint8_t **o[MT_EVB_STREAMS] = {&out->p[0], &out->p[1], &out->p[2], &out->p[3], &out->p[4]};
+	uint8_t **o[MT_EVB_STREAMS] = {&out->p[0], &out->p[1], &out->p[2], &out->p[3],
+				       &out->p[4], &out->p[5], &out->p[6], &out->p[7]};
 
 	put_fields(s, o, e, true);
 }
@@ -263,6 +332,32 @@ STEP uint32_t skip_escape(struct dec *d, struct mt_evblock_state *s)
 	return type;
 }
 
+/* A time difference, as put_time() wrote it. */
+STEP uint64_t get_time(struct dec *d, const struct mt_evblock_state *s)
+{
+	uint64_t zz;
+
+	if (!s->columns)
+		return get_varint(d, MT_EVB_S_TS);
+	zz = get_byte(d, MT_EVB_S_TS);
+	zz |= (uint64_t)get_byte(d, MT_EVB_S_T1) << 8;
+	return zz | get_bounded(d, MT_EVB_S_T2, UINT64_MAX >> 16) << 16;
+}
+
+/* An address, as put_addr() wrote it; sized: the event has a size. */
+STEP uint64_t get_addr(struct dec *d, const struct mt_evblock_state *s, uint32_t tid, bool sized)
+{
+	uint64_t back = 0;
+
+	if (s->columns && !sized)
+		back = get_bounded(d, MT_EVB_S_REF, MT_EVB_REFS);
+	if (back > s->allocs && d->res == MT_EVB_EVENT)
+		d->res = MT_EVB_CORRUPT;
+	if (back && d->res == MT_EVB_EVENT)
+		return s->alloc_addr[(s->allocs - back) % MT_EVB_REFS];
+	return addr_base(s, tid, d->threads) + unzigzag64(get_varint(d, MT_EVB_S_ADDR));
+}
+
 STEP void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state *s,
 		    struct mt_event *e)
 {
@@ -275,14 +370,14 @@ STEP void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state *s
 	if (e->kind == MT_EVB_KIND_BYTE)
 		e->kind = get_byte(d, MT_EVB_S_TAG);
 	e->flags = tag & MT_EVB_FAILED ? MT_EV_FAILED : 0;
-	e->ts_ns = s->ts_ns + unzigzag64(get_varint(d, MT_EVB_S_TS));
+	e->ts_ns = s->ts_ns + unzigzag64(get_time(d, s));
 	e->pid = x & MT_EVB_X_PID ? (uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX) : s->pid;
 	e->tid = x & MT_EVB_X_TID
 		     ? e->pid + unzigzag32((uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX))
 		     : s->tid;
 	e->file_id =
 	    x & MT_EVB_X_FILE ? (uint16_t)get_bounded(d, MT_EVB_S_REST, UINT16_MAX) : s->file_id;
-	e->addr = addr_base(s, e->tid, d->threads) + unzigzag64(get_varint(d, MT_EVB_S_ADDR));
+	e->addr = get_addr(d, s, e->tid, tag & MT_EVB_SIZE);
 	if (tag & MT_EVB_SIZE)
 		e->size = get_varint(d, MT_EVB_S_SIZE);
 	if (x & MT_EVB_X_OLD_ADDR)
@@ -325,7 +420,7 @@ enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t 
 				      struct mt_event *e, size_t *used)
 {
 	struct in in = {p, left};
-	struct dec d = {{&in, &in, &in, &in, &in}, MT_EVB_EVENT, false};
+	struct dec d = {{&in, &in, &in, &in, &in, &in, &in, &in}, MT_EVB_EVENT, false};
 	enum mt_evblock_result res = get_entry(&d, s, e);
 
 	if (res == MT_EVB_EVENT || res == MT_EVB_SKIPPED || res == MT_EVB_REQUIRED)
@@ -337,7 +432,8 @@ enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct m
 					    struct mt_event *e)
 {
 	struct in in[MT_EVB_STREAMS];
-	struct dec d = {{&in[0], &in[1], &in[2], &in[3], &in[4]}, MT_EVB_EVENT, true};
+	struct dec d = {
+	    {&in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &in[6], &in[7]}, MT_EVB_EVENT, true};
 	enum mt_evblock_result res;
 	int k;
 

@@ -51,13 +51,26 @@ enum mt_evblock_stream {
 	MT_EVB_S_ADDR,
 	MT_EVB_S_SIZE,
 	MT_EVB_S_REST,
+	/*
+	 * Version 6's columns (a columnar block, MT_EVB_COLUMNS): stream 1 then holds the low byte
+	 * of each zigzag time difference, these its second byte and the rest of it, and the
+	 * references of the events without a size to the block's allocations.
+	 */
+	MT_EVB_S_T1,
+	MT_EVB_S_T2,
+	MT_EVB_S_REF,
 	MT_EVB_STREAMS
 };
 
-/* The most bytes one event puts in each stream (together MT_EVBLOCK_EVENT_MAX at most). */
+#define MT_EVB_STREAMS_V5 5 /* a version-5 block's streams: the first five */
+
+/*
+ * The most bytes one event puts in each stream (together MT_EVBLOCK_EVENT_MAX at most, in
+ * either layout: a columnar time is 1 + 1 + 7 bytes, a referenced address 5 and none).
+ */
 #define MT_EVB_STREAM_MAX                                                                          \
 	{                                                                                          \
-		3u, 10u, 10u, 10u, 34u                                                             \
+		3u, 10u, 10u, 10u, 34u, 1u, 7u, 5u                                                 \
 	}
 
 /* Where the next bytes of each stream go (encoding). */
@@ -72,7 +85,14 @@ struct mt_evblock_cursor {
 };
 
 /* Threads whose last address a compressed block's state keeps (docs/FORMAT.md). */
-#define MT_EVB_THREADS 8u
+#define MT_EVB_THREADS	 8u
+/*
+ * A columnar block's allocations that an event without a size may name as its address: the
+ * last MT_EVB_REFS of the block (docs/FORMAT.md); the encoder finds them in a table of
+ * MT_EVB_REF_SLOTS slots by address, where a newer allocation takes an older one's slot.
+ */
+#define MT_EVB_REFS	 4096u
+#define MT_EVB_REF_SLOTS 16384u /* 4 a reference: 1 in 9 of the window lost to a shared slot */
 
 /*
  * What an entry is decoded against: the previous event of the block; in a compressed block, also
@@ -88,14 +108,27 @@ struct mt_evblock_state {
 	uint64_t thread_addr[MT_EVB_THREADS];
 	uint32_t threads;     /* slots taken */
 	uint32_t thread_next; /* the slot a new thread takes once all are */
+	bool columns;	      /* a columnar block (version 6): planes of times, references */
+	uint32_t allocs;      /* events with a size so far in the block */
 	uint32_t escape_type; /* of the last escape entry */
 	/* Its bytes, where the entries were decoded from: valid as long as those are. */
 	const uint8_t *escape_data;
 	uint32_t escape_len;
+	/*
+	 * A columnar block's last MT_EVB_REFS allocations: allocation n at n % MT_EVB_REFS, read
+	 * only below allocs, so never cleared. The slots are cleared by mt_evblock_reset_columns()
+	 * only: the rest of the state is all that a plain or version-5 block needs.
+	 */
+	uint64_t alloc_addr[MT_EVB_REFS];
+	/* The encoder's: the number of the last allocation of an address in its hash's slot. */
+	uint64_t slot_addr[MT_EVB_REF_SLOTS];
+	uint32_t slot_alloc[MT_EVB_REF_SLOTS];
 };
 
-/* The state at the start of a block. */
+/* The state at the start of a block: of a version-5 (or plain) block. */
 void mt_evblock_reset(struct mt_evblock_state *s);
+/* The state at the start of a columnar block (version 6, docs/FORMAT.md). */
+void mt_evblock_reset_columns(struct mt_evblock_state *s);
 
 /* Encode e at p, which has room for MT_EVBLOCK_EVENT_MAX bytes. Returns the bytes written. */
 size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *p, const struct mt_event *e);
