@@ -5,7 +5,8 @@
  * events thread hands them to the writer, then decoded back and compared. With the two paths,
  * the 48-byte events and the encoded blocks are also written out, for a general-purpose
  * compressor to be measured on the same events (docs/PERFORMANCE.md, "Artifact size"). Then the
- * events in version 5's compressed blocks, at a few zstd levels: bytes and CPU per event.
+ * events in version 5's compressed blocks and version 6's columnar ones, at a few zstd levels:
+ * bytes and CPU per event; where version 6's bytes go, by stream and by field.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,24 +62,28 @@ static struct mt_event *load(const char *path, size_t *n)
 /*
  * Events in the writer's compressed blocks (each stream filled until the next event might not
  * fit), compressed at level: the bytes of the frames and their streams' headers. Into out. With
- * alone, each stream of each block is also compressed on its own, its bytes added to alone[k]:
- * where the bytes go.
+ * columns, the writer's columnar blocks (version 6), else version 5's. With alone, each stream of
+ * each block is also compressed on its own, its bytes added to alone[k]: where the bytes go.
  */
-static size_t zstd_blocks(const struct mt_event *ev, size_t n, int level, uint8_t *raw,
-			  uint8_t *out, size_t cap, ZSTD_CCtx *zc, size_t *alone)
+static size_t zstd_blocks(const struct mt_event *ev, size_t n, int level, bool columns,
+			  uint8_t *raw, uint8_t *out, size_t cap, ZSTD_CCtx *zc, size_t *alone)
 {
 	static const unsigned int most[MT_EVB_STREAMS] = MT_EVB_STREAM_MAX;
+	static struct mt_evblock_state s;
 	size_t i = 0, total = 0;
 
 	ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, level);
 	ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1);
 	while (i < n) {
 		struct mt_evblock_split at;
-		struct mt_evblock_state s;
+		uint32_t lens[MT_EVB_STREAMS];
 		size_t len = 0, z;
 		int k, room = 1;
 
-		mt_evblock_reset(&s);
+		if (columns)
+			mt_evblock_reset_columns(&s);
+		else
+			mt_evblock_reset(&s);
 		for (k = 0; k < MT_EVB_STREAMS; k++)
 			at.p[k] = raw + (size_t)k * STREAM_CAP;
 		while (i < n && room) {
@@ -87,32 +92,32 @@ static size_t zstd_blocks(const struct mt_event *ev, size_t n, int level, uint8_
 				room &= at.p[k] + most[k] <= raw + (size_t)(k + 1) * STREAM_CAP;
 		}
 		for (k = 0; k < MT_EVB_STREAMS; k++) {
-			size_t l = (size_t)(at.p[k] - (raw + (size_t)k * STREAM_CAP));
-
+			lens[k] = (uint32_t)(at.p[k] - (raw + (size_t)k * STREAM_CAP));
 			if (alone)
-				alone[k] +=
-				    ZSTD_compress2(zc, out, cap, raw + (size_t)k * STREAM_CAP, l);
-			memmove(raw + len, raw + (size_t)k * STREAM_CAP, l);
-			len += l;
+				alone[k] += ZSTD_compress2(zc, out, cap,
+							   raw + (size_t)k * STREAM_CAP, lens[k]);
+			memmove(raw + len, raw + (size_t)k * STREAM_CAP, lens[k]);
+			len += lens[k];
 		}
-		z = ZSTD_compress2(zc, out, cap, raw, len);
-		if (ZSTD_isError(z))
+		if (columns) {
+			z = mt_evblock_compress(zc, out, cap, raw, lens, len);
+			total += 8 + MT_ARTIFACT_CBLOCK_FIXED + z;
+		} else {
+			z = ZSTD_compress2(zc, out, cap, raw, len);
+			total += 8 + MT_ARTIFACT_ZBLOCK_FIXED + z;
+		}
+		if (!z || ZSTD_isError(z))
 			exit(1);
-		total += 8 + MT_ARTIFACT_ZBLOCK_FIXED + z; /* the record's header, count, lengths */
 	}
 	return total;
 }
 
 /* Bytes and CPU per event of the writer's compressed blocks at a few zstd levels. */
-static void zstd_table(const struct mt_event *ev, size_t n)
+static void zstd_table(const struct mt_event *ev, size_t n, bool columns, uint8_t *raw,
+		       uint8_t *out, size_t cap, ZSTD_CCtx *zc)
 {
 	static const int levels[] = {-5, -1, 1, 2, 3, 6};
-	size_t cap = ZSTD_compressBound(MT_EVB_STREAMS * STREAM_CAP);
-	uint8_t *raw = malloc(MT_EVB_STREAMS * STREAM_CAP), *out = malloc(cap);
-	ZSTD_CCtx *zc = ZSTD_createCCtx();
 
-	if (!raw || !out || !zc)
-		exit(1);
 	for (size_t l = 0; l < sizeof(levels) / sizeof(levels[0]); l++) {
 		double best = 1e9;
 		size_t bytes = 0;
@@ -120,25 +125,101 @@ static void zstd_table(const struct mt_event *ev, size_t n)
 		for (int pass = 0; pass < 3; pass++) {
 			double t0 = now();
 
-			bytes = zstd_blocks(ev, n, levels[l], raw, out, cap, zc, NULL);
+			bytes = zstd_blocks(ev, n, levels[l], columns, raw, out, cap, zc, NULL);
 			if (now() - t0 < best)
 				best = now() - t0;
 		}
-		printf("zstd %2d over the streams: %.3f bytes/event, encode + compress %.1f "
-		       "ns/event\n",
-		       levels[l], (double)bytes / (double)n, best * 1e9 / (double)n);
+		printf("%s, zstd %2d: %.3f bytes/event, encode + compress %.1f ns/event\n",
+		       columns ? "version 6" : "version 5", levels[l], (double)bytes / (double)n,
+		       best * 1e9 / (double)n);
 	}
-	{
-		static const char *const names[MT_EVB_STREAMS] = {"tags", "times", "addresses",
-								  "sizes", "the rest"};
-		size_t alone[MT_EVB_STREAMS] = {0};
+}
 
-		zstd_blocks(ev, n, 1, raw, out, cap, zc, alone);
-		printf("zstd  1, each stream alone, bytes/event:");
-		for (int k = 0; k < MT_EVB_STREAMS; k++)
-			printf(" %s %.3f%s", names[k], (double)alone[k] / (double)n,
-			       k + 1 < MT_EVB_STREAMS ? "," : "\n");
+/* Where a columnar block's bytes go: each stream compressed alone, at level 1. */
+static void stream_table(const struct mt_event *ev, size_t n, uint8_t *raw, uint8_t *out,
+			 size_t cap, ZSTD_CCtx *zc)
+{
+	static const char *const names[MT_EVB_STREAMS] = {"tags",      "time byte 0", "addresses",
+							  "sizes",     "the rest",    "time byte 1",
+							  "time rest", "references"};
+	size_t alone[MT_EVB_STREAMS] = {0};
+
+	zstd_blocks(ev, n, 1, true, raw, out, cap, zc, alone);
+	printf("version 6, zstd 1, each stream alone, bytes/event:");
+	for (int k = 0; k < MT_EVB_STREAMS; k++)
+		printf(" %s %.3f%s", names[k], (double)alone[k] / (double)n,
+		       k + 1 < MT_EVB_STREAMS ? "," : "\n");
+}
+
+/* The events with one field zeroed in every one of them. */
+static void zero_field(struct mt_event *ev, size_t n, int field)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct mt_event *e = &ev[i];
+
+		switch (field) {
+		case 0:
+			e->ts_ns = 0;
+			break;
+		case 1:
+			e->addr = 0, e->old_addr = 0;
+			break;
+		case 2:
+			e->size = 0;
+			break;
+		case 3:
+			e->stack_id = 0;
+			break;
+		case 4:
+			e->pid = 0, e->tid = 0;
+			break;
+		default:
+			e->kind = MT_K_MALLOC, e->flags = 0;
+			break;
+		}
 	}
+}
+
+/*
+ * What each field costs after compression: the columnar blocks' bytes with that field zeroed in
+ * every event, against all fields (version 6, level 1).
+ */
+static void field_table(const struct mt_event *ev, size_t n, uint8_t *raw, uint8_t *out, size_t cap,
+			ZSTD_CCtx *zc)
+{
+	static const char *const names[] = {"times",	 "addresses",	  "sizes",
+					    "stack ids", "pids and tids", "kinds and flags"};
+	struct mt_event *copy = malloc(n * sizeof(*copy));
+	size_t all = zstd_blocks(ev, n, 1, true, raw, out, cap, zc, NULL);
+
+	if (!copy)
+		exit(1);
+	printf("version 6, zstd 1, a field zeroed in every event: all fields %.3f bytes/event;",
+	       (double)all / (double)n);
+	for (int f = 0; f < (int)(sizeof(names) / sizeof(names[0])); f++) {
+		size_t without;
+
+		memcpy(copy, ev, n * sizeof(*copy));
+		zero_field(copy, n, f);
+		without = zstd_blocks(copy, n, 1, true, raw, out, cap, zc, NULL);
+		printf(" %s %.3f%s", names[f], ((double)all - (double)without) / (double)n,
+		       f + 1 < (int)(sizeof(names) / sizeof(names[0])) ? "," : "\n");
+	}
+	free(copy);
+}
+
+static void zstd_tables(const struct mt_event *ev, size_t n)
+{
+	size_t cap = ZSTD_compressBound(MT_EVB_STREAMS * STREAM_CAP) + 8 * MT_EVB_STREAMS;
+	uint8_t *raw = malloc(MT_EVB_STREAMS * STREAM_CAP), *out = malloc(cap);
+	ZSTD_CCtx *zc = ZSTD_createCCtx();
+
+	if (!raw || !out || !zc)
+		exit(1);
+	zstd_table(ev, n, false, raw, out, cap, zc);
+	zstd_table(ev, n, true, raw, out, cap, zc);
+	stream_table(ev, n, raw, out, cap, zc);
+	field_table(ev, n, raw, out, cap, zc);
 	ZSTD_freeCCtx(zc);
 	free(out);
 	free(raw);
@@ -193,7 +274,7 @@ int main(int argc, char **argv)
 	       "decode %.1f ns/event\n",
 	       n, (double)len / (double)n, 16.0 / BLOCK, t_enc * 1e9 / (double)n,
 	       t_dec * 1e9 / (double)n);
-	zstd_table(ev, n);
+	zstd_tables(ev, n);
 	if (argc == 4) {
 		FILE *raw = fopen(argv[2], "wb"), *enc = fopen(argv[3], "wb");
 

@@ -276,36 +276,6 @@ static size_t put_plain_block(uint8_t *start, struct pending_block *b,
 }
 
 /*
- * The n bytes of raw, whose streams are len, as one zstd frame at dst (cap bytes): each stream
- * ends a zstd block. Its length, or 0 when zstd fails (only its allocations can, with cap at
- * FRAME_MAX(n)).
- */
-static size_t compress_streams(ZSTD_CCtx *zc, uint8_t *dst, size_t cap, const uint8_t *raw,
-			       const uint32_t len[MT_EVB_STREAMS], size_t n)
-{
-	ZSTD_outBuffer out = {dst, cap, 0};
-	size_t left;
-
-	if (ZSTD_isError(ZSTD_CCtx_reset(zc, ZSTD_reset_session_only)) ||
-	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(zc, n)))
-		return 0;
-	for (int k = 0; k < MT_EVB_STREAMS; k++) {
-		ZSTD_inBuffer in = {raw, len[k], 0};
-		ZSTD_EndDirective end = k + 1 < MT_EVB_STREAMS ? ZSTD_e_flush : ZSTD_e_end;
-
-		raw += len[k];
-		do {
-			left = ZSTD_compressStream2(zc, &out, &in, end);
-			if (ZSTD_isError(left))
-				return 0;
-		} while (left && out.pos < out.size);
-		if (left)
-			return 0;
-	}
-	return out.pos;
-}
-
-/*
  * End the block being gathered: one compressed event block record in the buffer (or a plain one
  * when that is shorter). 0, or the error that stopped the recording (the block is lost then).
  */
@@ -326,7 +296,7 @@ static int seal_block_locked(struct mt_artifact_writer *w)
 		return w->err;
 	}
 	p = start + REC_HDR_SIZE + MT_ARTIFACT_CBLOCK_FIXED;
-	z = compress_streams(w->zc, p, bound, b->raw, len, raw);
+	z = mt_evblock_compress(w->zc, p, bound, b->raw, len, raw);
 	if (!z) {
 		/* Only its allocations can fail with room for the worst case. */
 		block_reset(b);

@@ -6,6 +6,7 @@
  */
 #include <stddef.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "writer/evblock.h"
 
@@ -242,6 +243,33 @@ void mt_evblock_put_split(struct mt_evblock_state *s, struct mt_evblock_split *o
 				       &out->p[4], &out->p[5], &out->p[6], &out->p[7]};
 
 	put_fields(s, o, e, true);
+}
+
+/* ---- compressing ---------------------------------------------------------------------------- */
+
+size_t mt_evblock_compress(ZSTD_CCtx *zc, uint8_t *dst, size_t cap, const uint8_t *raw,
+			   const uint32_t len[MT_EVB_STREAMS], size_t n)
+{
+	ZSTD_outBuffer out = {dst, cap, 0};
+	size_t left;
+
+	if (ZSTD_isError(ZSTD_CCtx_reset(zc, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(zc, n)))
+		return 0;
+	for (int k = 0; k < MT_EVB_STREAMS; k++) {
+		ZSTD_inBuffer in = {raw, len[k], 0};
+		ZSTD_EndDirective end = k + 1 < MT_EVB_STREAMS ? ZSTD_e_flush : ZSTD_e_end;
+
+		raw += len[k];
+		do {
+			left = ZSTD_compressStream2(zc, &out, &in, end);
+			if (ZSTD_isError(left))
+				return 0;
+		} while (left && out.pos < out.size);
+		if (left)
+			return 0;
+	}
+	return out.pos;
 }
 
 /* ---- decoding ------------------------------------------------------------------------------- */

@@ -152,6 +152,16 @@ uint8_t *mt_evblock_put_escape_split(struct mt_evblock_split *out, uint32_t type
 void mt_evblock_put_split(struct mt_evblock_state *s, struct mt_evblock_split *out,
 			  const struct mt_event *e);
 
+/*
+ * The n bytes of raw, a columnar block's streams one after the other (their lengths len), as one
+ * zstd frame at dst (cap bytes) at zc's level, each stream ending a zstd block of its own, so
+ * that each gets its own literal code. Its length, or 0 when zstd fails (only its allocations
+ * can, with cap at least ZSTD_compressBound(n) plus 8 bytes a stream for the blocks' headers).
+ */
+struct ZSTD_CCtx_s;
+size_t mt_evblock_compress(struct ZSTD_CCtx_s *zc, uint8_t *dst, size_t cap, const uint8_t *raw,
+			   const uint32_t len[MT_EVB_STREAMS], size_t n);
+
 enum mt_evblock_result {
 	MT_EVB_EVENT = 1,     /* *e holds the next event */
 	MT_EVB_SKIPPED = 2,   /* an entry of a type this reader does not know, passed over */
