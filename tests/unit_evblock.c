@@ -361,6 +361,38 @@ START_TEST(columns_frees_by_reference)
 }
 END_TEST
 
+/*
+ * An allocator hands a block just freed back out: an allocation of a class with freed blocks
+ * names one of them, the newest first, and takes no address; one of another class does not.
+ */
+START_TEST(columns_allocations_of_freed_blocks)
+{
+	enum { ROUNDS = 200 };
+	static struct mt_event ev[ROUNDS * 4];
+	static uint8_t bufs[MT_EVB_STREAMS * ROUNDS * 4 * MT_EVBLOCK_EVENT_MAX];
+	size_t len[MT_EVB_STREAMS], n = 0;
+
+	for (size_t i = 0; i < ROUNDS; i++) {
+		/* Two blocks of 100 bytes freed, newest last; one of 24, the other class. */
+		uint64_t a = 0x5600000000ULL + (i % 2) * 0x1000, b = a + 0x800;
+
+		ev[n++] =
+		    (struct mt_event){.ts_ns = n, .addr = a, .size = 100, .kind = MT_K_MALLOC};
+		ev[n++] = (struct mt_event){.ts_ns = n, .addr = b, .size = 24, .kind = MT_K_MALLOC};
+		ev[n++] = (struct mt_event){.ts_ns = n, .addr = a, .kind = MT_K_FREE};
+		ev[n++] = (struct mt_event){.ts_ns = n, .addr = b, .kind = MT_K_FREE};
+	}
+	split_roundtrip(ev, n, bufs, len, true);
+	/*
+	 * The first round's two allocations take their addresses, and so does the second's (its
+	 * blocks are not the first's); every later one names the block freed two rounds before.
+	 */
+	ck_assert_uint_le(len[MT_EVB_S_ADDR], 4 * 6);
+	/* A byte for every event but the first round's allocations (no class had a freed block). */
+	ck_assert_uint_eq(len[MT_EVB_S_REF], n - 2);
+}
+END_TEST
+
 /* A reference to an allocation the block does not have is corrupt, never an address made up. */
 START_TEST(columns_bad_reference_refused)
 {
@@ -484,6 +516,7 @@ static Suite *evblock_suite(void)
 	tcase_add_test(tc, split_short_streams);
 	tcase_add_test(tc, columns_edge_values_roundtrip);
 	tcase_add_test(tc, columns_frees_by_reference);
+	tcase_add_test(tc, columns_allocations_of_freed_blocks);
 	tcase_add_test(tc, columns_bad_reference_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -87,13 +87,70 @@ STEP uint64_t addr_base(const struct mt_evblock_state *s, uint32_t tid, bool thr
 	return s->addr;
 }
 
+/*
+ * The size class of an allocation of size bytes, as glibc's chunks go (the size and 8 bytes of
+ * header, in 16-byte steps, 32 at least), or -1 above MT_EVB_BINS classes.
+ */
+static inline int size_bin(uint64_t size)
+{
+	return size > 16 * MT_EVB_BINS - 24 ? -1 : size <= 24 ? 0 : (int)((size + 7) >> 4) - 1;
+}
+
+/* The topmost (newest) address of class b equal to addr, taken out. */
+static inline void bin_take(struct mt_evblock_state *s, int b, uint64_t addr)
+{
+	uint64_t *a = s->bin_addr[b];
+
+	for (int i = s->bin_n[b] - 1; i >= 0; i--) {
+		if (a[i] != addr)
+			continue;
+		memmove(a + i, a + i + 1, (size_t)(s->bin_n[b] - 1 - i) * sizeof(*a));
+		s->bin_n[b]--;
+		return;
+	}
+}
+
+/* A block of class b freed: the newest of its class, the oldest dropped when full. */
+static inline void bin_push(struct mt_evblock_state *s, int b, uint64_t addr)
+{
+	uint64_t *a = s->bin_addr[b];
+
+	if (s->bin_n[b] == MT_EVB_BIN_DEPTH) {
+		memmove(a, a + 1, (MT_EVB_BIN_DEPTH - 1) * sizeof(*a));
+		s->bin_n[b]--;
+	}
+	a[s->bin_n[b]++] = addr;
+}
+
+/*
+ * In a columnar block, after an event: an allocation is counted (and, when its address was one of
+ * its class's freed ones, that one taken out); a free of one of the block's allocations, whose
+ * class is freed_bin, adds its address to the class.
+ */
+STEP void remember_columns(struct mt_evblock_state *s, const struct mt_event *e, int freed_bin)
+{
+	int b;
+
+	if (!e->size) {
+		if (freed_bin >= 0)
+			bin_push(s, freed_bin, e->addr);
+		return;
+	}
+	b = size_bin(e->size);
+	if (b >= 0)
+		bin_take(s, b, e->addr);
+	s->alloc_bin[s->allocs % MT_EVB_REFS] = (uint8_t)(b + 1);
+	s->alloc_addr[s->allocs++ % MT_EVB_REFS] = e->addr;
+}
+
 /* After an event: the previous event is e; in a compressed block, its thread's last address. */
-STEP void remember(struct mt_evblock_state *s, const struct mt_event *e, bool threads)
+STEP void remember(struct mt_evblock_state *s, const struct mt_event *e, bool threads,
+		   int freed_bin)
 {
 	uint32_t i;
 
-	if (s->columns && e->size)
-		s->alloc_addr[s->allocs++ % MT_EVB_REFS] = e->addr;
+	if (s->columns)
+		remember_columns(s, e, freed_bin);
 	s->ts_ns = e->ts_ns;
 	s->addr = e->addr;
 	s->pid = e->pid;
@@ -146,29 +203,57 @@ STEP void put_time(const struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS]
 	*o[MT_EVB_S_T2] = put_varint(*o[MT_EVB_S_T2], zz >> 16);
 }
 
-/*
- * An address: in a columnar block, an event without a size first names one of the block's
- * allocations (a free of a block allocated in it: no address then), or 0; else the difference
- * from the address of addr_base().
- */
-STEP void put_addr(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
-		   const struct mt_event *e, bool threads)
+/* How far down from the newest of class b the newest address addr is, plus one, or 0. */
+static inline uint32_t find_freed(const struct mt_evblock_state *s, int b, uint64_t addr)
 {
-	if (s->columns && !e->size) {
-		uint32_t back = find_alloc(s, e->addr);
+	for (int i = s->bin_n[b] - 1; i >= 0; i--)
+		if (s->bin_addr[b][i] == addr)
+			return (uint32_t)(s->bin_n[b] - i);
+	return 0;
+}
 
-		*o[MT_EVB_S_REF] = put_varint(*o[MT_EVB_S_REF], back);
+/*
+ * In a columnar block, the reference an address may be instead (0: none, the address follows):
+ * for an event without a size, to one of the block's allocations (a free of a block allocated in
+ * it); for an allocation of a class with blocks freed, to one of them. Without, nothing. The
+ * class of the allocation freed into *freed_bin (else -1).
+ */
+STEP uint32_t put_ref(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
+		      const struct mt_event *e, int *freed_bin)
+{
+	uint32_t back;
+	int b;
+
+	*freed_bin = -1;
+	if (!e->size) {
+		back = find_alloc(s, e->addr);
 		if (back)
-			return;
-	}
-	*o[MT_EVB_S_ADDR] =
-	    put_varint(*o[MT_EVB_S_ADDR], zigzag64(e->addr - addr_base(s, e->tid, threads)));
-	if (s->columns && e->size) {
+			*freed_bin = s->alloc_bin[(s->allocs - back) % MT_EVB_REFS] - 1;
+	} else {
 		uint32_t slot = ref_slot(e->addr);
 
 		s->slot_addr[slot] = e->addr;
 		s->slot_alloc[slot] = s->allocs; /* its number once remember() counts it */
+		b = size_bin(e->size);
+		if (b < 0 || !s->bin_n[b])
+			return 0;
+		back = find_freed(s, b, e->addr);
 	}
+	*o[MT_EVB_S_REF] = put_varint(*o[MT_EVB_S_REF], back);
+	return back;
+}
+
+/* An address: a reference (put_ref()), or the difference from the address of addr_base(). */
+STEP int put_addr(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS], const struct mt_event *e,
+		  bool threads)
+{
+	int freed_bin = -1;
+
+	if (s->columns && put_ref(s, o, e, &freed_bin))
+		return freed_bin;
+	*o[MT_EVB_S_ADDR] =
+	    put_varint(*o[MT_EVB_S_ADDR], zigzag64(e->addr - addr_base(s, e->tid, threads)));
+	return freed_bin;
 }
 
 /*
@@ -181,6 +266,7 @@ STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
 	uint8_t x = ext_bits(s, e);
 	bool inline_kind = e->kind != MT_EVB_KIND_ESCAPE && e->kind < MT_EVB_KIND_BYTE;
 	uint8_t **tag = o[MT_EVB_S_TAG], **rest = o[MT_EVB_S_REST];
+	int freed_bin;
 
 	*(*tag)++ = (uint8_t)((inline_kind ? e->kind : MT_EVB_KIND_BYTE) |
 			      (e->flags & MT_EV_FAILED ? MT_EVB_FAILED : 0) |
@@ -196,7 +282,7 @@ STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
 		*rest = put_varint(*rest, zigzag32(e->tid - e->pid));
 	if (x & MT_EVB_X_FILE)
 		*rest = put_varint(*rest, e->file_id);
-	put_addr(s, o, e, threads);
+	freed_bin = put_addr(s, o, e, threads);
 	if (e->size)
 		*o[MT_EVB_S_SIZE] = put_varint(*o[MT_EVB_S_SIZE], e->size);
 	if (x & MT_EVB_X_OLD_ADDR)
@@ -207,7 +293,7 @@ STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
 		*(*rest)++ = (uint8_t)(e->flags >> 1);
 	if (x & MT_EVB_X_STACK)
 		*rest = put_varint(*rest, e->stack_id);
-	remember(s, e, threads);
+	remember(s, e, threads, freed_bin);
 }
 
 size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *start, const struct mt_event *e)
@@ -284,6 +370,7 @@ struct dec {
 	struct in *s[MT_EVB_STREAMS];
 	enum mt_evblock_result res; /* MT_EVB_EVENT while all is well */
 	bool threads;		    /* a compressed block: addresses by thread */
+	int freed_bin;		    /* the class of the allocation the event freed, or -1 */
 };
 
 static inline uint64_t unzigzag64(uint64_t v)
@@ -372,18 +459,31 @@ STEP uint64_t get_time(struct dec *d, const struct mt_evblock_state *s)
 	return zz | get_bounded(d, MT_EVB_S_T2, UINT64_MAX >> 16) << 16;
 }
 
-/* An address, as put_addr() wrote it; sized: the event has a size. */
-STEP uint64_t get_addr(struct dec *d, const struct mt_evblock_state *s, uint32_t tid, bool sized)
+/*
+ * An address, as put_addr() wrote it, of an event of size bytes. The state is not changed: the
+ * class of an allocation freed goes to d->freed_bin, for remember().
+ */
+STEP uint64_t get_addr(struct dec *d, const struct mt_evblock_state *s, uint32_t tid, uint64_t size)
 {
-	uint64_t back = 0;
+	uint64_t back = 0, n = 0;
+	int b = size ? size_bin(size) : -1;
 
-	if (s->columns && !sized)
+	d->freed_bin = -1;
+	if (s->columns && !size) {
 		back = get_bounded(d, MT_EVB_S_REF, MT_EVB_REFS);
-	if (back > s->allocs && d->res == MT_EVB_EVENT)
+		n = s->allocs < MT_EVB_REFS ? s->allocs : MT_EVB_REFS;
+	} else if (s->columns && b >= 0 && s->bin_n[b]) {
+		back = get_bounded(d, MT_EVB_S_REF, MT_EVB_BIN_DEPTH);
+		n = s->bin_n[b];
+	}
+	if (back > n && d->res == MT_EVB_EVENT)
 		d->res = MT_EVB_CORRUPT;
-	if (back && d->res == MT_EVB_EVENT)
-		return s->alloc_addr[(s->allocs - back) % MT_EVB_REFS];
-	return addr_base(s, tid, d->threads) + unzigzag64(get_varint(d, MT_EVB_S_ADDR));
+	if (!back || d->res != MT_EVB_EVENT)
+		return addr_base(s, tid, d->threads) + unzigzag64(get_varint(d, MT_EVB_S_ADDR));
+	if (size)
+		return s->bin_addr[b][s->bin_n[b] - back];
+	d->freed_bin = s->alloc_bin[(s->allocs - back) % MT_EVB_REFS] - 1;
+	return s->alloc_addr[(s->allocs - back) % MT_EVB_REFS];
 }
 
 STEP void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state *s,
@@ -405,8 +505,14 @@ STEP void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state *s
 		     : s->tid;
 	e->file_id =
 	    x & MT_EVB_X_FILE ? (uint16_t)get_bounded(d, MT_EVB_S_REST, UINT16_MAX) : s->file_id;
-	e->addr = get_addr(d, s, e->tid, tag & MT_EVB_SIZE);
-	if (tag & MT_EVB_SIZE)
+	/*
+	 * In a columnar block the size first, from its stream: an allocation's class says what its
+	 * address is. In one stream, the address comes first.
+	 */
+	if (s->columns && (tag & MT_EVB_SIZE))
+		e->size = get_varint(d, MT_EVB_S_SIZE);
+	e->addr = get_addr(d, s, e->tid, e->size);
+	if (!s->columns && (tag & MT_EVB_SIZE))
 		e->size = get_varint(d, MT_EVB_S_SIZE);
 	if (x & MT_EVB_X_OLD_ADDR)
 		e->old_addr = e->addr + unzigzag64(get_varint(d, MT_EVB_S_REST));
@@ -440,7 +546,7 @@ STEP enum mt_evblock_result get_entry(struct dec *d, struct mt_evblock_state *s,
 	get_event(d, tag, s, e);
 	if (d->res != MT_EVB_EVENT)
 		return d->res;
-	remember(s, e, d->threads);
+	remember(s, e, d->threads, d->freed_bin);
 	return MT_EVB_EVENT;
 }
 
@@ -448,7 +554,7 @@ enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t 
 				      struct mt_event *e, size_t *used)
 {
 	struct in in = {p, left};
-	struct dec d = {{&in, &in, &in, &in, &in, &in, &in, &in}, MT_EVB_EVENT, false};
+	struct dec d = {{&in, &in, &in, &in, &in, &in, &in, &in}, MT_EVB_EVENT, false, -1};
 	enum mt_evblock_result res = get_entry(&d, s, e);
 
 	if (res == MT_EVB_EVENT || res == MT_EVB_SKIPPED || res == MT_EVB_REQUIRED)
@@ -460,8 +566,10 @@ enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct m
 					    struct mt_event *e)
 {
 	struct in in[MT_EVB_STREAMS];
-	struct dec d = {
-	    {&in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &in[6], &in[7]}, MT_EVB_EVENT, true};
+	struct dec d = {{&in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &in[6], &in[7]},
+			MT_EVB_EVENT,
+			true,
+			-1};
 	enum mt_evblock_result res;
 	int k;
 

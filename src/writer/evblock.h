@@ -93,6 +93,13 @@ struct mt_evblock_cursor {
  */
 #define MT_EVB_REFS	 4096u
 #define MT_EVB_REF_SLOTS 16384u /* 4 a reference: 1 in 9 of the window lost to a shared slot */
+/*
+ * A columnar block's freed blocks by size class (docs/FORMAT.md): the last MT_EVB_BIN_DEPTH
+ * addresses freed in each of MT_EVB_BINS classes of 16 bytes, which an allocation of the class
+ * may name instead of its address (an allocator hands the block it was just given back out).
+ */
+#define MT_EVB_BINS	 64u
+#define MT_EVB_BIN_DEPTH 8u
 
 /*
  * What an entry is decoded against: the previous event of the block; in a compressed block, also
@@ -106,10 +113,12 @@ struct mt_evblock_state {
 	uint16_t file_id;
 	uint32_t thread_tid[MT_EVB_THREADS];
 	uint64_t thread_addr[MT_EVB_THREADS];
-	uint32_t threads;     /* slots taken */
-	uint32_t thread_next; /* the slot a new thread takes once all are */
-	bool columns;	      /* a columnar block (version 6): planes of times, references */
-	uint32_t allocs;      /* events with a size so far in the block */
+	uint32_t threads;	    /* slots taken */
+	uint32_t thread_next;	    /* the slot a new thread takes once all are */
+	bool columns;		    /* a columnar block (version 6): planes of times, references */
+	uint32_t allocs;	    /* events with a size so far in the block */
+	uint8_t bin_n[MT_EVB_BINS]; /* addresses in each class, the newest last */
+	uint64_t bin_addr[MT_EVB_BINS][MT_EVB_BIN_DEPTH];
 	uint32_t escape_type; /* of the last escape entry */
 	/* Its bytes, where the entries were decoded from: valid as long as those are. */
 	const uint8_t *escape_data;
@@ -120,6 +129,7 @@ struct mt_evblock_state {
 	 * only: the rest of the state is all that a plain or version-5 block needs.
 	 */
 	uint64_t alloc_addr[MT_EVB_REFS];
+	uint8_t alloc_bin[MT_EVB_REFS]; /* its size class plus one, 0 for none */
 	/* The encoder's: the number of the last allocation of an address in its hash's slot. */
 	uint64_t slot_addr[MT_EVB_REF_SLOTS];
 	uint32_t slot_alloc[MT_EVB_REF_SLOTS];
