@@ -159,14 +159,24 @@ static void check_evblock(const uint8_t *data, size_t size)
 	}
 }
 
+/* The state at the start of a version-5 block, or with columns of a columnar one. */
+static void reset_block(struct mt_evblock_state *s, bool columns)
+{
+	if (columns)
+		mt_evblock_reset_columns(s);
+	else
+		mt_evblock_reset(s);
+}
+
 /*
- * The same for a compressed block's five streams: the bytes cut in five equal parts, decoded as
- * the streams of one block, each event encoded into streams again and decoded back.
+ * The same for a compressed block's streams: the bytes cut in equal parts, decoded as the streams
+ * of one block (with columns, a columnar one), each event encoded into streams again and decoded
+ * back.
  */
-static void check_evblock_split(const uint8_t *data, size_t size)
+static void check_evblock_split(const uint8_t *data, size_t size, bool columns)
 {
 	static const unsigned int most[MT_EVB_STREAMS] = MT_EVB_STREAM_MAX;
-	struct mt_evblock_state dec, enc, back;
+	static struct mt_evblock_state dec, enc, back;
 	struct mt_evblock_cursor c;
 	enum mt_evblock_result res;
 	struct mt_event e, again;
@@ -176,9 +186,9 @@ static void check_evblock_split(const uint8_t *data, size_t size)
 		c.left[k] =
 		    size * (size_t)(k + 1) / MT_EVB_STREAMS - size * (size_t)k / MT_EVB_STREAMS;
 	}
-	mt_evblock_reset(&dec);
-	mt_evblock_reset(&enc);
-	mt_evblock_reset(&back);
+	reset_block(&dec, columns);
+	reset_block(&enc, columns);
+	reset_block(&back, columns);
 	while (c.left[MT_EVB_S_TAG] && (res = mt_evblock_get_split(&dec, &c, &e)) != MT_EVB_SHORT &&
 	       res != MT_EVB_CORRUPT && res != MT_EVB_REQUIRED) {
 		uint8_t out[MT_EVB_STREAMS][MT_EVBLOCK_EVENT_MAX];
@@ -213,7 +223,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!devnull)
 		devnull = fopen("/dev/null", "w");
 	check_evblock(data, size);
-	check_evblock_split(data, size);
+	check_evblock_split(data, size, false);
+	check_evblock_split(data, size, true);
 	ret = mt_report_load_mem(data, size, &rep, err, sizeof(err));
 	if (ret) {
 		check(ret < 0 && err[0], "an error comes with a message");

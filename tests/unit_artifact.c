@@ -1621,7 +1621,7 @@ END_TEST
 
 /*
  * Artifacts of versions 3 to 5, as their writers made them (the fuzzer's seeds), read as they
- * always did.
+ * always did; and version 6's columnar blocks, whole and cut.
  */
 START_TEST(older_artifacts_read)
 {
@@ -1634,6 +1634,7 @@ START_TEST(older_artifacts_read)
 	    {"v4-rss-samples", false},	      {"v4-truncated-mid-stack", true},
 	    {"v3-truncated-mid-block", true}, {"v5-zblock-churn", false},
 	    {"v5-records-in-blocks", false},  {"v5-zblock-truncated", true},
+	    {"v6-cblock-churn", false},	      {"v6-cblock-truncated", true},
 	};
 	size_t len;
 	uint8_t *buf;
