@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "base/printable.h"
 #include "cmd/cmd.h"
 #include "output/output.h"
+#include "aggregate/images.h"
 #include "aggregate/report.h"
 #include "lib/suite.h"
 #include "lib/mtrun.h"
@@ -243,6 +245,90 @@ START_TEST(malloc_free_pairs)
 	ck_assert_uint_eq(rep->events, 20);
 	ck_assert(!rep->truncated);
 	mt_report_free(rep);
+}
+END_TEST
+
+/*
+ * Blocks that do not pack in the replay's table (16 MiB and more; a space's ninth 4 GiB range)
+ * are found again, freed and released like the rest, and a block of one range is not taken for
+ * the block at the same low bits of another.
+ */
+START_TEST(blocks_far_apart_and_large)
+{
+	struct mt_report *rep;
+	uint64_t big = 32ull << 20;
+
+	for (uint64_t r = 1; r <= 12; r++) {
+		alloc(100, MT_K_MALLOC, r << 32 | 0x1000, 100);
+		alloc(100, MT_K_MALLOC, r << 32 | 0x2000, big);
+	}
+	/* The same low bits as range 3's block, in a range never used: nothing to free there. */
+	mfree(100, 40ull << 32 | 0x1000);
+	for (uint64_t r = 1; r <= 12; r += 2) {
+		mfree(100, r << 32 | 0x1000);
+		mfree(100, r << 32 | 0x2000);
+	}
+	rep = load();
+	ck_assert_uint_eq(rep->totals.allocations, 24);
+	ck_assert_uint_eq(rep->totals.frees, 12);
+	ck_assert_uint_eq(rep->totals.unmatched_frees, 1);
+	ck_assert_uint_eq(rep->totals.live_blocks, 12);
+	ck_assert_uint_eq(rep->totals.live_bytes, 6 * (100 + big));
+	ck_assert_uint_eq(rep->totals.peak_bytes, 12 * (100 + big));
+	mt_report_free(rep);
+}
+END_TEST
+
+/* Blocks of one size are the largest in the order of their addresses, whatever the replay's. */
+START_TEST(largest_alike_by_address)
+{
+	struct mt_report *rep;
+
+	for (uint64_t i = 0; i < 30; i++)
+		alloc(100, MT_K_MALLOC, 0x5000 + ((i * 7) % 30) * 0x100, 64);
+	rep = load();
+	ck_assert_uint_eq(rep->n_largest, MT_REPORT_LARGEST);
+	for (size_t i = 0; i < rep->n_largest; i++)
+		ck_assert_uint_eq(rep->largest[i].addr, 0x5000 + i * 0x100);
+	mt_report_free(rep);
+}
+END_TEST
+
+/* The heap the C library holds for this process, mapped blocks included. */
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/*
+ * The replay's live blocks take at most 24 bytes each (docs/PERFORMANCE.md, "Memory at scale"):
+ * 190,000 of them, just below a doubling of the table (the worst case is twice as much).
+ */
+START_TEST(live_blocks_within_24_bytes)
+{
+	const size_t n = 190000;
+	struct mt_images *im = mt_images_new();
+	size_t before;
+	enum mt_effect eff;
+
+	ck_assert_ptr_nonnull(im);
+	ck_assert_int_ge(mt_images_running(im, 100), 0);
+	before = heap_in_use();
+	for (size_t i = 0; i < n; i++) {
+		struct mt_event e = {.ts_ns = i + 1,
+				     .pid = 100,
+				     .tid = 100,
+				     .addr = 0x555555000000ull + i * 48,
+				     .size = 16 + i % 32,
+				     .file_id = 1,
+				     .kind = MT_K_MALLOC};
+
+		ck_assert_int_eq(mt_images_event(im, &e, &eff), 0);
+	}
+	ck_assert_uint_le(heap_in_use() - before, 24 * n);
+	mt_images_free(im);
 }
 END_TEST
 
@@ -2113,6 +2199,9 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, malloc_free_pairs);
 	tcase_add_test(tc, handoff_before_and_after);
 	tcase_add_test(tc, calloc_and_aligned_kinds);
+	tcase_add_test(tc, blocks_far_apart_and_large);
+	tcase_add_test(tc, largest_alike_by_address);
+	tcase_add_test(tc, live_blocks_within_24_bytes);
 	tcase_add_test(tc, realloc_chain);
 	tcase_add_test(tc, temporary_allocations);
 	tcase_add_test(tc, realloc_null_and_zero_apart);

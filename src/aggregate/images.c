@@ -497,13 +497,7 @@ int mt_images_handoff(struct mt_images *im, const struct mt_artifact_handoff *h,
 
 struct mt_images *mt_images_new(void)
 {
-	struct mt_images *im = calloc(1, sizeof(*im));
-
-	if (im && img_table_reserve(im, 1)) {
-		free(im);
-		return NULL;
-	}
-	return im;
+	return calloc(1, sizeof(struct mt_images));
 }
 
 void mt_images_free(struct mt_images *im)
@@ -518,9 +512,8 @@ void mt_images_free(struct mt_images *im)
 	free(im->img);
 	free(im->img_space);
 	free(im->img_last);
+	img_table_free(im);
 	free(im->spaces);
-	free(im->nodes);
-	mt_hashtab_free(&im->blocks);
 	mt_hashtab_free(&im->pids);
 	free(im->pend);
 	free(im);
@@ -536,23 +529,29 @@ const struct mt_image *mt_images_get(const struct mt_images *im, size_t i)
 	return &im->img[i];
 }
 
+struct live_walk {
+	const struct mt_images *im;
+	mt_images_live_fn fn;
+	void *arg;
+};
+
+static void live_block(void *arg, const struct block *b)
+{
+	const struct live_walk *w = arg;
+
+	w->fn(w->arg, &(struct mt_live_change){.image = b->image,
+					       .stack_id = b->stack,
+					       .addr = b->addr,
+					       .size = b->size,
+					       .image_live = w->im->img[b->image].c.live_bytes,
+					       .tree_live = w->im->live_bytes});
+}
+
 void mt_images_live_blocks(const struct mt_images *im, mt_images_live_fn fn, void *arg)
 {
-	const uint32_t *node = im->blocks.slot;
+	struct live_walk w = {im, fn, arg};
 
-	for (size_t i = 0; i <= im->blocks.mask; i++) {
-		const struct block *b;
-
-		if (!node[i])
-			continue;
-		b = &im->nodes[node[i]];
-		fn(arg, &(struct mt_live_change){.image = b->image,
-						 .stack_id = b->stack,
-						 .addr = b->addr,
-						 .size = b->size,
-						 .image_live = im->img[b->image].c.live_bytes,
-						 .tree_live = im->live_bytes});
-	}
+	img_each_block(im, live_block, &w);
 }
 
 uint64_t mt_images_peak(const struct mt_images *im)

@@ -1,70 +1,268 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The replay's block table (images_int.h). Live blocks are nodes in a pool, found by (address
- * space, address) through an open-addressing table and chained per address space, so that an
- * exec or exit releases its blocks without looking at anyone else's: a shell that keeps a large
- * heap and runs thousands of commands stays linear.
+ * The replay's block table (images_int.h). Each address space has tables of its own, found by
+ * address, so that an exec or exit releases its blocks by emptying them without looking at
+ * anyone else's: a shell that keeps a large heap and runs thousands of commands stays linear.
+ *
+ * A block takes one 12-byte slot when it packs: its address's low 32 bits, which of the space's
+ * few 4 GiB ranges holds it (high), its size below 16 MiB, and the number of its (image, stack)
+ * pair in a table of the pairs live blocks have (owners), counted. A larger block, or one in a
+ * ninth range, takes a 24-byte slot in the space's wide table. At most 3/4 full, so 12 to 32
+ * bytes a live block, 20 at 10 million (docs/PERFORMANCE.md, "Memory at scale"); before, a
+ * 40-byte node in a pool and a 4-byte slot found it, 47 bytes a block.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "aggregate/images_int.h"
 
-static uint64_t block_key_hash(uint32_t space, uint64_t addr)
-{
-	return mt_hash_u64(addr ^ ((uint64_t)space << 40) ^ space);
-}
+#define PACKED_SIZE_BITS 24
+#define PACKED_SIZE_MAX	 ((1u << PACKED_SIZE_BITS) - 1)
 
-/* ---- the block table ------------------------------------------------------------------------ */
-
-struct block_key {
-	uint32_t space;
-	uint64_t addr;
+struct packed_block {
+	uint32_t low;	    /* the address's low 32 bits */
+	uint32_t size_high; /* the size, and above PACKED_SIZE_BITS its range's index in high */
+	uint32_t owner;	    /* its (image, stack) in owners; 0: an empty slot */
 };
 
-static bool node_empty(const void *e)
+struct wide_block {
+	uint64_t addr; /* 0: an empty slot (no block is at 0) */
+	uint64_t size;
+	uint32_t image;
+	uint32_t stack;
+};
+
+/* ---- owners: the (image, stack) pairs of live blocks ------------------------------------------
+ */
+
+static uint64_t owner_key_hash(uint32_t image, uint32_t stack)
 {
-	/* Node 0 is no block: nodes may not exist yet while every slot is empty. */
+	return mt_hash_u64((uint64_t)image << 32 | stack);
+}
+
+static bool owner_empty(const void *e)
+{
 	return !*(const uint32_t *)e;
 }
 
-static uint64_t node_hash(const void *ctx, const void *e)
+static uint64_t owner_hash(const void *ctx, const void *e)
 {
-	const struct block *b = &((const struct mt_images *)ctx)->nodes[*(const uint32_t *)e];
+	const struct owner *o = &((const struct mt_images *)ctx)->owners[*(const uint32_t *)e];
 
-	return block_key_hash(b->space, b->addr);
+	return owner_key_hash(o->image, o->stack);
 }
 
-static bool node_is(const void *ctx, const void *e, const void *key)
+static bool owner_is(const void *ctx, const void *e, const void *key)
 {
-	const struct block *b = &((const struct mt_images *)ctx)->nodes[*(const uint32_t *)e];
-	const struct block_key *k = key;
+	const struct owner *o = &((const struct mt_images *)ctx)->owners[*(const uint32_t *)e];
+	const struct owner *k = key;
 
-	return b->addr == k->addr && b->space == k->space;
+	return o->image == k->image && o->stack == k->stack;
 }
 
-/* At most 3/4 full: a run's live blocks may be millions, and each slot is 4 bytes of them. */
-static const struct mt_hashtab_ops node_ops = {
+static const struct mt_hashtab_ops owner_ops = {
     .entry = sizeof(uint32_t),
     .max_load_pct = 75,
-    .min_slots = 1024,
-    .hash = node_hash,
-    .empty = node_empty,
+    .min_slots = 64,
+    .hash = owner_hash,
+    .empty = owner_empty,
 };
 
-int img_table_reserve(struct mt_images *im, size_t n)
+static uint32_t *owner_slot(struct mt_images *im, uint32_t image, uint32_t stack)
 {
-	return mt_hashtab_reserve(&im->blocks, &node_ops, im, n);
+	struct owner k = {.image = image, .stack = stack};
+
+	return mt_hashtab_find(&im->owner_ix, &owner_ops, owner_key_hash(image, stack), owner_is,
+			       im, &k);
 }
 
-/* The slot of (space, addr), or the empty slot where it would go. */
-static uint32_t *slot_of(struct mt_images *im, uint32_t space, uint64_t addr)
+/* The number of (image, stack), counted once more: 0, or -ENOMEM. */
+static int owner_get(struct mt_images *im, uint32_t image, uint32_t stack, uint32_t *out)
 {
-	struct block_key k = {space, addr};
+	uint32_t *slot, n;
 
-	return mt_hashtab_find(&im->blocks, &node_ops, block_key_hash(space, addr), node_is, im,
-			       &k);
+	if (mt_hashtab_reserve(&im->owner_ix, &owner_ops, im, im->owner_ix.used + 1))
+		return -ENOMEM;
+	slot = owner_slot(im, image, stack);
+	if (*slot) {
+		im->owners[*slot].refs++;
+		*out = *slot;
+		return 0;
+	}
+	if (im->free_owner) {
+		n = im->free_owner;
+		im->free_owner = im->owners[n].image;
+	} else {
+		if (im->n_owners >= UINT32_MAX - 1 ||
+		    MT_GROW(im->owners, im->cap_owners, im->n_owners + 2, 64))
+			return -ENOMEM;
+		n = (uint32_t)++im->n_owners;
+	}
+	im->owners[n] = (struct owner){.image = image, .stack = stack, .refs = 1};
+	*slot = n;
+	mt_hashtab_added(&im->owner_ix);
+	*out = n;
+	return 0;
 }
+
+/* One block of owner n fewer; the pair is forgotten with its last. */
+static void owner_put(struct mt_images *im, uint32_t n)
+{
+	struct owner *o = &im->owners[n];
+
+	if (--o->refs)
+		return;
+	mt_hashtab_erase(&im->owner_ix, &owner_ops, im, owner_slot(im, o->image, o->stack));
+	o->image = im->free_owner;
+	im->free_owner = n;
+}
+
+/* ---- a space's tables -------------------------------------------------------------------------
+ */
+
+static uint64_t packed_addr(const struct space *sp, const struct packed_block *e)
+{
+	return (uint64_t)sp->high[e->size_high >> PACKED_SIZE_BITS] << 32 | e->low;
+}
+
+static bool packed_empty(const void *e)
+{
+	return !((const struct packed_block *)e)->owner;
+}
+
+static uint64_t packed_hash(const void *ctx, const void *e)
+{
+	return mt_hash_u64(packed_addr(ctx, e));
+}
+
+/* The key of a packed block: its low bits and its range's index. */
+struct packed_key {
+	uint32_t low;
+	uint32_t high_ix;
+};
+
+static bool packed_is(const void *ctx, const void *e, const void *key)
+{
+	const struct packed_block *b = e;
+	const struct packed_key *k = key;
+
+	(void)ctx;
+	return b->low == k->low && b->size_high >> PACKED_SIZE_BITS == k->high_ix;
+}
+
+static const struct mt_hashtab_ops packed_ops = {
+    .entry = sizeof(struct packed_block),
+    .max_load_pct = 75,
+    .min_slots = 16,
+    .hash = packed_hash,
+    .empty = packed_empty,
+};
+
+static bool wide_empty(const void *e)
+{
+	return !((const struct wide_block *)e)->addr;
+}
+
+static uint64_t wide_hash(const void *ctx, const void *e)
+{
+	(void)ctx;
+	return mt_hash_u64(((const struct wide_block *)e)->addr);
+}
+
+static bool wide_is(const void *ctx, const void *e, const void *key)
+{
+	(void)ctx;
+	return ((const struct wide_block *)e)->addr == *(const uint64_t *)key;
+}
+
+static const struct mt_hashtab_ops wide_ops = {
+    .entry = sizeof(struct wide_block),
+    .max_load_pct = 75,
+    .min_slots = 16,
+    .hash = wide_hash,
+    .empty = wide_empty,
+};
+
+/* The index of addr's 4 GiB range in sp->high, added when add and there is room; else -1. */
+static int high_index(struct space *sp, uint64_t addr, bool add)
+{
+	uint32_t high = (uint32_t)(addr >> 32);
+
+	for (uint32_t i = 0; i < sp->n_high; i++)
+		if (sp->high[i] == high)
+			return (int)i;
+	if (!add || sp->n_high == SPACE_HIGHS)
+		return -1;
+	sp->high[sp->n_high] = high;
+	return (int)sp->n_high++;
+}
+
+/* The slot of (addr in range high_ix), or the empty slot where it would go. */
+static struct packed_block *packed_slot(struct space *sp, uint64_t addr, int high_ix)
+{
+	struct packed_key k = {.low = (uint32_t)addr, .high_ix = (uint32_t)high_ix};
+
+	return mt_hashtab_find(&sp->packed, &packed_ops, mt_hash_u64(addr), packed_is, sp, &k);
+}
+
+static struct wide_block *wide_slot(struct space *sp, uint64_t addr)
+{
+	return mt_hashtab_find(&sp->wide, &wide_ops, mt_hash_u64(addr), wide_is, sp, &addr);
+}
+
+static struct block packed_unpack(const struct mt_images *im, const struct space *sp,
+				  uint32_t space, const struct packed_block *e)
+{
+	const struct owner *o = &im->owners[e->owner];
+
+	return (struct block){.addr = packed_addr(sp, e),
+			      .size = e->size_high & PACKED_SIZE_MAX,
+			      .space = space,
+			      .image = o->image,
+			      .stack = o->stack};
+}
+
+static struct block wide_unpack(const struct wide_block *e, uint32_t space)
+{
+	return (struct block){
+	    .addr = e->addr, .size = e->size, .space = space, .image = e->image, .stack = e->stack};
+}
+
+/* b packed into sp: 0, -E2BIG when it does not pack, or -ENOMEM. */
+static int put_packed(struct mt_images *im, struct space *sp, const struct block *b)
+{
+	struct packed_block *e;
+	uint32_t owner;
+	int high_ix = b->size <= PACKED_SIZE_MAX ? high_index(sp, b->addr, true) : -1;
+
+	if (high_ix < 0)
+		return -E2BIG;
+	if (mt_hashtab_reserve(&sp->packed, &packed_ops, sp, sp->packed.used + 1) ||
+	    owner_get(im, b->image, b->stack, &owner))
+		return -ENOMEM;
+	e = packed_slot(sp, b->addr, high_ix);
+	*e = (struct packed_block){.low = (uint32_t)b->addr,
+				   .size_high = (uint32_t)b->size | (uint32_t)high_ix
+									<< PACKED_SIZE_BITS,
+				   .owner = owner};
+	mt_hashtab_added(&sp->packed);
+	return 0;
+}
+
+static int put_wide(struct space *sp, const struct block *b)
+{
+	struct wide_block *e;
+
+	if (mt_hashtab_reserve(&sp->wide, &wide_ops, sp, sp->wide.used + 1))
+		return -ENOMEM;
+	e = wide_slot(sp, b->addr);
+	*e = (struct wide_block){
+	    .addr = b->addr, .size = b->size, .image = b->image, .stack = b->stack};
+	mt_hashtab_added(&sp->wide);
+	return 0;
+}
+
+/* ---- the block table ---------------------------------------------------------------------- */
 
 /*
  * Live bytes move by a block's size. No real heap comes near 2^64 bytes, but a hostile artifact
@@ -111,89 +309,129 @@ static void charge(struct mt_images *im, const struct block *b, bool add)
 	im->live_fn(im->live_arg, &ch);
 }
 
-/* Take block n out of the table slot, its space's chain and the counts; the node is freed. */
-static void block_remove(struct mt_images *im, uint32_t *slot)
+/* Block b left its space's tables: the counts follow. */
+static void block_gone(struct mt_images *im, struct space *sp, const struct block *b)
 {
-	uint32_t n = *slot;
-	struct block *b = &im->nodes[n];
-	struct space *sp = &im->spaces[b->space];
-
-	if (b->prev)
-		im->nodes[b->prev].next = b->next;
-	else
-		sp->head = b->next;
-	if (b->next)
-		im->nodes[b->next].prev = b->prev;
 	sp->blocks--;
 	sp->bytes -= b->size;
 	charge(im, b, false);
-	mt_hashtab_erase(&im->blocks, &node_ops, im, slot);
-	b->next = im->free_node;
-	im->free_node = n;
 }
 
 int img_block_add(struct mt_images *im, const struct block *nb)
 {
 	struct space *sp = &im->spaces[nb->space];
-	uint32_t *slot, n;
+	struct block old;
+	int err;
 
 	if (!nb->addr)
 		return 0;
-	if (img_table_reserve(im, im->blocks.used + 1))
-		return -ENOMEM;
-	slot = slot_of(im, nb->space, nb->addr);
 	/* Handed out twice without a release we saw (dropped events): the new one wins. */
-	if (*slot)
-		block_remove(im, slot);
-	if (im->free_node) {
-		n = im->free_node;
-		im->free_node = im->nodes[n].next;
-	} else {
-		if (MT_GROW(im->nodes, im->cap_nodes, im->n_nodes + 2, 1024))
-			return -ENOMEM;
-		n = (uint32_t)++im->n_nodes;
-	}
-	slot = slot_of(im, nb->space, nb->addr);
-	im->nodes[n] = *nb;
-	im->nodes[n].prev = 0;
-	im->nodes[n].next = sp->head;
-	if (sp->head)
-		im->nodes[sp->head].prev = n;
-	sp->head = n;
+	img_block_take(im, nb->space, nb->addr, &old);
+	err = put_packed(im, sp, nb);
+	if (err == -E2BIG)
+		err = put_wide(sp, nb);
+	if (err)
+		return err;
 	sp->blocks++;
 	sp->bytes += nb->size;
-	*slot = n;
-	mt_hashtab_added(&im->blocks);
-	charge(im, &im->nodes[n], true);
+	charge(im, nb, true);
 	return 0;
 }
 
 /* The live block (space, addr) taken out into *out; false when there is none. */
 bool img_block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct block *out)
 {
-	uint32_t *slot;
+	struct space *sp = &im->spaces[space];
+	int high_ix = addr && sp->packed.used ? high_index(sp, addr, false) : -1;
 
-	if (!addr || !im->blocks.slot)
-		return false;
-	slot = slot_of(im, space, addr);
-	if (!*slot)
-		return false;
-	*out = im->nodes[*slot];
-	block_remove(im, slot);
-	return true;
+	if (high_ix >= 0) {
+		struct packed_block *e = packed_slot(sp, addr, high_ix);
+
+		if (e->owner) {
+			uint32_t owner = e->owner;
+
+			*out = packed_unpack(im, sp, space, e);
+			mt_hashtab_erase(&sp->packed, &packed_ops, sp, e);
+			owner_put(im, owner);
+			block_gone(im, sp, out);
+			return true;
+		}
+	}
+	if (addr && sp->wide.used) {
+		struct wide_block *e = wide_slot(sp, addr);
+
+		if (e->addr) {
+			*out = wide_unpack(e, space);
+			mt_hashtab_erase(&sp->wide, &wide_ops, sp, e);
+			block_gone(im, sp, out);
+			return true;
+		}
+	}
+	return false;
 }
 
-/* An exec or exit: every block of the space is gone. */
+/* An exec or exit: every block of the space is gone, and its tables with them. */
 struct mt_released img_space_release(struct mt_images *im, uint32_t space)
 {
-	struct mt_released r = {im->spaces[space].blocks, im->spaces[space].bytes};
+	struct space *sp = &im->spaces[space];
+	struct mt_released r = {sp->blocks, sp->bytes};
+	const struct packed_block *p = sp->packed.slot;
+	const struct wide_block *w = sp->wide.slot;
 
 	im->ending = true;
-	while (im->spaces[space].head) {
-		struct block *b = &im->nodes[im->spaces[space].head];
+	for (size_t i = 0; p && sp->packed.used && i <= sp->packed.mask; i++) {
+		struct block b;
 
-		block_remove(im, slot_of(im, space, b->addr));
+		if (!p[i].owner)
+			continue;
+		b = packed_unpack(im, sp, space, &p[i]);
+		owner_put(im, p[i].owner);
+		charge(im, &b, false);
+	}
+	for (size_t i = 0; w && sp->wide.used && i <= sp->wide.mask; i++) {
+		struct block b = wide_unpack(&w[i], space);
+
+		if (w[i].addr)
+			charge(im, &b, false);
 	}
 	im->ending = false;
+	mt_hashtab_free(&sp->packed);
+	mt_hashtab_free(&sp->wide);
+	sp->n_high = 0;
+	sp->blocks = sp->bytes = 0;
 	return r;
+}
+
+void img_each_block(const struct mt_images *im, void (*fn)(void *arg, const struct block *b),
+		    void *arg)
+{
+	for (size_t s = 0; s < im->n_spaces; s++) {
+		const struct space *sp = &im->spaces[s];
+		const struct packed_block *p = sp->packed.slot;
+		const struct wide_block *w = sp->wide.slot;
+		struct block b;
+
+		for (size_t i = 0; p && i <= sp->packed.mask; i++) {
+			if (!p[i].owner)
+				continue;
+			b = packed_unpack(im, sp, (uint32_t)s, &p[i]);
+			fn(arg, &b);
+		}
+		for (size_t i = 0; w && i <= sp->wide.mask; i++) {
+			if (!w[i].addr)
+				continue;
+			b = wide_unpack(&w[i], (uint32_t)s);
+			fn(arg, &b);
+		}
+	}
+}
+
+void img_table_free(struct mt_images *im)
+{
+	for (size_t s = 0; s < im->n_spaces; s++) {
+		mt_hashtab_free(&im->spaces[s].packed);
+		mt_hashtab_free(&im->spaces[s].wide);
+	}
+	free(im->owners);
+	mt_hashtab_free(&im->owner_ix);
 }

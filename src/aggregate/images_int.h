@@ -13,19 +13,35 @@
 #include "base/grow.h"
 #include "base/hashtab.h"
 
-/* A live block; nodes are numbered from 1, 0 is "none". */
+/* A live block, as the replay hands it to the block table and takes it back. */
 struct block {
 	uint64_t addr;
 	uint64_t size;
 	uint32_t space;
 	uint32_t image; /* the image that allocated it: its live and peak count it */
-	uint32_t prev, next;
 	uint32_t stack; /* the allocation's stack id, 0: none */
 };
 
+/* The address ranges of 4 GiB (addr >> 32) a space's packed blocks are in: heaps are in few. */
+#define SPACE_HIGHS 8
+
+/*
+ * An address space's live blocks (images_blocks.c): packed, 12 bytes a slot, those whose size
+ * and address pack; wide, 24 bytes a slot, the rest. Freed whole when the space ends.
+ */
 struct space {
-	uint32_t head; /* first block, 0 when none */
+	struct mt_hashtab packed; /* struct packed_block */
+	struct mt_hashtab wide;	  /* struct wide_block */
+	uint32_t high[SPACE_HIGHS];
+	uint32_t n_high;
 	uint64_t blocks, bytes;
+};
+
+/* The (image, stack) pairs that live blocks have, counted: a packed block names one. */
+struct owner {
+	uint32_t image;
+	uint32_t stack;
+	uint32_t refs; /* live blocks; 0: free, image then chains the free ones */
 };
 
 /* A realloc entered (MT_K_REALLOC_RELEASE) whose return is not seen yet: its block, if live. */
@@ -50,11 +66,11 @@ struct mt_images {
 	size_t n_img, cap_img;
 	struct space *spaces;
 	size_t n_spaces, cap_spaces;
-	struct block *nodes; /* nodes[0] unused */
-	size_t n_nodes, cap_nodes;
-	uint32_t free_node;	  /* a chain through next */
-	struct mt_hashtab blocks; /* node numbers (uint32_t) by (space, addr); 0 empty */
-	struct mt_hashtab pids;	  /* struct pid_slot */
+	struct owner *owners; /* owners[0] unused */
+	size_t n_owners, cap_owners;
+	uint32_t free_owner;	    /* a chain through image */
+	struct mt_hashtab owner_ix; /* owner numbers (uint32_t) by (image, stack); 0 empty */
+	struct mt_hashtab pids;	    /* struct pid_slot */
 	struct pending *pend;
 	size_t n_pend, cap_pend;
 	uint64_t live_bytes, peak;
@@ -71,8 +87,11 @@ struct mt_images {
  * The block table (images_blocks.c): live blocks by (address space, address), each charged to
  * the image that allocated it as it comes and goes.
  */
-/* The table made, with room for n blocks: 0 or -ENOMEM. */
-int img_table_reserve(struct mt_images *im, size_t n);
+/* Every live block of every space, to fn, in no order. */
+void img_each_block(const struct mt_images *im, void (*fn)(void *arg, const struct block *b),
+		    void *arg);
+/* Every space's blocks and the owners freed (mt_images_free). */
+void img_table_free(struct mt_images *im);
 /* Add a live block (a NULL one is no block); the one it replaces at its address is removed. */
 int img_block_add(struct mt_images *im, const struct block *nb);
 /* The live block (space, addr) taken out into *out; false when there is none. */

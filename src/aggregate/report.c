@@ -271,17 +271,30 @@ static void site_temporary(void *arg, uint32_t stack_id, uint32_t image)
 }
 
 /* A block never freed: kept when it is among the largest (ties: the first seen stays). */
+/*
+ * Whether block c comes before b in the largest: the larger first, and of two alike the lower
+ * address (then image), so that the list does not depend on the order the replay met them in.
+ */
+static bool largest_before(const struct mt_live_change *c, const struct mt_report_block *b)
+{
+	if (c->size != b->size)
+		return c->size > b->size;
+	if (c->addr != b->addr)
+		return c->addr < b->addr;
+	return c->image < b->image;
+}
+
 static void largest_add(struct mt_report *rep, const struct mt_live_change *c, bool at_end)
 {
 	size_t i = rep->n_largest;
 
-	if (i == MT_REPORT_LARGEST && rep->largest[i - 1].size >= c->size)
+	if (i == MT_REPORT_LARGEST && !largest_before(c, &rep->largest[i - 1]))
 		return;
 	if (i == MT_REPORT_LARGEST)
 		i--;
 	else
 		rep->n_largest++;
-	for (; i > 0 && rep->largest[i - 1].size < c->size; i--)
+	for (; i > 0 && largest_before(c, &rep->largest[i - 1]); i--)
 		rep->largest[i] = rep->largest[i - 1];
 	rep->largest[i] = (struct mt_report_block){.addr = c->addr,
 						   .size = c->size,
