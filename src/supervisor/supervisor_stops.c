@@ -269,8 +269,12 @@ static int on_exit_event(struct sup *s, struct tracee *t)
 	}
 	sup_log_stop(s, t, "exit", d);
 	t->exiting = true;
-	/* A leader that exits before its threads: the process's breakpoints must stay. */
-	if (s->tracker && t->proc >= 0) {
+	/*
+	 * A leader that exits before its threads: the process's breakpoints must stay. A thread
+	 * not placed yet has a creator still running, so none running means none left: the
+	 * tracker's walk of /proc/PID/task is saved at every single-threaded process's exit.
+	 */
+	if (s->tracker && t->proc >= 0 && sup_threads_running(s, t->proc, t->tid)) {
 		err = mt_tracker_thread_exits(s->tracker, s->procs[t->proc].pid, t->tid,
 					      seen_exiting, s);
 		if (err)
@@ -476,7 +480,8 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		 * tracee waits here until that report places it in the tree.
 		 */
 		t->started = true;
-		t->tgid = sup_read_tgid(t->tid);
+		/* Placed already: its process's pid is its thread group, without a /proc read. */
+		t->tgid = t->proc >= 0 ? s->procs[t->proc].pid : sup_read_tgid(t->tid);
 		if (sup_handoff_owns(s, t))
 			return handed_off_stop(s, t, status);
 		sup_log_stop(s, t, "start", NULL);
