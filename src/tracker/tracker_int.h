@@ -40,6 +40,12 @@
 #define MAX_STACKS	    (1u << 18)
 #define MAX_VMA_CACHE	    16384 /* processes alive at once whose text ranges are cached */
 
+/*
+ * A per-process link that took longer than this waited in the kernel (for a grace period, or for
+ * the locks of the registration's walk) rather than worked: 1 ms is ten times a warm link pair.
+ */
+#define LINK_SLOW_NS (1000 * 1000ull)
+
 /* Threads that detach links at once (tracker_detach.c): their RCU waits are shared. */
 #define MAX_CLOSERS 32
 
@@ -158,9 +164,10 @@ struct mt_tracker {
 	pid_t closer_mid; /* the closer's forking process, not reaped yet (0: none) */
 	/* keeps uprobe registration fast (tracker_warm.c), or NULL */
 	struct tracker_warmer *warmer;
-	struct mt_events *events;     /* the events ring's pipeline, kept from run to run */
-	uint64_t link_ns, links_made; /* time spent making per-process links (-v) */
-	struct stat pidns;	      /* memtrack's own pid namespace (/proc/self/ns/pid) */
+	struct mt_events *events;	   /* the events ring's pipeline, kept from run to run */
+	uint64_t link_ns, links_made;	   /* time spent making per-process links (-v) */
+	uint64_t link_slow_ns, links_slow; /* ... in those over LINK_SLOW_NS (-v) */
+	struct stat pidns;		   /* memtrack's own pid namespace (/proc/self/ns/pid) */
 	struct mt_unwind_loader
 	    *unwind; /* --stacks: the files' tables in the BPF unwinder's maps */
 };

@@ -43,7 +43,7 @@ static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid
 {
 	struct mt_classification c = {.points = f->points, .n_points = f->n_points};
 	char path[64];
-	uint64_t start = mt_clock_now_ns();
+	uint64_t start = mt_clock_now_ns(), took;
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
@@ -56,8 +56,13 @@ static int link_again(struct mt_tracker *t, const struct mt_tracked_file *f, pid
 					  f->n_points, pid, MT_COOKIE_FOR(pid), l, NULL, NULL);
 	if (err)
 		tracker_collect_links(l, NULL, NULL);
-	t->link_ns += mt_clock_now_ns() - start;
+	took = mt_clock_now_ns() - start;
+	t->link_ns += took;
 	t->links_made++;
+	if (took > LINK_SLOW_NS) {
+		t->links_slow++;
+		t->link_slow_ns += took;
+	}
 	tracker_warm_linked(t);
 	return err;
 }
