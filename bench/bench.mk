@@ -12,7 +12,7 @@ BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec $(BENCH_DIR)/evbl
 	$(BENCH_DIR)/linkcost $(BENCH_DIR)/unwind_size $(BENCH_DIR)/manystacks $(BENCH_DIR)/fifo_client
 BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc \
 	$(BENCH_DIR)/noalloc $(BENCH_DIR)/deepchurn $(BENCH_DIR)/entrycost $(BENCH_DIR)/threadexit \
-	$(BENCH_DIR)/leakheap
+	$(BENCH_DIR)/leakheap $(BENCH_DIR)/liveblocks
 BENCH_PLUGINS := $(foreach k,$(BENCH_PLUGIN_IDS),$(BENCH_DIR)/plugins/empty_$(k).so \
 	$(BENCH_DIR)/plugins/alloc_$(k).so)
 BENCH_BINS := $(BENCH_TOOLS) $(BENCH_WORKLOADS) $(BENCH_PLUGINS)
@@ -45,6 +45,10 @@ $(BENCH_DIR)/linkcost: bench/linkcost.c $(BUILD)/floor.skel.h $(BUILD)/libmemtra
 $(BENCH_DIR)/forkexec: bench/forkexec.c bench/spawn.c bench/spawn.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Ibench bench/forkexec.c bench/spawn.c -o $@ $(LDFLAGS)
+
+$(BENCH_DIR)/liveblocks: bench/liveblocks.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_WL_CFLAGS) $< -o $@
 
 $(BENCH_DIR)/mtchurn: bench/mtchurn.c
 	@mkdir -p $(@D)
