@@ -32,8 +32,7 @@ struct wide_block {
 	uint32_t stack;
 };
 
-/* ---- owners: the (image, stack) pairs of live blocks ------------------------------------------
- */
+/* ---- owners: the (image, stack) pairs of live blocks ----------------------------------------- */
 
 static uint64_t owner_key_hash(uint32_t image, uint32_t stack)
 {
@@ -117,8 +116,7 @@ static void owner_put(struct mt_images *im, uint32_t n)
 	im->free_owner = n;
 }
 
-/* ---- a space's tables -------------------------------------------------------------------------
- */
+/* ---- a space's tables ------------------------------------------------------------------------ */
 
 static uint64_t packed_addr(const struct space *sp, const struct packed_block *e)
 {
