@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -99,6 +100,36 @@ START_TEST(livetable_many_blocks)
 		mt_livetable_events(lt, &e, 1);
 	}
 	ck_assert_int_eq(blocks_of(lt, 7, NULL), 50000);
+	mt_livetable_free(lt);
+}
+END_TEST
+
+/* The heap the C library holds for this process, mapped blocks included. */
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/*
+ * --leaks' table of live blocks takes at most 36 bytes a block (docs/PERFORMANCE.md, section
+ * 24): 190,000 of them, just below a doubling of the table (the worst case is twice as much).
+ */
+START_TEST(livetable_within_36_bytes_a_block)
+{
+	const uint64_t n = 190000;
+	struct mt_livetable *lt = mt_livetable_new();
+	struct mt_event e;
+	size_t before = heap_in_use();
+
+	for (uint64_t i = 1; i <= n; i++) {
+		e = ev(MT_K_MALLOC, 7, 0x555555000000ull + i * 48, 16 + i % 32);
+		mt_livetable_events(lt, &e, 1);
+	}
+	ck_assert(!mt_livetable_inexact(lt));
+	ck_assert_uint_le(heap_in_use() - before, 36 * n);
+	ck_assert_int_eq(blocks_of(lt, 7, NULL), (long)n);
 	mt_livetable_free(lt);
 }
 END_TEST
@@ -367,6 +398,7 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, livetable_follows_the_stream);
 	tcase_add_test(tc, livetable_many_blocks);
+	tcase_add_test(tc, livetable_within_36_bytes_a_block);
 	tcase_add_test(tc, livetable_keeps_free_memory_and_files);
 	tcase_add_test(tc, scan_gives_memchecks_classes);
 	tcase_add_test(tc, scan_reads_the_heap_mapping_less_blocks_and_free_memory);

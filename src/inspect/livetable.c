@@ -78,9 +78,14 @@ static bool block_is(const void *ctx, const void *e, const void *key)
 	return b->space == k->space && b->addr == k->addr;
 }
 
+/*
+ * At most 3/4 full, as the replay's tables: 32 to 64 bytes a block kept (live, or freed and kept
+ * as free memory), where half full made it 48 to 96 (docs/PERFORMANCE.md, section 24). The probe
+ * runs stay short with the table's hash: the lookups are one per event on the consumer's thread.
+ */
 static const struct mt_hashtab_ops block_ops = {
     .entry = sizeof(struct mt_live_block),
-    .max_load_pct = 50,
+    .max_load_pct = 75,
     .min_slots = 1024,
     .hash = block_hash,
     .empty = block_empty,
