@@ -37,11 +37,10 @@ struct space {
 	uint64_t blocks, bytes;
 };
 
-/* The (image, stack) pairs that live blocks have, counted: a packed block names one. */
+/* An (image, stack) pair blocks were allocated with: a packed block names one. */
 struct owner {
 	uint32_t image;
 	uint32_t stack;
-	uint32_t refs; /* live blocks; 0: free, image then chains the free ones */
 };
 
 /* A realloc entered (MT_K_REALLOC_RELEASE) whose return is not seen yet: its block, if live. */
@@ -68,7 +67,6 @@ struct mt_images {
 	size_t n_spaces, cap_spaces;
 	struct owner *owners; /* owners[0] unused */
 	size_t n_owners, cap_owners;
-	uint32_t free_owner;	    /* a chain through image */
 	struct mt_hashtab owner_ix; /* owner numbers (uint32_t) by (image, stack); 0 empty */
 	struct mt_hashtab pids;	    /* struct pid_slot */
 	struct pending *pend;
