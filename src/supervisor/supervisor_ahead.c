@@ -106,21 +106,25 @@ int sup_link_what_loader_maps(struct sup *s, struct handoff *h)
 				   link_ahead, s);
 }
 
+int sup_exec_mapped_add(const struct mt_map_entry *e, void *arg)
+{
+	struct sup_exec_mapped *m = arg;
+
+	if (!*e->path || mt_strv_has(m->paths, m->n, e->path))
+		return 0;
+	return mt_strv_add(&m->paths, &m->n, e->path) ? -ENOMEM : 0;
+}
+
+void sup_exec_mapped_free(struct sup_exec_mapped *m)
+{
+	mt_strv_free(m->paths, m->n);
+	*m = (struct sup_exec_mapped){0};
+}
+
 struct exec_link {
 	struct sup *s;
 	pid_t pid;
-	char **mapped; /* what execve mapped: the program and its interpreter */
-	size_t n_mapped;
 };
-
-static int remember_mapped(const struct mt_map_entry *e, void *arg)
-{
-	struct exec_link *x = arg;
-
-	if (!*e->path || mt_strv_has(x->mapped, x->n_mapped, e->path))
-		return 0;
-	return mt_strv_add(&x->mapped, &x->n_mapped, e->path) ? -ENOMEM : 0;
-}
 
 static int link_for_exec(const char *path, void *arg)
 {
@@ -134,16 +138,17 @@ static int link_for_exec(const char *path, void *arg)
  * over): at p's exec, link what ld.so will map for it, so that the watcher need not stop it at
  * each file's first mapping (a link made before the mapping puts its breakpoints in at the mmap).
  * A file it maps otherwise (found elsewhere, or by dlopen) stops it as ever. The walk is made
- * once per program; a stop costs more than the rest (docs/PERFORMANCE.md, section 4).
+ * once per program; a stop costs more than the rest (docs/PERFORMANCE.md, section 4). What
+ * execve mapped (the program and its interpreter) is the tracker's scan's (mapped): the maps are
+ * read once at the stop, not once for each.
  */
-int sup_link_at_exec(struct sup *s, struct proc *p)
+int sup_link_at_exec(struct sup *s, struct proc *p, const struct sup_exec_mapped *mapped)
 {
 	struct exec_link x = {.s = s, .pid = p->pid};
-	int err = mt_procmaps_for_each_exec(p->pid, remember_mapped, &x);
+	int err = 0;
 
-	if (!err && p->exe)
-		err =
-		    for_each_loader_dep(s, p->pid, p->exe, x.mapped, x.n_mapped, link_for_exec, &x);
-	mt_strv_free(x.mapped, x.n_mapped);
+	if (p->exe)
+		err = for_each_loader_dep(s, p->pid, p->exe, mapped->paths, mapped->n,
+					  link_for_exec, &x);
 	return err == -ENOENT || err == -ESRCH ? 0 : err;
 }

@@ -244,7 +244,15 @@ bool sup_stop_point_at_map(struct sup *s, struct tracee *t, const char *path);
 
 /* supervisor_ahead.c */
 int sup_link_what_loader_maps(struct sup *s, struct handoff *h);
-int sup_link_at_exec(struct sup *s, struct proc *p);
+/* What execve mapped for a process (the program, its interpreter), from the exec stop's scan. */
+struct sup_exec_mapped {
+	char **paths;
+	size_t n;
+};
+struct mt_map_entry;
+int sup_exec_mapped_add(const struct mt_map_entry *e, void *arg);
+void sup_exec_mapped_free(struct sup_exec_mapped *m);
+int sup_link_at_exec(struct sup *s, struct proc *p, const struct sup_exec_mapped *mapped);
 
 /* supervisor_handoff.c */
 struct pollfd;

@@ -59,6 +59,8 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 	struct proc *p = &s->procs[t->proc];
 	char where[4200];
 	struct json_object *d = sup_detail_new();
+	struct sup_exec_mapped mapped = {0};
+	bool ahead = s->cfg->loader_cache != NULL;
 	int err = 0;
 
 	free(p->exe);
@@ -69,11 +71,13 @@ int sup_on_exec(struct sup *s, struct tracee *t, bool root_first, bool new_leade
 		/* The program and its interpreter were mapped by execve itself: classify them now.
 		 */
 		if (!err)
-			err = mt_tracker_exec(s->tracker, p->pid, new_leader);
+			err = mt_tracker_exec(s->tracker, p->pid, new_leader,
+					      ahead ? sup_exec_mapped_add : NULL, &mapped);
 		if (!err)
 			err = sup_maps_exec(s, p);
-		if (!err && s->cfg->loader_cache)
-			err = sup_link_at_exec(s, p);
+		if (!err && ahead)
+			err = sup_link_at_exec(s, p, &mapped);
+		sup_exec_mapped_free(&mapped);
 	}
 	sup_detail_str(d, "path", p->exe ? p->exe : "?");
 	sup_log_files(s);

@@ -179,9 +179,12 @@ int mt_tracker_inherit(struct mt_tracker *t, pid_t parent, pid_t child, bool sha
  * The exec stop of pid: the new program and interpreter are classified (a scan of its maps) and
  * linked for pid. Its links name its task, whose new address space they cover as it maps their
  * files again (no stop, no new link); after an exec from a non-leader thread (new_leader) that
- * task is gone, and so are they.
+ * task is gone, and so are they. seen, when not NULL, is given each executable file mapping the
+ * scan reads (the caller needs no read of its own); its non-zero value ends the scan, returned.
  */
-int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader);
+struct mt_map_entry;
+int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader,
+		    int (*seen)(const struct mt_map_entry *e, void *arg), void *arg);
 
 /*
  * Thread tid of pid is at its exit stop: when it is the thread pid's links depend on (its

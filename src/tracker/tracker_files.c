@@ -298,6 +298,9 @@ struct resolve_ctx {
 	const struct mt_inode_key *want; /* NULL: every unknown file (scan) */
 	int handled;
 	int err;
+	/* The exec stop's scan: each mapping seen, to the caller too (mt_tracker_exec). */
+	int (*seen)(const struct mt_map_entry *e, void *arg);
+	void *seen_arg;
 };
 
 static int open_map_file(pid_t pid, const struct mt_map_entry *e)
@@ -361,6 +364,9 @@ static int resolve_entry(const struct mt_map_entry *e, void *arg)
 
 	if (r->want && !mt_inode_same_number(&e->key, r->want))
 		return 0;
+	r->err = r->seen ? r->seen(e, r->seen_arg) : 0;
+	if (r->err)
+		return 1;
 	r->err = entry_key(r, e, &key);
 	if (r->err)
 		return 1;
@@ -387,12 +393,18 @@ static int resolve_entry(const struct mt_map_entry *e, void *arg)
  * Classify and attach every executable file mapping of pid that is not known yet: exec stops
  * (the program and its interpreter), and the fallback after dropped requests.
  */
-int mt_tracker_scan(struct mt_tracker *t, pid_t pid)
+static int scan_seeing(struct mt_tracker *t, pid_t pid,
+		       int (*seen)(const struct mt_map_entry *e, void *arg), void *arg)
 {
-	struct resolve_ctx r = {.t = t, .pid = pid};
+	struct resolve_ctx r = {.t = t, .pid = pid, .seen = seen, .seen_arg = arg};
 	int err = mt_procmaps_for_each_exec(pid, resolve_entry, &r);
 
 	return err < 0 ? err : r.err;
+}
+
+int mt_tracker_scan(struct mt_tracker *t, pid_t pid)
+{
+	return scan_seeing(t, pid, NULL, NULL);
 }
 
 /* Resolve key through pid's mappings; 1 when found and handled, 0 when pid does not map it. */
@@ -606,7 +618,8 @@ int mt_tracker_handle_stop(struct mt_tracker *t, pid_t pid, const struct mt_inod
 	return scan_after_drops(t, pid);
 }
 
-int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)
+int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader,
+		    int (*seen)(const struct mt_map_entry *e, void *arg), void *arg)
 {
 	/*
 	 * Their task is gone but the kernel still runs them for its thread group: closed later,
@@ -614,5 +627,5 @@ int mt_tracker_exec(struct mt_tracker *t, pid_t pid, bool new_leader)
 	 */
 	if (new_leader)
 		mt_tracker_release(t, pid, true);
-	return mt_tracker_scan(t, pid);
+	return scan_seeing(t, pid, seen, arg);
 }
