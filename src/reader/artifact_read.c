@@ -459,6 +459,10 @@ static int finish_open(struct mt_artifact_reader **rp, struct mt_artifact_reader
 {
 	int ret = mt_artread_header(r);
 
+	/* A writer that holds the file has made it and not yet written all its header. */
+	if (ret == -EBADMSG && mt_artifact_writer_alive(r))
+		ret = mt_artread_fail(r, -EAGAIN,
+				      "in progress: its writer has not written its header yet");
 	if (ret) {
 		copy_err(r, err, errlen);
 		mt_artifact_close(r);
