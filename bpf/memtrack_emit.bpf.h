@@ -166,10 +166,15 @@ static __always_inline __u32 new_stack(const struct mt_unwind_stack *s, __u64 h)
 	return id;
 }
 
-/* The id of the current thread's stack, unwound from the allocator's entry registers. */
-static __always_inline __u32 current_stack_id(struct pt_regs *ctx)
+/*
+ * The id of the current thread's stack, unwound from the allocator's entry registers (ip, sp,
+ * fp). A global function: the verifier checks it once, on its own, instead of at each entry
+ * probe's call site with that site's state; inlined, it made alloc_enter_multi 107,259
+ * verified instructions (docs/PERFORMANCE.md, "What --stacks costs at start").
+ */
+__noinline __u32 mt_current_stack_id(__u64 ip, __u64 sp, __u64 fp)
 {
-	struct mt_unwind_stack *s = mt_unwind_user(ctx, true);
+	struct mt_unwind_stack *s = mt_unwind_user(ip, sp, fp, true);
 	struct mt_stack_record *known;
 	__u64 h;
 
@@ -182,6 +187,11 @@ static __always_inline __u32 current_stack_id(struct pt_regs *ctx)
 	if (known && same_stack(known, s))
 		return known->stack_id;
 	return new_stack(s, h);
+}
+
+static __always_inline __u32 current_stack_id(struct pt_regs *ctx)
+{
+	return mt_current_stack_id(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx));
 }
 
 #endif /* MT_MEMTRACK_EMIT_BPF_H */

@@ -142,21 +142,24 @@ static __always_inline int mt_unwind_read(__u64 addr, __u64 *val)
 }
 
 /*
- * The rule row of addr in table (n rows): the last row at or below addr, or the row before it
- * when that one is MT_CFA_WIDE (bpf/unwind_row.h); NULL when none. *off: the rule's CFA offset.
+ * The index of the last row at or below addr in the table of slot (n rows), -1 when none. A
+ * global function: the verifier checks its loop once, on its own, and not again at every round
+ * of bpf_loop's callback (which kernels from 6.7 verify until its state converges).
  */
-static __always_inline struct mt_unwind_row *mt_unwind_search(void *table, __u32 n, __u64 addr,
-							      __u32 *off)
+__noinline long mt_unwind_search_index(__u32 slot, __u32 n, __u64 addr)
 {
+	void *table = bpf_map_lookup_elem(&unwind_tables, &slot);
 	__u32 lo = 0, hi = n;
 	struct mt_unwind_row *row;
 
+	if (!table)
+		return -1;
 	for (int i = 0; i < MT_UNWIND_SEARCH && hi - lo > 1; i++) {
 		__u32 mid = lo + (hi - lo) / 2;
 
 		row = bpf_map_lookup_elem(table, &mid);
 		if (!row)
-			return NULL;
+			return -1;
 		if (row->addr <= addr)
 			lo = mid;
 		else
@@ -164,6 +167,28 @@ static __always_inline struct mt_unwind_row *mt_unwind_search(void *table, __u32
 	}
 	row = bpf_map_lookup_elem(table, &lo);
 	if (!row || row->addr > addr)
+		return -1;
+	return lo;
+}
+
+/*
+ * The rule row of addr in the table of slot (n rows): the last row at or below addr, or the row
+ * before it when that one is MT_CFA_WIDE (bpf/unwind_row.h); NULL when none. *off: the rule's CFA
+ * offset.
+ */
+static __always_inline struct mt_unwind_row *mt_unwind_search(__u32 slot, __u32 n, __u64 addr,
+							      __u32 *off)
+{
+	long at = mt_unwind_search_index(slot, n, addr);
+	void *table = bpf_map_lookup_elem(&unwind_tables, &slot);
+	struct mt_unwind_row *row;
+	__u32 lo;
+
+	if (at < 0 || !table)
+		return NULL;
+	lo = at;
+	row = bpf_map_lookup_elem(table, &lo);
+	if (!row)
 		return NULL;
 	*off = row->cfa_off;
 	if ((row->rules & 0xf) == MT_CFA_WIDE && lo) {
@@ -358,12 +383,9 @@ static long mt_unwind_step(__u32 i, void *ctx)
 	if (w->normalise)
 		w->stack.pcs[n & (MT_UNWIND_MAX_FRAMES - 1)] = MT_FRAME(f->file_id, w->rip - bias);
 	if (f->n_rows) {
-		void *table = bpf_map_lookup_elem(&unwind_tables, &f->slot);
 		__u64 addr = w->rip - bias + f->vaddr_minus_offset - (w->exact ? 0 : 1);
 
-		if (!table)
-			goto lost;
-		row = mt_unwind_search(table, f->n_rows, addr, &off);
+		row = mt_unwind_search(f->slot, f->n_rows, addr, &off);
 	}
 	if (row && (row->rules & 0xf) == MT_CFA_SIGNAL) {
 		err = mt_unwind_signal(w);
@@ -385,20 +407,21 @@ lost:
 }
 
 /*
- * Unwind the current thread's user stack from the probe's registers, raw pcs or (normalise)
+ * Unwind the current thread's user stack from the probe's registers (ip, sp, fp), raw pcs or (normalise)
  * MT_FRAME file offsets. Returns the per-CPU stack
  * (valid until the next unwind on this CPU), or NULL.
  */
-static __always_inline struct mt_unwind_stack *mt_unwind_user(struct pt_regs *ctx, bool normalise)
+static __always_inline struct mt_unwind_stack *mt_unwind_user(__u64 ip, __u64 sp, __u64 fp,
+								bool normalise)
 {
 	__u32 zero = 0;
 	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
 
 	if (!w)
 		return NULL;
-	w->rip = PT_REGS_IP(ctx);
-	w->rsp = PT_REGS_SP(ctx);
-	w->rbp = PT_REGS_FP(ctx);
+	w->rip = ip;
+	w->rsp = sp;
+	w->rbp = fp;
 	w->exact = 1;
 	w->normalise = normalise;
 	w->last.valid = 0;
