@@ -26,7 +26,8 @@
 struct mt_unwind_rows {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_INNER_MAP);
+	/* Mappable: user space copies a table in (src/unwind/unwind_load.c). */
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(struct mt_unwind_row));
 };

@@ -325,9 +325,13 @@ void mt_tracker_close(struct mt_tracker *t)
 	forget_files(t);
 	tracker_forget_classified(t);
 	if (t->unwind && t->cfg.verbose)
-		fprintf(stderr, "memtrack: %zu unwind tables loaded, %zu rows (%zu KiB)\n",
-			mt_unwind_loaded_tables(t->unwind), mt_unwind_loaded_rows(t->unwind),
-			mt_unwind_loaded_rows(t->unwind) * 8 /* bytes per row */ / 1024);
+		fprintf(stderr,
+			"memtrack: %zu unwind tables loaded (%zu into arrays made ahead), %zu rows "
+			"(%zu KiB) in %.1f ms\n",
+			mt_unwind_loaded_tables(t->unwind), mt_unwind_loaded_from_pool(t->unwind),
+			mt_unwind_loaded_rows(t->unwind),
+			mt_unwind_loaded_rows(t->unwind) * 8 /* bytes per row */ / 1024,
+			t->unwind_ns / 1e6);
 	mt_unwind_loader_free(t->unwind);
 	free(t->files);
 	free(t->arms);

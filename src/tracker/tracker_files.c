@@ -26,6 +26,7 @@
 #include "base/regfile.h"
 #include "memtrack.skel.h"
 
+#include "base/clock.h"
 #include "base/grow.h"
 #include "writer/artifact.h"
 #include "base/printable.h"
@@ -150,8 +151,10 @@ static int load_unwind_table(struct mt_tracker *t, struct mt_tracked_file *f, in
 {
 	struct mt_unwind_status st;
 	char p[MT_PRINTABLE_MAX];
+	uint64_t start = mt_clock_now_ns();
 	int err = mt_unwind_load(t->unwind, f->key.dev, f->key.ino, fd, f->file_id, &st);
 
+	t->unwind_ns += mt_clock_now_ns() - start;
 	if (err == -ENOMEM)
 		return err;
 	if (err) {

@@ -169,7 +169,8 @@ struct mt_tracker {
 	uint64_t link_slow_ns, links_slow; /* ... in those over LINK_SLOW_NS (-v) */
 	struct stat pidns;		   /* memtrack's own pid namespace (/proc/self/ns/pid) */
 	struct mt_unwind_loader
-	    *unwind; /* --stacks: the files' tables in the BPF unwinder's maps */
+	    *unwind;	    /* --stacks: the files' tables in the BPF unwinder's maps */
+	uint64_t unwind_ns; /* time spent building and loading them, on the stops' path (-v) */
 };
 
 /*

@@ -38,5 +38,7 @@ const char *mt_unwind_status_reason(int err);
 /* Tables loaded (distinct build ids) and their rows, for -v and docs/STACKS.md. */
 size_t mt_unwind_loaded_tables(const struct mt_unwind_loader *l);
 size_t mt_unwind_loaded_rows(const struct mt_unwind_loader *l);
+/* Of the tables, those written into an array made ahead of time (unwind_load.c: the pool). */
+size_t mt_unwind_loaded_from_pool(const struct mt_unwind_loader *l);
 
 #endif
