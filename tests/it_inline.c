@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Functions the compiler inlined, named as frames of their own (docs/STACKS.md, "Inlined
- * functions"): a plain `memtrack run --stacks` of the inline fixtures (fixtures/README.md), then
+ * functions"): a plain `memtrack run` (stacks are on by default) and `memtrack run --stacks` of
+ * the inline fixtures (fixtures/README.md), then
  * `memtrack report` and its other outputs name the inlined allocating function at its own source
  * line and each caller at the line that calls the one inside it, the C++ user's line of
  * stk_inline_cxx.cc beside libstdc++'s header line.
@@ -45,15 +46,21 @@ static const char *sites_part(const char *text)
 	return at ? at + 1 : text;
 }
 
-/* memtrack run -q --stacks -o DIR/a.mtk -- fixture, which must exit 0: the artifact (to free). */
-static char *record(const char *fixture, struct mt_out *o)
+/* memtrack run -q [opts] -o DIR/a.mtk -- fixture, which must exit 0: the artifact (to free). */
+static char *record_with(const char *const *opts, const char *fixture, struct mt_out *o)
 {
 	const char *cmd[] = {fixture, NULL};
-	char *art = mt_record(MEMTRACK, NULL, (const char *const[]){"--stacks", NULL}, cmd, 120, o);
+	char *art = mt_record(MEMTRACK, NULL, opts, cmd, 120, o);
 
 	ck_assert_ptr_nonnull(art);
 	ck_assert_msg(o->code == 0, "run failed (%d): %s", o->code, o->err);
 	return art;
+}
+
+/* memtrack run -q --stacks -o DIR/a.mtk -- fixture, which must exit 0: the artifact (to free). */
+static char *record(const char *fixture, struct mt_out *o)
+{
+	return record_with((const char *const[]){"--stacks", NULL}, fixture, o);
 }
 
 /* memtrack report [opt] [arg] ART: its stdout (to free); it must exit 0. */
@@ -288,6 +295,42 @@ START_TEST(cxx_user_line_beside_the_header)
 }
 END_TEST
 
+/*
+ * A plain `memtrack run` (no option) records stacks: its report names the inlined allocating
+ * function at its line and the user's function at the line that calls it, in C and in C++.
+ */
+START_TEST(plain_run_names_the_inlined_allocating_function)
+{
+	unsigned int l_malloc = line_of(C_SOURCE, "malloc(n);");
+	unsigned int l_row = line_of(C_SOURCE, "inl_make_row(32);");
+	unsigned int l_push = line_of(CXX_SOURCE, "v.push_back(i);");
+	char end_malloc[64], end_row[64], end_push[64], *text, *art;
+	struct mt_out o;
+
+	snprintf(end_malloc, sizeof(end_malloc), "stk_inline.c:%u", l_malloc);
+	snprintf(end_row, sizeof(end_row), "stk_inline.c:%u", l_row);
+	snprintf(end_push, sizeof(end_push), "stk_inline_cxx.cc:%u", l_push);
+
+	art = record_with(NULL, FIXTURE("stk_inline"), &o);
+	text = report(art, NULL, NULL);
+	expect_frames(text, (const char *const[]){"inl_make_buffer (inlined) at "},
+		      (const char *const[]){end_malloc}, 1);
+	expect_frames(text, (const char *const[]){"inl_fill at "}, (const char *const[]){end_row},
+		      1);
+	free(text);
+	free(art);
+	mt_out_free(&o);
+
+	art = record_with(NULL, FIXTURE("stk_inline_cxx"), &o);
+	text = report(art, NULL, NULL);
+	expect_inlined_into(text, "::push_back(int const&) (inlined) at ",
+			    "/stl_vector.h:", "app::build(int) at ", end_push);
+	free(text);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("inline");
@@ -296,6 +339,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, inlined_c_functions_are_frames);
 	tcase_add_test(tc, cxx_user_line_beside_the_header);
+	tcase_add_test(tc, plain_run_names_the_inlined_allocating_function);
 	suite_add_tcase(s, tc);
 	return s;
 }

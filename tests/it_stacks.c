@@ -615,12 +615,13 @@ START_TEST(file_without_cfi_says_so)
 }
 END_TEST
 
-/* Without --stacks there are none, and the summary, the text report and --folded say how to get
+/* With --no-stacks there are none, and the summary, the text report and --folded say how to get
  * them. */
-START_TEST(no_stacks_without_the_option)
+START_TEST(no_stacks_with_no_stacks)
 {
 	char dir[64], art[128];
-	const char *run[] = {MEMTRACK, "run", "-o", art, "--", FIXTURE("stacks"), NULL};
+	const char *run[] = {MEMTRACK, "run", "--no-stacks",	 "-o",
+			     art,      "--",  FIXTURE("stacks"), NULL};
 	const char *rep[] = {MEMTRACK, "report", "--folded", art, NULL};
 	const char *text[] = {MEMTRACK, "report", art, NULL};
 	struct mt_out o;
@@ -813,7 +814,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, in_a_pid_namespace_under_a_pty);
 	tcase_add_test(tc, file_without_cfi_says_so);
 	tcase_add_test(tc, one_mib_frame_unwinds_to_main);
-	tcase_add_test(tc, no_stacks_without_the_option);
+	tcase_add_test(tc, no_stacks_with_no_stacks);
 	tcase_add_test(tc, bad_options);
 	suite_add_tcase(s, tc);
 

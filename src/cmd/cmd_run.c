@@ -30,6 +30,7 @@ enum {
 	OPT_STRICT,
 	OPT_GDB,
 	OPT_STACKS,
+	OPT_NO_STACKS,
 	OPT_LEAKS,
 	OPT_MAPPINGS,
 	OPT_NO_MAPPINGS,
@@ -71,9 +72,10 @@ static void usage(FILE *out)
 	    "                             root only)\n"
 	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
 	    "                             K/M/G suffixes (default 2M)\n"
-	    "      --stacks[=MODE]        kernel: record each allocation's call stack, unwound\n"
-	    "                             in the kernel from the files' unwind tables; none\n"
-	    "                             (default): no stacks (docs/STACKS.md)\n"
+	    "      --stacks[=MODE]        kernel (default): record each allocation's call stack,\n"
+	    "                             unwound in the kernel from the files' unwind tables;\n"
+	    "                             none: no stacks (docs/STACKS.md)\n"
+	    "      --no-stacks            the same as --stacks=none\n"
 	    "      --leaks                at each process's exit, classify its live blocks as\n"
 	    "                             memcheck does: definitely, indirectly, possibly lost,\n"
 	    "                             still reachable (docs/LEAKS.md)\n"
@@ -233,6 +235,9 @@ static int run_option(int c, const char *arg, void *ctx)
 		if (!ret)
 			o->cfg.stacks = v == 1;
 		return ret;
+	case OPT_NO_STACKS:
+		o->cfg.stacks = false;
+		return 0;
 	case OPT_LEAKS:
 		o->cfg.leaks = true;
 		return 0;
@@ -266,6 +271,7 @@ static const struct option run_longopts[] = {
     {"strict", no_argument, NULL, OPT_STRICT},
     {"gdb", optional_argument, NULL, OPT_GDB},
     {"stacks", optional_argument, NULL, OPT_STACKS},
+    {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
     {"leaks", no_argument, NULL, OPT_LEAKS},
     {"mappings", no_argument, NULL, OPT_MAPPINGS},
     {"no-mappings", no_argument, NULL, OPT_NO_MAPPINGS},
@@ -471,7 +477,8 @@ static int run(int argc, char **argv, struct run_opts *op)
 
 int mt_cmd_run(int argc, char **argv)
 {
-	struct run_opts o = {0};
+	/* Stacks by default: where a program allocates is the first question (docs/STACKS.md). */
+	struct run_opts o = {.cfg.stacks = true};
 	int rc = run(argc, argv, &o);
 
 	mt_stop_point_free(&o.cfg.stop);
