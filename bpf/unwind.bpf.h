@@ -360,17 +360,22 @@ static __always_inline bool mt_unwind_find(struct mt_unwind_work *w)
 	return true;
 }
 
-/* bpf_loop's callback: one frame. Returns 1 to stop the loop. */
-static long mt_unwind_step(__u32 i, void *ctx)
+/*
+ * One frame of w. Returns 1 to stop the loop. A global function: bpf_loop's callback only calls
+ * it, so the rounds the verifier makes of the callback until its state converges (6.7 and
+ * later) go over a call, not over the frame's code each time.
+ */
+__noinline long mt_unwind_frame(struct mt_unwind_work *w)
 {
-	struct mt_unwind_work *w = *(struct mt_unwind_work **)ctx;
 	struct mt_unwind_file *f;
 	__u64 bias;
 	struct mt_unwind_row *row = NULL;
-	__u32 n = w->stack.n, off = 0;
+	__u32 n, off = 0;
 	int err;
 
-	(void)i;
+	if (!w)
+		return 1;
+	n = w->stack.n;
 	if (n >= MT_UNWIND_MAX_FRAMES) {
 		w->stack.stop = MT_UNWIND_TRUNCATED;
 		return 1;
@@ -405,6 +410,14 @@ static long mt_unwind_step(__u32 i, void *ctx)
 lost:
 	w->stack.stop = MT_UNWIND_LOST;
 	return 1;
+}
+
+/* bpf_loop's callback: one frame. Returns 1 to stop the loop. */
+static long mt_unwind_step(__u32 i, void *ctx)
+{
+	(void)i;
+	/* A callback returns 0 or 1, which the verifier cannot see of a global function's value. */
+	return mt_unwind_frame(*(struct mt_unwind_work **)ctx) ? 1 : 0;
 }
 
 /*

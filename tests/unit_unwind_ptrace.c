@@ -340,7 +340,7 @@ struct bpf_loader {
 /* One file's rows into an inner array of exactly its size, filled in one batch. */
 static int rows_map(const struct mt_unwind_table *t)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	uint32_t *keys = calloc(t->n_rows, sizeof(*keys));
 	uint32_t count = t->n_rows;
 	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4, sizeof(*t->rows), t->n_rows,
