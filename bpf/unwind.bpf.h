@@ -421,12 +421,12 @@ static long mt_unwind_step(__u32 i, void *ctx)
 }
 
 /*
- * Unwind the current thread's user stack from the probe's registers (ip, sp, fp), raw pcs or (normalise)
- * MT_FRAME file offsets. Returns the per-CPU stack
- * (valid until the next unwind on this CPU), or NULL.
+ * Unwind the current thread's user stack from the probe's registers (ip, sp, fp), raw pcs or
+ * (normalise) MT_FRAME file offsets. Returns the per-CPU stack (valid until the next unwind on
+ * this CPU), or NULL.
  */
 static __always_inline struct mt_unwind_stack *mt_unwind_user(__u64 ip, __u64 sp, __u64 fp,
-								bool normalise)
+							      bool normalise)
 {
 	__u32 zero = 0;
 	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
