@@ -742,8 +742,8 @@ static bool exists(const char *path)
 START_TEST(no_stacks_is_refused)
 {
 	char dir[64], art[128], prof[160];
-	const char *run[] = {MEMTRACK, "run", "-q", "--no-stacks", "-o", art,
-			     "--", FIXTURE("stacks"), NULL};
+	const char *run[] = {MEMTRACK,		"run", "-q", "--no-stacks", "-o", art, "--",
+			     FIXTURE("stacks"), NULL};
 	const char *rep[] = {MEMTRACK, "report", "--pprof", prof, art, NULL};
 	struct mt_out o;
 
