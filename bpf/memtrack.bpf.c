@@ -49,6 +49,12 @@ const volatile __u64 pressure_mark;
  * carries the id of its stack, stored once (docs/STACKS.md). Off: the verifier drops that code.
  */
 const volatile bool stacks_enabled;
+/*
+ * With stacks_enabled: the allocator's frame and its caller's only, the return address read at
+ * [rsp] at the entry (the probe point has not moved rsp: docs/PLACEMENT.md, rule 5), without the
+ * unwinder: the default of memtrack run (docs/STACKS.md, "The default").
+ */
+const volatile bool stacks_caller;
 /* The last stack id handed out (ids start at 1; 0 is "no stack"). */
 __u32 last_stack_id;
 /* How many keys each map of enum mt_keyed_map holds (memtrack.h). */

@@ -174,7 +174,8 @@ static __always_inline __u32 new_stack(const struct mt_unwind_stack *s, __u64 h)
  */
 __noinline __u32 mt_current_stack_id(__u64 ip, __u64 sp, __u64 fp)
 {
-	struct mt_unwind_stack *s = mt_unwind_user(ip, sp, fp, true);
+	struct mt_unwind_stack *s =
+	    stacks_caller ? mt_unwind_caller(ip, sp) : mt_unwind_user(ip, sp, fp, true);
 	struct mt_stack_record *known;
 	__u64 h;
 

@@ -445,4 +445,34 @@ static __always_inline struct mt_unwind_stack *mt_unwind_user(__u64 ip, __u64 sp
 	return &w->stack;
 }
 
+/*
+ * The allocator's frame (ip) and its caller's (the return address at [sp], where a probe that
+ * has not moved rsp finds it), as MT_FRAME file offsets: two frames, no tables, no unwinding.
+ * The stack ends "truncated" (its callers are not recorded), or "lost" when [sp] is unreadable.
+ */
+static __always_inline struct mt_unwind_stack *mt_unwind_caller(__u64 ip, __u64 sp)
+{
+	__u32 zero = 0;
+	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
+	__u64 ra;
+
+	if (!w)
+		return NULL;
+	w->last.valid = 0;
+	w->stack.stop = MT_UNWIND_TRUNCATED;
+	w->rip = ip;
+	w->stack.pcs[0] =
+	    mt_unwind_find(w) ? MT_FRAME(w->last.file.file_id, ip - w->last.bias) : ip;
+	w->stack.n = 1;
+	if (mt_unwind_read(sp, &ra)) {
+		w->stack.stop = MT_UNWIND_LOST;
+		return &w->stack;
+	}
+	w->rip = ra;
+	w->stack.pcs[1] =
+	    mt_unwind_find(w) ? MT_FRAME(w->last.file.file_id, ra - w->last.bias) : ra;
+	w->stack.n = 2;
+	return &w->stack;
+}
+
 #endif

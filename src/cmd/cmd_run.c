@@ -72,10 +72,11 @@ static void usage(FILE *out)
 	    "                             root only)\n"
 	    "      --ring-size BYTES      events ring buffer: a power of two from 4096 to 1G,\n"
 	    "                             K/M/G suffixes (default 2M)\n"
-	    "      --stacks[=MODE]        kernel (default): record each allocation's call stack,\n"
+	    "      --stacks[=MODE]        kernel: record each allocation's whole call stack,\n"
 	    "                             unwound in the kernel from the files' unwind tables;\n"
-	    "                             none: no stacks (docs/STACKS.md)\n"
-	    "      --no-stacks            the same as --stacks=none\n"
+	    "                             none: no stacks. Without it, each allocation records\n"
+	    "                             its caller (docs/STACKS.md)\n"
+	    "      --no-stacks            not even the caller: the same as --stacks=none\n"
 	    "      --leaks                at each process's exit, classify its live blocks as\n"
 	    "                             memcheck does: definitely, indirectly, possibly lost,\n"
 	    "                             still reachable (docs/LEAKS.md)\n"
@@ -232,8 +233,10 @@ static int run_option(int c, const char *arg, void *ctx)
 		return parse_gdb(arg, o);
 	case OPT_STACKS:
 		ret = parse_enum("--stacks", arg ? arg : "kernel", mt_cmd_stack_modes, 2, &v);
-		if (!ret)
+		if (!ret) {
 			o->cfg.stacks = v == 1;
+			o->cfg.stacks_caller = false;
+		}
 		return ret;
 	case OPT_NO_STACKS:
 		o->cfg.stacks = false;
@@ -477,8 +480,11 @@ static int run(int argc, char **argv, struct run_opts *op)
 
 int mt_cmd_run(int argc, char **argv)
 {
-	/* Stacks by default: where a program allocates is the first question (docs/STACKS.md). */
-	struct run_opts o = {.cfg.stacks = true};
+	/*
+	 * Where a program allocates is the first question: by default each allocation records the
+	 * allocator's caller, which costs no unwinding (docs/STACKS.md, "The default").
+	 */
+	struct run_opts o = {.cfg.stacks = true, .cfg.stacks_caller = true};
 	int rc = run(argc, argv, &o);
 
 	mt_stop_point_free(&o.cfg.stop);

@@ -263,6 +263,7 @@ int mt_supervise_open_tracker(const struct mt_run_config *cfg, struct mt_tracker
 	    .events = cfg->artifact_path != NULL,
 	    .ring_size = cfg->ring_size,
 	    .stacks = cfg->stacks,
+	    .stacks_caller = cfg->stacks_caller,
 	    .mappings = cfg->mappings,
 	    .no_backpressure = sup_backpressure_off(),
 	    .no_uprobe_multi = sup_uprobe_multi_off(),

@@ -41,12 +41,13 @@ struct mt_run_config {
 	bool track; /* load BPF, attach allocators, record events */
 	enum mt_watcher_mode watcher;
 	enum mt_placement_mode placement;
-	bool system_scope; /* --probe-scope=system: probes in every process (pid -1), not per
-			      process */
-	size_t ring_size;  /* events ring buffer bytes (a power of two, pages); 0: default */
-	bool stacks;	   /* --stacks: each allocation's call stack (docs/STACKS.md) */
-	bool mappings;	   /* mmap, munmap, mremap and brk of the tree into the artifact */
-	bool leaks;	   /* a leak scan at each process's exit (docs/LEAKS.md) */
+	bool system_scope;  /* --probe-scope=system: probes in every process (pid -1), not per
+			       process */
+	size_t ring_size;   /* events ring buffer bytes (a power of two, pages); 0: default */
+	bool stacks;	    /* --stacks: each allocation's call stack (docs/STACKS.md) */
+	bool stacks_caller; /* with stacks: the allocator and its caller only, no unwinder */
+	bool mappings;	    /* mmap, munmap, mremap and brk of the tree into the artifact */
+	bool leaks;	    /* a leak scan at each process's exit (docs/LEAKS.md) */
 	bool verbose;
 	bool trace_maps; /* --trace-maps: every first mapping of a file in the stop log */
 	struct mt_identity identity; /* who the command runs as (mt_choose_user) */

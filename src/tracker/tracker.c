@@ -155,7 +155,8 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 	}
 	if (cfg->stacks && cfg->events) {
 		err = mt_unwind_loader_new(&t->unwind, bpf_map__fd(t->skel->maps.unwind_tables),
-					   bpf_map__fd(t->skel->maps.unwind_files));
+					   bpf_map__fd(t->skel->maps.unwind_files),
+					   !cfg->stacks_caller);
 		if (err)
 			goto fail;
 	}

@@ -54,6 +54,8 @@ struct mt_tracker_config {
 	bool system_scope;    /* probes in every process (pid -1), filtered in BPF */
 	bool events;	      /* record allocation events (an artifact receives them) */
 	bool stacks;	      /* unwind each allocation's stack (docs/STACKS.md) */
+	bool stacks_caller;   /* with stacks: the allocator's frame and its caller's, read at the
+				 entry, no unwind tables (docs/STACKS.md, "The default") */
 	bool mappings;	      /* record mmap, munmap, mremap and brk (struct mt_map_record) */
 	size_t ring_size;     /* events ring buffer bytes, 0 for the default */
 	bool no_backpressure; /* test builds only: a full ring drops events instead */

@@ -387,6 +387,7 @@ void tracker_configure_maps(struct mt_tracker *t, struct memtrack_bpf *s)
 	s->rodata->pidns_dev = mt_procmaps_kdev(t->pidns.st_dev);
 	s->rodata->pidns_ino = t->pidns.st_ino;
 	s->rodata->stacks_enabled = t->cfg.stacks && t->cfg.events;
+	s->rodata->stacks_caller = t->cfg.stacks_caller;
 	s->rodata->trace_maps = t->cfg.trace_maps;
 	bpf_map__set_max_entries(s->maps.unwind_files, t->cfg.stacks ? MAX_FILES + 1 : 1);
 	bpf_map__set_max_entries(s->maps.stacks, t->cfg.stacks ? MAX_STACKS : 1);

@@ -56,6 +56,7 @@ struct mt_unwind_loader {
 	bool pool_used[POOL_SIZE]; /* its slot holds a table */
 	uint32_t next_slot;	   /* the next slot after the pool's */
 	size_t pool_hits;
+	bool no_tables; /* files entered without a table (the caller only: no unwinding) */
 };
 
 /* An array user space writes through a mapping (bpf/unwind.bpf.h: the template's flags). */
@@ -100,7 +101,7 @@ static void pool_join(struct mt_unwind_loader *l)
 		l->next_slot = POOL_SIZE;
 }
 
-int mt_unwind_loader_new(struct mt_unwind_loader **out, int tables_fd, int files_fd)
+int mt_unwind_loader_new(struct mt_unwind_loader **out, int tables_fd, int files_fd, bool tables)
 {
 	struct mt_unwind_loader *l = calloc(1, sizeof(*l));
 
@@ -115,7 +116,9 @@ int mt_unwind_loader_new(struct mt_unwind_loader **out, int tables_fd, int files
 	l->files_fd = files_fd;
 	for (size_t i = 0; i < POOL_SIZE; i++)
 		l->pool_fd[i] = -1;
-	l->pool_started = !pthread_create(&l->pool_thread, NULL, pool_fill, l);
+	l->no_tables = !tables;
+	if (tables)
+		l->pool_started = !pthread_create(&l->pool_thread, NULL, pool_fill, l);
 	*out = l;
 	return 0;
 }
@@ -239,6 +242,8 @@ int mt_unwind_load(struct mt_unwind_loader *l, uint64_t dev, uint64_t ino, int f
 	int err;
 
 	memset(st, 0, sizeof(*st));
+	if (l->no_tables)
+		goto enter;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	err = mt_unwind_cache_get(l->cache, path, &t);
 	if (!err && t->n_rows)
@@ -253,6 +258,7 @@ int mt_unwind_load(struct mt_unwind_loader *l, uint64_t dev, uint64_t ino, int f
 		st->rows = t->n_rows;
 	}
 	st->err = err;
+enter:
 	if (bpf_map_update_elem(l->files_fd, &key, &file, BPF_ANY))
 		return -errno;
 	return 0;

@@ -8,6 +8,7 @@
 #ifndef MT_UNWIND_LOAD_H
 #define MT_UNWIND_LOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,8 +20,11 @@ struct mt_unwind_status {
 	int err;       /* why there is no table: -ENODATA (no CFI), -ENOSPC (no slot left), ... */
 };
 
-/* tables_fd, files_fd: the maps unwind_tables and unwind_files. */
-int mt_unwind_loader_new(struct mt_unwind_loader **l, int tables_fd, int files_fd);
+/*
+ * tables_fd, files_fd: the maps unwind_tables and unwind_files. Without tables (the allocator's
+ * caller only, read at the entry), each file is entered with no table, none is built.
+ */
+int mt_unwind_loader_new(struct mt_unwind_loader **l, int tables_fd, int files_fd, bool tables);
 void mt_unwind_loader_free(struct mt_unwind_loader *l);
 
 /*
