@@ -51,8 +51,9 @@ const volatile __u64 pressure_mark;
 const volatile bool stacks_enabled;
 /*
  * With stacks_enabled: the allocator's frame and its caller's only, the return address read at
- * [rsp] at the entry (the probe point has not moved rsp: docs/PLACEMENT.md, rule 5), without the
- * unwinder: the default of memtrack run (docs/STACKS.md, "The default").
+ * [rsp] at the entry (the probe point has not moved rsp: docs/PLACEMENT.md, rule 5), and through
+ * the files that have a table, wrappers of the allocator such as libstdc++'s operator new, to
+ * their caller: the default of memtrack run (docs/STACKS.md, "The default").
  */
 const volatile bool stacks_caller;
 /* The last stack id handed out (ids start at 1; 0 is "no stack"). */

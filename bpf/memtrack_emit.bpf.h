@@ -96,12 +96,18 @@ static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old
 
 #define MT_STACK_HASH_PRIME 0x100000001b3ULL /* FNV-1a's, over 64-bit words */
 
+/*
+ * The most frames a stack of this run has: a constant for the verifier, which walks a loop's
+ * every round up to its bound (the caller only: 8 rounds, not 128).
+ */
+#define MT_STACK_FRAMES_MAX (stacks_caller ? MT_UNWIND_CALLER_FRAMES : MT_UNWIND_MAX_FRAMES)
+
 /* The stack's hash: its frames, their count and why it ended. */
 static __always_inline __u64 stack_hash(const struct mt_unwind_stack *s)
 {
 	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->n << 8 | s->stop);
 
-	for (__u32 i = 0; i < MT_UNWIND_MAX_FRAMES; i++) {
+	for (__u32 i = 0; i < MT_STACK_FRAMES_MAX; i++) {
 		if (i >= s->n)
 			break;
 		h = (h ^ s->pcs[i]) * MT_STACK_HASH_PRIME;
@@ -114,7 +120,7 @@ static __always_inline bool same_stack(const struct mt_stack_record *r,
 {
 	if (r->n != s->n || r->stop != s->stop)
 		return false;
-	for (__u32 i = 0; i < MT_UNWIND_MAX_FRAMES; i++) {
+	for (__u32 i = 0; i < MT_STACK_FRAMES_MAX; i++) {
 		if (i >= s->n)
 			break;
 		if (r->frames[i] != s->pcs[i])
@@ -174,8 +180,7 @@ static __always_inline __u32 new_stack(const struct mt_unwind_stack *s, __u64 h)
  */
 __noinline __u32 mt_current_stack_id(__u64 ip, __u64 sp, __u64 fp)
 {
-	struct mt_unwind_stack *s =
-	    stacks_caller ? mt_unwind_caller(ip, sp) : mt_unwind_user(ip, sp, fp, true);
+	struct mt_unwind_stack *s = mt_unwind_user(ip, sp, fp, true, stacks_caller);
 	struct mt_stack_record *known;
 	__u64 h;
 

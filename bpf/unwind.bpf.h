@@ -18,8 +18,10 @@
 
 #include "unwind_row.h"
 
-#define MT_UNWIND_SEARCH 32 /* binary search steps: tables up to 2^32 rows */
-#define MT_PAGE_SHIFT	 12
+#define MT_UNWIND_SEARCH	32 /* binary search steps: tables up to 2^32 rows */
+/* callers mode: frames at most (the allocator, wrappers such as operator new, their caller) */
+#define MT_UNWIND_CALLER_FRAMES 8
+#define MT_PAGE_SHIFT		12
 
 /* The inner maps' template; sizes, not types: clang's BTF has only a declaration of a struct
  * reached through the outer map's pointers, whose size libbpf cannot take. */
@@ -101,6 +103,8 @@ struct mt_unwind_work {
 	__u64 rip, rsp, rbp;
 	__u32 exact;	 /* rip is exact (the first frame, or restored by a signal frame) */
 	__u32 normalise; /* record frames as MT_FRAME (file, offset) instead of raw pcs */
+	__u32 callers;	 /* the allocator's caller only, through files with a table (wrappers) */
+	__u32 pad;
 	struct mt_unwind_last last;
 	struct mt_unwind_stack stack;
 	struct mt_vma_cache cache; /* a process's entry being rewritten (mt_vma_cache_add) */
@@ -388,6 +392,19 @@ __noinline long mt_unwind_frame(struct mt_unwind_work *w)
 	bias = w->last.bias;
 	if (w->normalise)
 		w->stack.pcs[n & (MT_UNWIND_MAX_FRAMES - 1)] = MT_FRAME(f->file_id, w->rip - bias);
+	if (w->callers && !n) {
+		/* The allocator's frame: its return address is at [rsp] (docs/PLACEMENT.md). */
+		if (mt_unwind_read(w->rsp, &w->rip))
+			goto lost;
+		w->rsp += 8;
+		w->exact = 0;
+		return 0;
+	}
+	if (w->callers && (!f->n_rows || n + 1 >= MT_UNWIND_CALLER_FRAMES)) {
+		/* A file without a table is the caller's: the stack ends there, by design. */
+		w->stack.stop = MT_UNWIND_TRUNCATED;
+		return 1;
+	}
 	if (f->n_rows) {
 		__u64 addr = w->rip - bias + f->vaddr_minus_offset - (w->exact ? 0 : 1);
 
@@ -426,7 +443,7 @@ static long mt_unwind_step(__u32 i, void *ctx)
  * this CPU), or NULL.
  */
 static __always_inline struct mt_unwind_stack *mt_unwind_user(__u64 ip, __u64 sp, __u64 fp,
-							      bool normalise)
+							      bool normalise, bool callers)
 {
 	__u32 zero = 0;
 	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
@@ -438,40 +455,11 @@ static __always_inline struct mt_unwind_stack *mt_unwind_user(__u64 ip, __u64 sp
 	w->rbp = fp;
 	w->exact = 1;
 	w->normalise = normalise;
+	w->callers = callers;
 	w->last.valid = 0;
 	w->stack.n = 0;
 	w->stack.stop = MT_UNWIND_TRUNCATED;
 	bpf_loop(MT_UNWIND_MAX_FRAMES + 1, mt_unwind_step, &w, 0);
-	return &w->stack;
-}
-
-/*
- * The allocator's frame (ip) and its caller's (the return address at [sp], where a probe that
- * has not moved rsp finds it), as MT_FRAME file offsets: two frames, no tables, no unwinding.
- * The stack ends "truncated" (its callers are not recorded), or "lost" when [sp] is unreadable.
- */
-static __always_inline struct mt_unwind_stack *mt_unwind_caller(__u64 ip, __u64 sp)
-{
-	__u32 zero = 0;
-	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
-	__u64 ra;
-
-	if (!w)
-		return NULL;
-	w->last.valid = 0;
-	w->stack.stop = MT_UNWIND_TRUNCATED;
-	w->rip = ip;
-	w->stack.pcs[0] =
-	    mt_unwind_find(w) ? MT_FRAME(w->last.file.file_id, ip - w->last.bias) : ip;
-	w->stack.n = 1;
-	if (mt_unwind_read(sp, &ra)) {
-		w->stack.stop = MT_UNWIND_LOST;
-		return &w->stack;
-	}
-	w->rip = ra;
-	w->stack.pcs[1] =
-	    mt_unwind_find(w) ? MT_FRAME(w->last.file.file_id, ra - w->last.bias) : ra;
-	w->stack.n = 2;
 	return &w->stack;
 }
 

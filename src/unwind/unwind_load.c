@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <gelf.h>
+#include <libelf.h>
 
 #include "base/grow.h"
 #include "unwind/unwind_cache.h"
@@ -56,7 +58,7 @@ struct mt_unwind_loader {
 	bool pool_used[POOL_SIZE]; /* its slot holds a table */
 	uint32_t next_slot;	   /* the next slot after the pool's */
 	size_t pool_hits;
-	bool no_tables; /* files entered without a table (the caller only: no unwinding) */
+	bool no_tables; /* tables only for operator new's files (the caller only: no unwinding) */
 };
 
 /* An array user space writes through a mapping (bpf/unwind.bpf.h: the template's flags). */
@@ -139,7 +141,7 @@ void mt_unwind_loader_free(struct mt_unwind_loader *l)
 /* A free pool array that holds rows, smallest first: its index, or -1. */
 static int pool_pick(const struct mt_unwind_loader *l, size_t rows)
 {
-	if (l->pool_err)
+	if (!l->pool_started || l->pool_err)
 		return -1;
 	for (size_t i = 0; i < POOL_SIZE; i++)
 		if (!l->pool_used[i] && pool_rows[i] >= rows)
@@ -161,6 +163,39 @@ static int rows_write(int fd, const struct mt_unwind_table *t)
 	memcpy(p, t->rows, len);
 	munmap(p, len);
 	return 0;
+}
+
+/*
+ * Whether the ELF file open at fd defines operator new (_Znwm, _Znam) in its dynamic symbols:
+ * libstdc++ and libc++, whose operator new calls malloc, which is probed. Without tables, such a
+ * file still gets one, so that a stack goes through operator new to the code that called it.
+ */
+static bool wraps_the_allocator(int fd)
+{
+	Elf *e = elf_version(EV_CURRENT) == EV_NONE ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	bool found = false;
+
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize && !found; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			found = name && (!strcmp(name, "_Znwm") || !strcmp(name, "_Znam"));
+		}
+	}
+	if (e)
+		elf_end(e);
+	return found;
 }
 
 /* An inner array holding exactly t's rows. */
@@ -242,7 +277,7 @@ int mt_unwind_load(struct mt_unwind_loader *l, uint64_t dev, uint64_t ino, int f
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	if (l->no_tables)
+	if (l->no_tables && !wraps_the_allocator(fd))
 		goto enter;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	err = mt_unwind_cache_get(l->cache, path, &t);

@@ -22,7 +22,8 @@ struct mt_unwind_status {
 
 /*
  * tables_fd, files_fd: the maps unwind_tables and unwind_files. Without tables (the allocator's
- * caller only, read at the entry), each file is entered with no table, none is built.
+ * caller only, read at the entry), each file is entered with no table, none is built, but for
+ * the files that define operator new (libstdc++), through which a stack goes on to its caller.
  */
 int mt_unwind_loader_new(struct mt_unwind_loader **l, int tables_fd, int files_fd, bool tables);
 void mt_unwind_loader_free(struct mt_unwind_loader *l);
