@@ -365,12 +365,16 @@ static __always_inline bool mt_unwind_find(struct mt_unwind_work *w)
 }
 
 /*
- * One frame of w. Returns 1 to stop the loop. A global function: bpf_loop's callback only calls
- * it, so the rounds the verifier makes of the callback until its state converges (6.7 and
- * later) go over a call, not over the frame's code each time.
+ * One frame of the per-CPU work area. Returns 1 to stop the loop. A global function: bpf_loop's
+ * callback only calls it, so the rounds the verifier makes of the callback until its state
+ * converges (6.7 and later) go over a call, not over the frame's code each time. It looks the
+ * work area up itself: a pointer passed in would be plain memory to the verifier, which 6.1
+ * does not take as a map update's value (the mapping cache's).
  */
-__noinline long mt_unwind_frame(struct mt_unwind_work *w)
+__noinline long mt_unwind_frame(void)
 {
+	__u32 zero = 0;
+	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
 	struct mt_unwind_file *f;
 	__u64 bias;
 	struct mt_unwind_row *row = NULL;
@@ -434,7 +438,8 @@ static long mt_unwind_step(__u32 i, void *ctx)
 {
 	(void)i;
 	/* A callback returns 0 or 1, which the verifier cannot see of a global function's value. */
-	return mt_unwind_frame(*(struct mt_unwind_work **)ctx) ? 1 : 0;
+	(void)ctx;
+	return mt_unwind_frame() ? 1 : 0;
 }
 
 /*
