@@ -176,7 +176,7 @@ static __always_inline __u32 new_stack(const struct mt_unwind_stack *s, __u64 h)
  * The id of the current thread's stack, unwound from the allocator's entry registers (ip, sp,
  * fp). A global function: the verifier checks it once, on its own, instead of at each entry
  * probe's call site with that site's state; inlined, it made alloc_enter_multi 107,259
- * verified instructions (docs/PERFORMANCE.md, "What --stacks costs at start").
+ * verified instructions (docs/PERFORMANCE.md section 25).
  */
 __noinline __u32 mt_current_stack_id(__u64 ip, __u64 sp, __u64 fp)
 {
