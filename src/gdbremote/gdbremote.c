@@ -130,52 +130,97 @@ static void do_write_mem(struct mt_gdb *g, char *args, const char *end, bool bin
 
 /*
  * Z1 to Z4 through the target's debug registers. x86 has no read-only watchpoint: Z3 gets the
- * empty reply, as gdbserver's, and gdb then watches reads with an access watchpoint.
+ * empty reply, as gdbserver's, and gdb then watches reads with an access watchpoint. Whether
+ * the point was inserted (or removed): the reply then is OK.
  */
-static void do_hw_point(struct mt_gdb *g, uint64_t type, uint64_t addr, uint64_t len, bool insert)
+static bool do_hw_point(struct mt_gdb *g, uint64_t type, uint64_t addr, uint64_t len, bool insert)
 {
 	int err;
 
 	if (!g->ops->insert_hw_point || type == MT_GDB_HW_READ)
-		return; /* the empty reply: not supported */
+		return false; /* the empty reply: not supported */
 	if (insert)
 		err = g->ops->insert_hw_point(g->ctx, (enum mt_gdb_hw_kind)type, addr, len);
 	else
 		err = g->ops->remove_hw_point(g->ctx, (enum mt_gdb_hw_kind)type, addr, len);
-	if (err == -EOPNOTSUPP)
-		return mt_gdb_reply_message(
+	if (err == -EOPNOTSUPP) {
+		mt_gdb_reply_message(
 		    g,
 		    "this kernel refuses hardware breakpoints and watchpoints (debug registers); "
 		    "use software ones: set can-use-hw-watchpoints 0");
-	if (err == -ENOSPC)
-		return mt_gdb_reply_message(
+		return false;
+	}
+	if (err == -ENOSPC) {
+		mt_gdb_reply_message(
 		    g, "all 4 debug registers are in use: delete a hardware breakpoint or "
 		       "watchpoint, or set can-use-hw-watchpoints 0");
+		return false;
+	}
+	if (err) {
+		mt_gdb_reply_error(g, err);
+		return false;
+	}
+	mt_gdb_reply_str(g, "OK");
+	return true;
+}
+
+/* An error reply for Z's options: E.TEXT for gdb to show, E NN when out of memory. */
+static void reply_option_error(struct mt_gdb *g, int err, const char *why)
+{
+	if (err == -ENOMEM || !why)
+		return mt_gdb_reply_error(g, err);
+	mt_gdb_reply_message(g, why);
+}
+
+/* The breakpoint inserted (or removed): its conditions and commands kept (or dropped). */
+static void point_done(struct mt_gdb *g, int err, uint64_t type, uint64_t addr,
+		       struct mt_gdb_point *p)
+{
+	if (!err && p)
+		err = mt_gdb_point_keep(g, type, addr, p);
+	else
+		mt_gdb_point_discard(p);
+	if (!err && !p)
+		mt_gdb_point_drop(g, type, addr);
 	if (err)
 		return mt_gdb_reply_error(g, err);
 	mt_gdb_reply_str(g, "OK");
 }
 
-/* Z TYPE,ADDR,KIND or z ...: software breakpoints (0), hardware points (1 to 4). */
+/*
+ * Z TYPE,ADDR,KIND[;X...][;cmds:...] or z TYPE,ADDR,KIND: software breakpoints (0), hardware
+ * points (1 to 4); a breakpoint's conditions and commands (Z0, Z1) are checked first.
+ */
 static void do_breakpoint(struct mt_gdb *g, const char *args, bool insert)
 {
+	struct mt_gdb_point *p = NULL;
+	const char *why = NULL;
 	uint64_t type, addr, kind;
 	int err;
 
 	if (!mt_gdb_parse_hex(&args, &type) || *args++ != ',' ||
-	    !mt_gdb_parse_range(&args, &addr, &kind, 0))
+	    !mt_gdb_parse_range(&args, &addr, &kind, 0) || (*args && *args != ';'))
 		return mt_gdb_reply_error(g, EINVAL);
-	if (type >= MT_GDB_HW_EXEC && type <= MT_GDB_HW_ACCESS)
-		return do_hw_point(g, type, addr, kind, insert);
+	if (*args && (!insert || type > MT_GDB_HW_EXEC || !g->ops->target_conditions))
+		return mt_gdb_reply_error(g, EINVAL);
+	if (insert && type <= MT_GDB_HW_EXEC) {
+		err = mt_gdb_point_parse(args, &p, &why);
+		if (err)
+			return reply_option_error(g, err, why);
+	}
+	if (type >= MT_GDB_HW_EXEC && type <= MT_GDB_HW_ACCESS) {
+		if (!do_hw_point(g, type, addr, kind, insert) || type != MT_GDB_HW_EXEC)
+			return mt_gdb_point_discard(p);
+		mt_gdb_reply_reset(g);
+		return point_done(g, 0, type, addr, p);
+	}
 	if (type != 0)
 		return; /* the empty reply: not supported */
 	if (insert)
 		err = g->ops->insert_breakpoint(g->ctx, addr, (unsigned int)kind);
 	else
 		err = g->ops->remove_breakpoint(g->ctx, addr, (unsigned int)kind);
-	if (err)
-		return mt_gdb_reply_error(g, err);
-	mt_gdb_reply_str(g, "OK");
+	point_done(g, err, type, addr, p);
 }
 
 static void start_resume(struct mt_gdb *g, const struct mt_gdb_action *a, size_t n)
@@ -572,5 +617,7 @@ struct mt_gdb *mt_gdb_new(const struct mt_gdb_ops *ops, void *ctx, const struct 
 
 void mt_gdb_free(struct mt_gdb *g)
 {
+	if (g)
+		mt_gdb_points_free(g);
 	free(g);
 }

@@ -191,6 +191,12 @@ struct mt_gdb_ops {
 	 */
 	int (*detach_process)(void *ctx, pid_t pid);
 	int (*kill_process)(void *ctx, pid_t pid);
+	/*
+	 * The target asks mt_gdb_break_reported() at each hit of a breakpoint while it runs, and
+	 * resumes the thread past it when told so: the stub offers gdb to evaluate breakpoint
+	 * conditions and commands itself (ConditionalBreakpoints, BreakpointCommands).
+	 */
+	bool target_conditions;
 };
 
 struct mt_gdb;
@@ -222,6 +228,16 @@ size_t mt_gdb_stopped_later(struct mt_gdb *g, const struct mt_gdb_stop *stop, ch
  * now: gdb reads the stub's stderr only while it waits for a reply.
  */
 void mt_gdb_final_reply_later(struct mt_gdb *g, char *buf, size_t len);
+
+/*
+ * Thread tid stopped at one of gdb's breakpoints at addr (a software one, or with hardware true
+ * a hardware one, Z1) while the target runs: whether gdb is to hear of it. Without conditions or
+ * commands from gdb, always. With conditions, when one holds, or when one cannot be evaluated (an
+ * unreadable address: gdb decides then). With commands (a dprintf's printf, sent to gdb's console
+ * as O packets), they run when the conditions hold, and gdb hears of nothing. False: the target
+ * resumes the thread past the breakpoint, as it would have run without it, and tells gdb nothing.
+ */
+bool mt_gdb_break_reported(struct mt_gdb *g, pid_t tid, uint64_t addr, bool hardware);
 
 /* The target runs: a resume was asked and its stop not reported yet. */
 bool mt_gdb_running(const struct mt_gdb *g);

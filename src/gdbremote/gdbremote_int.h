@@ -2,7 +2,8 @@
 /*
  * Inside the stub (src/gdbremote/): the session, and what its files give each other. Calls go
  * one way: gdbremote.c (framing, dispatch, run control, registers, memory) calls the query
- * packets (gdbremote_query.c) and host I/O (gdbremote_vfile.c), and every one of them builds its
+ * packets (gdbremote_query.c), host I/O (gdbremote_vfile.c) and breakpoint conditions
+ * (gdbremote_points.c, which runs them with gdbremote_agent.c), and every one of them builds its
  * reply with the encoding of gdbremote_codec.c.
  */
 #ifndef MT_GDBREMOTE_INT_H
@@ -31,6 +32,9 @@ struct mt_gdb {
 	char *final_buf; /* mt_gdb_final_reply_later()'s, NULL: the last reply is sent now */
 	size_t final_cap;
 	bool final_held; /* the last reply went into final_buf */
+	/* Breakpoints with conditions or commands for the stub to run (gdbremote_points.c). */
+	struct mt_gdb_point *points;
+	size_t n_points;
 
 	/* The packet being received. */
 	enum mt_gdb_frame state;
@@ -87,6 +91,14 @@ int mt_gdb_send_raw(struct mt_gdb *g, const char *buf, size_t len);
 size_t mt_gdb_frame_reply(struct mt_gdb *g);
 /* The reply built, framed and sent. */
 int mt_gdb_send_reply(struct mt_gdb *g);
+
+/* ---- breakpoint conditions and commands (gdbremote_points.c) ---- */
+struct mt_gdb_point;
+int mt_gdb_point_parse(const char *opts, struct mt_gdb_point **out, const char **why);
+int mt_gdb_point_keep(struct mt_gdb *g, uint64_t type, uint64_t addr, struct mt_gdb_point *p);
+void mt_gdb_point_discard(struct mt_gdb_point *p);
+void mt_gdb_point_drop(struct mt_gdb *g, uint64_t type, uint64_t addr);
+void mt_gdb_points_free(struct mt_gdb *g);
 
 /* ---- q and Q packets (gdbremote_query.c) ---- */
 void mt_gdb_do_query(struct mt_gdb *g, char *pkt);

@@ -188,6 +188,8 @@ static void do_supported(struct mt_gdb *g, const char *features)
 	if (g->ops->catch_syscalls)
 		mt_gdb_reply_str(g, ";QCatchSyscalls+");
 	supported_processes(g, features);
+	if (g->ops->target_conditions)
+		mt_gdb_reply_str(g, ";ConditionalBreakpoints+;BreakpointCommands+");
 }
 
 /* OK, or the error. */

@@ -168,6 +168,7 @@ static const struct mt_gdb_ops stub_ops = {
     .follow_forks = op_follow_forks,
     .detach_process = gdbt_op_detach_process,
     .kill_process = gdbt_op_kill_process,
+    .target_conditions = true, /* mt_gdbt_signal() asks at each hit */
 };
 
 /* ---- the connection ---------------------------------------------------------------------- */

@@ -34,6 +34,7 @@ struct mt_gdbt_thread {
 	bool at_signal;	     /* parked in a signal-delivery-stop: a resume can deliver a signal */
 	int pass;	     /* a signal gdb gave, sent to it: let through when it arrives */
 	unsigned int hw_gen; /* the debug registers it has (the target's generation of them) */
+	bool pass_kept;	     /* parked by gdb when another passed a breakpoint: stays parked */
 };
 
 /* What the target needs of the tracer that runs it; ctx is given back to each. */

@@ -70,6 +70,8 @@ enum gdb_state {
 	GDB_STOPPED,  /* every thread parked, gdb told */
 	GDB_RUNNING,  /* resumed by gdb */
 	GDB_STOPPING, /* a thread stopped for gdb, the others being interrupted */
+	/* A thread steps over a breakpoint whose condition failed, the others parked for it. */
+	GDB_PASSING,
 };
 
 /* What ended the session, for the summary. */
@@ -136,7 +138,13 @@ struct mt_gdbt {
 	bool syscall_stops;  /* ... since the first: PTRACE_O_TRACESYSGOOD set */
 	bool catch_every;    /* ... stopping at every syscall, else at those in catch_nrs */
 	uint8_t catch_nrs[GDB_SYSCALLS / 8];
-	int files[16]; /* vFile's open descriptors, -1: free */
+	pid_t passing_tid;     /* a thread stepping over a breakpoint whose condition failed */
+	pid_t passing_pid;     /* ... its process */
+	uint64_t passing_addr; /* ... that breakpoint, out until the step ends */
+	bool passing_begun;    /* ... the step just began: its end is the thread's next stop */
+	bool pass_stepping;    /* ... the step is under way */
+	bool pass_interrupt;   /* gdb's ^C came during a pass: reported at its end */
+	int files[16];	       /* vFile's open descriptors, -1: free */
 	char exe[4096];
 };
 

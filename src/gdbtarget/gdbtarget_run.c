@@ -37,6 +37,10 @@ static void park(struct mt_gdbt_thread *t, int sig, bool at_signal)
 	t->at_signal = at_signal;
 }
 
+static int pass_step(struct mt_gdbt *g);
+static int end_pass(struct mt_gdbt *g);
+static int resume_one(struct mt_gdbt *g, struct mt_gdbt_thread *t, const struct mt_gdb_action *act);
+
 int gdbt_collect(struct mt_gdbt *g)
 {
 	struct mt_gdbt_thread *t;
@@ -48,7 +52,7 @@ int gdbt_collect(struct mt_gdbt *g)
 
 		if (p)
 			p->forked = false; /* its first thread is parked: it can be told of */
-		if (t->parked)
+		if (t->parked || (g->state == GDB_PASSING && t->tid == g->passing_tid))
 			continue;
 		all = false;
 		if (t->interrupted)
@@ -59,6 +63,8 @@ int gdbt_collect(struct mt_gdbt *g)
 	}
 	for (size_t i = 0; i < g->n_procs; i++)
 		all = all && !g->procs[i]->forked;
+	if (all && g->state == GDB_PASSING && !g->pass_stepping)
+		return pass_step(g);
 	if (!all || g->state != GDB_STOPPING)
 		return 0;
 	g->state = GDB_STOPPED;
@@ -153,6 +159,165 @@ static int step_on(struct mt_gdbt_thread *t)
 	return MT_GDBT_LEAVE;
 }
 
+/* Whether no thread served but t runs: gdb's others are all parked. */
+static bool runs_alone(struct mt_gdbt *g, const struct mt_gdbt_thread *t)
+{
+	struct mt_gdbt_thread *o;
+	size_t pos = 0;
+
+	while ((o = gdbt_next_thread(g, &pos)))
+		if (o != t && !o->parked)
+			return false;
+	return true;
+}
+
+/* Whether gdb single-steps a thread served other than t. */
+static bool others_stepped(struct mt_gdbt *g, const struct mt_gdbt_thread *t)
+{
+	struct mt_gdbt_thread *o;
+	size_t pos = 0;
+
+	while ((o = gdbt_next_thread(g, &pos)))
+		if (o != t && !o->parked && o->step)
+			return true;
+	return false;
+}
+
+/* The breakpoint being passed, in its process; NULL when either is gone. */
+static struct gdb_break *passed_break(struct mt_gdbt *g)
+{
+	struct gdbt_proc *p = gdbt_proc_of(g, g->passing_pid);
+
+	return p ? gdbt_find_break(p, g->passing_addr) : NULL;
+}
+
+/*
+ * The passing thread steps over its breakpoint, the byte under it back for that instruction:
+ * the others are parked (or gdb's), none can pass it unseen.
+ */
+static int pass_step(struct mt_gdbt *g)
+{
+	struct mt_gdbt_thread *t = gdbt_find_thread(g, g->passing_tid);
+	struct gdb_break *b = passed_break(g);
+	uint8_t under;
+	int err;
+
+	if (!t || !b) {
+		g->passing_tid = 0;
+		return end_pass(g);
+	}
+	under = gdbt_under(b);
+	err = gdbt_write_raw(g->passing_pid, b->addr, &under, 1);
+	if (!err)
+		err = gdbt_keep_return(g, t);
+	if (err)
+		return err;
+	t->parked = false;
+	g->pass_stepping = true;
+	g->passing_begun = false;
+	err = step_on(t);
+	return err < 0 ? err : 0;
+}
+
+/*
+ * A hit of a breakpoint whose conditions gdb gave the stub (mt_gdb_break_reported()) and none
+ * holds: the thread goes on as if the breakpoint were not there, gdb told nothing. Past a
+ * hardware one it just continues (the kernel set the resume flag); past an int3 it steps with
+ * the original byte back, put out again at its next stop (put_back_passed()). Other threads
+ * that run are parked first (GDB_PASSING), as gdbserver stops them, so that none passes the
+ * breakpoint while it is out, and resumed after (end_pass()).
+ */
+static bool condition_fails(struct mt_gdbt *g, struct mt_gdbt_thread *t,
+			    const struct mt_gdb_stop *stop, int *next)
+{
+	struct gdbt_proc *p = gdbt_proc_of_thread(g, t);
+	struct mt_gdbt_thread *o;
+	struct user_regs_struct r;
+	struct gdb_break *b;
+	size_t pos = 0;
+
+	if (!p || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 ||
+	    mt_gdb_break_reported(g->conn, t->tid, r.rip, stop->hw == 'h'))
+		return false;
+	b = gdbt_find_break(p, r.rip);
+	if (!b) {
+		t->parked = false;
+		*next = MT_GDBT_RESUME(0);
+		return true;
+	}
+	g->passing_tid = t->tid;
+	g->passing_pid = p->pid;
+	g->passing_addr = b->addr;
+	g->pass_interrupt = false;
+	if (runs_alone(g, t)) {
+		*next = pass_step(g);
+		g->passing_begun = true; /* this stop's carry comes next: not the step's end */
+		return true;
+	}
+	while ((o = gdbt_next_thread(g, &pos)))
+		o->pass_kept = o->parked && o != t; /* gdb's: left parked after the pass */
+	g->state = GDB_PASSING;
+	*next = gdbt_collect(g);
+	if (g->pass_stepping)
+		g->passing_begun = true;
+	return true;
+}
+
+/*
+ * The pass over a breakpoint is over: the threads it parked run on, or, when one of them met
+ * something for gdb meanwhile (held) or gdb interrupted, the process stops for gdb.
+ */
+static int end_pass(struct mt_gdbt *g)
+{
+	struct mt_gdb_stop sigint = {
+	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGINT, .tid = g->passing_pid};
+	const struct mt_gdb_action go = {.kind = 'c'};
+	struct mt_gdbt_thread *t;
+	size_t pos = 0;
+	int err = 0;
+
+	if (g->state != GDB_PASSING)
+		return 0;
+	g->state = GDB_RUNNING;
+	if (g->pass_interrupt || g->n_held) {
+		/* The stop's handling parks the thread, then the process stops whole (collect). */
+		g->stop = sigint;
+		if (!g->pass_interrupt) {
+			g->stop = g->held[0].stop;
+			g->held[0] = g->held[--g->n_held];
+		}
+		g->state = GDB_STOPPING;
+		return 0;
+	}
+	while ((t = gdbt_next_thread(g, &pos))) {
+		if (t->parked && !t->pass_kept && !err)
+			err = resume_one(g, t, &go);
+		t->pass_kept = false;
+	}
+	return err;
+}
+
+/* A thread that stepped over a breakpoint (condition_fails()): the breakpoint goes back in. */
+static int put_back_passed(struct mt_gdbt *g, struct mt_gdbt_thread *t)
+{
+	struct gdb_break *b;
+	uint8_t trap;
+
+	if (g->passing_tid != t->tid || !g->pass_stepping)
+		return 0;
+	if (g->passing_begun) {
+		g->passing_begun = false; /* the stop the step began at: its end is the next */
+		return 0;
+	}
+	g->passing_tid = 0;
+	g->pass_stepping = false;
+	b = passed_break(g);
+	trap = b && b->at_probe ? GDB_INT1 : GDB_INT3;
+	if (b)
+		gdbt_write_raw(g->passing_pid, b->addr, &trap, 1);
+	return g->over ? 0 : end_pass(g);
+}
+
 /*
  * A signal-delivery-stop of a thread of the process (not one of memtrack's own SIGSTOPs). While
  * the process runs, it is gdb's stop. While it is being stopped (or is stopped), the thread is
@@ -162,7 +327,7 @@ static int step_on(struct mt_gdbt_thread *t)
 int mt_gdbt_signal(struct mt_gdbt *g, struct mt_gdbt_thread *t, int sig, const siginfo_t *si)
 {
 	struct mt_gdb_stop stop = {.kind = MT_GDB_STOP_SIGNAL, .value = sig, .tid = t->tid};
-	bool stepped;
+	bool stepped, may_pass;
 	int err = 0;
 
 	if (sig == t->pass && si->si_code == SI_TKILL && si->si_pid == getpid()) {
@@ -170,6 +335,9 @@ int mt_gdbt_signal(struct mt_gdbt *g, struct mt_gdbt_thread *t, int sig, const s
 		t->pass = 0;
 		return MT_GDBT_RESUME(sig);
 	}
+	err = put_back_passed(g, t);
+	if (err)
+		return err;
 	stop.swbreak = back_on_break(g, t, si);
 	stepped = step_trap(t, si, stop.swbreak) || (!stop.swbreak && gdbt_stray_probe(g, t, si));
 	if (stepped && !t->step && g->state == GDB_RUNNING)
@@ -182,7 +350,11 @@ int mt_gdbt_signal(struct mt_gdbt *g, struct mt_gdbt_thread *t, int sig, const s
 		fprintf(stderr,
 			"memtrack: gdb: thread %d got a SIGTRAP of none of gdb's (code %d)\n",
 			t->tid, si->si_code);
+	may_pass = g->conn && g->state == GDB_RUNNING && !t->step &&
+		   (stop.swbreak || stop.hw == 'h') && !others_stepped(g, t);
 	park(t, 0, true);
+	if (may_pass && condition_fails(g, t, &stop, &err))
+		return err;
 	if (g->state == GDB_RUNNING)
 		err = stop_for_gdb(g, &stop);
 	else if (!stop.swbreak && !stepped)
@@ -319,6 +491,9 @@ int mt_gdbt_carry(struct mt_gdbt *g, struct mt_gdbt_thread *t, int next)
 	struct gdbt_proc *p;
 	int err;
 
+	err = put_back_passed(g, t); /* whatever stopped its step over a breakpoint */
+	if (err)
+		return err;
 	if (next <= MT_GDBT_LEAVE)
 		return next;
 	err = gdbt_apply_hw(g, t); /* a new thread: gdb's watchpoints are its too */
@@ -467,6 +642,8 @@ int gdbt_op_interrupt(void *ctx)
 	struct mt_gdb_stop stop = {
 	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGINT, .tid = p ? p->pid : g->pid};
 
+	if (g->state == GDB_PASSING)
+		g->pass_interrupt = true; /* reported once the pass is over (end_pass()) */
 	if (g->state != GDB_RUNNING)
 		return 0;
 	return stop_for_gdb(g, &stop);
@@ -732,6 +909,11 @@ void mt_gdbt_gone(struct mt_gdbt *g, struct mt_gdbt_thread *t, int status)
 	struct gdbt_proc *p = gdbt_proc_of(g, t->tid);
 	struct mt_gdb_stop end = {0};
 
+	put_back_passed(g, t);
+	if (g->state == GDB_PASSING && t->tid == g->passing_tid && !g->pass_stepping) {
+		g->passing_tid = 0; /* gone before its step: the others run on */
+		end_pass(g);
+	}
 	if (!p)
 		return; /* not a process's main thread */
 	end.kind = WIFSIGNALED(status) ? MT_GDB_STOP_KILLED : MT_GDB_STOP_EXITED;
