@@ -110,7 +110,8 @@ $(BUILD)/tests/%: tests/%.c $(TEST_LIB_SRCS) $(BUILD)/libmemtrack.a | $(BUILD)/m
 
 # The gdb remote protocol's unit tests share a fake target (tests/gdbfake.c), which no other test
 # links.
-GDBFAKE_TESTS := $(BUILD)/tests/unit_gdbremote $(BUILD)/tests/unit_gdbremote_run
+GDBFAKE_TESTS := $(BUILD)/tests/unit_gdbremote $(BUILD)/tests/unit_gdbremote_run \
+	$(BUILD)/tests/unit_gdbremote_agent
 $(GDBFAKE_TESTS): TEST_EXTRA_SRCS := tests/gdbfake.c
 $(GDBFAKE_TESTS): tests/gdbfake.c tests/gdbfake.h
 

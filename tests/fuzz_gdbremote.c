@@ -4,7 +4,10 @@
  * or anyone reaching its socket may send them: framing, checksums, escapes, every packet kind,
  * against a fake target that answers every request (a page of memory, two threads, one file).
  * The first byte of the input chooses how the rest is cut into reads; a resume is answered with
- * a stop, as the target would. Whatever the bytes, the stub must neither crash nor read or write
+ * a stop, as the target would, after asking whether breakpoint hits at the page's first bytes
+ * are reported (running the conditions and commands gdb gave with Z0 and Z1 there). The input is
+ * also taken whole as one agent expression, checked and, if kept, run on the fake page (src/
+ * gdbremote/gdbremote_agent.c). Whatever the bytes, the stub must neither crash nor read or write
  * out of bounds (ASan, UBSan), and each reply it sends must be framed. Built and run by tools/fuzz.
  */
 #include <errno.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "gdbremote/gdbremote.h"
+#include "gdbremote/gdbremote_agent.h"
 
 #define MEM_BASE 0x400000u
 #define MEM_SIZE 4096u
@@ -250,7 +254,49 @@ static const struct mt_gdb_ops ops = {
     .file_close = fake_close,
     .file_fstat = fake_fstat,
     .file_readlink = fake_readlink,
+    .target_conditions = true,
 };
+
+static int agent_reg(void *ctx, unsigned int regno, uint64_t *value)
+{
+	(void)ctx;
+	*value = regno * 0x1111u;
+	return regno < 64 ? 0 : -EINVAL;
+}
+
+static int agent_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
+{
+	return fake_read_mem(ctx, addr, buf, len) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int agent_print(void *ctx, const char *text, size_t len)
+{
+	(void)ctx;
+	check(len <= 1024, "printf's text past its buffer");
+	for (size_t i = 0; i < len; i++)
+		(void)*(volatile const char *)(text + i);
+	return 0;
+}
+
+static const struct mt_agent_ops agent_ops = {agent_reg, agent_mem, agent_print};
+
+/* The whole input as one agent expression: checked, and run when kept. */
+static void run_expression(const uint8_t *data, size_t size)
+{
+	uint64_t v;
+
+	if (mt_agent_check(data, size, NULL) == 0)
+		mt_agent_eval(data, size, &agent_ops, NULL, &v);
+}
+
+/* A hit at the first bytes of the page, software and hardware, while the target runs. */
+static void hits(struct mt_gdb *g)
+{
+	for (uint64_t addr = MEM_BASE; addr < MEM_BASE + 4; addr++) {
+		mt_gdb_break_reported(g, 2, addr, false);
+		mt_gdb_break_reported(g, 2, addr, true);
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -268,11 +314,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		mt_gdb_free(g);
 		return 0;
 	}
+	run_expression(data, size);
 	chunk = 1 + data[0] % 64;
 	while (at < size && !mt_gdb_finished(g)) {
 		size_t n = size - at < chunk ? size - at : chunk;
 
 		check(mt_gdb_input(g, (const char *)data + at, n) == 0, "a send failed");
+		if (mt_gdb_running(g))
+			hits(g);
 		if (mt_gdb_running(g))
 			check(mt_gdb_stopped(g, &brk) == 0, "the stop reply failed");
 		at += n;

@@ -307,6 +307,7 @@ static const struct mt_gdb_ops ops = {
     .auxv = fake_auxv,
     .libraries_svr4 = fake_libraries,
     .shlib_info_addr = fake_shlib_info_addr,
+    .target_conditions = true,
 };
 
 struct mt_gdb *stub;
