@@ -522,10 +522,99 @@ START_TEST(catch_exec_of_a_threaded_process)
 }
 END_TEST
 
+/* How many times needle occurs in haystack. */
+static int occurrences(const char *haystack, const char *needle)
+{
+	int n = 0;
+
+	for (const char *at = strstr(haystack, needle); at; at = strstr(at + 1, needle))
+		n++;
+	return n;
+}
+
+/* The resumes gdb sent (`set debug remote 1` writes every packet to gdb's stderr). */
+static int resumes(const char *err)
+{
+	return occurrences(err, "Sending packet: $vCont;");
+}
+
+/*
+ * `break visit if i == 2999` in gdb_loop's 3,000 calls: gdb compiles the condition into agent
+ * bytecode (ConditionalBreakpoints), and the stub evaluates it at each of the 3,000 hits without
+ * telling gdb, as gdbserver does. Both stop once, at the 3,000th call, with the same values, and
+ * gdb resumes the program a few times in all, not twice per evaluation as when it evaluates the
+ * condition itself (counted in gdb's `set debug remote 1` log). The recording is exact.
+ */
+START_TEST(conditional_breakpoint_evaluated_in_the_stub)
+{
+	const char *cmd[] = {FIXTURE("gdb_loop"), "3000", NULL};
+	const char *cmds[] = {"break visit if i == 2999",
+			      "set debug remote 1",
+			      "continue",
+			      "set debug remote 0",
+			      "print i",
+			      "print sum",
+			      "info breakpoints",
+			      "continue",
+			      NULL};
+	struct session s = {0};
+	struct mt_out gs;
+
+	gdb_session(&s, NULL, cmd, cmds);
+	gdbserver_session(&gs, cmd, cmds);
+	ck_assert_msg(strstr(gs.out, "$1 = 2999\n$2 = 4495501\n"), "gdbserver:\n%s", gs.out);
+	ck_assert_msg(strstr(gs.out, "breakpoint already hit 1 time"), "gdbserver:\n%s", gs.out);
+	ck_assert_msg(resumes(gs.err) < 20, "gdb resumed gdbserver %d times", resumes(gs.err));
+	SAID(&s, "Breakpoint 1, visit (i=i@entry=2999)");
+	SAID(&s, "$1 = 2999\n$2 = 4495501\n");
+	SAID(&s, "breakpoint already hit 1 time");
+	SAID(&s, "exited normally");
+	ck_assert_msg(resumes(s.o.err) < 20, "gdb resumed the program %d times under memtrack",
+		      resumes(s.o.err));
+	ck_assert_msg(strstr(s.o.err, "visited=3000 sum=4498500"), "%s", s.o.err);
+	ck_assert_int_eq(s.rc, 0);
+	gdb_assert_counts(gdb_totals(&s), "gdb_loop", 1, 0, 4096);
+	mt_out_free(&gs);
+	gdb_session_free(&s);
+}
+END_TEST
+
+/*
+ * A dprintf with `set dprintf-style agent` (BreakpointCommands): the stub runs its printf at each
+ * hit and sends the text to gdb's console (O packets), gdb resumes nothing; under a condition,
+ * only the hits where it holds print.
+ */
+START_TEST(agent_dprintf_prints_without_stopping)
+{
+	const char *cmd[] = {FIXTURE("gdb_loop"), "300", NULL};
+	const char *cmds[] = {"set dprintf-style agent",
+			      "dprintf visit,\"i=%d sum=%ld\\n\", i, sum",
+			      "condition 1 i % 100 == 99",
+			      "set debug remote 1",
+			      "continue",
+			      NULL};
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	/* gdb shows a target's output on its stderr, with the program's (memtrack's stderr) */
+	ck_assert_msg(strstr(s.o.err, "i=99 sum=4851\n") && strstr(s.o.err, "i=199 sum=19701\n") &&
+			  strstr(s.o.err, "i=299 sum=44551\n"),
+		      "%.2000s", s.o.err);
+	/* those three and the program's own visited=300 sum=44850 */
+	ck_assert_int_eq(occurrences(s.o.err, " sum="), 4);
+	SAID(&s, "exited normally");
+	ck_assert_msg(resumes(s.o.err) < 20, "gdb resumed the program %d times", resumes(s.o.err));
+	ck_assert_int_eq(s.rc, 0);
+	gdb_assert_counts(gdb_totals(&s), "gdb_loop", 1, 0, 4096);
+	gdb_session_free(&s);
+}
+END_TEST
+
 static Suite *gdb_server_suite(void)
 {
 	Suite *s = suite_create("gdb_server");
 	TCase *tc = tcase_create("gdb_server");
+	TCase *conditions = tcase_create("conditions");
 
 	tcase_set_timeout(tc, 300);
 	mt_tcase_add_tool_test(tc, stack_inside_a_probed_malloc_is_the_callers, "gdb gdbserver");
@@ -543,6 +632,11 @@ static Suite *gdb_server_suite(void)
 	mt_tcase_add_tool_test(tc, catch_exec_stops_as_under_gdbserver, "gdb gdbserver");
 	mt_tcase_add_tool_test(tc, catch_exec_of_a_threaded_process, "gdb gdbserver");
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(conditions, 300);
+	mt_tcase_add_tool_test(conditions, conditional_breakpoint_evaluated_in_the_stub,
+			       "gdb gdbserver");
+	mt_tcase_add_tool_test(conditions, agent_dprintf_prints_without_stopping, "gdb");
+	suite_add_tcase(s, conditions);
 	return s;
 }
 
