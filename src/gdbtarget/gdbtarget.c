@@ -512,5 +512,7 @@ void mt_gdbt_free(struct mt_gdbt *g)
 	while (g->n_procs)
 		gdbt_drop_proc(g, g->procs[0]);
 	free(g->procs);
+	free(g->file_bytes);
+	gdbt_forget_mem(0);
 	free(g);
 }

@@ -9,6 +9,7 @@
 #ifndef MT_GDBTARGET_INT_H
 #define MT_GDBTARGET_INT_H
 
+#include "bpf/memtrack.h"
 #include "gdbremote/gdbremote.h"
 #include "gdbtarget/gdbtarget.h"
 
@@ -89,6 +90,13 @@ enum gdb_end {
  * detaches it (the fork events). Its breakpoints, memtrack's probes in it, the return addresses
  * the uretprobe trampoline hides in its threads' stacks.
  */
+/* A file's byte under one of memtrack's uprobes, read once (gdbtarget_mem.c). */
+struct file_byte {
+	struct mt_inode_key key;
+	uint64_t off;
+	uint8_t byte;
+};
+
 struct gdbt_proc {
 	pid_t pid;
 	struct gdb_break *breaks;
@@ -138,6 +146,8 @@ struct mt_gdbt {
 	bool syscall_stops;  /* ... since the first: PTRACE_O_TRACESYSGOOD set */
 	bool catch_every;    /* ... stopping at every syscall, else at those in catch_nrs */
 	uint8_t catch_nrs[GDB_SYSCALLS / 8];
+	struct file_byte *file_bytes; /* every process's files: read once */
+	size_t n_file_bytes;
 	pid_t passing_tid;     /* a thread stepping over a breakpoint whose condition failed */
 	pid_t passing_pid;     /* ... its process */
 	uint64_t passing_addr; /* ... that breakpoint, out until the step ends */
@@ -159,6 +169,8 @@ struct gdbt_proc *gdbt_cur(struct mt_gdbt *g);
 struct gdbt_proc *gdbt_add_proc(struct mt_gdbt *g, pid_t pid);
 void gdbt_drop_proc(struct mt_gdbt *g, struct gdbt_proc *p);
 int gdbt_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len);
+/* The memory descriptor kept for pid closed (0: whichever): at its exec, at the session's end. */
+void gdbt_forget_mem(pid_t pid);
 struct gdb_break *gdbt_find_break(struct gdbt_proc *p, uint64_t addr);
 /* The byte a breakpoint covers, as it is without gdb: the original one, or the kernel's int3. */
 uint8_t gdbt_under(const struct gdb_break *b);

@@ -111,6 +111,36 @@ static int add_probe_byte(struct gdbt_proc *p, uint64_t addr, uint8_t orig)
 }
 
 /* The probes of the file mapped at e that fall in it: their addresses and original bytes. */
+/*
+ * The byte at off of file f, as read once from the file: a file's bytes under memtrack's probes
+ * do not change, and the probes are looked up again at each stop of the process (a file may have
+ * been mapped while it ran); the reads are kept. *fd: the file, opened at the first miss.
+ */
+static int file_byte(struct mt_gdbt *g, const struct mt_tracked_file *f, uint64_t off, int *fd,
+		     uint8_t *byte)
+{
+	struct file_byte *grown;
+
+	for (size_t i = 0; i < g->n_file_bytes; i++) {
+		if (g->file_bytes[i].off == off &&
+		    mt_inode_same_number(&g->file_bytes[i].key, &f->key)) {
+			*byte = g->file_bytes[i].byte;
+			return 0;
+		}
+	}
+	/* By name, what is there now may be a FIFO: never a wait for its writer. */
+	if (*fd < 0)
+		*fd = f->fd > 0 ? f->fd : mt_regfile_open(f->path, MT_REGFILE_ONLY, NULL, 0);
+	if (*fd < 0 || pread(*fd, byte, 1, (off_t)off) != 1)
+		return -EIO;
+	grown = realloc(g->file_bytes, (g->n_file_bytes + 1) * sizeof(*grown));
+	if (grown) {
+		g->file_bytes = grown;
+		g->file_bytes[g->n_file_bytes++] = (struct file_byte){f->key, off, *byte};
+	}
+	return 0;
+}
+
 static int scan_mapping(const struct mt_map_entry *e, void *arg)
 {
 	struct probe_scan *ps = arg;
@@ -118,19 +148,17 @@ static int scan_mapping(const struct mt_map_entry *e, void *arg)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_tracked_file *f = mt_tracker_file(ps->g->cfg.tracker, i);
-		int fd;
+		int fd = -1;
 
 		if (!f->n_points || !mt_inode_same_number(&f->key, &e->key))
 			continue;
-		/* By name, what is there now may be a FIFO: never a wait for its writer. */
-		fd = f->fd > 0 ? f->fd : mt_regfile_open(f->path, MT_REGFILE_ONLY, NULL, 0);
-		for (size_t k = 0; k < f->n_points && fd >= 0; k++) {
+		for (size_t k = 0; k < f->n_points; k++) {
 			uint64_t off = f->points[k].probe_offset;
 			uint8_t orig;
 
 			if (off < e->offset || off - e->offset >= e->end - e->start)
 				continue;
-			if (pread(fd, &orig, 1, (off_t)off) != 1)
+			if (file_byte(ps->g, f, off, &fd, &orig))
 				continue;
 			ps->err = add_probe_byte(ps->p, e->start + off - e->offset, orig);
 			if (ps->err)
@@ -173,18 +201,54 @@ static const struct probe_byte *find_probe(struct gdbt_proc *p, uint64_t addr)
 	return NULL;
 }
 
-static int open_mem(pid_t pid, int flags)
+/*
+ * The memory of the process gdb last asked about, kept open: an open and a close fewer at each
+ * of gdb's reads and writes and at each breakpoint hit. Forgotten at that process's exec (the
+ * descriptor would still read the old memory) and at the session's end (gdbt_forget_mem()).
+ */
+static struct {
+	pid_t pid;
+	int fd;
+} kept_mem = {0, -1};
+
+void gdbt_forget_mem(pid_t pid)
+{
+	if (pid && pid != kept_mem.pid)
+		return;
+	if (kept_mem.fd >= 0)
+		close(kept_mem.fd);
+	kept_mem.fd = -1;
+	kept_mem.pid = 0;
+}
+
+/* pid's memory, read and write: kept when keep, else a descriptor for this access. */
+static int open_mem(pid_t pid, bool keep)
 {
 	char path[64];
+	int fd;
 
+	if (pid == kept_mem.pid && kept_mem.fd >= 0)
+		return kept_mem.fd;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	return open(path, flags | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && keep) {
+		gdbt_forget_mem(0);
+		kept_mem.pid = pid;
+		kept_mem.fd = fd;
+	}
+	return fd;
+}
+
+static void close_mem(int fd)
+{
+	if (fd != kept_mem.fd)
+		close(fd);
 }
 
 /* The process's bytes as they are, int3s and all; how many could be read. */
 static ssize_t gdbt_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
 {
-	int fd = open_mem(pid, O_RDONLY);
+	int fd = open_mem(pid, true);
 	ssize_t n;
 
 	if (fd < 0)
@@ -192,19 +256,19 @@ static ssize_t gdbt_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
 	n = pread(fd, buf, len, (off_t)addr);
 	if (n < 0)
 		n = errno == EIO || errno == EFAULT ? 0 : -errno;
-	close(fd);
+	close_mem(fd);
 	return n;
 }
 
 int gdbt_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
 {
-	int fd = open_mem(pid, O_RDWR);
+	int fd = open_mem(pid, false); /* kept by a read: a fork's child is written once */
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
 	n = pwrite(fd, buf, len, (off_t)addr);
-	close(fd);
+	close_mem(fd);
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;

@@ -601,7 +601,7 @@ static int resume_one(struct mt_gdbt *g, struct mt_gdbt_thread *t, const struct 
 	t->parked = false;
 	t->step = act->kind == 's';
 	/* A step's trap still queued comes at once: it is known for a step's until then. */
-	if (t->step || !mt_proc_sig_pending(t->tid, SIGTRAP))
+	if (t->step || !t->stepped || !mt_proc_sig_pending(t->tid, SIGTRAP))
 		t->stepped = t->step;
 	if (ptrace(t->step ? PTRACE_SINGLESTEP : continue_request(g), t->tid, 0,
 		   (void *)(long)sig) < 0 &&
@@ -884,6 +884,7 @@ void mt_gdbt_exec(struct mt_gdbt *g, struct mt_gdbt_thread *t)
 	p->n_breaks = 0;
 	p->probes_known = false;
 	p->n_rets = 0;
+	gdbt_forget_mem(p->pid); /* the old memory's */
 	p->xol_start = p->xol_end = 0;
 	if (g->exec_events)
 		p->exec_tid = t->tid;

@@ -78,8 +78,7 @@ int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
 	return 0;
 }
 
-int mt_procmaps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg),
-			      void *arg)
+int mt_procmaps_for_each(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg), void *arg)
 {
 	char path[64], *line = NULL;
 	struct mt_map_entry e;
@@ -96,9 +95,6 @@ int mt_procmaps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e,
 			ret = -EINVAL;
 			break;
 		}
-		/* Anonymous and special mappings ([vdso], [stack]) have no file to classify. */
-		if (!e.exec || e.key.ino == 0 || e.path[0] != '/')
-			continue;
 		ret = fn(&e, arg);
 		if (ret)
 			break;
@@ -106,4 +102,27 @@ int mt_procmaps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e,
 	free(line);
 	fclose(f);
 	return ret;
+}
+
+struct exec_filter {
+	int (*fn)(const struct mt_map_entry *e, void *arg);
+	void *arg;
+};
+
+static int only_exec_files(const struct mt_map_entry *e, void *arg)
+{
+	const struct exec_filter *f = arg;
+
+	/* Anonymous and special mappings ([vdso], [stack]) have no file to classify. */
+	if (!e->exec || e->key.ino == 0 || e->path[0] != '/')
+		return 0;
+	return f->fn(e, f->arg);
+}
+
+int mt_procmaps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg),
+			      void *arg)
+{
+	struct exec_filter f = {fn, arg};
+
+	return mt_procmaps_for_each(pid, only_exec_files, &f);
 }

@@ -30,6 +30,8 @@ int mt_procmaps_parse_line(char *line, struct mt_map_entry *e);
  */
 int mt_procmaps_for_each_exec(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg),
 			      void *arg);
+/* The same for every mapping of pid, anonymous and special ones ([uprobes], [vdso]) included. */
+int mt_procmaps_for_each(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg), void *arg);
 
 /* The kernel's dev_t encoding (MAJOR << 20 | MINOR) of a user-space st_dev. */
 uint64_t mt_procmaps_kdev(dev_t dev);
