@@ -48,7 +48,7 @@ START_TEST(gdb13_connect_sequence)
 	r = reply_of("qXfer:features:read:target.xml:1000,1000");
 	ck_assert_msg(r[0] == 'l', "%.40s", r);
 	expect("qTStatus", false, "");
-	expect("?", false, "T05thread:4d2;");
+	expect("?", false, "T05thread:4d2;" FAKE_EXPEDITED);
 	r = reply_of("qXfer:threads:read::0,1000");
 	ck_assert_ptr_nonnull(strstr(r, "<thread id=\"4d2\"/>"));
 	expect("qAttached", false, "0");
@@ -106,7 +106,7 @@ START_TEST(lldb14_connect_sequence)
 	       "pid:4d2;triple:7838365f36342d70632d6c696e75782d676e75;ptrsize:8;endian:little;"
 	       "ostype:linux;");
 	/* lldb offers no swbreak+: the stop reply says nothing of software breakpoints. */
-	expect("?", false, "T05thread:4d2;");
+	expect("?", false, "T05thread:4d2;" FAKE_EXPEDITED);
 	r = reply_of("qXfer:features:read:target.xml:0,3fff");
 	ck_assert_msg(r[0] == 'l', "%.40s", r);
 	expect("Hg4d2", false, "OK");
@@ -187,7 +187,7 @@ START_TEST(packets_split_across_reads)
 	fake.out_len = 0;
 	for (size_t i = 0; i < strlen(pkt); i++)
 		ck_assert_int_eq(mt_gdb_input(stub, pkt + i, 1), 0);
-	ck_assert_str_eq(fake.out, "+$QC4d2#5e+$T05thread:4d2;#70");
+	ck_assert_str_eq(fake.out, "+$QC4d2#5e+$T05thread:4d2;" FAKE_EXPEDITED "#fd");
 }
 END_TEST
 

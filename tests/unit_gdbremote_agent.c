@@ -329,7 +329,11 @@ START_TEST(conditions_are_offered_and_decided_at_the_hit)
 	set_rdi(5);
 	ck_assert(mt_gdb_break_reported(stub, 0x4d2, 0x400101, false));
 	ck_assert(mt_gdb_break_reported(stub, 0x4d2, 0x400100, true));
+	/* The stop reply carries rbp, rsp and rip: after a step gdb needs no 'g' */
+	memcpy(fake.regs + 16 * 8, &(uint64_t){0x400100}, 8);
+	fake.out_len = 0;
 	ck_assert_int_eq(mt_gdb_stopped(stub, &first_stop), 0);
+	ck_assert_ptr_nonnull(strstr(fake.out, ";10:0001400000000000;"));
 	/* Z0 again without conditions: unconditional now. */
 	expect("Z0,400100,1", false, "OK");
 	expect("vCont;c", false, NULL);

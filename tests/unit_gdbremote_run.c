@@ -38,7 +38,7 @@ START_TEST(continue_step_and_stop_replies)
 	ck_assert_int_eq(fake.interrupts, 1);
 	fake.out_len = 0;
 	ck_assert_int_eq(mt_gdb_stopped(stub, &brk), 0);
-	ck_assert_str_eq(fake.out, "$T05thread:4d3;swbreak:;#d5");
+	ck_assert_str_eq(fake.out, "$T05thread:4d3;swbreak:;" FAKE_EXPEDITED "#62");
 	ck_assert(!mt_gdb_running(stub));
 	/* Registers follow the stopped thread until gdb names one. */
 	ask("g");
@@ -53,7 +53,7 @@ START_TEST(continue_step_and_stop_replies)
 	ck_assert_int_eq(fake.actions[1].tid, -1);
 	fake.out_len = 0;
 	mt_gdb_stopped(stub, &segv);
-	ck_assert_str_eq(fake.out, "$T0bthread:4d2;#9d");
+	ck_assert_str_eq(fake.out, "$T0bthread:4d2;" FAKE_EXPEDITED "#2a");
 	/* Legacy forms: C with gdb's SIGSEGV (11), s on the Hc thread. */
 	expect("C0b", false, NULL);
 	ck_assert_uint_eq(fake.n_actions, 2);
@@ -63,7 +63,7 @@ START_TEST(continue_step_and_stop_replies)
 	ck_assert_int_eq(fake.actions[1].sig, 0);
 	ck_assert_int_eq(fake.actions[1].tid, -1);
 	mt_gdb_stopped(stub, &usr1);
-	ck_assert_str_eq(strstr(fake.out, "$T1e"), "$T1ethread:4d2;#a1");
+	ck_assert_str_eq(strstr(fake.out, "$T1e"), "$T1ethread:4d2;" FAKE_EXPEDITED "#2e");
 	expect("Hc4d3", false, "OK");
 	expect("s", false, NULL);
 	ck_assert_uint_eq(fake.n_actions, 1);
@@ -178,14 +178,14 @@ START_TEST(hardware_stop_replies)
 					  .data_addr = 0x400040};
 	const struct mt_gdb_stop hbreak = {
 	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 0x4d3, .hw = 'h'};
-	char want[64];
+	char want[160];
 
 	ck_assert_ptr_nonnull(strstr(ask("qSupported:swbreak+;hwbreak+"), "hwbreak+"));
 	no_ack();
 	expect("vCont;c", false, NULL);
 	fake.out_len = 0;
 	ck_assert_int_eq(mt_gdb_stopped(stub, &watch), 0);
-	framed(want, sizeof(want), "T05thread:4d3;watch:400040;");
+	framed(want, sizeof(want), "T05thread:4d3;watch:400040;" FAKE_EXPEDITED);
 	ck_assert_str_eq(fake.out, want);
 	expect("vCont;c", false, NULL);
 	fake.out_len = 0;
@@ -221,7 +221,7 @@ START_TEST(catch_syscalls)
 	const struct mt_gdb_stop entry = {
 	    .kind = MT_GDB_STOP_SIGNAL, .value = SIGTRAP, .tid = 0x4d2, .syscall = 'e', .sysno = 1};
 	struct mt_gdb_stop ret = entry;
-	char want[64];
+	char want[160];
 
 	ret.syscall = 'r';
 	ck_assert_ptr_nonnull(strstr(ask("qSupported:swbreak+"), ";QCatchSyscalls+"));
@@ -241,13 +241,13 @@ START_TEST(catch_syscalls)
 	fake.out_len = 0;
 	fake.out[0] = '\0';
 	mt_gdb_stopped(stub, &entry);
-	framed(want, sizeof(want), "T05thread:4d2;syscall_entry:1;");
+	framed(want, sizeof(want), "T05thread:4d2;syscall_entry:1;" FAKE_EXPEDITED);
 	ck_assert_str_eq(fake.out, want);
 	expect("vCont;c", false, NULL);
 	fake.out_len = 0;
 	fake.out[0] = '\0';
 	mt_gdb_stopped(stub, &ret);
-	framed(want, sizeof(want), "T05thread:4d2;syscall_return:1;");
+	framed(want, sizeof(want), "T05thread:4d2;syscall_return:1;" FAKE_EXPEDITED);
 	ck_assert_str_eq(fake.out, want);
 	expect("QCatchSyscalls:0", false, "OK");
 	ck_assert(!fake.catch_on);

@@ -38,6 +38,11 @@ struct mt_gdb_arch {
 	const char *target_xml;
 	const char *triple; /* for lldb's qHostInfo and qProcessInfo */
 	unsigned int ptr_bytes;
+	/*
+	 * The registers every stop reply carries, -1 ended (gdb's "expedited" ones: the frame's),
+	 * so that gdb needs no 'g' at a stop where it only looks at the pc, as after a step.
+	 */
+	const int *expedite;
 };
 
 /* The amd64 Linux description (src/gdbremote/gdbremote_amd64.c). */

@@ -201,12 +201,16 @@ static const char amd64_xml[] =
 	"</target>\n";
 /* clang-format on */
 
+/* rbp, rsp, rip: what gdbserver sends with its amd64 stop replies. */
+static const int amd64_expedite[] = {6, 7, 16, -1};
+
 const struct mt_gdb_arch mt_gdb_amd64 = {
     .regs = amd64_regs,
     .n_regs = sizeof(amd64_regs) / sizeof(amd64_regs[0]),
     .target_xml = amd64_xml,
     .triple = "x86_64-pc-linux-gnu",
     .ptr_bytes = 8,
+    .expedite = amd64_expedite,
 };
 
 _Static_assert(sizeof(amd64_regs) / sizeof(amd64_regs[0]) == N_REGS, "one name per register");

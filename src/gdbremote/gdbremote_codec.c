@@ -331,6 +331,24 @@ static void reply_reason(struct mt_gdb *g, const struct mt_gdb_stop *st)
 				 (unsigned long long)st->data_addr);
 }
 
+/* The stopped thread's expedited registers, NN:VALUE; each; none when they cannot be read. */
+static void reply_expedited(struct mt_gdb *g, pid_t tid)
+{
+	size_t len;
+	long off;
+
+	if (!g->arch->expedite || g->ops->read_regs(g->ctx, tid, g->scratch))
+		return;
+	for (const int *r = g->arch->expedite; *r >= 0; r++) {
+		off = mt_gdb_reg_offset(g->arch, (unsigned int)*r, &len);
+		if (off < 0)
+			continue;
+		mt_gdb_reply_fmt(g, "%02x:", (unsigned int)*r);
+		mt_gdb_reply_hex(g, g->scratch + off, len);
+		mt_gdb_reply_str(g, ";");
+	}
+}
+
 void mt_gdb_reply_stop(struct mt_gdb *g, const struct mt_gdb_stop *st)
 {
 	mt_gdb_reply_reset(g);
@@ -350,6 +368,7 @@ void mt_gdb_reply_stop(struct mt_gdb *g, const struct mt_gdb_stop *st)
 		mt_gdb_reply_thread(g, st->tid);
 		mt_gdb_reply_str(g, ";");
 		reply_reason(g, st);
+		reply_expedited(g, st->tid);
 		break;
 	}
 }
