@@ -580,6 +580,36 @@ START_TEST(conditional_breakpoint_evaluated_in_the_stub)
 END_TEST
 
 /*
+ * The same condition on a hardware breakpoint (Z1): the stub evaluates it at the debug register's
+ * trap and lets the thread run on past the breakpoint (the kernel set the resume flag), gdb told
+ * only of the call where it holds.
+ */
+START_TEST(hardware_breakpoint_condition_evaluated_in_the_stub)
+{
+	const char *cmd[] = {FIXTURE("gdb_loop"), "300", NULL};
+	const char *cmds[] = {"hbreak visit if i == 199",
+			      "set debug remote 1",
+			      "continue",
+			      "set debug remote 0",
+			      "print i",
+			      "info breakpoints",
+			      "continue",
+			      NULL};
+	struct session s = {0};
+
+	gdb_session(&s, NULL, cmd, cmds);
+	SAID(&s, "$1 = 199\n");
+	SAID(&s, "breakpoint already hit 1 time");
+	SAID(&s, "exited normally");
+	ck_assert_msg(strstr(s.o.err, "Sending packet: $Z1,"), "no Z1:\n%.3000s", s.o.err);
+	ck_assert_msg(resumes(s.o.err) < 20, "gdb resumed the program %d times", resumes(s.o.err));
+	ck_assert_int_eq(s.rc, 0);
+	gdb_assert_counts(gdb_totals(&s), "gdb_loop", 1, 0, 4096);
+	gdb_session_free(&s);
+}
+END_TEST
+
+/*
  * A dprintf with `set dprintf-style agent` (BreakpointCommands): the stub runs its printf at each
  * hit and sends the text to gdb's console (O packets), gdb resumes nothing; under a condition,
  * only the hits where it holds print.
@@ -635,6 +665,8 @@ static Suite *gdb_server_suite(void)
 	tcase_set_timeout(conditions, 300);
 	mt_tcase_add_tool_test(conditions, conditional_breakpoint_evaluated_in_the_stub,
 			       "gdb gdbserver");
+	mt_tcase_add_tool_test(conditions, hardware_breakpoint_condition_evaluated_in_the_stub,
+			       "gdb");
 	mt_tcase_add_tool_test(conditions, agent_dprintf_prints_without_stopping, "gdb");
 	suite_add_tcase(s, conditions);
 	return s;
