@@ -610,6 +610,36 @@ START_TEST(hardware_breakpoint_condition_evaluated_in_the_stub)
 END_TEST
 
 /*
+ * A condition while other threads of the process run (threads8's 8 threads in their loop): the
+ * stub cannot step one over the breakpoint without the others passing it unseen, so it tells gdb
+ * of every hit and gdb evaluates the condition, as before the stub evaluated any. The stop is
+ * still at i == 50, as under gdbserver, and the program ends as without gdb.
+ */
+START_TEST(condition_with_other_threads_running_is_gdbs)
+{
+	const char *cmd[] = {FIXTURE("threads8"), "100", NULL};
+	const char *cmds[] = {
+	    "break threads8.c:21 if i == 50", "continue", "print i", "delete", "continue", NULL};
+	struct session s = {0};
+	struct mt_out gs;
+	struct json_object *t;
+
+	gdb_session(&s, NULL, cmd, cmds);
+	gdbserver_session(&gs, cmd, cmds);
+	ck_assert_msg(strstr(gs.out, "$1 = 50\n"), "gdbserver:\n%s", gs.out);
+	SAID(&s, "$1 = 50\n");
+	SAID(&s, "exited normally");
+	ck_assert_int_eq(s.rc, 0);
+	/* threads8 100: 808 allocations of 232,576 bytes (fixtures/README.md) */
+	t = gdb_totals(&s);
+	ck_assert_int_eq(mt_json_i64(t, "allocations"), 808);
+	ck_assert_int_eq(mt_json_i64(t, "bytes_allocated"), 2304 * 100 + 2176);
+	mt_out_free(&gs);
+	gdb_session_free(&s);
+}
+END_TEST
+
+/*
  * A dprintf with `set dprintf-style agent` (BreakpointCommands): the stub runs its printf at each
  * hit and sends the text to gdb's console (O packets), gdb resumes nothing; under a condition,
  * only the hits where it holds print.
@@ -668,6 +698,8 @@ static Suite *gdb_server_suite(void)
 	mt_tcase_add_tool_test(conditions, hardware_breakpoint_condition_evaluated_in_the_stub,
 			       "gdb");
 	mt_tcase_add_tool_test(conditions, agent_dprintf_prints_without_stopping, "gdb");
+	mt_tcase_add_tool_test(conditions, condition_with_other_threads_running_is_gdbs,
+			       "gdb gdbserver");
 	suite_add_tcase(s, conditions);
 	return s;
 }
