@@ -187,9 +187,9 @@ static void do_supported(struct mt_gdb *g, const char *features)
 		mt_gdb_reply_str(g, ";qXfer:libraries-svr4:read+");
 	if (g->ops->catch_syscalls)
 		mt_gdb_reply_str(g, ";QCatchSyscalls+");
-	supported_processes(g, features);
 	if (g->ops->target_conditions)
 		mt_gdb_reply_str(g, ";ConditionalBreakpoints+;BreakpointCommands+");
+	supported_processes(g, features);
 }
 
 /* OK, or the error. */
