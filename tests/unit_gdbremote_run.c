@@ -344,7 +344,7 @@ START_TEST(several_processes_and_their_forks)
 	ck_assert_int_eq(fake.actions[0].pid, 0x4d2);
 	fake.out_len = 0;
 	ck_assert_int_eq(mt_gdb_stopped(stub, &fork), 0);
-	ck_assert_str_eq(fake.out, "$T05thread:p4d2.4d2;fork:p10.10;#5f");
+	ck_assert_str_eq(fake.out, "$T05thread:p4d2.4d2;fork:p10.10;" FAKE_EXPEDITED "#ec");
 	ck_assert_int_eq(fake.selected, 0); /* the stopped thread's process again */
 	expect("vCont;c:p10.-1", false, NULL);
 	snprintf(exec.path, sizeof(exec.path), "/bin/true");
