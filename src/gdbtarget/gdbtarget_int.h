@@ -106,6 +106,7 @@ struct gdbt_proc {
 	bool probes_known;
 	size_t probes_files;	     /* tracker files when they were looked up */
 	uint64_t xol_start, xol_end; /* the kernel's [uprobes] area: the uretprobe trampoline */
+	bool xol_looked; /* ... not there when looked for since the process last stopped or ran */
 	struct hijacked_return *rets;
 	size_t n_rets;
 	bool forked;  /* a child gdb was not told of yet: told once its first thread parked */

@@ -276,15 +276,20 @@ int gdbt_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
 
 /* ---- return addresses under the uretprobe trampoline ------------------------------------- */
 
-/* The kernel's [uprobes] area of the process, once it exists (the first uprobe hit maps it). */
+/*
+ * The kernel's [uprobes] area of the process, once it exists (the first uprobe hit maps it).
+ * Until then, looked for once per stop of the process and once per resume (xol_looked): a
+ * memory read asks for every word it holds, and each look is a read of /proc/PID/maps.
+ */
 static void know_xol(struct gdbt_proc *p)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
 	FILE *f;
 
-	if (p->xol_end)
+	if (p->xol_end || p->xol_looked)
 		return;
+	p->xol_looked = true;
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
 	f = fopen(path, "re");
 	if (!f)

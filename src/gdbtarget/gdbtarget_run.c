@@ -70,6 +70,7 @@ int gdbt_collect(struct mt_gdbt *g)
 	g->state = GDB_STOPPED;
 	for (size_t i = 0; i < g->n_procs; i++) {
 		g->procs[i]->probes_known = false; /* files may have been mapped while it ran */
+		g->procs[i]->xol_looked = false;
 		g->procs[i]->kernel_rets_known = false;
 	}
 	gdbt_forget_returns(g);
@@ -620,6 +621,8 @@ int gdbt_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n)
 	if (report_held(g, a, n))
 		return 0;
 	g->state = GDB_RUNNING;
+	for (size_t i = 0; i < g->n_procs; i++)
+		g->procs[i]->xol_looked = false; /* a uprobe it hits may map [uprobes] */
 	while ((t = gdbt_next_thread(g, &pos))) {
 		const struct mt_gdb_action *act;
 
@@ -886,6 +889,7 @@ void mt_gdbt_exec(struct mt_gdbt *g, struct mt_gdbt_thread *t)
 	p->n_rets = 0;
 	gdbt_forget_mem(p->pid); /* the old memory's */
 	p->xol_start = p->xol_end = 0;
+	p->xol_looked = false;
 	if (g->exec_events)
 		p->exec_tid = t->tid;
 }
