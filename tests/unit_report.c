@@ -354,6 +354,28 @@ START_TEST(calloc_and_aligned_kinds)
 }
 END_TEST
 
+/*
+ * The allocations flagged MT_EV_ZEROED are counted, per file and in the totals: a zeroing
+ * realloc is a realloc, a failed call none; an unflagged calloc kind (mi_mallocn) is not zeroed.
+ */
+START_TEST(zeroed_allocations)
+{
+	struct mt_report *rep;
+
+	ev(100, MT_K_CALLOC, 0x10, 120, 0, MT_EV_ZEROED, 1);
+	ev(100, MT_K_MALLOC, 0x20, 64, 0, MT_EV_ZEROED, 2);
+	ev(100, MT_K_CALLOC, 0x30, 120, 0, 0, 1);
+	ev(100, MT_K_REALLOC, 0x40, 200, 0x10, MT_EV_ZEROED, 1);
+	ev(100, MT_K_CALLOC, 0, 120, 0, MT_EV_FAILED, 1);
+	rep = load();
+	ck_assert_uint_eq(rep->totals.allocations, 3);
+	ck_assert_uint_eq(rep->totals.zeroed_allocations, 2);
+	ck_assert_uint_eq(file(rep, 1)->t.zeroed_allocations, 1);
+	ck_assert_uint_eq(file(rep, 2)->t.zeroed_allocations, 1);
+	mt_report_free(rep);
+}
+END_TEST
+
 START_TEST(realloc_chain)
 {
 	struct mt_report *rep;
@@ -2233,6 +2255,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, many_live_blocks);
 	tcase_add_test(tc, dropped_counts);
 	tcase_add_test(tc, truncated_artifact);
+	tcase_add_test(tc, zeroed_allocations);
 	tcase_add_test(to, json_output);
 	tcase_add_test(to, json_sites_text);
 	tcase_add_test(to, json_write_error_is_returned);

@@ -227,6 +227,7 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 	switch (eff) {
 	case MT_EFF_ALLOC:
 		ft->allocations++;
+		ft->zeroed_allocations += !!(e->flags & MT_EV_ZEROED);
 		break;
 	case MT_EFF_REALLOC:
 		ft->reallocs++;
@@ -558,6 +559,9 @@ static int report_sum(struct mt_report *rep)
 	rep->processes = NULL;
 	rep->n_processes = 0;
 	sum_images(rep);
+	/* Zeroed allocations are counted per file only (images do not keep them): sum those. */
+	for (size_t i = 0; i < rep->n_files; i++)
+		rep->totals.zeroed_allocations += rep->files[i].t.zeroed_allocations;
 	mt_sites_end(rep->sites);
 	return sum_processes(rep);
 }

@@ -42,6 +42,9 @@ struct mt_report_totals {
 	uint64_t live_blocks; /* at the end of the artifact; not kept per file or family */
 	uint64_t live_bytes;
 	uint64_t dropped; /* tree only: requests + events dropped + args lost, 0 when no footer */
+	/* of the allocations: those flagged MT_EV_ZEROED (calloc and the like); files and tree only
+	 */
+	uint64_t zeroed_allocations;
 };
 
 /*

@@ -77,6 +77,7 @@ static struct json_object *json_totals(const struct mt_report *rep)
 	struct json_object *o = json_object_new_object();
 
 	jset_totals(o, &rep->totals, true);
+	jset_u64(o, "zeroed_allocations", rep->totals.zeroed_allocations);
 	/* Without a footer nobody knows what was dropped: null, not a reassuring 0. */
 	jset(o, "dropped", rep->has_footer ? json_object_new_uint64(rep->totals.dropped) : NULL);
 	return o;

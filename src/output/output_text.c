@@ -184,6 +184,8 @@ static void print_totals(const struct mt_report *rep, FILE *out)
 
 	fprintf(out, "\nTotals\n");
 	fprintf(out, "  allocations       %" PRIu64 "\n", t->allocations);
+	fprintf(out, "  zeroed            %" PRIu64 " (calloc and the like)\n",
+		t->zeroed_allocations);
 	fprintf(out, "  frees             %" PRIu64 "\n", t->frees);
 	fprintf(out,
 		"  reallocs          %" PRIu64 " (realloc(NULL, n) %" PRIu64
