@@ -176,6 +176,59 @@ START_TEST(codspeed_windows_gate_events)
 }
 END_TEST
 
+/* One allocator event of pid 7 at ts, file 0. */
+static struct mt_event call_at(uint64_t ts, uint8_t kind, uint64_t addr, uint32_t align,
+			       uint8_t flags)
+{
+	struct mt_event e = malloc_at(ts, addr);
+
+	e.kind = kind;
+	e.align = align;
+	e.flags = flags;
+	return e;
+}
+
+/*
+ * A zeroed allocation is CodSpeed's Calloc whatever its kind: calloc, mi_zalloc (a malloc
+ * kind), __rust_alloc_zeroed (an aligned malloc). mi_mallocn (a calloc kind that does not
+ * zero) is a Malloc; mi_rezalloc (a zeroing realloc) stays a Realloc.
+ */
+START_TEST(codspeed_zeroed_is_calloc)
+{
+	struct mt_event ev[] = {
+	    call_at(100, MT_K_CALLOC, 0x1000, 0, MT_EV_ZEROED),
+	    call_at(200, MT_K_MALLOC, 0x2000, 0, MT_EV_ZEROED),
+	    call_at(300, MT_K_MALLOC_ALIGNED, 0x3000, 16, MT_EV_ZEROED),
+	    call_at(400, MT_K_CALLOC, 0x4000, 0, 0),
+	    call_at(500, MT_K_REALLOC, 0x5000, 0, MT_EV_ZEROED),
+	};
+	struct mt_artifact_process root = {.pid = 7};
+	struct mt_artifact_footer foot = {.events = 5, .end_mono_ns = 1000};
+	char dir[64], *mtk = mt_tmpfile(), err[160];
+	struct mt_codspeed_job job = {.mtk = mtk, .dir = dir};
+	struct mt_codspeed_summary s = {0};
+	struct mt_artifact_writer *w;
+
+	ev[4].old_addr = 0x1000;
+	ck_assert_int_eq(mt_artifact_create(&w, mtk, &header), 0);
+	ck_assert_int_eq(mt_artifact_write_process(w, &root), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, ev, 5), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	mt_tmpdir(dir);
+	ck_assert_int_eq(mt_codspeed_write_artifact(&job), 0);
+	ck_assert_int_eq(mt_codspeed_summarize(job.path, &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s.by_type[MT_CS_CALLOC], 3);
+	ck_assert_uint_eq(s.by_type[MT_CS_MALLOC], 1);
+	ck_assert_uint_eq(s.by_type[MT_CS_REALLOC], 1);
+	ck_assert_uint_eq(s.by_type[MT_CS_ALIGNED_ALLOC], 0);
+	ck_assert_uint_eq(s.events, 5);
+	unlink(job.path);
+	rmdir(dir);
+	unlink(mtk);
+	free(mtk);
+}
+END_TEST
+
 static Suite *mapping_suite(void)
 {
 	Suite *s = suite_create("mapping");
@@ -184,6 +237,7 @@ static Suite *mapping_suite(void)
 	tcase_add_test(tc, mapping_records_read_back);
 	tcase_add_test(tc, codspeed_mapping_events);
 	tcase_add_test(tc, codspeed_windows_gate_events);
+	tcase_add_test(tc, codspeed_zeroed_is_calloc);
 	suite_add_tcase(s, tc);
 	return s;
 }

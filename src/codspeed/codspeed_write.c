@@ -27,8 +27,14 @@
 
 #define CS_SKIP MT_CS_TYPES
 
-/* The CodSpeed type of a successful call of memtrack's kind k. */
-static enum mt_codspeed_type cs_kind(uint8_t k, uint32_t align)
+/*
+ * The CodSpeed type of a successful call of memtrack's kind k. An allocation that handed out
+ * zeroed memory (MT_EV_ZEROED: calloc, mi_zalloc, __rust_alloc_zeroed, rpcalloc, mallocx with
+ * MALLOCX_ZERO) is a Calloc of the bytes asked for (n * size), as CodSpeed's memtrack records
+ * calloc and mi_zalloc; a calloc-shaped call that does not zero (mi_mallocn) is not. A zeroing
+ * realloc stays a Realloc: CodSpeed has no other type for it.
+ */
+static enum mt_codspeed_type cs_kind(uint8_t k, uint32_t align, uint8_t flags)
 {
 	switch (mt_kind_effect(k)) {
 	case MT_KIND_REALLOC:
@@ -40,10 +46,10 @@ static enum mt_codspeed_type cs_kind(uint8_t k, uint32_t align)
 	default:
 		return CS_SKIP;
 	}
+	if (flags & MT_EV_ZEROED)
+		return MT_CS_CALLOC;
 	switch (k) {
 	case MT_K_CALLOC:
-	case MT_K_CALLOC_ALIGNED:
-		return MT_CS_CALLOC;
 	case MT_K_MALLOC:
 	case MT_K_MALLOCX:
 	case MT_K_NEW:
@@ -151,7 +157,7 @@ static int put_event(struct cs_writer *w, const struct cs_event *e)
  */
 static int put_mt_event(struct cs_writer *w, const struct mt_event *e)
 {
-	struct cs_event c = {.type = cs_kind(e->kind, e->align),
+	struct cs_event c = {.type = cs_kind(e->kind, e->align, e->flags),
 			     .pid = e->pid,
 			     .tid = e->tid,
 			     .ts = e->ts_ns,
