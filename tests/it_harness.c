@@ -661,6 +661,43 @@ static double events_of_type(struct json_object *summary, const char *type)
 	return json_object_get_double(v);
 }
 
+/*
+ * zeroed 7 5 (fixtures/README.md: 7 callocs, 5 mallocs) in memory mode: the report of its
+ * artifact counts the 7 zeroed allocations, and CodSpeed's artifact has them as 7 Calloc
+ * events beside the 5 Malloc, as the independent checker decodes them.
+ */
+START_TEST(test_memory_zeroed_allocations)
+{
+	char input[PATH_MAX + 64], path[PATH_MAX];
+	struct json_object *rep, *tot, *summary;
+	const struct mt_out *r;
+
+	snprintf(input, sizeof(input),
+		 "[{\"name\": \"zeroed\", \"command\": [\"%s\", \"7\", \"5\"]}]\n",
+		 FIXTURE("zeroed"));
+	r = run(ARGS("-o", tmpdir, "-m", "memory", "-"), input);
+	ck_assert_msg(r->code == 0, "exit %d:\n%s", r->code, r->err);
+	snprintf(path, sizeof(path), "%s/memtrack/%d-0.mtk", tmpdir, (int)r->pid);
+	r = run((const char *[]){MEMTRACK, "report", "--json", path, NULL}, NULL);
+	ck_assert_msg(r->code == 0, "report %s: %s", path, r->err);
+	rep = json_tokener_parse(r->out);
+	ck_assert_ptr_nonnull(rep);
+	tot = mt_json_get(rep, "totals");
+	ck_assert(mt_json_double(tot, "allocations") == 12);
+	ck_assert_msg(mt_json_double(tot, "zeroed_allocations") == 7, "%g zeroed allocations",
+		      mt_json_double(tot, "zeroed_allocations"));
+	json_object_put(rep);
+	r = run((const char *[]){MEMTRACK, "report", path, NULL}, NULL);
+	ck_assert_msg(strstr(r->out, "  zeroed            7 (calloc and the like)\n"), "%s",
+		      r->out);
+	summary = check_artifacts("memory", tmpdir);
+	ck_assert(events_of_type(summary, "Calloc") == 7);
+	ck_assert(events_of_type(summary, "Malloc") == 5);
+	ck_assert(events_of_type(summary, "Free") == 12);
+	json_object_put(summary);
+}
+END_TEST
+
 /* memtrack report on calloc_realloc's artifact: fixtures/README.md's bytes, nothing live. */
 static void report_calloc_realloc(const char *prof, struct json_object *files)
 {
@@ -801,6 +838,7 @@ static Suite *harness_suite(void)
 	tcase_add_test(tc, test_codspeed_unknown_keys);
 	tcase_add_test(tc, test_codspeed_version_and_name);
 	tcase_add_test(tc, test_codspeed_runner_command);
+	tcase_add_test(tc, test_memory_zeroed_allocations);
 	tcase_add_test(tc, test_codspeed_report_corrupt);
 	suite_add_tcase(s, tc);
 	return s;
