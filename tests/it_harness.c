@@ -692,6 +692,8 @@ START_TEST(test_memory_zeroed_allocations)
 		      r->out);
 	summary = check_artifacts("memory", tmpdir);
 	ck_assert(events_of_type(summary, "Calloc") == 7);
+	/* calloc(4, 8): CodSpeed's size is n * size */
+	ck_assert(mt_json_double(mt_json_get(summary, "bytes"), "Calloc") == 7 * 32);
 	ck_assert(events_of_type(summary, "Malloc") == 5);
 	ck_assert(events_of_type(summary, "Free") == 12);
 	json_object_put(summary);
