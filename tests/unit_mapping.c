@@ -229,6 +229,27 @@ START_TEST(codspeed_zeroed_is_calloc)
 }
 END_TEST
 
+/*
+ * An artifact older than the zero flag (the corpus's calloc_realloc, recorded at version 5): its
+ * one calloc is still a Calloc for CodSpeed and a zeroed allocation in the report's totals.
+ */
+START_TEST(codspeed_calloc_of_an_old_artifact)
+{
+	char dir[64], err[160];
+	struct mt_codspeed_job job = {.mtk = MT_SOURCE_DIR "/tests/corpus/real-calloc-realloc",
+				      .dir = dir};
+	struct mt_codspeed_summary s = {0};
+
+	mt_tmpdir(dir);
+	ck_assert_int_eq(mt_codspeed_write_artifact(&job), 0);
+	ck_assert_int_eq(mt_codspeed_summarize(job.path, &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s.by_type[MT_CS_CALLOC], 1);
+	ck_assert_uint_eq(s.by_type[MT_CS_MALLOC], 0);
+	unlink(job.path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *mapping_suite(void)
 {
 	Suite *s = suite_create("mapping");
@@ -238,6 +259,7 @@ static Suite *mapping_suite(void)
 	tcase_add_test(tc, codspeed_mapping_events);
 	tcase_add_test(tc, codspeed_windows_gate_events);
 	tcase_add_test(tc, codspeed_zeroed_is_calloc);
+	tcase_add_test(tc, codspeed_calloc_of_an_old_artifact);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -227,7 +227,10 @@ static int add_event(struct mt_report *rep, const struct mt_event *e)
 	switch (eff) {
 	case MT_EFF_ALLOC:
 		ft->allocations++;
-		ft->zeroed_allocations += !!(e->flags & MT_EV_ZEROED);
+		/* Before version 6 no event says it zeroed: there a calloc is the one that did. */
+		ft->zeroed_allocations +=
+		    (e->flags & MT_EV_ZEROED) ||
+		    (rep->version < MT_ARTIFACT_VERSION_ZEROED && e->kind == MT_K_CALLOC);
 		break;
 	case MT_EFF_REALLOC:
 		ft->reallocs++;

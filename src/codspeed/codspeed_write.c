@@ -32,9 +32,10 @@
  * zeroed memory (MT_EV_ZEROED: calloc, mi_zalloc, __rust_alloc_zeroed, rpcalloc, mallocx with
  * MALLOCX_ZERO) is a Calloc of the bytes asked for (n * size), as CodSpeed's memtrack records
  * calloc and mi_zalloc; a calloc-shaped call that does not zero (mi_mallocn) is not. A zeroing
- * realloc stays a Realloc: CodSpeed has no other type for it.
+ * realloc stays a Realloc: CodSpeed has no other type for it. Artifacts older than version 6
+ * carry no zero flag (flags_known false): there a calloc is the Calloc it was.
  */
-static enum mt_codspeed_type cs_kind(uint8_t k, uint32_t align, uint8_t flags)
+static enum mt_codspeed_type cs_kind(uint8_t k, uint32_t align, uint8_t flags, bool flags_known)
 {
 	switch (mt_kind_effect(k)) {
 	case MT_KIND_REALLOC:
@@ -46,7 +47,7 @@ static enum mt_codspeed_type cs_kind(uint8_t k, uint32_t align, uint8_t flags)
 	default:
 		return CS_SKIP;
 	}
-	if (flags & MT_EV_ZEROED)
+	if ((flags & MT_EV_ZEROED) || (!flags_known && k == MT_K_CALLOC))
 		return MT_CS_CALLOC;
 	switch (k) {
 	case MT_K_CALLOC:
@@ -70,6 +71,7 @@ struct cs_writer {
 	void *zbuf;
 	size_t zcap;
 	const struct mt_codspeed_job *job;
+	bool flags_known; /* the artifact's events carry MT_EV_ZEROED (version 6 on) */
 };
 
 /* The fields of one event, whatever memtrack record it comes from. */
@@ -157,7 +159,7 @@ static int put_event(struct cs_writer *w, const struct cs_event *e)
  */
 static int put_mt_event(struct cs_writer *w, const struct mt_event *e)
 {
-	struct cs_event c = {.type = cs_kind(e->kind, e->align, e->flags),
+	struct cs_event c = {.type = cs_kind(e->kind, e->align, e->flags, w->flags_known),
 			     .pid = e->pid,
 			     .tid = e->tid,
 			     .ts = e->ts_ns,
@@ -268,6 +270,7 @@ int mt_codspeed_convert(struct mt_codspeed_job *job)
 	ret = mt_artifact_open(&r, job->mtk, job->err, sizeof(job->err));
 	if (ret)
 		return ret;
+	w.flags_known = mt_artifact_info(r)->version >= MT_ARTIFACT_VERSION_ZEROED;
 	ret = open_tmp(job->dir, job->owner, job->tmp, sizeof(job->tmp), &w.out, job->err,
 		       sizeof(job->err));
 	if (ret) {

@@ -81,7 +81,7 @@ static const char *missing_kernel_feature(void)
 	return NULL;
 }
 
-static void explain_load_error(int err)
+static void explain_load_error(const struct mt_tracker *t, int err)
 {
 	const char *missing;
 
@@ -99,7 +99,9 @@ static void explain_load_error(int err)
 			"needs Linux 5.15 or later with BTF\n",
 			missing);
 	else
-		fprintf(stderr, "memtrack: cannot load the BPF programs: %s\n", strerror(-err));
+		fprintf(stderr, "memtrack: cannot load the BPF programs: %s%s\n", strerror(-err),
+			t->cfg.stacks ? " (without stacks, --no-stacks, fewer programs are loaded)"
+				      : "");
 }
 
 static int attach_lifecycle(struct mt_tracker *t, bool fentry)
@@ -360,7 +362,7 @@ static int load_watcher(struct mt_tracker *t)
 		if (t->cfg.watcher == MT_WATCHER_FENTRY && err != -EPERM &&
 		    missing_kernel_feature()) {
 			/* Not fentry's fault: neither watcher can load here. */
-			explain_load_error(err);
+			explain_load_error(t, err);
 			return err;
 		}
 		if (t->cfg.watcher == MT_WATCHER_FENTRY) {
@@ -380,7 +382,7 @@ static int load_watcher(struct mt_tracker *t)
 		return err;
 	err = load_either(t, false);
 	if (err)
-		explain_load_error(err);
+		explain_load_error(t, err);
 	return err;
 }
 

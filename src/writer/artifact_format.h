@@ -10,6 +10,8 @@
 #define MT_ARTIFACT_MAGIC_LEN	    8
 #define MT_ARTIFACT_VERSION	    6 /* written; versions 1 to 5 are still read */
 #define MT_ARTIFACT_VERSION_MIN	    1
+/* The first version whose events carry MT_EV_ZEROED: before it, only a calloc zeroed. */
+#define MT_ARTIFACT_VERSION_ZEROED  6
 #define MT_ARTIFACT_HEADER_MAX	    (4u << 20) /* header body */
 #define MT_ARTIFACT_ARG_MAX	    65535u     /* one command-line argument */
 #define MT_ARTIFACT_WATCHER_MAX	    31u
