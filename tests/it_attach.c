@@ -480,7 +480,8 @@ START_TEST(a_real_server_under_load)
 	/* The server is under load from its first answered request on. */
 	n = read(cfd, out, sizeof(out) - 1);
 	out[n > 0 ? n : 0] = '\0';
-	ck_assert_msg(!strcmp(out, "loaded\n"), "the client said: %s", out);
+	/* Its first line, which a pipe may hand over without the newline yet. */
+	ck_assert_msg(!strncmp(out, "loaded", 6), "the client said: %s", out);
 	snprintf(pid, sizeof(pid), "%d", server);
 	run((const char *[]){MEMTRACK, "attach", "-o", artifact, "--duration", "2", pid, NULL},
 	    NULL);

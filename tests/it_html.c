@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/browser.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
@@ -103,24 +104,9 @@ static void report(const char *const *a)
 	mt_out_free(&o);
 }
 
-/* The value of attribute attr in the first start tag of text that begins with tag (to free). */
-static char *attr(const char *text, const char *tag, const char *attr)
-{
-	const char *t = strstr(text, tag), *end, *a;
-	char want[64];
-
-	ck_assert_msg(t, "no %s in %.2000s", tag, text);
-	end = strchr(t, '>');
-	snprintf(want, sizeof(want), " %s=\"", attr);
-	a = strstr(t, want);
-	ck_assert_msg(a && a < end, "%s has no %s: %.300s", tag, attr, t);
-	a += strlen(want);
-	return strndup(a, strcspn(a, "\""));
-}
-
 static void expect_attr(const char *text, const char *tag, const char *name, const char *want)
 {
-	char *v = attr(text, tag, name);
+	char *v = mt_html_attr(text, tag, name);
 
 	ck_assert_msg(!strcmp(v, want), "%s %s=\"%s\", not \"%s\"", tag, name, v, want);
 	free(v);
@@ -171,7 +157,7 @@ START_TEST(svg_lines_of_forks4)
 			 peaks[k]);
 		ck_assert_msg(strstr(text, want), "no %s in %.3000s", want, text);
 	}
-	peak = attr(text, "<svg ", "data-peak-bytes");
+	peak = mt_html_attr(text, "<svg ", "data-peak-bytes");
 	ck_assert_int_eq(atoll(peak), json_peak(art));
 	ck_assert_int_ge(atoll(peak), 1000 + 5120);
 	ck_assert_int_le(atoll(peak), 1000 + 320 + 1280 + 2880 + 5120);
@@ -192,44 +178,6 @@ END_TEST
 /* ---- the page in a browser ------------------------------------------------------------------ */
 
 /*
- * chromium --headless on url, with what (--dump-dom, --screenshot=...); its stdout (to free).
- * Through a proxy on a port where nothing listens: nothing leaves the machine. netlog, when not
- * NULL, gets the browser's network log (--log-net-log).
- */
-static char *chromium(const char *url, const char *what, const char *netlog)
-{
-	char dir[64], profile[96], log[256];
-	const char *argv[] = {"chromium",
-			      "--headless",
-			      "--no-sandbox",
-			      "--disable-gpu",
-			      "--no-first-run",
-			      "--disable-background-networking",
-			      "--disable-sync",
-			      "--window-size=1200,1500",
-			      "--proxy-server=http://127.0.0.1:9",
-			      profile,
-			      what,
-			      netlog ? log : url,
-			      url,
-			      NULL};
-	const char *env[] = {"HOME=/tmp", NULL};
-	struct mt_out o;
-	char *out;
-
-	mt_tmpdir(dir);
-	snprintf(profile, sizeof(profile), "--user-data-dir=%s", dir);
-	snprintf(log, sizeof(log), "--log-net-log=%s", netlog ? netlog : "");
-	if (!netlog)
-		argv[12] = NULL;
-	ck_assert_msg(mt_run(argv, env, NULL, 120, &o) == 0, "cannot run chromium");
-	ck_assert_msg(o.code == 0, "chromium failed (%d): %.2000s", o.code, o.err);
-	out = o.out;
-	free(o.err);
-	return out;
-}
-
-/*
  * The requests a page made, from the browser's network log: each names its initiator, the page's
  * origin ("null" for a file), where the browser's own (its clock, its updater, which it makes
  * whatever page it shows) say "not an origin". The number of requests of the page.
@@ -242,7 +190,7 @@ static int page_requests(const char *url)
 
 	mt_tmpdir(dir);
 	snprintf(log, sizeof(log), "%s/net.json", dir);
-	free(chromium(url, "--dump-dom", log));
+	free(mt_browser_run(url, "--dump-dom", log));
 	text = mt_slurp(log);
 	ck_assert_msg(text && strstr(text, "\"initiator\""), "no network log in %s", log);
 	n = mt_count_lines(text, "\"initiator\":\"null\"") +
@@ -279,7 +227,7 @@ static void expect_flame(const char *url_base, const char *weight, const char *t
 	char *dom;
 
 	snprintf(url, sizeof(url), "%s#weight=%s", url_base, weight);
-	dom = chromium(url, "--dump-dom", NULL);
+	dom = mt_browser_run(url, "--dump-dom", NULL);
 	expect_attr(dom, "<div id=\"flame\"", "data-rendered", "1");
 	expect_attr(dom, "<div id=\"flame\"", "data-weight", weight);
 	expect_attr(dom, "<div id=\"flame\"", "data-total", total);
@@ -298,7 +246,7 @@ static void expect_zoom_and_search(const char *url_base)
 	char *dom;
 
 	snprintf(url, sizeof(url), "%s#weight=bytes&focus=main&search=MAIN", url_base);
-	dom = chromium(url, "--dump-dom", NULL);
+	dom = mt_browser_run(url, "--dump-dom", NULL);
 	expect_attr(dom, "<div id=\"flame\"", "data-focus", "main");
 	expect_attr(dom, "<div id=\"flame\"", "data-total", "40400");
 	expect_attr(dom, "<div id=\"flame\"", "data-matched", "40400");
@@ -310,7 +258,7 @@ static void expect_zoom_and_search(const char *url_base)
 
 	/* A malformed escape in the fragment (typed, or a link cut short) is searched as typed. */
 	snprintf(url, sizeof(url), "%s#search=100%%", url_base);
-	dom = chromium(url, "--dump-dom", NULL);
+	dom = mt_browser_run(url, "--dump-dom", NULL);
 	expect_attr(dom, "<div id=\"flame\"", "data-rendered", "1");
 	expect_attr(dom, "<div id=\"flame\"", "data-total", "100");
 	expect_attr(dom, "<div id=\"flame\"", "data-matched", "0");
@@ -340,7 +288,7 @@ START_TEST(html_drawn_by_chromium)
 	free(text);
 
 	snprintf(url, sizeof(url), "file://%s", html);
-	dom = chromium(url, "--dump-dom", NULL);
+	dom = mt_browser_run(url, "--dump-dom", NULL);
 	expect_attr(dom, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"over-time\"",
 		    "data-rendered", "1");
 	/* One process image and the tree. */
@@ -374,7 +322,7 @@ START_TEST(html_drawn_by_chromium)
 	expect_requests_seen();
 
 	unlink(SCREENSHOT);
-	free(chromium(url, "--screenshot=" SCREENSHOT, NULL));
+	free(mt_browser_run(url, "--screenshot=" SCREENSHOT, NULL));
 	png = mt_slurp(SCREENSHOT);
 	ck_assert_msg(png && !memcmp(png, "\x89PNG", 4), "no screenshot at " SCREENSHOT);
 	free(png);
@@ -391,14 +339,14 @@ static char *view_dom(const char *html, const char *frag)
 	char *dom;
 
 	snprintf(url, sizeof(url), "file://%s#%s", html, frag);
-	dom = chromium(url, "--dump-dom", NULL);
+	dom = mt_browser_run(url, "--dump-dom", NULL);
 	expect_attr(dom, "<div id=\"flame\"", "data-rendered", "1");
 	return dom;
 }
 
 static long long flame_total(const char *dom)
 {
-	char *v = attr(dom, "<div id=\"flame\"", "data-total");
+	char *v = mt_html_attr(dom, "<div id=\"flame\"", "data-total");
 	long long n = atoll(v);
 
 	free(v);
@@ -443,8 +391,8 @@ START_TEST(html_time_range)
 	snprintf(frag, sizeof(frag), "weight=bytes&range=0-%.6f", (double)(gap - start) / 1e6);
 	dom = view_dom(html, frag);
 	ck_assert_int_eq(flame_total(dom), a_bytes);
-	from = attr(dom, "<div id=\"flame\"", "data-range-from");
-	to = attr(dom, "<div id=\"flame\"", "data-range-to");
+	from = mt_html_attr(dom, "<div id=\"flame\"", "data-range-from");
+	to = mt_html_attr(dom, "<div id=\"flame\"", "data-range-to");
 	ck_assert_int_eq(atoll(from), 0);
 	ck_assert_int_ge(atoll(to), gap - start - 1000);
 	ck_assert_int_lt(atoll(to), gap - start + 100 * 1000 * 1000);
@@ -476,7 +424,7 @@ END_TEST
 /* The root's five weights as the page drew them: allocations, bytes, live, peak, temporary. */
 static void flame_totals(const char *dom, long long w[5])
 {
-	char *v = attr(dom, "<div id=\"flame\"", "data-totals");
+	char *v = mt_html_attr(dom, "<div id=\"flame\"", "data-totals");
 
 	ck_assert_int_eq(sscanf(v, "%lld,%lld,%lld,%lld,%lld", &w[0], &w[1], &w[2], &w[3], &w[4]),
 			 5);
@@ -615,7 +563,7 @@ START_TEST(html_leak_weights)
 			continue;
 		snprintf(frag, sizeof(frag), "weight=definite&image=%zu", k);
 		dom = view_dom(html, frag);
-		v = attr(dom, "<div id=\"flame\"", "data-totals");
+		v = mt_html_attr(dom, "<div id=\"flame\"", "data-totals");
 		ck_assert_int_eq(sscanf(v, "%lld,%lld,%lld,%lld,%lld,%lld,%lld", &w[0], &w[1],
 					&w[2], &w[3], &w[4], &w[5], &w[6]),
 				 7);
@@ -849,7 +797,7 @@ START_TEST(html_diff_flamegraph)
 	snprintf(html, sizeof(html), "%s.diff.html", art[0]);
 	snprintf(url, sizeof(url), "file://%s#weight=bytes", html);
 	report((const char *const[]){"--diff", "--html", html, art[0], art[1], NULL});
-	dom = chromium(url, "--dump-dom", NULL);
+	dom = mt_browser_run(url, "--dump-dom", NULL);
 	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-rendered", "1");
 	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-weight", "bytes");
 	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-total-new", "6288");
@@ -862,7 +810,7 @@ START_TEST(html_diff_flamegraph)
 	free(dom);
 	/* The base run's widths, the same colors: dropped (5,000 -> 0) is there, blue. */
 	snprintf(url, sizeof(url), "file://%s#weight=bytes&widths=base", html);
-	dom = chromium(url, "--dump-dom", NULL);
+	dom = mt_browser_run(url, "--dump-dom", NULL);
 	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-widths", "base");
 	expect_diff_frame(dom, "dropped", "0", "5000", "220");
 	expect_diff_frame(dom, "kept", "2000", "1000", "0");
@@ -872,7 +820,7 @@ START_TEST(html_diff_flamegraph)
 	snprintf(url, sizeof(url), "file://%s#weight=bytes", html);
 
 	report((const char *const[]){"--diff", "--html", html, art[1], art[0], NULL});
-	dom = chromium(url, "--dump-dom", NULL);
+	dom = mt_browser_run(url, "--dump-dom", NULL);
 	expect_attr(dom, "<div id=\"diff-flame-box\"", "data-total-new", "6000");
 	expect_diff_frame(dom, "kept", "1000", "2000", "220");
 	expect_diff_frame(dom, "dropped", "5000", "0", "0");

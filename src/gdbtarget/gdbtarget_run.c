@@ -760,34 +760,34 @@ static int release_proc(struct mt_gdbt *g, struct gdbt_proc *p)
 	return err;
 }
 
-int gdbt_op_detach_process(void *ctx, pid_t pid)
+/*
+ * One of several processes gdb lets go (D;PID) or kills (vKill;PID): the processes left, or an
+ * error. The last one ends the session as a plain D or k does.
+ */
+static int end_process(struct mt_gdbt *g, pid_t pid, bool kill_it)
 {
-	struct mt_gdbt *g = ctx;
 	struct gdbt_proc *p = gdbt_proc_of(g, pid);
 	int err;
 
 	if (!p)
 		return -ESRCH;
 	if (g->n_procs == 1)
-		return gdbt_op_detach(ctx) < 0 ? -EIO : 0;
+		return (kill_it ? gdbt_op_kill(g) : gdbt_op_detach(g)) < 0 ? -EIO : 0;
+	/* SIGKILL ends even a thread in a ptrace stop; its end is memtrack's alone. */
+	if (kill_it)
+		kill(pid, SIGKILL);
 	err = release_proc(g, p);
 	return err ? err : (int)g->n_procs;
 }
 
+int gdbt_op_detach_process(void *ctx, pid_t pid)
+{
+	return end_process(ctx, pid, false);
+}
+
 int gdbt_op_kill_process(void *ctx, pid_t pid)
 {
-	struct mt_gdbt *g = ctx;
-	struct gdbt_proc *p = gdbt_proc_of(g, pid);
-	int err;
-
-	if (!p)
-		return -ESRCH;
-	if (g->n_procs == 1)
-		return gdbt_op_kill(ctx) < 0 ? -EIO : 0;
-	/* SIGKILL ends even a thread in a ptrace stop; its end is memtrack's alone. */
-	kill(pid, SIGKILL);
-	err = release_proc(g, p);
-	return err ? err : (int)g->n_procs;
+	return end_process(ctx, pid, true);
 }
 
 /*

@@ -9,9 +9,9 @@
 #include "browser.h"
 #include "mtrun.h"
 
-char *mt_browser_dom(const char *url)
+char *mt_browser_run(const char *url, const char *what, const char *netlog)
 {
-	char profile_dir[64], profile[96];
+	char profile_dir[64], profile[96], log[256];
 	const char *argv[] = {"chromium",
 			      "--headless",
 			      "--no-sandbox",
@@ -22,23 +22,32 @@ char *mt_browser_dom(const char *url)
 			      "--window-size=1200,1500",
 			      "--proxy-server=http://127.0.0.1:9",
 			      profile,
-			      "--dump-dom",
+			      what,
+			      netlog ? log : url,
 			      url,
 			      NULL};
 	const char *env[] = {"HOME=/tmp", NULL};
 	struct mt_out o;
-	char *dom;
+	char *out;
 
 	mt_tmpdir(profile_dir);
 	snprintf(profile, sizeof(profile), "--user-data-dir=%s", profile_dir);
+	snprintf(log, sizeof(log), "--log-net-log=%s", netlog ? netlog : "");
+	if (!netlog)
+		argv[12] = NULL;
 	ck_assert_msg(mt_run(argv, env, NULL, 120, &o) == 0, "cannot run chromium");
 	ck_assert_msg(o.code == 0, "chromium failed (%d): %.2000s", o.code, o.err);
-	dom = o.out;
+	out = o.out;
 	o.out = NULL;
 	mt_out_free(&o);
 	mt_run((const char *[]){"rm", "-rf", profile_dir, NULL}, NULL, NULL, 30, &o);
 	mt_out_free(&o);
-	return dom;
+	return out;
+}
+
+char *mt_browser_dom(const char *url)
+{
+	return mt_browser_run(url, "--dump-dom", NULL);
 }
 
 char *mt_html_attr(const char *text, const char *tag, const char *name)

@@ -4,6 +4,12 @@
 #define MT_TEST_BROWSER_H
 
 /*
+ * chromium --headless on url with what (--dump-dom, --screenshot=FILE): its stdout (to free).
+ * netlog, when not NULL, gets the browser's network log (--log-net-log).
+ */
+char *mt_browser_run(const char *url, const char *what, const char *netlog);
+
+/*
  * The DOM of url once its scripts ran (chromium --headless --dump-dom), to free. The browser
  * goes through a proxy on a port where nothing listens, with a profile of its own; the test
  * fails when it cannot run or fails. A test that calls it is added with
