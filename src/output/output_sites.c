@@ -305,12 +305,16 @@ static int by_line(const void *a, const void *b)
 	return strcmp(((const struct folded *)a)->line, ((const struct folded *)b)->line);
 }
 
-/* The k lines of v sorted, those of one stack added together, printed; v's lines freed. */
-static int print_folded(struct folded *v, size_t k, FILE *out)
+/*
+ * The k lines of v, unless err: sorted, those of one stack added together, printed. The lines
+ * and v freed either way: err, or -EIO when the output failed.
+ */
+static int end_folded(struct folded *v, size_t k, int err, FILE *out)
 {
-	qsort(v, k, sizeof(*v), by_line);
+	if (!err)
+		qsort(v, k, sizeof(*v), by_line);
 	/* Two stacks that symbolise alike (two calls in one function) make one line. */
-	for (size_t i = 0; i < k; i++) {
+	for (size_t i = 0; !err && i < k; i++) {
 		uint64_t w = v[i].weight;
 
 		while (i + 1 < k && !strcmp(v[i].line, v[i + 1].line))
@@ -319,7 +323,10 @@ static int print_folded(struct folded *v, size_t k, FILE *out)
 	}
 	for (size_t i = 0; i < k; i++)
 		free(v[i].line);
-	return 0;
+	free(v);
+	if (err)
+		return err;
+	return ferror(out) ? -EIO : 0;
 }
 
 int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, FILE *out)
@@ -341,14 +348,7 @@ int mt_output_folded(const struct mt_report *rep, enum mt_folded_metric metric, 
 		err = v[k].line ? 0 : -ENOMEM;
 		k++;
 	}
-	if (!err)
-		print_folded(v, k, out);
-	for (size_t i = 0; err && i < k; i++)
-		free(v[i].line);
-	free(v);
-	if (err)
-		return err;
-	return ferror(out) ? -EIO : 0;
+	return end_folded(v, k, err, out);
 }
 
 /* s's stack under its image's root frame, "PROGRAM (pid N)": a line to free, NULL: -ENOMEM. */
@@ -401,12 +401,5 @@ int mt_output_folded_by_process(const struct mt_report *rep, enum mt_folded_metr
 	for (size_t i = 0; !err && metric == MT_FOLDED_LEAKED && i < n; i++)
 		if (r[i].cls == MT_LEAK_DEFINITE || r[i].cls == MT_LEAK_INDIRECT)
 			err = add_process_line(rep, r[i].image, r[i].stack, r[i].bytes, v, &k);
-	if (!err)
-		print_folded(v, k, out);
-	for (size_t i = 0; err && i < k; i++)
-		free(v[i].line);
-	free(v);
-	if (err)
-		return err;
-	return ferror(out) ? -EIO : 0;
+	return end_folded(v, k, err, out);
 }
