@@ -89,7 +89,7 @@ $(BUILD)/obj/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/output/output_pprof.o: $(BUILD)/proto/profile.pb-c.h
+$(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/output/output_pprof*.c)): $(BUILD)/proto/profile.pb-c.h
 
 # The HTML report's script and style sheet are linked in as they are (.incbin, src/output/output_html.c).
 $(BUILD)/obj/output/output_html.o: src/output/output_html.js src/output/output_html.css
