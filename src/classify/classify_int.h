@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The classification's own: its table of allocator rows and markers (classify_rows.c). */
+/*
+ * The classification's own: its table of allocator rows and markers (classify_rows.c), and the
+ * scan of a file's symbols that its files share (classify.c runs it).
+ */
 #ifndef MT_CLASSIFY_INT_H
 #define MT_CLASSIFY_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "classify/classify.h"
 
@@ -45,5 +49,80 @@ int mt_classify_find_je_row(const char *name);
 int mt_classify_je_prefix_len(const char *name, size_t len);
 /* The MK_ bit of a marker symbol's name, or 0. */
 unsigned int mt_classify_find_marker(const char *name);
+
+/* A defined function that matched a row. */
+struct cand {
+	uint64_t vaddr;
+	uint64_t size;
+	int row;
+	char name[64];
+};
+
+/* A defined function with a size: what a probe point may lie inside of. */
+struct func {
+	uint64_t vaddr;
+	uint64_t size;
+	char name[64];
+};
+
+/*
+ * The passes over a file's symbols (mt_classify_scan_symbols), each only where the one before calls
+ * for it.
+ */
+enum scan_pass {
+	PASS_ROWS,     /* every symbol against the table, and jemalloc's prefixes */
+	PASS_PREFIXED, /* the names under a prefixed jemalloc's prefixes */
+	PASS_FUNCS,    /* every sized function */
+};
+
+/* jemalloc builds in one file: a static one seldom has more than its own. */
+#define MAX_JE_PREFIXES 4
+#define JE_PREFIX_MAX	32
+/* __rdl_alloc, __rdl_alloc_zeroed, __rdl_realloc, __rdl_dealloc, in .symtab and .dynsym */
+#define MAX_RDL		8
+
+/* What the passes over one file found (mt_classify_scan_symbols), and the pass under way. */
+struct scan {
+	struct cand *cands;
+	size_t n, cap;
+	struct func *funcs;
+	size_t n_funcs, cap_funcs;
+	unsigned int markers;
+	bool imports_alloc; /* references an allocator function it does not define */
+	bool has_symbols;
+	bool has_symtab; /* .symtab: without it, a static allocator's functions have no names */
+	/*
+	 * The pass under way. PASS_FUNCS only where the rows found candidates: most files have
+	 * none, and tens of thousands of functions.
+	 */
+	enum scan_pass pass;
+	/* The addresses of Rust's default allocator functions (__rdl_alloc, ...). */
+	uint64_t rdl[MAX_RDL];
+	size_t n_rdl;
+	/* The non-empty prefixes P for which P + mallocx (or another of its API) is defined. */
+	char je_prefixes[MAX_JE_PREFIXES][JE_PREFIX_MAX];
+	size_t n_je_prefixes;
+};
+
+/* A file's symbols, read (classify_symbols.c): 0, -EIO (malformed ELF) or -ENOMEM. */
+int mt_classify_scan_symbols(struct Elf *e, struct scan *s);
+
+/*
+ * What allocator the candidates are (classify_family.c): the Rust shims that only jump to the
+ * default allocator dropped, and mimalloc's wrappers of its own functions; the family picked;
+ * whether a row is probed in a file of family fam, and whether any candidate is.
+ */
+void mt_classify_drop_default_shims(struct scan *s, int fd, struct Elf *e);
+void mt_classify_drop_heap_wrappers(struct scan *s, int fd, struct Elf *e);
+enum mt_family mt_classify_pick_family(const struct scan *s);
+bool mt_classify_wants_row(enum mt_family fam, const struct alloc_fn *row);
+bool mt_classify_wants_any(enum mt_family fam, const struct scan *s);
+
+/*
+ * The candidates made points of out, one per address, placed by mode, or refused with why
+ * (classify_points.c): 0 or a negative errno.
+ */
+int mt_classify_build_points(struct mt_classification *out, int fd, struct Elf *e, struct scan *s,
+			     enum mt_placement_mode mode);
 
 #endif
