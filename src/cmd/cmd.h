@@ -77,11 +77,12 @@ static inline int mt_cmd_options_status(int ret)
 	return ret == MT_CMD_HELP_SHOWN ? 0 : MT_EXIT_USAGE;
 }
 
-/* cmd_bench.c: memtrack report --benchmarks FILE, the split of memtrack bench: the status. */
+/* cmd_bench_figures.c: memtrack report --benchmarks FILE, the split of memtrack bench: the status.
+ */
 int mt_cmd_bench_split(const char *path, bool json);
 /*
- * The benchmark windows of path for report --html's page (cmd_bench.c): NULL when it has none,
- * or when they cannot be read (said on stderr: the page is made without them).
+ * The benchmark windows of path for report --html's page (cmd_bench_figures.c): NULL when it has
+ * none, or when they cannot be read (said on stderr: the page is made without them).
  */
 struct mt_bench_split;
 struct mt_bench_split *mt_cmd_bench_for_page(const char *path);
