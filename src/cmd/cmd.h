@@ -102,6 +102,8 @@ int mt_cmd_check_writable(const struct mt_cmd *cmd, const char *opt, const char 
 const char *mt_cmd_default_artifact(char *buf, size_t len);
 /* The summary of the artifact at path and its name, on stderr; nothing unless a regular file. */
 void mt_cmd_artifact_summary(const char *path);
+/* Whether path names the file the artifact is (writing there would destroy it). */
+bool mt_cmd_same_file(const char *path, const char *artifact);
 
 /*
  * cmd_status.c: the status line of a recording subcommand (run, attach) on a terminal, refreshed
@@ -140,7 +142,7 @@ int mt_cmd_diff(const char *base, const char *new, bool json, const char *html, 
 /* What writes a file of memtrack report: 0 or a negative errno. */
 typedef int (*mt_cmd_writer)(FILE *f, const void *arg);
 /*
- * The picture of --svg, the page of --html or the profile of --pprof (cmd_report.c), written
+ * The picture of --svg, the page of --html or the profile of --pprof (cmd_report_output.c), written
  * whole to path by write, or removed: one sentence when it cannot be. Only a regular file is
  * removed: path may name /dev/null or a stream the shell gave memtrack (/dev/stdout, a >(...)),
  * which were there before memtrack and stay; any other FIFO or device is refused

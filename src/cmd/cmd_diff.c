@@ -3,7 +3,7 @@
  * memtrack report --diff BASE NEW: two artifacts aggregated, symbolised and compared
  * (aggregate/diff.h), printed as text or JSON or written as a page, and the --max-increase
  * limits checked on the tree's counts, for CI: "exit non-zero when the peak grows by more than
- * 5%".
+ * 5%". First the options of report that --diff takes are checked (mt_cmd_diff_mode).
  */
 #include <errno.h>
 #include <math.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/cmd_report.h"
 #include "output/output.h"
 #include "base/printable.h"
 
@@ -125,4 +126,49 @@ out:
 	mt_report_free(rep[1]);
 	mt_report_free(rep[0]);
 	return ret;
+}
+
+/* --diff BASE NEW: two artifacts, text or --json, --top; the outputs of one run do not apply. */
+int mt_cmd_diff_mode(const struct mt_cmd_report_opts *o, int n, char **files)
+{
+	char a[MT_PRINTABLE_MAX];
+
+	if (!o->diff) {
+		mt_cmd_usage_error(&mt_cmd_report_cmd, "--max-increase limits a --diff");
+		return MT_EXIT_USAGE;
+	}
+	if (o->n_supp || o->strict_leaks) {
+		mt_cmd_usage_error(&mt_cmd_report_cmd,
+				   "--%s applies to one run's leaks, not to --diff",
+				   o->n_supp ? "suppressions" : "strict-leaks");
+		return MT_EXIT_USAGE;
+	}
+	if (n != 2) {
+		mt_cmd_usage_error(
+		    &mt_cmd_report_cmd, "--diff compares two artifacts, BASE and NEW%s%s%s",
+		    n > 2 ? ", not '" : "", n > 2 ? mt_printable(a, sizeof(a), files[2]) : "",
+		    n > 2 ? "' too" : "");
+		return MT_EXIT_USAGE;
+	}
+	if (o->folded || o->svg || o->pprof || o->over_time) {
+		mt_cmd_usage_error(&mt_cmd_report_cmd,
+				   "--diff prints text or --json, or writes --html, not --%s",
+				   o->folded  ? "folded"
+				   : o->svg   ? "svg"
+				   : o->pprof ? "pprof"
+					      : "over-time");
+		return MT_EXIT_USAGE;
+	}
+	if (o->html && o->json) {
+		mt_cmd_usage_error(&mt_cmd_report_cmd,
+				   "--html writes a file, --json prints: choose one");
+		return MT_EXIT_USAGE;
+	}
+	for (int i = 0; o->html && i < 2; i++)
+		if (mt_cmd_same_file(o->html, files[i])) {
+			fprintf(stderr, "memtrack: --html %s is the artifact %s: not overwritten\n",
+				mt_printable(a, sizeof(a), o->html), i ? "NEW" : "BASE");
+			return 1;
+		}
+	return mt_cmd_diff(files[0], files[1], o->json, o->html, o->top, &o->limits);
 }

@@ -7,7 +7,8 @@
  * follow one another, each from its first line. Once the writer is gone (its run ended, or it was
  * killed) the whole report follows, as memtrack report prints it; SIGINT or SIGTERM end the
  * watch at once, with status 0, the last view left as it is. The wait between views is the
- * signals' (sigtimedwait, one second at most): no sleep, no thread.
+ * signals' (sigtimedwait, one second at most): no sleep, no thread. First the options of report
+ * that --follow takes are checked (mt_cmd_follow_mode).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +21,7 @@
 #include "base/bytesize.h"
 #include "base/printable.h"
 #include "cmd/cmd.h"
+#include "cmd/cmd_report.h"
 #include "output/output.h"
 
 #define FOLLOW_PERIOD_S 1
@@ -131,4 +133,27 @@ int mt_cmd_report_follow(const char *path, const struct mt_follow_opts *o)
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return ret;
+}
+
+/* --follow FILE: text views with --top and --sites-by (default: live now), nothing else. */
+int mt_cmd_follow_mode(const struct mt_cmd_report_opts *o, int n, char **files)
+{
+	struct mt_follow_opts fo = {.top = o->top == 20 ? 10 : o->top,
+				    .sites_by = o->sites_by_given ? o->sites_by : MT_FOLDED_LIVE};
+	char a[MT_PRINTABLE_MAX];
+
+	if (o->json || o->folded || o->html || o->svg || o->pprof || o->diff || o->limits.n ||
+	    o->calls || o->strict_leaks || o->n_supp || o->benchmarks || o->over_time) {
+		mt_cmd_usage_error(&mt_cmd_report_cmd,
+				   "--follow prints the views of a run in progress, in text: with "
+				   "--top and --sites-by only");
+		return MT_EXIT_USAGE;
+	}
+	if (n != 1) {
+		mt_cmd_usage_error(&mt_cmd_report_cmd,
+				   "--follow watches one artifact, not '%s' too",
+				   mt_printable(a, sizeof(a), files[1]));
+		return MT_EXIT_USAGE;
+	}
+	return mt_cmd_report_follow(files[0], &fo);
 }

@@ -2,7 +2,8 @@
 /*
  * The files the subcommands write: the artifact of a recording subcommand (run, attach), its
  * default name, its path checked before anything is traced, and the summary read back from it
- * at the end; a report's file (report, report --diff) written whole or removed (cmd.h).
+ * at the end; a report's file (report, report --diff) written whole or removed, and never over
+ * the artifact it reports on (cmd.h).
  */
 #include <errno.h>
 #include <libgen.h>
@@ -117,4 +118,13 @@ int mt_cmd_write_file(const char *path, mt_cmd_writer write, const void *arg)
 		return 1;
 	}
 	return 0;
+}
+
+/* Whether path names the file the artifact is (writing there would destroy it). */
+bool mt_cmd_same_file(const char *path, const char *artifact)
+{
+	struct stat a, b;
+
+	return !stat(path, &a) && !stat(artifact, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
 }
