@@ -6,8 +6,9 @@
  * calls in here (gdbtarget.h): memtrack stays the tracer of every thread, so its own stops
  * (watcher, back-pressure, forks, execs) are handled as in any run and never shown to gdb, and
  * every allocation is recorded while gdb has the process. Run control is gdbtarget_run.c;
- * memory, breakpoints and registers gdbtarget_mem.c; files gdbtarget_files.c; the library list
- * gdbtarget_libs.c.
+ * files gdbtarget_files.c; the library list gdbtarget_libs.c; breakpoints gdbtarget_breaks.c;
+ * memory gdbtarget_mem.c; hardware breakpoints and watchpoints gdbtarget_hw.c; registers
+ * gdbtarget_regs.c; the processes served gdbtarget_procs.c.
  *
  * The endpoint admits only memtrack's user: by default a Unix socket in a directory of its own,
  * mode 0700, the socket 0600, and the peer's credentials checked at accept; or gdb's pipe

@@ -2,9 +2,12 @@
 /*
  * Inside memtrack's gdb target (--gdb, docs/GDB.md): the session, and what its files give each
  * other. Calls go one way: the session and its endpoint (gdbtarget.c) use run control
- * (gdbtarget_run.c), which uses memory, breakpoints, registers and the processes served
- * (gdbtarget_mem.c); files (gdbtarget_files.c, of the process gdb's requests are of) and
- * libraries (gdbtarget_libs.c) are used by the session only.
+ * (gdbtarget_run.c), which uses breakpoints (gdbtarget_breaks.c), which use memory
+ * (gdbtarget_mem.c); hardware breakpoints and watchpoints (gdbtarget_hw.c) and registers
+ * (gdbtarget_regs.c) come next, the processes served (gdbtarget_procs.c) last, below them all.
+ * Files (gdbtarget_files.c, of the process gdb's requests are of) and libraries
+ * (gdbtarget_libs.c) are used by the session only. The requests of struct mt_gdb_ops
+ * (gdbt_op_*) take ctx: the struct mt_gdbt.
  */
 #ifndef MT_GDBTARGET_INT_H
 #define MT_GDBTARGET_INT_H
@@ -159,9 +162,7 @@ struct mt_gdbt {
 	char exe[4096];
 };
 
-/* ---- memory, breakpoints, registers (gdbtarget_mem.c) ---- */
-#define GDB_INT3 0xcc
-#define GDB_INT1 0xf1
+/* ---- the processes served (gdbtarget_procs.c) ---- */
 struct mt_gdbt_thread *gdbt_parked(struct mt_gdbt *g, pid_t tid);
 struct gdbt_proc *gdbt_proc_of(struct mt_gdbt *g, pid_t pid);
 struct gdbt_proc *gdbt_proc_of_thread(struct mt_gdbt *g, const struct mt_gdbt_thread *t);
@@ -169,32 +170,49 @@ struct gdbt_proc *gdbt_proc_of_thread(struct mt_gdbt *g, const struct mt_gdbt_th
 struct gdbt_proc *gdbt_cur(struct mt_gdbt *g);
 struct gdbt_proc *gdbt_add_proc(struct mt_gdbt *g, pid_t pid);
 void gdbt_drop_proc(struct mt_gdbt *g, struct gdbt_proc *p);
+
+/* ---- memory (gdbtarget_mem.c) ---- */
+/* The process's bytes as they are, int3s and all: how many could be read; and written. */
+ssize_t gdbt_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len);
 int gdbt_write_raw(pid_t pid, uint64_t addr, const uint8_t *buf, size_t len);
 /* The memory descriptor kept for pid closed (0: whichever): at its exec, at the session's end. */
 void gdbt_forget_mem(pid_t pid);
-struct gdb_break *gdbt_find_break(struct gdbt_proc *p, uint64_t addr);
-/* The byte a breakpoint covers, as it is without gdb: the original one, or the kernel's int3. */
-uint8_t gdbt_under(const struct gdb_break *b);
-int gdbt_remove_break(struct gdbt_proc *p, struct gdb_break *b);
-/* Debug registers as gdb wants them, on a thread that is behind (new, or before a change). */
-int gdbt_apply_hw(struct mt_gdbt *g, struct mt_gdbt_thread *t);
-/* A SIGTRAP at one of memtrack's probes the kernel no longer takes: undone, the pc put back. */
-bool gdbt_stray_probe(struct mt_gdbt *g, struct mt_gdbt_thread *t, const siginfo_t *si);
+/*
+ * Where memtrack's uprobes are in p, looked up again when the tracker knows more; the one at
+ * addr.
+ */
+void gdbt_know_probes(struct mt_gdbt *g, struct gdbt_proc *p);
+const struct probe_byte *gdbt_find_probe(struct gdbt_proc *p, uint64_t addr);
 /* Before a thread resumes at one of memtrack's probes: the return address the kernel will hide. */
 int gdbt_keep_return(struct mt_gdbt *g, struct mt_gdbt_thread *t);
 /* The return addresses of calls that returned since, forgotten (the process stopped whole). */
 void gdbt_forget_returns(struct mt_gdbt *g);
 /* Whether addr is in the kernel's uretprobe trampoline area. */
 bool gdbt_at_trampoline(struct gdbt_proc *p, uint64_t addr);
-/* Which hardware point a thread's SIGTRAP (TRAP_HWBKPT) hit, into stop; false: none. */
-bool gdbt_hw_hit(struct mt_gdbt *g, struct mt_gdbt_thread *t, struct mt_gdb_stop *stop);
-/* The requests of struct mt_gdb_ops they serve (ctx: the struct mt_gdbt). */
 ssize_t gdbt_op_read_mem(void *ctx, uint64_t addr, uint8_t *buf, size_t len);
 int gdbt_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len);
+
+/* ---- breakpoints (gdbtarget_breaks.c) ---- */
+#define GDB_INT3 0xcc
+#define GDB_INT1 0xf1
+struct gdb_break *gdbt_find_break(struct gdbt_proc *p, uint64_t addr);
+/* The byte a breakpoint covers, as it is without gdb: the original one, or the kernel's int3. */
+uint8_t gdbt_under(const struct gdb_break *b);
+int gdbt_remove_break(struct gdbt_proc *p, struct gdb_break *b);
+/* A SIGTRAP at one of memtrack's probes the kernel no longer takes: undone, the pc put back. */
+bool gdbt_stray_probe(struct mt_gdbt *g, struct mt_gdbt_thread *t, const siginfo_t *si);
 int gdbt_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind);
 int gdbt_op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind);
+
+/* ---- hardware breakpoints and watchpoints (gdbtarget_hw.c) ---- */
+/* Debug registers as gdb wants them, on a thread that is behind (new, or before a change). */
+int gdbt_apply_hw(struct mt_gdbt *g, struct mt_gdbt_thread *t);
+/* Which hardware point a thread's SIGTRAP (TRAP_HWBKPT) hit, into stop; false: none. */
+bool gdbt_hw_hit(struct mt_gdbt *g, struct mt_gdbt_thread *t, struct mt_gdb_stop *stop);
 int gdbt_op_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
 int gdbt_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len);
+
+/* ---- registers (gdbtarget_regs.c) ---- */
 int gdbt_op_read_regs(void *ctx, pid_t tid, uint8_t *buf);
 int gdbt_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf);
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gdb's view of the served process's memory, breakpoints and registers (--gdb, docs/GDB.md).
- * Breakpoints are int3 bytes memtrack writes itself; memory reads show the original bytes under
- * them and under memtrack's own uprobes (the kernel writes an int3 there too), so that gdb
- * disassembles and unwinds what the program really holds. Hardware breakpoints and watchpoints
- * are the threads' debug registers (PTRACE_POKEUSER on u_debugreg), the same in every thread.
+ * gdb's view of the served process's memory (--gdb, docs/GDB.md). Reads show the original bytes
+ * under gdb's breakpoints and under memtrack's own uprobes (the kernel writes an int3 there too),
+ * and the callers' return addresses where the kernel's uretprobe trampoline replaced them on the
+ * stacks, so that gdb disassembles and unwinds what the program really holds; writes leave the
+ * int3s and the trampoline's addresses in place. Where memtrack's uprobes are in a process, and
+ * the bytes under them, are known here.
  */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,75 +23,7 @@
 #include "tracker/tracker_returns.h"
 #include "gdbtarget/gdbtarget_int.h"
 
-/* The parked thread tid of the process (0 or -1: the thread that stopped). */
-struct mt_gdbt_thread *gdbt_parked(struct mt_gdbt *g, pid_t tid)
-{
-	struct mt_gdbt_thread *t;
-
-	if (tid <= 0)
-		tid = g->stop.tid;
-	t = gdbt_find_thread(g, tid);
-	return t && t->parked ? t : NULL;
-}
-
-/* ---- the processes served ---------------------------------------------------------------- */
-
-struct gdbt_proc *gdbt_proc_of(struct mt_gdbt *g, pid_t pid)
-{
-	for (size_t i = 0; i < g->n_procs; i++)
-		if (g->procs[i]->pid == pid)
-			return g->procs[i];
-	return NULL;
-}
-
-struct gdbt_proc *gdbt_cur(struct mt_gdbt *g)
-{
-	struct gdbt_proc *p = gdbt_proc_of(g, g->cur);
-	struct mt_gdbt_thread *t;
-
-	if (p)
-		return p;
-	t = gdbt_find_thread(g, g->stop.tid);
-	p = t ? gdbt_proc_of(g, t->pid) : NULL;
-	return p ? p : g->n_procs ? g->procs[0] : NULL;
-}
-
-struct gdbt_proc *gdbt_add_proc(struct mt_gdbt *g, pid_t pid)
-{
-	struct gdbt_proc **grown = realloc(g->procs, (g->n_procs + 1) * sizeof(*grown));
-	struct gdbt_proc *p = calloc(1, sizeof(*p));
-
-	if (grown)
-		g->procs = grown;
-	if (!grown || !p) {
-		free(p);
-		return NULL;
-	}
-	p->pid = pid;
-	g->procs[g->n_procs++] = p;
-	return p;
-}
-
-void gdbt_drop_proc(struct mt_gdbt *g, struct gdbt_proc *p)
-{
-	for (size_t i = 0; i < g->n_procs; i++) {
-		if (g->procs[i] != p)
-			continue;
-		g->procs[i] = g->procs[--g->n_procs];
-		free(p->breaks);
-		free(p->probes);
-		free(p->rets);
-		free(p);
-		return;
-	}
-}
-
-struct gdbt_proc *gdbt_proc_of_thread(struct mt_gdbt *g, const struct mt_gdbt_thread *t)
-{
-	return gdbt_proc_of(g, t->pid);
-}
-
-/* ---- memory ------------------------------------------------------------------------------ */
+/* ---- where memtrack's uprobes are -------------------------------------------------------- */
 
 struct probe_scan {
 	struct mt_gdbt *g;
@@ -110,7 +42,6 @@ static int add_probe_byte(struct gdbt_proc *p, uint64_t addr, uint8_t orig)
 	return 0;
 }
 
-/* The probes of the file mapped at e that fall in it: their addresses and original bytes. */
 /*
  * The byte at off of file f, as read once from the file: a file's bytes under memtrack's probes
  * do not change, and the probes are looked up again at each stop of the process (a file may have
@@ -141,6 +72,7 @@ static int file_byte(struct mt_gdbt *g, const struct mt_tracked_file *f, uint64_
 	return 0;
 }
 
+/* The probes of the file mapped at e that fall in it: their addresses and original bytes. */
 static int scan_mapping(const struct mt_map_entry *e, void *arg)
 {
 	struct probe_scan *ps = arg;
@@ -171,7 +103,7 @@ static int scan_mapping(const struct mt_map_entry *e, void *arg)
 }
 
 /* Where memtrack's uprobes are in the process, looked up again when the tracker knows more. */
-static void know_probes(struct mt_gdbt *g, struct gdbt_proc *p)
+void gdbt_know_probes(struct mt_gdbt *g, struct gdbt_proc *p)
 {
 	struct probe_scan ps = {g, p, 0};
 	size_t files = g->cfg.tracker ? mt_tracker_file_count(g->cfg.tracker) : 0;
@@ -185,21 +117,15 @@ static void know_probes(struct mt_gdbt *g, struct gdbt_proc *p)
 		mt_procmaps_for_each_exec(p->pid, scan_mapping, &ps);
 }
 
-struct gdb_break *gdbt_find_break(struct gdbt_proc *p, uint64_t addr)
-{
-	for (size_t i = 0; i < p->n_breaks; i++)
-		if (p->breaks[i].addr == addr)
-			return &p->breaks[i];
-	return NULL;
-}
-
-static const struct probe_byte *find_probe(struct gdbt_proc *p, uint64_t addr)
+const struct probe_byte *gdbt_find_probe(struct gdbt_proc *p, uint64_t addr)
 {
 	for (size_t i = 0; i < p->n_probes; i++)
 		if (p->probes[i].addr == addr)
 			return &p->probes[i];
 	return NULL;
 }
+
+/* ---- memory ------------------------------------------------------------------------------ */
 
 /*
  * The memory of the process gdb last asked about, kept open: an open and a close fewer at each
@@ -246,7 +172,7 @@ static void close_mem(int fd)
 }
 
 /* The process's bytes as they are, int3s and all; how many could be read. */
-static ssize_t gdbt_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
+ssize_t gdbt_read_raw(pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
 {
 	int fd = open_mem(pid, true);
 	ssize_t n;
@@ -333,8 +259,8 @@ int gdbt_keep_return(struct mt_gdbt *g, struct mt_gdbt_thread *t)
 
 	if (!p)
 		return 0;
-	know_probes(g, p);
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || !find_probe(p, r.rip))
+	gdbt_know_probes(g, p);
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || !gdbt_find_probe(p, r.rip))
 		return 0;
 	if (gdbt_read_raw(p->pid, r.rsp, (uint8_t *)&ra, sizeof(ra)) != sizeof(ra) ||
 	    gdbt_at_trampoline(p, ra))
@@ -465,10 +391,12 @@ static void keep_hidden_returns(struct gdbt_proc *p, uint64_t addr, uint8_t *buf
 	}
 }
 
+/* ---- gdb's reads and writes -------------------------------------------------------------- */
+
 /* The bytes the program holds: the original ones under gdb's breakpoints and memtrack's probes. */
 static void unmask(struct mt_gdbt *g, struct gdbt_proc *p, uint64_t addr, uint8_t *buf, size_t len)
 {
-	know_probes(g, p);
+	gdbt_know_probes(g, p);
 	for (size_t i = 0; i < p->n_breaks; i++)
 		if (p->breaks[i].addr - addr < len)
 			buf[p->breaks[i].addr - addr] = p->breaks[i].orig;
@@ -506,7 +434,7 @@ int gdbt_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len)
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, buf, len);
-	know_probes(g, p);
+	gdbt_know_probes(g, p);
 	for (size_t i = 0; i < p->n_breaks; i++) {
 		struct gdb_break *b = &p->breaks[i];
 
@@ -523,276 +451,4 @@ int gdbt_op_write_mem(void *ctx, uint64_t addr, const uint8_t *buf, size_t len)
 	err = gdbt_write_raw(p->pid, addr, copy, len);
 	free(copy);
 	return err;
-}
-
-/* ---- breakpoints ------------------------------------------------------------------------- */
-
-int gdbt_op_insert_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
-{
-	struct mt_gdbt *g = ctx;
-	struct gdbt_proc *p = gdbt_cur(g);
-	struct gdb_break b = {.addr = addr};
-	const struct probe_byte *probe;
-	struct gdb_break *grown;
-	uint8_t int3 = GDB_INT3, int1 = GDB_INT1;
-	ssize_t n;
-	int err;
-
-	(void)kind;
-	if (!p)
-		return -ESRCH;
-	if (gdbt_find_break(p, addr))
-		return 0;
-	grown = realloc(p->breaks, (p->n_breaks + 1) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	p->breaks = grown;
-	know_probes(g, p);
-	probe = find_probe(p, addr);
-	if (probe) {
-		b.orig = probe->orig;
-		b.at_probe = true;
-		err = gdbt_write_raw(p->pid, addr, &int1, 1);
-	} else {
-		n = gdbt_read_raw(p->pid, addr, &b.orig, 1);
-		err = n == 1 ? gdbt_write_raw(p->pid, addr, &int3, 1) : n < 0 ? (int)n : -EFAULT;
-	}
-	if (err)
-		return err;
-	p->breaks[p->n_breaks++] = b;
-	return 0;
-}
-
-uint8_t gdbt_under(const struct gdb_break *b)
-{
-	return b->at_probe ? GDB_INT3 : b->orig;
-}
-
-int gdbt_remove_break(struct gdbt_proc *p, struct gdb_break *b)
-{
-	uint8_t byte = gdbt_under(b);
-	int err = gdbt_write_raw(p->pid, b->addr, &byte, 1);
-
-	*b = p->breaks[--p->n_breaks];
-	return err;
-}
-
-int gdbt_op_remove_breakpoint(void *ctx, uint64_t addr, unsigned int kind)
-{
-	struct gdbt_proc *p = gdbt_cur(ctx);
-	struct gdb_break *b = p ? gdbt_find_break(p, addr) : NULL;
-
-	(void)kind;
-	return b ? gdbt_remove_break(p, b) : 0;
-}
-
-/* ---- registers --------------------------------------------------------------------------- */
-
-/* Both register sets of a parked thread of the served process; -ESRCH when tid is not one. */
-static int get_regs(struct mt_gdbt *g, pid_t tid, struct mt_gdbt_thread **t,
-		    struct user_regs_struct *r, struct user_fpregs_struct *fp)
-{
-	*t = gdbt_parked(g, tid);
-	if (!*t)
-		return -ESRCH;
-	if (ptrace(PTRACE_GETREGS, (*t)->tid, 0, r) < 0 ||
-	    ptrace(PTRACE_GETFPREGS, (*t)->tid, 0, fp) < 0)
-		return -errno;
-	return 0;
-}
-
-int gdbt_op_read_regs(void *ctx, pid_t tid, uint8_t *buf)
-{
-	struct user_regs_struct r;
-	struct user_fpregs_struct fp;
-	struct mt_gdbt_thread *t;
-	int err = get_regs(ctx, tid, &t, &r, &fp);
-
-	if (err)
-		return err;
-	mt_gdb_amd64_from_user(&r, &fp, buf);
-	return 0;
-}
-
-int gdbt_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf)
-{
-	struct user_regs_struct r;
-	struct user_fpregs_struct fp;
-	struct mt_gdbt_thread *t;
-	int err = get_regs(ctx, tid, &t, &r, &fp);
-
-	if (err)
-		return err;
-	mt_gdb_amd64_to_user(buf, &r, &fp);
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 ||
-	    ptrace(PTRACE_SETFPREGS, t->tid, 0, &fp) < 0)
-		return -errno;
-	return 0;
-}
-
-/* ---- hardware breakpoints and watchpoints ------------------------------------------------ */
-
-#define DR_OFFSET(i) offsetof(struct user, u_debugreg[i])
-#define DR6_HITS     0xfu
-
-/* DR7's bits for a slot: local enable, then RW (00 exec, 01 write, 11 access) and LEN. */
-static unsigned long dr7_bits(const struct hw_slot *h, int i)
-{
-	static const unsigned long len_bits[9] = {[1] = 0, [2] = 1, [4] = 3, [8] = 2};
-	unsigned long rw = h->kind == MT_GDB_HW_EXEC ? 0 : h->kind == MT_GDB_HW_WRITE ? 1 : 3;
-	unsigned long len = h->kind == MT_GDB_HW_EXEC ? 0 : len_bits[h->len];
-
-	return 1ul << (2 * i) | (rw | len << 2) << (16 + 4 * i);
-}
-
-static int poke_dr(pid_t tid, int i, unsigned long v)
-{
-	if (ptrace(PTRACE_POKEUSER, tid, (void *)DR_OFFSET(i), (void *)v) == 0)
-		return 0;
-	/* EIO: no debug registers through ptrace here; ESRCH: the thread is going. */
-	return errno == EIO || errno == ENODEV ? -EOPNOTSUPP : -errno;
-}
-
-/* The slots into a thread's debug registers: DR7 off while the addresses change. */
-static int write_hw(const struct mt_gdbt *g, pid_t tid)
-{
-	unsigned long dr7 = 0;
-	int err = poke_dr(tid, 7, 0);
-
-	for (int i = 0; i < GDB_HW_SLOTS && !err; i++) {
-		if (!g->hw[i].used)
-			continue;
-		err = poke_dr(tid, i, g->hw[i].addr);
-		dr7 |= dr7_bits(&g->hw[i], i);
-	}
-	return err ? err : dr7 ? poke_dr(tid, 7, dr7) : 0;
-}
-
-int gdbt_apply_hw(struct mt_gdbt *g, struct mt_gdbt_thread *t)
-{
-	int err;
-
-	if (t->hw_gen == g->hw_gen)
-		return 0;
-	err = write_hw(g, t->tid);
-	if (!err || err == -ESRCH)
-		t->hw_gen = g->hw_gen;
-	return err == -ESRCH ? 0 : err;
-}
-
-/* Every parked thread of the process (all of them while gdb asks) gets the slots now. */
-static int apply_hw_all(struct mt_gdbt *g)
-{
-	struct mt_gdbt_thread *t;
-	size_t pos = 0;
-	int err = 0;
-
-	g->hw_gen++;
-	while (!err && (t = gdbt_next_thread(g, &pos)))
-		if (t->parked)
-			err = gdbt_apply_hw(g, t);
-	return err;
-}
-
-/* The largest aligned piece (8, 4, 2, 1 bytes) that starts at addr and fits in len. */
-static unsigned int piece(uint64_t addr, uint64_t len)
-{
-	unsigned int n = 8;
-
-	while (n > 1 && (addr % n || n > len))
-		n /= 2;
-	return n;
-}
-
-static void free_point(struct mt_gdbt *g, enum mt_gdb_hw_kind kind, uint64_t addr, uint64_t len)
-{
-	for (int i = 0; i < GDB_HW_SLOTS; i++)
-		if (g->hw[i].used && g->hw[i].kind == kind && g->hw[i].point_addr == addr &&
-		    g->hw[i].point_len == len)
-			g->hw[i].used = false;
-}
-
-/* A watched range in aligned pieces, one debug register each; -ENOSPC when they do not fit. */
-int gdbt_op_insert_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
-{
-	struct mt_gdbt *g = ctx;
-	uint64_t at = addr, left = kind == MT_GDB_HW_EXEC ? 1 : len;
-	int i = 0, err;
-
-	if (!left)
-		return -EINVAL;
-	while (left) {
-		unsigned int n = kind == MT_GDB_HW_EXEC ? 1 : piece(at, left);
-
-		while (i < GDB_HW_SLOTS && g->hw[i].used)
-			i++;
-		if (i == GDB_HW_SLOTS) {
-			free_point(g, kind, addr, len);
-			return -ENOSPC;
-		}
-		g->hw[i] = (struct hw_slot){true, kind, at, n, addr, len};
-		at += n;
-		left -= n;
-	}
-	err = apply_hw_all(g);
-	if (err) {
-		free_point(g, kind, addr, len);
-		apply_hw_all(g);
-	}
-	return err;
-}
-
-int gdbt_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t len)
-{
-	struct mt_gdbt *g = ctx;
-
-	free_point(g, kind, addr, len);
-	return apply_hw_all(g);
-}
-
-bool gdbt_hw_hit(struct mt_gdbt *g, struct mt_gdbt_thread *t, struct mt_gdb_stop *stop)
-{
-	static const char kinds[] = {[MT_GDB_HW_EXEC] = 'h',
-				     [MT_GDB_HW_WRITE] = 'w',
-				     [MT_GDB_HW_READ] = 'r',
-				     [MT_GDB_HW_ACCESS] = 'a'};
-	long dr6;
-
-	errno = 0;
-	dr6 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)DR_OFFSET(6), 0);
-	if (errno || !(dr6 & DR6_HITS))
-		return false;
-	ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFFSET(6), 0);
-	for (int i = 0; i < GDB_HW_SLOTS; i++) {
-		if (!(dr6 & (1l << i)) || !g->hw[i].used)
-			continue;
-		stop->hw = kinds[g->hw[i].kind];
-		stop->data_addr = g->hw[i].point_addr;
-		return true;
-	}
-	return false;
-}
-
-/*
- * An int3 of one of memtrack's uprobes that trapped to the thread instead of the kernel: the
- * page was copied when gdb's breakpoints were written into it, and the probe is no longer the
- * kernel's there (it was detached since, the copy kept its int3). The original byte goes back,
- * the pc onto it: the program runs as without memtrack's probe there, never given the SIGTRAP.
- */
-bool gdbt_stray_probe(struct mt_gdbt *g, struct mt_gdbt_thread *t, const siginfo_t *si)
-{
-	struct gdbt_proc *p = gdbt_proc_of_thread(g, t);
-	struct user_regs_struct r;
-	const struct probe_byte *probe;
-
-	if (!p || si->si_signo != SIGTRAP || si->si_code != SI_KERNEL ||
-	    ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
-		return false;
-	know_probes(g, p);
-	probe = find_probe(p, r.rip - 1);
-	if (!probe || gdbt_find_break(p, r.rip - 1) ||
-	    gdbt_write_raw(p->pid, probe->addr, &probe->orig, 1) < 0)
-		return false;
-	r.rip--;
-	return ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0;
 }
