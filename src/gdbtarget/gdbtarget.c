@@ -5,8 +5,9 @@
  * gdb over the remote protocol (src/gdbremote/), from the supervisor's own ptrace loop, which
  * calls in here (gdbtarget.h): memtrack stays the tracer of every thread, so its own stops
  * (watcher, back-pressure, forks, execs) are handled as in any run and never shown to gdb, and
- * every allocation is recorded while gdb has the process. Run control is gdbtarget_run.c;
- * files gdbtarget_files.c; the library list gdbtarget_libs.c; breakpoints gdbtarget_breaks.c;
+ * every allocation is recorded while gdb has the process. Run control is gdbtarget_forks.c,
+ * gdbtarget_detach.c, gdbtarget_syscalls.c, gdbtarget_stops.c and gdbtarget_resume.c; files
+ * gdbtarget_files.c; the library list gdbtarget_libs.c; breakpoints gdbtarget_breaks.c;
  * memory gdbtarget_mem.c; hardware breakpoints and watchpoints gdbtarget_hw.c; registers
  * gdbtarget_regs.c; the processes served gdbtarget_procs.c.
  *

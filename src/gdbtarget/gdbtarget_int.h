@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Inside memtrack's gdb target (--gdb, docs/GDB.md): the session, and what its files give each
- * other. Calls go one way: the session and its endpoint (gdbtarget.c) use run control
- * (gdbtarget_run.c), which uses breakpoints (gdbtarget_breaks.c), which use memory
- * (gdbtarget_mem.c); hardware breakpoints and watchpoints (gdbtarget_hw.c) and registers
- * (gdbtarget_regs.c) come next, the processes served (gdbtarget_procs.c) last, below them all.
- * Files (gdbtarget_files.c, of the process gdb's requests are of) and libraries
- * (gdbtarget_libs.c) are used by the session only. The requests of struct mt_gdb_ops
- * (gdbt_op_*) take ctx: the struct mt_gdbt.
+ * other. Calls go one way, each file using only those after it: the session and its endpoint
+ * (gdbtarget.c); forks, execs and ends of processes (gdbtarget_forks.c); detach and kill
+ * (gdbtarget_detach.c); syscall catchpoints (gdbtarget_syscalls.c); stops and their reports
+ * (gdbtarget_stops.c); resumes and the step over a breakpoint whose conditions failed
+ * (gdbtarget_resume.c); files (gdbtarget_files.c, of the process gdb's requests are of) and
+ * libraries (gdbtarget_libs.c), which the session alone uses; software breakpoints
+ * (gdbtarget_breaks.c); memory (gdbtarget_mem.c); hardware breakpoints and watchpoints
+ * (gdbtarget_hw.c); registers (gdbtarget_regs.c); the processes served (gdbtarget_procs.c).
+ * The requests of struct mt_gdb_ops (gdbt_op_*) take ctx: the struct mt_gdbt.
  */
 #ifndef MT_GDBTARGET_INT_H
 #define MT_GDBTARGET_INT_H
@@ -170,6 +172,7 @@ struct gdbt_proc *gdbt_proc_of_thread(struct mt_gdbt *g, const struct mt_gdbt_th
 struct gdbt_proc *gdbt_cur(struct mt_gdbt *g);
 struct gdbt_proc *gdbt_add_proc(struct mt_gdbt *g, pid_t pid);
 void gdbt_drop_proc(struct mt_gdbt *g, struct gdbt_proc *p);
+int gdbt_op_threads(void *ctx, pid_t *tids, size_t max);
 
 /* ---- memory (gdbtarget_mem.c) ---- */
 /* The process's bytes as they are, int3s and all: how many could be read; and written. */
@@ -216,23 +219,46 @@ int gdbt_op_remove_hw(void *ctx, enum mt_gdb_hw_kind kind, uint64_t addr, size_t
 int gdbt_op_read_regs(void *ctx, pid_t tid, uint8_t *buf);
 int gdbt_op_write_regs(void *ctx, pid_t tid, const uint8_t *buf);
 
-/* ---- run control (gdbtarget_run.c) ---- */
-int gdbt_op_detach_process(void *ctx, pid_t pid);
-int gdbt_set_options(struct mt_gdbt *g);
-int gdbt_op_kill_process(void *ctx, pid_t pid);
-int gdbt_collect(struct mt_gdbt *g);
+/* ---- detach and kill (gdbtarget_detach.c) ---- */
+/* Leave the process to memtrack alone: breakpoints out, every parked thread resumed. */
 int gdbt_let_run(struct mt_gdbt *g);
-int gdbt_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n);
-int gdbt_op_interrupt(void *ctx);
-int gdbt_op_threads(void *ctx, pid_t *tids, size_t max);
-int gdbt_op_kill(void *ctx);
 int gdbt_op_detach(void *ctx);
+int gdbt_op_kill(void *ctx);
+int gdbt_op_detach_process(void *ctx, pid_t pid);
+int gdbt_op_kill_process(void *ctx, pid_t pid);
+
+/* ---- syscall catchpoints (gdbtarget_syscalls.c) ---- */
+int gdbt_set_options(struct mt_gdbt *g);
 int gdbt_op_catch_syscalls(void *ctx, bool on, const int *nrs, size_t n);
-int gdbt_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len);
+
+/* ---- stops (gdbtarget_stops.c) ---- */
+/* Parked at this stop; at_signal: a signal-delivery-stop, where a resume can deliver a signal. */
+void gdbt_park(struct mt_gdbt_thread *t, int sig, bool at_signal);
+/* Every thread interrupted until all are parked, then gdb told of g->stop (GDB_STOPPING). */
+int gdbt_collect(struct mt_gdbt *g);
+/* A thread stopped for gdb: the process stops whole, then gdb hears of it. */
+int gdbt_stop_for_gdb(struct mt_gdbt *g, const struct mt_gdb_stop *stop);
+/* A stop kept for a later resume, the process being stopped for another. */
+int gdbt_hold(struct mt_gdbt *g, const struct mt_gdb_stop *stop);
+/* A stop of an event of thread t for gdb: reported, or held while the process is being stopped. */
+int gdbt_event_stop(struct mt_gdbt *g, struct mt_gdbt_thread *t, const struct mt_gdb_stop *stop);
+int gdbt_op_interrupt(void *ctx);
+
+/* ---- resumes (gdbtarget_resume.c) ---- */
+/* Thread t single-stepped by memtrack on gdb's behalf: MT_GDBT_LEAVE, or an error. */
+int gdbt_step_on(struct mt_gdbt_thread *t);
+/* The passing thread steps over its breakpoint, the others parked. */
+int gdbt_pass_step(struct mt_gdbt *g);
+/* The pass over a breakpoint is over: the threads it parked run on, or the process stops. */
+int gdbt_end_pass(struct mt_gdbt *g);
+/* A thread that stepped over a breakpoint whose conditions failed: the breakpoint goes back in. */
+int gdbt_put_back_passed(struct mt_gdbt *g, struct mt_gdbt_thread *t);
+int gdbt_op_resume(void *ctx, const struct mt_gdb_action *a, size_t n);
 
 /* ---- files (gdbtarget_files.c) ---- */
 int gdbt_op_exec_file(void *ctx, char *buf, size_t len);
 ssize_t gdbt_op_auxv(void *ctx, uint8_t *buf, size_t len);
+int gdbt_op_thread_name(void *ctx, pid_t tid, char *buf, size_t len);
 int gdbt_op_file_open(void *ctx, const char *path, int host_flags, unsigned int mode);
 ssize_t gdbt_op_file_pread(void *ctx, int fd, uint8_t *buf, size_t len, uint64_t off);
 int gdbt_op_file_close(void *ctx, int fd);

@@ -73,3 +73,17 @@ struct gdbt_proc *gdbt_proc_of_thread(struct mt_gdbt *g, const struct mt_gdbt_th
 {
 	return gdbt_proc_of(g, t->pid);
 }
+
+int gdbt_op_threads(void *ctx, pid_t *tids, size_t max)
+{
+	struct mt_gdbt *g = ctx;
+	struct mt_gdbt_thread *t;
+	size_t n = 0, pos = 0;
+
+	if (max && gdbt_find_thread(g, g->pid))
+		tids[n++] = g->pid;
+	while (n < max && (t = gdbt_next_thread(g, &pos)))
+		if (t->tid != g->pid)
+			tids[n++] = t->tid;
+	return (int)n;
+}

@@ -285,7 +285,7 @@ int sup_let_go(struct sup *s, struct tracee *t, int sig)
 
 /*
  * A stop handler's decision carried out. Every stopped tracee memtrack resumes is resumed by
- * sup_resume, but for gdb's vCont, which may single-step (src/gdbtarget/gdbtarget_run.c), and a
+ * sup_resume, but for gdb's vCont, which may single-step (src/gdbtarget/gdbtarget_resume.c), and a
  * group-stop left in PTRACE_LISTEN (supervisor_stops.c).
  */
 int sup_carry_out(struct tracee *t, int next)
