@@ -400,36 +400,50 @@ void tracker_configure_maps(struct mt_tracker *t, struct memtrack_bpf *s)
 	cap_at_pid_max(s->maps.pressure_marks, pids);
 }
 
+/* One instance of maps alone, opened against the empty CO-RE target at path, and loaded. */
+static int make_maps(struct mt_tracker *t, const char *path, struct memtrack_bpf **out)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = path);
+	struct memtrack_bpf *s = memtrack_bpf__open_opts(&opts);
+	int err;
+
+	*out = NULL;
+	if (!s)
+		return -errno;
+	tracker_configure_maps(t, s);
+	tracker_select_programs(s->obj, 0);
+	tracker_btf_maps_only(true);
+	err = tracker_load_object(t, s, "the maps");
+	tracker_btf_maps_only(false);
+	if (err) {
+		memtrack_bpf__destroy(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
 /*
  * The maps' instance of the first load, made by a thread of its own from the tracker's start,
  * while this one starts the warmer and reads the CO-RE target (or walks the kernel's BTF, 3.7
  * ms here): an instance without programs needs no CO-RE target, and its load, the maps'
  * creation (2.5 ms, the object's BTF, the ring and the hash maps' bucket arrays), waits for
- * nothing. The lifecycle's load waits for it (-v says how long).
+ * nothing. The lifecycle's load waits for it (-v says how long). A load given up (EAGAIN, a
+ * group stop meanwhile) is tried again with a new instance: libbpf refuses a second load of an
+ * object whose first failed.
  */
 static void *maps_maker_main(void *arg)
 {
 	struct mt_tracker *t = arg;
 	char path[32];
 	int empty = tracker_btf_empty_target(path, sizeof(path));
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = empty >= 0 ? path : NULL);
-	struct memtrack_bpf *s = memtrack_bpf__open_opts(&opts);
-	int err = s ? 0 : -errno, tries = 0;
+	int err, tries = 0;
 
-	if (s) {
-		tracker_configure_maps(t, s);
-		tracker_select_programs(s->obj, 0);
-		tracker_btf_maps_only(true);
-		do
-			err = tracker_load_object(t, s, "the maps");
-		while (err == -EAGAIN && ++tries < 100);
-		tracker_btf_maps_only(false);
-	}
+	do
+		err = make_maps(t, empty >= 0 ? path : NULL, &t->made_maps);
+	while (err == -EAGAIN && ++tries < 100);
 	if (empty >= 0)
 		close(empty);
-	if (err)
-		memtrack_bpf__destroy(s);
-	t->made_maps = err ? NULL : s;
 	t->made_err = err;
 	return NULL;
 }
