@@ -92,7 +92,8 @@ $(BUILD)/obj/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
 $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/output/output_pprof*.c)): $(BUILD)/proto/profile.pb-c.h
 
 # The HTML report's script and style sheet are linked in as they are (.incbin, src/output/output_html.c).
-$(BUILD)/obj/output/output_html.o: src/output/output_html.js src/output/output_html.css
+$(BUILD)/obj/output/output_html.o: src/output/output_html.js src/output/output_html.css \
+				  src/output/output_html_page.js
 $(BUILD)/obj/output/output_html_leaks.o: src/output/output_html_leaks.js src/output/output_html_leaks.css
 $(BUILD)/obj/output/output_diff_flame.o: src/output/output_diff_flame.js src/output/output_diff_flame.css
 

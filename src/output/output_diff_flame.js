@@ -13,6 +13,7 @@
 // report's page.
 'use strict';
 (function () {
+	const {human, escape, param} = mtPage; // output_html_page.js
 	const box = document.getElementById('diff-flame-box');
 	const holder = document.getElementById('diff-flame-data');
 	if (!box || !holder) return;
@@ -21,31 +22,6 @@
 	const ROW = 18;
 	const BYTES = {bytes: true, peak: true, live: true};
 	const tip = document.getElementById('diff-flame-tip');
-
-	function param(k) {
-		const m = new RegExp('[#&]' + k + '=([^&]*)').exec(location.hash);
-		if (!m) return '';
-		try {
-			return decodeURIComponent(m[1]);
-		} catch (e) {
-			return m[1];
-		}
-	}
-
-	function human(b) {
-		if (b < 0) return '-' + human(-b);
-		const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-		let v = b, i = 0;
-		while (v >= 1024 && i < units.length - 1) {
-			v /= 1024;
-			i++;
-		}
-		return i ? v.toFixed(1) + ' ' + units[i] : b + ' B';
-	}
-
-	function escape(s) {
-		return s.replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'})[c]);
-	}
 
 	// The tree: node 0 the root; each node its name, parent, children and both runs' weights.
 	const nodes = [{name: 'all', parent: -1, kids: new Map(), base: new Array(data.metrics.length).fill(0), now: new Array(data.metrics.length).fill(0), depth: 0}];

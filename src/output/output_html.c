@@ -6,7 +6,8 @@
  * flamegraph is drawn by the script from the data of output_html_data.c, for the process image
  * and the time range chosen; the bottom-up tables are output_html_calls.c's. The script and the
  * style sheet (output_html.js, output_html.css) are linked into memtrack as they are, to be read
- * and edited as the files they are.
+ * and edited as the files they are; so is what the scripts of every page share
+ * (output_html_page.js), written once at the top of each page.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,9 +29,15 @@ __asm__(".pushsection .rodata\n"
 	"mt_html_style:\n"
 	".incbin \"src/output/output_html.css\"\n"
 	".byte 0\n"
+	".global mt_html_page_script\n"
+	".hidden mt_html_page_script\n"
+	"mt_html_page_script:\n"
+	".incbin \"src/output/output_html_page.js\"\n"
+	".byte 0\n"
 	".popsection\n");
 extern const char mt_html_script[];
 extern const char mt_html_style[];
+extern const char mt_html_page_script[];
 
 /* ---- the summary ---------------------------------------------------------------------------- */
 
@@ -236,8 +243,10 @@ void mt_html_begin(FILE *out, const char *const *words, int n)
 	      "memtrack: ",
 	      out);
 	put_words(out, words, n);
-	fprintf(out, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>memtrack: <code>",
-		mt_html_style);
+	fprintf(out,
+		"</title>\n<style>\n%s</style>\n</head><body>\n<script>\n%s</script>\n"
+		"<h1>memtrack: <code>",
+		mt_html_style, mt_html_page_script);
 	put_words(out, words, n);
 	fputs("</code></h1>\n", out);
 }

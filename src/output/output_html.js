@@ -9,20 +9,10 @@
 // data-range-to (the time range in ns from the run's start, whole buckets; absent: the whole run).
 'use strict';
 (function () {
+	const {human, escape, param} = mtPage; // output_html_page.js
 	const data = JSON.parse(document.getElementById('mt-data').textContent);
 	const SVGNS = 'http://www.w3.org/2000/svg';
 	const ot = data.over_time;
-
-	function human(b) {
-		if (b < 0) return '-' + human(-b);
-		const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-		let v = b, i = 0;
-		while (v >= 1024 && i < units.length - 1) {
-			v /= 1024;
-			i++;
-		}
-		return i ? v.toFixed(1) + ' ' + units[i] : b + ' B';
-	}
 
 	function exact(n) {
 		return n.toLocaleString('en-US');
@@ -33,10 +23,6 @@
 		if (ns >= 1e6) return (ns / 1e6).toFixed(3) + ' ms';
 		if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' \u00b5s';
 		return ns + ' ns';
-	}
-
-	function escape(s) {
-		return s.replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'})[c]);
 	}
 
 	function showTip(tip, html, ev) {
@@ -55,16 +41,6 @@
 	// The URL's fragment may choose the view: #weight=bytes&focus=main&search=sqlite&image=2&range=10-20
 	// (range in ms)&function=main (chosen in the bottom-up table). A malformed escape (#search=100%, a link cut short) is taken as typed, not
 	// thrown: decodeURIComponent's URIError would leave the page without its flamegraph.
-	function param(k) {
-		const m = new RegExp('[#&]' + k + '=([^&]*)').exec(location.hash);
-		if (!m) return '';
-		try {
-			return decodeURIComponent(m[1]);
-		} catch (e) {
-			return m[1];
-		}
-	}
-
 	// ---- the view: one image or the whole tree; the whole run or buckets [b0, b1)
 
 	const view = {image: -1, range: null, listeners: []};
