@@ -115,29 +115,10 @@ struct mt_status *mt_status_start(struct mt_run_config *cfg);
 /* The line erased and the terminal's whole screen given back; st freed. NULL: nothing. */
 void mt_status_end(struct mt_status *st);
 
-/* cmd_follow.c: memtrack report --follow FILE, the view of a run in progress: the status. */
-struct mt_follow_opts {
-	size_t top;   /* sites shown (0: all) */
-	int sites_by; /* enum mt_folded_metric: their order */
-};
-int mt_cmd_report_follow(const char *path, const struct mt_follow_opts *o);
-
-/* --max-increase limits of `memtrack report --diff`. */
-#define MT_CMD_DIFF_LIMITS 8
-struct mt_cmd_diff_limits {
-	int n;
-	int metric[MT_CMD_DIFF_LIMITS]; /* enum mt_diff_metric */
-	double max_percent[MT_CMD_DIFF_LIMITS];
-};
-
 /* The exit status of a --diff whose limit was exceeded (1: an artifact unread, 2: usage). */
 #define MT_EXIT_DIFF_EXCEEDED 3
 /* memtrack report --strict-leaks: a scan found blocks definitely lost (docs/LEAKS.md). */
 #define MT_EXIT_LEAKED	      4
-
-/* memtrack report --diff BASE NEW (cmd_diff.c), html its page's path or NULL: the exit status. */
-int mt_cmd_diff(const char *base, const char *new, bool json, const char *html, size_t top,
-		const struct mt_cmd_diff_limits *limits);
 
 /* What writes a file of memtrack report: 0 or a negative errno. */
 typedef int (*mt_cmd_writer)(FILE *f, const void *arg);

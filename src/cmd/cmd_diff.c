@@ -76,8 +76,9 @@ static int write_page(FILE *f, const void *v)
 	return mt_output_diff_html(v, f);
 }
 
-int mt_cmd_diff(const char *base, const char *new, bool json, const char *html, size_t top,
-		const struct mt_cmd_diff_limits *limits)
+/* memtrack report --diff BASE NEW, html its page's path or NULL: the exit status. */
+static int run_diff(const char *base, const char *new, bool json, const char *html, size_t top,
+		    const struct mt_cmd_diff_limits *limits)
 {
 	struct mt_diff_limit lim[MT_CMD_DIFF_LIMITS];
 	struct mt_report *rep[2] = {NULL, NULL};
@@ -170,5 +171,5 @@ int mt_cmd_diff_mode(const struct mt_cmd_report_opts *o, int n, char **files)
 				mt_printable(a, sizeof(a), o->html), i ? "NEW" : "BASE");
 			return 1;
 		}
-	return mt_cmd_diff(files[0], files[1], o->json, o->html, o->top, &o->limits);
+	return run_diff(files[0], files[1], o->json, o->html, o->top, &o->limits);
 }

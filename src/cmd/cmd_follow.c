@@ -26,6 +26,12 @@
 
 #define FOLLOW_PERIOD_S 1
 
+/* What the views show. */
+struct mt_follow_opts {
+	size_t top;   /* sites shown (0: all) */
+	int sites_by; /* enum mt_folded_metric: their order */
+};
+
 /* One view of what was read so far. 0 or a negative errno. */
 static int put_view(struct mt_report *rep, const char *path, const struct mt_follow_opts *o,
 		    bool tty)
@@ -110,7 +116,7 @@ static int follow(struct mt_report_follow *f, const char *path, const struct mt_
 	return 0;
 }
 
-int mt_cmd_report_follow(const char *path, const struct mt_follow_opts *o)
+static int report_follow(const char *path, const struct mt_follow_opts *o)
 {
 	char err[MT_ARTIFACT_ERRLEN], p[MT_PRINTABLE_MAX];
 	struct mt_report_follow *f;
@@ -155,5 +161,5 @@ int mt_cmd_follow_mode(const struct mt_cmd_report_opts *o, int n, char **files)
 				   mt_printable(a, sizeof(a), files[1]));
 		return MT_EXIT_USAGE;
 	}
-	return mt_cmd_report_follow(files[0], &fo);
+	return report_follow(files[0], &fo);
 }

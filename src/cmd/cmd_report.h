@@ -13,6 +13,14 @@
 #include "cmd/cmd.h"
 #include "output/output.h"
 
+/* --max-increase limits of `memtrack report --diff`. */
+#define MT_CMD_DIFF_LIMITS 8
+struct mt_cmd_diff_limits {
+	int n;
+	int metric[MT_CMD_DIFF_LIMITS]; /* enum mt_diff_metric */
+	double max_percent[MT_CMD_DIFF_LIMITS];
+};
+
 /* memcheck takes up to 100 files; a report needs far fewer. */
 #define MT_CMD_SUPP_FILES 16
 
