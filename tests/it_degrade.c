@@ -612,6 +612,49 @@ START_TEST(hostile_file_names)
 END_TEST
 
 /*
+ * Callers are a plain run's default, not something asked for: where their programs do not load
+ * (the test build refuses them as a verifier might), the run goes on without them, says so, and
+ * counts every call; with --stacks asked for, the refusal ends the run.
+ */
+START_TEST(callers_refused_run_goes_on)
+{
+	const char *refuse[] = {"MT_REFUSE_CALLERS=1", NULL};
+	char dir[64], art[128];
+	const char *plain[] = {MEMTRACK_FAULTS,	 "run", "-q", "-o", art, "--",
+			       FIXTURE("churn"), "300", NULL};
+	const char *asked[] = {MEMTRACK_FAULTS,	 "run", "-q", "--stacks", "-o", art, "--",
+			       FIXTURE("churn"), "300", NULL};
+	const char *rep[] = {MEMTRACK, "report", "--json", art, NULL};
+	struct json_object *r;
+	struct mt_out o;
+
+	mt_tmpdir(dir);
+	snprintf(art, sizeof(art), "%s/a.mtk", dir);
+	ck_assert_int_eq(mt_run(plain, NULL, NULL, 120, &o), 0);
+	ck_assert_msg(o.code == 0 && !strstr(o.err, "callers"), "%d: %s", o.code, o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(plain, refuse, NULL, 120, &o), 0);
+	ck_assert_msg(o.code == 0, "exit %d: %s", o.code, o.err);
+	ck_assert_msg(strstr(o.err, "this run records no callers"), "%s", o.err);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
+	ck_assert_msg(o.code == 0, "report: %s", o.err);
+	r = json_tokener_parse(o.out);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(r, "totals"), "allocations"), 300);
+	ck_assert_int_eq(mt_json_i64(mt_json_get(r, "totals"), "frees"), 300);
+	json_object_put(r);
+	mt_out_free(&o);
+	ck_assert_int_eq(mt_run(asked, refuse, NULL, 120, &o), 0);
+	ck_assert_msg(o.code != 0 && strstr(o.err, "cannot load the BPF programs"), "%d: %s",
+		      o.code, o.err);
+	mt_out_free(&o);
+	unlink(art);
+	rmdir(dir);
+}
+END_TEST
+
+/*
  * A user with the BPF capabilities but not root: tracefs is mounted, only unreadable (mode 700).
  * One sentence says that, and which capability is missing; with it the run works.
  */
@@ -680,6 +723,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, known_inodes_full);
 	tcase_add_test(tc, hostile_file_names);
 	tcase_add_test(tc, unprivileged_tracefs_message);
+	tcase_add_test(tc, callers_refused_run_goes_on);
 	suite_add_tcase(s, tc);
 	return s;
 }

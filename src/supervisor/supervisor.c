@@ -267,6 +267,7 @@ int mt_supervise_open_tracker(const struct mt_run_config *cfg, struct mt_tracker
 	    .mappings = cfg->mappings,
 	    .no_backpressure = sup_backpressure_off(),
 	    .no_uprobe_multi = sup_uprobe_multi_off(),
+	    .refuse_callers = sup_callers_refused(),
 	    .verbose = cfg->verbose,
 	    .trace_maps = cfg->trace_maps,
 	};

@@ -235,6 +235,7 @@ int sup_release_held(struct sup *s);
 int sup_resume_pressed(struct sup *s);
 bool sup_backpressure_off(void);
 bool sup_uprobe_multi_off(void);
+bool sup_callers_refused(void);
 int sup_on_stop(struct sup *s, struct tracee *t, int status);
 
 /* supervisor_stopat.c */

@@ -550,6 +550,13 @@ bool sup_uprobe_multi_off(void)
 {
 	return getenv("MT_NO_UPROBE_MULTI") != NULL;
 }
+
+/* MT_REFUSE_CALLERS=1: the callers' programs are refused, as a kernel's verifier may refuse them.
+ */
+bool sup_callers_refused(void)
+{
+	return getenv("MT_REFUSE_CALLERS") != NULL;
+}
 #else
 static int injected_fault(void)
 {
@@ -562,6 +569,11 @@ bool sup_backpressure_off(void)
 }
 
 bool sup_uprobe_multi_off(void)
+{
+	return false;
+}
+
+bool sup_callers_refused(void)
 {
 	return false;
 }

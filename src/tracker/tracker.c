@@ -153,7 +153,7 @@ int mt_tracker_open(struct mt_tracker **out, const struct mt_tracker_config *cfg
 		err = -errno;
 		goto fail;
 	}
-	if (cfg->stacks && cfg->events) {
+	if (t->cfg.stacks && cfg->events) { /* not if loaded without callers */
 		err = mt_unwind_loader_new(&t->unwind, bpf_map__fd(t->skel->maps.unwind_tables),
 					   bpf_map__fd(t->skel->maps.unwind_files),
 					   !cfg->stacks_caller);

@@ -61,6 +61,7 @@ struct mt_tracker_config {
 	bool no_backpressure; /* test builds only: a full ring drops events instead */
 	bool
 	    no_uprobe_multi; /* test builds only: per-process perf links, as without uprobe_multi */
+	bool refuse_callers; /* test builds only: the callers' programs fail to load */
 	bool verbose;
 	bool trace_maps; /* every process stops at its first mapping of each file (--trace-maps) */
 };

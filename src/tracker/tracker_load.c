@@ -270,6 +270,8 @@ static int load_with(struct mt_tracker *t, bool fentry, bool multi)
 		tracker_select_programs(t->skel->obj, needs);
 		err = tracker_load_object(t, t->skel, "the lifecycle");
 	}
+	if (!err && t->cfg.stacks && t->cfg.refuse_callers)
+		err = -EINVAL; /* test builds: as a verifier that refuses the unwinder */
 	tracker_btf_loading(t, false);
 	if (!err)
 		err = attach_lifecycle(t, fentry);
@@ -322,6 +324,33 @@ static int load_either(struct mt_tracker *t, bool fentry)
 }
 
 /*
+ * The callers a plain run records are a default, not something asked for: where the programs do
+ * not load with them (a kernel whose verifier refuses the unwinder), the run goes on without them
+ * and says so, rather than recording nothing. With --stacks asked for, for want of rights, or
+ * where the kernel lacks what memtrack needs, the error stands.
+ */
+static int load_either_or_without_callers(struct mt_tracker *t, bool fentry)
+{
+	int err = load_either(t, fentry), with;
+
+	if (!err || !t->cfg.stacks || !t->cfg.stacks_caller || err == -EPERM || err == -EACCES ||
+	    missing_kernel_feature())
+		return err;
+	with = err;
+	t->cfg.stacks = false;
+	err = load_either(t, fentry);
+	if (err) {
+		t->cfg.stacks = true;
+		return with;
+	}
+	fprintf(stderr,
+		"memtrack: the programs that record callers cannot load on this kernel (%s): this "
+		"run records no callers\n",
+		strerror(-with));
+	return 0;
+}
+
+/*
  * Where the kernel refuses fentry (EPERM here), find out before loading the whole object: one
  * empty fentry program on security_mmap_file (return 0), its target found by the walk of the
  * kernel's BTF that the object's load uses next.
@@ -356,7 +385,7 @@ static int load_watcher(struct mt_tracker *t)
 	if (t->cfg.watcher != MT_WATCHER_TRACEPOINT) {
 		err = fentry_loads(t);
 		if (!err)
-			err = load_either(t, true);
+			err = load_either_or_without_callers(t, true);
 		if (!err)
 			return 0;
 		if (t->cfg.watcher == MT_WATCHER_FENTRY && err != -EPERM &&
@@ -380,7 +409,7 @@ static int load_watcher(struct mt_tracker *t)
 	err = ensure_tracefs();
 	if (err)
 		return err;
-	err = load_either(t, false);
+	err = load_either_or_without_callers(t, false);
 	if (err)
 		explain_load_error(t, err);
 	return err;
