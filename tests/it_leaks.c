@@ -652,6 +652,28 @@ START_TEST(memchecks_classes_on_real_programs)
 }
 END_TEST
 
+/*
+ * A static glibc program that frees what it allocates: its start-up's own blocks, held from its
+ * RELRO (made read-only after them), are still reachable, not lost; --strict-leaks passes.
+ */
+START_TEST(static_glibc_start_up_is_reachable)
+{
+	const char *opts[] = {"--leaks", NULL};
+	const char *cmd[] = {FIXTURE("static_alloc"), "10", NULL};
+	struct mt_out o;
+	struct json_object *rep = mt_run_report(opts, cmd, 120, &o), *leaks;
+
+	ck_assert_msg(rep && o.code == 0, "static_alloc: exit %d: %s", o.code, o.err);
+	mt_out_free(&o);
+	leaks = mt_json_get(rep, "leaks");
+	assert_class(leaks, "definitely_lost", 0, 0);
+	assert_class(leaks, "indirectly_lost", 0, 0);
+	assert_class(leaks, "possibly_lost", 0, 0);
+	ck_assert_int_ge(mt_json_i64(mt_json_get(leaks, "still_reachable"), "blocks"), 2);
+	json_object_put(rep);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("leaks");
@@ -667,6 +689,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, dlopen_library_data_is_a_root);
 	tcase_add_test(tc, fork_exec_tree_per_process);
 	tcase_add_test(tc, text_loss_records_and_strict_leaks);
+	tcase_add_test(tc, static_glibc_start_up_is_reachable);
 	tcase_add_test(tc, summary_line);
 
 	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 3);

@@ -356,8 +356,27 @@ struct region {
 	uint64_t start, end;
 	uint64_t stack_from; /* a thread's stack: scanned from here (0: not one) */
 	uint64_t in_memory;  /* kB resident or swapped out (smaps' Rss + Swap) */
-	bool root;	     /* writable, private, not [stack] */
+	bool root;	     /* writable, private, not [stack]; or a file's RELRO */
 };
+
+/*
+ * A file's RELRO (PT_GNU_RELRO: .data.rel.ro, the GOT), made read-only once relocated: the
+ * read-only private mapping of the file just before its writable one. A static glibc program's
+ * own start-up keeps blocks there (_dl_init_paths' search paths, _dl_find_object_init's table),
+ * which malloc handed out before the protection; a dynamic loader fills RELRO with addresses of
+ * code and data only. memcheck never sees those blocks: it cannot replace a static malloc.
+ */
+struct relro_candidate {
+	struct mt_inode_key key;
+	uint64_t end;
+	bool valid;
+};
+
+static bool is_relro(const struct relro_candidate *c, const struct mt_map_entry *e)
+{
+	return c->valid && e->write && !e->shared && *e->path && c->end == e->start &&
+	       mt_inode_key_eq(&c->key, &e->key);
+}
 
 /* Whether a mapping is anonymous memory: no file, or a name given with PR_SET_VMA. */
 static bool anonymous(const char *path)
@@ -407,6 +426,7 @@ static int read_regions(struct scan *sc, struct region **out, size_t *n)
 {
 	char path[64], *line = NULL;
 	size_t len = 0, cap = 0;
+	struct relro_candidate relro = {0};
 	struct mt_map_entry e;
 	int err = 0;
 	FILE *f;
@@ -435,6 +455,13 @@ static int read_regions(struct scan *sc, struct region **out, size_t *n)
 		 */
 		r.root =
 		    e.read && e.write && !e.shared && strcmp(e.path, "[stack]") && !books(sc, &e);
+		if (*n && is_relro(&relro, &e))
+			(*out)[*n - 1].root = true;
+		relro =
+		    (struct relro_candidate){.key = e.key,
+					     .end = e.end,
+					     .valid = e.read && !e.write && !e.exec && !e.shared &&
+						      *e.path && !anonymous(e.path)};
 		err = MT_GROW(*out, cap, *n + 1, 64);
 		if (!err)
 			(*out)[(*n)++] = r;
