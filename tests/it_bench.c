@@ -137,18 +137,30 @@ static const char *const no_leak_check[] = {"ASAN_OPTIONS=detect_leaks=0", NULL}
 	"{\"command\":[\"" MT_BUILD_DIR                                                            \
 	"/fixtures/stress\",\"threads\",\"4\"],\"name\":\"threads\"}]"
 
+/* Two benchmarks of churn: 100 and 300 blocks. */
+#define TWO_CHURNS                                                                                 \
+	"[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"c100\"},"          \
+	"{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"300\"],\"name\":\"c300\"}]"
+
+/* The plan text into dir/plan.json, its path into plan. */
+static void write_plan(char *plan, size_t size, const char *text)
+{
+	FILE *f;
+
+	snprintf(plan, size, "%s/plan.json", dir);
+	f = fopen(plan, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
 START_TEST(exec_harness_plan_gives_each_benchmark_its_exact_figures)
 {
 	char script[8192], plan[512];
 	const struct mt_out *o;
 	json_object *doc, *b;
-	FILE *f;
 
-	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
-	f = fopen(plan, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(PLAN, f);
-	fclose(f);
+	write_plan(plan, sizeof(plan), PLAN);
 	snprintf(script, sizeof(script),
 		 MT_BUILD_DIR "/memtrack bench --json -o %s/a.mtk -- " MT_BUILD_DIR
 			      "/memtrack exec-harness - < %s",
@@ -211,13 +223,9 @@ START_TEST(stacks_give_each_benchmark_its_sites)
 	const struct mt_out *o;
 	json_object *doc, *site, *frames;
 	bool main_seen = false;
-	FILE *f;
 
-	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
-	f = fopen(plan, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"c\"}]", f);
-	fclose(f);
+	write_plan(plan, sizeof(plan),
+		   "[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"c\"}]");
 	snprintf(script, sizeof(script),
 		 MT_BUILD_DIR "/memtrack bench --stacks --json -o %s/a.mtk -- " MT_BUILD_DIR
 			      "/memtrack exec-harness - < %s",
@@ -255,15 +263,8 @@ START_TEST(output_folder_is_codspeeds_profile_folder)
 	char script[8192], plan[512], prof[512], path[2048];
 	const struct mt_out *o;
 	json_object *doc, *events;
-	FILE *f;
 
-	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
-	f = fopen(plan, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"c100\"},"
-	      "{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"300\"],\"name\":\"c300\"}]",
-	      f);
-	fclose(f);
+	write_plan(plan, sizeof(plan), TWO_CHURNS);
 	snprintf(prof, sizeof(prof), "%s/prof", dir);
 	snprintf(script, sizeof(script),
 		 MT_BUILD_DIR "/memtrack bench -o %s/ -- " MT_BUILD_DIR
@@ -406,15 +407,8 @@ START_TEST(html_page_chooses_a_benchmark)
 	json_object *doc, *list;
 	long long start_mono;
 	char *dom;
-	FILE *f;
 
-	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
-	f = fopen(plan, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("[{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"100\"],\"name\":\"c100\"},"
-	      "{\"command\":[\"" MT_BUILD_DIR "/fixtures/churn\",\"300\"],\"name\":\"c300\"}]",
-	      f);
-	fclose(f);
+	write_plan(plan, sizeof(plan), TWO_CHURNS);
 	snprintf(art, sizeof(art), "%s/a.mtk", dir);
 	snprintf(html, sizeof(html), "%s/a.html", dir);
 	snprintf(script, sizeof(script),
