@@ -30,6 +30,7 @@ enum mt_counter {
 	MT_CNT_PRESSURE_STOPS,	 /* SIGSTOPs sent because the events ring was nearly full */
 	MT_CNT_STACKS_LOST,	 /* allocations whose stack could not be stored (stack id 0) */
 	MT_CNT_STACK_COLLISIONS, /* two stacks of one hash: the second stored under its own id */
+	MT_CNT_UNRECORDED,	 /* calls of functions counted, not recorded (MT_K_UNRECORDED) */
 	MT_CNT_MAX,
 };
 
@@ -98,6 +99,24 @@ enum mt_call_layout {
 };
 
 /*
+ * Allocator functions memtrack finds but does not record: no kind or layout reads their calls
+ * (docs/PROBES.md). An entry probe counts each call (MT_K_UNRECORDED), so that the report says
+ * the recording is incomplete and why. The probe's cookie carries MT_COOKIE_UNRECORDED and one
+ * of these in place of a kind. Never renumber: stored in artifacts.
+ */
+enum mt_unrecorded {
+	MT_U_NONE = 0,
+	MT_U_MI_REALPATH,	     /* (name, resolved): allocates when resolved is NULL */
+	MT_U_MI_WCSDUP,		     /* a string of 16-bit characters */
+	MT_U_MI_REALLOCARR,	     /* (ptr *, n, size) -> int: the block goes out through ptr */
+	MT_U_SN_REALLOCARR,	     /* the same, snmalloc's */
+	MT_U_MI_DUPENV_S,	     /* (buf *, size *, name) -> int */
+	MT_U_MI_HEAP_DESTROY,	     /* frees every block of a heap at once */
+	MT_U_RPMALLOC_HEAP_FREE_ALL, /* the same, rpmalloc's */
+	MT_U_MAX,
+};
+
+/*
  * Records of the same stream that are not allocator calls: the process lifecycle and the release
  * of a realloc's old block at the call's entry. Emitted by the BPF side when they happen, so their
  * order against the allocator events is the ring's reservation order, a true global order. Kinds
@@ -119,12 +138,15 @@ enum mt_call_layout {
  *   entered with a block, released now: another thread may receive its address before the call
  *   returns. pid, tid, file_id: the caller and the file as for the call; addr: the block passed
  *   in. The call's own event follows at its return; a failed call gives the block back.
+ * MT_K_UNRECORDED: a call of an allocator function memtrack does not record (enum mt_unrecorded),
+ *   at its entry. pid, tid, file_id: the caller and the file; size: the function.
  */
 enum mt_stream_kind {
 	MT_K_FORK = 32,
 	MT_K_EXEC = 33,
 	MT_K_EXIT = 34,
 	MT_K_REALLOC_RELEASE = 35,
+	MT_K_UNRECORDED = 36,
 };
 
 /* size of an MT_K_FORK record: the child shares its parent's memory (vfork). */
@@ -164,6 +186,8 @@ enum mt_stream_kind {
  */
 #define MT_COOKIE_HEAP_FIRST   (1ULL << 25)
 #define MT_COOKIE_ZEROES       (1ULL << 26)
+/* The kind bits hold an enum mt_unrecorded: the call is counted, nothing else (entry only). */
+#define MT_COOKIE_UNRECORDED   (1ULL << 27)
 #define MT_COOKIE_OWNER(c)     ((__u32)((c) >> 32))
 #define MT_COOKIE_FOR(tgid)    ((__u64)(__u32)(tgid) << 32)
 

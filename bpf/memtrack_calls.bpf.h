@@ -247,6 +247,19 @@ static __always_inline int on_go_malloc(struct pt_regs *ctx, __u64 cookie)
 	return 0;
 }
 
+/*
+ * A function memtrack finds but does not record (enum mt_unrecorded in bpf/memtrack.h), probed
+ * at its entry only: the call counted, for the report to say the recording is incomplete. It
+ * takes no part in the thread's nesting: a recorded call inside it is recorded as ever.
+ */
+static __always_inline int on_unrecorded(__u64 cookie)
+{
+	count(MT_CNT_UNRECORDED);
+	emit_kind(MT_K_UNRECORDED, (__u16)MT_COOKIE_FILE(cookie), 0, MT_COOKIE_KIND(cookie), 0, 0,
+		  0, 0);
+	return 0;
+}
+
 static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -269,6 +282,8 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 		return on_return_insn(st, sp, PT_REGS_RC(ctx));
 	if (role == MT_ROLE_TAIL)
 		return on_tail_jump(st, sp);
+	if (cookie & MT_COOKIE_UNRECORDED)
+		return on_unrecorded(cookie);
 	if (MT_COOKIE_KIND(cookie) == MT_K_GO_MALLOC)
 		return on_go_malloc(ctx, cookie);
 	settle(st, sp, true);

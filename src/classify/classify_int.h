@@ -24,6 +24,8 @@ struct alloc_fn {
 	unsigned int flags;
 	/* enum mt_call_layout when its arguments are not in its kind's order, else 0 */
 	unsigned char layout;
+	/* enum mt_unrecorded: its calls are counted, not recorded (kind MT_K_NONE), else 0 */
+	unsigned char unrecorded;
 };
 
 /* Marker symbols, of any type, that tell one libc from another. */

@@ -126,6 +126,7 @@ static int add_point(struct mt_classification *out, int fd, Elf *e, const struct
 	pt->layout = row->layout;
 	pt->heap_first = row->flags & ROW_HEAP;
 	pt->zeroes = row->flags & ROW_ZERO;
+	pt->unrecorded = row->unrecorded;
 	out->n_points++;
 	err = mt_place_point(fd, pt, c->size, avail, mode, caps);
 	/* Go's mallocgc is counted at its stack check only (placement.c): none, no point. */

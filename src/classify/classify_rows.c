@@ -14,7 +14,7 @@
 
 #define ROW(n, k, r, fam, fl, lay)                                                                 \
 	{                                                                                          \
-		n, MT_K_##k, r, fam, fl, lay                                                       \
+		n, MT_K_##k, r, fam, fl, lay, 0                                                    \
 	}
 #define STD(n, k, r)	  ROW(n, k, r, MT_FAM_LIBC, ROW_JE, 0)
 #define STDZ(n, k)	  ROW(n, k, true, MT_FAM_LIBC, ROW_JE | ROW_ZERO, 0)
@@ -33,6 +33,11 @@
 #define RUST(n, k, r)	  ROW(n, k, r, MT_FAM_RUST, 0, 0)
 #define GO(n, k, r)	  ROW(n, k, r, MT_FAM_GO, 0, 0)
 #define CXX(n, k, r)	  ROW(n, k, r, MT_FAM_CXX, 0, 0)
+/* A function whose calls are counted, not recorded (enum mt_unrecorded): entry only */
+#define UNREC(n, fam, u)                                                                           \
+	{                                                                                          \
+		n, MT_K_NONE, false, fam, 0, 0, MT_U_##u                                           \
+	}
 
 /*
  * Order matters: where several names share one address (mimalloc's malloc is mi_malloc, glibc's
@@ -140,6 +145,16 @@ static const struct alloc_fn alloc_fns[] = {
     MIHL("recalloc_aligned_at", REALLOC_ALIGNED, ROW_ZERO, RECALLOC_ALIGNED),
     MIH("alloc_new", NEW, true),
     MIH("alloc_new_n", CALLOC, true),
+    /*
+     * No kind or layout reads these (docs/PROBES.md): a block only when the second argument is
+     * NULL; a string of 16-bit characters; the block out through a pointer, an int returned; a
+     * whole heap freed at once. Their calls are counted, for the report to say what is missing.
+     */
+    UNREC("mi_realpath", MT_FAM_MIMALLOC, MI_REALPATH),
+    UNREC("mi_wcsdup", MT_FAM_MIMALLOC, MI_WCSDUP),
+    UNREC("mi_reallocarr", MT_FAM_MIMALLOC, MI_REALLOCARR),
+    UNREC("mi_dupenv_s", MT_FAM_MIMALLOC, MI_DUPENV_S),
+    UNREC("mi_heap_destroy", MT_FAM_MIMALLOC, MI_HEAP_DESTROY),
 
     TC("malloc", MALLOC, true),
     TC("malloc_skip_new_handler", MALLOC, true),
@@ -196,6 +211,7 @@ static const struct alloc_fn alloc_fns[] = {
     SN("posix_memalign", POSIX_MEMALIGN, true, 0),
     SN("valloc", VALLOC, true, 0),
     SN("pvalloc", PVALLOC, true, 0),
+    UNREC("sn_reallocarr", MT_FAM_SNMALLOC, SN_REALLOCARR),
 
     /*
      * rpmalloc 1.4 (rpmalloc/rpmalloc.h), as its Rust crate (rpmalloc-rs) links it: its
@@ -221,6 +237,7 @@ static const struct alloc_fn alloc_fns[] = {
     RP("rpmalloc_heap_realloc", REALLOC, true, ROW_HEAP),
     RPL("rpmalloc_heap_aligned_realloc", REALLOC_ALIGNED, ROW_HEAP, ALIGNED_REALLOC),
     RP("rpmalloc_heap_free", FREE, false, ROW_HEAP),
+    UNREC("rpmalloc_heap_free_all", MT_FAM_RPMALLOC, RPMALLOC_HEAP_FREE_ALL),
 
     /*
      * Rust's allocator shims (GlobalAlloc's ABI), into a #[global_allocator] the file defines:

@@ -195,6 +195,9 @@ uint64_t mt_point_cookie(const struct mt_probe_point *pt)
 {
 	uint64_t c = MT_KIND_ROLE(pt->layout ? pt->layout : pt->kind, pt->role);
 
+	if (pt->unrecorded)
+		return MT_KIND_ROLE(pt->unrecorded, pt->role) | MT_COOKIE_UNRECORDED;
+
 	if (pt->heap_first)
 		c |= MT_COOKIE_HEAP_FIRST;
 	if (pt->zeroes)

@@ -31,6 +31,8 @@ struct mt_probe_point {
 	uint8_t layout;	 /* enum mt_call_layout when its arguments are not its kind's, else 0 */
 	bool heap_first; /* takes a heap before its kind's arguments (MT_COOKIE_HEAP_FIRST) */
 	bool zeroes;	 /* hands out zeroed memory (MT_COOKIE_ZEROES) */
+	/* enum mt_unrecorded: each call counted at the entry, nothing recorded (kind MT_K_NONE) */
+	uint8_t unrecorded;
 	char reason[96]; /* why probe_offset was chosen, e.g. "+3 jcc (emulated) after test" */
 };
 
@@ -97,8 +99,8 @@ unsigned int mt_kind_args(enum mt_kind kind);
 unsigned int mt_point_args(const struct mt_probe_point *pt);
 /*
  * The part of pt's probe cookie that is pt's own (MT_COOKIE's kind byte and the
- * MT_COOKIE_HEAP_FIRST and MT_COOKIE_ZEROES bits): what the BPF side decodes its calls by. The
- * linker adds the file.
+ * MT_COOKIE_HEAP_FIRST, MT_COOKIE_ZEROES and MT_COOKIE_UNRECORDED bits): what the BPF side decodes
+ * its calls by. The linker adds the file.
  */
 uint64_t mt_point_cookie(const struct mt_probe_point *pt);
 

@@ -390,7 +390,7 @@ static int finish_artifact(struct sup *s)
 	e = mt_artifact_finish(s->artifact, &foot);
 	s->artifact = NULL;
 	/* A write error stopped the recording (the writer said so), not the run. */
-	s->res->incomplete = e || c.events_dropped || c.args_lost ||
+	s->res->incomplete = e || c.events_dropped || c.args_lost || c.unrecorded_calls ||
 			     mt_tracker_unprobed_count(s->tracker) || s->res->handoff_late_files;
 	return err;
 }

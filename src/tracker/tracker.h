@@ -252,6 +252,7 @@ struct mt_drop_counts {
 	uint64_t pressure_stops;
 	uint64_t stacks_lost;	   /* allocations without a stack id: a map or the ring was full */
 	uint64_t stack_collisions; /* stacks that share a hash with another */
+	uint64_t unrecorded_calls; /* calls of functions counted, not recorded (MT_K_UNRECORDED) */
 };
 int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c);
 

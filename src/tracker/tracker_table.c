@@ -246,5 +246,7 @@ int mt_tracker_counters(const struct mt_tracker *t, struct mt_drop_counts *c)
 		err = tracker_read_counter(t, MT_CNT_STACKS_LOST, &c->stacks_lost);
 	if (!err)
 		err = tracker_read_counter(t, MT_CNT_STACK_COLLISIONS, &c->stack_collisions);
+	if (!err)
+		err = tracker_read_counter(t, MT_CNT_UNRECORDED, &c->unrecorded_calls);
 	return err;
 }
