@@ -108,6 +108,26 @@ static int rss_ended(struct mt_report *rep, int64_t img)
 	return mt_timeline_rss(rep->timeline, (size_t)img, 0, rep->rss->tree_now);
 }
 
+/* A call of a function the run counts but does not record: counted per file and function. */
+static int add_uncounted(struct mt_report *rep, const struct mt_event *e)
+{
+	struct mt_report_uncounted *u;
+
+	for (size_t i = 0; i < rep->n_uncounted; i++) {
+		u = &rep->uncounted[i];
+		if (u->file_id == e->file_id && u->function == e->size) {
+			u->calls++;
+			return 0;
+		}
+	}
+	u = realloc(rep->uncounted, (rep->n_uncounted + 1) * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	rep->uncounted = u;
+	u[rep->n_uncounted++] = (struct mt_report_uncounted){e->file_id, e->size, 1};
+	return 0;
+}
+
 /* What an event counted as, by the file whose function made it. */
 int report_add_event(struct mt_report *rep, const struct mt_event *e)
 {
@@ -120,6 +140,8 @@ int report_add_event(struct mt_report *rep, const struct mt_event *e)
 	rep->events++;
 	if (e->ts_ns > rep->last_event_ns)
 		rep->last_event_ns = e->ts_ns;
+	if (e->kind == MT_K_UNRECORDED)
+		return add_uncounted(rep, e);
 	err = mt_timeline_at(rep->timeline, e->ts_ns);
 	if (!err && (ending = image_ended_by(rep, e)) == -ENOMEM)
 		err = -ENOMEM;

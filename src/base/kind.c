@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stddef.h>
+
 #include "bpf/memtrack.h"
 
 #include "base/kind.h"
@@ -39,4 +41,24 @@ enum mt_kind_effect mt_kind_effect(uint8_t kind)
 	default:
 		return MT_KIND_NONE;
 	}
+}
+
+const char *mt_unrecorded_name(uint64_t fn)
+{
+	static const char *const names[MT_U_MAX] = {
+	    [MT_U_MI_REALPATH] = "mi_realpath",
+	    [MT_U_MI_WCSDUP] = "mi_wcsdup",
+	    [MT_U_MI_REALLOCARR] = "mi_reallocarr",
+	    [MT_U_SN_REALLOCARR] = "sn_reallocarr",
+	    [MT_U_MI_DUPENV_S] = "mi_dupenv_s",
+	    [MT_U_MI_HEAP_DESTROY] = "mi_heap_destroy",
+	    [MT_U_RPMALLOC_HEAP_FREE_ALL] = "rpmalloc_heap_free_all",
+	};
+
+	return fn < MT_U_MAX ? names[fn] : NULL;
+}
+
+bool mt_unrecorded_frees_heap(uint64_t fn)
+{
+	return fn == MT_U_MI_HEAP_DESTROY || fn == MT_U_RPMALLOC_HEAP_FREE_ALL;
 }

@@ -6,6 +6,7 @@
 #ifndef MT_KIND_H
 #define MT_KIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum mt_kind_effect {
@@ -21,5 +22,16 @@ enum mt_kind_effect {
 };
 
 enum mt_kind_effect mt_kind_effect(uint8_t kind);
+
+/*
+ * An allocator function whose calls are counted, not recorded (enum mt_unrecorded, the size of
+ * an MT_K_UNRECORDED event): its name, or NULL for a number this version does not know.
+ */
+const char *mt_unrecorded_name(uint64_t fn);
+/*
+ * Whether fn frees a whole heap at once (the blocks it frees stay live in the figures), rather
+ * than hand out a block that the figures miss.
+ */
+bool mt_unrecorded_frees_heap(uint64_t fn);
 
 #endif

@@ -59,6 +59,16 @@ void mt_output_mapped_summary(const struct mt_report *rep, FILE *out);
 struct json_object *mt_output_json_mapped(const struct mt_report *rep,
 					  const struct mt_mapped_counts *c);
 
+/*
+ * What the calls of a function the run counted but did not record (mt_report_uncounted) leave
+ * out of the figures, one sentence for people, into buf: the function, its allocator, its file,
+ * the count of calls.
+ */
+void mt_output_uncounted_reason(const struct mt_report *rep, const struct mt_report_uncounted *u,
+				char *buf, size_t len);
+/* The file of an id in rep's files, NULL when no record describes it. */
+const struct mt_report_file *mt_output_file_of(const struct mt_report *rep, uint16_t file_id);
+
 /* Human report; top bounds the process and file tables (0: all). Returns 0 or -EIO. */
 int mt_output_text(const struct mt_report *rep, FILE *out, size_t top);
 /*

@@ -8,6 +8,7 @@
 #include <json.h>
 
 #include "output/output.h"
+#include "base/kind.h"
 #include "base/printable.h"
 
 static void jset(struct json_object *o, const char *key, struct json_object *v)
@@ -266,6 +267,31 @@ static struct json_object *json_unprobed(const struct mt_report *rep)
 	return a;
 }
 
+/* The functions whose calls the run counted but did not record, per file. */
+static struct json_object *json_uncounted(const struct mt_report *rep)
+{
+	struct json_object *a = json_object_new_array();
+	char r[MT_PRINTABLE_MAX + 256];
+
+	for (size_t i = 0; i < rep->n_uncounted; i++) {
+		const struct mt_report_uncounted *u = &rep->uncounted[i];
+		const struct mt_report_file *f = mt_output_file_of(rep, u->file_id);
+		const char *name = mt_unrecorded_name(u->function);
+		struct json_object *o = json_object_new_object();
+
+		jset_u64(o, "file_id", u->file_id);
+		jset(o, "path", f ? jstr(f->path) : NULL);
+		jset(o, "function", name ? jstr(name) : NULL);
+		jset_u64(o, "calls", u->calls);
+		jset(o, "frees_heap",
+		     json_object_new_boolean(mt_unrecorded_frees_heap(u->function)));
+		mt_output_uncounted_reason(rep, u, r, sizeof(r));
+		jset_str(o, "reason", r);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 /* Why the recording is incomplete, as stable words a script can test (README: report --json). */
 static struct json_object *json_incomplete(const struct mt_report *rep)
 {
@@ -281,6 +307,8 @@ static struct json_object *json_incomplete(const struct mt_report *rep)
 		json_object_array_add(a, json_object_new_string("args_lost"));
 	if (rep->n_unprobed)
 		json_object_array_add(a, json_object_new_string("not_probed"));
+	if (rep->n_uncounted)
+		json_object_array_add(a, json_object_new_string("not_recorded"));
 	if (mt_report_mapped_after_handoff(rep))
 		json_object_array_add(a, json_object_new_string("mapped_after_handoff"));
 	if (mt_report_unrecorded_images(rep))
@@ -494,6 +522,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 		json_object_array_add(a, json_file(&rep->files[i]));
 	jset(o, "files", a);
 	jset(o, "not_probed", json_unprobed(rep));
+	jset(o, "not_recorded", json_uncounted(rep));
 	jset(o, "families", json_families(rep));
 	jset(o, "histogram", json_histogram(rep));
 	jset(o, "leaks",

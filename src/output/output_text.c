@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "base/bytesize.h"
+#include "base/kind.h"
 #include "output/output.h"
 #include "base/printable.h"
 
@@ -496,11 +497,57 @@ static void print_unprobed(const struct mt_report *rep, FILE *out)
 		put_unprobed(out, "  ", &rep->unprobed[i]);
 }
 
+const struct mt_report_file *mt_output_file_of(const struct mt_report *rep, uint16_t file_id)
+{
+	for (size_t i = 0; i < rep->n_files; i++)
+		if (rep->files[i].file_id == file_id && rep->files[i].recorded)
+			return &rep->files[i];
+	return NULL;
+}
+
+void mt_output_uncounted_reason(const struct mt_report *rep, const struct mt_report_uncounted *u,
+				char *buf, size_t len)
+{
+	const struct mt_report_file *f = mt_output_file_of(rep, u->file_id);
+	const char *name = mt_unrecorded_name(u->function);
+	char p[MT_PRINTABLE_MAX], fn[64];
+
+	if (name)
+		snprintf(fn, sizeof(fn), "%s's %s",
+			 f ? mt_report_family_name(f->family) : "an allocator", name);
+	else
+		snprintf(fn, sizeof(fn),
+			 "an allocator function this memtrack does not know (%" PRIu64 ")",
+			 u->function);
+	snprintf(buf, len, "%s was called %" PRIu64 " time%s in %s: %s", fn, u->calls,
+		 u->calls == 1 ? "" : "s",
+		 f ? mt_printable(p, sizeof(p), f->path) : "a file the artifact does not describe",
+		 mt_unrecorded_frees_heap(u->function)
+		     ? "the blocks it freed are still counted live"
+		     : "memtrack does not record its calls, so the blocks they handed out may be "
+		       "missing from the figures");
+}
+
+static void print_uncounted(const struct mt_report *rep, FILE *out)
+{
+	char r[MT_PRINTABLE_MAX + 256];
+
+	if (!rep->n_uncounted)
+		return;
+	fprintf(out, "\nCalls not recorded (%zu functions): the figures above are incomplete\n",
+		rep->n_uncounted);
+	for (size_t i = 0; i < rep->n_uncounted; i++) {
+		mt_output_uncounted_reason(rep, &rep->uncounted[i], r, sizeof(r));
+		fprintf(out, "  %s\n", r);
+	}
+}
+
 int mt_output_text(const struct mt_report *rep, FILE *out, size_t top)
 {
 	print_run(rep, out);
 	print_totals(rep, out);
 	print_unprobed(rep, out);
+	print_uncounted(rep, out);
 	if (print_images(rep, out, top) || mt_output_mapped(rep, out, top))
 		return -ENOMEM;
 	print_handoffs(rep, out);
@@ -558,6 +605,16 @@ static void summary_unprobed(const struct mt_report *rep, FILE *out, const char 
 	if (n)
 		fprintf(out, "memtrack: WARNING: allocations through what was not probed are "
 			     "missing from the figures above\n");
+}
+
+static void summary_uncounted(const struct mt_report *rep, FILE *out)
+{
+	char r[MT_PRINTABLE_MAX + 256];
+
+	for (size_t i = 0; i < rep->n_uncounted; i++) {
+		mt_output_uncounted_reason(rep, &rep->uncounted[i], r, sizeof(r));
+		fprintf(out, "memtrack: WARNING: %s\n", r);
+	}
 }
 
 /* A tracer's handoff says whose it is (its "at"); --stop-at's is a debugger's. */
@@ -673,6 +730,7 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 		snprintf(b1, sizeof(b1), "none");
 	fprintf(out, "memtrack: dropped: %s\n", b1);
 	summary_unprobed(rep, out, artifact_path);
+	summary_uncounted(rep, out);
 	summary_handoffs(rep, out);
 	summary_losses(rep, out);
 	mt_report_free(rep);
