@@ -100,9 +100,18 @@ static void check_invariants(const struct mt_classification *c)
 		if (is_return_site(p))
 			continue;
 		/* A result is read by a uretprobe, or (may throw) by probes on the returns. */
-		ck_assert_msg(p->ret == (!is_free_like(p->kind) && p->role == MT_ROLE_ENTRY),
-			      "%s: ret=%d for %s", p->symbol, p->ret, mt_kind_name(p->kind));
-		ck_assert_msg(p->kind > MT_K_NONE && p->kind < MT_K_MAX, "%s: bad kind", p->symbol);
+		if (p->unrecorded) {
+			/* Counted at its entry, nothing read: no kind, no return probe. */
+			ck_assert_msg(p->kind == MT_K_NONE && !p->ret && p->unrecorded < MT_U_MAX,
+				      "%s: a function not recorded with kind %s, ret=%d", p->symbol,
+				      mt_kind_name(p->kind), p->ret);
+		} else {
+			ck_assert_msg(
+			    p->ret == (!is_free_like(p->kind) && p->role == MT_ROLE_ENTRY),
+			    "%s: ret=%d for %s", p->symbol, p->ret, mt_kind_name(p->kind));
+			ck_assert_msg(p->kind > MT_K_NONE && p->kind < MT_K_MAX, "%s: bad kind",
+				      p->symbol);
+		}
 		ck_assert_msg(p->probe_offset >= p->func_offset, "%s: probe before entry",
 			      p->symbol);
 		ck_assert_msg(p->reason[0], "%s: no reason", p->symbol);
@@ -563,6 +572,12 @@ START_TEST(mimalloc_heap_and_layouts)
 	/* a count and a size, as calloc's, but not zeroed */
 	ck_assert(!need(&c, "mi_heap_mallocn", MT_K_CALLOC)->zeroes);
 	ck_assert_ptr_null(point(&c, "mi_mallocn"));
+	/* counted at the entry, not recorded (docs/PROBES.md): the function in the cookie */
+	p = need(&c, "mi_heap_destroy", MT_K_NONE);
+	ck_assert(!p->ret && p->unrecorded == MT_U_MI_HEAP_DESTROY);
+	ck_assert_uint_eq(mt_point_cookie(p), MT_U_MI_HEAP_DESTROY | MT_COOKIE_UNRECORDED);
+	ck_assert_uint_eq(need(&c, "mi_wcsdup", MT_K_NONE)->unrecorded, MT_U_MI_WCSDUP);
+	ck_assert_uint_eq(need(&c, "mi_dupenv_s", MT_K_NONE)->unrecorded, MT_U_MI_DUPENV_S);
 	mt_classification_free(&c);
 }
 END_TEST
