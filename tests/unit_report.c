@@ -1261,6 +1261,49 @@ START_TEST(unknown_kinds_passed_over)
 }
 END_TEST
 
+/*
+ * Calls of functions counted but not recorded (MT_K_UNRECORDED): per file and function, a number
+ * this version does not know kept; the recording is incomplete, the figures unchanged, and the
+ * sentence names allocator, function, count and file.
+ */
+START_TEST(calls_not_recorded_make_it_incomplete)
+{
+	struct mt_report *rep;
+	char why[512];
+
+	alloc(100, MT_K_MALLOC, 0x10, 10);
+	rep = load();
+	ck_assert(mt_report_complete(rep));
+	ck_assert_uint_eq(rep->n_uncounted, 0);
+	mt_report_free(rep);
+	ev(100, MT_K_UNRECORDED, 0, MT_U_MI_HEAP_DESTROY, 0, 0, 2);
+	ev(200, MT_K_UNRECORDED, 0, MT_U_MI_HEAP_DESTROY, 0, 0, 2);
+	ev(100, MT_K_UNRECORDED, 0, MT_U_MI_WCSDUP, 0, 0, 2);
+	ev(100, MT_K_UNRECORDED, 0, 99, 0, 0, 1);
+	rep = load();
+	ck_assert(!mt_report_complete(rep));
+	T_EQ(&rep->totals, 1, 0, 0, 10, 10, 1, 10);
+	ck_assert_uint_eq(rep->unknown_events, 0);
+	ck_assert_uint_eq(rep->events, 5);
+	ck_assert_uint_eq(rep->n_uncounted, 3);
+	ck_assert_uint_eq(rep->uncounted[0].file_id, 2);
+	ck_assert_uint_eq(rep->uncounted[0].function, MT_U_MI_HEAP_DESTROY);
+	ck_assert_uint_eq(rep->uncounted[0].calls, 2);
+	ck_assert_uint_eq(rep->uncounted[1].function, MT_U_MI_WCSDUP);
+	ck_assert_uint_eq(rep->uncounted[1].calls, 1);
+	ck_assert_uint_eq(rep->uncounted[2].function, 99);
+	mt_output_uncounted_reason(rep, &rep->uncounted[0], why, sizeof(why));
+	ck_assert_str_eq(why,
+			 "jemalloc's mi_heap_destroy was called 2 times in "
+			 "/usr/lib/libjemalloc.so.2: the blocks it freed are still counted live");
+	mt_output_uncounted_reason(rep, &rep->uncounted[2], why, sizeof(why));
+	ck_assert_msg(strstr(why, "does not know (99) was called 1 time in "
+				  "/lib/x86_64-linux-gnu/libc.so.6: memtrack does not record"),
+		      "%s", why);
+	mt_report_free(rep);
+}
+END_TEST
+
 /* Enough live blocks to grow the table many times, freed in an order that shifts chains. */
 START_TEST(many_live_blocks)
 {
@@ -2252,6 +2295,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, histogram);
 	tcase_add_test(tc, files_families_processes);
 	tcase_add_test(tc, unknown_kinds_passed_over);
+	tcase_add_test(tc, calls_not_recorded_make_it_incomplete);
 	tcase_add_test(tc, many_live_blocks);
 	tcase_add_test(tc, dropped_counts);
 	tcase_add_test(tc, truncated_artifact);
