@@ -1621,7 +1621,8 @@ END_TEST
 
 /*
  * Artifacts of versions 3 to 5, as their writers made them (the fuzzer's seeds), read as they
- * always did; and version 6's columnar blocks, whole and cut.
+ * always did; and version 6's columnar blocks, whole and cut, and with events of kind 36 (calls
+ * not recorded: sn_rust 2 unrecorded).
  */
 START_TEST(older_artifacts_read)
 {
@@ -1635,6 +1636,7 @@ START_TEST(older_artifacts_read)
 	    {"v3-truncated-mid-block", true}, {"v5-zblock-churn", false},
 	    {"v5-records-in-blocks", false},  {"v5-zblock-truncated", true},
 	    {"v6-cblock-churn", false},	      {"v6-cblock-truncated", true},
+	    {"v6-not-recorded", false},
 	};
 	size_t len;
 	uint8_t *buf;
