@@ -1274,7 +1274,7 @@ START_TEST(calls_not_recorded_make_it_incomplete)
 	alloc(100, MT_K_MALLOC, 0x10, 10);
 	rep = load();
 	ck_assert(mt_report_complete(rep));
-	ck_assert_uint_eq(rep->n_uncounted, 0);
+	ck_assert_uint_eq(rep->n_not_recorded, 0);
 	mt_report_free(rep);
 	ev(100, MT_K_UNRECORDED, 0, MT_U_MI_HEAP_DESTROY, 0, 0, 2);
 	ev(200, MT_K_UNRECORDED, 0, MT_U_MI_HEAP_DESTROY, 0, 0, 2);
@@ -1285,18 +1285,18 @@ START_TEST(calls_not_recorded_make_it_incomplete)
 	T_EQ(&rep->totals, 1, 0, 0, 10, 10, 1, 10);
 	ck_assert_uint_eq(rep->unknown_events, 0);
 	ck_assert_uint_eq(rep->events, 5);
-	ck_assert_uint_eq(rep->n_uncounted, 3);
-	ck_assert_uint_eq(rep->uncounted[0].file_id, 2);
-	ck_assert_uint_eq(rep->uncounted[0].function, MT_U_MI_HEAP_DESTROY);
-	ck_assert_uint_eq(rep->uncounted[0].calls, 2);
-	ck_assert_uint_eq(rep->uncounted[1].function, MT_U_MI_WCSDUP);
-	ck_assert_uint_eq(rep->uncounted[1].calls, 1);
-	ck_assert_uint_eq(rep->uncounted[2].function, 99);
-	mt_output_uncounted_reason(rep, &rep->uncounted[0], why, sizeof(why));
+	ck_assert_uint_eq(rep->n_not_recorded, 3);
+	ck_assert_uint_eq(rep->not_recorded[0].file_id, 2);
+	ck_assert_uint_eq(rep->not_recorded[0].function, MT_U_MI_HEAP_DESTROY);
+	ck_assert_uint_eq(rep->not_recorded[0].calls, 2);
+	ck_assert_uint_eq(rep->not_recorded[1].function, MT_U_MI_WCSDUP);
+	ck_assert_uint_eq(rep->not_recorded[1].calls, 1);
+	ck_assert_uint_eq(rep->not_recorded[2].function, 99);
+	mt_output_not_recorded_reason(rep, &rep->not_recorded[0], why, sizeof(why));
 	ck_assert_str_eq(why,
 			 "jemalloc's mi_heap_destroy was called 2 times in "
 			 "/usr/lib/libjemalloc.so.2: the blocks it freed are still counted live");
-	mt_output_uncounted_reason(rep, &rep->uncounted[2], why, sizeof(why));
+	mt_output_not_recorded_reason(rep, &rep->not_recorded[2], why, sizeof(why));
 	ck_assert_msg(strstr(why, "does not know (99) was called 1 time in "
 				  "/lib/x86_64-linux-gnu/libc.so.6: memtrack does not record"),
 		      "%s", why);

@@ -162,7 +162,7 @@ void mt_report_free(struct mt_report *rep)
 		free(rep->unprobed[i].reason);
 	}
 	free(rep->unprobed);
-	free(rep->uncounted);
+	free(rep->not_recorded);
 	free(rep->files);
 	if (rep->index) {
 		mt_images_free(rep->index->images);
@@ -214,6 +214,6 @@ bool mt_report_mapped_after_handoff(const struct mt_report *rep)
 bool mt_report_complete(const struct mt_report *rep)
 {
 	return rep->has_footer && !rep->truncated && !rep->footer.events_dropped &&
-	       !rep->footer.args_lost && !rep->n_unprobed && !rep->n_uncounted &&
+	       !rep->footer.args_lost && !rep->n_unprobed && !rep->n_not_recorded &&
 	       !mt_report_mapped_after_handoff(rep) && !mt_report_unrecorded_images(rep);
 }

@@ -86,7 +86,7 @@ struct mt_report_unprobed {
  * Calls of an allocator function that the run counted but did not record (enum mt_unrecorded,
  * bpf/memtrack.h), per file and function, from the MT_K_UNRECORDED events.
  */
-struct mt_report_uncounted {
+struct mt_report_not_recorded {
 	uint16_t file_id;
 	uint64_t function; /* enum mt_unrecorded; a number this version does not know is kept */
 	uint64_t calls;
@@ -132,8 +132,8 @@ struct mt_report {
 	struct mt_report_file *files;
 	size_t n_unprobed; /* in artifact order */
 	struct mt_report_unprobed *unprobed;
-	size_t n_uncounted; /* in order of first call */
-	struct mt_report_uncounted *uncounted;
+	size_t n_not_recorded; /* in order of first call */
+	struct mt_report_not_recorded *not_recorded;
 	/* Per family; index MT_FAM_MAX collects events of undescribed files or unknown families. */
 	struct mt_report_totals families[MT_FAM_MAX + 1];
 	uint64_t histogram[MT_REPORT_HIST_BUCKETS];
@@ -207,8 +207,8 @@ const char *mt_report_family_name(unsigned int family);
 /*
  * Whether the artifact holds every allocator call of the run: it has its footer, nothing was
  * dropped or lost, every file was probed, no function whose calls are not recorded was called,
- * and no process handed to a debugger mapped a file
- * with allocators or created a process after its handoff. Recovered attach requests are no loss.
+ * and no process handed to a debugger mapped a file with allocators or created a process after
+ * its handoff. Recovered attach requests are no loss.
  */
 bool mt_report_complete(const struct mt_report *rep);
 /*

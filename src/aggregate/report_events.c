@@ -109,22 +109,22 @@ static int rss_ended(struct mt_report *rep, int64_t img)
 }
 
 /* A call of a function the run counts but does not record: counted per file and function. */
-static int add_uncounted(struct mt_report *rep, const struct mt_event *e)
+static int add_not_recorded(struct mt_report *rep, const struct mt_event *e)
 {
-	struct mt_report_uncounted *u;
+	struct mt_report_not_recorded *u;
 
-	for (size_t i = 0; i < rep->n_uncounted; i++) {
-		u = &rep->uncounted[i];
+	for (size_t i = 0; i < rep->n_not_recorded; i++) {
+		u = &rep->not_recorded[i];
 		if (u->file_id == e->file_id && u->function == e->size) {
 			u->calls++;
 			return 0;
 		}
 	}
-	u = realloc(rep->uncounted, (rep->n_uncounted + 1) * sizeof(*u));
+	u = realloc(rep->not_recorded, (rep->n_not_recorded + 1) * sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	rep->uncounted = u;
-	u[rep->n_uncounted++] = (struct mt_report_uncounted){e->file_id, e->size, 1};
+	rep->not_recorded = u;
+	u[rep->n_not_recorded++] = (struct mt_report_not_recorded){e->file_id, e->size, 1};
 	return 0;
 }
 
@@ -141,7 +141,7 @@ int report_add_event(struct mt_report *rep, const struct mt_event *e)
 	if (e->ts_ns > rep->last_event_ns)
 		rep->last_event_ns = e->ts_ns;
 	if (e->kind == MT_K_UNRECORDED)
-		return add_uncounted(rep, e);
+		return add_not_recorded(rep, e);
 	err = mt_timeline_at(rep->timeline, e->ts_ns);
 	if (!err && (ending = image_ended_by(rep, e)) == -ENOMEM)
 		err = -ENOMEM;

@@ -193,11 +193,11 @@ unsigned int mt_point_args(const struct mt_probe_point *pt)
 
 uint64_t mt_point_cookie(const struct mt_probe_point *pt)
 {
-	uint64_t c = MT_KIND_ROLE(pt->layout ? pt->layout : pt->kind, pt->role);
+	uint64_t c;
 
 	if (pt->unrecorded)
 		return MT_KIND_ROLE(pt->unrecorded, pt->role) | MT_COOKIE_UNRECORDED;
-
+	c = MT_KIND_ROLE(pt->layout ? pt->layout : pt->kind, pt->role);
 	if (pt->heap_first)
 		c |= MT_COOKIE_HEAP_FIRST;
 	if (pt->zeroes)

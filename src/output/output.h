@@ -60,12 +60,12 @@ struct json_object *mt_output_json_mapped(const struct mt_report *rep,
 					  const struct mt_mapped_counts *c);
 
 /*
- * What the calls of a function the run counted but did not record (mt_report_uncounted) leave
+ * What the calls of a function the run counted but did not record (mt_report_not_recorded) leave
  * out of the figures, one sentence for people, into buf: the function, its allocator, its file,
  * the count of calls.
  */
-void mt_output_uncounted_reason(const struct mt_report *rep, const struct mt_report_uncounted *u,
-				char *buf, size_t len);
+void mt_output_not_recorded_reason(const struct mt_report *rep,
+				   const struct mt_report_not_recorded *u, char *buf, size_t len);
 /* The file of an id in rep's files, NULL when no record describes it. */
 const struct mt_report_file *mt_output_file_of(const struct mt_report *rep, uint16_t file_id);
 

@@ -268,13 +268,13 @@ static struct json_object *json_unprobed(const struct mt_report *rep)
 }
 
 /* The functions whose calls the run counted but did not record, per file. */
-static struct json_object *json_uncounted(const struct mt_report *rep)
+static struct json_object *json_not_recorded(const struct mt_report *rep)
 {
 	struct json_object *a = json_object_new_array();
 	char r[MT_PRINTABLE_MAX + 256];
 
-	for (size_t i = 0; i < rep->n_uncounted; i++) {
-		const struct mt_report_uncounted *u = &rep->uncounted[i];
+	for (size_t i = 0; i < rep->n_not_recorded; i++) {
+		const struct mt_report_not_recorded *u = &rep->not_recorded[i];
 		const struct mt_report_file *f = mt_output_file_of(rep, u->file_id);
 		const char *name = mt_unrecorded_name(u->function);
 		struct json_object *o = json_object_new_object();
@@ -285,7 +285,7 @@ static struct json_object *json_uncounted(const struct mt_report *rep)
 		jset_u64(o, "calls", u->calls);
 		jset(o, "frees_heap",
 		     json_object_new_boolean(mt_unrecorded_frees_heap(u->function)));
-		mt_output_uncounted_reason(rep, u, r, sizeof(r));
+		mt_output_not_recorded_reason(rep, u, r, sizeof(r));
 		jset_str(o, "reason", r);
 		json_object_array_add(a, o);
 	}
@@ -307,7 +307,7 @@ static struct json_object *json_incomplete(const struct mt_report *rep)
 		json_object_array_add(a, json_object_new_string("args_lost"));
 	if (rep->n_unprobed)
 		json_object_array_add(a, json_object_new_string("not_probed"));
-	if (rep->n_uncounted)
+	if (rep->n_not_recorded)
 		json_object_array_add(a, json_object_new_string("not_recorded"));
 	if (mt_report_mapped_after_handoff(rep))
 		json_object_array_add(a, json_object_new_string("mapped_after_handoff"));
@@ -522,7 +522,7 @@ static struct json_object *json_report(const struct mt_report *rep)
 		json_object_array_add(a, json_file(&rep->files[i]));
 	jset(o, "files", a);
 	jset(o, "not_probed", json_unprobed(rep));
-	jset(o, "not_recorded", json_uncounted(rep));
+	jset(o, "not_recorded", json_not_recorded(rep));
 	jset(o, "families", json_families(rep));
 	jset(o, "histogram", json_histogram(rep));
 	jset(o, "leaks",

@@ -505,8 +505,8 @@ const struct mt_report_file *mt_output_file_of(const struct mt_report *rep, uint
 	return NULL;
 }
 
-void mt_output_uncounted_reason(const struct mt_report *rep, const struct mt_report_uncounted *u,
-				char *buf, size_t len)
+void mt_output_not_recorded_reason(const struct mt_report *rep,
+				   const struct mt_report_not_recorded *u, char *buf, size_t len)
 {
 	const struct mt_report_file *f = mt_output_file_of(rep, u->file_id);
 	const char *name = mt_unrecorded_name(u->function);
@@ -528,16 +528,16 @@ void mt_output_uncounted_reason(const struct mt_report *rep, const struct mt_rep
 		       "missing from the figures");
 }
 
-static void print_uncounted(const struct mt_report *rep, FILE *out)
+static void print_not_recorded(const struct mt_report *rep, FILE *out)
 {
 	char r[MT_PRINTABLE_MAX + 256];
 
-	if (!rep->n_uncounted)
+	if (!rep->n_not_recorded)
 		return;
 	fprintf(out, "\nCalls not recorded (%zu functions): the figures above are incomplete\n",
-		rep->n_uncounted);
-	for (size_t i = 0; i < rep->n_uncounted; i++) {
-		mt_output_uncounted_reason(rep, &rep->uncounted[i], r, sizeof(r));
+		rep->n_not_recorded);
+	for (size_t i = 0; i < rep->n_not_recorded; i++) {
+		mt_output_not_recorded_reason(rep, &rep->not_recorded[i], r, sizeof(r));
 		fprintf(out, "  %s\n", r);
 	}
 }
@@ -547,7 +547,7 @@ int mt_output_text(const struct mt_report *rep, FILE *out, size_t top)
 	print_run(rep, out);
 	print_totals(rep, out);
 	print_unprobed(rep, out);
-	print_uncounted(rep, out);
+	print_not_recorded(rep, out);
 	if (print_images(rep, out, top) || mt_output_mapped(rep, out, top))
 		return -ENOMEM;
 	print_handoffs(rep, out);
@@ -607,12 +607,12 @@ static void summary_unprobed(const struct mt_report *rep, FILE *out, const char 
 			     "missing from the figures above\n");
 }
 
-static void summary_uncounted(const struct mt_report *rep, FILE *out)
+static void summary_not_recorded(const struct mt_report *rep, FILE *out)
 {
 	char r[MT_PRINTABLE_MAX + 256];
 
-	for (size_t i = 0; i < rep->n_uncounted; i++) {
-		mt_output_uncounted_reason(rep, &rep->uncounted[i], r, sizeof(r));
+	for (size_t i = 0; i < rep->n_not_recorded; i++) {
+		mt_output_not_recorded_reason(rep, &rep->not_recorded[i], r, sizeof(r));
 		fprintf(out, "memtrack: WARNING: %s\n", r);
 	}
 }
@@ -730,7 +730,7 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 		snprintf(b1, sizeof(b1), "none");
 	fprintf(out, "memtrack: dropped: %s\n", b1);
 	summary_unprobed(rep, out, artifact_path);
-	summary_uncounted(rep, out);
+	summary_not_recorded(rep, out);
 	summary_handoffs(rep, out);
 	summary_losses(rep, out);
 	mt_report_free(rep);
