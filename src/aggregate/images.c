@@ -94,10 +94,15 @@ static struct pid_slot *pid_slot(struct mt_images *im, uint32_t pid)
 /* The latest image of pid, -1 when none; -ENOMEM is -2. */
 static int64_t latest(struct mt_images *im, uint32_t pid)
 {
-	struct pid_slot *s = pid_slot(im, pid);
+	struct pid_slot *s;
 
+	if (im->last_pid.idx1 && im->last_pid.pid == pid)
+		return (int64_t)im->last_pid.idx1 - 1;
+	s = pid_slot(im, pid);
 	if (!s)
 		return -2;
+	if (s->idx1)
+		im->last_pid = *s;
 	return s->idx1 ? (int64_t)s->idx1 - 1 : -1;
 }
 
@@ -169,6 +174,7 @@ static int64_t image_new(struct mt_images *im, uint32_t pid, int64_t parent, boo
 		mt_hashtab_added(&im->pids);
 	}
 	s->idx1 = (uint32_t)++im->n_img;
+	im->last_pid = *s;
 	return (int64_t)im->n_img - 1;
 }
 
@@ -406,6 +412,13 @@ int mt_images_event(struct mt_images *im, const struct mt_event *e, enum mt_effe
 		*eff = MT_EFF_UNKNOWN;
 		return 0;
 	}
+}
+
+/* Only the pid of the last lookup's: most events are its, and another's would cost a lookup. */
+void mt_images_prefetch(const struct mt_images *im, const struct mt_event *e)
+{
+	if (e->addr && im->last_pid.idx1 && im->last_pid.pid == e->pid)
+		img_block_prefetch(im, im->img_space[im->last_pid.idx1 - 1], e->addr);
 }
 
 /*

@@ -134,6 +134,11 @@ void mt_images_free(struct mt_images *im);
 
 /* Replay one event. Returns 0 with *eff set, or -ENOMEM. */
 int mt_images_event(struct mt_images *im, const struct mt_event *e, enum mt_effect *eff);
+/*
+ * A hint that e is replayed soon: the slot its block's address has in the block table is fetched
+ * into the cache meanwhile (with a large heap each lookup there misses it). Changes nothing.
+ */
+void mt_images_prefetch(const struct mt_images *im, const struct mt_event *e);
 /* A process record: describes the latest image of its pid (creating one when none is known). */
 int mt_images_process(struct mt_images *im, const struct mt_artifact_process *p);
 /* The image pid runs now (a new one when none is known): its index, or -ENOMEM. */

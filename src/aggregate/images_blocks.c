@@ -213,10 +213,17 @@ static struct block wide_unpack(const struct wide_block *e, uint32_t space)
 	    .addr = e->addr, .size = e->size, .space = space, .image = e->image, .stack = e->stack};
 }
 
-/* b packed into sp: 0, -E2BIG when it does not pack, or -ENOMEM. */
+static bool take_wide(struct mt_images *im, uint32_t space, uint64_t addr, struct block *out);
+static void block_gone(struct mt_images *im, struct space *sp, const struct block *b);
+
+/*
+ * b packed into sp, in place of the block live at its address if any (dropped events): 0, -E2BIG
+ * when it does not pack, or -ENOMEM. One lookup finds both the old block and b's slot.
+ */
 static int put_packed(struct mt_images *im, struct space *sp, const struct block *b)
 {
 	struct packed_block *e;
+	struct block old;
 	uint32_t owner;
 	int high_ix = b->size <= PACKED_SIZE_MAX ? high_index(sp, b->addr, true) : -1;
 
@@ -226,11 +233,18 @@ static int put_packed(struct mt_images *im, struct space *sp, const struct block
 	    owner_get(im, b->image, b->stack, &owner))
 		return -ENOMEM;
 	e = packed_slot(sp, b->addr, high_ix);
+	if (e->owner) {
+		old = packed_unpack(im, sp, b->space, e);
+		block_gone(im, sp, &old);
+	} else {
+		if (sp->wide.used)
+			take_wide(im, b->space, b->addr, &old);
+		mt_hashtab_added(&sp->packed);
+	}
 	*e = (struct packed_block){.low = (uint32_t)b->addr,
 				   .size_high = (uint32_t)b->size | (uint32_t)high_ix
 									<< PACKED_SIZE_BITS,
 				   .owner = owner};
-	mt_hashtab_added(&sp->packed);
 	return 0;
 }
 
@@ -311,10 +325,11 @@ int img_block_add(struct mt_images *im, const struct block *nb)
 	if (!nb->addr)
 		return 0;
 	/* Handed out twice without a release we saw (dropped events): the new one wins. */
-	img_block_take(im, nb->space, nb->addr, &old);
 	err = put_packed(im, sp, nb);
-	if (err == -E2BIG)
+	if (err == -E2BIG) {
+		img_block_take(im, nb->space, nb->addr, &old);
 		err = put_wide(sp, nb);
+	}
 	if (err)
 		return err;
 	sp->blocks++;
@@ -339,17 +354,30 @@ bool img_block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct 
 			return true;
 		}
 	}
-	if (addr && sp->wide.used) {
-		struct wide_block *e = wide_slot(sp, addr);
+	return addr && sp->wide.used && take_wide(im, space, addr, out);
+}
 
-		if (e->addr) {
-			*out = wide_unpack(e, space);
-			mt_hashtab_erase(&sp->wide, &wide_ops, sp, e);
-			block_gone(im, sp, out);
-			return true;
-		}
-	}
-	return false;
+/* The wide block (space, addr) taken out into *out; false when there is none. */
+static bool take_wide(struct mt_images *im, uint32_t space, uint64_t addr, struct block *out)
+{
+	struct space *sp = &im->spaces[space];
+	struct wide_block *e = wide_slot(sp, addr);
+
+	if (!e->addr)
+		return false;
+	*out = wide_unpack(e, space);
+	mt_hashtab_erase(&sp->wide, &wide_ops, sp, e);
+	block_gone(im, sp, out);
+	return true;
+}
+
+void img_block_prefetch(const struct mt_images *im, uint32_t space, uint64_t addr)
+{
+	const struct space *sp = &im->spaces[space];
+
+	if (sp->packed.slot)
+		__builtin_prefetch(
+		    mt_hashtab_at(&sp->packed, &packed_ops, mt_hash_u64(addr) & sp->packed.mask));
 }
 
 /* An exec or exit: every block of the space is gone, and its tables with them. */

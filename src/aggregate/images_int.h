@@ -69,6 +69,7 @@ struct mt_images {
 	size_t n_owners, cap_owners;
 	struct mt_hashtab owner_ix; /* owner numbers (uint32_t) by (image, stack); 0 empty */
 	struct mt_hashtab pids;	    /* struct pid_slot */
+	struct pid_slot last_pid;   /* the slot latest() found last: most events are its pid's */
 	struct pending *pend;
 	size_t n_pend, cap_pend;
 	uint64_t live_bytes, peak;
@@ -94,6 +95,8 @@ void img_table_free(struct mt_images *im);
 int img_block_add(struct mt_images *im, const struct block *nb);
 /* The live block (space, addr) taken out into *out; false when there is none. */
 bool img_block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct block *out);
+/* The slot of (space, addr) fetched into the cache: no change. */
+void img_block_prefetch(const struct mt_images *im, uint32_t space, uint64_t addr);
 /* An exec or exit: every block of the space is gone. */
 struct mt_released img_space_release(struct mt_images *im, uint32_t space);
 
