@@ -4,11 +4,11 @@
  * address, so that an exec or exit releases its blocks by emptying them without looking at
  * anyone else's: a shell that keeps a large heap and runs thousands of commands stays linear.
  *
- * A block takes one 12-byte slot when it packs: its address's low 32 bits, which of the space's
- * few 4 GiB ranges holds it (high), its size below 16 MiB, and the number of its (image, stack)
- * pair in a table of the pairs blocks were allocated with (owners). A larger block, or one in a
- * ninth range, takes a 24-byte slot in the space's wide table. At most 3/4 full, so 12 to 32
- * bytes a live block, 20 at 10 million (docs/PERFORMANCE.md, "Memory at scale"); before, a
+ * A block takes one 8-byte slot when its size is below 4 GiB: its address's low 32 bits, and
+ * the number of its class, what it shares with blocks allocated alike: its image, stack, size
+ * and address's high 32 bits. A larger block takes a 24-byte slot in the space's wide table. At
+ * most 3/4 full, so 8 to 22 bytes a live block, 13 at 10 million (docs/PERFORMANCE.md, "Memory
+ * at scale"); before, 12-byte slots with the size in them (20 at 10 million), and before that a
  * 40-byte node in a pool and a 4-byte slot found it, 47 bytes a block.
  */
 #include <errno.h>
@@ -16,13 +16,9 @@
 
 #include "aggregate/images_int.h"
 
-#define PACKED_SIZE_BITS 24
-#define PACKED_SIZE_MAX	 ((1u << PACKED_SIZE_BITS) - 1)
-
 struct packed_block {
-	uint32_t low;	    /* the address's low 32 bits */
-	uint32_t size_high; /* the size, and above PACKED_SIZE_BITS its range's index in high */
-	uint32_t owner;	    /* its (image, stack) in owners; 0: an empty slot */
+	uint32_t low; /* the address's low 32 bits */
+	uint32_t cls; /* its class in im->cls; 0: an empty slot */
 };
 
 struct wide_block {
@@ -32,87 +28,128 @@ struct wide_block {
 	uint32_t stack;
 };
 
-/* ---- owners: the (image, stack) pairs of live blocks ----------------------------------------- */
+/* ---- classes: what blocks allocated alike share ---------------------------------------------- */
 
-static uint64_t owner_key_hash(uint32_t image, uint32_t stack)
+static uint64_t class_key_hash(const struct block_class *k)
 {
-	return mt_hash_u64((uint64_t)image << 32 | stack);
+	return mt_hash_u64(((uint64_t)k->image << 32 | k->stack) ^
+			   mt_hash_u64((uint64_t)k->size << 32 | k->high));
 }
 
-static bool owner_empty(const void *e)
+static bool class_empty(const void *e)
 {
 	return !*(const uint32_t *)e;
 }
 
-static uint64_t owner_hash(const void *ctx, const void *e)
+static uint64_t class_hash(const void *ctx, const void *e)
 {
-	const struct owner *o = &((const struct mt_images *)ctx)->owners[*(const uint32_t *)e];
-
-	return owner_key_hash(o->image, o->stack);
+	return class_key_hash(&((const struct mt_images *)ctx)->cls[*(const uint32_t *)e]);
 }
 
-static bool owner_is(const void *ctx, const void *e, const void *key)
+static bool class_is(const void *ctx, const void *e, const void *key)
 {
-	const struct owner *o = &((const struct mt_images *)ctx)->owners[*(const uint32_t *)e];
-	const struct owner *k = key;
+	const struct block_class *c = &((const struct mt_images *)ctx)->cls[*(const uint32_t *)e];
+	const struct block_class *k = key;
 
-	return o->image == k->image && o->stack == k->stack;
+	return c->image == k->image && c->stack == k->stack && c->size == k->size &&
+	       c->high == k->high;
 }
 
-static const struct mt_hashtab_ops owner_ops = {
+static const struct mt_hashtab_ops class_ops = {
     .entry = sizeof(uint32_t),
     .max_load_pct = 75,
     .min_slots = 64,
-    .hash = owner_hash,
-    .empty = owner_empty,
+    .hash = class_hash,
+    .empty = class_empty,
 };
 
-static uint32_t *owner_slot(struct mt_images *im, uint32_t image, uint32_t stack)
+/*
+ * The classes without a block leave the index for the free list (linked through their image):
+ * done when they are half the classes and the array is full, so that the classes stay within
+ * twice the live ones (a realloc growing a buffer byte by byte makes a class a call), and a
+ * churn's classes, made again and again, are made again only after as many others.
+ */
+static int class_sweep(struct mt_images *im)
 {
-	struct owner k = {.image = image, .stack = stack};
+	im->cls_free = 0;
+	im->cls_idle = 0;
+	mt_hashtab_free(&im->cls_ix);
+	if (mt_hashtab_reserve(&im->cls_ix, &class_ops, im, im->n_cls))
+		return -ENOMEM;
+	for (uint32_t c = (uint32_t)im->n_cls; c > 0; c--) {
+		uint32_t *slot;
 
-	return mt_hashtab_find(&im->owner_ix, &owner_ops, owner_key_hash(image, stack), owner_is,
-			       im, &k);
+		if (!im->cls[c].live) {
+			im->cls[c].image = im->cls_free;
+			im->cls_free = c;
+			continue;
+		}
+		slot = mt_hashtab_find(&im->cls_ix, &class_ops, class_key_hash(&im->cls[c]),
+				       class_is, im, &im->cls[c]);
+		*slot = c;
+		mt_hashtab_added(&im->cls_ix);
+	}
+	return 0;
 }
 
-/*
- * The number of (image, stack). A pair is kept once made, whether or not a block has it still:
- * there are as many as the report's cells (an image's allocations at one site), and a malloc and
- * its free then look up no pair but the first time (a churn's pairs made and forgotten a pair
- * each: 6.6 % of the samples of a churn's report). 0, or -ENOMEM.
- */
-static int owner_get(struct mt_images *im, uint32_t image, uint32_t stack, uint32_t *out)
+/* A number for a new class: one of the free list's, or a new one. 0 on ENOMEM. */
+static uint32_t class_new(struct mt_images *im)
 {
-	uint32_t *slot, n;
+	uint32_t c = im->cls_free;
 
-	if (mt_hashtab_reserve(&im->owner_ix, &owner_ops, im, im->owner_ix.used + 1))
+	if (c) {
+		im->cls_free = im->cls[c].image;
+		return c;
+	}
+	if (im->n_cls >= UINT32_MAX - 1 || MT_GROW(im->cls, im->cap_cls, im->n_cls + 2, 64))
+		return 0;
+	return (uint32_t)++im->n_cls;
+}
+
+/* The class of k, made when there is none, with one more block: 0, or -ENOMEM. */
+static int class_get(struct mt_images *im, const struct block_class *k, uint32_t *out)
+{
+	uint32_t *slot, c;
+
+	if (!im->cls_free && im->n_cls + 2 > im->cap_cls && im->cls_idle >= im->n_cls / 2 &&
+	    im->n_cls && class_sweep(im))
 		return -ENOMEM;
-	slot = owner_slot(im, image, stack);
+	if (mt_hashtab_reserve(&im->cls_ix, &class_ops, im, im->cls_ix.used + 1))
+		return -ENOMEM;
+	slot = mt_hashtab_find(&im->cls_ix, &class_ops, class_key_hash(k), class_is, im, k);
 	if (*slot) {
-		*out = *slot;
+		c = *slot;
+		im->cls_idle -= !im->cls[c].live++;
+		*out = c;
 		return 0;
 	}
-	if (im->n_owners >= UINT32_MAX - 1 ||
-	    MT_GROW(im->owners, im->cap_owners, im->n_owners + 2, 64))
+	c = class_new(im);
+	if (!c)
 		return -ENOMEM;
-	n = (uint32_t)++im->n_owners;
-	im->owners[n] = (struct owner){.image = image, .stack = stack};
-	*slot = n;
-	mt_hashtab_added(&im->owner_ix);
-	*out = n;
+	im->cls[c] = *k;
+	im->cls[c].live = 1;
+	*slot = c;
+	mt_hashtab_added(&im->cls_ix);
+	*out = c;
 	return 0;
+}
+
+/* A block of class c left the tables. */
+static void class_put(struct mt_images *im, uint32_t c)
+{
+	im->cls_idle += !--im->cls[c].live;
 }
 
 /* ---- a space's tables ------------------------------------------------------------------------ */
 
-static uint64_t packed_addr(const struct space *sp, const struct packed_block *e)
+static uint64_t packed_addr(const struct mt_images *im, const struct packed_block *e)
 {
-	return (uint64_t)sp->high[e->size_high >> PACKED_SIZE_BITS] << 32 | e->low;
+	return (uint64_t)im->cls[e->cls].high << 32 | e->low;
 }
 
 static bool packed_empty(const void *e)
 {
-	return !((const struct packed_block *)e)->owner;
+	return !((const struct packed_block *)e)->cls;
 }
 
 static uint64_t packed_hash(const void *ctx, const void *e)
@@ -120,19 +157,12 @@ static uint64_t packed_hash(const void *ctx, const void *e)
 	return mt_hash_u64(packed_addr(ctx, e));
 }
 
-/* The key of a packed block: its low bits and its range's index. */
-struct packed_key {
-	uint32_t low;
-	uint32_t high_ix;
-};
-
 static bool packed_is(const void *ctx, const void *e, const void *key)
 {
 	const struct packed_block *b = e;
-	const struct packed_key *k = key;
+	uint64_t addr = *(const uint64_t *)key;
 
-	(void)ctx;
-	return b->low == k->low && b->size_high >> PACKED_SIZE_BITS == k->high_ix;
+	return b->low == (uint32_t)addr && packed_addr(ctx, b) == addr;
 }
 
 static const struct mt_hashtab_ops packed_ops = {
@@ -168,26 +198,10 @@ static const struct mt_hashtab_ops wide_ops = {
     .empty = wide_empty,
 };
 
-/* The index of addr's 4 GiB range in sp->high, added when add and there is room; else -1. */
-static int high_index(struct space *sp, uint64_t addr, bool add)
+/* The slot of addr, or the empty slot where it would go. */
+static struct packed_block *packed_slot(const struct mt_images *im, struct space *sp, uint64_t addr)
 {
-	uint32_t high = (uint32_t)(addr >> 32);
-
-	for (uint32_t i = 0; i < sp->n_high; i++)
-		if (sp->high[i] == high)
-			return (int)i;
-	if (!add || sp->n_high == SPACE_HIGHS)
-		return -1;
-	sp->high[sp->n_high] = high;
-	return (int)sp->n_high++;
-}
-
-/* The slot of (addr in range high_ix), or the empty slot where it would go. */
-static struct packed_block *packed_slot(struct space *sp, uint64_t addr, int high_ix)
-{
-	struct packed_key k = {.low = (uint32_t)addr, .high_ix = (uint32_t)high_ix};
-
-	return mt_hashtab_find(&sp->packed, &packed_ops, mt_hash_u64(addr), packed_is, sp, &k);
+	return mt_hashtab_find(&sp->packed, &packed_ops, mt_hash_u64(addr), packed_is, im, &addr);
 }
 
 static struct wide_block *wide_slot(struct space *sp, uint64_t addr)
@@ -195,16 +209,16 @@ static struct wide_block *wide_slot(struct space *sp, uint64_t addr)
 	return mt_hashtab_find(&sp->wide, &wide_ops, mt_hash_u64(addr), wide_is, sp, &addr);
 }
 
-static struct block packed_unpack(const struct mt_images *im, const struct space *sp,
-				  uint32_t space, const struct packed_block *e)
+static struct block packed_unpack(const struct mt_images *im, uint32_t space,
+				  const struct packed_block *e)
 {
-	const struct owner *o = &im->owners[e->owner];
+	const struct block_class *c = &im->cls[e->cls];
 
-	return (struct block){.addr = packed_addr(sp, e),
-			      .size = e->size_high & PACKED_SIZE_MAX,
+	return (struct block){.addr = (uint64_t)c->high << 32 | e->low,
+			      .size = c->size,
 			      .space = space,
-			      .image = o->image,
-			      .stack = o->stack};
+			      .image = c->image,
+			      .stack = c->stack};
 }
 
 static struct block wide_unpack(const struct wide_block *e, uint32_t space)
@@ -222,29 +236,30 @@ static void block_gone(struct mt_images *im, struct space *sp, const struct bloc
  */
 static int put_packed(struct mt_images *im, struct space *sp, const struct block *b)
 {
+	struct block_class k = {.image = b->image,
+				.stack = b->stack,
+				.size = (uint32_t)b->size,
+				.high = (uint32_t)(b->addr >> 32)};
 	struct packed_block *e;
 	struct block old;
-	uint32_t owner;
-	int high_ix = b->size <= PACKED_SIZE_MAX ? high_index(sp, b->addr, true) : -1;
+	uint32_t c;
 
-	if (high_ix < 0)
+	if (b->size > UINT32_MAX)
 		return -E2BIG;
-	if (mt_hashtab_reserve(&sp->packed, &packed_ops, sp, sp->packed.used + 1) ||
-	    owner_get(im, b->image, b->stack, &owner))
+	if (mt_hashtab_reserve(&sp->packed, &packed_ops, im, sp->packed.used + 1) ||
+	    class_get(im, &k, &c))
 		return -ENOMEM;
-	e = packed_slot(sp, b->addr, high_ix);
-	if (e->owner) {
-		old = packed_unpack(im, sp, b->space, e);
+	e = packed_slot(im, sp, b->addr);
+	if (e->cls) {
+		old = packed_unpack(im, b->space, e);
+		class_put(im, e->cls);
 		block_gone(im, sp, &old);
 	} else {
 		if (sp->wide.used)
 			take_wide(im, b->space, b->addr, &old);
 		mt_hashtab_added(&sp->packed);
 	}
-	*e = (struct packed_block){.low = (uint32_t)b->addr,
-				   .size_high = (uint32_t)b->size | (uint32_t)high_ix
-									<< PACKED_SIZE_BITS,
-				   .owner = owner};
+	*e = (struct packed_block){.low = (uint32_t)b->addr, .cls = c};
 	return 0;
 }
 
@@ -342,14 +357,14 @@ int img_block_add(struct mt_images *im, const struct block *nb)
 bool img_block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct block *out)
 {
 	struct space *sp = &im->spaces[space];
-	int high_ix = addr && sp->packed.used ? high_index(sp, addr, false) : -1;
 
-	if (high_ix >= 0) {
-		struct packed_block *e = packed_slot(sp, addr, high_ix);
+	if (addr && sp->packed.used) {
+		struct packed_block *e = packed_slot(im, sp, addr);
 
-		if (e->owner) {
-			*out = packed_unpack(im, sp, space, e);
-			mt_hashtab_erase(&sp->packed, &packed_ops, sp, e);
+		if (e->cls) {
+			*out = packed_unpack(im, space, e);
+			class_put(im, e->cls);
+			mt_hashtab_erase(&sp->packed, &packed_ops, im, e);
 			block_gone(im, sp, out);
 			return true;
 		}
@@ -392,9 +407,10 @@ struct mt_released img_space_release(struct mt_images *im, uint32_t space)
 	for (size_t i = 0; p && sp->packed.used && i <= sp->packed.mask; i++) {
 		struct block b;
 
-		if (!p[i].owner)
+		if (!p[i].cls)
 			continue;
-		b = packed_unpack(im, sp, space, &p[i]);
+		b = packed_unpack(im, space, &p[i]);
+		class_put(im, p[i].cls);
 		charge(im, &b, false);
 	}
 	for (size_t i = 0; w && sp->wide.used && i <= sp->wide.mask; i++) {
@@ -406,7 +422,6 @@ struct mt_released img_space_release(struct mt_images *im, uint32_t space)
 	im->ending = false;
 	mt_hashtab_free(&sp->packed);
 	mt_hashtab_free(&sp->wide);
-	sp->n_high = 0;
 	sp->blocks = sp->bytes = 0;
 	return r;
 }
@@ -421,9 +436,9 @@ void img_each_block(const struct mt_images *im, void (*fn)(void *arg, const stru
 		struct block b;
 
 		for (size_t i = 0; p && i <= sp->packed.mask; i++) {
-			if (!p[i].owner)
+			if (!p[i].cls)
 				continue;
-			b = packed_unpack(im, sp, (uint32_t)s, &p[i]);
+			b = packed_unpack(im, (uint32_t)s, &p[i]);
 			fn(arg, &b);
 		}
 		for (size_t i = 0; w && i <= sp->wide.mask; i++) {
@@ -441,6 +456,6 @@ void img_table_free(struct mt_images *im)
 		mt_hashtab_free(&im->spaces[s].packed);
 		mt_hashtab_free(&im->spaces[s].wide);
 	}
-	free(im->owners);
-	mt_hashtab_free(&im->owner_ix);
+	free(im->cls);
+	mt_hashtab_free(&im->cls_ix);
 }

@@ -22,25 +22,26 @@ struct block {
 	uint32_t stack; /* the allocation's stack id, 0: none */
 };
 
-/* The address ranges of 4 GiB (addr >> 32) a space's packed blocks are in: heaps are in few. */
-#define SPACE_HIGHS 8
-
 /*
- * An address space's live blocks (images_blocks.c): packed, 12 bytes a slot, those whose size
- * and address pack; wide, 24 bytes a slot, the rest. Freed whole when the space ends.
+ * An address space's live blocks (images_blocks.c): packed, 8 bytes a slot, those whose size
+ * is below 4 GiB; wide, 24 bytes a slot, the rest. Freed whole when the space ends.
  */
 struct space {
 	struct mt_hashtab packed; /* struct packed_block */
 	struct mt_hashtab wide;	  /* struct wide_block */
-	uint32_t high[SPACE_HIGHS];
-	uint32_t n_high;
 	uint64_t blocks, bytes;
 };
 
-/* An (image, stack) pair blocks were allocated with: a packed block names one. */
-struct owner {
+/*
+ * What blocks allocated alike share, named by a packed block: few in a heap of many blocks (an
+ * allocation site's few sizes). On the free list, image links the next free one.
+ */
+struct block_class {
 	uint32_t image;
 	uint32_t stack;
+	uint32_t size;
+	uint32_t high; /* the addresses' high 32 bits */
+	uint32_t live; /* blocks of the class in the tables */
 };
 
 /* A realloc entered (MT_K_REALLOC_RELEASE) whose return is not seen yet: its block, if live. */
@@ -65,11 +66,13 @@ struct mt_images {
 	size_t n_img, cap_img;
 	struct space *spaces;
 	size_t n_spaces, cap_spaces;
-	struct owner *owners; /* owners[0] unused */
-	size_t n_owners, cap_owners;
-	struct mt_hashtab owner_ix; /* owner numbers (uint32_t) by (image, stack); 0 empty */
-	struct mt_hashtab pids;	    /* struct pid_slot */
-	struct pid_slot last_pid;   /* the slot latest() found last: most events are its pid's */
+	struct block_class *cls; /* cls[0] unused */
+	size_t n_cls, cap_cls;
+	struct mt_hashtab cls_ix; /* class numbers (uint32_t) by all their fields; 0 empty */
+	uint32_t cls_free;	  /* the first class on the free list, 0: none */
+	size_t cls_idle;	  /* classes in cls_ix without a block */
+	struct mt_hashtab pids;	  /* struct pid_slot */
+	struct pid_slot last_pid; /* the slot latest() found last: most events are its pid's */
 	struct pending *pend;
 	size_t n_pend, cap_pend;
 	uint64_t live_bytes, peak;
@@ -89,7 +92,7 @@ struct mt_images {
 /* Every live block of every space, to fn, in no order. */
 void img_each_block(const struct mt_images *im, void (*fn)(void *arg, const struct block *b),
 		    void *arg);
-/* Every space's blocks and the owners freed (mt_images_free). */
+/* Every space's blocks and the classes freed (mt_images_free). */
 void img_table_free(struct mt_images *im);
 /* Add a live block (a NULL one is no block); the one it replaces at its address is removed. */
 int img_block_add(struct mt_images *im, const struct block *nb);
