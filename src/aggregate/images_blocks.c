@@ -386,11 +386,14 @@ static bool take_wide(struct mt_images *im, uint32_t space, uint64_t addr, struc
 	return true;
 }
 
+/* A table smaller than this many slots (512 KiB) stays in the cache: no prefetch for it. */
+#define PREFETCH_MIN_SLOTS (1u << 16)
+
 void img_block_prefetch(const struct mt_images *im, uint32_t space, uint64_t addr)
 {
 	const struct space *sp = &im->spaces[space];
 
-	if (sp->packed.slot)
+	if (sp->packed.mask >= PREFETCH_MIN_SLOTS)
 		__builtin_prefetch(
 		    mt_hashtab_at(&sp->packed, &packed_ops, mt_hash_u64(addr) & sp->packed.mask));
 }

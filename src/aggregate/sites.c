@@ -29,7 +29,7 @@ struct slot {
 struct mt_sites {
 	struct slot *v;
 	size_t n, cap;
-	struct mt_hashtab by_id; /* index + 1 of v (uint32_t); 0 empty */
+	struct mt_hashtab by_id; /* struct id_entry */
 	struct mt_symbols *symbols;
 	struct mt_artifact_file *files; /* recorded, for the symboliser */
 	size_t n_files, cap_files;
@@ -56,27 +56,32 @@ void mt_sites_free(struct mt_sites *s)
 	free(s);
 }
 
+/* A stack id beside its site's index + 1 in v (0: empty): a lookup, twice an event, reads no site.
+ */
+struct id_entry {
+	uint32_t id;
+	uint32_t idx1;
+};
+
 static bool slot_empty(const void *e)
 {
-	return !*(const uint32_t *)e;
+	return !((const struct id_entry *)e)->idx1;
 }
 
 static uint64_t slot_hash(const void *ctx, const void *e)
 {
-	const struct mt_sites *s = ctx;
-
-	return mt_hash_u64(s->v[*(const uint32_t *)e - 1].site.stack_id);
+	(void)ctx;
+	return mt_hash_u64(((const struct id_entry *)e)->id);
 }
 
 static bool slot_is(const void *ctx, const void *e, const void *key)
 {
-	const struct mt_sites *s = ctx;
-
-	return s->v[*(const uint32_t *)e - 1].site.stack_id == *(const uint32_t *)key;
+	(void)ctx;
+	return ((const struct id_entry *)e)->id == *(const uint32_t *)key;
 }
 
 static const struct mt_hashtab_ops by_id_ops = {
-    .entry = sizeof(uint32_t),
+    .entry = sizeof(struct id_entry),
     .max_load_pct = 50,
     .min_slots = 256,
     .hash = slot_hash,
@@ -84,26 +89,26 @@ static const struct mt_hashtab_ops by_id_ops = {
 };
 
 /* The slot of id, or the empty one where it goes; the table must have slots. */
-static uint32_t *id_slot(const struct mt_sites *s, uint32_t id)
+static struct id_entry *id_slot(const struct mt_sites *s, uint32_t id)
 {
 	return mt_hashtab_find(&s->by_id, &by_id_ops, mt_hash_u64(id), slot_is, s, &id);
 }
 
 static struct slot *find(const struct mt_sites *s, uint32_t id)
 {
-	uint32_t *e;
+	struct id_entry *e;
 
 	if (!s->by_id.slot)
 		return NULL;
 	e = id_slot(s, id);
-	return *e ? &s->v[*e - 1] : NULL;
+	return e->idx1 ? &s->v[e->idx1 - 1] : NULL;
 }
 
 /* The site of id, made (with no frames) when it is new. */
 static struct slot *get(struct mt_sites *s, uint32_t id)
 {
 	struct slot *site = find(s, id);
-	uint32_t *e;
+	struct id_entry *e;
 
 	if (site)
 		return site;
@@ -116,7 +121,7 @@ static struct slot *get(struct mt_sites *s, uint32_t id)
 	memset(site, 0, sizeof(*site));
 	site->site.stack_id = id;
 	site->site.stop = MT_UNWIND_LOST;
-	*e = (uint32_t)++s->n;
+	*e = (struct id_entry){.id = id, .idx1 = (uint32_t)++s->n};
 	mt_hashtab_added(&s->by_id);
 	return site;
 }
