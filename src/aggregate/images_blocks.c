@@ -7,9 +7,10 @@
  * A block takes one 8-byte slot when its size is below 4 GiB: its address's low 32 bits, and
  * the number of its class, what it shares with blocks allocated alike: its image, stack, size
  * and address's high 32 bits. A larger block takes a 24-byte slot in the space's wide table. At
- * most 3/4 full, so 8 to 22 bytes a live block, 13 at 10 million (docs/PERFORMANCE.md, "Memory
- * at scale"); before, 12-byte slots with the size in them (20 at 10 million), and before that a
- * 40-byte node in a pool and a 4-byte slot found it, 47 bytes a block.
+ * most 3/4 full, so 11 to 22 bytes a live block, 12 at 10 million (docs/PERFORMANCE.md, "Memory
+ * at scale"), while blocks share few classes: one alone in its class pays for that too (20 bytes
+ * and an index slot). Before, 12-byte slots with the size in them (20 at 10 million), and before
+ * that a 40-byte node in a pool and a 4-byte slot found it, 47 bytes a block.
  */
 #include <errno.h>
 #include <stdlib.h>
