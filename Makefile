@@ -135,7 +135,8 @@ $(BUILD)/tests/memtrack-faults: $(filter-out $(FAULT_OBJS),$(OBJS)) $(FAULT_OBJS
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # Every test that runs the test build (mt_memtrack_link_path, MEMTRACK_FAULTS in tests/lib).
-FAULT_TESTS := it_supervisor it_pressure it_isolation it_treescope it_attach it_go
+FAULT_TESTS := it_supervisor it_pressure it_isolation it_treescope it_attach it_go it_allocators \
+	       it_degrade
 $(addprefix $(BUILD)/tests/,$(FAULT_TESTS)): | $(BUILD)/tests/memtrack-faults
 
 include fixtures/fixtures.mk
