@@ -244,6 +244,7 @@ struct thread_state {
 	__u32 depth;
 	__u32 throws;	     /* bit i: the call at level i may throw (MT_ROLE_ENTRY_THROWS) */
 	__u32 stack_id;	     /* the outermost call's stack (--stacks), 0: none */
+	__u64 entry_ip;	     /* callers mode: the outermost call's probe, its stack due at return */
 	__u64 sp[MT_LEVELS]; /* the stack pointer at each level's entry: its return address */
 	__u64 ra[MT_LEVELS]; /* a call that may throw: the return address at sp, at its entry */
 };
@@ -365,6 +366,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 		return 0;
 	/* A new address space: the old one's ranges (its mm is checked too, ASLR or not). */
 	bpf_map_delete_elem(&unwind_vma_cache, &tgid);
+	mt_vma_cache_moved();
 	emit_kind(MT_K_EXEC, 0, 0, 0, 0, 0, 0, 0);
 	return 0;
 }
@@ -417,8 +419,10 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	 * The unwinder's cache is keyed by the tgid in the initial namespace (that of
 	 * bpf_get_current_pid_tgid), not memtrack's: a process memtrack cannot see has one too.
 	 */
-	if (BPF_CORE_READ(task, signal, live.counter) == 0)
-		bpf_map_delete_elem(&unwind_vma_cache, &global_tgid);
+	/* Its tgid may be another process's next: what was derived from its ranges goes too. */
+	if (BPF_CORE_READ(task, signal, live.counter) == 0 &&
+	    !bpf_map_delete_elem(&unwind_vma_cache, &global_tgid))
+		mt_vma_cache_moved();
 	if (!id || in_throwing_call(task))
 		return 0;
 	return thread_ended(task, id);

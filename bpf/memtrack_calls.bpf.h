@@ -310,7 +310,16 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 	st->args[2] = a2;
 	st->args[3] = a3;
 	st->cookie = cookie;
-	st->stack_id = stacks_enabled ? current_stack_id(ctx) : 0;
+	st->stack_id = 0;
+	st->entry_ip = 0;
+	/*
+	 * The caller only, of a call that comes back through its return probe: taken there, where
+	 * the probe's ip is the return address, instead of a read of [rsp] here.
+	 */
+	if (stacks_enabled && stacks_caller && role == MT_ROLE_ENTRY)
+		st->entry_ip = PT_REGS_IP(ctx);
+	else if (stacks_enabled)
+		st->stack_id = current_stack_id(ctx);
 	/* Released now: another thread may get its address before this call returns. */
 	if (a0 && releases_at_entry(MT_COOKIE_KIND(cookie)))
 		emit_kind(MT_K_REALLOC_RELEASE, (__u16)MT_COOKIE_FILE(cookie), a0, 0, 0, 0, 0, 0);
@@ -524,6 +533,12 @@ static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
 	}
 	if (--st->depth)
 		return 0;
+	/* Back in the caller: ip is the return address, sp 8 bytes above the entry's. */
+	if (stacks_enabled && stacks_caller && st->entry_ip) {
+		st->stack_id = mt_current_stack_id(st->entry_ip, PT_REGS_SP(ctx) - 8,
+						   PT_REGS_FP(ctx), PT_REGS_IP(ctx));
+		st->entry_ip = 0;
+	}
 	mt_decode_and_emit(st, ret, false);
 	return 0;
 }

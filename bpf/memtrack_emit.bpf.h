@@ -173,31 +173,138 @@ static __always_inline __u32 new_stack(const struct mt_unwind_stack *s, __u64 h)
 }
 
 /*
- * The id of the current thread's stack, unwound from the allocator's entry registers (ip, sp,
- * fp). A global function: the verifier checks it once, on its own, instead of at each entry
- * probe's call site with that site's state; inlined, it made alloc_enter_multi 107,259
- * verified instructions (docs/PERFORMANCE.md section 25).
+ * The callers mode's stacks that end at the allocator's caller (its file has no table): each is a
+ * function of the process, the probe's address and the return address alone, as long as the
+ * mappings the two were placed in stay (mt_vma_cache_gen). Kept per CPU, a slot per return
+ * address and probe, so that an allocation from a call site seen before costs a compare instead
+ * of two placements in the mapping cache and two lookups of unwind_files, most of the 0.55 us an
+ * allocation of churn paid (docs/PERFORMANCE.md section 25).
  */
-__noinline __u32 mt_current_stack_id(__u64 ip, __u64 sp, __u64 fp)
-{
-	struct mt_unwind_stack *s = mt_unwind_user(ip, sp, fp, true, stacks_caller);
-	struct mt_stack_record *known;
-	__u64 h;
+#define MT_CALLER_SLOTS 128 /* a power of two */
 
-	if (!s) {
-		count(MT_CNT_STACKS_LOST);
+struct mt_caller_slot {
+	__u64 ip, ra, gen;
+	__u32 tgid, stack_id;
+	__u64 check; /* caller_check() of the rest: a slot torn by a preempting writer misses */
+};
+
+struct mt_callers {
+	struct mt_caller_slot slot[MT_CALLER_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mt_callers);
+} callers SEC(".maps");
+
+static __always_inline __u64 caller_check(__u64 ip, __u64 ra, __u64 gen, __u32 tgid, __u32 id)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	h = (h ^ ip) * MT_STACK_HASH_PRIME;
+	h = (h ^ ra) * MT_STACK_HASH_PRIME;
+	h = (h ^ gen) * MT_STACK_HASH_PRIME;
+	h = (h ^ ((__u64)tgid << 32 | id)) * MT_STACK_HASH_PRIME;
+	return h ^ h >> 29;
+}
+
+static __always_inline struct mt_caller_slot *caller_slot(__u64 ip, __u64 ra)
+{
+	__u32 zero = 0, i = (__u32)(((ra ^ ip) * 0x9e3779b97f4a7c15ULL) >> 57);
+	struct mt_callers *c = bpf_map_lookup_elem(&callers, &zero);
+
+	return c ? &c->slot[i & (MT_CALLER_SLOTS - 1)] : NULL;
+}
+
+/* The stack id kept for (tgid, ip, ra) while the mappings are those of gen; 0: none. */
+static __always_inline __u32 caller_kept(__u32 tgid, __u64 ip, __u64 ra, __u64 gen)
+{
+	struct mt_caller_slot *k = caller_slot(ip, ra), s;
+
+	if (!k)
 		return 0;
-	}
-	h = stack_hash(s);
+	__builtin_memcpy(&s, k, sizeof(s));
+	if (s.ip != ip || s.ra != ra || s.gen != gen || s.tgid != tgid || !s.stack_id ||
+	    s.check != caller_check(ip, ra, gen, tgid, s.stack_id))
+		return 0;
+	return s.stack_id;
+}
+
+/*
+ * Keep the stack id of a stack that ended at the allocator's caller, at return address ra (where
+ * the unwinder stopped: w->rip), with every range it was placed in cached (else an unmap of it
+ * would not move mt_vma_cache_gen).
+ */
+static __always_inline void caller_keep(__u32 tgid, __u64 ip, __u64 ra, __u64 gen,
+					const struct mt_unwind_stack *s, __u32 id)
+{
+	__u32 zero = 0;
+	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
+	struct mt_caller_slot *k;
+
+	if (!w || !id || s->n != 2 || s->stop != MT_UNWIND_TRUNCATED || w->rip != ra || w->uncached)
+		return;
+	k = caller_slot(ip, ra);
+	if (!k)
+		return;
+	k->ip = ip;
+	k->ra = ra;
+	k->gen = gen;
+	k->tgid = tgid;
+	k->stack_id = id;
+	k->check = caller_check(ip, ra, gen, tgid, id);
+}
+
+/* The id of the stack s, stored the first time it is seen. */
+static __always_inline __u32 stack_id_of(const struct mt_unwind_stack *s)
+{
+	struct mt_stack_record *known;
+	__u64 h = stack_hash(s);
+
 	known = bpf_map_lookup_elem(&stacks, &h);
 	if (known && same_stack(known, s))
 		return known->stack_id;
 	return new_stack(s, h);
 }
 
+/*
+ * The id of the current thread's stack, unwound from the allocator's entry registers (ip, sp,
+ * fp); ra: in callers mode, the allocator's return address when the probe knows it (its return
+ * probe: ip there), else 0 (read at [sp], which costs 0.1 to 0.15 us in a VM). A global function:
+ * the verifier checks it once, on its own, instead of at each entry probe's call site with that
+ * site's state; inlined, it made alloc_enter_multi 107,259 verified instructions
+ * (docs/PERFORMANCE.md section 25).
+ */
+__noinline __u32 mt_current_stack_id(__u64 ip, __u64 sp, __u64 fp, __u64 ra)
+{
+	struct mt_unwind_stack *s;
+	__u64 gen = 0;
+	__u32 tgid = 0, id;
+
+	if (stacks_caller && (ra || !bpf_probe_read_user(&ra, sizeof(ra), (const void *)sp))) {
+		tgid = bpf_get_current_pid_tgid() >> 32;
+		/* Read before the placements below: an unmap after it misses what they keep. */
+		gen = *(volatile __u64 *)&mt_vma_cache_gen;
+		id = caller_kept(tgid, ip, ra, gen);
+		if (id)
+			return id;
+	}
+	s = mt_unwind_user(ip, sp, fp, true, stacks_caller, ra);
+	if (!s) {
+		count(MT_CNT_STACKS_LOST);
+		return 0;
+	}
+	id = stack_id_of(s);
+	if (tgid)
+		caller_keep(tgid, ip, ra, gen, s, id);
+	return id;
+}
+
 static __always_inline __u32 current_stack_id(struct pt_regs *ctx)
 {
-	return mt_current_stack_id(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx));
+	return mt_current_stack_id(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0);
 }
 
 #endif /* MT_MEMTRACK_EMIT_BPF_H */

@@ -98,13 +98,28 @@ struct {
 	__type(value, struct mt_vma_cache);
 } unwind_vma_cache SEC(".maps");
 
+/*
+ * Moves on whenever a range that a frame may have been placed in may stop holding what it held:
+ * a cached range dropped, an unmap by a process whose cache has let ranges go (its 16 slots went
+ * round), a process's cache deleted at its exec or its end. What was derived from a placement
+ * (memtrack's per-CPU callers, bpf/memtrack_emit.bpf.h) is kept with the value read before the
+ * placement, and holds only while it is unchanged. Bumped after the cache's entry is rewritten.
+ */
+__u64 mt_vma_cache_gen;
+
+static __always_inline void mt_vma_cache_moved(void)
+{
+	__sync_fetch_and_add(&mt_vma_cache_gen, 1);
+}
+
 /* The stack being unwound: too big for the BPF stack. */
 struct mt_unwind_work {
 	__u64 rip, rsp, rbp;
 	__u32 exact;	 /* rip is exact (the first frame, or restored by a signal frame) */
 	__u32 normalise; /* record frames as MT_FRAME (file, offset) instead of raw pcs */
 	__u32 callers;	 /* the allocator's caller only, through files with a table (wrappers) */
-	__u32 pad;
+	__u32 uncached;	 /* a range found by bpf_find_vma could not be cached (a map update) */
+	__u64 caller_ra; /* callers: the allocator's return address if known, else read at [rsp] */
 	struct mt_unwind_last last;
 	struct mt_unwind_stack stack;
 	struct mt_vma_cache cache; /* a process's entry being rewritten (mt_vma_cache_add) */
@@ -310,7 +325,8 @@ static __always_inline void mt_vma_cache_add(struct mt_unwind_work *w, struct mt
 	w->cache.r[slot].end = v->end;
 	w->cache.r[slot].bias = v->bias;
 	w->cache.r[slot].key = v->key;
-	bpf_map_update_elem(&unwind_vma_cache, &tgid, &w->cache, BPF_ANY);
+	if (bpf_map_update_elem(&unwind_vma_cache, &tgid, &w->cache, BPF_ANY))
+		w->uncached = 1;
 }
 
 /*
@@ -336,6 +352,9 @@ static __always_inline void mt_vma_cache_drop(struct mt_vma_cache *scratch, __u6
 	}
 	if (hit)
 		bpf_map_update_elem(&unwind_vma_cache, &tgid, scratch, BPF_ANY);
+	/* A range that went round the slots may still be behind what was derived from it. */
+	if (hit || scratch->next > MT_VMA_CACHE_RANGES)
+		mt_vma_cache_moved();
 }
 
 /* The mapping and file entry of w->rip into w->last; false when it lies in no known file. */
@@ -398,7 +417,9 @@ __noinline long mt_unwind_frame(void)
 		w->stack.pcs[n & (MT_UNWIND_MAX_FRAMES - 1)] = MT_FRAME(f->file_id, w->rip - bias);
 	if (w->callers && !n) {
 		/* The allocator's frame: its return address is at [rsp] (docs/PLACEMENT.md). */
-		if (mt_unwind_read(w->rsp, &w->rip))
+		if (w->caller_ra)
+			w->rip = w->caller_ra;
+		else if (mt_unwind_read(w->rsp, &w->rip))
 			goto lost;
 		w->rsp += 8;
 		w->exact = 0;
@@ -444,11 +465,12 @@ static long mt_unwind_step(__u32 i, void *ctx)
 
 /*
  * Unwind the current thread's user stack from the probe's registers (ip, sp, fp), raw pcs or
- * (normalise) MT_FRAME file offsets. Returns the per-CPU stack (valid until the next unwind on
- * this CPU), or NULL.
+ * (normalise) MT_FRAME file offsets; callers: the allocator's frame and its caller's (ra: its
+ * return address when the probe knows it, else 0: read at [sp]). Returns the per-CPU stack
+ * (valid until the next unwind on this CPU), or NULL.
  */
-static __always_inline struct mt_unwind_stack *mt_unwind_user(__u64 ip, __u64 sp, __u64 fp,
-							      bool normalise, bool callers)
+static __always_inline struct mt_unwind_stack *
+mt_unwind_user(__u64 ip, __u64 sp, __u64 fp, bool normalise, bool callers, __u64 ra)
 {
 	__u32 zero = 0;
 	struct mt_unwind_work *w = bpf_map_lookup_elem(&unwind_work, &zero);
@@ -461,6 +483,8 @@ static __always_inline struct mt_unwind_stack *mt_unwind_user(__u64 ip, __u64 sp
 	w->exact = 1;
 	w->normalise = normalise;
 	w->callers = callers;
+	w->uncached = 0;
+	w->caller_ra = ra;
 	w->last.valid = 0;
 	w->stack.n = 0;
 	w->stack.stop = MT_UNWIND_TRUNCATED;

@@ -30,7 +30,7 @@ int BPF_KPROBE(unwind_check_entry)
 	if (bpf_get_current_pid_tgid() >> 32 != target_tgid)
 		return 0;
 	out = bpf_map_lookup_elem(&unwind_result, &zero);
-	s = mt_unwind_user(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), false, false);
+	s = mt_unwind_user(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), false, false, 0);
 	if (out && s)
 		bpf_probe_read_kernel(out, sizeof(*out), s);
 	return 0;
