@@ -653,6 +653,62 @@ START_TEST(no_stacks_with_no_stacks)
 }
 END_TEST
 
+/* memtrack run -q -o ARTIFACT -- cmd, with the default stacks (the callers): the artifact. */
+static char *record_callers(const char *const *cmd, struct mt_out *o)
+{
+	char *art = mt_record(MEMTRACK, NULL, NULL, cmd, 120, o);
+
+	ck_assert_ptr_nonnull(art);
+	return art;
+}
+
+/*
+ * A plain run keeps each allocation's caller per CPU (bpf/memtrack_emit.bpf.h): every call site
+ * of the fixture keeps its own count, through a library's PLT, a dlopen'd plugin, a thread and a
+ * signal handler; and a plugin loaded where another was unloaded, calling malloc from the same
+ * return address, is its own caller, not the one kept for the first.
+ */
+START_TEST(plain_run_records_each_caller)
+{
+	const char *stacks[] = {FIXTURE("stacks"), NULL};
+	const char *seq[] = {FIXTURE("dlopen_seq"), MT_BUILD_DIR "/fixtures", "50", NULL};
+	char *art, *l;
+	struct mt_out o;
+
+	art = record_callers(stacks, &o);
+	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
+	l = fixture_folded(art, "allocations");
+	ck_assert_msg(mt_count_lines(l, "") == 7, "not 7 lines of the fixture's:\n%s", l);
+	expect_line(l, "[truncated];stk_leaf_malloc 3");
+	expect_line(l, "[truncated];stk_leaf_calloc 2");
+	expect_line(l, "[truncated];stk_deep_leaf 1");
+	expect_line(l, "[truncated];stk_thread_leaf 6");
+	expect_line(l, "[truncated];stk_on_signal 1");
+	expect_line(l, "[truncated];stk_lib_alloc 4");
+	expect_line(l, "[truncated];stk_plugin_alloc 5");
+	free(l);
+	free(art);
+	mt_out_free(&o);
+
+	art = record_callers(seq, &o);
+	ck_assert_msg(o.code != 4, "plugin_race_1.so was not mapped where plugin_race_0.so was");
+	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
+	mt_out_free(&o);
+	{
+		const char *rep[] = {MEMTRACK, "report", art, NULL};
+
+		ck_assert_int_eq(mt_run(rep, NULL, NULL, 60, &o), 0);
+		ck_assert_msg(o.code == 0, "report failed: %s", o.err);
+		/* Two files, two sites of 50 calls each: not one of 100 named after the first. */
+		ck_assert_msg(mt_count_lines(o.out, "      plugin_run at ") == 2 &&
+				  mt_count_lines(o.out, " 50 allocations, ") == 2,
+			      "not two sites of 50 calls in plugin_run:\n%.4000s", o.out);
+	}
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
 START_TEST(bad_options)
 {
 	const char *run[] = {MEMTRACK, "run", "--stacks=dwarf", "--", "true", NULL};
@@ -815,6 +871,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, file_without_cfi_says_so);
 	tcase_add_test(tc, one_mib_frame_unwinds_to_main);
 	tcase_add_test(tc, no_stacks_with_no_stacks);
+	tcase_add_test(tc, plain_run_records_each_caller);
 	tcase_add_test(tc, bad_options);
 	suite_add_tcase(s, tc);
 
