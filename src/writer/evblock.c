@@ -360,18 +360,20 @@ size_t mt_evblock_compress(ZSTD_CCtx *zc, uint8_t *dst, size_t cap, const uint8_
 
 /* ---- decoding ------------------------------------------------------------------------------- */
 
-struct in {
-	const uint8_t *p;
-	size_t left;
-};
-
-/* The streams an entry is read from (all the same one in a version-3 block), and how it went. */
+/*
+ * The streams an entry is read from, and how it went. The cursor is read and advanced in place,
+ * not copied in and out for each entry: the many-stream caller's cursor lives with its reader
+ * and is undone only when an entry fails. In a version-3 block every stream is the first one.
+ */
 struct dec {
-	struct in *s[MT_EVB_STREAMS];
+	struct mt_evblock_cursor *c;
+	unsigned int mask;	    /* MT_EVB_STREAMS - 1, or 0 for one stream */
 	enum mt_evblock_result res; /* MT_EVB_EVENT while all is well */
 	bool threads;		    /* a compressed block: addresses by thread */
 	int freed_bin;		    /* the class of the allocation the event freed, or -1 */
 };
+
+_Static_assert(!(MT_EVB_STREAMS & (MT_EVB_STREAMS - 1)), "stream numbers are masked");
 
 static inline uint64_t unzigzag64(uint64_t v)
 {
@@ -385,16 +387,17 @@ static inline uint32_t unzigzag32(uint32_t v)
 
 STEP uint8_t get_byte(struct dec *d, enum mt_evblock_stream k)
 {
-	struct in *in = d->s[k];
+	struct mt_evblock_cursor *c = d->c;
+	unsigned int i = k & d->mask;
 
 	if (d->res != MT_EVB_EVENT)
 		return 0;
-	if (!in->left) {
+	if (!c->left[i]) {
 		d->res = MT_EVB_SHORT;
 		return 0;
 	}
-	in->left--;
-	return *in->p++;
+	c->left[i]--;
+	return *c->p[i]++;
 }
 
 /* A varint of at most 64 bits; more (an eleventh byte, or bits past 64) is corrupt. */
@@ -432,18 +435,18 @@ STEP uint32_t skip_escape(struct dec *d, struct mt_evblock_state *s)
 {
 	uint32_t type = (uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
 	uint64_t len = get_bounded(d, MT_EVB_S_REST, UINT32_MAX);
-	struct in *in = d->s[MT_EVB_S_REST];
+	unsigned int i = MT_EVB_S_REST & d->mask;
 
 	if (d->res != MT_EVB_EVENT)
 		return 0;
-	if (len > in->left) {
+	if (len > d->c->left[i]) {
 		d->res = MT_EVB_SHORT;
 		return 0;
 	}
-	s->escape_data = in->p;
+	s->escape_data = d->c->p[i];
 	s->escape_len = (uint32_t)len;
-	in->p += len;
-	in->left -= len;
+	d->c->p[i] += len;
+	d->c->left[i] -= len;
 	return type;
 }
 
@@ -553,34 +556,36 @@ STEP enum mt_evblock_result get_entry(struct dec *d, struct mt_evblock_state *s,
 enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t *p, size_t left,
 				      struct mt_event *e, size_t *used)
 {
-	struct in in = {p, left};
-	struct dec d = {{&in, &in, &in, &in, &in, &in, &in, &in}, MT_EVB_EVENT, false, -1};
-	enum mt_evblock_result res = get_entry(&d, s, e);
+	struct mt_evblock_cursor c;
+	struct dec d = {&c, 0, MT_EVB_EVENT, false, -1};
+	enum mt_evblock_result res;
 
+	/* Only stream 0 is read: every stream number is masked to it. */
+	c.p[0] = p;
+	c.left[0] = left;
+	res = get_entry(&d, s, e);
 	if (res == MT_EVB_EVENT || res == MT_EVB_SKIPPED || res == MT_EVB_REQUIRED)
-		*used = left - in.left;
+		*used = left - c.left[0];
 	return res;
 }
 
 enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct mt_evblock_cursor *c,
 					    struct mt_event *e)
 {
-	struct in in[MT_EVB_STREAMS];
-	struct dec d = {{&in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &in[6], &in[7]},
-			MT_EVB_EVENT,
-			true,
-			-1};
+	struct dec d = {c, MT_EVB_STREAMS - 1, MT_EVB_EVENT, true, -1};
+	const uint8_t *start[MT_EVB_STREAMS];
 	enum mt_evblock_result res;
 	int k;
 
+	/* Only the pointers: what a failed entry took from a stream is where they now are. */
 	for (k = 0; k < MT_EVB_STREAMS; k++)
-		in[k] = (struct in){c->p[k], c->left[k]};
+		start[k] = c->p[k];
 	res = get_entry(&d, s, e);
-	if (res != MT_EVB_EVENT && res != MT_EVB_SKIPPED && res != MT_EVB_REQUIRED)
+	if (res == MT_EVB_EVENT || res == MT_EVB_SKIPPED || res == MT_EVB_REQUIRED)
 		return res;
 	for (k = 0; k < MT_EVB_STREAMS; k++) {
-		c->p[k] = in[k].p;
-		c->left[k] = in[k].left;
+		c->left[k] += (size_t)(c->p[k] - start[k]);
+		c->p[k] = start[k];
 	}
 	return res;
 }
