@@ -404,6 +404,7 @@ START_TEST(columns_bad_reference_refused)
 	    .p = {tag, t0, addr, size, NULL, t1, t2, ref},
 	    .left = {3, 3, 1, 1, 0, 3, 3, 2},
 	};
+	struct mt_evblock_cursor was;
 	struct mt_evblock_state s;
 	struct mt_event e;
 
@@ -412,7 +413,10 @@ START_TEST(columns_bad_reference_refused)
 	ck_assert_uint_eq(e.addr, 0x10);
 	ck_assert_int_eq(mt_evblock_get_split(&s, &c, &e), MT_EVB_EVENT);
 	ck_assert_uint_eq(e.addr, 0x10);
+	was = c;
 	ck_assert_int_eq(mt_evblock_get_split(&s, &c, &e), MT_EVB_CORRUPT);
+	/* What the refused entry read is given back: the cursor is where it was. */
+	ck_assert(!memcmp(&c, &was, sizeof(c)));
 }
 END_TEST
 
