@@ -200,6 +200,8 @@ static int event_loop(struct sup *s)
 			err = sup_gdb_tick(s);
 		if (!err)
 			err = sup_rss_tick(s);
+		if (!err)
+			err = sup_leaks_tick(s);
 		if (err)
 			return err;
 		sup_progress_tick(s);

@@ -37,7 +37,8 @@ struct proc {
 	/* --leaks: its threads held at their exit stops until the last one's, then scanned */
 	pid_t *exit_held;
 	size_t n_exit_held;
-	unsigned int rss_tick; /* the last sampling tick that read its RSS (supervisor_rss.c) */
+	uint64_t exit_hold_until; /* when they are let go unscanned, should the rest not come */
+	unsigned int rss_tick;	  /* the last sampling tick that read its RSS (supervisor_rss.c) */
 };
 
 /*
@@ -152,6 +153,8 @@ struct sup {
 	    rss_write_ns; /* the time their writes took, the ring's drain before them included */
 	/* The caller's progress function (supervisor_progress.c): its next tick, the first one */
 	uint64_t progress_next_ns, progress_start_ns;
+	/* --leaks (supervisor_leaks.c): processes with threads held at their exit stops */
+	size_t exit_holding;
 };
 
 /*
@@ -320,6 +323,8 @@ int sup_wait_for_news(struct sup *s);
 int sup_leaks_start(struct sup *s);
 int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status);
 int sup_leaks_gone(struct sup *s, struct tracee *t);
+uint64_t sup_leaks_wait_ns(const struct sup *s);
+int sup_leaks_tick(struct sup *s);
 void sup_leaks_free(struct sup *s);
 
 /* supervisor_rss.c: RSS over time */

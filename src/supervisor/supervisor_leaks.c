@@ -12,9 +12,15 @@
  * exec waits for them): its registers are not roots; its stack, if still mapped, is scanned as
  * any other anonymous memory. Should a thread of the process end without an exit stop, its end
  * is the last thread's: the scan runs then, on the threads held.
+ *
+ * The hold is bounded (EXIT_HOLD_NS): a thread that ends alone in a way not told from a group
+ * exit (seccomp's SECCOMP_RET_KILL_THREAD) would otherwise wait for threads that run on, and so
+ * would whoever joins it. Past the bound the held threads are let go unscanned; the process's
+ * last thread scans it, their registers no longer roots.
  */
 
 #include <errno.h>
+#include <linux/audit.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +38,13 @@
 #include "inspect/leakscan.h"
 #include "inspect/livetable.h"
 #include "supervisor/supervisor_int.h"
+
+/*
+ * How long threads wait at their exit stops for the rest of their process. A group exit brings
+ * every thread there at once (each has the kernel's SIGKILL): milliseconds, even on a loaded
+ * machine; the bound is for the thread that ended alone.
+ */
+#define EXIT_HOLD_NS (5 * 1000000000ull)
 
 static void tap(void *arg, const struct mt_event *ev, size_t n)
 {
@@ -57,6 +70,23 @@ void sup_leaks_free(struct sup *s)
 		free(s->procs[i].exit_held);
 }
 
+/* i386's exit (int $0x80, which a 64-bit program may use too), and x32's system calls' bit. */
+#define I386_EXIT 1
+#define X32_BIT	  0x40000000ull
+
+/* Whether the system call a thread is in at its exit stop is exit: amd64's, x32's or i386's. */
+static bool in_exit_call(pid_t tid, const struct user_regs_struct *regs)
+{
+	struct __ptrace_syscall_info info;
+
+	if ((regs->orig_rax & ~X32_BIT) == SYS_exit)
+		return true;
+	/* 1 is amd64's write: i386's exit only when the call was an i386 one. */
+	return regs->orig_rax == I386_EXIT &&
+	       ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(info), &info) > 0 &&
+	       info.arch == AUDIT_ARCH_I386;
+}
+
 /* Whether t's exit, of raw status, ends its whole process with every thread at an exit stop. */
 static bool group_exit(const struct tracee *t, int status)
 {
@@ -64,7 +94,7 @@ static bool group_exit(const struct tracee *t, int status)
 
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 		return false;
-	return ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0 && (long)regs.orig_rax != SYS_exit;
+	return ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0 && !in_exit_call(t->tid, &regs);
 }
 
 /* The process's live blocks, with the consumer held once the ring is drained to now. */
@@ -195,12 +225,38 @@ static int scan_process(struct sup *s, struct proc *p, const pid_t *tids, size_t
 	return 0;
 }
 
+/* p now holds n threads at their exit stops (s counts the processes that hold some). */
+static void set_held(struct sup *s, struct proc *p, size_t n)
+{
+	if (n && !p->n_exit_held) {
+		s->exit_holding++;
+		p->exit_hold_until = mt_clock_now_ns() + EXIT_HOLD_NS;
+	} else if (!n && p->n_exit_held) {
+		s->exit_holding--;
+	}
+	p->n_exit_held = n;
+}
+
+/* Resume the threads p holds at their exit stops. */
+static int release_held(struct sup *s, struct proc *p)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < p->n_exit_held; i++) {
+		int e = sup_resume(p->exit_held[i], 0);
+
+		if (e && e != -ESRCH && !err)
+			err = e;
+	}
+	set_held(s, p, 0);
+	return err;
+}
+
 /* Scan p with its held threads and extra (0: none) as the roots' threads; resume the held. */
 static int scan_and_release(struct sup *s, struct proc *p, pid_t extra)
 {
 	pid_t *tids = realloc(p->exit_held, (p->n_exit_held + 1) * sizeof(*tids));
 	size_t n;
-	int err = 0;
 
 	if (!tids)
 		return -ENOMEM;
@@ -209,14 +265,7 @@ static int scan_and_release(struct sup *s, struct proc *p, pid_t extra)
 	if (extra)
 		tids[n++] = extra;
 	scan_process(s, p, tids, n);
-	for (size_t i = 0; i < p->n_exit_held; i++) {
-		int e = sup_resume(tids[i], 0);
-
-		if (e && e != -ESRCH && !err)
-			err = e;
-	}
-	p->n_exit_held = 0;
-	return err;
+	return release_held(s, p);
 }
 
 int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status)
@@ -238,7 +287,8 @@ int sup_leaks_exit_stop(struct sup *s, struct tracee *t, int status)
 	if (!held)
 		return -ENOMEM;
 	p->exit_held = held;
-	held[p->n_exit_held++] = t->tid;
+	held[p->n_exit_held] = t->tid;
+	set_held(s, p, p->n_exit_held + 1);
 	return SUP_LEAVE;
 }
 
@@ -249,10 +299,44 @@ int sup_leaks_gone(struct sup *s, struct tracee *t)
 	if (!s->live_blocks || t->proc < 0)
 		return 0;
 	p = &s->procs[t->proc];
-	for (size_t i = 0; i < p->n_exit_held; i++)
-		if (p->exit_held[i] == t->tid)
-			p->exit_held[i--] = p->exit_held[--p->n_exit_held];
+	for (size_t i = 0; i < p->n_exit_held; i++) {
+		if (p->exit_held[i] != t->tid)
+			continue;
+		p->exit_held[i] = p->exit_held[p->n_exit_held - 1];
+		set_held(s, p, p->n_exit_held - 1);
+		break;
+	}
 	if (!p->n_exit_held || sup_threads_running(s, t->proc, t->tid))
 		return 0;
 	return scan_and_release(s, p, 0);
+}
+
+uint64_t sup_leaks_wait_ns(const struct sup *s)
+{
+	uint64_t now, first = UINT64_MAX;
+
+	if (!s->exit_holding)
+		return UINT64_MAX;
+	for (size_t i = 0; i < s->n_procs; i++)
+		if (s->procs[i].n_exit_held && s->procs[i].exit_hold_until < first)
+			first = s->procs[i].exit_hold_until;
+	now = mt_clock_now_ns();
+	return first > now ? first - now : 0;
+}
+
+int sup_leaks_tick(struct sup *s)
+{
+	uint64_t now;
+	int err = 0;
+
+	if (!s->exit_holding)
+		return 0;
+	now = mt_clock_now_ns();
+	for (size_t i = 0; i < s->n_procs && !err; i++) {
+		struct proc *p = &s->procs[i];
+
+		if (p->n_exit_held && now >= p->exit_hold_until)
+			err = release_held(s, p);
+	}
+	return err;
 }

@@ -358,6 +358,13 @@ int sup_wait_for_news(struct sup *s)
 		ts = (struct timespec){wait_ns / 1000000000ull, wait_ns % 1000000000ull};
 		timeout = &ts;
 	}
+	/* Threads held at their exit stops are let go at a bound (supervisor_leaks.c). */
+	wait_ns = sup_leaks_wait_ns(s);
+	if (wait_ns != UINT64_MAX &&
+	    (!timeout || (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec > wait_ns)) {
+		ts = (struct timespec){wait_ns / 1000000000ull, wait_ns % 1000000000ull};
+		timeout = &ts;
+	}
 	/* So is the caller's progress (supervisor_progress.c). */
 	wait_ns = sup_progress_wait_ns(s);
 	if (wait_ns != UINT64_MAX &&
