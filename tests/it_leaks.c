@@ -4,6 +4,7 @@
  * truth): each block's class as memcheck gives it, exactly, per process of a fork/exec tree; the
  * report's text (memcheck's loss records), its JSON and --strict-leaks.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #define SHAPES	  FIXTURE("leak_shapes")
 #define PLUGIN	  FIXTURE("plugin_leakslot.so")
 #define MERGED	  FIXTURE("leak_merged_arena")
+#define ALONE	  FIXTURE("thread_alone")
 #define COMPARE	  MT_SOURCE_DIR "/tools/leaks-compare"
 /* valgrind's own suppression of leak_shapes list's head (fixtures/README.md). */
 #define LIST_SUPP MT_SOURCE_DIR "/fixtures/leak_shapes_list.supp"
@@ -621,6 +623,63 @@ START_TEST(arena_merged_with_malloc_chunk_is_a_root)
 }
 END_TEST
 
+/*
+ * A thread that ends alone while its process runs on, which the hold at the exit stops took for
+ * a group exit (fixtures/README.md): the run ends (the join returns), and the process is scanned
+ * at its own end, each class exact. seccomp's lone kill is let go at the hold's bound.
+ */
+static void check_alone(const char *mode)
+{
+	const char *opts[] = {"--leaks", NULL};
+	const char *cmd[] = {ALONE, mode, NULL};
+	struct mt_out o;
+	struct json_object *rep = mt_run_report(opts, cmd, 60, &o);
+
+	ck_assert_msg(rep && o.code == 0, "thread_alone %s: exit %d: %s", mode, o.code, o.err);
+	mt_out_free(&o);
+	assert_classes(scanned_image(rep, "0"), (struct classes){.def_bytes = 700,
+								 .def_blocks = 1,
+								 .pos_bytes = 272,
+								 .pos_blocks = 1,
+								 .rea_bytes = 500,
+								 .rea_blocks = 1});
+	json_object_put(rep);
+}
+
+START_TEST(thread_killed_alone_by_seccomp)
+{
+	check_alone("seccomp");
+}
+END_TEST
+
+START_TEST(thread_ending_alone_with_i386_exit)
+{
+	check_alone("int80");
+}
+END_TEST
+
+/* Add test, run on thread_alone mode, unless the fixture's plain run proves the host cannot. */
+static void add_alone_test(TCase *tc, const TTest *test, const char *mode, char *why, size_t len)
+{
+	const char *argv[] = {ALONE, mode, NULL};
+	struct mt_out o;
+	int code = mt_run(argv, NULL, NULL, 60, &o) ? -1 : o.code;
+
+	mt_out_free(&o);
+	if (code == 0) {
+		tcase_add_test(tc, test);
+		return;
+	}
+	if (code == 3)
+		snprintf(why, len, "this kernel refused thread_alone's seccomp filter");
+	else if (code == 128 + SIGSEGV)
+		snprintf(why, len,
+			 "this kernel has no i386 system calls (int $0x80 killed thread_alone)");
+	else
+		snprintf(why, len, "thread_alone %s exited %d by itself", mode, code);
+	mt_add_host_skipped_test(tc, test, why);
+}
+
 /* Why the merge cannot be shown here (the fixture exits 3 when the kernel kept them apart). */
 static const char *merge_unavailable(void)
 {
@@ -676,6 +735,7 @@ END_TEST
 
 static Suite *suite(void)
 {
+	static char no_seccomp[160], no_i386[160];
 	Suite *s = suite_create("leaks");
 	TCase *tc = tcase_create("shapes");
 
@@ -695,6 +755,9 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 3);
 	mt_add_test_unless(tc, arena_merged_with_malloc_chunk_is_a_root, merge_unavailable());
 	mt_add_tool_test(tc, memchecks_classes_on_real_programs, 0, 2, "valgrind python3 jq");
+	add_alone_test(tc, thread_killed_alone_by_seccomp, "seccomp", no_seccomp,
+		       sizeof(no_seccomp));
+	add_alone_test(tc, thread_ending_alone_with_i386_exit, "int80", no_i386, sizeof(no_i386));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("suppressions");
 	tcase_set_timeout(tc, 300);
