@@ -21,6 +21,7 @@
 #define PLUGIN	  FIXTURE("plugin_leakslot.so")
 #define MERGED	  FIXTURE("leak_merged_arena")
 #define ALONE	  FIXTURE("thread_alone")
+#define UFFD	  FIXTURE("uffd_root")
 #define COMPARE	  MT_SOURCE_DIR "/tools/leaks-compare"
 /* valgrind's own suppression of leak_shapes list's head (fixtures/README.md). */
 #define LIST_SUPP MT_SOURCE_DIR "/fixtures/leak_shapes_list.supp"
@@ -680,6 +681,40 @@ static void add_alone_test(TCase *tc, const TTest *test, const char *mode, char 
 	mt_add_host_skipped_test(tc, test, why);
 }
 
+/*
+ * A root registered with a userfaultfd that no thread serves (fixtures/README.md): its pages
+ * never made would wait for ever to be read. The run ends with the region counted unreadable,
+ * not read: the block whose only pointer is in it is definitely lost.
+ */
+START_TEST(userfaultfd_region_not_read)
+{
+	const char *opts[] = {"--leaks", NULL};
+	const char *cmd[] = {UFFD, NULL};
+	struct mt_out o;
+	struct json_object *rep = mt_run_report(opts, cmd, 60, &o), *leaks;
+
+	ck_assert_msg(rep && o.code == 0, "uffd_root: exit %d: %s", o.code, o.err);
+	mt_out_free(&o);
+	leaks = scanned_image(rep, "0");
+	assert_class(leaks, "definitely_lost", 123, 1);
+	assert_class(leaks, "still_reachable", 0, 0);
+	ck_assert_int_eq(mt_json_i64(leaks, "unreadable_regions"), 1);
+	ck_assert_int_eq(mt_json_i64(leaks, "unreadable_bytes"), 4 * sysconf(_SC_PAGESIZE));
+	json_object_put(rep);
+}
+END_TEST
+
+/* Why uffd_root cannot run here: the kernel refused it a userfaultfd. */
+static const char *uffd_unavailable(void)
+{
+	const char *argv[] = {UFFD, NULL};
+	struct mt_out o;
+	int code = mt_run(argv, NULL, NULL, 60, &o) ? -1 : o.code;
+
+	mt_out_free(&o);
+	return code ? "this kernel refused uffd_root a userfaultfd" : NULL;
+}
+
 /* Why the merge cannot be shown here (the fixture exits 3 when the kernel kept them apart). */
 static const char *merge_unavailable(void)
 {
@@ -736,6 +771,7 @@ END_TEST
 static Suite *suite(void)
 {
 	static char no_seccomp[160], no_i386[160];
+	const char *no_uffd;
 	Suite *s = suite_create("leaks");
 	TCase *tc = tcase_create("shapes");
 
@@ -755,6 +791,11 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, other_allocators_same_shapes, 0, 3);
 	mt_add_test_unless(tc, arena_merged_with_malloc_chunk_is_a_root, merge_unavailable());
 	mt_add_tool_test(tc, memchecks_classes_on_real_programs, 0, 2, "valgrind python3 jq");
+	no_uffd = uffd_unavailable();
+	if (no_uffd)
+		mt_add_host_skipped_test(tc, userfaultfd_region_not_read, no_uffd);
+	else
+		tcase_add_test(tc, userfaultfd_region_not_read);
 	add_alone_test(tc, thread_killed_alone_by_seccomp, "seccomp", no_seccomp,
 		       sizeof(no_seccomp));
 	add_alone_test(tc, thread_ending_alone_with_i386_exit, "int80", no_i386, sizeof(no_i386));

@@ -357,6 +357,7 @@ struct region {
 	uint64_t stack_from; /* a thread's stack: scanned from here (0: not one) */
 	uint64_t in_memory;  /* kB resident or swapped out (smaps' Rss + Swap) */
 	bool root;	     /* writable, private, not [stack]; or a file's RELRO */
+	bool user_faults; /* registered with a userfaultfd: a missing page waits for its handler */
 };
 
 /*
@@ -405,17 +406,33 @@ static bool books(const struct scan *sc, const struct mt_map_entry *e)
 
 /*
  * A root region bigger than this that is not all untouched (a sanitizer's shadow, a runtime's
- * reservation of terabytes) is not read: counted as unreadable, said in the report.
+ * reservation of terabytes) is not read: counted as unreadable, said in the report. So is one
+ * registered with a userfaultfd: reading a page it lacks would wait for the handler, a thread of
+ * the process, which is stopped at its exit (or gone) and never answers.
  */
 #define SPARSE_LIMIT (64ull << 30)
 
-/* A line of /proc/PID/smaps after a mapping's: its Rss and Swap count what is in memory. */
-static void add_in_memory(struct region *r, const char *line)
+/* Whether an smaps VmFlags line has flag (two letters). */
+static bool has_vm_flag(const char *line, const char *flag)
+{
+	for (const char *p = line; (p = strstr(p + 1, flag));)
+		if (p[-1] == ' ' && (p[2] == ' ' || p[2] == '\n' || !p[2]))
+			return true;
+	return false;
+}
+
+/*
+ * A line of /proc/PID/smaps after a mapping's: its Rss and Swap count what is in memory; its
+ * VmFlags say whether a userfaultfd handles its missing or minor faults (um, ui).
+ */
+static void add_attribute(struct region *r, const char *line)
 {
 	unsigned long long kb;
 
 	if (sscanf(line, "Rss: %llu kB", &kb) == 1 || sscanf(line, "Swap: %llu kB", &kb) == 1)
 		r->in_memory += kb;
+	else if (!strncmp(line, "VmFlags:", 8))
+		r->user_faults = has_vm_flag(line, "um") || has_vm_flag(line, "ui");
 }
 
 /*
@@ -442,7 +459,7 @@ static int read_regions(struct scan *sc, struct region **out, size_t *n)
 
 		if (mt_procmaps_parse_line(line, &e)) {
 			if (*n)
-				add_in_memory(&(*out)[*n - 1], line);
+				add_attribute(&(*out)[*n - 1], line);
 			continue;
 		}
 		r.start = e.start;
@@ -490,6 +507,14 @@ static void mark_stacks(struct region *r, size_t n, const struct user_regs_struc
 	}
 }
 
+/* Whether region r is a root not read, counted as unreadable (SPARSE_LIMIT says why). */
+static bool unread_root(const struct region *r)
+{
+	if (r->stack_from)
+		return r->user_faults;
+	return r->root && r->in_memory && (r->user_faults || r->end - r->start > SPARSE_LIMIT);
+}
+
 static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size_t n_regs)
 {
 	struct region *r;
@@ -504,12 +529,12 @@ static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size
 	sc->st->threads = (uint32_t)n_regs;
 	drain(sc);
 	for (size_t k = 0; k < n; k++) {
-		if (r[k].stack_from) {
-			scan_root(sc, r[k].stack_from, r[k].end);
-		} else if (r[k].root && r[k].in_memory && r[k].end - r[k].start > SPARSE_LIMIT) {
+		if (unread_root(&r[k])) {
 			sc->st->regions++;
 			sc->st->unreadable_regions++;
 			sc->st->unreadable_bytes += r[k].end - r[k].start;
+		} else if (r[k].stack_from) {
+			scan_root(sc, r[k].stack_from, r[k].end);
 		} else if (r[k].root && r[k].in_memory) {
 			scan_root(sc, r[k].start, r[k].end);
 		}
