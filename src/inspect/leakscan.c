@@ -63,6 +63,8 @@ struct scan {
 	size_t clique;	 /* the leader whose clique is being found, or NOT_A_CLIQUE */
 	uint64_t *buf;	 /* CHUNK bytes */
 	struct gaps *gaps;
+	struct span *faulting; /* mappings a userfaultfd handles the faults of: never read */
+	size_t n_faulting;
 	struct mt_leak_stats *st;
 };
 
@@ -300,6 +302,15 @@ static bool definite(const struct scan *sc, size_t i)
 	return sc->clique == NOT_A_CLIQUE && sc->cls[i] == MT_LEAK_REACHABLE;
 }
 
+/* Whether [lo, hi) overlaps a mapping whose faults a userfaultfd handles (unread_root()). */
+static bool user_faults(const struct scan *sc, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < sc->n_faulting; i++)
+		if (lo < sc->faulting[i].end && sc->faulting[i].start < hi)
+			return true;
+	return false;
+}
+
 /*
  * Up to BATCH small blocks off the mark stack read with one process_vm_readv (what a call costs
  * is mostly its own: the pages are pinned alike), then scanned in turn. 0 when the block on top
@@ -315,7 +326,7 @@ static size_t scan_batch(struct scan *sc)
 		const struct mt_live_block *b = &sc->b[sc->stack[sc->n_stack - 1 - n]];
 		size_t len = (size_t)b->size & ~(size_t)7;
 
-		if (local.iov_len + len > CHUNK)
+		if (local.iov_len + len > CHUNK || user_faults(sc, b->addr, b->addr + b->size))
 			break;
 		idx[n] = sc->stack[sc->n_stack - 1 - n];
 		remote[n++] = (struct iovec){(void *)(uintptr_t)b->addr, len};
@@ -348,7 +359,12 @@ static void drain(struct scan *sc)
 		if (scan_batch(sc))
 			continue;
 		i = sc->stack[--sc->n_stack];
-		scan_range(sc, sc->b[i].addr, sc->b[i].addr + sc->b[i].size, definite(sc, i));
+		/* A block in memory a userfaultfd serves is not read either: counted. */
+		if (user_faults(sc, sc->b[i].addr, sc->b[i].addr + sc->b[i].size))
+			sc->st->unreadable_bytes += sc->b[i].size;
+		else
+			scan_range(sc, sc->b[i].addr, sc->b[i].addr + sc->b[i].size,
+				   definite(sc, i));
 	}
 }
 
@@ -507,6 +523,21 @@ static void mark_stacks(struct region *r, size_t n, const struct user_regs_struc
 	}
 }
 
+/* The mappings of r (n of them) whose faults a userfaultfd handles, kept in sc. */
+static int note_faulting(struct scan *sc, const struct region *r, size_t n)
+{
+	size_t cap = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (!r[k].user_faults)
+			continue;
+		if (MT_GROW(sc->faulting, cap, sc->n_faulting + 1, 4))
+			return -ENOMEM;
+		sc->faulting[sc->n_faulting++] = (struct span){r[k].start, r[k].end, false};
+	}
+	return 0;
+}
+
 /* Whether region r is a root not read, counted as unreadable (SPARSE_LIMIT says why). */
 static bool unread_root(const struct region *r)
 {
@@ -521,8 +552,12 @@ static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size
 	size_t n;
 	int err = read_regions(sc, &r, &n);
 
-	if (err)
+	if (!err)
+		err = note_faulting(sc, r, n);
+	if (err) {
+		free(r);
 		return err;
+	}
 	mark_stacks(r, n, regs, n_regs);
 	for (size_t t = 0; t < n_regs; t++)
 		found_words(sc, (const uint64_t *)&regs[t], sizeof(regs[t]) / 8, true);
@@ -594,6 +629,7 @@ int mt_leak_scan(pid_t pid, const struct mt_leak_heap *h, const struct user_regs
 out:
 	free(sc.skip);
 	free(sc.gaps);
+	free(sc.faulting);
 	free(sc.stack);
 	free(sc.buf);
 	return err;
