@@ -200,14 +200,15 @@ static int event_loop(struct sup *s)
 			err = sup_gdb_tick(s);
 		if (!err)
 			err = sup_rss_tick(s);
-		if (!err)
-			err = sup_leaks_tick(s);
 		if (err)
 			return err;
 		sup_progress_tick(s);
 		tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid == 0) {
-			err = sup_wait_for_news(s);
+			/* Threads held at their exit stops, once every stop was read. */
+			err = sup_leaks_tick(s);
+			if (!err)
+				err = sup_wait_for_news(s);
 			if (err)
 				return err;
 			continue;

@@ -15,8 +15,10 @@
  *
  * The hold is bounded (EXIT_HOLD_NS): a thread that ends alone in a way not told from a group
  * exit (seccomp's SECCOMP_RET_KILL_THREAD) would otherwise wait for threads that run on, and so
- * would whoever joins it. Past the bound the held threads are let go unscanned; the process's
- * last thread scans it, their registers no longer roots.
+ * would whoever joins it. Past the bound, when no other thread of the process is on its way out
+ * (mt_proc_task_exiting), the held threads are let go unscanned; the process's last thread scans
+ * it, their registers no longer roots. The bound is checked when no stop is waiting to be read:
+ * memtrack's own delay does not let them go.
  */
 
 #include <errno.h>
@@ -37,6 +39,7 @@
 #include "writer/events.h"
 #include "inspect/leakscan.h"
 #include "inspect/livetable.h"
+#include "inspect/procstatus.h"
 #include "supervisor/supervisor_int.h"
 
 /*
@@ -324,6 +327,19 @@ uint64_t sup_leaks_wait_ns(const struct sup *s)
 	return first > now ? first - now : 0;
 }
 
+/* Whether a thread of process proc not seen at its exit stop yet is on its way there. */
+static bool others_ending(const struct sup *s, int proc)
+{
+	for (size_t i = 0; i < s->live.n; i++) {
+		const struct tracee *o = s->live.v[i];
+
+		if (o->proc == proc && !o->exiting &&
+		    mt_proc_task_exiting(s->procs[proc].pid, o->tid))
+			return true;
+	}
+	return false;
+}
+
 int sup_leaks_tick(struct sup *s)
 {
 	uint64_t now;
@@ -335,7 +351,13 @@ int sup_leaks_tick(struct sup *s)
 	for (size_t i = 0; i < s->n_procs && !err; i++) {
 		struct proc *p = &s->procs[i];
 
-		if (p->n_exit_held && now >= p->exit_hold_until)
+		if (!p->n_exit_held || now < p->exit_hold_until)
+			continue;
+		/* A group exit that is slow (its SIGKILL still pending: a thread blocked): held on.
+		 */
+		if (others_ending(s, (int)i))
+			p->exit_hold_until = now + EXIT_HOLD_NS;
+		else
 			err = release_held(s, p);
 	}
 	return err;
