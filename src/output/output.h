@@ -28,6 +28,13 @@ void mt_output_frame(FILE *out, const struct mt_frame_info *f);
  * run without --leaks. 0 or -EIO.
  */
 int mt_output_leaks(const struct mt_report *rep, FILE *out, size_t top);
+/* An image's tree position, with its exec number after the first: "0.1", "0.1+1". */
+const char *mt_output_image_pos(char *buf, size_t n, const struct mt_image *g);
+
+/* output_handoffs.c: the report's section of the handoffs, and the summary's lines of them. */
+void mt_output_handoffs(const struct mt_report *rep, FILE *out);
+void mt_output_handoffs_summary(const struct mt_report *rep, FILE *out);
+
 /* The end-of-run summary's line of the scans (nothing without --leaks). */
 void mt_output_leaks_summary(const struct mt_report *rep, FILE *out);
 /*

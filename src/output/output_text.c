@@ -254,19 +254,6 @@ static size_t shown(size_t n, size_t top)
 	return top && top < n ? top : n;
 }
 
-/* An image's tree position, with its exec number after the first: "0.1", "0.1+1". */
-static const char *image_pos(char *buf, size_t n, const struct mt_image *g)
-{
-	char p[MT_PRINTABLE_MAX];
-	int k;
-
-	mt_printable(p, sizeof(p), g->position[0] ? g->position : "?");
-	k = snprintf(buf, n, "%.*s", (int)n - 1, p);
-	if (g->exec_seq && k >= 0 && (size_t)k < n)
-		snprintf(buf + k, n - (size_t)k, "+%" PRIu32, g->exec_seq);
-	return buf;
-}
-
 static void print_image(const struct mt_report *rep, FILE *out, const struct mt_image *g)
 {
 	char s[32], pos[64], par[64], b1[32], b2[32], b3[32], sx[MT_PRINTABLE_MAX];
@@ -278,8 +265,9 @@ static void print_image(const struct mt_report *rep, FILE *out, const struct mt_
 	fprintf(out,
 		"  %-10s %8" PRIu32 " %-10s %-6s %-9s %9" PRIu64 " %9" PRIu64 " %8" PRIu64
 		" %9" PRIu64 " %9s %9s %7" PRIu64 " %9s  %s\n",
-		image_pos(pos, sizeof(pos), g), g->pid,
-		g->parent >= 0 ? image_pos(par, sizeof(par), &rep->images[g->parent]) : "-",
+		mt_output_image_pos(pos, sizeof(pos), g), g->pid,
+		g->parent >= 0 ? mt_output_image_pos(par, sizeof(par), &rep->images[g->parent])
+			       : "-",
 		g->shared_memory ? "vfork" : "own", status_str(s, sizeof(s), g), g->c.allocations,
 		g->c.frees, g->c.reallocs, g->c.unmatched_frees,
 		mt_bytesize_human(b1, sizeof(b1), g->c.bytes_allocated),
@@ -308,85 +296,6 @@ static int print_images(const struct mt_report *rep, FILE *out, size_t top)
 		fprintf(out, "  ... %zu more (--top 0 shows all)\n", rep->n_images - n);
 	free(v);
 	return 0;
-}
-
-/* The files an image mapped after its handoff, whose calls before their probes may be missing. */
-static void put_late(FILE *out, const struct mt_image_handoff *h)
-{
-	char p[MT_PRINTABLE_MAX];
-
-	for (size_t i = 0; i < h->n_late; i++)
-		fprintf(out, "%s%s", i ? ", " : "", mt_printable(p, sizeof(p), h->late[i]));
-	fputc('\n', out);
-}
-
-/*
- * A process's counts while it was the debugger's (or its tracer's): the ones of its image after
- * the handoff record, and of the images its later execs made.
- */
-static void handoff_counts(const struct mt_report *rep, size_t i, char *buf, size_t n)
-{
-	const struct mt_image *g = &rep->images[i];
-	const struct mt_heap_counts *b = &g->handoff->before;
-	uint64_t allocs = g->c.allocations - b->allocations, frees = g->c.frees - b->frees;
-
-	for (size_t j = i + 1; j < rep->n_images; j++) {
-		if (rep->images[j].first != g->first || rep->images[j].pid != g->pid)
-			continue;
-		allocs += rep->images[j].c.allocations;
-		frees += rep->images[j].c.frees;
-	}
-	snprintf(buf, n,
-		 "%" PRIu64 " allocations, %" PRIu64 " frees recorded before, %" PRIu64
-		 " allocations, %" PRIu64 " frees after",
-		 b->allocations, b->frees, allocs, frees);
-}
-
-/* The pids of the images created after a handoff, whose allocations were not recorded. */
-static void put_unrecorded(FILE *out, const struct mt_report *rep)
-{
-	size_t shown = 0;
-
-	for (size_t i = 0; i < rep->n_images && shown < 8; i++) {
-		if (!rep->images[i].unrecorded || (i && rep->images[i].first != i))
-			continue;
-		fprintf(out, " %" PRIu32, rep->images[i].pid);
-		shown++;
-	}
-	fprintf(out, "%s\n", shown == 8 ? " ..." : "");
-}
-
-static void print_handoffs(const struct mt_report *rep, FILE *out)
-{
-	char pos[64], at[MT_PRINTABLE_MAX], counts[160];
-	size_t n = 0;
-
-	for (size_t i = 0; i < rep->n_images; i++)
-		n += rep->images[i].handoff != NULL;
-	if (!n)
-		return;
-	fprintf(out, "\nHanded to a debugger (%zu)\n", n);
-	for (size_t i = 0; i < rep->n_images; i++) {
-		const struct mt_image *g = &rep->images[i];
-
-		if (!g->handoff)
-			continue;
-		handoff_counts(rep, i, counts, sizeof(counts));
-		fprintf(out, "  %s (pid %" PRIu32 ") %s, after event %" PRIu64 ": %s\n",
-			image_pos(pos, sizeof(pos), g), g->pid,
-			mt_printable(at, sizeof(at), g->handoff->at), g->handoff->event, counts);
-		if (!g->handoff->n_late)
-			continue;
-		fprintf(out, "    mapped after the handoff, probed without stopping it (calls into "
-			     "them before that may be missing): ");
-		put_late(out, g->handoff);
-	}
-	if (!mt_report_unrecorded_images(rep))
-		return;
-	fprintf(out,
-		"  created after a handoff, not recorded (their counts are 0, not their truth), "
-		"pids:");
-	put_unrecorded(out, rep);
 }
 
 static int print_files(const struct mt_report *rep, FILE *out, size_t top)
@@ -550,7 +459,7 @@ int mt_output_text(const struct mt_report *rep, FILE *out, size_t top)
 	print_not_recorded(rep, out);
 	if (print_images(rep, out, top) || mt_output_mapped(rep, out, top))
 		return -ENOMEM;
-	print_handoffs(rep, out);
+	mt_output_handoffs(rep, out);
 	if (mt_output_rss(rep, out, top))
 		return -ENOMEM;
 	if (print_files(rep, out, top))
@@ -615,44 +524,6 @@ static void summary_not_recorded(const struct mt_report *rep, FILE *out)
 		mt_output_not_recorded_reason(rep, &rep->not_recorded[i], r, sizeof(r));
 		fprintf(out, "memtrack: WARNING: %s\n", r);
 	}
-}
-
-/* A tracer's handoff says whose it is (its "at"); --stop-at's is a debugger's. */
-static const char *handed_to(const struct mt_image_handoff *h)
-{
-	return h->to_tracer ? "" : "to a debugger ";
-}
-
-/* Each image handed to a debugger: what was recorded before and after, what may be missing. */
-static void summary_handoffs(const struct mt_report *rep, FILE *out)
-{
-	char pos[64], at[MT_PRINTABLE_MAX], counts[160];
-
-	for (size_t i = 0; i < rep->n_images; i++) {
-		const struct mt_image *g = &rep->images[i];
-
-		if (!g->handoff)
-			continue;
-		handoff_counts(rep, i, counts, sizeof(counts));
-		fprintf(out, "memtrack: process %s (pid %" PRIu32 ") was handed %s%s: %s\n",
-			image_pos(pos, sizeof(pos), g), g->pid, handed_to(g->handoff),
-			mt_printable(at, sizeof(at), g->handoff->at), counts);
-		if (!g->handoff->n_late)
-			continue;
-		fprintf(out,
-			"memtrack: WARNING: process %s mapped files with allocators after its "
-			"handoff, probed without stopping it: its calls into them before that may "
-			"be missing: ",
-			pos);
-		put_late(out, g->handoff);
-	}
-	if (!mt_report_unrecorded_images(rep))
-		return;
-	fprintf(out,
-		"memtrack: WARNING: processes created after the handoff are not recorded (memtrack "
-		"is not their tracer): %zu image(s), pids:",
-		mt_report_unrecorded_images(rep));
-	put_unrecorded(out, rep);
 }
 
 static void summary_losses(const struct mt_report *rep, FILE *out)
@@ -731,7 +602,7 @@ int mt_output_summary(const char *artifact_path, FILE *out)
 	fprintf(out, "memtrack: dropped: %s\n", b1);
 	summary_unprobed(rep, out, artifact_path);
 	summary_not_recorded(rep, out);
-	summary_handoffs(rep, out);
+	mt_output_handoffs_summary(rep, out);
 	summary_losses(rep, out);
 	mt_report_free(rep);
 	return ferror(out) ? -EIO : 0;
