@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "lib/gdbsession.h"
+#include "lib/hostcaps.h"
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
@@ -679,6 +680,9 @@ END_TEST
 
 static Suite *gdb_server_suite(void)
 {
+	static char why[320];
+	/* Debug registers that never fire (some hosts' guests) fire no Z1 either. */
+	const char *no_debug_regs = mt_suite_hw_watchpoint_missing(why, sizeof(why));
 	Suite *s = suite_create("gdb_server");
 	TCase *tc = tcase_create("gdb_server");
 	TCase *conditions = tcase_create("conditions");
@@ -702,8 +706,12 @@ static Suite *gdb_server_suite(void)
 	tcase_set_timeout(conditions, 300);
 	mt_tcase_add_tool_test(conditions, conditional_breakpoint_evaluated_in_the_stub,
 			       "gdb gdbserver");
-	mt_tcase_add_tool_test(conditions, hardware_breakpoint_condition_evaluated_in_the_stub,
-			       "gdb");
+	if (no_debug_regs)
+		mt_add_host_skipped_test(
+		    conditions, hardware_breakpoint_condition_evaluated_in_the_stub, no_debug_regs);
+	else
+		mt_tcase_add_tool_test(conditions,
+				       hardware_breakpoint_condition_evaluated_in_the_stub, "gdb");
 	mt_tcase_add_tool_test(conditions, agent_dprintf_prints_without_stopping, "gdb");
 	mt_tcase_add_tool_test(conditions, condition_with_other_threads_running, "gdb gdbserver");
 	suite_add_tcase(s, conditions);
