@@ -327,6 +327,9 @@ START_TEST(snmalloc_and_rpmalloc_crates)
 	c = classified(FIXTURE("sn_rust_stripped"));
 	ck_assert_int_eq(c.unnamed, MT_FAM_SNMALLOC);
 	mt_classification_free(&c);
+	c = classified(FIXTURE("rp_rust_stripped"));
+	ck_assert_int_eq(c.unnamed, MT_FAM_RPMALLOC);
+	mt_classification_free(&c);
 }
 END_TEST
 
@@ -372,6 +375,21 @@ END_TEST
 START_TEST(snmalloc_stripped_is_not_probed)
 {
 	assert_unnamed(FIXTURE("sn_rust_stripped"), "snmalloc");
+}
+END_TEST
+
+/*
+ * rpmalloc has no message of its own: it is told by its huge page probe's text and the
+ * pthread_create its crate's build exports. A static glibc program, stripped, has the same text
+ * but no pthread_create to export: it stays a static executable without an allocator found.
+ */
+START_TEST(rpmalloc_stripped_is_not_probed)
+{
+	struct mt_classification c = classified(FIXTURE("nosyms"));
+
+	ck_assert_int_eq(c.unnamed, MT_FAM_NONE);
+	mt_classification_free(&c);
+	assert_unnamed(FIXTURE("rp_rust_stripped"), "rpmalloc");
 }
 END_TEST
 
@@ -453,6 +471,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, rpmalloc_crate_exact, 0, 2);
 	tcase_add_test(tc, mimalloc_stripped_is_not_probed);
 	tcase_add_test(tc, snmalloc_stripped_is_not_probed);
+	tcase_add_test(tc, rpmalloc_stripped_is_not_probed);
 	tcase_add_test(tc, snmalloc_and_rpmalloc_crates);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(rust, 120);

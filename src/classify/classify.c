@@ -51,7 +51,8 @@ static int classify_elf(Elf *e, int fd, enum mt_placement_mode mode, struct mt_c
 	/* Only without .symtab: with it, an allocator's own API names it (mt_classify_pick_family).
 	 */
 	if (!s.has_symtab)
-		out->unnamed = mt_classify_elf_allocator_text(e, out->family);
+		out->unnamed =
+		    mt_classify_elf_allocator_text(e, out->family, s.markers & MK_THREAD_START);
 	if (mt_classify_wants_any(out->family, &s)) {
 		s.pass = PASS_FUNCS;
 		err = mt_classify_scan_symbols(e, &s);

@@ -71,9 +71,11 @@ bool mt_classify_elf_plt_calls(int fd, struct Elf *e, uint64_t vaddr, const char
 bool mt_classify_elf_static_exec(struct Elf *e);
 /*
  * For classification: the allocator, other than except, whose messages e's .rodata holds
- * (mt_classification's unnamed), or MT_FAM_NONE.
+ * (mt_classification's unnamed), or MT_FAM_NONE. starts_threads: e defines pthread_create,
+ * which with the text of its huge page probe tells rpmalloc, which has no message of its own.
  */
-enum mt_family mt_classify_elf_allocator_text(struct Elf *e, enum mt_family except);
+enum mt_family mt_classify_elf_allocator_text(struct Elf *e, enum mt_family except,
+					      bool starts_threads);
 
 /*
  * For classification: whether e's Go build info says Go 1.18 or later, whose amd64 code passes

@@ -177,7 +177,25 @@ static Elf_Data *section_named(Elf *e, const char *name)
 	return NULL;
 }
 
-enum mt_family mt_classify_elf_allocator_text(Elf *e, enum mt_family except)
+/*
+ * rpmalloc prints nothing in a release build (its messages are its assertions', compiled out). What
+ * is left of its text is its huge page probe's (rpmalloc_initialize_config reads Hugepagesize:
+ * from /proc/meminfo), which glibc's malloc has too (a static glibc program) and so does other
+ * code that sizes huge pages. With it goes the pthread_create that its Rust crate's build
+ * (ENABLE_PRELOAD) defines to set up each thread's heap, and the program exports: in a file that
+ * names no allocator, a libc's pthread_create is not there. Whole C strings, their NUL included.
+ */
+static const char *const rpmalloc_text[] = {"/proc/meminfo", "Hugepagesize:"};
+
+static bool holds_rpmalloc_text(const Elf_Data *d)
+{
+	for (size_t i = 0; i < sizeof(rpmalloc_text) / sizeof(rpmalloc_text[0]); i++)
+		if (!memmem(d->d_buf, d->d_size, rpmalloc_text[i], strlen(rpmalloc_text[i]) + 1))
+			return false;
+	return true;
+}
+
+enum mt_family mt_classify_elf_allocator_text(Elf *e, enum mt_family except, bool starts_threads)
 {
 	Elf_Data *d;
 
@@ -194,6 +212,8 @@ enum mt_family mt_classify_elf_allocator_text(Elf *e, enum mt_family except)
 		    memmem(d->d_buf, d->d_size, t, strlen(t)))
 			return allocator_messages[i].family;
 	}
+	if (except == MT_FAM_NONE && starts_threads && holds_rpmalloc_text(d))
+		return MT_FAM_RPMALLOC;
 	return MT_FAM_NONE;
 }
 

@@ -35,6 +35,8 @@ enum {
 	MK_LIBC_MALLOC = 1 << 2,   /* __libc_malloc: glibc, musl, and drop-in allocators */
 	MK_MUSL_DLS = 1 << 3,	   /* __dls3: musl's dynamic linker stage, exported by libc.so */
 	MK_MUSL_INIT = 1 << 4,	   /* __init_libc: musl's start-up, kept in a static .symtab */
+	/* pthread_create: a libc, or an allocator that sets up each thread it starts (rpmalloc) */
+	MK_THREAD_START = 1 << 5,
 };
 
 /* Row row of the table (0 <= row < the number mt_classify_find_row can return). */

@@ -289,6 +289,7 @@ static const struct {
     {"__libc_malloc", MK_LIBC_MALLOC},
     {"__dls3", MK_MUSL_DLS},
     {"__init_libc", MK_MUSL_INIT},
+    {"pthread_create", MK_THREAD_START},
 };
 
 const struct alloc_fn *mt_classify_row(int row)
@@ -427,7 +428,8 @@ int mt_classify_je_prefix_len(const char *name, size_t len)
 
 unsigned int mt_classify_find_marker(const char *name)
 {
-	if (name[0] != '_' && name[0] != 'g')
+	/* the first letters of the markers': most names are none of them */
+	if (name[0] != '_' && name[0] != 'g' && name[0] != 'p')
 		return 0;
 	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
 		if (!strcmp(name, markers[i].name))
