@@ -113,6 +113,7 @@ enum mt_unrecorded {
 	MT_U_MI_DUPENV_S,	     /* (buf *, size *, name) -> int */
 	MT_U_MI_HEAP_DESTROY,	     /* frees every block of a heap at once */
 	MT_U_RPMALLOC_HEAP_FREE_ALL, /* the same, rpmalloc's */
+	MT_U_MI_HEAP_REALPATH,	     /* (heap, name, resolved): mi_realpath's, on a heap */
 	MT_U_MAX,
 };
 

@@ -10,6 +10,7 @@
  */
 #include <check.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,67 @@ START_TEST(not_recorded_calls_counted)
 }
 END_TEST
 
+/*
+ * `mi_heap 2 nested`: functions counted, not recorded, whose blocks come from a strdup memtrack
+ * records (fixtures/README.md). Each block is counted once, at the strdup: mimalloc's figures are
+ * what the program printed, glibc's the three copies its realpath made (freed by
+ * mi_heap_realpath with glibc's free). mi_realpath runs into mi_heap_realpath: its calls are
+ * counted there, the one into the program's buffer too. mi_wdupenv_s, which allocates nothing
+ * outside Windows, is not probed. The recording still does not claim to be complete.
+ */
+START_TEST(not_recorded_nested_recorded_once)
+{
+	const char *opts[] = {"--strict", NULL};
+	char path[4096], real[PATH_MAX];
+	const char *cmd[] = {path, "2", "nested", NULL};
+	struct mt_out o = {0}, r = {0};
+	struct json_object *rep, *glibc = NULL, *files;
+	long long a, re, fr, b, z, copy;
+	char *mtk, *slash;
+
+	snprintf(path, sizeof(path), "%s/fixtures/mi_heap", MT_BUILD_DIR);
+	ck_assert_ptr_nonnull(realpath(path, real));
+	copy = (long long)strlen(real) + 1;
+	mtk = mt_record(mt_memtrack_link_path(_i), NULL, opts, cmd, 120, &o);
+	ck_assert_msg(mtk && o.code == 125, "exit %d: %s", o.code, o.err ? o.err : "");
+	ck_assert_msg(sscanf(o.out,
+			     "allocations %lld reallocs %lld frees %lld bytes %lld zeroed %lld", &a,
+			     &re, &fr, &b, &z) == 5,
+		      "the program said: %s", o.out);
+	ck_assert_int_eq(mt_run((const char *const[]){MEMTRACK, "report", "--json", mtk, NULL},
+				NULL, NULL, 60, &r),
+			 0);
+	ck_assert_msg(r.code == 0, "report: %s", r.err);
+	rep = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(rep);
+	assert_counts(file_at(rep, path), path, (struct truth){a, fr, re, b});
+	files = mt_json_get(rep, "files");
+	for (size_t i = 0; i < json_object_array_length(files); i++) {
+		struct json_object *f = json_object_array_get_idx(files, i);
+		const char *family = json_object_get_string(mt_json_get(f, "family"));
+
+		if (family && !strcmp(family, "glibc"))
+			glibc = f;
+	}
+	ck_assert_ptr_nonnull(glibc);
+	assert_counts(glibc, "glibc", (struct truth){3, 3, 0, 3 * copy});
+	/* the two heaps' own structs, which mi_heap_new allocates inline */
+	ck_assert_int_eq(mt_json_i64(mt_json_get(rep, "totals"), "unmatched_frees"), 2);
+	ck_assert(!json_object_get_boolean(mt_json_get(rep, "complete")));
+	ck_assert_int_eq(json_object_array_length(mt_json_get(rep, "not_recorded")), 2);
+	ck_assert_int_eq(mt_json_i64(not_recorded(rep, "mi_heap_realpath"), "calls"), 4);
+	ck_assert_int_eq(mt_json_i64(not_recorded(rep, "mi_dupenv_s"), "calls"), 1);
+	json_object_put(rep);
+	unlink(mtk);
+	slash = strrchr(mtk, '/');
+	*slash = '\0';
+	rmdir(mtk);
+	free(mtk);
+	mt_out_free(&r);
+	mt_out_free(&o);
+}
+END_TEST
+
 /* The classification of path, which must succeed. */
 static struct mt_classification classified(const char *path)
 {
@@ -467,6 +529,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, mimalloc_heap_exact, 0, 2);
 	tcase_add_loop_test(tc, not_recorded_calls_counted, 0,
 			    2 * (int)(sizeof(unrecorded_cases) / sizeof(unrecorded_cases[0])));
+	tcase_add_loop_test(tc, not_recorded_nested_recorded_once, 0, 2);
 	tcase_add_loop_test(tc, snmalloc_crate_exact, 0, 2);
 	tcase_add_loop_test(tc, rpmalloc_crate_exact, 0, 2);
 	tcase_add_test(tc, mimalloc_stripped_is_not_probed);

@@ -53,6 +53,7 @@ const char *mt_unrecorded_name(uint64_t fn)
 	    [MT_U_MI_DUPENV_S] = "mi_dupenv_s",
 	    [MT_U_MI_HEAP_DESTROY] = "mi_heap_destroy",
 	    [MT_U_RPMALLOC_HEAP_FREE_ALL] = "rpmalloc_heap_free_all",
+	    [MT_U_MI_HEAP_REALPATH] = "mi_heap_realpath",
 	};
 
 	return fn < MT_U_MAX ? names[fn] : NULL;

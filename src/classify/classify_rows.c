@@ -34,10 +34,11 @@
 #define GO(n, k, r)	  ROW(n, k, r, MT_FAM_GO, 0, 0)
 #define CXX(n, k, r)	  ROW(n, k, r, MT_FAM_CXX, 0, 0)
 /* A function whose calls are counted, not recorded (enum mt_unrecorded): entry only */
-#define UNREC(n, fam, u)                                                                           \
+#define UNREC_FL(n, fam, fl, u)                                                                    \
 	{                                                                                          \
-		n, MT_K_NONE, false, fam, 0, 0, MT_U_##u                                           \
+		n, MT_K_NONE, false, fam, fl, 0, MT_U_##u                                          \
 	}
+#define UNREC(n, fam, u) UNREC_FL(n, fam, 0, u)
 
 /*
  * Order matters: where several names share one address (mimalloc's malloc is mi_malloc, glibc's
@@ -151,6 +152,8 @@ static const struct alloc_fn alloc_fns[] = {
      * whole heap freed at once. Their calls are counted, for the report to say what is missing.
      */
     UNREC("mi_realpath", MT_FAM_MIMALLOC, MI_REALPATH),
+    /* mi_realpath is a jmp into it: its calls are counted here (mt_classify_drop_heap_wrappers) */
+    UNREC_FL("mi_heap_realpath", MT_FAM_MIMALLOC, ROW_HEAP, MI_HEAP_REALPATH),
     UNREC("mi_wcsdup", MT_FAM_MIMALLOC, MI_WCSDUP),
     UNREC("mi_reallocarr", MT_FAM_MIMALLOC, MI_REALLOCARR),
     UNREC("mi_dupenv_s", MT_FAM_MIMALLOC, MI_DUPENV_S),
