@@ -119,14 +119,18 @@ $(GDBFAKE_TESTS): tests/gdbfake.c tests/gdbfake.h
 # The fatal path's tests need a fault that no release binary can produce: a test build of memtrack
 # whose supervisor has the fault injection hook (MT_FAULT_INJECTION, see src/supervisor/supervisor_stops.c),
 # whose attach reads Yama's scope from a file a test names (src/supervisor/supervisor_attach.c),
-# and whose registration warmer can be made to start late (src/tracker/tracker_warm.c).
+# whose registration warmer can be made to start late (src/tracker/tracker_warm.c), and whose
+# event drains can be made to see a record never committed (src/writer/events.c).
 FAULT_OBJS := $(patsubst %,$(BUILD)/obj/supervisor/%.o,supervisor_stops supervisor_attach) \
-	$(BUILD)/obj/tracker/tracker_warm.o
+	$(BUILD)/obj/tracker/tracker_warm.o $(BUILD)/obj/writer/events.o
 # Their header dependencies are tracked as the others' are, so a changed header rebuilds them.
 $(BUILD)/obj/supervisor/%-faults.o: src/supervisor/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -MMD -MP -c $< -o $@
 $(BUILD)/obj/tracker/%-faults.o: src/tracker/%.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -MMD -MP -c $< -o $@
+$(BUILD)/obj/writer/%-faults.o: src/writer/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DMT_FAULT_INJECTION -MMD -MP -c $< -o $@
 

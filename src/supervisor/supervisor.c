@@ -364,10 +364,11 @@ static int finish_artifact(struct sup *s)
 {
 	struct mt_artifact_footer foot = {0};
 	struct mt_drop_counts c = {0};
+	uint64_t late = 0;
 	int err = 0, e;
 
 	if (s->events)
-		err = mt_events_stop(s->events, &foot.events);
+		err = mt_events_stop(s->events, &foot.events, &late);
 	s->events = NULL;
 	if (!s->artifact)
 		return err;
@@ -375,6 +376,8 @@ static int finish_artifact(struct sup *s)
 	if (!err)
 		err = e;
 	foot.requests_dropped = c.requests_dropped;
+	/* A record the drains gave up waiting for is counted with the ring's drops. */
+	c.events_dropped += late;
 	foot.events_dropped = c.events_dropped;
 	foot.args_lost = c.args_lost;
 	foot.stacks_lost = c.stacks_lost;

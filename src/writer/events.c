@@ -64,6 +64,7 @@ struct mt_events {
 	int err;	  /* the ring failed: memtrack's own failure */
 	int write_err;	  /* the artifact failed: recording stopped */
 	uint64_t count;
+	uint64_t late; /* drains that gave up on a record still being filled (drain_reserved) */
 	size_t n;
 	struct mt_event batch[BATCH];
 	size_t n_stacks;
@@ -222,24 +223,58 @@ static unsigned long ring_pos(const struct mt_events *e, size_t page_index)
 }
 
 /*
- * Consume everything reserved before now, the event a record follows included; the caller
- * holds e->drain. A record reserved earlier but still being filled stops a consume short of the
- * end: wait for it, a BPF program never sleeps.
+ * How long a drain waits for a record reserved before it but still being filled. A BPF program
+ * never sleeps, so the wait is short, but its thread may be preempted while it holds the record;
+ * a wait with no bound would hold the supervisor (and the end of the run) as long as that lasts.
  */
-static int drain_to_now(struct mt_events *e)
+#define LATE_RECORD_MS 300
+
+#ifdef MT_FAULT_INJECTION
+/*
+ * Test builds only (build/tests/memtrack-faults): MT_RING_RECORD_HELD=1 makes the drains see one
+ * more record reserved than the ring holds, one never committed, so that the tests drive the
+ * bound of LATE_RECORD_MS.
+ */
+static unsigned long held_record(void)
 {
-	unsigned long target;
+	return getenv("MT_RING_RECORD_HELD") ? 8 : 0;
+}
+#else
+static unsigned long held_record(void)
+{
+	return 0;
+}
+#endif
+
+/*
+ * Consume the ring until it has given every record reserved before the call; the caller holds
+ * e->drain. A record reserved earlier but still being filled stops a consume short of it: wait
+ * for it, at most LATE_RECORD_MS. Past that, what follows it is written later than its place in
+ * the stream: the run counts it as a dropped event (e->late), and its artifact is incomplete.
+ */
+static int drain_reserved(struct mt_events *e)
+{
+	uint64_t deadline = mt_clock_now_ns() + LATE_RECORD_MS * 1000000ull;
+	unsigned long target = ring_pos(e, 1) + held_record();
 	int err = 0;
 
-	if (atomic_load(&e->done))
-		return 0;
-	target = ring_pos(e, 1);
 	while (!err && (long)(ring_pos(e, 0) - target) < 0) {
 		err = drain_locked(e);
-		if (!err && (long)(ring_pos(e, 0) - target) < 0)
-			sched_yield();
+		if (err || (long)(ring_pos(e, 0) - target) >= 0)
+			break;
+		if (mt_clock_now_ns() >= deadline) {
+			e->late++;
+			break;
+		}
+		sched_yield();
 	}
 	return err;
+}
+
+/* Consume everything reserved before now, the event a record follows included. */
+static int drain_to_now(struct mt_events *e)
+{
+	return atomic_load(&e->done) ? 0 : drain_reserved(e);
 }
 
 int mt_events_write_process(struct mt_events *e, const struct mt_artifact_process *rec)
@@ -388,7 +423,7 @@ int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w)
 	eventfd_read(e->wake, &stale);
 	e->w = w;
 	e->err = e->write_err = 0;
-	e->count = 0;
+	e->count = e->late = 0;
 	e->n = e->n_stacks = 0;
 	e->tap = NULL;
 	atomic_store(&e->stop, false);
@@ -404,7 +439,7 @@ int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w)
 	return 0;
 }
 
-int mt_events_stop(struct mt_events *e, uint64_t *count)
+int mt_events_stop(struct mt_events *e, uint64_t *count, uint64_t *late)
 {
 	int err, n;
 
@@ -416,13 +451,17 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 		pthread_cond_wait(&e->cond, &e->lock);
 	pthread_mutex_unlock(&e->lock);
 	err = e->err;
-	/* Every producer is gone: one full consume takes what is left, the last write to w. */
+	/*
+	 * The tracees are gone or detached: the drains take what is left, the last writes to w. A
+	 * detached process may still be filling a record: it is waited for, with the same bound.
+	 */
 	pthread_mutex_lock(&e->drain);
-	n = ring_buffer__consume(e->rb);
+	n = drain_reserved(e);
 	if (n < 0 && !err)
 		err = n;
 	flush_batch(e);
 	*count = e->count;
+	*late = e->late;
 	e->w = NULL;
 	e->running = false;
 	pthread_mutex_unlock(&e->drain);
@@ -433,12 +472,12 @@ int mt_events_stop(struct mt_events *e, uint64_t *count)
 
 void mt_events_close(struct mt_events *e)
 {
-	uint64_t count;
+	uint64_t count, late;
 
 	if (!e)
 		return;
 	if (e->running) /* a run that ended before its artifact was finished */
-		mt_events_stop(e, &count);
+		mt_events_stop(e, &count, &late);
 	if (e->has_thread) {
 		pthread_mutex_lock(&e->lock);
 		e->quit = true;

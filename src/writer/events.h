@@ -33,7 +33,8 @@ int mt_events_start(struct mt_events *e, struct mt_artifact_writer *w);
 bool mt_events_has_room(struct mt_events *e);
 /*
  * Write a process record after every event reserved in the ring before the call (the fork, exec
- * or exit it describes), before any later one. Thread-safe. Returns 0 or a negative errno.
+ * or exit it describes), before any later one; a record still being filled is waited for at most
+ * a bounded time (mt_events_stop's late). Thread-safe. Returns 0 or a negative errno.
  */
 int mt_events_write_process(struct mt_events *e, const struct mt_artifact_process *rec);
 /*
@@ -52,10 +53,12 @@ void mt_events_tap(struct mt_events *e, mt_events_tap_fn fn, void *arg);
 /* The same for a handoff record: after the events its process made while memtrack had it. */
 int mt_events_write_handoff(struct mt_events *e, const struct mt_artifact_handoff *rec);
 /*
- * Stop the consumer after a last full drain; *count receives the events drained. Returns 0 or the
- * ring's error; an artifact write error is not one (the writer reported it, recording stopped).
- * The pipeline stays open for another start.
+ * Stop the consumer after a last full drain; *count receives the events drained, *late the
+ * drains of the run that gave up waiting for a record still being filled (a bounded wait: what
+ * came after it may be out of its place, or lost; the run counts each as a dropped event).
+ * Returns 0 or the ring's error; an artifact write error is not one (the writer reported it,
+ * recording stopped). The pipeline stays open for another start.
  */
-int mt_events_stop(struct mt_events *e, uint64_t *count);
+int mt_events_stop(struct mt_events *e, uint64_t *count, uint64_t *late);
 
 #endif
