@@ -70,7 +70,11 @@ static int send_packet(int fd, const void *payload, uint64_t len, const int *fds
 		ctl.h.cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
 		memcpy(CMSG_DATA(&ctl.h), fds, sizeof(int) * n_fds);
 	}
-	return sendmsg(fd, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	/*
+	 * Never a wait for room: a runner that reads no more would hold the serving thread, and
+	 * with it the end of the run (mt_codspeed_ipc_stop joins it), for ever.
+	 */
+	return sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 
 static void put_le(uint8_t *p, uint64_t v, size_t n)
@@ -96,7 +100,8 @@ static int connect_server(const char *name)
 	if (strlen(name) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	memcpy(sa.sun_path, name, strlen(name));
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a server whose backlog is full (it accepts no one) fails the connect. */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
