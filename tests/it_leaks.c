@@ -4,10 +4,19 @@
  * truth): each block's class as memcheck gives it, exactly, per process of a fork/exec tree; the
  * report's text (memcheck's loss records), its JSON and --strict-leaks.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -17,15 +26,16 @@
 #include "lib/mtrun.h"
 #include "lib/suite.h"
 
-#define SHAPES	  FIXTURE("leak_shapes")
-#define PLUGIN	  FIXTURE("plugin_leakslot.so")
-#define MERGED	  FIXTURE("leak_merged_arena")
-#define ALONE	  FIXTURE("thread_alone")
-#define UFFD	  FIXTURE("uffd_root")
-#define COMPARE	  MT_SOURCE_DIR "/tools/leaks-compare"
+#define SHAPES	    FIXTURE("leak_shapes")
+#define PLUGIN	    FIXTURE("plugin_leakslot.so")
+#define MERGED	    FIXTURE("leak_merged_arena")
+#define ALONE	    FIXTURE("thread_alone")
+#define UFFD	    FIXTURE("uffd_root")
+#define FUSE_MAPPED FIXTURE("fuse_mapped")
+#define COMPARE	    MT_SOURCE_DIR "/tools/leaks-compare"
 /* valgrind's own suppression of leak_shapes list's head (fixtures/README.md). */
-#define LIST_SUPP MT_SOURCE_DIR "/fixtures/leak_shapes_list.supp"
-#define TREE_SUPP MT_SOURCE_DIR "/fixtures/leak_shapes_tree.supp"
+#define LIST_SUPP   MT_SOURCE_DIR "/fixtures/leak_shapes_list.supp"
+#define TREE_SUPP   MT_SOURCE_DIR "/fixtures/leak_shapes_tree.supp"
 
 /* Bytes and blocks in each of the four classes. */
 struct classes {
@@ -730,6 +740,192 @@ static const char *merge_unavailable(void)
 	return code == 3 ? "this kernel kept the arena and the malloc chunk apart" : NULL;
 }
 
+/* ---- a FUSE file whose server answers only the read of its first page --------------------- */
+
+#define FUSE_FILE_SIZE (1u << 20)
+#define FUSE_FILE_NODE 2
+
+static void fuse_attr_of(uint64_t node, struct fuse_attr *a)
+{
+	*a = (struct fuse_attr){.ino = node, .nlink = 1, .blksize = 4096};
+	a->mode = node == FUSE_ROOT_ID ? S_IFDIR | 0755 : S_IFREG | 0444;
+	a->size = node == FUSE_ROOT_ID ? 0 : FUSE_FILE_SIZE;
+	a->blocks = a->size / 512;
+}
+
+/* The answer to one request of the kernel's, or nothing (a FORGET; a READ past the first page). */
+static void fuse_answer(int fd, const struct fuse_in_header *in, const void *arg)
+{
+	static char zeros[FUSE_FILE_SIZE];
+	union {
+		struct fuse_init_out init;
+		struct fuse_entry_out entry;
+		struct fuse_attr_out attr;
+		struct fuse_open_out open;
+	} u = {0};
+	struct fuse_out_header out = {.unique = in->unique};
+	struct iovec iov[2] = {{&out, sizeof(out)}, {&u, 0}};
+
+	switch (in->opcode) {
+	case FUSE_INIT:
+		u.init = (struct fuse_init_out){.major = FUSE_KERNEL_VERSION,
+						.minor = FUSE_KERNEL_MINOR_VERSION,
+						.max_write = 4096};
+		iov[1].iov_len = sizeof(u.init);
+		break;
+	case FUSE_LOOKUP:
+		if (in->nodeid != FUSE_ROOT_ID || strcmp(arg, "f")) {
+			out.error = -ENOENT;
+			break;
+		}
+		u.entry.nodeid = FUSE_FILE_NODE;
+		u.entry.entry_valid = u.entry.attr_valid = 3600;
+		fuse_attr_of(FUSE_FILE_NODE, &u.entry.attr);
+		iov[1].iov_len = sizeof(u.entry);
+		break;
+	case FUSE_GETATTR:
+		u.attr.attr_valid = 3600;
+		fuse_attr_of(in->nodeid, &u.attr.attr);
+		iov[1].iov_len = sizeof(u.attr);
+		break;
+	case FUSE_OPEN:
+		u.open.fh = 1;
+		iov[1].iov_len = sizeof(u.open);
+		break;
+	case FUSE_READ: {
+		const struct fuse_read_in *r = arg;
+
+		if (r->offset != 0)
+			return; /* never answered: a reader waits for ever */
+		iov[1] = (struct iovec){zeros, r->size < 4096 ? r->size : 4096};
+		break;
+	}
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+	case FUSE_INTERRUPT:
+		return;
+	case FUSE_FLUSH:
+	case FUSE_RELEASE:
+		break;
+	default:
+		out.error = -ENOSYS;
+	}
+	out.len = sizeof(out) + iov[1].iov_len;
+	if (writev(fd, iov, 2) < 0)
+		_exit(1);
+}
+
+/*
+ * The server's own bound: a reader waiting for an answer the server read is not even ended by
+ * SIGKILL (FUSE waits for the answer once the request was taken), so a memtrack that read the
+ * file would hang the test too. The server's end at this bound aborts its connection: the reader
+ * gets an error, and a memtrack killed at the run's bound (below it) ends.
+ */
+#define FUSE_SERVER_BOUND_S 90
+
+/* The server: mounts its filesystem at dir, answers until the connection or its bound ends. */
+static void fuse_serve(const char *dir)
+{
+	static char buf[FUSE_MIN_READ_BUFFER + FUSE_FILE_SIZE];
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	char opts[128];
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(FUSE_SERVER_BOUND_S);
+
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fd);
+	if (fd < 0 || mount("memtrack-test", dir, "fuse.memtrack-test", MS_NOSUID | MS_NODEV, opts))
+		_exit(3);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && (errno == EINTR || errno == ENOENT))
+			continue;
+		if (n < (ssize_t)sizeof(struct fuse_in_header))
+			_exit(0);
+		fuse_answer(fd, (const struct fuse_in_header *)buf,
+			    buf + sizeof(struct fuse_in_header));
+	}
+}
+
+/* Start the server on dir (made readable by all); its pid once dir/f is there, or -1. */
+static pid_t fuse_start(const char *dir, char *file, size_t size)
+{
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+	struct stat st;
+	pid_t pid;
+
+	chmod(dir, 0755);
+	snprintf(file, size, "%s/f", dir);
+	pid = fork();
+	if (pid == 0)
+		fuse_serve(dir);
+	for (int i = 0; pid > 0 && i < 1000; i++) {
+		if (!stat(file, &st) && st.st_size == FUSE_FILE_SIZE)
+			return pid;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return -1;
+		nanosleep(&tick, NULL);
+	}
+	return -1;
+}
+
+/* The server gone (its connection with it: whatever waited on it fails), dir unmounted. */
+static void fuse_stop(pid_t pid, const char *dir)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+}
+
+/* Why no FUSE filesystem can be mounted here, or NULL. */
+static const char *fuse_unavailable(void)
+{
+	char dir[64], file[128];
+	pid_t pid;
+
+	if (access("/dev/fuse", R_OK | W_OK))
+		return "this host has no /dev/fuse";
+	mt_tmpdir(dir);
+	pid = fuse_start(dir, file, sizeof(file));
+	fuse_stop(pid, dir);
+	return pid < 0 ? "this host refused a FUSE mount (mount -t fuse)" : NULL;
+}
+
+/*
+ * A root mapping of a FUSE file whose server answers only the read of its first page (a server
+ * stopped, or the traced process itself): the scan does not read it, which would wait for ever,
+ * but counts it unreadable (1 region, its 1 MiB), and the run ends. The block whose only pointer
+ * was dropped is definitely lost.
+ */
+START_TEST(fuse_mapping_not_read)
+{
+	char dir[64], file[128];
+	const char *opts[] = {"--leaks", NULL};
+	const char *cmd[] = {FUSE_MAPPED, file, NULL};
+	struct json_object *rep, *leaks;
+	struct mt_out o;
+	pid_t server;
+
+	mt_tmpdir(dir);
+	server = fuse_start(dir, file, sizeof(file));
+	ck_assert_int_gt(server, 0);
+	rep = mt_run_report(opts, cmd, 60, &o);
+	fuse_stop(server, dir);
+	ck_assert_msg(rep && o.code == 0, "fuse_mapped: exit %d (137: memtrack hung): %s", o.code,
+		      o.err);
+	mt_out_free(&o);
+	leaks = scanned_image(rep, "0");
+	assert_class(leaks, "definitely_lost", 77, 1);
+	ck_assert_int_eq(mt_json_i64(leaks, "unreadable_regions"), 1);
+	ck_assert_int_eq(mt_json_i64(leaks, "unreadable_bytes"), FUSE_FILE_SIZE);
+	json_object_put(rep);
+}
+END_TEST
+
 /*
  * tools/leaks-compare: memcheck's classes and memtrack's on real programs, equal. Python's
  * pymalloc arenas are anonymous mappings that the kernel merges with glibc's mmap chunks.
@@ -801,6 +997,7 @@ static Suite *suite(void)
 		mt_add_host_skipped_test(tc, userfaultfd_memory_not_read, no_uffd);
 	else
 		tcase_add_loop_test(tc, userfaultfd_memory_not_read, 0, 2);
+	mt_add_test_unless(tc, fuse_mapping_not_read, fuse_unavailable());
 	add_alone_test(tc, thread_killed_alone_by_seccomp, "seccomp", no_seccomp,
 		       sizeof(no_seccomp));
 	add_alone_test(tc, thread_ending_alone_with_i386_exit, "int80", no_i386, sizeof(no_i386));

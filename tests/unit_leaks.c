@@ -391,6 +391,37 @@ START_TEST(leak_record_roundtrip)
 }
 END_TEST
 
+/*
+ * The filesystems whose faults the scan never waits for (a FUSE server, stopped by memtrack or
+ * gone, or a network server), and the lines of /proc/PID/mountinfo that name them.
+ */
+START_TEST(served_filesystems_are_not_read)
+{
+	static const char *const waits[] = {"fuse", "fuse.sshfs", "fuseblk", "nfs", "nfs4",
+					    "cifs", "smb3",	  "9p",	     "ceph"};
+	static const char *const local[] = {"ext4", "xfs", "tmpfs", "btrfs", "overlay", "proc", ""};
+	const char *line = "36 35 0:52 / /mnt/f rw,nosuid,nodev shared:7 - fuse.sshfs host:/ "
+			   "rw,user_id=0,group_id=0\n";
+	char fstype[64];
+	uint64_t kdev;
+
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+		ck_assert_msg(mt_leak_fs_faults_may_wait(waits[i]), "%s", waits[i]);
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		ck_assert_msg(!mt_leak_fs_faults_may_wait(local[i]), "%s", local[i]);
+	ck_assert_int_eq(mt_leak_mountinfo_line(line, &kdev, fstype, sizeof(fstype)), 0);
+	ck_assert_str_eq(fstype, "fuse.sshfs");
+	ck_assert_uint_eq(kdev, (0ull << 20) | 52);
+	line = "98 1 259:3 / / rw,relatime - ext4 /dev/nvme0n1p3 rw\n";
+	ck_assert_int_eq(mt_leak_mountinfo_line(line, &kdev, fstype, sizeof(fstype)), 0);
+	ck_assert_str_eq(fstype, "ext4");
+	ck_assert_uint_eq(kdev, (259ull << 20) | 3);
+	ck_assert_int_eq(mt_leak_mountinfo_line("36 35 0:52 / /x rw\n", &kdev, fstype, 64),
+			 -EINVAL);
+	ck_assert_int_eq(mt_leak_mountinfo_line(line, &kdev, fstype, 4), -EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("leaks");
@@ -404,6 +435,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, scan_reads_the_heap_mapping_less_blocks_and_free_memory);
 	tcase_add_test(tc, lookup_start_interior_and_empty);
 	tcase_add_test(tc, leak_record_roundtrip);
+	tcase_add_test(tc, served_filesystems_are_not_read);
 	suite_add_tcase(s, tc);
 	return s;
 }

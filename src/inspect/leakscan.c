@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -63,8 +64,12 @@ struct scan {
 	size_t clique;	 /* the leader whose clique is being found, or NOT_A_CLIQUE */
 	uint64_t *buf;	 /* CHUNK bytes */
 	struct gaps *gaps;
-	struct span *faulting; /* mappings a userfaultfd handles the faults of: never read */
+	/* Mappings whose faults wait for another party (faults_wait): never read. */
+	struct span *faulting;
 	size_t n_faulting;
+	uint64_t
+	    *waiting_devs; /* the devices of the filesystems whose faults may wait (kernel dev) */
+	size_t n_waiting_devs;
 	struct mt_leak_stats *st;
 };
 
@@ -302,8 +307,8 @@ static bool definite(const struct scan *sc, size_t i)
 	return sc->clique == NOT_A_CLIQUE && sc->cls[i] == MT_LEAK_REACHABLE;
 }
 
-/* Whether [lo, hi) overlaps a mapping whose faults a userfaultfd handles (unread_root()). */
-static bool user_faults(const struct scan *sc, uint64_t lo, uint64_t hi)
+/* Whether [lo, hi) overlaps a mapping whose faults may wait for ever (unread_root()). */
+static bool may_wait(const struct scan *sc, uint64_t lo, uint64_t hi)
 {
 	for (size_t i = 0; i < sc->n_faulting; i++)
 		if (lo < sc->faulting[i].end && sc->faulting[i].start < hi)
@@ -326,7 +331,7 @@ static size_t scan_batch(struct scan *sc)
 		const struct mt_live_block *b = &sc->b[sc->stack[sc->n_stack - 1 - n]];
 		size_t len = (size_t)b->size & ~(size_t)7;
 
-		if (local.iov_len + len > CHUNK || user_faults(sc, b->addr, b->addr + b->size))
+		if (local.iov_len + len > CHUNK || may_wait(sc, b->addr, b->addr + b->size))
 			break;
 		idx[n] = sc->stack[sc->n_stack - 1 - n];
 		remote[n++] = (struct iovec){(void *)(uintptr_t)b->addr, len};
@@ -359,8 +364,8 @@ static void drain(struct scan *sc)
 		if (scan_batch(sc))
 			continue;
 		i = sc->stack[--sc->n_stack];
-		/* A block in memory a userfaultfd serves is not read either: counted. */
-		if (user_faults(sc, sc->b[i].addr, sc->b[i].addr + sc->b[i].size))
+		/* A block in memory whose faults may wait is not read either: counted. */
+		if (may_wait(sc, sc->b[i].addr, sc->b[i].addr + sc->b[i].size))
 			sc->st->unreadable_bytes += sc->b[i].size;
 		else
 			scan_range(sc, sc->b[i].addr, sc->b[i].addr + sc->b[i].size,
@@ -373,7 +378,11 @@ struct region {
 	uint64_t stack_from; /* a thread's stack: scanned from here (0: not one) */
 	uint64_t in_memory;  /* kB resident or swapped out (smaps' Rss + Swap) */
 	bool root;	     /* writable, private, not [stack]; or a file's RELRO */
-	bool user_faults; /* registered with a userfaultfd: a missing page waits for its handler */
+	/*
+	 * A missing page waits for another party: the handler of a userfaultfd it is registered
+	 * with, or the server of its file's filesystem (mt_leak_fs_faults_may_wait()).
+	 */
+	bool faults_wait;
 };
 
 /*
@@ -424,7 +433,9 @@ static bool books(const struct scan *sc, const struct mt_map_entry *e)
  * A root region bigger than this that is not all untouched (a sanitizer's shadow, a runtime's
  * reservation of terabytes) is not read: counted as unreadable, said in the report. So is one
  * registered with a userfaultfd: reading a page it lacks would wait for the handler, a thread of
- * the process, which is stopped at its exit (or gone) and never answers.
+ * the process, which is stopped at its exit (or gone) and never answers; and so is a file's on a
+ * filesystem served by a process or over a network (FUSE, NFS): reading a page not in memory
+ * waits for its server, which may be this stopped process, or stopped or gone.
  */
 #define SPARSE_LIMIT (64ull << 30)
 
@@ -448,7 +459,79 @@ static void add_attribute(struct region *r, const char *line)
 	if (sscanf(line, "Rss: %llu kB", &kb) == 1 || sscanf(line, "Swap: %llu kB", &kb) == 1)
 		r->in_memory += kb;
 	else if (!strncmp(line, "VmFlags:", 8))
-		r->user_faults = has_vm_flag(line, "um") || has_vm_flag(line, "ui");
+		r->faults_wait |= has_vm_flag(line, "um") || has_vm_flag(line, "ui");
+}
+
+bool mt_leak_fs_faults_may_wait(const char *fstype)
+{
+	static const char *const served[] = {"fuse", "fuseblk", "nfs",	"nfs4", "cifs",
+					     "smb3", "9p",	"ceph", "afs",	"ncpfs"};
+
+	if (!strncmp(fstype, "fuse.", 5) || !strncmp(fstype, "fuseblk.", 8))
+		return true;
+	for (size_t i = 0; i < sizeof(served) / sizeof(served[0]); i++)
+		if (!strcmp(fstype, served[i]))
+			return true;
+	return false;
+}
+
+int mt_leak_mountinfo_line(const char *line, uint64_t *kdev, char *fstype, size_t size)
+{
+	unsigned int major, minor;
+	const char *sep = strstr(line, " - ");
+	size_t len;
+
+	if (sscanf(line, "%*u %*u %u:%u ", &major, &minor) != 2 || !sep || !size)
+		return -EINVAL;
+	sep += 3;
+	len = strcspn(sep, " \n");
+	if (!len || len >= size)
+		return -EINVAL;
+	memcpy(fstype, sep, len);
+	fstype[len] = '\0';
+	*kdev = mt_procmaps_kdev(makedev(major, minor));
+	return 0;
+}
+
+/*
+ * The devices of the process's mounts (/proc/PID/mountinfo: the kernel answers it, no filesystem
+ * does) whose faults may wait for a server. Not a statfs of the mapped file: FUSE's asks the
+ * server, the very wait this avoids.
+ */
+static int read_waiting_devs(struct scan *sc)
+{
+	char path[64], fstype[64], *line = NULL;
+	size_t len = 0, cap = 0;
+	uint64_t kdev;
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", sc->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!err && getline(&line, &len, f) > 0) {
+		if (mt_leak_mountinfo_line(line, &kdev, fstype, sizeof(fstype)) ||
+		    !mt_leak_fs_faults_may_wait(fstype))
+			continue;
+		err = MT_GROW(sc->waiting_devs, cap, sc->n_waiting_devs + 1, 4);
+		if (!err)
+			sc->waiting_devs[sc->n_waiting_devs++] = kdev;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/* Whether e maps a file of a filesystem whose faults may wait (read_waiting_devs()). */
+static bool served_file(const struct scan *sc, const struct mt_map_entry *e)
+{
+	if (e->path[0] != '/')
+		return false;
+	for (size_t i = 0; i < sc->n_waiting_devs; i++)
+		if (sc->waiting_devs[i] == e->key.dev)
+			return true;
+	return false;
 }
 
 /*
@@ -488,6 +571,7 @@ static int read_regions(struct scan *sc, struct region **out, size_t *n)
 		 */
 		r.root =
 		    e.read && e.write && !e.shared && strcmp(e.path, "[stack]") && !books(sc, &e);
+		r.faults_wait = served_file(sc, &e);
 		if (*n && is_relro(&relro, &e))
 			(*out)[*n - 1].root = true;
 		relro =
@@ -523,13 +607,13 @@ static void mark_stacks(struct region *r, size_t n, const struct user_regs_struc
 	}
 }
 
-/* The mappings of r (n of them) whose faults a userfaultfd handles, kept in sc. */
+/* The mappings of r (n of them) whose faults may wait, kept in sc. */
 static int note_faulting(struct scan *sc, const struct region *r, size_t n)
 {
 	size_t cap = 0;
 
 	for (size_t k = 0; k < n; k++) {
-		if (!r[k].user_faults)
+		if (!r[k].faults_wait)
 			continue;
 		if (MT_GROW(sc->faulting, cap, sc->n_faulting + 1, 4))
 			return -ENOMEM;
@@ -542,16 +626,18 @@ static int note_faulting(struct scan *sc, const struct region *r, size_t n)
 static bool unread_root(const struct region *r)
 {
 	if (r->stack_from)
-		return r->user_faults;
-	return r->root && r->in_memory && (r->user_faults || r->end - r->start > SPARSE_LIMIT);
+		return r->faults_wait;
+	return r->root && r->in_memory && (r->faults_wait || r->end - r->start > SPARSE_LIMIT);
 }
 
 static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size_t n_regs)
 {
-	struct region *r;
+	struct region *r = NULL;
 	size_t n;
-	int err = read_regions(sc, &r, &n);
+	int err = read_waiting_devs(sc);
 
+	if (!err)
+		err = read_regions(sc, &r, &n);
 	if (!err)
 		err = note_faulting(sc, r, n);
 	if (err) {
@@ -630,6 +716,7 @@ out:
 	free(sc.skip);
 	free(sc.gaps);
 	free(sc.faulting);
+	free(sc.waiting_devs);
 	free(sc.stack);
 	free(sc.buf);
 	return err;
