@@ -25,6 +25,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,15 +245,17 @@ static void add_gap(struct scan *sc, struct gaps *g, uint64_t lo, uint64_t hi)
 	g->bytes += len;
 }
 
-/* A root region [lo, hi), less the blocks and the free memory in it. */
-static void scan_root(struct scan *sc, uint64_t lo, uint64_t hi)
+/*
+ * Part [lo, hi) of a root region, less the blocks and the free memory in it; false when some of
+ * it could not be read.
+ */
+static bool scan_root_part(struct scan *sc, uint64_t lo, uint64_t hi)
 {
 	struct gaps *g = sc->gaps;
 	size_t i = first_after(sc, lo);
 	bool after_skip = false;
 
 	g->whole = true;
-	sc->st->regions++;
 	while (lo < hi) {
 		uint64_t end = i < sc->n_skip && sc->skip[i].start < hi ? sc->skip[i].start : hi;
 
@@ -266,7 +269,62 @@ static void scan_root(struct scan *sc, uint64_t lo, uint64_t hi)
 		i++;
 	}
 	flush_gaps(sc, g);
-	sc->st->unreadable_regions += !g->whole;
+	return g->whole;
+}
+
+/* A root region [lo, hi), less the blocks and the free memory in it. */
+static void scan_root(struct scan *sc, uint64_t lo, uint64_t hi)
+{
+	sc->st->regions++;
+	sc->st->unreadable_regions += !scan_root_part(sc, lo, hi);
+}
+
+/* /proc/PID/pagemap's bits of a page (the kernel's Documentation/admin-guide/mm/pagemap.rst). */
+#define PM_PRESENT (1ull << 63)
+#define PM_SWAPPED (1ull << 62)
+#define PM_FILE	   (1ull << 61) /* a page of a file (or shared anonymous memory) */
+#define PM_BATCH   512u
+
+/* Whether a page is the process's own: written (a private copy, in memory) or swapped out. */
+static bool own_page(uint64_t pm)
+{
+	return (pm & PM_SWAPPED) || ((pm & PM_PRESENT) && !(pm & PM_FILE));
+}
+
+/*
+ * A root mapping of a file that a server serves (served_file()): only the process's own pages
+ * are read. The others are the file's bytes, which hold no pointer to a block of this run, and
+ * reading one not in memory would wait for the server (or one in memory, were it dropped first):
+ * they are counted unreadable. Own pages are never read from the file: no wait.
+ */
+static void scan_own_pages(struct scan *sc, int pagemap, uint64_t lo, uint64_t hi)
+{
+	uint64_t pm[PM_BATCH], run = 0, unread = 0;
+	bool whole = true;
+
+	sc->st->regions++;
+	for (uint64_t at = lo; at < hi;) {
+		size_t want = (hi - at) / PAGE < PM_BATCH ? (size_t)((hi - at) / PAGE) : PM_BATCH;
+		ssize_t got = pagemap < 0 ? -1
+					  : pread(pagemap, pm, want * sizeof(pm[0]),
+						  (off_t)(at / PAGE * sizeof(pm[0])));
+		size_t n = got > 0 ? (size_t)got / sizeof(pm[0]) : 0;
+
+		for (size_t k = 0; k < want; k++, at += PAGE) {
+			if (k < n && own_page(pm[k])) {
+				run = run ? run : at;
+				continue;
+			}
+			unread += PAGE;
+			if (run)
+				whole &= scan_root_part(sc, run, at);
+			run = 0;
+		}
+	}
+	if (run)
+		whole &= scan_root_part(sc, run, hi);
+	sc->st->unreadable_bytes += unread;
+	sc->st->unreadable_regions += unread || !whole;
 }
 
 /* The next of two sorted lists of extents, taken in address order. */
@@ -378,11 +436,9 @@ struct region {
 	uint64_t stack_from; /* a thread's stack: scanned from here (0: not one) */
 	uint64_t in_memory;  /* kB resident or swapped out (smaps' Rss + Swap) */
 	bool root;	     /* writable, private, not [stack]; or a file's RELRO */
-	/*
-	 * A missing page waits for another party: the handler of a userfaultfd it is registered
-	 * with, or the server of its file's filesystem (mt_leak_fs_faults_may_wait()).
-	 */
-	bool faults_wait;
+	bool faults_wait; /* registered with a userfaultfd: a missing page waits for its handler */
+	/* A file's on a filesystem a server serves: a page not in memory waits for the server. */
+	bool served;
 };
 
 /*
@@ -571,7 +627,7 @@ static int read_regions(struct scan *sc, struct region **out, size_t *n)
 		 */
 		r.root =
 		    e.read && e.write && !e.shared && strcmp(e.path, "[stack]") && !books(sc, &e);
-		r.faults_wait = served_file(sc, &e);
+		r.served = served_file(sc, &e);
 		if (*n && is_relro(&relro, &e))
 			(*out)[*n - 1].root = true;
 		relro =
@@ -613,7 +669,7 @@ static int note_faulting(struct scan *sc, const struct region *r, size_t n)
 	size_t cap = 0;
 
 	for (size_t k = 0; k < n; k++) {
-		if (!r[k].faults_wait)
+		if (!r[k].faults_wait && !r[k].served)
 			continue;
 		if (MT_GROW(sc->faulting, cap, sc->n_faulting + 1, 4))
 			return -ENOMEM;
@@ -630,11 +686,24 @@ static bool unread_root(const struct region *r)
 	return r->root && r->in_memory && (r->faults_wait || r->end - r->start > SPARSE_LIMIT);
 }
 
+/* /proc/PID/pagemap, opened at the first need (*fd -1: not yet); negative when it cannot be. */
+static int open_pagemap(const struct scan *sc, int *fd)
+{
+	char path[64];
+
+	if (*fd == -1) {
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", sc->pid);
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		*fd = *fd < 0 ? -2 : *fd;
+	}
+	return *fd;
+}
+
 static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size_t n_regs)
 {
 	struct region *r = NULL;
 	size_t n;
-	int err = read_waiting_devs(sc);
+	int pagemap = -1, err = read_waiting_devs(sc);
 
 	if (!err)
 		err = read_regions(sc, &r, &n);
@@ -654,6 +723,10 @@ static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size
 			sc->st->regions++;
 			sc->st->unreadable_regions++;
 			sc->st->unreadable_bytes += r[k].end - r[k].start;
+		} else if (r[k].served) {
+			if (r[k].root && r[k].in_memory)
+				scan_own_pages(sc, open_pagemap(sc, &pagemap), r[k].start,
+					       r[k].end);
 		} else if (r[k].stack_from) {
 			scan_root(sc, r[k].stack_from, r[k].end);
 		} else if (r[k].root && r[k].in_memory) {
@@ -661,6 +734,8 @@ static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size
 		}
 		drain(sc);
 	}
+	if (pagemap >= 0)
+		close(pagemap);
 	free(r);
 	return 0;
 }
