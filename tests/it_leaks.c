@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <check.h>
 #include <json-c/json.h>
 
+#include "base/clock.h"
 #include "lib/mtjson.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
@@ -823,7 +825,8 @@ static void fuse_answer(int fd, const struct fuse_in_header *in, const void *arg
  * The server's own bound: a reader waiting for an answer the server read is not even ended by
  * SIGKILL (FUSE waits for the answer once the request was taken), so a memtrack that read the
  * file would hang the test too. The server's end at this bound aborts its connection: the reader
- * gets an error, and a memtrack killed at the run's bound (below it) ends.
+ * gets an error, and a memtrack killed at the run's bound (below it) ends. The server unmounts
+ * its filesystem then: a failed test leaves no mount behind.
  */
 #define FUSE_SERVER_BOUND_S 90
 
@@ -831,18 +834,20 @@ static void fuse_answer(int fd, const struct fuse_in_header *in, const void *arg
 static void fuse_serve(const char *dir)
 {
 	static char buf[FUSE_MIN_READ_BUFFER + FUSE_FILE_SIZE];
+	const uint64_t deadline = mt_clock_now_ns() + FUSE_SERVER_BOUND_S * 1000000000ull;
 	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	char opts[128];
+	ssize_t n;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	alarm(FUSE_SERVER_BOUND_S);
-
 	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fd);
 	if (fd < 0 || mount("memtrack-test", dir, "fuse.memtrack-test", MS_NOSUID | MS_NODEV, opts))
 		_exit(3);
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-
+	for (uint64_t now; (now = mt_clock_now_ns()) < deadline;) {
+		if (poll(&p, 1, (int)((deadline - now) / 1000000) + 1) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
 		if (n < 0 && (errno == EINTR || errno == ENOENT))
 			continue;
 		if (n < (ssize_t)sizeof(struct fuse_in_header))
@@ -850,6 +855,8 @@ static void fuse_serve(const char *dir)
 		fuse_answer(fd, (const struct fuse_in_header *)buf,
 			    buf + sizeof(struct fuse_in_header));
 	}
+	umount2(dir, MNT_DETACH);
+	_exit(0);
 }
 
 /* Start the server on dir (made readable by all); its pid once dir/f is there, or -1. */
