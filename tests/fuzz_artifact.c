@@ -159,10 +159,12 @@ static void check_evblock(const uint8_t *data, size_t size)
 	}
 }
 
-/* The state at the start of a version-5 block, or with columns of a columnar one. */
-static void reset_block(struct mt_evblock_state *s, bool columns)
+/* The state at the start of a block of version 5, 6 (columns) or 7 (columns in microseconds). */
+static void reset_block(struct mt_evblock_state *s, int version)
 {
-	if (columns)
+	if (version >= 7)
+		mt_evblock_reset_columns_us(s);
+	else if (version == 6)
 		mt_evblock_reset_columns(s);
 	else
 		mt_evblock_reset(s);
@@ -170,10 +172,9 @@ static void reset_block(struct mt_evblock_state *s, bool columns)
 
 /*
  * The same for a compressed block's streams: the bytes cut in equal parts, decoded as the streams
- * of one block (with columns, a columnar one), each event encoded into streams again and decoded
- * back.
+ * of one block of version 5, 6 or 7, each event encoded into streams again and decoded back.
  */
-static void check_evblock_split(const uint8_t *data, size_t size, bool columns)
+static void check_evblock_split(const uint8_t *data, size_t size, int version)
 {
 	static const unsigned int most[MT_EVB_STREAMS] = MT_EVB_STREAM_MAX;
 	static struct mt_evblock_state dec, enc, back;
@@ -186,9 +187,9 @@ static void check_evblock_split(const uint8_t *data, size_t size, bool columns)
 		c.left[k] =
 		    size * (size_t)(k + 1) / MT_EVB_STREAMS - size * (size_t)k / MT_EVB_STREAMS;
 	}
-	reset_block(&dec, columns);
-	reset_block(&enc, columns);
-	reset_block(&back, columns);
+	reset_block(&dec, version);
+	reset_block(&enc, version);
+	reset_block(&back, version);
 	while (c.left[MT_EVB_S_TAG] && (res = mt_evblock_get_split(&dec, &c, &e)) != MT_EVB_SHORT &&
 	       res != MT_EVB_CORRUPT && res != MT_EVB_REQUIRED) {
 		uint8_t out[MT_EVB_STREAMS][MT_EVBLOCK_EVENT_MAX];
@@ -223,8 +224,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!devnull)
 		devnull = fopen("/dev/null", "w");
 	check_evblock(data, size);
-	check_evblock_split(data, size, false);
-	check_evblock_split(data, size, true);
+	for (int version = 5; version <= 7; version++)
+		check_evblock_split(data, size, version);
 	ret = mt_report_load_mem(data, size, &rep, err, sizeof(err));
 	if (ret) {
 		check(ret < 0 && err[0], "an error comes with a message");

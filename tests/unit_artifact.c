@@ -50,10 +50,11 @@ static void spit(const char *path, const void *buf, size_t len)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
+/* Events of whole microseconds: what version 7 keeps of a time (times_in_microseconds). */
 static struct mt_event mkev(uint64_t i)
 {
 	struct mt_event e = {
-	    .ts_ns = 1000 + i,
+	    .ts_ns = MT_ARTIFACT_MICRO_NS * (1000 + i),
 	    .pid = 100 + (uint32_t)(i % 3),
 	    .tid = 200 + (uint32_t)i,
 	    .addr = 0x10000 + i * 64,
@@ -228,7 +229,7 @@ START_TEST(roundtrip)
 
 	ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, err, sizeof(err)), 0);
 	in = mt_artifact_info(r);
-	ck_assert_uint_eq(in->version, 6);
+	ck_assert_uint_eq(in->version, 7);
 	ck_assert_uint_eq(in->start_time_ns, 1700000000123456789ULL);
 	ck_assert_uint_eq(in->start_mono_ns, 555000);
 	ck_assert_str_eq(in->watcher, "tracepoint");
@@ -674,7 +675,7 @@ START_TEST(documented_example)
 				 .size = 32,
 				 .file_id = 1,
 				 .kind = MT_K_MALLOC},
-				{.ts_ns = 5000001900ULL,
+				{.ts_ns = 5000003000ULL,
 				 .pid = 1234,
 				 .tid = 1234,
 				 .addr = 0x5555000010,
@@ -1220,10 +1221,10 @@ START_TEST(header_checks)
 	ck_assert_str_eq(err, "not a memtrack artifact (empty file)");
 
 	memcpy(copy, buf, len);
-	put32(copy + 8, 7);
+	put32(copy + 8, 8);
 	ck_assert_int_eq(mt_artifact_open_mem(&r, copy, len, err, sizeof(err)), -EPROTONOSUPPORT);
-	ck_assert_str_eq(err, "unsupported artifact format version 7 (this memtrack reads "
-			      "versions 1 to 6)");
+	ck_assert_str_eq(err, "unsupported artifact format version 8 (this memtrack reads "
+			      "versions 1 to 7)");
 
 	memcpy(copy, buf, len);
 	put32(copy + 12, MT_ARTIFACT_HEADER_MAX + 1);
@@ -1301,6 +1302,8 @@ static void random_events(struct mt_event *ev, size_t n, uint64_t seed)
 			e.flags = (uint8_t)xorshift(&x);
 			e.stack_id = (uint32_t)xorshift(&x);
 		}
+		/* The microsecond: all of a time that version 7 keeps. */
+		e.ts_ns -= e.ts_ns % MT_ARTIFACT_MICRO_NS;
 		ev[i] = e;
 	}
 }
@@ -1374,10 +1377,10 @@ START_TEST(compressed_blocks_roundtrip)
 			buf = events_artifact(ev, n, seed, &len, &hdr);
 			/* Big streams are compressed; a block of one event is not worth it. */
 			if (n >= 3000)
-				ck_assert_int_gt(count_records(buf, len, hdr, MT_REC_CBLOCK, &last),
+				ck_assert_int_gt(count_records(buf, len, hdr, MT_REC_UBLOCK, &last),
 						 0);
 			if (n == 1)
-				ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_CBLOCK, &last),
+				ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_UBLOCK, &last),
 						 0);
 			ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, NULL, 0), 0);
 			while ((ret = mt_artifact_next(r, &it)) > 0) {
@@ -1425,8 +1428,8 @@ START_TEST(compressed_block_cut_at_every_byte)
 	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
 	buf = slurp(path, &len);
 	hdr = 16 + get32(buf + 12);
-	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_CBLOCK, &last), 2);
-	first = record_at(buf, len, hdr, MT_REC_CBLOCK);
+	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_UBLOCK, &last), 2);
+	first = record_at(buf, len, hdr, MT_REC_UBLOCK);
 	ck_assert_uint_eq(get32(buf + first + 8), N);
 	for (size_t cut = last; cut < last + 8 + get32(buf + last + 4); cut++) {
 		uint8_t *copy = malloc(cut);
@@ -1519,7 +1522,7 @@ START_TEST(records_inside_blocks)
 		/* One block, the records inside it. */
 		ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_PROCESS, &last), 0);
 		ck_assert_int_eq(
-		    count_records(buf, len, hdr, n > 1 ? MT_REC_CBLOCK : MT_REC_BLOCK, &last), 1);
+		    count_records(buf, len, hdr, n > 1 ? MT_REC_UBLOCK : MT_REC_BLOCK, &last), 1);
 		ck_assert_int_eq(read_letters(buf, len, got, 4096), 0);
 		ck_assert_str_eq(got, want);
 		for (size_t cut = hdr; cut < len; cut++) {
@@ -1565,7 +1568,7 @@ START_TEST(corrupt_compressed_blocks)
 
 	random_events(ev, N, 5);
 	buf = events_artifact(ev, N, 0, &len, &hdr);
-	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_CBLOCK, &z), 1);
+	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_UBLOCK, &z), 1);
 	zlen = get32(buf + z + 4);
 	frame = z + 8 + MT_ARTIFACT_CBLOCK_FIXED;
 	good = read_all(buf, len);
@@ -1614,15 +1617,77 @@ START_TEST(corrupt_compressed_blocks)
 	/* Labelled version 5, likewise: a columnar block is no type-13 block. */
 	put32(copy + 8, 5);
 	expect_error(copy, len, -EBADMSG, "footer counts 1000 events but 0 were read");
+	/* Labelled version 6, likewise: a block of microseconds is no type-14 block. */
+	put32(copy + 8, 6);
+	expect_error(copy, len, -EBADMSG, "footer counts 1000 events but 0 were read");
 	free(copy);
 	free(buf);
 }
 END_TEST
 
 /*
+ * Version 7 keeps an event's time to the microsecond (docs/FORMAT.md, "Columnar event block in
+ * microseconds"): it reads back as that microsecond's first nanosecond, from a compressed block
+ * and from a plain one alike; version 6's blocks still read to the nanosecond.
+ */
+START_TEST(times_in_microseconds)
+{
+	enum { N = 2000 };
+	struct mt_event ev[N + 1];
+	struct mt_artifact_writer *w;
+	struct mt_artifact_footer foot = {0};
+	struct mt_artifact_reader *r;
+	struct mt_artifact_item it;
+	char *path = mt_tmpfile();
+	size_t len, hdr, at, got = 0, sub_us = 0;
+	uint8_t *buf;
+	int ret;
+
+	for (size_t i = 0; i <= N; i++)
+		ev[i] = (struct mt_event){.ts_ns = 5000000000ULL + i * 1537,
+					  .pid = 7,
+					  .tid = 7,
+					  .addr = 0x1000 + 16 * (i % 50),
+					  .size = i % 2 ? 0 : 32,
+					  .kind = i % 2 ? MT_K_FREE : MT_K_MALLOC};
+	ev[N].ts_ns = UINT64_MAX;
+	ck_assert_int_eq(mt_artifact_create(&w, path, &test_header), 0);
+	ck_assert_int_eq(mt_artifact_write_events(w, ev, N), 0);
+	ck_assert_int_eq(mt_artifact_flush(w), 0);
+	/* One event alone: a plain block, its time from the block gathered in microseconds. */
+	ck_assert_int_eq(mt_artifact_write_events(w, ev + N, 1), 0);
+	ck_assert_int_eq(mt_artifact_finish(w, &foot), 0);
+	buf = slurp(path, &len);
+	unlink(path);
+	free(path);
+	hdr = 16 + get32(buf + 12);
+	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_UBLOCK, &at), 1);
+	ck_assert_int_eq(count_records(buf, len, hdr, MT_REC_BLOCK, &at), 1);
+	ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, NULL, 0), 0);
+	while ((ret = mt_artifact_next(r, &it)) > 0)
+		for (size_t i = 0; it.type == MT_ITEM_EVENTS && i < it.n_events; i++, got++)
+			ck_assert_uint_eq(it.events[i].ts_ns,
+					  ev[got].ts_ns - ev[got].ts_ns % MT_ARTIFACT_MICRO_NS);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(got, N + 1);
+	mt_artifact_close(r);
+	free(buf);
+	buf = slurp(MT_SOURCE_DIR "/tests/corpus/v6-cblock-churn", &len);
+	ck_assert_int_eq(mt_artifact_open_mem(&r, buf, len, NULL, 0), 0);
+	while ((ret = mt_artifact_next(r, &it)) > 0)
+		for (size_t i = 0; it.type == MT_ITEM_EVENTS && i < it.n_events; i++)
+			sub_us += it.events[i].ts_ns % MT_ARTIFACT_MICRO_NS != 0;
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_gt(sub_us, 0);
+	mt_artifact_close(r);
+	free(buf);
+}
+END_TEST
+
+/*
  * Artifacts of versions 3 to 5, as their writers made them (the fuzzer's seeds), read as they
- * always did; and version 6's columnar blocks, whole and cut, and with events of kind 36 (calls
- * not recorded: sn_rust 2 unrecorded).
+ * always did; version 6's columnar blocks, whole and cut, and with events of kind 36 (calls
+ * not recorded: sn_rust 2 unrecorded); and version 7's, whole and cut.
  */
 START_TEST(older_artifacts_read)
 {
@@ -1636,7 +1701,8 @@ START_TEST(older_artifacts_read)
 	    {"v3-truncated-mid-block", true}, {"v5-zblock-churn", false},
 	    {"v5-records-in-blocks", false},  {"v5-zblock-truncated", true},
 	    {"v6-cblock-churn", false},	      {"v6-cblock-truncated", true},
-	    {"v6-not-recorded", false},
+	    {"v6-not-recorded", false},	      {"v7-ublock-churn", false},
+	    {"v7-ublock-truncated", true},
 	};
 	size_t len;
 	uint8_t *buf;
@@ -1687,6 +1753,7 @@ static Suite *artifact_suite(void)
 	tcase_add_test(tc, compressed_block_cut_at_every_byte);
 	tcase_add_test(tc, corrupt_compressed_blocks);
 	tcase_add_test(tc, older_artifacts_read);
+	tcase_add_test(tc, times_in_microseconds);
 	tcase_add_test(tc, records_inside_blocks);
 	suite_add_tcase(s, tc);
 	return s;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "writer/artifact_format.h"
 #include "writer/evblock.h"
 #include "lib/suite.h"
 
@@ -421,6 +422,57 @@ START_TEST(columns_bad_reference_refused)
 END_TEST
 
 /*
+ * A block of microseconds (version 7): each time reads back as the first nanosecond of its
+ * microsecond, the largest included; a time past 2^64 ns is corrupt, not wrapped.
+ */
+START_TEST(micro_times_floor_and_bound)
+{
+	static uint8_t bufs[MT_EVB_STREAMS][N_EDGE * MT_EVBLOCK_EVENT_MAX];
+	const uint64_t most = UINT64_MAX / MT_ARTIFACT_MICRO_NS;
+	struct mt_event far[2] = {{.ts_ns = most, .addr = 0x10, .kind = MT_K_FREE},
+				  {.ts_ns = most + 1, .addr = 0x10, .kind = MT_K_FREE}};
+	struct mt_evblock_split at;
+	struct mt_evblock_cursor c;
+	struct mt_evblock_state s;
+	struct mt_event e;
+	size_t i;
+	int k;
+
+	mt_evblock_reset_columns_us(&s);
+	for (k = 0; k < MT_EVB_STREAMS; k++)
+		at.p[k] = bufs[k];
+	for (i = 0; i < N_EDGE; i++)
+		mt_evblock_put_split(&s, &at, &edge[i]);
+	for (k = 0; k < MT_EVB_STREAMS; k++) {
+		c.p[k] = bufs[k];
+		c.left[k] = (size_t)(at.p[k] - bufs[k]);
+	}
+	mt_evblock_reset_columns_us(&s);
+	for (i = 0; i < N_EDGE; i++) {
+		struct mt_event want = edge[i];
+
+		want.ts_ns -= want.ts_ns % MT_ARTIFACT_MICRO_NS;
+		ck_assert_int_eq(mt_evblock_get_split(&s, &c, &e), MT_EVB_EVENT);
+		ck_assert_msg(!memcmp(&e, &want, sizeof(e)), "event %zu differs", i);
+	}
+	/* The same layout in nanoseconds: times that, read as microseconds, pass 2^64 ns. */
+	mt_evblock_reset_columns(&s);
+	for (k = 0; k < MT_EVB_STREAMS; k++)
+		at.p[k] = bufs[k];
+	for (i = 0; i < 2; i++)
+		mt_evblock_put_split(&s, &at, &far[i]);
+	for (k = 0; k < MT_EVB_STREAMS; k++) {
+		c.p[k] = bufs[k];
+		c.left[k] = (size_t)(at.p[k] - bufs[k]);
+	}
+	mt_evblock_reset_columns_us(&s);
+	ck_assert_int_eq(mt_evblock_get_split(&s, &c, &e), MT_EVB_EVENT);
+	ck_assert_uint_eq(e.ts_ns, most * MT_ARTIFACT_MICRO_NS);
+	ck_assert_int_eq(mt_evblock_get_split(&s, &c, &e), MT_EVB_CORRUPT);
+}
+END_TEST
+
+/*
  * Two threads taking turns, each allocating in its own arena and freeing what it allocated: an
  * address differs from its thread's last, so each takes one byte, as one thread's would (from
  * the previous event, it would jump 2^36 bytes each time: 6 bytes).
@@ -522,6 +574,7 @@ static Suite *evblock_suite(void)
 	tcase_add_test(tc, columns_frees_by_reference);
 	tcase_add_test(tc, columns_allocations_of_freed_blocks);
 	tcase_add_test(tc, columns_bad_reference_refused);
+	tcase_add_test(tc, micro_times_floor_and_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -22,20 +22,23 @@ static char *const argv0[] = {"bash", NULL};
 static const struct mt_artifact_header header = {
     .start_time_ns = 1, .start_mono_ns = 1000, .watcher = "tracepoint", .argc = 1, .argv = argv0};
 
-static struct mt_artifact_mapping mapping(uint8_t what, uint64_t ts, uint64_t addr, uint64_t len)
+/* Times in microseconds: an event's time is kept to the microsecond (docs/FORMAT.md). */
+#define US 1000ull
+
+static struct mt_artifact_mapping mapping(uint8_t what, uint64_t us, uint64_t addr, uint64_t len)
 {
 	return (struct mt_artifact_mapping){
-	    .ts_ns = ts, .pid = 7, .tid = 8, .what = what, .addr = addr, .len = len};
+	    .ts_ns = us * US, .pid = 7, .tid = 8, .what = what, .addr = addr, .len = len};
 }
 
-static struct mt_event malloc_at(uint64_t ts, uint64_t addr)
+static struct mt_event malloc_at(uint64_t us, uint64_t addr)
 {
 	return (struct mt_event){
-	    .ts_ns = ts, .pid = 7, .tid = 7, .addr = addr, .size = 32, .kind = MT_K_MALLOC};
+	    .ts_ns = us * US, .pid = 7, .tid = 7, .addr = addr, .size = 32, .kind = MT_K_MALLOC};
 }
 
 /*
- * At t = 100 .. 900: a malloc (100), an mmap of a file (200), a failed munmap (300), an
+ * At t = 100 .. 900 us: a malloc (100), an mmap of a file (200), a failed munmap (300), an
  * mremap (400), a brk (500), a failed mmap's record, which no writer makes but a reader must
  * pass over for CodSpeed (600), an unknown kind (700), a malloc (900).
  */
@@ -100,7 +103,7 @@ START_TEST(mapping_records_read_back)
 	mt_artifact_close(r);
 	ck_assert_int_eq(n, 6);
 	ck_assert_int_eq(seen[0].what, MT_MAP_MMAP);
-	ck_assert_uint_eq(seen[0].ts_ns, 200);
+	ck_assert_uint_eq(seen[0].ts_ns, 200 * US);
 	ck_assert_uint_eq(seen[0].pid, 7);
 	ck_assert_uint_eq(seen[0].tid, 8);
 	ck_assert_uint_eq(seen[0].len, 4097);
@@ -151,14 +154,14 @@ START_TEST(codspeed_mapping_events)
 	ck_assert_uint_eq(s.by_type[MT_CS_MUNMAP], 1);
 	ck_assert_uint_eq(s.by_type[MT_CS_BRK], 1);
 	ck_assert_uint_eq(s.events, 5);
-	ck_assert_uint_eq(s.first_ns, 100);
-	ck_assert_uint_eq(s.last_ns, 900);
+	ck_assert_uint_eq(s.first_ns, 100 * US);
+	ck_assert_uint_eq(s.last_ns, 900 * US);
 }
 END_TEST
 
 START_TEST(codspeed_windows_gate_events)
 {
-	struct mt_codspeed_window two[] = {{150, 350}, {450, 901}}, none[1];
+	struct mt_codspeed_window two[] = {{150 * US, 350 * US}, {450 * US, 901 * US}}, none[1];
 	struct mt_codspeed_summary s = convert(two, 2, true);
 
 	/* [150, 350): the mmap and the munmap; [450, 901): the brk and the last malloc. */
@@ -166,11 +169,19 @@ START_TEST(codspeed_windows_gate_events)
 	ck_assert_uint_eq(s.by_type[MT_CS_MMAP], 1);
 	ck_assert_uint_eq(s.by_type[MT_CS_MUNMAP], 1);
 	ck_assert_uint_eq(s.by_type[MT_CS_BRK], 1);
-	ck_assert_uint_eq(s.first_ns, 200);
-	ck_assert_uint_eq(s.last_ns, 900);
+	ck_assert_uint_eq(s.first_ns, 200 * US);
+	ck_assert_uint_eq(s.last_ns, 900 * US);
 	/* A window ends before its end: the malloc at 900 is out of [450, 900). */
-	two[1].end_ns = 900;
+	two[1].end_ns = 900 * US;
 	ck_assert_uint_eq(convert(two, 2, true).events, 3);
+	/*
+	 * A window that starts inside the first malloc's microsecond: the malloc, read as that
+	 * microsecond's first nanosecond, may have come after the start, and counts as inside.
+	 */
+	two[0] = (struct mt_codspeed_window){100 * US + 500, 150 * US};
+	s = convert(two, 1, true);
+	ck_assert_uint_eq(s.by_type[MT_CS_MALLOC], 1);
+	ck_assert_uint_eq(s.first_ns, 100 * US);
 	/* Gated without a window (no Enable): no event, and the artifact still decodes. */
 	ck_assert_uint_eq(convert(none, 0, true).events, 0);
 }

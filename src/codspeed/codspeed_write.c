@@ -71,7 +71,8 @@ struct cs_writer {
 	void *zbuf;
 	size_t zcap;
 	const struct mt_codspeed_job *job;
-	bool flags_known; /* the artifact's events carry MT_EV_ZEROED (version 6 on) */
+	bool flags_known;    /* the artifact's events carry MT_EV_ZEROED (version 6 on) */
+	uint64_t event_unit; /* ns: its events' times are whole microseconds from version 7 on */
 };
 
 /* The fields of one event, whatever memtrack record it comes from. */
@@ -79,6 +80,7 @@ struct cs_event {
 	enum mt_codspeed_type type;
 	uint32_t pid, tid;
 	uint64_t ts, addr, size;
+	uint64_t unit; /* what ts stands for: [ts, ts + unit) ns */
 	bool has_old;
 	uint64_t old_addr;
 };
@@ -119,12 +121,16 @@ static int flush_frame(struct cs_writer *w)
 	return 0;
 }
 
-static bool in_window(const struct mt_codspeed_job *job, uint64_t ts)
+/*
+ * Whether an event that happened in [ts, ts + unit) is in a window: an event of the microsecond
+ * a window starts in may have come after its start, so it counts as inside.
+ */
+static bool in_window(const struct mt_codspeed_job *job, uint64_t ts, uint64_t unit)
 {
 	if (!job->gated)
 		return true;
 	for (size_t i = 0; i < job->n_windows; i++)
-		if (ts >= job->windows[i].start_ns && ts < job->windows[i].end_ns)
+		if (ts + unit > job->windows[i].start_ns && ts < job->windows[i].end_ns)
 			return true;
 	return false;
 }
@@ -134,7 +140,7 @@ static int put_event(struct cs_writer *w, const struct cs_event *e)
 {
 	bool has_size = e->type != MT_CS_FREE;
 
-	if (!in_window(w->job, e->ts))
+	if (!in_window(w->job, e->ts, e->unit))
 		return 0;
 	msgpack_pack_map(&w->pk, 5 + e->has_old + has_size);
 	mt_codspeed_pack_str(&w->pk, "pid");
@@ -163,6 +169,7 @@ static int put_mt_event(struct cs_writer *w, const struct mt_event *e)
 			     .pid = e->pid,
 			     .tid = e->tid,
 			     .ts = e->ts_ns,
+			     .unit = w->event_unit,
 			     .addr = e->addr,
 			     .size = e->size};
 
@@ -188,8 +195,12 @@ static int put_mt_event(struct cs_writer *w, const struct mt_event *e)
  */
 static int put_mapping(struct cs_writer *w, const struct mt_artifact_mapping *m)
 {
-	struct cs_event c = {
-	    .pid = m->pid, .tid = m->tid, .ts = m->ts_ns, .addr = m->addr, .size = m->len};
+	struct cs_event c = {.pid = m->pid,
+			     .tid = m->tid,
+			     .ts = m->ts_ns,
+			     .unit = 1,
+			     .addr = m->addr,
+			     .size = m->len};
 
 	switch (m->what) {
 	case MT_MAP_MMAP:
@@ -271,6 +282,8 @@ int mt_codspeed_convert(struct mt_codspeed_job *job)
 	if (ret)
 		return ret;
 	w.flags_known = mt_artifact_info(r)->version >= MT_ARTIFACT_VERSION_ZEROED;
+	w.event_unit =
+	    mt_artifact_info(r)->version >= MT_ARTIFACT_VERSION_MICRO ? MT_ARTIFACT_MICRO_NS : 1;
 	ret = open_tmp(job->dir, job->owner, job->tmp, sizeof(job->tmp), &w.out, job->err,
 		       sizeof(job->err));
 	if (ret) {

@@ -131,7 +131,7 @@ ssize_t mt_artread_src_read(struct mt_artifact_reader *r, void *dst, size_t n);
 ssize_t mt_artread_payload(struct mt_artifact_reader *r, size_t len);
 
 /* artifact_read_zblock.c: a compressed event block, decompressed and ready to decode. */
-/* A compressed event block (type 13), or with columns a columnar one (type 14). */
+/* A compressed event block (type 13), or with columns a columnar one (types 14 and 15). */
 int mt_artread_zblock(struct mt_artifact_reader *r, uint32_t len, uint64_t at, bool columns);
 void mt_artread_zblock_free(struct mt_artifact_reader *r);
 

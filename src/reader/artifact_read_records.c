@@ -349,6 +349,7 @@ bool mt_artread_len_ok(uint32_t type, uint32_t len)
 	case MT_REC_ZBLOCK:
 		return len > MT_ARTIFACT_ZBLOCK_FIXED && len <= MT_ARTIFACT_ZBLOCK_MAX;
 	case MT_REC_CBLOCK:
+	case MT_REC_UBLOCK:
 		return len > MT_ARTIFACT_CBLOCK_FIXED && len <= MT_ARTIFACT_CBLOCK_MAX;
 	default:
 		return len <= MT_ARTIFACT_RECORD_MAX;

@@ -191,7 +191,7 @@ static void block_reset(struct pending_block *b)
 {
 	for (int k = 0; k < MT_EVB_STREAMS; k++)
 		b->at.p[k] = stream_base(b, k);
-	mt_evblock_reset_columns(&b->state);
+	mt_evblock_reset_columns_us(&b->state);
 	b->count = 0;
 }
 
@@ -245,7 +245,7 @@ static size_t plain_entries(uint8_t *p, struct pending_block *b, const uint32_t 
 		c.left[k] = len[k];
 		from += len[k];
 	}
-	mt_evblock_reset_columns(in);
+	mt_evblock_reset_columns_us(in);
 	mt_evblock_reset(out);
 	/* The writer's own entries: they decode, events and records alike. */
 	while (c.left[MT_EVB_S_TAG]) {
@@ -313,7 +313,7 @@ static int seal_block_locked(struct mt_artifact_writer *w)
 		w->len += put_plain_block(start, b, len, plain);
 	} else {
 		p = start;
-		begin_record(&p, MT_REC_CBLOCK, MT_ARTIFACT_CBLOCK_FIXED + z);
+		begin_record(&p, MT_REC_UBLOCK, MT_ARTIFACT_CBLOCK_FIXED + z);
 		put_u32(&p, b->count);
 		for (int k = 0; k < MT_EVB_STREAMS; k++)
 			put_u32(&p, len[k]);

@@ -8,10 +8,16 @@
 
 #define MT_ARTIFACT_MAGIC	    "MTRACK\0\1"
 #define MT_ARTIFACT_MAGIC_LEN	    8
-#define MT_ARTIFACT_VERSION	    6 /* written; versions 1 to 5 are still read */
+#define MT_ARTIFACT_VERSION	    7 /* written; versions 1 to 6 are still read */
 #define MT_ARTIFACT_VERSION_MIN	    1
 /* The first version whose events carry MT_EV_ZEROED: before it, only a calloc zeroed. */
 #define MT_ARTIFACT_VERSION_ZEROED  6
+/*
+ * The first version whose events' times are whole microseconds (columnar blocks of type 15): an
+ * event's time is then the first nanosecond of the microsecond it fell in.
+ */
+#define MT_ARTIFACT_VERSION_MICRO   7
+#define MT_ARTIFACT_MICRO_NS	    1000u
 #define MT_ARTIFACT_HEADER_MAX	    (4u << 20) /* header body */
 #define MT_ARTIFACT_ARG_MAX	    65535u     /* one command-line argument */
 #define MT_ARTIFACT_WATCHER_MAX	    31u
@@ -52,7 +58,10 @@
  */
 #define MT_ARTIFACT_ZBLOCK_FIXED     24u
 #define MT_ARTIFACT_ZBLOCK_MAX	     (MT_ARTIFACT_ZBLOCK_FIXED + MT_ARTIFACT_BLOCK_MAX + (16u << 10))
-/* A columnar event block (version 6): its count and its eight streams' lengths, then the frame. */
+/*
+ * A columnar event block (version 6): its count and its eight streams' lengths, then the frame;
+ * likewise one whose times are in microseconds (version 7).
+ */
 #define MT_ARTIFACT_CBLOCK_FIXED     36u
 #define MT_ARTIFACT_CBLOCK_MAX	     (MT_ARTIFACT_CBLOCK_FIXED + MT_ARTIFACT_BLOCK_MAX + (16u << 10))
 /*
@@ -76,6 +85,7 @@ enum mt_record_type {
 	MT_REC_BENCH = 12,   /* a benchmark window's start, stop, URI, a marker (memtrack bench) */
 	MT_REC_ZBLOCK = 13,  /* version 5: an event block's streams, zstd-compressed */
 	MT_REC_CBLOCK = 14,  /* version 6: the same in columns (time planes, frees by reference) */
+	MT_REC_UBLOCK = 15,  /* version 7: the same, times in microseconds */
 };
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "writer/artifact_format.h"
 #include "writer/evblock.h"
 
 #define VARINT_MAX 10u /* bytes of a 64-bit LEB128 */
@@ -31,7 +32,19 @@ void mt_evblock_reset_columns(struct mt_evblock_state *s)
 	s->columns = true;
 }
 
+void mt_evblock_reset_columns_us(struct mt_evblock_state *s)
+{
+	mt_evblock_reset_columns(s);
+	s->micro = true;
+}
+
 /* ---- encoding ------------------------------------------------------------------------------- */
+
+/* A time in the block's unit: a microsecond block's is the microsecond it falls in. */
+static inline uint64_t time_units(const struct mt_evblock_state *s, uint64_t ts_ns)
+{
+	return s->micro ? ts_ns / MT_ARTIFACT_MICRO_NS : ts_ns;
+}
 
 static inline uint64_t zigzag64(uint64_t delta)
 {
@@ -151,7 +164,7 @@ STEP void remember(struct mt_evblock_state *s, const struct mt_event *e, bool th
 
 	if (s->columns)
 		remember_columns(s, e, freed_bin);
-	s->ts_ns = e->ts_ns;
+	s->ts = time_units(s, e->ts_ns);
 	s->addr = e->addr;
 	s->pid = e->pid;
 	s->tid = e->tid;
@@ -275,7 +288,7 @@ STEP void put_fields(struct mt_evblock_state *s, uint8_t **o[MT_EVB_STREAMS],
 		*(*tag)++ = x;
 	if (!inline_kind)
 		*(*tag)++ = e->kind;
-	put_time(s, o, zigzag64(e->ts_ns - s->ts_ns));
+	put_time(s, o, zigzag64(time_units(s, e->ts_ns) - s->ts));
 	if (x & MT_EVB_X_PID)
 		*rest = put_varint(*rest, e->pid);
 	if (x & MT_EVB_X_TID)
@@ -463,6 +476,22 @@ STEP uint64_t get_time(struct dec *d, const struct mt_evblock_state *s)
 }
 
 /*
+ * An event's time: the previous one's and its difference; in a microsecond block, the first
+ * nanosecond of that microsecond, which must be one of 2^64 ns (else remember() would not find
+ * the same microsecond in it).
+ */
+STEP uint64_t get_ts(struct dec *d, const struct mt_evblock_state *s)
+{
+	uint64_t t = s->ts + unzigzag64(get_time(d, s));
+
+	if (!s->micro)
+		return t;
+	if (t > UINT64_MAX / MT_ARTIFACT_MICRO_NS && d->res == MT_EVB_EVENT)
+		d->res = MT_EVB_CORRUPT;
+	return t * MT_ARTIFACT_MICRO_NS;
+}
+
+/*
  * An address, as put_addr() wrote it, of an event of size bytes. The state is not changed: the
  * class of an allocation freed goes to d->freed_bin, for remember().
  */
@@ -501,7 +530,7 @@ STEP void get_event(struct dec *d, uint8_t tag, const struct mt_evblock_state *s
 	if (e->kind == MT_EVB_KIND_BYTE)
 		e->kind = get_byte(d, MT_EVB_S_TAG);
 	e->flags = tag & MT_EVB_FAILED ? MT_EV_FAILED : 0;
-	e->ts_ns = s->ts_ns + unzigzag64(get_time(d, s));
+	e->ts_ns = get_ts(d, s);
 	e->pid = x & MT_EVB_X_PID ? (uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX) : s->pid;
 	e->tid = x & MT_EVB_X_TID
 		     ? e->pid + unzigzag32((uint32_t)get_bounded(d, MT_EVB_S_REST, UINT32_MAX))

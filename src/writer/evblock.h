@@ -106,7 +106,7 @@ struct mt_evblock_cursor {
  * the last address of each of the last MT_EVB_THREADS threads, the one an address differs from.
  */
 struct mt_evblock_state {
-	uint64_t ts_ns;
+	uint64_t ts; /* the previous event's time, in the block's unit (micro: us, else ns) */
 	uint64_t addr;
 	uint32_t pid;
 	uint32_t tid;
@@ -116,6 +116,7 @@ struct mt_evblock_state {
 	uint32_t threads;	    /* slots taken */
 	uint32_t thread_next;	    /* the slot a new thread takes once all are */
 	bool columns;		    /* a columnar block (version 6): planes of times, references */
+	bool micro;		    /* its times in microseconds (version 7), not nanoseconds */
 	uint32_t allocs;	    /* events with a size so far in the block */
 	uint8_t bin_n[MT_EVB_BINS]; /* addresses in each class, the newest last */
 	uint64_t bin_addr[MT_EVB_BINS][MT_EVB_BIN_DEPTH];
@@ -139,6 +140,11 @@ struct mt_evblock_state {
 void mt_evblock_reset(struct mt_evblock_state *s);
 /* The state at the start of a columnar block (version 6, docs/FORMAT.md). */
 void mt_evblock_reset_columns(struct mt_evblock_state *s);
+/*
+ * The same, times in microseconds (version 7): an event's time is encoded as the microsecond it
+ * falls in, and decoded as that microsecond's first nanosecond.
+ */
+void mt_evblock_reset_columns_us(struct mt_evblock_state *s);
 
 /* Encode e at p, which has room for MT_EVBLOCK_EVENT_MAX bytes. Returns the bytes written. */
 size_t mt_evblock_put(struct mt_evblock_state *s, uint8_t *p, const struct mt_event *e);
