@@ -19,8 +19,16 @@ struct entry {
 /* A poor hash on purpose, when asked for: long runs of collisions. */
 static bool poor;
 
+/*
+ * Homes in the last 5 slots of every 1024, so in the last of the table whatever its size (runs
+ * that wrap around its end), and in either half after a doubling (by the bits above).
+ */
+static bool at_the_end;
+
 static uint64_t key_hash(uint64_t key)
 {
+	if (at_the_end)
+		return mt_hash_u64(key) << 10 | (1023 - key % 5);
 	return poor ? key % 7 + (key & 1 ? 1020 : 0) : mt_hash_u64(key);
 }
 
@@ -146,6 +154,65 @@ START_TEST(grows_within_its_load)
 }
 END_TEST
 
+/*
+ * Doubled in place while its runs wrap around the end: the entries of a run that wrapped move
+ * back before the end or into the added half, and every one is found after each doubling.
+ */
+START_TEST(grows_in_place_with_runs_around_the_end)
+{
+	struct mt_hashtab t = {0};
+	uint64_t wrong = 0, doublings = 0;
+
+	poor = false;
+	at_the_end = true;
+	for (uint64_t k = 1; k <= 3000; k++) {
+		size_t slots = t.slot ? t.mask + 1 : 0;
+
+		put(&t, k, k * 5);
+		if (t.mask + 1 == slots)
+			continue;
+		doublings++;
+		for (uint64_t j = 1; j <= k; j++)
+			wrong += slot(&t, j)->value != j * 5;
+	}
+	at_the_end = false;
+	ck_assert_uint_eq(doublings, 3); /* 1024, 2048, 4096 slots */
+	ck_assert_uint_eq(wrong, 0);
+	mt_hashtab_free(&t);
+}
+END_TEST
+
+/*
+ * A table past the size that is a mapping of its own doubles by moving it, its entries kept.
+ * Checked once at the end: an assertion is a message to the runner.
+ */
+START_TEST(a_large_table_grows_by_its_mapping)
+{
+	struct mt_hashtab t = {0};
+	uint64_t n = 400000, wrong = 0;
+	int err = 0;
+
+	poor = false;
+	for (uint64_t k = 1; k <= n && !err; k++) {
+		err = mt_hashtab_reserve(&t, &ops, NULL, t.used + 1);
+		if (!err) {
+			*slot(&t, k) = (struct entry){k, k ^ 0x5a5a};
+			mt_hashtab_added(&t);
+		}
+	}
+	ck_assert_int_eq(err, 0);
+	ck_assert_uint_gt(t.mapped, 0);
+	ck_assert_uint_eq(t.mapped, (t.mask + 1) * sizeof(struct entry));
+	for (uint64_t k = 1; k <= n; k++)
+		wrong += slot(&t, k)->value != (k ^ 0x5a5a);
+	ck_assert_uint_eq(wrong, 0);
+	ck_assert(entry_empty(slot(&t, n + 1)));
+	mt_hashtab_free(&t);
+	ck_assert_ptr_null(t.slot);
+	ck_assert_uint_eq(t.mapped, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("hashtab");
@@ -154,6 +221,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, inserts_and_erases_agree_with_the_truth);
 	tcase_add_test(tc, long_runs_and_the_wrap_around);
 	tcase_add_test(tc, grows_within_its_load);
+	tcase_add_test(tc, grows_in_place_with_runs_around_the_end);
+	tcase_add_test(tc, a_large_table_grows_by_its_mapping);
 	suite_add_tcase(s, tc);
 	return s;
 }

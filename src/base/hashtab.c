@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -13,31 +14,13 @@ static bool fits(const struct mt_hashtab_ops *ops, size_t slots, size_t n)
 	return slots && n * 100 <= slots * ops->max_load_pct;
 }
 
-/* Old slots are given back in steps of this many bytes as the growth moves past them. */
-#define RELEASE_STEP (1u << 20)
-
 /*
- * The old slot array's pages that the move has passed, from *done on, up to (not into) its
- * last page, given back to the kernel: a table that doubles then holds the new slots and what
- * is left of the old, not both whole (the replay's 10 million blocks: 201 MiB, not 302). Its
- * first and last pages stay, whatever the move: malloc keeps its own words beside a block.
+ * A table of this many bytes or more is a mapping of its own: it doubles by mremap, which moves
+ * its pages rather than copying them and adds pages the kernel zeroes, so that a doubling holds
+ * the new size only, not the old slots beside the new (the replay's 10 million blocks: 128 MiB,
+ * not 192), and zeroes only the added half.
  */
-static void release_moved(const void *old, size_t bytes, size_t moved, uintptr_t *done)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)old, first = (start + 2 * page - 1) / page * page;
-	uintptr_t last = (start + bytes) / page * page - page;
-	uintptr_t to = (start + moved) / page * page;
-
-	if (!*done)
-		*done = first;
-	if (to > last)
-		to = last;
-	if (to < *done + RELEASE_STEP)
-		return;
-	madvise((void *)*done, to - *done, MADV_DONTNEED);
-	*done = to;
-}
+#define MAPPED_MIN (4u << 20)
 
 /*
  * A large table's lookups land anywhere in it: each one a TLB miss with small pages (the replay
@@ -53,43 +36,97 @@ static void want_huge_pages(void *slot, size_t bytes)
 		madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
 
+/* t's slots made bytes long (from old bytes), the added ones zero: 0, or -ENOMEM (unchanged). */
+static int resize(struct mt_hashtab *t, size_t old, size_t bytes)
+{
+	void *p;
+
+	if (bytes < MAPPED_MIN) {
+		p = realloc(t->slot, bytes);
+		if (!p)
+			return -ENOMEM;
+		memset((char *)p + old, 0, bytes - old);
+	} else if (t->mapped) {
+		p = mremap(t->slot, t->mapped, bytes, MREMAP_MAYMOVE);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+	} else {
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		if (old)
+			memcpy(p, t->slot, old);
+		free(t->slot);
+	}
+	t->slot = p;
+	t->mapped = bytes >= MAPPED_MIN ? bytes : 0;
+	want_huge_pages(p, t->mapped);
+	return 0;
+}
+
+/*
+ * After a doubling, the entry at slot i moved to where it belongs now: the first free slot from
+ * its new home (its old home, or that plus the old size), or i itself when the run from its home
+ * reaches i first.
+ */
+static void place_again(struct mt_hashtab *t, const struct mt_hashtab_ops *ops, const void *ctx,
+			size_t i)
+{
+	void *e = mt_hashtab_at(t, ops, i);
+	size_t j = ops->hash(ctx, e) & t->mask;
+
+	while (j != i && !ops->empty(mt_hashtab_at(t, ops, j)))
+		j = (j + 1) & t->mask;
+	if (j == i)
+		return;
+	memcpy(mt_hashtab_at(t, ops, j), e, ops->entry);
+	memset(e, 0, ops->entry);
+}
+
+/*
+ * Every entry of the old slots placed again, in order from a free slot: an entry's home then
+ * comes before it, so the run from its home holds only entries placed already (and the slot it
+ * leaves is free), and none is moved past the slots still to visit but to the added half, or
+ * around the end into a slot that the walk visits and places again.
+ */
+static void place_all_again(struct mt_hashtab *t, const struct mt_hashtab_ops *ops, const void *ctx,
+			    size_t old_slots)
+{
+	size_t free_slot = 0;
+
+	/* There is one: a table is grown before it is full (max_load_pct is below 100). */
+	while (!ops->empty(mt_hashtab_at(t, ops, free_slot)))
+		free_slot++;
+	for (size_t k = 1; k < old_slots; k++) {
+		size_t i = (free_slot + k) & (old_slots - 1);
+
+		if (!ops->empty(mt_hashtab_at(t, ops, i)))
+			place_again(t, ops, ctx, i);
+	}
+}
+
 int mt_hashtab_grow(struct mt_hashtab *t, const struct mt_hashtab_ops *ops, const void *ctx,
 		    size_t n)
 {
 	size_t slots = t->slot ? t->mask + 1 : 0, cap = slots ? slots : ops->min_slots;
-	struct mt_hashtab grown = {0};
-	uintptr_t released = 0;
 
 	if (fits(ops, slots, n))
 		return 0;
 	while (!fits(ops, cap, n))
 		cap *= 2;
-	grown.slot = calloc(cap, ops->entry);
-	if (!grown.slot)
+	if (resize(t, slots * ops->entry, cap * ops->entry))
 		return -ENOMEM;
-	grown.mask = cap - 1;
-	want_huge_pages(grown.slot, cap * ops->entry);
-	for (size_t i = 0; i < slots; i++) {
-		const void *e = mt_hashtab_at(t, ops, i);
-		size_t j;
-
-		if (ops->empty(e))
-			continue;
-		for (j = ops->hash(ctx, e) & grown.mask; !ops->empty(mt_hashtab_at(&grown, ops, j));
-		     j = (j + 1) & grown.mask)
-			;
-		memcpy(mt_hashtab_at(&grown, ops, j), e, ops->entry);
-		if ((i + 1) % 4096 == 0 && slots * ops->entry >= 4 * RELEASE_STEP)
-			release_moved(t->slot, slots * ops->entry, (i + 1) * ops->entry, &released);
-	}
-	grown.used = t->used;
-	free(t->slot);
-	*t = grown;
+	t->mask = cap - 1;
+	if (slots)
+		place_all_again(t, ops, ctx, slots);
 	return 0;
 }
 
 void mt_hashtab_free(struct mt_hashtab *t)
 {
-	free(t->slot);
+	if (t->mapped)
+		munmap(t->slot, t->mapped);
+	else
+		free(t->slot);
 	*t = (struct mt_hashtab){0};
 }

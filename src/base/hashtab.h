@@ -22,9 +22,10 @@
 #include <string.h>
 
 struct mt_hashtab {
-	void *slot;  /* NULL until the first mt_hashtab_reserve */
-	size_t mask; /* slots - 1 */
-	size_t used; /* entries stored */
+	void *slot;    /* NULL until the first mt_hashtab_reserve */
+	size_t mask;   /* slots - 1 */
+	size_t used;   /* entries stored */
+	size_t mapped; /* bytes of slot when it is a mapping of its own (a large table), else 0 */
 };
 
 struct mt_hashtab_ops {
@@ -66,7 +67,10 @@ static inline void *mt_hashtab_at(const struct mt_hashtab *t, const struct mt_ha
 	return (char *)t->slot + j * ops->entry;
 }
 
-/* The slots doubled until n entries fit, every entry placed again: 0 or -ENOMEM (unchanged). */
+/*
+ * The slots doubled in place until n entries fit, every entry placed again where it belongs now:
+ * 0 or -ENOMEM (unchanged).
+ */
 int mt_hashtab_grow(struct mt_hashtab *t, const struct mt_hashtab_ops *ops, const void *ctx,
 		    size_t n);
 
