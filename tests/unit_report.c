@@ -375,6 +375,62 @@ START_TEST(block_classes_go_with_their_blocks)
 }
 END_TEST
 
+/* What the live hook was told: the changes of each kind, and the blocks of the summed ones. */
+struct told {
+	size_t alone, summed, apart;
+	uint64_t summed_blocks, summed_bytes, tree_live;
+};
+
+static void count_told(void *arg, const struct mt_live_change *c)
+{
+	struct told *t = arg;
+
+	if (c->summed) {
+		t->summed++;
+		t->summed_blocks += c->blocks;
+		t->summed_bytes += c->blocks * c->size;
+		t->tree_live = c->tree_live;
+	} else if (c->counted_apart) {
+		t->apart++;
+	} else {
+		t->alone++;
+		ck_assert_uint_eq(c->blocks, 1);
+	}
+}
+
+/*
+ * An exit releases each class of its blocks (image, stack, size) in one change, each block told
+ * alone besides (for the largest never freed): 3,000 blocks of 3 sizes make 3 changes of the
+ * heap's lines, not 3,000.
+ */
+START_TEST(an_exit_releases_a_class_in_one_change)
+{
+	const size_t n = 3000;
+	struct mt_images *im = mt_images_new();
+	struct told t = {0};
+	enum mt_effect eff;
+
+	ck_assert_ptr_nonnull(im);
+	ck_assert_int_ge(mt_images_running(im, 100), 0);
+	mt_images_on_live(im, count_told, &t);
+	for (size_t i = 0; i < n; i++)
+		replay(im, MT_K_MALLOC, 0x10000 + i * 0x100, 16 << (i % 3), MT_EFF_ALLOC);
+	ck_assert_uint_eq(t.alone, n);
+	ck_assert_int_eq(
+	    mt_images_event(im, &(struct mt_event){.pid = 100, .tid = 100, .kind = MT_K_EXIT},
+			    &eff),
+	    0);
+	ck_assert_uint_eq(t.summed, 3);
+	ck_assert_uint_eq(t.summed_blocks, n);
+	ck_assert_uint_eq(t.summed_bytes, n / 3 * (16 + 32 + 64));
+	ck_assert_uint_eq(t.apart, n);
+	ck_assert_uint_eq(t.alone, n);
+	ck_assert_uint_eq(t.tree_live, 0);
+	ck_assert_uint_eq(mt_images_get(im, 0)->c.live_blocks, 0);
+	mt_images_free(im);
+}
+END_TEST
+
 START_TEST(calloc_and_aligned_kinds)
 {
 	static const uint8_t kinds[] = {
@@ -2312,6 +2368,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, largest_alike_by_address);
 	tcase_add_test(tc, live_blocks_within_12_bytes);
 	tcase_add_test(tc, block_classes_go_with_their_blocks);
+	tcase_add_test(tc, an_exit_releases_a_class_in_one_change);
 	tcase_add_test(tc, realloc_chain);
 	tcase_add_test(tc, temporary_allocations);
 	tcase_add_test(tc, realloc_null_and_zero_apart);

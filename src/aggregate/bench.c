@@ -327,7 +327,8 @@ static void on_live(void *arg, const struct mt_live_change *c)
 	struct mt_bench_window *w = rp->cur;
 	struct slot *s;
 
-	if (!w || !in_window(rp, c->image))
+	/* Its table follows blocks: each block an ending released is told alone too. */
+	if (!w || c->summed || !in_window(rp, c->image))
 		return;
 	if (c->add) {
 		rp->heap += c->size;

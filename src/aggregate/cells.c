@@ -166,14 +166,14 @@ void mt_cells_temporary(struct mt_cells *c, uint32_t stack_id, uint32_t image)
 		mt_sites_temporary(c->count, id);
 }
 
-int mt_cells_live(struct mt_cells *c, uint32_t stack_id, uint32_t image, uint64_t size, bool add,
-		  bool new_peak)
+int mt_cells_live(struct mt_cells *c, uint32_t stack_id, uint32_t image, uint64_t size,
+		  uint64_t blocks, bool add, bool new_peak)
 {
 	uint32_t id = stack_id ? cell_id(c, stack_id, image) : 0;
 
 	if (stack_id && !id)
 		return -ENOMEM;
-	return mt_sites_live(c->count, id, size, add, new_peak);
+	return mt_sites_live(c->count, id, size, blocks, add, new_peak);
 }
 
 void mt_cells_end(struct mt_cells *c, const struct mt_timeline *tl)

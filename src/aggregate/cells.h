@@ -42,9 +42,12 @@ int mt_cells_alloc(struct mt_cells *c, uint32_t stack_id, uint32_t image, uint64
 void mt_cells_release(struct mt_cells *c, uint32_t stack_id, uint32_t image, uint64_t size,
 		      int sign);
 void mt_cells_temporary(struct mt_cells *c, uint32_t stack_id, uint32_t image);
-/* Every change of live bytes (stack_id 0 too: it may make the tree's peak). 0 or -ENOMEM. */
-int mt_cells_live(struct mt_cells *c, uint32_t stack_id, uint32_t image, uint64_t size, bool add,
-		  bool new_peak);
+/*
+ * Every change of live bytes (stack_id 0 too: it may make the tree's peak), of blocks of size
+ * bytes each. 0 or -ENOMEM.
+ */
+int mt_cells_live(struct mt_cells *c, uint32_t stack_id, uint32_t image, uint64_t size,
+		  uint64_t blocks, bool add, bool new_peak);
 /* The stream ended: buckets as wide as the timeline's, peaks final. */
 void mt_cells_end(struct mt_cells *c, const struct mt_timeline *tl);
 

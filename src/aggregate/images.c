@@ -556,6 +556,7 @@ static void live_block(void *arg, const struct block *b)
 					       .stack_id = b->stack,
 					       .addr = b->addr,
 					       .size = b->size,
+					       .blocks = 1,
 					       .image_live = w->im->img[b->image].c.live_bytes,
 					       .tree_live = w->im->live_bytes});
 }

@@ -171,6 +171,15 @@ struct mt_live_change {
 	uint64_t image_live; /* the image's live bytes after the change */
 	uint64_t tree_live;  /* the tree's */
 	bool new_peak;	     /* tree_live is larger than any before: the new mt_images_peak */
+	/*
+	 * An ending releases each class of blocks (same image, stack and size) in one change:
+	 * summed, for `blocks` blocks of `size` bytes each (addr 0); each of those blocks is also
+	 * told alone, counted_apart: what it is, its counts being in its class's change.
+	 * Every other change is for one block (blocks 1), neither summed nor counted apart.
+	 */
+	uint64_t blocks;
+	bool summed;
+	bool counted_apart;
 };
 typedef void (*mt_images_live_fn)(void *arg, const struct mt_live_change *c);
 void mt_images_on_live(struct mt_images *im, mt_images_live_fn fn, void *arg);

@@ -254,21 +254,30 @@ void report_live_at_end(void *arg, const struct mt_live_change *c)
 	largest_add(arg, c, true);
 }
 
-/* What is live changed: the heap over time and the sites' bytes at the peak follow it. */
+/*
+ * What is live changed: the heap over time and the sites' bytes at the peak follow it. A block
+ * an ending released is a candidate for the largest never freed; when it is counted apart, that
+ * is all it is here. A class's summed change moves the lines only down, so that its one point
+ * leaves them as its blocks' points one by one did.
+ */
 void report_on_live(void *arg, const struct mt_live_change *c)
 {
 	struct mt_report *rep = arg;
-	int err = mt_timeline_live(rep->timeline, c);
+	int err;
 
-	if (c->ended)
+	if (c->ended && !c->summed)
 		largest_add(rep, c, false);
+	if (c->counted_apart)
+		return;
+	err = mt_timeline_live(rep->timeline, c);
 
 	/* Sites count blocks with a stack, and the peaks. */
 	if (!err && (c->stack_id || c->new_peak))
-		err = mt_sites_live(rep->sites, c->stack_id, c->size, c->add, c->new_peak);
-	if (!err && rep->cells && (c->stack_id || c->new_peak))
 		err =
-		    mt_cells_live(rep->cells, c->stack_id, c->image, c->size, c->add, c->new_peak);
+		    mt_sites_live(rep->sites, c->stack_id, c->size, c->blocks, c->add, c->new_peak);
+	if (!err && rep->cells && (c->stack_id || c->new_peak))
+		err = mt_cells_live(rep->cells, c->stack_id, c->image, c->size, c->blocks, c->add,
+				    c->new_peak);
 	if (err)
 		rep->index->live_err = err;
 }

@@ -190,7 +190,8 @@ void mt_sites_temporary(struct mt_sites *s, uint32_t stack_id)
 		slot->site.temporary++;
 }
 
-int mt_sites_live(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool add, bool new_peak)
+int mt_sites_live(struct mt_sites *s, uint32_t stack_id, uint64_t size, uint64_t blocks, bool add,
+		  bool new_peak)
 {
 	struct slot *slot = stack_id ? get(s, stack_id) : NULL;
 
@@ -203,8 +204,8 @@ int mt_sites_live(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool add
 			slot->site.peak_bytes = slot->now_bytes;
 			slot->seen_peak = s->peaks;
 		}
-		slot->now_blocks += add ? 1 : (uint64_t)-1;
-		slot->now_bytes += add ? size : -size;
+		slot->now_blocks += add ? blocks : -blocks;
+		slot->now_bytes += add ? size * blocks : -(size * blocks);
 	}
 	/* The change is part of the new peak: sites see it at their next change, or at the end. */
 	s->peaks += new_peak;

@@ -49,10 +49,12 @@ void mt_sites_release(struct mt_sites *s, uint32_t stack_id, uint64_t size, int 
 void mt_sites_temporary(struct mt_sites *s, uint32_t stack_id);
 
 /*
- * A block of stack_id became live (add) or stopped being live, however (images.h's live hook);
- * new_peak: the tree's live bytes are at a new peak after it. 0 or -ENOMEM.
+ * blocks of stack_id, of size bytes each, became live (add) or stopped being live, however
+ * (images.h's live hook); new_peak: the tree's live bytes are at a new peak after them. 0 or
+ * -ENOMEM.
  */
-int mt_sites_live(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool add, bool new_peak);
+int mt_sites_live(struct mt_sites *s, uint32_t stack_id, uint64_t size, uint64_t blocks, bool add,
+		  bool new_peak);
 /* The stream ended: the sites' peak_blocks and peak_bytes hold. */
 void mt_sites_end(struct mt_sites *s);
 
