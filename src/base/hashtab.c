@@ -36,6 +36,22 @@ static void want_huge_pages(void *slot, size_t bytes)
 		madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
 
+/* A mapping of bytes with t's old bytes of slots copied in (t's own given back), or MAP_FAILED. */
+static void *copied_to_mapping(struct mt_hashtab *t, size_t old, size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return p;
+	if (old)
+		memcpy(p, t->slot, old);
+	if (t->mapped)
+		munmap(t->slot, t->mapped);
+	else
+		free(t->slot);
+	return p;
+}
+
 /* t's slots made bytes long (from old bytes), the added ones zero: 0, or -ENOMEM (unchanged). */
 static int resize(struct mt_hashtab *t, size_t old, size_t bytes)
 {
@@ -46,17 +62,13 @@ static int resize(struct mt_hashtab *t, size_t old, size_t bytes)
 		if (!p)
 			return -ENOMEM;
 		memset((char *)p + old, 0, bytes - old);
-	} else if (t->mapped) {
-		p = mremap(t->slot, t->mapped, bytes, MREMAP_MAYMOVE);
-		if (p == MAP_FAILED)
-			return -ENOMEM;
 	} else {
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		p = t->mapped ? mremap(t->slot, t->mapped, bytes, MREMAP_MAYMOVE) : MAP_FAILED;
+		/* From the heap, or where mremap cannot (valgrind's address space): a copy. */
+		if (p == MAP_FAILED)
+			p = copied_to_mapping(t, old, bytes);
 		if (p == MAP_FAILED)
 			return -ENOMEM;
-		if (old)
-			memcpy(p, t->slot, old);
-		free(t->slot);
 	}
 	t->slot = p;
 	t->mapped = bytes >= MAPPED_MIN ? bytes : 0;
