@@ -19,8 +19,8 @@ static int push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 	return 0;
 }
 
-/* Extend s to bucket b with the value it holds now. */
-static int extend(struct mt_timeline_series *s, size_t b)
+/* Extend s to bucket b with the value it holds now. Rare: out of the live hook's path. */
+static __attribute__((cold, noinline)) int extend(struct mt_timeline_series *s, size_t b)
 {
 	if (!s->n)
 		s->first = b;
@@ -102,14 +102,13 @@ int mt_timeline_at(struct mt_timeline *tl, uint64_t time_ns)
 	return 0;
 }
 
-/* Room in *v (of *n series) for series i. */
-static int series_room(struct mt_timeline_series **v, size_t *n, size_t i)
+/* Room in *v (of *n series) for series i, which is not there yet. */
+static __attribute__((cold, noinline)) int series_grow(struct mt_timeline_series **v, size_t *n,
+						       size_t i)
 {
 	size_t k = i + 1 > 2 * *n ? i + 1 : 2 * *n;
 	struct mt_timeline_series *nv;
 
-	if (i < *n)
-		return 0;
 	nv = realloc(*v, k * sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
@@ -117,6 +116,12 @@ static int series_room(struct mt_timeline_series **v, size_t *n, size_t i)
 	*v = nv;
 	*n = k;
 	return 0;
+}
+
+/* Room in *v (of *n series) for series i. */
+static inline int series_room(struct mt_timeline_series **v, size_t *n, size_t i)
+{
+	return i < *n ? 0 : series_grow(v, n, i);
 }
 
 int mt_timeline_live(struct mt_timeline *tl, const struct mt_live_change *c)
