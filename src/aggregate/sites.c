@@ -19,6 +19,20 @@
 #include "bpf/unwind_row.h"
 #include "aggregate/sites.h"
 
+/* A stack id beside its site's index + 1 in v (0: empty): a lookup, twice an event, reads no site.
+ */
+struct id_entry {
+	uint32_t id;
+	uint32_t idx1;
+};
+
+/*
+ * The sites found last, one place for each id modulo this many, tried before by_id: the live
+ * hook and the allocations look a site up once or twice an event, most of them among a few
+ * sites. Sites are never removed nor moved in v, so an entry stays right.
+ */
+#define RECENT 64
+
 /* A site and what the replay holds of it now. */
 struct slot {
 	struct mt_site site;
@@ -33,7 +47,8 @@ struct mt_sites {
 	struct mt_symbols *symbols;
 	struct mt_artifact_file *files; /* recorded, for the symboliser */
 	size_t n_files, cap_files;
-	uint64_t peaks; /* new peaks of the tree's live bytes so far */
+	uint64_t peaks;		 /* new peaks of the tree's live bytes so far */
+	struct id_entry *recent; /* RECENT of them by id, in front of by_id; NULL until a site */
 };
 
 struct mt_sites *mt_sites_new(void)
@@ -50,18 +65,12 @@ void mt_sites_free(struct mt_sites *s)
 		free(s->v[i].site.sym);
 	}
 	free(s->v);
+	free(s->recent);
 	mt_hashtab_free(&s->by_id);
 	free(s->files);
 	mt_symbols_free(s->symbols);
 	free(s);
 }
-
-/* A stack id beside its site's index + 1 in v (0: empty): a lookup, twice an event, reads no site.
- */
-struct id_entry {
-	uint32_t id;
-	uint32_t idx1;
-};
 
 static bool slot_empty(const void *e)
 {
@@ -104,14 +113,35 @@ static struct slot *find(const struct mt_sites *s, uint32_t id)
 	return e->idx1 ? &s->v[e->idx1 - 1] : NULL;
 }
 
+/* find, through the recent sites (made with the first site: find is NULL before). */
+static struct slot *find_recent(struct mt_sites *s, uint32_t id)
+{
+	struct id_entry *r;
+	struct slot *site;
+
+	if (!s->recent)
+		return NULL;
+	r = &s->recent[id % RECENT];
+	if (r->idx1 && r->id == id)
+		return &s->v[r->idx1 - 1];
+	site = find(s, id);
+	if (site)
+		*r = (struct id_entry){.id = id, .idx1 = (uint32_t)(site - s->v) + 1};
+	return site;
+}
+
 /* The site of id, made (with no frames) when it is new. */
 static struct slot *get(struct mt_sites *s, uint32_t id)
 {
-	struct slot *site = find(s, id);
+	struct slot *site = find_recent(s, id);
 	struct id_entry *e;
 
 	if (site)
 		return site;
+	if (!s->recent)
+		s->recent = calloc(RECENT, sizeof(*s->recent));
+	if (!s->recent)
+		return NULL;
 	if (mt_hashtab_reserve(&s->by_id, &by_id_ops, s, s->n + 1))
 		return NULL;
 	e = id_slot(s, id);
@@ -174,7 +204,7 @@ int mt_sites_alloc(struct mt_sites *s, uint32_t stack_id, uint64_t size, bool li
 
 void mt_sites_release(struct mt_sites *s, uint32_t stack_id, uint64_t size, int sign)
 {
-	struct slot *slot = find(s, stack_id);
+	struct slot *slot = find_recent(s, stack_id);
 
 	if (!slot)
 		return;
@@ -184,7 +214,7 @@ void mt_sites_release(struct mt_sites *s, uint32_t stack_id, uint64_t size, int 
 
 void mt_sites_temporary(struct mt_sites *s, uint32_t stack_id)
 {
-	struct slot *slot = find(s, stack_id);
+	struct slot *slot = find_recent(s, stack_id);
 
 	if (slot)
 		slot->site.temporary++;
