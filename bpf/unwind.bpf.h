@@ -435,6 +435,11 @@ __noinline long mt_unwind_frame(void)
 
 		row = mt_unwind_search(f->slot, f->n_rows, addr, &off);
 	}
+	if (row && MT_UNW_CFA(row) == MT_CFA_CALLER) {
+		/* Only the callers mode's table of a program with operator new has these. */
+		w->stack.stop = MT_UNWIND_TRUNCATED;
+		return 1;
+	}
 	if (row && (row->rules & 0xf) == MT_CFA_SIGNAL) {
 		err = mt_unwind_signal(w);
 		w->exact = 1;

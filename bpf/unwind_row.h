@@ -31,6 +31,7 @@ enum mt_unwind_cfa {
 	MT_CFA_END = 5,	    /* the outermost frame (return address undefined): stop here */
 	MT_CFA_UNKNOWN = 6, /* an expression, another register or an offset of 4 GiB or more */
 	MT_CFA_WIDE = 7,    /* the row before (same addr) is the rule: CFA offset bits 16-31 */
+	MT_CFA_CALLER = 8,  /* a program's own code, outside its operator new: the caller, stop */
 };
 
 /* Where the caller's rbp is: the high nibble of mt_unwind_row.rules. Never renumber. */

@@ -663,6 +663,30 @@ static char *record_callers(const char *const *cmd, struct mt_out *o)
 }
 
 /*
+ * A program with operator new linked in and exported (as gcc's cc1): a plain run's stack goes
+ * through operator new to the program's function that called it and ends there, as through
+ * libstdc++.so; not on through the program's frames to main.
+ */
+START_TEST(plain_run_stops_at_operator_new_callers_in_the_program)
+{
+	const char *cmd[] = {FIXTURE("stacks_cxx_linked"), NULL};
+	struct mt_out o;
+	char *art = record_callers(cmd, &o), *l;
+
+	ck_assert_msg(o.code == 0, "run failed (%d): %s", o.code, o.err);
+	l = folded(art, "allocations");
+	expect_line(l, "[truncated];stk_new_leaf();operator new(unsigned long) 3");
+	/* The vector's growth: its caller is the program's _M_realloc_insert, inlines shown. */
+	ck_assert_msg(mt_count_lines(l, "[truncated];void std::vector<long") == 1,
+		      "the vector's growth does not start at its caller:\n%s", l);
+	ck_assert_msg(!strstr(l, "main;"), "a stack went on past the caller:\n%s", l);
+	free(l);
+	free(art);
+	mt_out_free(&o);
+}
+END_TEST
+
+/*
  * A plain run keeps each allocation's caller per CPU (bpf/memtrack_emit.bpf.h): every call site
  * of the fixture keeps its own count, through a library's PLT, a dlopen'd plugin, a thread and a
  * signal handler; and a plugin loaded where another was unloaded, calling malloc from the same
@@ -867,6 +891,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, report_lists_sites_with_frames);
 	tcase_add_test(tc, source_lines_name_the_calls);
 	tcase_add_test(tc, callers_and_callees);
+	tcase_add_test(tc, plain_run_stops_at_operator_new_callers_in_the_program);
 	tcase_add_test(tc, in_a_pid_namespace_under_a_pty);
 	tcase_add_test(tc, file_without_cfi_says_so);
 	tcase_add_test(tc, one_mib_frame_unwinds_to_main);

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "unwind/unwind_cache.h"
 #include "unwind/unwind_table.h"
 #include "unwind/unwind_walk.h"
+#include "unwind/unwind_wrapper.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
@@ -416,6 +418,74 @@ START_TEST(find_is_last_row_at_or_below)
 }
 END_TEST
 
+static struct mt_unwind_row row_of(uint32_t addr, int cfa, uint16_t off)
+{
+	return (struct mt_unwind_row){.addr = addr, .cfa_off = off, .rules = MT_UNW_RULES(cfa, 0)};
+}
+
+static void assert_row(const struct mt_unwind_row *r, uint32_t addr, int cfa, uint16_t off)
+{
+	ck_assert_msg(r->addr == addr && MT_UNW_CFA(r) == cfa && r->cfa_off == off,
+		      "row %#x rule %d offset %u, not %#x %d %u", r->addr, MT_UNW_CFA(r),
+		      r->cfa_off, addr, cfa, off);
+}
+
+/*
+ * A program's table cut down to its operator new: the rule in force where a range starts (both
+ * rows of a wide one), the rows inside it, a caller row after it and before the first; ranges
+ * that overlap are one run of rows.
+ */
+START_TEST(wrapper_table_keeps_operator_new_rows_only)
+{
+	struct mt_unwind_row rows[] = {
+	    row_of(0x1000, MT_CFA_RSP, 8),  row_of(0x1004, MT_CFA_RSP, 16),
+	    row_of(0x1010, MT_CFA_RSP, 8),  row_of(0x2000, MT_CFA_RSP, 0),
+	    row_of(0x2000, MT_CFA_WIDE, 1), row_of(0x2100, MT_CFA_RSP, 8),
+	};
+	struct mt_unwind_table t = {.rows = rows, .n_rows = 6}, cut;
+	struct mt_unwind_wrapper w = {.n = 3, .program = true};
+
+	w.lo[0] = 0x2040, w.hi[0] = 0x2080; /* inside the wide rule */
+	w.lo[1] = 0x1002, w.hi[1] = 0x1008;
+	w.lo[2] = 0x1006, w.hi[2] = 0x1012; /* overlaps the second */
+	ck_assert_int_eq(mt_unwind_wrapper_table(&t, &w, &cut), 0);
+	ck_assert_uint_eq(cut.n_rows, 8);
+	assert_row(&cut.rows[0], 0, MT_CFA_CALLER, 0);
+	assert_row(&cut.rows[1], 0x1002, MT_CFA_RSP, 8);
+	assert_row(&cut.rows[2], 0x1004, MT_CFA_RSP, 16);
+	assert_row(&cut.rows[3], 0x1010, MT_CFA_RSP, 8);
+	assert_row(&cut.rows[4], 0x1012, MT_CFA_CALLER, 0);
+	assert_row(&cut.rows[5], 0x2040, MT_CFA_RSP, 0);
+	assert_row(&cut.rows[6], 0x2040, MT_CFA_WIDE, 1);
+	assert_row(&cut.rows[7], 0x2080, MT_CFA_CALLER, 0);
+	/* What the BPF search finds: the caller row past operator new and before it. */
+	ck_assert_int_eq(MT_UNW_CFA(mt_unwind_table_find(&cut, 0x1fff)), MT_CFA_CALLER);
+	ck_assert_int_eq(MT_UNW_CFA(mt_unwind_table_find(&cut, 0x0500)), MT_CFA_CALLER);
+	mt_unwind_table_free(&cut);
+}
+END_TEST
+
+/* operator new in a program that exports it (as cc1), and in libstdc++, a library. */
+START_TEST(wrapper_found_in_programs_and_libraries)
+{
+	struct mt_unwind_wrapper w;
+	int fd = open(FIXTURE("stacks_cxx_linked"), O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	mt_unwind_wrapper_find(fd, &w);
+	close(fd);
+	ck_assert_uint_ge(w.n, 1);
+	ck_assert(w.program);
+	for (size_t i = 0; i < w.n; i++)
+		ck_assert_uint_gt(w.hi[i], w.lo[i]);
+	fd = open(FIXTURE("stacks"), O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	mt_unwind_wrapper_find(fd, &w);
+	close(fd);
+	ck_assert_uint_eq(w.n, 0);
+}
+END_TEST
+
 /*
  * A 1 MiB frame (stk_bigframe): its CFA offset, rsp + 1 MiB + 16, is two rows at one address,
  * the rule with the low 16 bits and a wide row with the high ones; the search gives the rule.
@@ -564,6 +634,8 @@ static Suite *unwind_suite(void)
 	tcase_add_test(tc, libc_agrees_with_readelf);
 	tcase_add_test(tc, find_is_last_row_at_or_below);
 	tcase_add_test(tc, wide_offset_takes_a_second_row);
+	tcase_add_test(tc, wrapper_table_keeps_operator_new_rows_only);
+	tcase_add_test(tc, wrapper_found_in_programs_and_libraries);
 	tcase_add_test(tc, walk_reads_the_wide_offset);
 	tcase_add_test(tc, files_without_tables_say_why);
 	tcase_add_test(tc, cache_by_build_id);

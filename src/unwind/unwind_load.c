@@ -21,12 +21,11 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <gelf.h>
-#include <libelf.h>
 
 #include "base/grow.h"
 #include "unwind/unwind_cache.h"
 #include "unwind/unwind_load.h"
+#include "unwind/unwind_wrapper.h"
 
 /*
  * The pool: rows of each array, small ones first. ld.so and most programs and libraries fit the
@@ -44,6 +43,12 @@ struct loaded {
 	uint32_t slot;
 };
 
+/* A program's table cut down to its operator new (unwind_wrapper.h), made once per table. */
+struct cut {
+	const struct mt_unwind_table *from; /* owned by the cache */
+	struct mt_unwind_table table;
+};
+
 struct mt_unwind_loader {
 	int tables_fd, files_fd;
 	struct mt_unwind_cache *cache;
@@ -59,6 +64,8 @@ struct mt_unwind_loader {
 	uint32_t next_slot;	   /* the next slot after the pool's */
 	size_t pool_hits;
 	bool no_tables; /* tables only for operator new's files (the caller only: no unwinding) */
+	struct cut **cuts; /* each its own allocation: l->v holds their tables' addresses */
+	size_t n_cuts, cap_cuts;
 };
 
 /* An array user space writes through a mapping (bpf/unwind.bpf.h: the template's flags). */
@@ -134,6 +141,11 @@ void mt_unwind_loader_free(struct mt_unwind_loader *l)
 		if (l->pool_fd[i] >= 0)
 			close(l->pool_fd[i]);
 	mt_unwind_cache_free(l->cache);
+	for (size_t i = 0; i < l->n_cuts; i++) {
+		mt_unwind_table_free(&l->cuts[i]->table);
+		free(l->cuts[i]);
+	}
+	free(l->cuts);
 	free(l->v);
 	free(l);
 }
@@ -163,39 +175,6 @@ static int rows_write(int fd, const struct mt_unwind_table *t)
 	memcpy(p, t->rows, len);
 	munmap(p, len);
 	return 0;
-}
-
-/*
- * Whether the ELF file open at fd defines operator new (_Znwm, _Znam) in its dynamic symbols:
- * libstdc++ and libc++, whose operator new calls malloc, which is probed. Without tables, such a
- * file still gets one, so that a stack goes through operator new to the code that called it.
- */
-static bool wraps_the_allocator(int fd)
-{
-	Elf *e = elf_version(EV_CURRENT) == EV_NONE ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	Elf_Scn *scn = NULL;
-	bool found = false;
-
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize && !found; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			found = name && (!strcmp(name, "_Znwm") || !strcmp(name, "_Znam"));
-		}
-	}
-	if (e)
-		elf_end(e);
-	return found;
 }
 
 /* An inner array holding exactly t's rows. */
@@ -267,20 +246,55 @@ static int slot_of(struct mt_unwind_loader *l, const struct mt_unwind_table *t, 
 	return 0;
 }
 
+/* t cut down to w's operator new, made on the first call for t: *cut, owned by l. */
+static int cut_of(struct mt_unwind_loader *l, const struct mt_unwind_table *t,
+		  const struct mt_unwind_wrapper *w, const struct mt_unwind_table **cut)
+{
+	struct cut *c;
+	int err;
+
+	for (size_t i = 0; i < l->n_cuts; i++) {
+		if (l->cuts[i]->from == t) {
+			*cut = &l->cuts[i]->table;
+			return 0;
+		}
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || MT_GROW(l->cuts, l->cap_cuts, l->n_cuts + 1, 4)) {
+		free(c);
+		return -ENOMEM;
+	}
+	err = mt_unwind_wrapper_table(t, w, &c->table);
+	if (err) {
+		free(c);
+		return err;
+	}
+	c->from = t;
+	l->cuts[l->n_cuts++] = c;
+	*cut = &c->table;
+	return 0;
+}
+
 int mt_unwind_load(struct mt_unwind_loader *l, uint64_t dev, uint64_t ino, int fd, uint16_t file_id,
 		   struct mt_unwind_status *st)
 {
 	struct mt_unwind_file_key key = {.dev = dev, .ino = ino};
 	struct mt_unwind_file file = {.file_id = file_id};
 	const struct mt_unwind_table *t = NULL;
+	struct mt_unwind_wrapper wrapper;
 	char path[64];
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	if (l->no_tables && !wraps_the_allocator(fd))
-		goto enter;
+	if (l->no_tables) {
+		mt_unwind_wrapper_find(fd, &wrapper);
+		if (!wrapper.n)
+			goto enter;
+	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	err = mt_unwind_cache_get(l->cache, path, &t);
+	if (!err && t->n_rows && l->no_tables && wrapper.program)
+		err = cut_of(l, t, &wrapper, &t);
 	if (!err && t->n_rows)
 		err = slot_of(l, t, &file.slot);
 	else if (!err)
