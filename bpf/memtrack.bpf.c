@@ -242,9 +242,18 @@ struct thread_state {
 	__u64 rel_ra;	/* and the return address there */
 	__u32 rel_rank; /* its release_rank() */
 	__u32 depth;
-	__u32 throws;	     /* bit i: the call at level i may throw (MT_ROLE_ENTRY_THROWS) */
-	__u32 stack_id;	     /* the outermost call's stack (--stacks), 0: none */
-	__u64 entry_ip;	     /* callers mode: the outermost call's probe, its stack due at return */
+	__u32 throws;	/* bit i: the call at level i may throw (MT_ROLE_ENTRY_THROWS) */
+	__u32 stack_id; /* the outermost call's stack (--stacks), 0: none */
+	__u64 entry_ip; /* callers mode: the outermost call's probe, its stack due at return */
+	/*
+	 * The thread's (tgid << 32 | tid) in memtrack's namespace, as its events carry it, and its
+	 * tgid in the initial one (the callers cache's key): taken when the state is made and at an
+	 * exec (which may give the thread its leader's tid), so that a call's probes ask for
+	 * neither (a helper call costs 15 to 20 ns here: docs/PERFORMANCE.md section 20).
+	 */
+	__u64 ev_id;
+	__u32 global_tgid;
+	__u32 pad;
 	__u64 sp[MT_LEVELS]; /* the stack pointer at each level's entry: its return address */
 	__u64 ra[MT_LEVELS]; /* a call that may throw: the return address at sp, at its entry */
 };
@@ -361,9 +370,14 @@ SEC("mt_tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct thread_state *st;
 
 	if (!current_is_tracked())
 		return 0;
+	/* A thread other than the leader that execs takes the leader's tid. */
+	st = bpf_task_storage_get(&thread_states, bpf_get_current_task_btf(), 0, 0);
+	if (st)
+		st->ev_id = current_pid_tgid();
 	/* A new address space: the old one's ranges (its mm is checked too, ASLR or not). */
 	bpf_map_delete_elem(&unwind_vma_cache, &tgid);
 	mt_vma_cache_moved();

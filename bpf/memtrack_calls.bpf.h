@@ -26,9 +26,13 @@ static __always_inline struct thread_state *tracked_thread_state(bool *fresh)
 	if (st || !current_is_tracked())
 		return st;
 	st = bpf_task_storage_get(&thread_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
+	if (!st) {
 		count(MT_CNT_ARGS_LOST);
-	*fresh = st != NULL;
+		return NULL;
+	}
+	st->ev_id = current_pid_tgid();
+	st->global_tgid = bpf_get_current_pid_tgid() >> 32;
+	*fresh = true;
 	return st;
 }
 
@@ -206,7 +210,7 @@ static __always_inline void on_release(struct thread_state *st, __u64 cookie, __
 
 	if (forwarded(st, addr, rank, sp))
 		return;
-	emit(cookie, addr, 0, 0, 0, 0, 0);
+	emit(st->ev_id, cookie, addr, 0, 0, 0, 0, 0);
 	st->rel_addr = 0;
 	if (rank > 1 && !bpf_probe_read_user(&st->rel_ra, sizeof(st->rel_ra), (void *)sp)) {
 		st->rel_addr = addr;
@@ -236,14 +240,14 @@ static __always_inline bool releases_at_entry(__u32 kind)
  * collector frees it, no call does. Go code never runs inside a C allocator call on its thread,
  * and the nesting of those is left alone.
  */
-static __always_inline int on_go_malloc(struct pt_regs *ctx, __u64 cookie)
+static __always_inline int on_go_malloc(struct pt_regs *ctx, struct thread_state *st, __u64 cookie)
 {
 	__u32 stack_id;
 
 	if (ctx->flags & (MT_EFLAGS_CF | MT_EFLAGS_ZF))
 		return 0;
-	stack_id = stacks_enabled ? current_stack_id(ctx) : 0;
-	emit(cookie, 0, PT_REGS_RC(ctx), 0, 0, 0, stack_id);
+	stack_id = stacks_enabled ? current_stack_id(ctx, st->global_tgid) : 0;
+	emit(st->ev_id, cookie, 0, PT_REGS_RC(ctx), 0, 0, 0, stack_id);
 	return 0;
 }
 
@@ -252,11 +256,11 @@ static __always_inline int on_go_malloc(struct pt_regs *ctx, __u64 cookie)
  * at its entry only: the call counted, for the report to say the recording is incomplete. It
  * takes no part in the thread's nesting: a recorded call inside it is recorded as ever.
  */
-static __always_inline int on_unrecorded(__u64 cookie)
+static __always_inline int on_unrecorded(struct thread_state *st, __u64 cookie)
 {
 	count(MT_CNT_UNRECORDED);
-	emit_kind(MT_K_UNRECORDED, (__u16)MT_COOKIE_FILE(cookie), 0, MT_COOKIE_KIND(cookie), 0, 0,
-		  0, 0);
+	emit_kind_as(st->ev_id, MT_K_UNRECORDED, (__u16)MT_COOKIE_FILE(cookie), 0,
+		     MT_COOKIE_KIND(cookie), 0, 0, 0, 0);
 	return 0;
 }
 
@@ -283,9 +287,9 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 	if (role == MT_ROLE_TAIL)
 		return on_tail_jump(st, sp);
 	if (cookie & MT_COOKIE_UNRECORDED)
-		return on_unrecorded(cookie);
+		return on_unrecorded(st, cookie);
 	if (MT_COOKIE_KIND(cookie) == MT_K_GO_MALLOC)
-		return on_go_malloc(ctx, cookie);
+		return on_go_malloc(ctx, st, cookie);
 	settle(st, sp, true);
 	if (is_free_kind(MT_COOKIE_KIND(cookie))) {
 		/* Inside another allocator call (realloc -> free) the outer call is the record. */
@@ -319,10 +323,11 @@ static __always_inline int on_enter(struct pt_regs *ctx, __u64 a0, __u64 a1, __u
 	if (stacks_enabled && stacks_caller && role == MT_ROLE_ENTRY)
 		st->entry_ip = PT_REGS_IP(ctx);
 	else if (stacks_enabled)
-		st->stack_id = current_stack_id(ctx);
+		st->stack_id = current_stack_id(ctx, st->global_tgid);
 	/* Released now: another thread may get its address before this call returns. */
 	if (a0 && releases_at_entry(MT_COOKIE_KIND(cookie)))
-		emit_kind(MT_K_REALLOC_RELEASE, (__u16)MT_COOKIE_FILE(cookie), a0, 0, 0, 0, 0, 0);
+		emit_kind_as(st->ev_id, MT_K_REALLOC_RELEASE, (__u16)MT_COOKIE_FILE(cookie), a0, 0,
+			     0, 0, 0, 0);
 	return 0;
 }
 
@@ -506,8 +511,8 @@ __noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 faile
 		flags |= MT_EV_FAILED;
 	else if (addr && zeroes(f->cookie, kind, a))
 		flags |= MT_EV_ZEROED;
-	emit_kind((__u8)ev_kind, (__u16)MT_COOKIE_FILE(f->cookie), addr, size, old, align, flags,
-		  f->stack_id);
+	emit_kind_as(f->ev_id, (__u8)ev_kind, (__u16)MT_COOKIE_FILE(f->cookie), addr, size, old,
+		     align, flags, f->stack_id);
 	return 0;
 }
 
@@ -535,8 +540,9 @@ static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
 		return 0;
 	/* Back in the caller: ip is the return address, sp 8 bytes above the entry's. */
 	if (stacks_enabled && stacks_caller && st->entry_ip) {
-		st->stack_id = mt_current_stack_id(st->entry_ip, PT_REGS_SP(ctx) - 8,
-						   PT_REGS_FP(ctx), PT_REGS_IP(ctx));
+		st->stack_id =
+		    mt_current_stack_id(st->entry_ip, PT_REGS_SP(ctx) - 8, PT_REGS_FP(ctx),
+					PT_REGS_IP(ctx), st->global_tgid);
 		st->entry_ip = 0;
 	}
 	mt_decode_and_emit(st, ret, false);

@@ -41,55 +41,62 @@ static __always_inline void press(__u32 tid)
 	count(MT_CNT_PRESSURE_STOPS);
 }
 
-static __always_inline void emit_kind(__u8 kind, __u16 file_id, __u64 addr, __u64 size, __u64 old,
-				      __u64 align, __u8 flags, __u32 stack_id)
+/*
+ * The event of thread id (tgid << 32 | tid, memtrack's namespace), built on the stack and copied
+ * into the ring by one helper call: a reserve and a submit are two, and each call is 15 to 20 ns
+ * on a host whose kernel returns through a safe-RET thunk (docs/PERFORMANCE.md section 20).
+ */
+static __always_inline void emit_kind_as(__u64 id, __u8 kind, __u16 file_id, __u64 addr, __u64 size,
+					 __u64 old, __u64 align, __u8 flags, __u32 stack_id)
 {
-	struct mt_event *ev;
-	__u64 id, waiting;
+	struct mt_event ev;
+	__u64 waiting;
+	bool pressed;
 
 	if (!events_enabled)
 		return;
 	waiting = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	id = current_pid_tgid();
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		/* The last resort: the headroom was not enough (thousands of threads at once). */
-		count(MT_CNT_EV_DROPPED);
-		if (pressure_mark)
-			press((__u32)id);
-		return;
-	}
-	ev->ts_ns = bpf_ktime_get_ns();
-	ev->pid = id >> 32;
-	ev->tid = (__u32)id;
-	ev->addr = addr;
-	ev->size = size;
-	ev->old_addr = old;
-	ev->align = (__u32)align;
-	ev->file_id = file_id;
-	ev->kind = kind;
-	ev->flags = flags;
-	ev->stack_id = stack_id;
-	ev->pad = 0;
-	if (pressure_mark && waiting >= pressure_mark) {
-		/* Wake the consumer now rather than at its next poll, and stop this thread. */
-		bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
-		press((__u32)id);
-		return;
-	}
+	ev.ts_ns = bpf_ktime_get_ns();
+	ev.pid = id >> 32;
+	ev.tid = (__u32)id;
+	ev.addr = addr;
+	ev.size = size;
+	ev.old_addr = old;
+	ev.align = (__u32)align;
+	ev.file_id = file_id;
+	ev.kind = kind;
+	ev.flags = flags;
+	ev.stack_id = stack_id;
+	ev.pad = 0;
 	/*
 	 * No wakeup: the consumer drains on a short poll timeout, and a wakeup per event costs the
-	 * producer; a ring that fills up stops its producers instead (press()).
+	 * producer; a ring that fills up stops its producers instead (press()). Past the mark, wake
+	 * the consumer now rather than at its next poll, and stop this thread.
 	 */
-	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+	pressed = pressure_mark && waiting >= pressure_mark;
+	if (bpf_ringbuf_output(&events, &ev, sizeof(ev),
+			       pressed ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+		/* The last resort: the headroom was not enough (thousands of threads at once). */
+		count(MT_CNT_EV_DROPPED);
+		pressed = pressure_mark;
+	}
+	if (pressed)
+		press((__u32)id);
 }
 
-/* An allocator call's event: kind and file come from its probe's cookie. */
-static __always_inline void emit(__u64 cookie, __u64 addr, __u64 size, __u64 old, __u64 align,
-				 __u8 flags, __u32 stack_id)
+/* An event of the current thread: lifecycle and mapping programs, which keep no thread state. */
+static __always_inline void emit_kind(__u8 kind, __u16 file_id, __u64 addr, __u64 size, __u64 old,
+				      __u64 align, __u8 flags, __u32 stack_id)
 {
-	emit_kind((__u8)MT_COOKIE_KIND(cookie), (__u16)MT_COOKIE_FILE(cookie), addr, size, old,
-		  align, flags, stack_id);
+	emit_kind_as(current_pid_tgid(), kind, file_id, addr, size, old, align, flags, stack_id);
+}
+
+/* An allocator call's event of thread id: kind and file come from its probe's cookie. */
+static __always_inline void emit(__u64 id, __u64 cookie, __u64 addr, __u64 size, __u64 old,
+				 __u64 align, __u8 flags, __u32 stack_id)
+{
+	emit_kind_as(id, (__u8)MT_COOKIE_KIND(cookie), (__u16)MT_COOKIE_FILE(cookie), addr, size,
+		     old, align, flags, stack_id);
 }
 
 /* ---- allocation stacks (--stacks) ------------------------------------------------------ */
@@ -275,16 +282,17 @@ static __always_inline __u32 stack_id_of(const struct mt_unwind_stack *s)
  * probe: ip there), else 0 (read at [sp], which costs 0.1 to 0.15 us in a VM). A global function:
  * the verifier checks it once, on its own, instead of at each entry probe's call site with that
  * site's state; inlined, it made alloc_enter_multi 107,259 verified instructions
- * (docs/PERFORMANCE.md section 25).
+ * (docs/PERFORMANCE.md section 25). global_tgid: the thread's tgid in the initial namespace (its
+ * thread state keeps it), the callers cache's key.
  */
-__noinline __u32 mt_current_stack_id(__u64 ip, __u64 sp, __u64 fp, __u64 ra)
+__noinline __u32 mt_current_stack_id(__u64 ip, __u64 sp, __u64 fp, __u64 ra, __u32 global_tgid)
 {
 	struct mt_unwind_stack *s;
 	__u64 gen = 0;
 	__u32 tgid = 0, id;
 
 	if (stacks_caller && (ra || !bpf_probe_read_user(&ra, sizeof(ra), (const void *)sp))) {
-		tgid = bpf_get_current_pid_tgid() >> 32;
+		tgid = global_tgid;
 		/* Read before the placements below: an unmap after it misses what they keep. */
 		gen = *(volatile __u64 *)&mt_vma_cache_gen;
 		id = caller_kept(tgid, ip, ra, gen);
@@ -302,9 +310,10 @@ __noinline __u32 mt_current_stack_id(__u64 ip, __u64 sp, __u64 fp, __u64 ra)
 	return id;
 }
 
-static __always_inline __u32 current_stack_id(struct pt_regs *ctx)
+static __always_inline __u32 current_stack_id(struct pt_regs *ctx, __u32 global_tgid)
 {
-	return mt_current_stack_id(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0);
+	return mt_current_stack_id(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0,
+				   global_tgid);
 }
 
 #endif /* MT_MEMTRACK_EMIT_BPF_H */
