@@ -540,9 +540,16 @@ static __always_inline int on_exit(struct pt_regs *ctx, __u64 ret)
 		return 0;
 	/* Back in the caller: ip is the return address, sp 8 bytes above the entry's. */
 	if (stacks_enabled && stacks_caller && st->entry_ip) {
-		st->stack_id =
-		    mt_current_stack_id(st->entry_ip, PT_REGS_SP(ctx) - 8, PT_REGS_FP(ctx),
-					PT_REGS_IP(ctx), st->global_tgid);
+		/*
+		 * A call site seen before is the common case: its kept id is checked here, and only
+		 * a miss pays the call into mt_current_stack_id (which checks again, then unwinds).
+		 */
+		st->stack_id = caller_kept(st->global_tgid, st->entry_ip, PT_REGS_IP(ctx),
+					   *(volatile __u64 *)&mt_vma_cache_gen);
+		if (!st->stack_id)
+			st->stack_id =
+			    mt_current_stack_id(st->entry_ip, PT_REGS_SP(ctx) - 8, PT_REGS_FP(ctx),
+						PT_REGS_IP(ctx), st->global_tgid);
 		st->entry_ip = 0;
 	}
 	mt_decode_and_emit(st, ret, false);
