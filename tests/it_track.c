@@ -253,6 +253,46 @@ START_TEST(without_ipc_everything_is_recorded)
 }
 END_TEST
 
+/*
+ * fixtures/README.md, "thread_exec": CodSpeed's artifact carries each event's tid, so a thread
+ * other than the leader that allocated and then exec'd (taking the leader's tid) has its next
+ * allocations under the leader's tid, not the one it had before.
+ */
+START_TEST(an_exec_gives_the_thread_the_leaders_tid)
+{
+	char mtk[128], err[MT_ARTIFACT_ERRLEN];
+	struct mt_artifact_reader *rd;
+	struct mt_artifact_item it;
+	const struct mt_event *before = NULL, *after = NULL;
+	struct mt_event b = {0}, a = {0};
+	const struct mt_out *r;
+	int ret;
+
+	snprintf(mtk, sizeof(mtk), "%s/run.mtk", tmpdir);
+	r = run((const char *[]){MEMTRACK, "track", "-q", "-o", tmpdir, "--mtk", mtk,
+				 FIXTURE("thread_exec"), NULL});
+	ck_assert_msg(r->code == 0, "%s", r->err);
+	ck_assert_int_eq(mt_artifact_open(&rd, mtk, err, sizeof(err)), 0);
+	while ((ret = mt_artifact_next(rd, &it)) > 0) {
+		for (size_t i = 0; it.type == MT_ITEM_EVENTS && i < it.n_events; i++) {
+			const struct mt_event *e = &it.events[i];
+
+			if (e->kind == MT_K_MALLOC && e->size == 1231 && !before)
+				b = *e, before = &b;
+			if (e->kind == MT_K_MALLOC && e->size == 4567 && !after)
+				a = *e, after = &a;
+		}
+	}
+	ck_assert_int_eq(ret, 0);
+	mt_artifact_close(rd);
+	ck_assert_ptr_nonnull(before);
+	ck_assert_ptr_nonnull(after);
+	ck_assert_uint_eq(before->pid, after->pid);
+	ck_assert_uint_ne(before->tid, before->pid);
+	ck_assert_uint_eq(after->tid, after->pid);
+}
+END_TEST
+
 /* ---- the runner twin ------------------------------------------------------------------------ */
 
 /* Runs the twin (as nobody when asked) and checks that it found everything right. */
@@ -388,6 +428,7 @@ static Suite *track_suite(const char *twin_why)
 	tcase_add_checked_fixture(alone, setup, teardown);
 	tcase_set_timeout(alone, 120);
 	mt_add_test_unless(alone, without_ipc_everything_is_recorded, root_why);
+	mt_add_test_unless(alone, an_exec_gives_the_thread_the_leaders_tid, root_why);
 	suite_add_tcase(s, alone);
 	tcase_add_checked_fixture(twin, setup, teardown);
 	tcase_set_timeout(twin, 300);
