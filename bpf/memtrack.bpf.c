@@ -249,7 +249,8 @@ struct thread_state {
 	 * The thread's (tgid << 32 | tid) in memtrack's namespace, as its events carry it, and its
 	 * tgid in the initial one (the callers cache's key): taken when the state is made and at an
 	 * exec (which may give the thread its leader's tid), so that a call's probes ask for
-	 * neither (a helper call costs 15 to 20 ns here: docs/PERFORMANCE.md section 20).
+	 * neither (a helper call is not free where the kernel's calls and returns go through
+	 * retpolines and return thunks: docs/PERFORMANCE.md section 20).
 	 */
 	__u64 ev_id;
 	__u32 global_tgid;

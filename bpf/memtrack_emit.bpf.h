@@ -43,8 +43,8 @@ static __always_inline void press(__u32 tid)
 
 /*
  * The event of thread id (tgid << 32 | tid, memtrack's namespace), built on the stack and copied
- * into the ring by one helper call: a reserve and a submit are two, and each call is 15 to 20 ns
- * on a host whose kernel returns through a safe-RET thunk (docs/PERFORMANCE.md section 20).
+ * into the ring by one helper call: a reserve and a submit are two, and each call pays a
+ * return thunk on a host whose kernel needs one (docs/PERFORMANCE.md section 20).
  */
 static __always_inline void emit_kind_as(__u64 id, __u8 kind, __u16 file_id, __u64 addr, __u64 size,
 					 __u64 old, __u64 align, __u8 flags, __u32 stack_id)
