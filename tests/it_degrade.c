@@ -364,8 +364,9 @@ START_TEST(closed_output_pipe)
 END_TEST
 
 /*
- * A full disk: the command completes, the summary reads the truncated artifact. 64 KiB hold far
- * fewer than churn's 200,000 events at their compressed size (about 0.6 bytes each).
+ * A full disk: the command completes, the summary reads the truncated artifact. 16 KiB hold far
+ * fewer than churn's 800,000 events at their compressed size (about 0.16 bytes each in format 7:
+ * 130 KB).
  */
 START_TEST(full_disk)
 {
@@ -375,7 +376,7 @@ START_TEST(full_disk)
 
 	mt_tmpdir(dir);
 	snprintf(cmd, sizeof(cmd),
-		 "mount -t tmpfs -o size=64k none %s && %s run -o %s/a.mtk -- %s 100000; "
+		 "mount -t tmpfs -o size=16k none %s && %s run -o %s/a.mtk -- %s 400000; "
 		 "echo status $?",
 		 dir, MEMTRACK, dir, FIXTURE("churn"));
 	ck_assert_int_eq(mt_run(argv, NULL, NULL, 120, &o), 0);
