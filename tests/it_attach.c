@@ -681,7 +681,9 @@ START_TEST(yama_scopes_1_and_2_let_root_attach)
 
 	for (size_t i = 0; i < 2; i++) {
 		yama_file(env, sizeof(env), scopes[i]);
-		mt_loop_start(&l, "3", "1");
+		/* Long enough that a slow start (the sanitizers' build, a loaded machine) is not at
+		 * its end, when its thread exits. */
+		mt_loop_start(&l, "6", "1");
 		snprintf(pid, sizeof(pid), "%d", l.pid);
 		run((const char *[]){MEMTRACK_FAULTS, "attach", "-q", "-o", artifact, "--duration",
 				     "0.3", pid, NULL},

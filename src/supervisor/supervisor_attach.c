@@ -149,13 +149,17 @@ int mt_attach_check(pid_t pid, bool tree, const struct mt_identity *who)
 
 /* ---- seizing ------------------------------------------------------------------------- */
 
-/* Seize tid without stopping it; 1 when seized, 0 when gone or already memtrack's (its report
- * comes: a thread or child of a thread seized before), or -errno. */
+/*
+ * Seize tid without stopping it; 1 when seized, 0 when gone or already memtrack's (its report
+ * comes: a thread or child of a thread seized before), or -errno. The kernel refuses a thread on
+ * its way out with EPERM, as it does a thread it does not let memtrack trace: that one is gone.
+ */
 static int seize(pid_t tid)
 {
 	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)ATTACH_OPTIONS) == 0)
 		return 1;
-	if (errno == ESRCH || (errno == EPERM && sup_tracer_of(tid) == getpid()))
+	if (errno == ESRCH ||
+	    (errno == EPERM && (sup_tracer_of(tid) == getpid() || mt_proc_task_exiting(tid, tid))))
 		return 0;
 	return -errno;
 }
