@@ -109,43 +109,28 @@ static struct mt_unwind_row caller_row(uint64_t addr)
 				      .rules = MT_UNW_RULES(MT_CFA_CALLER, MT_RBP_SAME)};
 }
 
-/* The index of the last row of t with addr <= a, or -1. */
-static long row_at(const struct mt_unwind_table *t, uint64_t a)
-{
-	size_t lo = 0, hi = t->n_rows;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (long)lo - 1;
-}
-
 /* t's rows over [lo, hi): the rule in force at lo (both rows of a wide one), then t's own. */
 static int range_rows(const struct mt_unwind_table *t, uint64_t lo, uint64_t hi, struct rows *r)
 {
-	long i = row_at(t, lo);
-	struct mt_unwind_row first;
+	const struct mt_unwind_row *rule = mt_unwind_table_find(t, lo);
+	struct mt_unwind_row first = {.addr = (uint32_t)lo};
+	size_t k = 0;
 	int err = 0;
 
-	if (i < 0) {
-		first = (struct mt_unwind_row){.addr = (uint32_t)lo};
-		err = rows_push(r, first);
-	} else {
-		long rule = MT_UNW_CFA(&t->rows[i]) == MT_CFA_WIDE && i > 0 ? i - 1 : i;
-
-		for (long k = rule; !err && k <= i; k++) {
-			first = t->rows[k];
+	if (rule) {
+		/* The rule, and the wide row after it at the same addr. */
+		k = (size_t)(rule - t->rows);
+		do {
+			first = t->rows[k++];
 			first.addr = (uint32_t)lo;
 			err = rows_push(r, first);
-		}
+		} while (!err && k < t->n_rows && MT_UNW_CFA(&t->rows[k]) == MT_CFA_WIDE);
+	} else {
+		err = rows_push(r, first);
 	}
-	for (size_t k = (size_t)(i + 1); !err && k < t->n_rows && t->rows[k].addr < hi; k++)
-		err = rows_push(r, t->rows[k]);
+	for (; !err && k < t->n_rows && t->rows[k].addr < hi; k++)
+		if (t->rows[k].addr > lo)
+			err = rows_push(r, t->rows[k]);
 	return err;
 }
 
