@@ -18,6 +18,7 @@
 #include "reader/artifact_read.h"
 #include "inspect/leakscan.h"
 #include "inspect/livetable.h"
+#include "inspect/servedfs.h"
 #include "writer/artifact.h"
 #include "lib/mtrun.h"
 #include "lib/suite.h"
@@ -406,19 +407,19 @@ START_TEST(served_filesystems_are_not_read)
 	uint64_t kdev;
 
 	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
-		ck_assert_msg(mt_leak_fs_faults_may_wait(waits[i]), "%s", waits[i]);
+		ck_assert_msg(mt_served_fs_type(waits[i]), "%s", waits[i]);
 	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-		ck_assert_msg(!mt_leak_fs_faults_may_wait(local[i]), "%s", local[i]);
-	ck_assert_int_eq(mt_leak_mountinfo_line(line, &kdev, fstype, sizeof(fstype)), 0);
+		ck_assert_msg(!mt_served_fs_type(local[i]), "%s", local[i]);
+	ck_assert_int_eq(mt_served_mountinfo_line(line, &kdev, fstype, sizeof(fstype)), 0);
 	ck_assert_str_eq(fstype, "fuse.sshfs");
 	ck_assert_uint_eq(kdev, (0ull << 20) | 52);
 	line = "98 1 259:3 / / rw,relatime - ext4 /dev/nvme0n1p3 rw\n";
-	ck_assert_int_eq(mt_leak_mountinfo_line(line, &kdev, fstype, sizeof(fstype)), 0);
+	ck_assert_int_eq(mt_served_mountinfo_line(line, &kdev, fstype, sizeof(fstype)), 0);
 	ck_assert_str_eq(fstype, "ext4");
 	ck_assert_uint_eq(kdev, (259ull << 20) | 3);
-	ck_assert_int_eq(mt_leak_mountinfo_line("36 35 0:52 / /x rw\n", &kdev, fstype, 64),
+	ck_assert_int_eq(mt_served_mountinfo_line("36 35 0:52 / /x rw\n", &kdev, fstype, 64),
 			 -EINVAL);
-	ck_assert_int_eq(mt_leak_mountinfo_line(line, &kdev, fstype, 4), -EINVAL);
+	ck_assert_int_eq(mt_served_mountinfo_line(line, &kdev, fstype, 4), -EINVAL);
 }
 END_TEST
 

@@ -25,11 +25,9 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -37,6 +35,7 @@
 #include "writer/artifact.h"
 #include "inspect/procmaps.h"
 #include "inspect/leakscan.h"
+#include "inspect/servedfs.h"
 
 #define CHUNK	     (1u << 20)
 #define PAGE	     4096u
@@ -279,39 +278,25 @@ static void scan_root(struct scan *sc, uint64_t lo, uint64_t hi)
 	sc->st->unreadable_regions += !scan_root_part(sc, lo, hi);
 }
 
-/* /proc/PID/pagemap's bits of a page (the kernel's Documentation/admin-guide/mm/pagemap.rst). */
-#define PM_PRESENT (1ull << 63)
-#define PM_SWAPPED (1ull << 62)
-#define PM_FILE	   (1ull << 61) /* a page of a file (or shared anonymous memory) */
-#define PM_BATCH   512u
-
-/* Whether a page is the process's own: written (a private copy, in memory) or swapped out. */
-static bool own_page(uint64_t pm)
-{
-	return (pm & PM_SWAPPED) || ((pm & PM_PRESENT) && !(pm & PM_FILE));
-}
-
 /*
- * A root mapping of a file that a server serves (served_file()): only the process's own pages
+ * A root mapping of a file that a server serves (mt_served_file()): only the process's own pages
  * are read. The others are the file's bytes, which hold no pointer to a block of this run, and
  * reading one not in memory would wait for the server (or one in memory, were it dropped first):
  * they are counted unreadable. Own pages are never read from the file: no wait.
  */
 static void scan_own_pages(struct scan *sc, int pagemap, uint64_t lo, uint64_t hi)
 {
-	uint64_t pm[PM_BATCH], run = 0, unread = 0;
-	bool whole = true;
+	uint64_t run = 0, unread = 0;
+	bool own[MT_SERVED_PAGES], whole = true;
 
 	sc->st->regions++;
 	for (uint64_t at = lo; at < hi;) {
-		size_t want = (hi - at) / PAGE < PM_BATCH ? (size_t)((hi - at) / PAGE) : PM_BATCH;
-		ssize_t got = pagemap < 0 ? -1
-					  : pread(pagemap, pm, want * sizeof(pm[0]),
-						  (off_t)(at / PAGE * sizeof(pm[0])));
-		size_t n = got > 0 ? (size_t)got / sizeof(pm[0]) : 0;
+		size_t want = (hi - at) / PAGE < MT_SERVED_PAGES ? (size_t)((hi - at) / PAGE)
+								 : MT_SERVED_PAGES;
+		size_t n = mt_served_own_pages(pagemap, at, want, own);
 
 		for (size_t k = 0; k < want; k++, at += PAGE) {
-			if (k < n && own_page(pm[k])) {
+			if (k < n && own[k]) {
 				run = run ? run : at;
 				continue;
 			}
@@ -518,78 +503,6 @@ static void add_attribute(struct region *r, const char *line)
 		r->faults_wait |= has_vm_flag(line, "um") || has_vm_flag(line, "ui");
 }
 
-bool mt_leak_fs_faults_may_wait(const char *fstype)
-{
-	static const char *const served[] = {"fuse", "fuseblk", "nfs",	"nfs4", "cifs",
-					     "smb3", "9p",	"ceph", "afs",	"ncpfs"};
-
-	if (!strncmp(fstype, "fuse.", 5) || !strncmp(fstype, "fuseblk.", 8))
-		return true;
-	for (size_t i = 0; i < sizeof(served) / sizeof(served[0]); i++)
-		if (!strcmp(fstype, served[i]))
-			return true;
-	return false;
-}
-
-int mt_leak_mountinfo_line(const char *line, uint64_t *kdev, char *fstype, size_t size)
-{
-	unsigned int major, minor;
-	const char *sep = strstr(line, " - ");
-	size_t len;
-
-	if (sscanf(line, "%*u %*u %u:%u ", &major, &minor) != 2 || !sep || !size)
-		return -EINVAL;
-	sep += 3;
-	len = strcspn(sep, " \n");
-	if (!len || len >= size)
-		return -EINVAL;
-	memcpy(fstype, sep, len);
-	fstype[len] = '\0';
-	*kdev = mt_procmaps_kdev(makedev(major, minor));
-	return 0;
-}
-
-/*
- * The devices of the process's mounts (/proc/PID/mountinfo: the kernel answers it, no filesystem
- * does) whose faults may wait for a server. Not a statfs of the mapped file: FUSE's asks the
- * server, the very wait this avoids.
- */
-static int read_waiting_devs(struct scan *sc)
-{
-	char path[64], fstype[64], *line = NULL;
-	size_t len = 0, cap = 0;
-	uint64_t kdev;
-	int err = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/mountinfo", sc->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (!err && getline(&line, &len, f) > 0) {
-		if (mt_leak_mountinfo_line(line, &kdev, fstype, sizeof(fstype)) ||
-		    !mt_leak_fs_faults_may_wait(fstype))
-			continue;
-		err = MT_GROW(sc->waiting_devs, cap, sc->n_waiting_devs + 1, 4);
-		if (!err)
-			sc->waiting_devs[sc->n_waiting_devs++] = kdev;
-	}
-	free(line);
-	fclose(f);
-	return err;
-}
-
-/* Whether e maps a file of a filesystem whose faults may wait (read_waiting_devs()). */
-static bool served_file(const struct scan *sc, const struct mt_map_entry *e)
-{
-	if (e->path[0] != '/')
-		return false;
-	for (size_t i = 0; i < sc->n_waiting_devs; i++)
-		if (sc->waiting_devs[i] == e->key.dev)
-			return true;
-	return false;
-}
-
 /*
  * The process's mappings (/proc/PID/smaps), each marked a root or not (a stack is marked by its
  * thread). A mapping never touched (nothing resident nor swapped) is all zeros: no root to read.
@@ -627,7 +540,7 @@ static int read_regions(struct scan *sc, struct region **out, size_t *n)
 		 */
 		r.root =
 		    e.read && e.write && !e.shared && strcmp(e.path, "[stack]") && !books(sc, &e);
-		r.served = served_file(sc, &e);
+		r.served = mt_served_file(sc->waiting_devs, sc->n_waiting_devs, &e);
 		if (*n && is_relro(&relro, &e))
 			(*out)[*n - 1].root = true;
 		relro =
@@ -686,24 +599,11 @@ static bool unread_root(const struct region *r)
 	return r->root && r->in_memory && (r->faults_wait || r->end - r->start > SPARSE_LIMIT);
 }
 
-/* /proc/PID/pagemap, opened at the first need (*fd -1: not yet); negative when it cannot be. */
-static int open_pagemap(const struct scan *sc, int *fd)
-{
-	char path[64];
-
-	if (*fd == -1) {
-		snprintf(path, sizeof(path), "/proc/%d/pagemap", sc->pid);
-		*fd = open(path, O_RDONLY | O_CLOEXEC);
-		*fd = *fd < 0 ? -2 : *fd;
-	}
-	return *fd;
-}
-
 static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size_t n_regs)
 {
 	struct region *r = NULL;
 	size_t n;
-	int pagemap = -1, err = read_waiting_devs(sc);
+	int pagemap = -1, err = mt_served_devs(sc->pid, &sc->waiting_devs, &sc->n_waiting_devs);
 
 	if (!err)
 		err = read_regions(sc, &r, &n);
@@ -725,7 +625,7 @@ static int scan_roots(struct scan *sc, const struct user_regs_struct *regs, size
 			sc->st->unreadable_bytes += r[k].end - r[k].start;
 		} else if (r[k].served) {
 			if (r[k].root && r[k].in_memory)
-				scan_own_pages(sc, open_pagemap(sc, &pagemap), r[k].start,
+				scan_own_pages(sc, mt_served_pagemap(sc->pid, &pagemap), r[k].start,
 					       r[k].end);
 		} else if (r[k].stack_from) {
 			scan_root(sc, r[k].stack_from, r[k].end);

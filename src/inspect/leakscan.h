@@ -48,14 +48,6 @@ struct mt_leak_heap {
 int mt_leak_scan(pid_t pid, const struct mt_leak_heap *h, const struct user_regs_struct *regs,
 		 size_t n_regs, uint8_t *cls, struct mt_leak_stats *st);
 
-/*
- * Whether a page fault on a file of a filesystem of type fstype (as /proc/PID/mountinfo names
- * it) may wait for a process or a server that never answers: FUSE and network filesystems. The
- * scan reads no mapping of such a file: its bytes are counted unreadable.
- */
-bool mt_leak_fs_faults_may_wait(const char *fstype);
-/* A line of /proc/PID/mountinfo: its device (the kernel's encoding) and filesystem type. */
-int mt_leak_mountinfo_line(const char *line, uint64_t *kdev, char *fstype, size_t size);
 /* The block of b whose start is ptr or whose bytes hold it: its index, or -1. */
 long mt_leak_lookup(const struct mt_live_block *b, size_t n, uint64_t ptr);
 
