@@ -98,7 +98,7 @@ static void assert_exact(int placement, const char *path, const char *family,
 	struct json_object *rep, *f;
 	struct mt_out o = {0}, r = {0};
 	struct truth printed;
-	char *mtk, *slash;
+	char *mtk;
 
 	mtk = mt_record(MEMTRACK, NULL, opts, cmd, 120, &o);
 	ck_assert_msg(mtk && o.code == 0, "exit %d: %s", o.code, o.err ? o.err : "");
@@ -128,11 +128,7 @@ static void assert_exact(int placement, const char *path, const char *family,
 	ck_assert_int_eq(json_object_array_length(mt_json_get(rep, "not_probed")), 0);
 	ck_assert_int_eq(zeroed_events(mtk), zeroed);
 	json_object_put(rep);
-	unlink(mtk);
-	slash = strrchr(mtk, '/');
-	*slash = '\0';
-	rmdir(mtk);
-	free(mtk);
+	mt_record_remove(mtk);
 	mt_out_free(&r);
 	mt_out_free(&o);
 }
@@ -244,7 +240,7 @@ START_TEST(not_recorded_calls_counted)
 	struct mt_out o = {0}, r = {0}, t = {0};
 	struct json_object *rep, *why;
 	size_t n = c->function[1] ? 2 : 1;
-	char *mtk, *slash;
+	char *mtk;
 
 	snprintf(path, sizeof(path), "%s/fixtures/%s", MT_BUILD_DIR, c->fixture);
 	mtk = mt_record(mt_memtrack_link_path(_i % 2), NULL, opts, cmd, 120, &o);
@@ -265,11 +261,7 @@ START_TEST(not_recorded_calls_counted)
 	for (size_t i = 0; i < n; i++)
 		assert_not_recorded(rep, t.out, c, path, (int)i);
 	json_object_put(rep);
-	unlink(mtk);
-	slash = strrchr(mtk, '/');
-	*slash = '\0';
-	rmdir(mtk);
-	free(mtk);
+	mt_record_remove(mtk);
 	mt_out_free(&t);
 	mt_out_free(&r);
 	mt_out_free(&o);
@@ -292,7 +284,7 @@ START_TEST(not_recorded_nested_recorded_once)
 	struct mt_out o = {0}, r = {0};
 	struct json_object *rep, *glibc = NULL, *files;
 	long long a, re, fr, b, z, copy;
-	char *mtk, *slash;
+	char *mtk;
 
 	snprintf(path, sizeof(path), "%s/fixtures/mi_heap", MT_BUILD_DIR);
 	ck_assert_ptr_nonnull(realpath(path, real));
@@ -327,11 +319,7 @@ START_TEST(not_recorded_nested_recorded_once)
 	ck_assert_int_eq(mt_json_i64(not_recorded(rep, "mi_heap_realpath"), "calls"), 4);
 	ck_assert_int_eq(mt_json_i64(not_recorded(rep, "mi_dupenv_s"), "calls"), 1);
 	json_object_put(rep);
-	unlink(mtk);
-	slash = strrchr(mtk, '/');
-	*slash = '\0';
-	rmdir(mtk);
-	free(mtk);
+	mt_record_remove(mtk);
 	mt_out_free(&r);
 	mt_out_free(&o);
 }

@@ -558,3 +558,15 @@ pid_t mt_spawn_fed(const char *const *argv, const char *out_path, int *in)
 	*in = p[1];
 	return pid;
 }
+
+void mt_record_remove(char *art)
+{
+	char *slash = art ? strrchr(art, '/') : NULL;
+
+	if (slash) {
+		unlink(art);
+		*slash = '\0';
+		rmdir(art);
+	}
+	free(art);
+}

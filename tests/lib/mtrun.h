@@ -82,6 +82,9 @@ bool mt_gdb_attaches(pid_t pid, char **said);
 char *mt_record(const char *memtrack, const char *const *wrap, const char *const *opts,
 		const char *const *cmd, int timeout_s, struct mt_out *o);
 
+/* Remove an artifact mt_record() returned and its directory, and free the path. */
+void mt_record_remove(char *art);
+
 /*
  * memtrack run -q -o ARTIFACT [opts...] -- cmd..., then memtrack report --json ARTIFACT.
  * opts and cmd are NULL-terminated (opts may be NULL). Fills *o with the run's output and returns
