@@ -261,6 +261,7 @@ int sup_link_at_exec(struct sup *s, struct proc *p, const struct sup_exec_mapped
 /* supervisor_handoff.c */
 struct pollfd;
 bool sup_handoff_alive(const struct sup *s);
+bool sup_is_thread_of(pid_t tgid, pid_t tid);
 bool sup_handoff_waited(const struct sup *s);
 size_t sup_handoff_pollfds(const struct sup *s, struct pollfd *p, size_t max);
 struct handoff *sup_handoff_of(struct sup *s, pid_t pid);

@@ -105,14 +105,6 @@ static pid_t sup_read_tgid(pid_t tid)
 	return mt_proc_status_read(tid, 0, &st) ? 0 : st.tgid;
 }
 
-static bool is_thread_of(pid_t tgid, pid_t tid)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d", tgid, tid);
-	return access(path, F_OK) == 0;
-}
-
 /* A fork, vfork or clone reported by its parent: place the new tracee in the tree. */
 static int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 {
@@ -139,7 +131,7 @@ static int sup_on_new_child(struct sup *s, struct tracee *t, int event)
 	parent = &s->procs[t->proc];
 	tgid = parent->pid;
 	if (event == PTRACE_EVENT_CLONE &&
-	    (child->tgid ? child->tgid != child->tid : is_thread_of(tgid, child->tid))) {
+	    (child->tgid ? child->tgid != child->tid : sup_is_thread_of(tgid, child->tid))) {
 		child->proc = t->proc;
 		err = mt_stoplog_place(child->log, parent->pos, ++parent->threads);
 		s->res->threads++;
@@ -194,6 +186,8 @@ static int place_orphan(struct sup *s, struct tracee *t)
 	 * A thread whose creator was killed before reporting the clone (the process died while
 	 * it was created) is a thread of that process, not a process of its own.
 	 */
+	if (!t->tgid)
+		t->tgid = sup_read_tgid(t->tid);
 	for (size_t i = s->n_procs; t->tgid && t->tgid != t->tid && i-- > 0;) {
 		if (s->procs[i].pid != t->tgid)
 			continue;
@@ -484,8 +478,15 @@ static int dispatch_stop(struct sup *s, struct tracee *t, int status)
 		 * tracee waits here until that report places it in the tree.
 		 */
 		t->started = true;
-		/* Placed already: its process's pid is its thread group, without a /proc read. */
-		t->tgid = t->proc >= 0 ? s->procs[t->proc].pid : sup_read_tgid(t->tid);
+		/*
+		 * Placed already: its process's pid is its thread group, without a /proc read. Held
+		 * for its creator's report, it is placed by that report; only a handoff or gdb asks
+		 * whose thread it is before, and placing it as an orphan reads it then.
+		 */
+		if (t->proc >= 0)
+			t->tgid = s->procs[t->proc].pid;
+		else if (s->gdb || sup_handoff_alive(s))
+			t->tgid = sup_read_tgid(t->tid);
 		if (sup_handoff_owns(s, t))
 			return handed_off_stop(s, t, status);
 		sup_log_stop(s, t, "start", NULL);

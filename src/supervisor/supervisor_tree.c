@@ -203,6 +203,15 @@ size_t sup_handoff_count(const struct sup *s)
 	return 1 + s->n_inner;
 }
 
+/* Whether tid is a thread of the process tgid, from /proc (one lookup, no read). */
+bool sup_is_thread_of(pid_t tgid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", tgid, tid);
+	return access(path, F_OK) == 0;
+}
+
 /* Whether t is a thread of h's process while h detaches them. */
 bool sup_handoff_holds(const struct handoff *h, const struct tracee *t)
 {
@@ -210,7 +219,8 @@ bool sup_handoff_holds(const struct handoff *h, const struct tracee *t)
 		return false;
 	if (t->proc >= 0)
 		return t->proc == h->proc;
-	return t->tgid == h->pid;
+	/* Held for its creator's report since before the handoff began: its group not read. */
+	return t->tgid ? t->tgid == h->pid : sup_is_thread_of(h->pid, t->tid);
 }
 
 /* The handoff whose process t is a thread of, while its threads are being detached. */
