@@ -80,7 +80,7 @@ int mt_procmaps_parse_line(char *line, struct mt_map_entry *e)
 
 int mt_procmaps_for_each(pid_t pid, int (*fn)(const struct mt_map_entry *e, void *arg), void *arg)
 {
-	char path[64], *line = NULL;
+	char path[64], *line = NULL, buf[16384];
 	struct mt_map_entry e;
 	size_t cap = 0;
 	int ret = 0;
@@ -90,6 +90,12 @@ int mt_procmaps_for_each(pid_t pid, int (*fn)(const struct mt_map_entry *e, void
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
+	/*
+	 * stdio would read /proc in its block size, 1 KiB: a read system call, and the mm's lock
+	 * taken again, for every dozen lines (and an fstat to learn the size). A whole small maps
+	 * comes in one read.
+	 */
+	setvbuf(f, buf, _IOFBF, sizeof(buf));
 	while (getline(&line, &cap, f) > 0) {
 		if (mt_procmaps_parse_line(line, &e) < 0) {
 			ret = -EINVAL;
