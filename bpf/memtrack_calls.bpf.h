@@ -381,16 +381,8 @@ __noinline __u64 mt_copy_size(__u64 copy)
 	return 0;
 }
 
-/* Whether a successful call of kind handed out zeroed memory (MT_EV_ZEROED). */
-static __always_inline bool zeroes(__u64 cookie, __u32 kind, const __u64 *a)
-{
-	if (cookie & MT_COOKIE_ZEROES)
-		return true;
-	/* jemalloc's MALLOCX_ZERO, in the flags of mallocx and rallocx */
-	if (kind == MT_K_MALLOCX)
-		return a[1] & 0x40;
-	return kind == MT_K_RALLOCX && (a[2] & 0x40);
-}
+/* jemalloc's MALLOCX_ZERO, in the flags of mallocx and rallocx: the block comes zeroed. */
+#define MT_MALLOCX_ZERO 0x40
 
 /*
  * Size, old block and alignment of a completed call, decoded by kind (or layout: then the kind
@@ -399,7 +391,7 @@ static __always_inline bool zeroes(__u64 cookie, __u32 kind, const __u64 *a)
  */
 __noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 failed)
 {
-	__u64 *a, size = 0, old = 0, align = 0, addr = ret;
+	__u64 *a, size = 0, old = 0, align = 0, addr = ret, zeroed = 0;
 	__u32 kind, ev_kind;
 	__u8 flags = 0;
 
@@ -436,11 +428,13 @@ __noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 faile
 	case MT_K_MALLOCX:
 		size = a[0];
 		align = (a[1] & 0x3f) ? 1ULL << (a[1] & 0x3f) : 0;
+		zeroed = a[1] & MT_MALLOCX_ZERO;
 		break;
 	case MT_K_RALLOCX:
 		old = a[0];
 		size = a[1];
 		align = (a[2] & 0x3f) ? 1ULL << (a[2] & 0x3f) : 0;
+		zeroed = a[2] & MT_MALLOCX_ZERO;
 		break;
 	case MT_K_XALLOCX:
 		/* Resizes in place and returns the usable size: the block stays where it was. */
@@ -505,11 +499,13 @@ __noinline int mt_decode_and_emit(struct thread_state *f, __u64 ret, __u32 faile
 	}
 	/*
 	 * realloc(p, 0) may return NULL having freed p: that is not a failure. A NULL for any other
-	 * size is, and a failed realloc leaves its block where it was.
+	 * size is, and a failed realloc leaves its block where it was. No test of kind down here:
+	 * kind is a constant on each case's path, a test of it makes the verifier keep it exact,
+	 * and then it walks this tail once for each case instead of once.
 	 */
 	if ((!addr && size) || failed)
 		flags |= MT_EV_FAILED;
-	else if (addr && zeroes(f->cookie, kind, a))
+	else if (addr && (zeroed || (f->cookie & MT_COOKIE_ZEROES)))
 		flags |= MT_EV_ZEROED;
 	emit_kind_as(f->ev_id, (__u8)ev_kind, (__u16)MT_COOKIE_FILE(f->cookie), addr, size, old,
 		     align, flags, f->stack_id);
