@@ -85,8 +85,8 @@ struct mt_vma_range {
 
 struct mt_vma_cache {
 	__u64 mm;
-	__u32 next; /* the slot the next range replaces */
-	__u32 pad;
+	__u32 next;    /* the slot the next range replaces */
+	__u32 dropped; /* mt_vma_cache_drop's scratch only: a range was dropped (0 in the map) */
 	struct mt_vma_range r[MT_VMA_CACHE_RANGES];
 };
 
@@ -119,6 +119,8 @@ struct mt_unwind_work {
 	__u32 normalise; /* record frames as MT_FRAME (file, offset) instead of raw pcs */
 	__u32 callers;	 /* the allocator's caller only, through files with a table (wrappers) */
 	__u32 uncached;	 /* a range found by bpf_find_vma could not be cached (a map update) */
+	__u32 cached_at; /* mt_vma_cache_find: the slot of the range found */
+	__u32 pad;
 	__u64 caller_ra; /* callers: the allocator's return address if known, else read at [rsp] */
 	struct mt_unwind_last last;
 	struct mt_unwind_stack stack;
@@ -161,32 +163,58 @@ static __always_inline int mt_unwind_read(__u64 addr, __u64 *val)
 	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr);
 }
 
+/* The binary search of mt_unwind_search_index: rows [lo, hi) hold the last one at or below addr. */
+struct mt_unwind_search_walk {
+	__u64 addr;
+	__u32 slot, lo, hi;
+	__u32 lost; /* a lookup failed: no row */
+};
+
+/* bpf_loop's callback: one step of the search, which halves [lo, hi). 1: the search ends. */
+static long mt_unwind_search_step(__u64 i, void *arg)
+{
+	struct mt_unwind_search_walk *s = arg;
+	__u32 slot = s->slot, mid;
+	struct mt_unwind_row *row;
+	void *table;
+
+	(void)i;
+	if (s->hi - s->lo <= 1)
+		return 1;
+	table = bpf_map_lookup_elem(&unwind_tables, &slot);
+	mid = s->lo + (s->hi - s->lo) / 2;
+	row = table ? bpf_map_lookup_elem(table, &mid) : NULL;
+	if (!row) {
+		s->lost = 1;
+		return 1;
+	}
+	if (row->addr <= s->addr)
+		s->lo = mid;
+	else
+		s->hi = mid;
+	return 0;
+}
+
 /*
  * The index of the last row at or below addr in the table of slot (n rows), -1 when none. A
- * global function: the verifier checks its loop once, on its own, and not again at every round
- * of bpf_loop's callback (which kernels from 6.7 verify until its state converges).
+ * global function: the verifier checks it once, on its own, and not again at every round of
+ * bpf_loop's callback (which kernels from 6.7 verify until its state converges). Its steps are a
+ * bpf_loop too: a for loop of MT_UNWIND_SEARCH steps was walked by the verifier step after step,
+ * 1,491 instructions in each program that unwinds (docs/PERFORMANCE.md, section 23).
  */
 __noinline long mt_unwind_search_index(__u32 slot, __u32 n, __u64 addr)
 {
+	struct mt_unwind_search_walk s = {.addr = addr, .slot = slot, .lo = 0, .hi = n};
 	void *table = bpf_map_lookup_elem(&unwind_tables, &slot);
-	__u32 lo = 0, hi = n;
 	struct mt_unwind_row *row;
+	__u32 lo;
 
 	if (!table)
 		return -1;
-	for (int i = 0; i < MT_UNWIND_SEARCH && hi - lo > 1; i++) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		row = bpf_map_lookup_elem(table, &mid);
-		if (!row)
-			return -1;
-		if (row->addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	bpf_loop(MT_UNWIND_SEARCH, mt_unwind_search_step, &s, 0);
+	lo = s.lo;
 	row = bpf_map_lookup_elem(table, &lo);
-	if (!row || row->addr > addr)
+	if (s.lost || !row || row->addr > addr)
 		return -1;
 	return lo;
 }
@@ -291,21 +319,30 @@ static __always_inline bool mt_vma_cache_find(struct mt_unwind_work *w, struct m
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mt_vma_cache *c = bpf_map_lookup_elem(&unwind_vma_cache, &tgid);
 
+	struct mt_vma_range *r;
+	__u32 i;
+
 	if (!c || c->mm != mt_current_mm())
 		return false;
-	for (int i = 0; i < MT_VMA_CACHE_RANGES; i++) {
-		struct mt_vma_range *r = &c->r[i];
-
-		if (w->rip >= r->start && w->rip < r->end) {
-			v->start = r->start;
-			v->end = r->end;
-			v->bias = r->bias;
-			v->key = r->key;
-			v->found = 1;
-			return true;
-		}
-	}
-	return false;
+	/*
+	 * The search, then one copy. The slot found goes through the work area (map memory), which
+	 * the verifier does not follow: an index it knows is a path of its own for each of the 16,
+	 * each walked through the copy and the rest of the frame.
+	 */
+	for (i = 0; i < MT_VMA_CACHE_RANGES; i++)
+		if (w->rip >= c->r[i].start && w->rip < c->r[i].end)
+			break;
+	if (i >= MT_VMA_CACHE_RANGES)
+		return false;
+	*(volatile __u32 *)&w->cached_at = i;
+	i = *(volatile __u32 *)&w->cached_at;
+	r = &c->r[i & (MT_VMA_CACHE_RANGES - 1)];
+	v->start = r->start;
+	v->end = r->end;
+	v->bias = r->bias;
+	v->key = r->key;
+	v->found = 1;
+	return true;
 }
 
 /* Add the mapping bpf_find_vma found to the process's entry, rewritten whole. */
@@ -337,19 +374,27 @@ static __always_inline void mt_vma_cache_drop(struct mt_vma_cache *scratch, __u6
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mt_vma_cache *c = bpf_map_lookup_elem(&unwind_vma_cache, &tgid);
-	bool hit = false;
+	bool hit;
 
 	if (!c)
 		return;
 	__builtin_memcpy(scratch, c, sizeof(*scratch));
+	/*
+	 * Whether a range was dropped is kept in the scratch, not in a variable: a variable the
+	 * verifier sees tested after the loop is kept exact, and each round then went on as two
+	 * paths, dropped or not (1,400 instructions verified for each of the three programs).
+	 */
+	scratch->dropped = 0;
 	for (int i = 0; i < MT_VMA_CACHE_RANGES; i++) {
 		struct mt_vma_range *r = &scratch->r[i];
 
 		if (r->end && start < r->end && start + len > r->start) {
 			r->start = r->end = 0;
-			hit = true;
+			*(volatile __u32 *)&scratch->dropped = 1;
 		}
 	}
+	hit = *(volatile __u32 *)&scratch->dropped;
+	scratch->dropped = 0;
 	if (hit)
 		bpf_map_update_elem(&unwind_vma_cache, &tgid, scratch, BPF_ANY);
 	/* A range that went round the slots may still be behind what was derived from it. */
