@@ -39,7 +39,7 @@ const volatile __u64 pidns_ino; /* the namespace's inode number (ns_common.inum)
 
 /*
  * Back-pressure: once this many bytes of the events ring wait for the consumer, the thread that
- * emits stops (see press()). Set before load below the ring's size by a headroom that holds what
+ * emits stops (see mt_press()). Set before load below the ring's size by a headroom that holds what
  * every thread may still emit before its stop takes effect; 0 (never set): no back-pressure.
  */
 const volatile __u64 pressure_mark;

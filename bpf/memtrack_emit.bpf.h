@@ -26,19 +26,23 @@ static __always_inline bool is_free_kind(__u32 kind)
  * it and holds the thread). The signal takes effect on the thread's way back to user space, so
  * the thread emits at most the events of the probe hit in progress after this. A thread that is
  * exiting stops no more: its last events go in the headroom, or are dropped and counted.
+ *
+ * A global function: the verifier checks it once, not at each of the events an allocator probe
+ * may emit on its paths; only a full ring calls it.
  */
-static __always_inline void press(__u32 tid)
+__noinline int mt_press(__u32 tid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u8 one = 1;
 
 	if (BPF_CORE_READ(task, flags) & PF_EXITING || handed_off(current_pid_tgid() >> 32))
-		return;
+		return 0;
 	/* Unmarked, the stop would pass for another's SIGSTOP: a full ring drops, counted. */
 	if (!counted_update(&pressure_marks, MT_KEYS_PRESSURE_MARKS, &tid, &one))
-		return;
+		return 0;
 	bpf_send_signal_thread(SIGSTOP);
 	count(MT_CNT_PRESSURE_STOPS);
+	return 0;
 }
 
 /*
@@ -70,8 +74,8 @@ static __always_inline void emit_kind_as(__u64 id, __u8 kind, __u16 file_id, __u
 	ev.pad = 0;
 	/*
 	 * No wakeup: the consumer drains on a short poll timeout, and a wakeup per event costs the
-	 * producer; a ring that fills up stops its producers instead (press()). Past the mark, wake
-	 * the consumer now rather than at its next poll, and stop this thread.
+	 * producer; a ring that fills up stops its producers instead (mt_press()). Past the mark,
+	 * wake the consumer now rather than at its next poll, and stop this thread.
 	 */
 	pressed = pressure_mark && waiting >= pressure_mark;
 	if (bpf_ringbuf_output(&events, &ev, sizeof(ev),
@@ -81,7 +85,7 @@ static __always_inline void emit_kind_as(__u64 id, __u8 kind, __u16 file_id, __u
 		pressed = pressure_mark;
 	}
 	if (pressed)
-		press((__u32)id);
+		mt_press((__u32)id);
 }
 
 /* An event of the current thread: lifecycle and mapping programs, which keep no thread state. */

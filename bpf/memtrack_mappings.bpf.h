@@ -79,7 +79,7 @@ static __always_inline void emit_mapping(struct mt_map_record *src, struct file 
 	if (!m) {
 		count(MT_CNT_EV_DROPPED);
 		if (pressure_mark)
-			press((__u32)id);
+			mt_press((__u32)id);
 		return;
 	}
 	src->ts_ns = bpf_ktime_get_ns();
@@ -93,7 +93,7 @@ static __always_inline void emit_mapping(struct mt_map_record *src, struct file 
 	__builtin_memcpy(m, src, sizeof(*m));
 	if (pressure_mark && waiting >= pressure_mark) {
 		bpf_ringbuf_submit(m, BPF_RB_FORCE_WAKEUP);
-		press((__u32)id);
+		mt_press((__u32)id);
 		return;
 	}
 	bpf_ringbuf_submit(m, BPF_RB_NO_WAKEUP);
