@@ -521,11 +521,19 @@ START_TEST(bpf_unwinder_marks_truncation)
 END_TEST
 
 /*
+ * The unwinds of the busy fixture that must meet the lock for its test to judge the tries: with
+ * its two threads on two CPUs that run at once, 88 to 100 of 100 did here; where one vCPU runs at
+ * a time (qemu's TCG, tools/kernel-matrix), 1.
+ */
+#define BUSY_MET_MIN 10
+
+/*
  * A thread maps and unmaps a page without end while main allocates 100 times at the end of the
  * same chain of 79 frames (fixtures/README.md, unwind_busy), each stack's mappings looked up
  * afresh: a lookup that finds the address space locked is tried again (stacks are whole only so),
  * and a stack is cut only where the lock outlasted every try, and marked cut. Without the tries,
- * every stack that met the lock was cut.
+ * every stack that met the lock was cut. Where the fixture's thread could not run beside main, few
+ * unwinds meet the lock and the test cannot judge: it says so and is skipped.
  */
 START_TEST(bpf_unwinder_outwaits_a_busy_address_space)
 {
@@ -546,7 +554,19 @@ START_TEST(bpf_unwinder_outwaits_a_busy_address_space)
 		c->complete, c->busy_complete, c->busy_cut);
 	ck_assert_uint_eq(c->other, 0);
 	ck_assert_uint_eq(c->complete + c->busy_cut, 100);
-	ck_assert_uint_gt(c->busy_complete, 0);
+	if (c->busy_complete + c->busy_cut < BUSY_MET_MIN) {
+		char why[160];
+
+		snprintf(why, sizeof(why),
+			 "the thread held the lock at %" PRIu64 " of 100 unwinds: its CPU did not "
+			 "run beside main's (an emulator running one vCPU at a time)",
+			 c->busy_complete + c->busy_cut);
+		mt_skip_host_limit("bpf_unwinder_outwaits_a_busy_address_space", why);
+		return;
+	}
+	ck_assert_msg(c->busy_complete > 0,
+		      "no stack whole after a locked try: %" PRIu64 " whole, %" PRIu64 " cut",
+		      c->complete, c->busy_cut);
 	same_pcs(&got.last, &ref, got.last.n < ref.n ? got.last.n : ref.n);
 	ck_assert_uint_eq(got.last.n == ref.n, got.last.stop == MT_UNWIND_COMPLETE);
 }
