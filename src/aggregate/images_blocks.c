@@ -4,13 +4,15 @@
  * address, so that an exec or exit releases its blocks by emptying them without looking at
  * anyone else's: a shell that keeps a large heap and runs thousands of commands stays linear.
  *
- * A block takes one 8-byte slot when its size is below 4 GiB: its address's low 32 bits, and
- * the number of its class, what it shares with blocks allocated alike: its image, stack, size
- * and address's high 32 bits. A larger block takes a 24-byte slot in the space's wide table. At
- * most 3/4 full, so 11 to 22 bytes a live block, 12 at 10 million (docs/PERFORMANCE.md, "Memory
- * at scale"), while blocks share few classes: one alone in its class pays for that too (20 bytes
- * and an index slot). Before, 12-byte slots with the size in them (20 at 10 million), and before
- * that a 40-byte node in a pool and a 4-byte slot found it, 47 bytes a block.
+ * A block takes one 8-byte slot when its size is below 4 GiB: its address's low 32 bits (mixed),
+ * and the number of its class, what it shares with blocks allocated alike: its image, stack, size
+ * and address's high 32 bits. A larger block takes a 24-byte slot in the space's wide table. The
+ * packed slots are kept in order and grow in place by half or less, at most 85 % full: 9.4 to
+ * 14.1 bytes a live block, 10.1 at 10 million (docs/PERFORMANCE.md, "Memory at scale"), while
+ * blocks share few classes: one alone in its class pays for that too (20 bytes and an index
+ * slot). Before, a doubling hash table at most 3/4 full (10.7 to 21.3 bytes a block, 13.4 at 10
+ * million); before that 12-byte slots with the size in them, and a 40-byte node in a pool that a
+ * 4-byte slot found, 47 bytes a block.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +20,7 @@
 #include "aggregate/images_int.h"
 
 struct packed_block {
-	uint32_t low; /* the address's low 32 bits */
+	uint32_t key; /* low_mix of the address's low 32 bits */
 	uint32_t cls; /* its class in im->cls; 0: an empty slot */
 };
 
@@ -143,36 +145,232 @@ static void class_put(struct mt_images *im, uint32_t c)
 
 /* ---- a space's tables ------------------------------------------------------------------------ */
 
-static uint64_t packed_addr(const struct mt_images *im, const struct packed_block *e)
+/*
+ * A packed block's key: its address's low 32 bits mixed (a bijection, so the slot keeps the key
+ * and not the bits), then its class's high 32 bits. The slots are in the order of the keys, and a
+ * key's home is at the same fraction of the homes as the key is of 2^32: growing the homes moves
+ * every block forward, none back, which lets the table grow in place by any step. The mixer's
+ * multipliers are those of the published 32-bit "lowbias32".
+ */
+static uint32_t low_mix(uint32_t x)
 {
-	return (uint64_t)im->cls[e->cls].high << 32 | e->low;
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
 }
 
-static bool packed_empty(const void *e)
+/* The low 32 bits that low_mix made key into: the multipliers' inverses modulo 2^32. */
+static uint32_t low_unmix(uint32_t key)
 {
-	return !((const struct packed_block *)e)->cls;
+	uint32_t x = key;
+
+	x ^= x >> 16;
+	x *= 0x43021123U;
+	x ^= x >> 15 ^ x >> 30;
+	x *= 0x1d69e2a5U;
+	x ^= x >> 16;
+	return x;
 }
 
-static uint64_t packed_hash(const void *ctx, const void *e)
+static size_t packed_home(const struct block_slots *t, uint32_t key)
 {
-	return mt_hash_u64(packed_addr(ctx, e));
+	return (size_t)(((uint64_t)key * t->homes) >> 32);
 }
 
-static bool packed_is(const void *ctx, const void *e, const void *key)
-{
-	const struct packed_block *b = e;
-	uint64_t addr = *(const uint64_t *)key;
+/*
+ * At most 85 % of the homes used; they grow by half the power of two at or below them (16, 24,
+ * 32, 48, 64, ...): 9.4 to 14.1 bytes a packed block, where doubling at 75 % was 10.7 to 21.3.
+ * Growing by a quarter (16, 20, 24, 28, 32, ...) moved the blocks twice as often: 25 % more of
+ * report's time at 10 million blocks. The tail takes the runs that reach the end: as many slots
+ * as the homes, at most 1024.
+ */
+#define PACKED_LOAD_PCT	 85
+#define PACKED_MIN_HOMES 16
+#define PACKED_MAX_TAIL	 1024
 
-	return b->low == (uint32_t)addr && packed_addr(ctx, b) == addr;
+static bool packed_fit(size_t homes, size_t n)
+{
+	return n * 100 <= homes * PACKED_LOAD_PCT;
 }
 
-static const struct mt_hashtab_ops packed_ops = {
-    .entry = sizeof(struct packed_block),
-    .max_load_pct = 75,
-    .min_slots = 16,
-    .hash = packed_hash,
-    .empty = packed_empty,
-};
+static size_t packed_next(size_t homes)
+{
+	size_t top = PACKED_MIN_HOMES;
+
+	if (homes < PACKED_MIN_HOMES)
+		return PACKED_MIN_HOMES;
+	while (top * 2 <= homes)
+		top *= 2;
+	return homes + top / 2;
+}
+
+static size_t packed_slots(size_t homes)
+{
+	return homes + (homes < PACKED_MAX_TAIL ? homes : PACKED_MAX_TAIL);
+}
+
+/*
+ * The slot of (key, high), or where it would go (an empty slot, a larger key's, or one past the
+ * last slot when the run fills the tail): *found says which.
+ */
+static inline struct packed_block *packed_find(const struct mt_images *im,
+					       const struct block_slots *t, uint32_t key,
+					       uint32_t high, bool *found)
+{
+	struct packed_block *s = t->slot;
+	size_t j = packed_home(t, key);
+
+	*found = false;
+	for (; j < t->n && s[j].cls; j++) {
+		uint32_t h;
+
+		if (s[j].key < key)
+			continue;
+		if (s[j].key > key)
+			break;
+		h = im->cls[s[j].cls].high;
+		if (h >= high) {
+			*found = h == high;
+			break;
+		}
+	}
+	return &s[j];
+}
+
+/*
+ * Block b put at slot e, the run from it moved one slot on (each slot taking the one before it):
+ * 0, or -ENOSPC when the last slot is taken, where the run from e could reach past the tail.
+ */
+static int packed_insert(struct block_slots *t, struct packed_block *e, struct packed_block b)
+{
+	struct packed_block *s = t->slot;
+
+	if (s[t->n - 1].cls)
+		return -ENOSPC;
+	for (;; e++) {
+		struct packed_block was = *e;
+
+		*e = b;
+		if (!was.cls)
+			break;
+		b = was;
+	}
+	t->used++;
+	return 0;
+}
+
+/* Slot e emptied: the blocks after it that are past their home move back one. */
+static void packed_erase(struct block_slots *t, struct packed_block *e)
+{
+	struct packed_block *s = t->slot, *end = s + t->n;
+
+	for (; e + 1 < end && e[1].cls && packed_home(t, e[1].key) <= (size_t)(e - s); e++)
+		*e = e[1];
+	*e = (struct packed_block){0};
+	t->used--;
+}
+
+/* Slots visited per chunk while the table grows: each chunk's place is known before its move. */
+#define PACKED_CHUNK 4096u
+
+/*
+ * Where the blocks of t go with homes homes, in order: the first slot from its home after the
+ * block before it. The first free slot before each chunk of PACKED_CHUNK into carry (when not
+ * NULL); false when the last block would pass the n slots.
+ */
+static bool packed_plan(const struct block_slots *t, size_t homes, size_t n, size_t *carry)
+{
+	const struct block_slots g = {.homes = homes};
+	const struct packed_block *s = t->slot;
+	size_t next = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		size_t h;
+
+		if (carry && i % PACKED_CHUNK == 0)
+			carry[i / PACKED_CHUNK] = next;
+		if (!s[i].cls)
+			continue;
+		h = packed_home(&g, s[i].key);
+		next = (h > next ? h : next) + 1;
+	}
+	return next <= n;
+}
+
+/*
+ * The blocks moved to where packed_plan put them, the chunks from the last one and each from its
+ * last block: a block never goes back, so it moves into a slot whose block has moved already.
+ */
+static void packed_move(struct block_slots *t, const size_t *carry, size_t old_n)
+{
+	struct packed_block *s = t->slot;
+	uint32_t to[PACKED_CHUNK];
+
+	for (size_t c = (old_n + PACKED_CHUNK - 1) / PACKED_CHUNK; c-- > 0;) {
+		size_t start = c * PACKED_CHUNK, stop = start + PACKED_CHUNK, next = carry[c];
+
+		if (stop > old_n)
+			stop = old_n;
+		for (size_t i = start; i < stop; i++) {
+			size_t h;
+
+			if (!s[i].cls)
+				continue;
+			h = packed_home(t, s[i].key);
+			to[i - start] = (uint32_t)(h > next ? h : next);
+			next = to[i - start] + 1;
+		}
+		for (size_t i = stop; i-- > start;) {
+			if (!s[i].cls || to[i - start] == i)
+				continue;
+			s[to[i - start]] = s[i];
+			s[i] = (struct packed_block){0};
+		}
+	}
+}
+
+/* t grown until need blocks fit, in place: 0, or -ENOMEM (unchanged). */
+static int packed_grow(struct block_slots *t, size_t need)
+{
+	size_t homes = t->homes, old_n = t->n, chunks = (old_n + PACKED_CHUNK - 1) / PACKED_CHUNK;
+	size_t one = 0, *carry = chunks > 1 ? calloc(chunks, sizeof(*carry)) : &one;
+	int err = -ENOMEM;
+
+	if (!carry)
+		return -ENOMEM;
+	do
+		homes = packed_next(homes);
+	while (!packed_fit(homes, need) || !packed_plan(t, homes, packed_slots(homes), carry));
+	if (packed_slots(homes) > UINT32_MAX ||
+	    mt_slots_resize(&t->slot, &t->mapped, old_n * sizeof(struct packed_block),
+			    packed_slots(homes) * sizeof(struct packed_block)))
+		goto out;
+	t->homes = homes;
+	t->n = packed_slots(homes);
+	if (old_n)
+		packed_move(t, carry, old_n);
+	err = 0;
+out:
+	if (carry != &one)
+		free(carry);
+	return err;
+}
+
+static int packed_reserve(struct block_slots *t, size_t need)
+{
+	if (t->slot && packed_fit(t->homes, need))
+		return 0;
+	return packed_grow(t, need);
+}
+
+static void packed_free(struct block_slots *t)
+{
+	mt_slots_free(t->slot, t->mapped);
+	*t = (struct block_slots){0};
+}
 
 static bool wide_empty(const void *e)
 {
@@ -199,27 +397,26 @@ static const struct mt_hashtab_ops wide_ops = {
     .empty = wide_empty,
 };
 
-/* The slot of addr, or the empty slot where it would go. */
-static struct packed_block *packed_slot(const struct mt_images *im, struct space *sp, uint64_t addr)
-{
-	return mt_hashtab_find(&sp->packed, &packed_ops, mt_hash_u64(addr), packed_is, im, &addr);
-}
-
 static struct wide_block *wide_slot(struct space *sp, uint64_t addr)
 {
 	return mt_hashtab_find(&sp->wide, &wide_ops, mt_hash_u64(addr), wide_is, sp, &addr);
 }
 
-static struct block packed_unpack(const struct mt_images *im, uint32_t space,
-				  const struct packed_block *e)
+/* The block in slot e, whose address is addr. */
+static inline struct block packed_at(const struct mt_images *im, uint32_t space,
+				     const struct packed_block *e, uint64_t addr)
 {
 	const struct block_class *c = &im->cls[e->cls];
 
-	return (struct block){.addr = (uint64_t)c->high << 32 | e->low,
-			      .size = c->size,
-			      .space = space,
-			      .image = c->image,
-			      .stack = c->stack};
+	return (struct block){
+	    .addr = addr, .size = c->size, .space = space, .image = c->image, .stack = c->stack};
+}
+
+/* The block in slot e, its address made again from its key and class. */
+static struct block packed_unpack(const struct mt_images *im, uint32_t space,
+				  const struct packed_block *e)
+{
+	return packed_at(im, space, e, (uint64_t)im->cls[e->cls].high << 32 | low_unmix(e->key));
 }
 
 static struct block wide_unpack(const struct wide_block *e, uint32_t space)
@@ -241,26 +438,32 @@ static int put_packed(struct mt_images *im, struct space *sp, const struct block
 				.stack = b->stack,
 				.size = (uint32_t)b->size,
 				.high = (uint32_t)(b->addr >> 32)};
+	uint32_t key = low_mix((uint32_t)b->addr), c;
 	struct packed_block *e;
 	struct block old;
-	uint32_t c;
+	bool found;
 
 	if (b->size > UINT32_MAX)
 		return -E2BIG;
-	if (mt_hashtab_reserve(&sp->packed, &packed_ops, im, sp->packed.used + 1) ||
-	    class_get(im, &k, &c))
+	if (packed_reserve(&sp->packed, sp->packed.used + 1) || class_get(im, &k, &c))
 		return -ENOMEM;
-	e = packed_slot(im, sp, b->addr);
-	if (e->cls) {
-		old = packed_unpack(im, b->space, e);
+	e = packed_find(im, &sp->packed, key, k.high, &found);
+	if (found) {
+		old = packed_at(im, b->space, e, b->addr);
 		class_put(im, e->cls);
 		block_gone(im, sp, &old);
 	} else {
 		if (sp->wide.used)
 			take_wide(im, b->space, b->addr, &old);
-		mt_hashtab_added(&sp->packed);
+		/* A run that could pass the tail: the homes grow (rare), which shortens it. */
+		while (packed_insert(&sp->packed, e, (struct packed_block){.key = key, .cls = c})) {
+			if (packed_grow(&sp->packed, sp->packed.used + 1))
+				return -ENOMEM;
+			e = packed_find(im, &sp->packed, key, k.high, &found);
+		}
+		return 0;
 	}
-	*e = (struct packed_block){.low = (uint32_t)b->addr, .cls = c};
+	*e = (struct packed_block){.key = key, .cls = c};
 	return 0;
 }
 
@@ -361,12 +564,14 @@ bool img_block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct 
 	struct space *sp = &im->spaces[space];
 
 	if (addr && sp->packed.used) {
-		struct packed_block *e = packed_slot(im, sp, addr);
+		bool found;
+		struct packed_block *e = packed_find(im, &sp->packed, low_mix((uint32_t)addr),
+						     (uint32_t)(addr >> 32), &found);
 
-		if (e->cls) {
-			*out = packed_unpack(im, space, e);
+		if (found) {
+			*out = packed_at(im, space, e, addr);
 			class_put(im, e->cls);
-			mt_hashtab_erase(&sp->packed, &packed_ops, im, e);
+			packed_erase(&sp->packed, e);
 			block_gone(im, sp, out);
 			return true;
 		}
@@ -395,9 +600,9 @@ void img_block_prefetch(const struct mt_images *im, uint32_t space, uint64_t add
 {
 	const struct space *sp = &im->spaces[space];
 
-	if (sp->packed.mask >= PREFETCH_MIN_SLOTS)
-		__builtin_prefetch(
-		    mt_hashtab_at(&sp->packed, &packed_ops, mt_hash_u64(addr) & sp->packed.mask));
+	if (sp->packed.n >= PREFETCH_MIN_SLOTS)
+		__builtin_prefetch((struct packed_block *)sp->packed.slot +
+				   packed_home(&sp->packed, low_mix((uint32_t)addr)));
 }
 
 /* An ending's packed block b, told alone: its counts go with its class's (class_released). */
@@ -449,7 +654,7 @@ struct mt_released img_space_release(struct mt_images *im, uint32_t space)
 	const struct wide_block *w = sp->wide.slot;
 
 	im->ending = true;
-	for (size_t i = 0; p && sp->packed.used && i <= sp->packed.mask; i++) {
+	for (size_t i = 0; p && sp->packed.used && i < sp->packed.n; i++) {
 		struct block b;
 
 		if (!p[i].cls)
@@ -467,7 +672,7 @@ struct mt_released img_space_release(struct mt_images *im, uint32_t space)
 			charge(im, &b, false);
 	}
 	im->ending = false;
-	mt_hashtab_free(&sp->packed);
+	packed_free(&sp->packed);
 	mt_hashtab_free(&sp->wide);
 	sp->blocks = sp->bytes = 0;
 	return r;
@@ -482,7 +687,7 @@ void img_each_block(const struct mt_images *im, void (*fn)(void *arg, const stru
 		const struct wide_block *w = sp->wide.slot;
 		struct block b;
 
-		for (size_t i = 0; p && i <= sp->packed.mask; i++) {
+		for (size_t i = 0; p && i < sp->packed.n; i++) {
 			if (!p[i].cls)
 				continue;
 			b = packed_unpack(im, (uint32_t)s, &p[i]);
@@ -500,7 +705,7 @@ void img_each_block(const struct mt_images *im, void (*fn)(void *arg, const stru
 void img_table_free(struct mt_images *im)
 {
 	for (size_t s = 0; s < im->n_spaces; s++) {
-		mt_hashtab_free(&im->spaces[s].packed);
+		packed_free(&im->spaces[s].packed);
 		mt_hashtab_free(&im->spaces[s].wide);
 	}
 	free(im->cls);

@@ -23,12 +23,25 @@ struct block {
 };
 
 /*
+ * The packed blocks of a space (images_blocks.c): slots in the order of their key, a block's
+ * home at the same fraction of the homes as its key of the keys, and its probe run ending in the
+ * tail rather than wrapping, so that the table grows in place by a quarter or less at a time.
+ */
+struct block_slots {
+	void *slot;    /* struct packed_block; NULL until the first block */
+	size_t homes;  /* slots a block's home can be */
+	size_t n;      /* slots: the homes and the tail after them */
+	size_t used;   /* blocks in them */
+	size_t mapped; /* bytes of slot when it is a mapping of its own, else 0 */
+};
+
+/*
  * An address space's live blocks (images_blocks.c): packed, 8 bytes a slot, those whose size
  * is below 4 GiB; wide, 24 bytes a slot, the rest. Freed whole when the space ends.
  */
 struct space {
-	struct mt_hashtab packed; /* struct packed_block */
-	struct mt_hashtab wide;	  /* struct wide_block */
+	struct block_slots packed; /* struct packed_block */
+	struct mt_hashtab wide;	   /* struct wide_block */
 	uint64_t blocks, bytes;
 };
 

@@ -21,6 +21,7 @@ static bool fits(const struct mt_hashtab_ops *ops, size_t slots, size_t n)
  * not 192), and zeroes only the added half.
  */
 #define MAPPED_MIN (4u << 20)
+#define HUGE_PAGE  (2u << 20)
 
 /*
  * A large table's lookups land anywhere in it: each one a TLB miss with small pages (the replay
@@ -29,51 +30,60 @@ static bool fits(const struct mt_hashtab_ops *ops, size_t slots, size_t n)
  */
 static void want_huge_pages(void *slot, size_t bytes)
 {
-	uintptr_t huge = 2u << 20, start = ((uintptr_t)slot + huge - 1) / huge * huge;
+	uintptr_t huge = HUGE_PAGE, start = ((uintptr_t)slot + huge - 1) / huge * huge;
 	uintptr_t end = ((uintptr_t)slot + bytes) / huge * huge;
 
 	if (bytes >= 2 * huge && end > start)
 		madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
 
-/* A mapping of bytes with t's old bytes of slots copied in (t's own given back), or MAP_FAILED. */
-static void *copied_to_mapping(struct mt_hashtab *t, size_t old, size_t bytes)
+/* A mapping of bytes with the old bytes of slot copied in (slot given back), or MAP_FAILED. */
+static void *copied_to_mapping(void *slot, size_t mapped, size_t old, size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return p;
 	if (old)
-		memcpy(p, t->slot, old);
-	if (t->mapped)
-		munmap(t->slot, t->mapped);
-	else
-		free(t->slot);
+		memcpy(p, slot, old);
+	mt_slots_free(slot, mapped);
 	return p;
 }
 
-/* t's slots made bytes long (from old bytes), the added ones zero: 0, or -ENOMEM (unchanged). */
-static int resize(struct mt_hashtab *t, size_t old, size_t bytes)
+int mt_slots_resize(void **slot, size_t *mapped, size_t old, size_t bytes)
 {
 	void *p;
 
 	if (bytes < MAPPED_MIN) {
-		p = realloc(t->slot, bytes);
+		p = realloc(*slot, bytes);
 		if (!p)
 			return -ENOMEM;
 		memset((char *)p + old, 0, bytes - old);
 	} else {
-		p = t->mapped ? mremap(t->slot, t->mapped, bytes, MREMAP_MAYMOVE) : MAP_FAILED;
+		/*
+		 * Whole huge pages: the kernel aligns such a mapping to them, so that the huge
+		 * pages asked for cover all of it and do not split it, which mremap refuses.
+		 */
+		bytes = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+		p = *mapped ? mremap(*slot, *mapped, bytes, MREMAP_MAYMOVE) : MAP_FAILED;
 		/* From the heap, or where mremap cannot (valgrind's address space): a copy. */
 		if (p == MAP_FAILED)
-			p = copied_to_mapping(t, old, bytes);
+			p = copied_to_mapping(*slot, *mapped, old, bytes);
 		if (p == MAP_FAILED)
 			return -ENOMEM;
 	}
-	t->slot = p;
-	t->mapped = bytes >= MAPPED_MIN ? bytes : 0;
-	want_huge_pages(p, t->mapped);
+	*slot = p;
+	*mapped = bytes >= MAPPED_MIN ? bytes : 0;
+	want_huge_pages(p, *mapped);
 	return 0;
+}
+
+void mt_slots_free(void *slot, size_t mapped)
+{
+	if (mapped)
+		munmap(slot, mapped);
+	else
+		free(slot);
 }
 
 /*
@@ -126,7 +136,7 @@ int mt_hashtab_grow(struct mt_hashtab *t, const struct mt_hashtab_ops *ops, cons
 		return 0;
 	while (!fits(ops, cap, n))
 		cap *= 2;
-	if (resize(t, slots * ops->entry, cap * ops->entry))
+	if (mt_slots_resize(&t->slot, &t->mapped, slots * ops->entry, cap * ops->entry))
 		return -ENOMEM;
 	t->mask = cap - 1;
 	if (slots)
@@ -136,9 +146,6 @@ int mt_hashtab_grow(struct mt_hashtab *t, const struct mt_hashtab_ops *ops, cons
 
 void mt_hashtab_free(struct mt_hashtab *t)
 {
-	if (t->mapped)
-		munmap(t->slot, t->mapped);
-	else
-		free(t->slot);
+	mt_slots_free(t->slot, t->mapped);
 	*t = (struct mt_hashtab){0};
 }

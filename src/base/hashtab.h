@@ -86,6 +86,15 @@ static inline int mt_hashtab_reserve(struct mt_hashtab *t, const struct mt_hasht
 	return mt_hashtab_grow(t, ops, ctx, n);
 }
 
+/*
+ * The slots of a table (the block table's too: src/aggregate/images_blocks.c) made bytes long
+ * from old bytes, the added bytes zero: from 4 MiB a mapping of its own (*mapped its bytes, else
+ * 0) grown in place by mremap, with huge pages asked for. 0, or -ENOMEM (unchanged).
+ */
+int mt_slots_resize(void **slot, size_t *mapped, size_t old, size_t bytes);
+/* Slots made by mt_slots_resize given back. */
+void mt_slots_free(void *slot, size_t mapped);
+
 /* Every slot freed; the table is empty and may be used again. */
 void mt_hashtab_free(struct mt_hashtab *t);
 
