@@ -183,9 +183,9 @@ static size_t packed_home(const struct block_slots *t, uint32_t key)
 /*
  * At most 85 % of the homes used; they grow by half the power of two at or below them (16, 24,
  * 32, 48, 64, ...): 9.4 to 14.1 bytes a packed block, where doubling at 75 % was 10.7 to 21.3.
- * Growing by a quarter (16, 20, 24, 28, 32, ...) moved the blocks twice as often: 25 % more of
- * report's time at 10 million blocks. The tail takes the runs that reach the end: as many slots
- * as the homes, at most 1024.
+ * Growing by a quarter (16, 20, 24, 28, 32, ...) moved the blocks twice as often: 6 to 14 %
+ * more of report's CPU time at 10 million blocks. The tail takes the runs that reach the end:
+ * as many slots as the homes, at most 1024.
  */
 #define PACKED_LOAD_PCT	 85
 #define PACKED_MIN_HOMES 16
