@@ -4,7 +4,7 @@
  * address, so that an exec or exit releases its blocks by emptying them without looking at
  * anyone else's: a shell that keeps a large heap and runs thousands of commands stays linear.
  *
- * A block takes one 8-byte slot when its size is below 4 GiB: its address's low 32 bits (mixed),
+ * A block takes one 8-byte slot when its size is below 4 GiB: its address's low 32 bits (a key),
  * and the number of its class, what it shares with blocks allocated alike: its image, stack, size
  * and address's high 32 bits. A larger block takes a 24-byte slot in the space's wide table. The
  * packed slots are kept in order and grow in place by half or less, at most 85 % full: 9.4 to
@@ -20,7 +20,7 @@
 #include "aggregate/images_int.h"
 
 struct packed_block {
-	uint32_t key; /* low_mix of the address's low 32 bits */
+	uint32_t key; /* packed_key of the address */
 	uint32_t cls; /* its class in im->cls; 0: an empty slot */
 };
 
@@ -146,14 +146,23 @@ static void class_put(struct mt_images *im, uint32_t c)
 /* ---- a space's tables ------------------------------------------------------------------------ */
 
 /*
- * A packed block's key: its address's low 32 bits mixed (a bijection, so the slot keeps the key
- * and not the bits), then its class's high 32 bits. The slots are in the order of the keys, and a
- * key's home is at the same fraction of the homes as the key is of 2^32: growing the homes moves
- * every block forward, none back, which lets the table grow in place by any step. The mixer's
- * multipliers are those of the published 32-bit "lowbias32".
+ * A packed block's key: its address's low 32 bits, with its high 32 bits folded in, mixed (for a
+ * given high half a bijection, so the slot keeps the key and not the bits), then its class's high
+ * 32 bits. The slots are in the order of the keys, and a key's home is at the same fraction of
+ * the homes as the key is of 2^32: growing the homes moves every block forward, none back, which
+ * lets the table grow in place by any step. The high half folded in spreads blocks at the same
+ * offset of many 4 GiB ranges over the table instead of one run. The mixer's multipliers are
+ * those of the published 32-bit "lowbias32".
  */
-static uint32_t low_mix(uint32_t x)
+static uint32_t high_fold(uint32_t high)
 {
+	return high * 0x9e3779b1U;
+}
+
+static uint32_t packed_key(uint64_t addr)
+{
+	uint32_t x = (uint32_t)addr ^ high_fold((uint32_t)(addr >> 32));
+
 	x ^= x >> 16;
 	x *= 0x7feb352dU;
 	x ^= x >> 15;
@@ -162,8 +171,8 @@ static uint32_t low_mix(uint32_t x)
 	return x;
 }
 
-/* The low 32 bits that low_mix made key into: the multipliers' inverses modulo 2^32. */
-static uint32_t low_unmix(uint32_t key)
+/* The address whose packed_key is key, of high half high: the multipliers' inverses mod 2^32. */
+static uint64_t packed_key_addr(uint32_t key, uint32_t high)
 {
 	uint32_t x = key;
 
@@ -172,7 +181,7 @@ static uint32_t low_unmix(uint32_t key)
 	x ^= x >> 15 ^ x >> 30;
 	x *= 0x1d69e2a5U;
 	x ^= x >> 16;
-	return x;
+	return (uint64_t)high << 32 | (x ^ high_fold(high));
 }
 
 static size_t packed_home(const struct block_slots *t, uint32_t key)
@@ -416,7 +425,7 @@ static inline struct block packed_at(const struct mt_images *im, uint32_t space,
 static struct block packed_unpack(const struct mt_images *im, uint32_t space,
 				  const struct packed_block *e)
 {
-	return packed_at(im, space, e, (uint64_t)im->cls[e->cls].high << 32 | low_unmix(e->key));
+	return packed_at(im, space, e, packed_key_addr(e->key, im->cls[e->cls].high));
 }
 
 static struct block wide_unpack(const struct wide_block *e, uint32_t space)
@@ -438,7 +447,7 @@ static int put_packed(struct mt_images *im, struct space *sp, const struct block
 				.stack = b->stack,
 				.size = (uint32_t)b->size,
 				.high = (uint32_t)(b->addr >> 32)};
-	uint32_t key = low_mix((uint32_t)b->addr), c;
+	uint32_t key = packed_key(b->addr), c;
 	struct packed_block *e;
 	struct block old;
 	bool found;
@@ -565,8 +574,8 @@ bool img_block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct 
 
 	if (addr && sp->packed.used) {
 		bool found;
-		struct packed_block *e = packed_find(im, &sp->packed, low_mix((uint32_t)addr),
-						     (uint32_t)(addr >> 32), &found);
+		struct packed_block *e =
+		    packed_find(im, &sp->packed, packed_key(addr), (uint32_t)(addr >> 32), &found);
 
 		if (found) {
 			*out = packed_at(im, space, e, addr);
@@ -602,7 +611,7 @@ void img_block_prefetch(const struct mt_images *im, uint32_t space, uint64_t add
 
 	if (sp->packed.n >= PREFETCH_MIN_SLOTS)
 		__builtin_prefetch((struct packed_block *)sp->packed.slot +
-				   packed_home(&sp->packed, low_mix((uint32_t)addr)));
+				   packed_home(&sp->packed, packed_key(addr)));
 }
 
 /* An ending's packed block b, told alone: its counts go with its class's (class_released). */
