@@ -194,7 +194,8 @@ static size_t packed_home(const struct block_slots *t, uint32_t key)
  * 32, 48, 64, ...): 9.4 to 14.1 bytes a packed block, where doubling at 75 % was 10.7 to 21.3.
  * Growing by a quarter (16, 20, 24, 28, 32, ...) moved the blocks twice as often: 6 to 14 %
  * more of report's CPU time at 10 million blocks. The tail takes the runs that reach the end:
- * as many slots as the homes, at most 1024.
+ * as many slots as the homes, at most 1024, counted from the end of the last run when it
+ * passes the homes.
  */
 #define PACKED_LOAD_PCT	 85
 #define PACKED_MIN_HOMES 16
@@ -287,10 +288,10 @@ static void packed_erase(struct block_slots *t, struct packed_block *e)
 
 /*
  * Where the blocks of t go with homes homes, in order: the first slot from its home after the
- * block before it. The first free slot before each chunk of PACKED_CHUNK into carry (when not
- * NULL); false when the last block would pass the n slots.
+ * block before it. The first free slot before each chunk of PACKED_CHUNK into carry; returns
+ * the first free slot after the last block.
  */
-static bool packed_plan(const struct block_slots *t, size_t homes, size_t n, size_t *carry)
+static size_t packed_plan(const struct block_slots *t, size_t homes, size_t *carry)
 {
 	const struct block_slots g = {.homes = homes};
 	const struct packed_block *s = t->slot;
@@ -299,14 +300,14 @@ static bool packed_plan(const struct block_slots *t, size_t homes, size_t n, siz
 	for (size_t i = 0; i < t->n; i++) {
 		size_t h;
 
-		if (carry && i % PACKED_CHUNK == 0)
+		if (i % PACKED_CHUNK == 0)
 			carry[i / PACKED_CHUNK] = next;
 		if (!s[i].cls)
 			continue;
 		h = packed_home(&g, s[i].key);
 		next = (h > next ? h : next) + 1;
 	}
-	return next <= n;
+	return next;
 }
 
 /*
@@ -341,24 +342,35 @@ static void packed_move(struct block_slots *t, const size_t *carry, size_t old_n
 	}
 }
 
-/* t grown until need blocks fit, in place: 0, or -ENOMEM (unchanged). */
+/*
+ * t grown in place until need blocks fit, with a whole tail after the last run (its homes kept
+ * when they hold need already: a run reached the last slot, one of blocks that share a key, or
+ * of many keys at the end): 0, or -ENOMEM (unchanged).
+ */
 static int packed_grow(struct block_slots *t, size_t need)
 {
 	size_t homes = t->homes, old_n = t->n, chunks = (old_n + PACKED_CHUNK - 1) / PACKED_CHUNK;
 	size_t one = 0, *carry = chunks > 1 ? calloc(chunks, sizeof(*carry)) : &one;
+	size_t n, end;
 	int err = -ENOMEM;
 
 	if (!carry)
 		return -ENOMEM;
-	do
-		homes = packed_next(homes);
-	while (!packed_fit(homes, need) || !packed_plan(t, homes, packed_slots(homes), carry));
-	if (packed_slots(homes) > UINT32_MAX ||
+	if (!homes)
+		homes = PACKED_MIN_HOMES;
+	while (!packed_fit(homes, need))
+		if ((homes = packed_next(homes)) > UINT32_MAX)
+			goto out;
+	end = packed_plan(t, homes, carry);
+	n = packed_slots(homes);
+	if (end + (n - homes) > n)
+		n = end + (n - homes);
+	if (n > UINT32_MAX ||
 	    mt_slots_resize(&t->slot, &t->mapped, old_n * sizeof(struct packed_block),
-			    packed_slots(homes) * sizeof(struct packed_block)))
+			    n * sizeof(struct packed_block)))
 		goto out;
 	t->homes = homes;
-	t->n = packed_slots(homes);
+	t->n = n;
 	if (old_n)
 		packed_move(t, carry, old_n);
 	err = 0;
@@ -464,7 +476,8 @@ static int put_packed(struct mt_images *im, struct space *sp, const struct block
 	} else {
 		if (sp->wide.used)
 			take_wide(im, b->space, b->addr, &old);
-		/* A run that could pass the tail: the homes grow (rare), which shortens it. */
+		/* A run that could pass the tail: the tail grows (rare), and the run is found
+		 * again. */
 		while (packed_insert(&sp->packed, e, (struct packed_block){.key = key, .cls = c})) {
 			if (packed_grow(&sp->packed, sp->packed.used + 1))
 				return -ENOMEM;
