@@ -9,7 +9,8 @@ BENCH_PLUGIN_COUNT ?= 48
 BENCH_PLUGIN_IDS := $(shell seq 0 $$(($(BENCH_PLUGIN_COUNT) - 1)))
 
 BENCH_TOOLS := $(BENCH_DIR)/uprobe_floor $(BENCH_DIR)/forkexec $(BENCH_DIR)/evblock_cost \
-	$(BENCH_DIR)/linkcost $(BENCH_DIR)/unwind_size $(BENCH_DIR)/manystacks $(BENCH_DIR)/fifo_client
+	$(BENCH_DIR)/linkcost $(BENCH_DIR)/unwind_size $(BENCH_DIR)/manystacks $(BENCH_DIR)/fifo_client \
+	$(BENCH_DIR)/procfloor
 BENCH_WORKLOADS := $(BENCH_DIR)/mtchurn $(BENCH_DIR)/dlopen_k $(BENCH_DIR)/churn_jemalloc \
 	$(BENCH_DIR)/noalloc $(BENCH_DIR)/deepchurn $(BENCH_DIR)/entrycost $(BENCH_DIR)/threadexit \
 	$(BENCH_DIR)/leakheap $(BENCH_DIR)/liveblocks
@@ -39,6 +40,11 @@ $(BENCH_DIR)/unwind_size: bench/unwind_size.c $(BUILD)/libmemtrack.a
 	$(CC) $(CFLAGS) bench/unwind_size.c -o $@ $(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)
 
 $(BENCH_DIR)/linkcost: bench/linkcost.c $(BUILD)/floor.skel.h $(BUILD)/libmemtrack.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench $< -o $@ $(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)
+
+# Section 22's floor: a minimal ptrace tracer of a tree, one share of memtrack's work per process.
+$(BENCH_DIR)/procfloor: bench/procfloor.c $(BUILD)/floor.skel.h $(BUILD)/libmemtrack.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Ibench $< -o $@ $(LDFLAGS) $(BUILD)/libmemtrack.a $(LDLIBS)
 
