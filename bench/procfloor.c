@@ -489,12 +489,36 @@ static int on_gone(struct tracer *tr, pid_t pid, int status)
 	return err;
 }
 
+/*
+ * Children held for a creator's report that will never come (the creator was killed at its
+ * fork): when nothing else is left to report, they go on without links, or the wait would hang.
+ */
+static int release_orphans(struct tracer *tr)
+{
+	size_t held = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < tr->n; i++)
+		held += tr->t[i].held;
+	if (!held || held < tr->n)
+		return 0;
+	for (size_t i = 0; !err && i < tr->n; i++) {
+		tr->t[i].announced = true;
+		tr->t[i].held = false;
+		err = resume(tr->t[i].pid, 0);
+	}
+	return err;
+}
+
 static int trace(struct tracer *tr)
 {
 	int status, err = 0;
 	pid_t pid;
 
 	while (!err && !(tr->root_gone && tr->n == 0)) {
+		err = release_orphans(tr);
+		if (err)
+			break;
 		pid = waitpid(-1, &status, __WALL);
 		if (pid < 0) {
 			err = errno == EINTR ? 0 : -errno;
