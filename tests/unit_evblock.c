@@ -556,6 +556,50 @@ START_TEST(split_short_streams)
 }
 END_TEST
 
+/*
+ * The events of the block in bufs (lengths len, stream k one byte short when k is a stream)
+ * decoded in one run: the same events, state and cursor as entry by entry, though each stream
+ * is followed by bytes that would decode (the next area's zeros).
+ */
+static void run_like_entries(const uint8_t *bufs, const size_t len[MT_EVB_STREAMS], size_t area,
+			     int k, bool columns)
+{
+	static struct mt_evblock_state s1, s2;
+	static struct mt_event one[N_EDGE], run[N_EDGE];
+	struct mt_evblock_cursor c1, c2;
+	size_t n1 = 0, n2;
+
+	for (int j = 0; j < MT_EVB_STREAMS; j++) {
+		c1.p[j] = bufs + j * area;
+		c1.left[j] = len[j] - (j == k && len[j]);
+	}
+	c2 = c1;
+	reset(&s1, columns);
+	reset(&s2, columns);
+	while (c1.left[MT_EVB_S_TAG] && mt_evblock_get_split(&s1, &c1, &one[n1]) == MT_EVB_EVENT)
+		n1++;
+	n2 = mt_evblock_get_split_events(&s2, &c2, run, N_EDGE);
+	ck_assert_uint_eq(n2, n1);
+	ck_assert(!memcmp(run, one, n1 * sizeof(*one)));
+	ck_assert(!memcmp(&c2, &c1, sizeof(c1)));
+	ck_assert(!memcmp(&s2, &s1, sizeof(s1)));
+}
+
+/* A run of events reads no byte past a stream's end as its own, in either layout. */
+START_TEST(split_events_stop_at_stream_ends)
+{
+	static uint8_t bufs[MT_EVB_STREAMS * N_EDGE * MT_EVBLOCK_EVENT_MAX];
+	size_t len[MT_EVB_STREAMS];
+	size_t area = N_EDGE * MT_EVBLOCK_EVENT_MAX;
+
+	for (int columns = 0; columns < 2; columns++) {
+		split_roundtrip(edge, N_EDGE, bufs, len, columns);
+		for (int k = -1; k < MT_EVB_STREAMS; k++)
+			run_like_entries(bufs, len, area, k, columns);
+	}
+}
+END_TEST
+
 static Suite *evblock_suite(void)
 {
 	Suite *s = suite_create("evblock");
@@ -570,6 +614,7 @@ static Suite *evblock_suite(void)
 	tcase_add_test(tc, split_edge_values_roundtrip);
 	tcase_add_test(tc, split_threads_taking_turns);
 	tcase_add_test(tc, split_short_streams);
+	tcase_add_test(tc, split_events_stop_at_stream_ends);
 	tcase_add_test(tc, columns_edge_values_roundtrip);
 	tcase_add_test(tc, columns_frees_by_reference);
 	tcase_add_test(tc, columns_allocations_of_freed_blocks);

@@ -180,6 +180,23 @@ static int held_out(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 				r->block_state.escape_len, r->held_at, it);
 }
 
+/*
+ * The events of a compressed block decoded in one run into evbuf from n on, as many as fit and
+ * its count allows; what stops the run (an escape, a bad entry, a stream's last bytes) is then
+ * decoded entry by entry. Returns how many.
+ */
+static size_t block_run(struct mt_artifact_reader *r, size_t n)
+{
+	size_t got, max = r->block_count - r->block_seen;
+
+	if (!r->block_split || !max)
+		return 0;
+	got = mt_evblock_get_split_events(&r->block_state, &r->block_cursor, r->evbuf + n,
+					  max < EV_CHUNK - n ? max : EV_CHUNK - n);
+	r->block_seen += (uint32_t)got;
+	return got;
+}
+
 /* Decode the next piece of the current event block. Returns 1 (events), 2 (none), or -errno. */
 static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_item *it)
 {
@@ -188,7 +205,12 @@ static int next_block_events(struct mt_artifact_reader *r, struct mt_artifact_it
 	int err;
 
 	while (n < EV_CHUNK && block_more(r)) {
-		enum mt_evblock_result res = block_entry(r, &r->evbuf[n], &at);
+		enum mt_evblock_result res;
+
+		n += block_run(r, n);
+		if (n == EV_CHUNK || !block_more(r))
+			break;
+		res = block_entry(r, &r->evbuf[n], &at);
 
 		if (res == MT_EVB_SHORT && r->block_cut) {
 			/* The cut: the events before it are complete and good. */

@@ -27,9 +27,13 @@ static size_t streams_len(struct cursor *c, uint32_t len[MT_EVB_STREAMS], int n)
 	return total <= MT_ARTIFACT_BLOCK_MAX ? (size_t)total : 0;
 }
 
-/* Room for n decompressed bytes (n at most MT_ARTIFACT_BLOCK_MAX), and the decompressor. */
+/*
+ * Room for n decompressed bytes (n at most MT_ARTIFACT_BLOCK_MAX) and the bytes after them that
+ * the decoder may read past its streams, and the decompressor.
+ */
 static int zblock_room(struct mt_artifact_reader *r, size_t n)
 {
+	n += MT_EVB_READ_PAST;
 	if (!r->zd) {
 		r->zd = ZSTD_createDCtx();
 		if (!r->zd)
@@ -68,6 +72,8 @@ static int zblock_inflate(struct mt_artifact_reader *r, const uint8_t *src, size
 			 ZSTD_isError(z) ? ZSTD_getErrorName(z) : "short content");
 		return mt_artread_corrupt(r, at, msg);
 	}
+	/* Read past the streams and not used, but known bytes all the same. */
+	memset(r->zraw + total, 0, MT_EVB_READ_PAST);
 	return 0;
 }
 

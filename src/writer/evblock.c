@@ -384,6 +384,16 @@ struct dec {
 	enum mt_evblock_result res; /* MT_EVB_EVENT while all is well */
 	bool threads;		    /* a compressed block: addresses by thread */
 	int freed_bin;		    /* the class of the allocation the event freed, or -1 */
+	/*
+	 * Whether each byte read is checked against its stream's end. Not in
+	 * mt_evblock_get_split_events(), whose streams may be read past their ends: there a field
+	 * reads on after an error, as far as it would at most, and the event is checked whole.
+	 */
+	bool checked;
+	/* Unchecked: the streams' cursors and ends, and whether one was read past its end. */
+	const uint8_t *p[MT_EVB_STREAMS];
+	const uint8_t *end[MT_EVB_STREAMS];
+	bool past;
 };
 
 _Static_assert(!(MT_EVB_STREAMS & (MT_EVB_STREAMS - 1)), "stream numbers are masked");
@@ -403,6 +413,12 @@ STEP uint8_t get_byte(struct dec *d, enum mt_evblock_stream k)
 	struct mt_evblock_cursor *c = d->c;
 	unsigned int i = k & d->mask;
 
+	if (!d->checked) {
+		uint8_t b = *d->p[i]++;
+
+		d->past |= d->p[i] > d->end[i];
+		return b;
+	}
 	if (d->res != MT_EVB_EVENT)
 		return 0;
 	if (!c->left[i]) {
@@ -413,12 +429,37 @@ STEP uint8_t get_byte(struct dec *d, enum mt_evblock_stream k)
 	return *c->p[i]++;
 }
 
+/* get_varint() unchecked: its bytes read first, its stream's end looked at once after. */
+STEP uint64_t get_varint_unchecked(struct dec *d, enum mt_evblock_stream k)
+{
+	unsigned int s = k & d->mask;
+	const uint8_t *p = d->p[s];
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < VARINT_MAX; i++) {
+		uint8_t b = p[i];
+
+		if (i == VARINT_MAX - 1 && b > 1)
+			break;
+		v |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			d->p[s] = p + i + 1;
+			d->past |= d->p[s] > d->end[s];
+			return v;
+		}
+	}
+	d->res = MT_EVB_CORRUPT;
+	return 0;
+}
+
 /* A varint of at most 64 bits; more (an eleventh byte, or bits past 64) is corrupt. */
 STEP uint64_t get_varint(struct dec *d, enum mt_evblock_stream k)
 {
 	uint64_t v = 0;
 	unsigned int i;
 
+	if (!d->checked)
+		return get_varint_unchecked(d, k);
 	for (i = 0; i < VARINT_MAX && d->res == MT_EVB_EVENT; i++) {
 		uint8_t b = get_byte(d, k);
 
@@ -586,7 +627,7 @@ enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t 
 				      struct mt_event *e, size_t *used)
 {
 	struct mt_evblock_cursor c;
-	struct dec d = {&c, 0, MT_EVB_EVENT, false, -1};
+	struct dec d = {&c, 0, MT_EVB_EVENT, false, -1, true, {NULL}, {NULL}, false};
 	enum mt_evblock_result res;
 
 	/* Only stream 0 is read: every stream number is masked to it. */
@@ -601,7 +642,7 @@ enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t 
 enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct mt_evblock_cursor *c,
 					    struct mt_event *e)
 {
-	struct dec d = {c, MT_EVB_STREAMS - 1, MT_EVB_EVENT, true, -1};
+	struct dec d = {c, MT_EVB_STREAMS - 1, MT_EVB_EVENT, true, -1, true, {NULL}, {NULL}, false};
 	const uint8_t *start[MT_EVB_STREAMS];
 	enum mt_evblock_result res;
 	int k;
@@ -617,4 +658,42 @@ enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct m
 		c->p[k] = start[k];
 	}
 	return res;
+}
+
+size_t mt_evblock_get_split_events(struct mt_evblock_state *s, struct mt_evblock_cursor *c,
+				   struct mt_event *e, size_t max)
+{
+	struct dec d = {NULL, MT_EVB_STREAMS - 1, MT_EVB_EVENT, true, -1, false, {NULL}, {NULL},
+			false};
+	const uint8_t *start[MT_EVB_STREAMS];
+	size_t n;
+	int k;
+
+	for (k = 0; k < MT_EVB_STREAMS; k++) {
+		d.p[k] = c->p[k];
+		d.end[k] = c->p[k] + c->left[k];
+	}
+	for (n = 0; n < max && d.p[MT_EVB_S_TAG] < d.end[MT_EVB_S_TAG]; n++) {
+		uint8_t tag = *d.p[MT_EVB_S_TAG];
+
+		if ((tag & MT_EVB_KIND_MASK) == MT_EVB_KIND_ESCAPE)
+			break;
+		for (k = 0; k < MT_EVB_STREAMS; k++)
+			start[k] = d.p[k];
+		d.p[MT_EVB_S_TAG]++;
+		d.past = false;
+		get_event(&d, tag, s, &e[n]);
+		if (d.res != MT_EVB_EVENT || d.past) {
+			/* Left whole for mt_evblock_get_split() to say what it is. */
+			for (k = 0; k < MT_EVB_STREAMS; k++)
+				d.p[k] = start[k];
+			break;
+		}
+		remember(s, &e[n], true, d.freed_bin);
+	}
+	for (k = 0; k < MT_EVB_STREAMS; k++) {
+		c->left[k] -= (size_t)(d.p[k] - c->p[k]);
+		c->p[k] = d.p[k];
+	}
+	return n;
 }

@@ -203,4 +203,21 @@ enum mt_evblock_result mt_evblock_get(struct mt_evblock_state *s, const uint8_t 
 enum mt_evblock_result mt_evblock_get_split(struct mt_evblock_state *s, struct mt_evblock_cursor *c,
 					    struct mt_event *e);
 
+/*
+ * Bytes past the end of each stream that mt_evblock_get_split_events() may read (and then not
+ * use): more than one event reads from a stream.
+ */
+#define MT_EVB_READ_PAST MT_EVBLOCK_EVENT_MAX
+
+/*
+ * Decode the events at c into e, at most max of them, as mt_evblock_get_split() would one by
+ * one, without checking each byte against its stream's end: an event is checked whole, after.
+ * Each stream must be followed by MT_EVB_READ_PAST readable bytes (the streams one after the
+ * other in one buffer, and as many after the last). Stops before an entry that is not a whole
+ * good event, and leaves it to mt_evblock_get_split(). Returns the events decoded; c is
+ * advanced past them.
+ */
+size_t mt_evblock_get_split_events(struct mt_evblock_state *s, struct mt_evblock_cursor *c,
+				   struct mt_event *e, size_t max);
+
 #endif
