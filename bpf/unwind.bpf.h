@@ -22,13 +22,6 @@
 /* callers mode: frames at most (the allocator, wrappers such as operator new, their caller) */
 #define MT_UNWIND_CALLER_FRAMES 8
 #define MT_PAGE_SHIFT		12
-/*
- * bpf_find_vma's tries for one frame while the address space is locked (each fails at once):
- * enough to outwait an mmap or munmap running on another CPU, not a holder that sleeps or was
- * preempted (docs/STACKS.md, the unwinder).
- */
-#define MT_FIND_VMA_TRIES	256
-#define MT_EBUSY		16 /* bpf_find_vma: the address space's lock was taken */
 
 /* The inner maps' template; sizes, not types: clang's BTF has only a declaration of a struct
  * reached through the outer map's pointers, whose size libbpf cannot take. */
@@ -128,8 +121,6 @@ struct mt_unwind_work {
 	__u32 uncached;	 /* a range found by bpf_find_vma could not be cached (a map update) */
 	__u32 cached_at; /* mt_vma_cache_find: the slot of the range found */
 	__u32 pad;
-	__u32 busy;	 /* bpf_find_vma's tries of this unwind that found the mm locked */
-	__u32 busy_cut;	 /* the stack ended where the mm stayed locked through every try */
 	__u64 caller_ra; /* callers: the allocator's return address if known, else read at [rsp] */
 	struct mt_unwind_last last;
 	struct mt_unwind_stack stack;
@@ -164,28 +155,6 @@ static long mt_unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vm
 	v->key.ino = BPF_CORE_READ(file, f_inode, i_ino);
 	v->key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 	v->found = 1;
-	return 0;
-}
-
-/* One frame's lookup of the mapping of pc, tried again while the address space is locked. */
-struct mt_unwind_lookup {
-	__u64 pc;
-	long err;
-	__u32 busy; /* the tries that found it locked */
-	__u32 pad;
-	struct mt_unwind_vma v;
-};
-
-/* bpf_loop's callback: one try of bpf_find_vma. Returns 1 (done) unless the lock was taken. */
-static long mt_unwind_lookup_try(__u32 i, void *ctx)
-{
-	struct mt_unwind_lookup *l = ctx;
-
-	(void)i;
-	l->err = bpf_find_vma(bpf_get_current_task_btf(), l->pc, mt_unwind_vma_cb, &l->v, 0);
-	if (l->err != -MT_EBUSY)
-		return 1;
-	l->busy++;
 	return 0;
 }
 
@@ -452,28 +421,6 @@ static __always_inline void mt_vma_cache_drop(struct mt_vma_cache *scratch, __u6
 		mt_vma_cache_moved();
 }
 
-/*
- * The mapping of w->rip from bpf_find_vma into *v; false when it has none. bpf_find_vma only
- * try-locks the address space: while another thread maps or unmaps memory, or another process
- * registers a uprobe on a file this one maps (which write-locks every address space that maps
- * it), it fails at once. The lock is mostly held for microseconds, so the lookup tries again,
- * MT_FIND_VMA_TRIES times in all; a holder that sleeps or is preempted outlasts them, and the
- * stack ends there, marked MT_UNWIND_LOST (w->busy_cut says why).
- */
-static __always_inline bool mt_unwind_find_vma(struct mt_unwind_work *w, struct mt_unwind_vma *v)
-{
-	struct mt_unwind_lookup l = {.pc = w->rip};
-
-	bpf_loop(MT_FIND_VMA_TRIES, mt_unwind_lookup_try, &l, 0);
-	w->busy += l.busy;
-	if (l.err == -MT_EBUSY)
-		w->busy_cut = 1;
-	if (l.err || !l.v.found)
-		return false;
-	*v = l.v;
-	return true;
-}
-
 /* The mapping and file entry of w->rip into w->last; false when it lies in no known file. */
 static __always_inline bool mt_unwind_find(struct mt_unwind_work *w)
 {
@@ -484,7 +431,8 @@ static __always_inline bool mt_unwind_find(struct mt_unwind_work *w)
 		return true;
 	w->last.valid = 0;
 	if (!mt_vma_cache_find(w, &v)) {
-		if (!mt_unwind_find_vma(w, &v))
+		if (bpf_find_vma(bpf_get_current_task_btf(), w->rip, mt_unwind_vma_cb, &v, 0) ||
+		    !v.found)
 			return false;
 		mt_vma_cache_add(w, &v);
 	}
@@ -605,8 +553,6 @@ mt_unwind_user(__u64 ip, __u64 sp, __u64 fp, bool normalise, bool callers, __u64
 	w->normalise = normalise;
 	w->callers = callers;
 	w->uncached = 0;
-	w->busy = 0;
-	w->busy_cut = 0;
 	w->caller_ra = ra;
 	w->last.valid = 0;
 	w->stack.n = 0;

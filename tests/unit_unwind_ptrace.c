@@ -6,8 +6,7 @@
  * (process_vm_readv) with memtrack's tables and the reference walker (src/unwind/unwind_walk.c),
  * and compared frame by frame with libunwind-ptrace's unwinding of the same stopped thread. Then
  * the BPF unwinder (bpf/unwind.bpf.h) unwinds the same call from a uprobe, with the same tables
- * loaded into its maps, and must give the same frames; and keeps them while another thread of the
- * process holds its address space's lock, the fixture unwind_busy.
+ * loaded into its maps, and must give the same frames.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -16,7 +15,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libunwind-ptrace.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,27 +387,15 @@ static int load_map(const struct mt_map_entry *e, void *arg)
 	return 0;
 }
 
-/* The stacks of every malloc of a run, by how they ended (bpf/unwind_check.bpf.c). */
-struct unwind_counts {
-	uint64_t complete, busy_complete, busy_cut, other;
-};
-
-/* What the uprobe unwound in one run of a fixture. */
-struct bpf_run {
-	struct mt_unwind_stack last; /* the stack of the last malloc */
-	struct unwind_counts counts;
-};
-
 /*
- * pid stopped before its malloc (at a breakpoint there, or at its own SIGSTOP): load the tables of
- * its files into the BPF unwinder's maps, attach the uprobe at malloc for pid, let it run to its
- * exit, and return the stacks the kernel unwound when the thread ran malloc's first instruction.
- * uncached: each unwind looks its mappings up afresh, none kept from the unwind before.
+ * pid stopped at the breakpoint at malloc: load the tables of its files into the BPF unwinder's
+ * maps, attach the uprobe at malloc for pid, let it run to its exit, and return the stack the
+ * kernel unwound when the thread ran malloc's first instruction.
  */
-static struct bpf_run bpf_run(pid_t pid, uint64_t malloc_addr, bool uncached)
+static struct mt_unwind_stack bpf_stack(pid_t pid, uint64_t malloc_addr)
 {
 	struct bpf_loader l = {.cache = mt_unwind_cache_new(), .malloc_addr = malloc_addr};
-	struct bpf_run got;
+	struct mt_unwind_stack got;
 	struct bpf_link *link;
 	uint32_t zero = 0;
 	int status;
@@ -417,7 +403,6 @@ static struct bpf_run bpf_run(pid_t pid, uint64_t malloc_addr, bool uncached)
 	l.skel = unwind_check_bpf__open();
 	ck_assert(l.skel);
 	l.skel->rodata->target_tgid = pid;
-	l.skel->rodata->uncached = uncached;
 	ck_assert_int_eq(unwind_check_bpf__load(l.skel), 0);
 	ck_assert_int_eq(mt_procmaps_for_each_exec(pid, load_map, &l), 0);
 	ck_assert_msg(l.libc[0], "malloc in no mapping");
@@ -428,13 +413,9 @@ static struct bpf_run bpf_run(pid_t pid, uint64_t malloc_addr, bool uncached)
 	ck_assert_int_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fixture: %#x", status);
-	ck_assert_int_eq(bpf_map__lookup_elem(l.skel->maps.unwind_result, &zero, sizeof(zero),
-					      &got.last, sizeof(got.last), 0),
+	ck_assert_int_eq(bpf_map__lookup_elem(l.skel->maps.unwind_result, &zero, sizeof(zero), &got,
+					      sizeof(got), 0),
 			 0);
-	got.counts.complete = l.skel->bss->stacks_complete;
-	got.counts.busy_complete = l.skel->bss->stacks_busy_complete;
-	got.counts.busy_cut = l.skel->bss->stacks_busy_cut;
-	got.counts.other = l.skel->bss->stacks_other;
 	bpf_link__destroy(link);
 	for (size_t i = 0; i < l.n; i++)
 		close(l.inner[i]);
@@ -453,41 +434,21 @@ static void same_pcs(const struct mt_unwind_stack *got, const struct stack *ref,
 			      i, (unsigned long long)got->pcs[i], ref->pcs[i]);
 }
 
-/* Runs of the fixture at most, while a lookup of each meets a held lock (bpf_agrees). */
-#define BUSY_RUNS 3
-
-/*
- * At the breakpoint at malloc: libunwind's stack, then the uprobe's; the same, complete. Unless the
- * fixture's address space stayed locked through a lookup's every try (another process registering
- * a uprobe on libc locks every process that maps it): that stack is cut there, and says so, and
- * the fixture runs again.
- */
+/* At the breakpoint at malloc: libunwind's stack, then the uprobe's; the same, complete. */
 static void bpf_agrees(const char *mode, size_t frames)
 {
-	for (int run = 1;; run++) {
-		pid_t pid = start_stopped(FIXTURE("unwind_deep"), mode, NULL);
-		uint64_t malloc_addr = malloc_in(pid);
-		struct bpf_run got;
-		struct stack ref;
+	pid_t pid = start_stopped(FIXTURE("unwind_deep"), mode, NULL);
+	uint64_t malloc_addr = malloc_in(pid);
+	struct mt_unwind_stack got;
+	struct stack ref;
 
-		run_to(pid, malloc_addr);
-		ref = compare(pid, frames);
-		ck_assert_uint_eq(ref.n, frames);
-		got = bpf_run(pid, malloc_addr, false);
-		if (got.counts.busy_cut && run < BUSY_RUNS) {
-			ck_assert_uint_eq(got.last.stop, MT_UNWIND_LOST);
-			same_pcs(&got.last, &ref, got.last.n);
-			fprintf(
-			    stderr,
-			    "%s: the address space of %d stayed locked, stack cut at %u frames\n",
-			    mode, pid, got.last.n);
-			continue;
-		}
-		same_pcs(&got.last, &ref, ref.n);
-		ck_assert_uint_eq(got.last.n, ref.n);
-		ck_assert_uint_eq(got.last.stop, MT_UNWIND_COMPLETE);
-		return;
-	}
+	run_to(pid, malloc_addr);
+	ref = compare(pid, frames);
+	ck_assert_uint_eq(ref.n, frames);
+	got = bpf_stack(pid, malloc_addr);
+	same_pcs(&got, &ref, ref.n);
+	ck_assert_uint_eq(got.n, ref.n);
+	ck_assert_uint_eq(got.stop, MT_UNWIND_COMPLETE);
 }
 
 START_TEST(bpf_unwinder_agrees)
@@ -513,75 +474,12 @@ START_TEST(bpf_unwinder_marks_truncation)
 	run_to(pid, malloc_addr);
 	ref = compare(pid, 208);
 	ck_assert_uint_eq(ref.n, 208);
-	got = bpf_run(pid, malloc_addr, false).last;
+	got = bpf_stack(pid, malloc_addr);
 	ck_assert_uint_eq(got.n, MT_UNWIND_MAX_FRAMES);
 	ck_assert_uint_eq(got.stop, MT_UNWIND_TRUNCATED);
 	same_pcs(&got, &ref, MT_UNWIND_MAX_FRAMES);
 }
 END_TEST
-
-/*
- * The unwinds of the busy fixture that must meet the lock for its test to judge the tries: with
- * its two threads on two CPUs that run at once, 88 to 100 of 100 did here; where one vCPU runs at
- * a time (qemu's TCG, tools/kernel-matrix), 1.
- */
-#define BUSY_MET_MIN 10
-
-/*
- * A thread maps and unmaps a page without end while main allocates 100 times at the end of the
- * same chain of 79 frames (fixtures/README.md, unwind_busy), each stack's mappings looked up
- * afresh: a lookup that finds the address space locked is tried again (stacks are whole only so),
- * and a stack is cut only where the lock outlasted every try, and marked cut. Without the tries,
- * every stack that met the lock was cut. Where the fixture's thread could not run beside main, few
- * unwinds meet the lock and the test cannot judge: it says so and is skipped.
- */
-START_TEST(bpf_unwinder_outwaits_a_busy_address_space)
-{
-	pid_t pid = start_stopped(FIXTURE("unwind_busy"), "100", NULL);
-	uint64_t malloc_addr = malloc_in(pid);
-	const struct unwind_counts *c;
-	struct bpf_run got;
-	struct stack ref;
-
-	run_to(pid, malloc_addr);
-	ref = compare(pid, 79);
-	ck_assert_uint_eq(ref.n, 79);
-	got = bpf_run(pid, malloc_addr, true);
-	c = &got.counts;
-	fprintf(stderr,
-		"busy address space: %" PRIu64 " stacks whole (%" PRIu64
-		" after a locked try), %" PRIu64 " cut\n",
-		c->complete, c->busy_complete, c->busy_cut);
-	ck_assert_uint_eq(c->other, 0);
-	ck_assert_uint_eq(c->complete + c->busy_cut, 100);
-	if (c->busy_complete + c->busy_cut < BUSY_MET_MIN) {
-		char why[160];
-
-		snprintf(why, sizeof(why),
-			 "the thread held the lock at %" PRIu64 " of 100 unwinds: its CPU did not "
-			 "run beside main's (an emulator running one vCPU at a time)",
-			 c->busy_complete + c->busy_cut);
-		mt_skip_host_limit("bpf_unwinder_outwaits_a_busy_address_space", why);
-		return;
-	}
-	ck_assert_msg(c->busy_complete > 0,
-		      "no stack whole after a locked try: %" PRIu64 " whole, %" PRIu64 " cut",
-		      c->complete, c->busy_cut);
-	same_pcs(&got.last, &ref, got.last.n < ref.n ? got.last.n : ref.n);
-	ck_assert_uint_eq(got.last.n == ref.n, got.last.stop == MT_UNWIND_COMPLETE);
-}
-END_TEST
-
-/* Why the busy fixture cannot run here (its two threads need two CPUs), or NULL. */
-static const char *fewer_than_two_cpus(void)
-{
-	cpu_set_t cpus;
-
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) >= 2)
-		return NULL;
-	return "fewer than two CPUs in this process's affinity mask (unwind_busy runs its two "
-	       "threads on two)";
-}
 
 static Suite *unwind_ptrace_suite(void)
 {
@@ -596,11 +494,6 @@ static Suite *unwind_ptrace_suite(void)
 	tcase_add_test(tc, bpf_unwinder_agrees);
 	tcase_add_test(tc, bpf_unwinder_through_a_signal_frame);
 	tcase_add_test(tc, bpf_unwinder_marks_truncation);
-	if (fewer_than_two_cpus())
-		mt_add_host_skipped_test(tc, bpf_unwinder_outwaits_a_busy_address_space,
-					 fewer_than_two_cpus());
-	else
-		tcase_add_test(tc, bpf_unwinder_outwaits_a_busy_address_space);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -77,12 +77,6 @@ void mt_add_host_skipped_test(TCase *tc, const TTest *test, const char *why)
 	add_skips(tc, test, 0, 1, why, true);
 }
 
-void mt_skip_host_limit(const char *name, const char *why)
-{
-	/* One write, as skipped_fn's. */
-	dprintf(STDOUT_FILENO, "mt-skip: %s: %s\n", name, why);
-}
-
 void mt_add_tool_test(TCase *tc, const TTest *test, int start, int end, const char *tools)
 {
 	for (const char *t = tools; *t;) {

@@ -28,13 +28,6 @@ void mt_add_skipped_test(TCase *tc, const TTest *test, int start, int end, const
  */
 void mt_add_host_skipped_test(TCase *tc, const TTest *test, const char *why);
 
-/*
- * Skip the running test (name: its name) for a limit of this host that the test itself found on
- * its way (why: what it saw): counted as skipped as above, and MT_NO_SKIP=1 accepts it. The test
- * returns after the call.
- */
-void mt_skip_host_limit(const char *name, const char *why);
-
 /* Add test to tc, or as skipped for why (as above) when why is not NULL. */
 void mt_add_test_unless(TCase *tc, const TTest *test, const char *why);
 
