@@ -19,11 +19,6 @@
 
 #include "aggregate/images_int.h"
 
-struct packed_block {
-	uint32_t key; /* packed_key of the address */
-	uint32_t cls; /* its class in im->cls; 0: an empty slot */
-};
-
 struct wide_block {
 	uint64_t addr; /* 0: an empty slot (no block is at 0) */
 	uint64_t size;
@@ -146,83 +141,6 @@ static void class_put(struct mt_images *im, uint32_t c)
 /* ---- a space's tables ------------------------------------------------------------------------ */
 
 /*
- * A packed block's key: its address's low 32 bits, with its high 32 bits folded in, mixed (for a
- * given high half a bijection, so the slot keeps the key and not the bits), then its class's high
- * 32 bits. The slots are in the order of the keys, and a key's home is at the same fraction of
- * the homes as the key is of 2^32: growing the homes moves every block forward, none back, which
- * lets the table grow in place by any step. The high half folded in spreads blocks at the same
- * offset of many 4 GiB ranges over the table instead of one run. The mixer's multipliers are
- * those of the published 32-bit "lowbias32".
- */
-static uint32_t high_fold(uint32_t high)
-{
-	return high * 0x9e3779b1U;
-}
-
-static uint32_t packed_key(uint64_t addr)
-{
-	uint32_t x = (uint32_t)addr ^ high_fold((uint32_t)(addr >> 32));
-
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x;
-}
-
-/* The address whose packed_key is key, of high half high: the multipliers' inverses mod 2^32. */
-static uint64_t packed_key_addr(uint32_t key, uint32_t high)
-{
-	uint32_t x = key;
-
-	x ^= x >> 16;
-	x *= 0x43021123U;
-	x ^= x >> 15 ^ x >> 30;
-	x *= 0x1d69e2a5U;
-	x ^= x >> 16;
-	return (uint64_t)high << 32 | (x ^ high_fold(high));
-}
-
-static size_t packed_home(const struct block_slots *t, uint32_t key)
-{
-	return (size_t)(((uint64_t)key * t->homes) >> 32);
-}
-
-/*
- * At most 85 % of the homes used; they grow by half the power of two at or below them (16, 24,
- * 32, 48, 64, ...): 9.4 to 14.1 bytes a packed block, where doubling at 75 % was 10.7 to 21.3.
- * Growing by a quarter (16, 20, 24, 28, 32, ...) moved the blocks twice as often: 6 to 14 %
- * more of report's CPU time at 10 million blocks. The tail takes the runs that reach the end:
- * as many slots as the homes, at most 1024, counted from the end of the last run when it
- * passes the homes.
- */
-#define PACKED_LOAD_PCT	 85
-#define PACKED_MIN_HOMES 16
-#define PACKED_MAX_TAIL	 1024
-
-static bool packed_fit(size_t homes, size_t n)
-{
-	return n * 100 <= homes * PACKED_LOAD_PCT;
-}
-
-static size_t packed_next(size_t homes)
-{
-	size_t top = PACKED_MIN_HOMES;
-
-	if (homes < PACKED_MIN_HOMES)
-		return PACKED_MIN_HOMES;
-	while (top * 2 <= homes)
-		top *= 2;
-	return homes + top / 2;
-}
-
-static size_t packed_slots(size_t homes)
-{
-	return homes + (homes < PACKED_MAX_TAIL ? homes : PACKED_MAX_TAIL);
-}
-
-/*
  * The slot of (key, high), or where it would go (an empty slot, a larger key's, or one past the
  * last slot when the run fills the tail): *found says which.
  */
@@ -248,149 +166,6 @@ static inline struct packed_block *packed_find(const struct mt_images *im,
 		}
 	}
 	return &s[j];
-}
-
-/*
- * Block b put at slot e, the run from it moved one slot on (each slot taking the one before it):
- * 0, or -ENOSPC when the last slot is taken, where the run from e could reach past the tail.
- */
-static int packed_insert(struct block_slots *t, struct packed_block *e, struct packed_block b)
-{
-	struct packed_block *s = t->slot;
-
-	if (s[t->n - 1].cls)
-		return -ENOSPC;
-	for (;; e++) {
-		struct packed_block was = *e;
-
-		*e = b;
-		if (!was.cls)
-			break;
-		b = was;
-	}
-	t->used++;
-	return 0;
-}
-
-/* Slot e emptied: the blocks after it that are past their home move back one. */
-static void packed_erase(struct block_slots *t, struct packed_block *e)
-{
-	struct packed_block *s = t->slot, *end = s + t->n;
-
-	for (; e + 1 < end && e[1].cls && packed_home(t, e[1].key) <= (size_t)(e - s); e++)
-		*e = e[1];
-	*e = (struct packed_block){0};
-	t->used--;
-}
-
-/* Slots visited per chunk while the table grows: each chunk's place is known before its move. */
-#define PACKED_CHUNK 4096u
-
-/*
- * Where the blocks of t go with homes homes, in order: the first slot from its home after the
- * block before it. The first free slot before each chunk of PACKED_CHUNK into carry; returns
- * the first free slot after the last block.
- */
-static size_t packed_plan(const struct block_slots *t, size_t homes, size_t *carry)
-{
-	const struct block_slots g = {.homes = homes};
-	const struct packed_block *s = t->slot;
-	size_t next = 0;
-
-	for (size_t i = 0; i < t->n; i++) {
-		size_t h;
-
-		if (i % PACKED_CHUNK == 0)
-			carry[i / PACKED_CHUNK] = next;
-		if (!s[i].cls)
-			continue;
-		h = packed_home(&g, s[i].key);
-		next = (h > next ? h : next) + 1;
-	}
-	return next;
-}
-
-/*
- * The blocks moved to where packed_plan put them, the chunks from the last one and each from its
- * last block: a block never goes back, so it moves into a slot whose block has moved already.
- */
-static void packed_move(struct block_slots *t, const size_t *carry, size_t old_n)
-{
-	struct packed_block *s = t->slot;
-	uint32_t to[PACKED_CHUNK];
-
-	for (size_t c = (old_n + PACKED_CHUNK - 1) / PACKED_CHUNK; c-- > 0;) {
-		size_t start = c * PACKED_CHUNK, stop = start + PACKED_CHUNK, next = carry[c];
-
-		if (stop > old_n)
-			stop = old_n;
-		for (size_t i = start; i < stop; i++) {
-			size_t h;
-
-			if (!s[i].cls)
-				continue;
-			h = packed_home(t, s[i].key);
-			to[i - start] = (uint32_t)(h > next ? h : next);
-			next = to[i - start] + 1;
-		}
-		for (size_t i = stop; i-- > start;) {
-			if (!s[i].cls || to[i - start] == i)
-				continue;
-			s[to[i - start]] = s[i];
-			s[i] = (struct packed_block){0};
-		}
-	}
-}
-
-/*
- * t grown in place until need blocks fit, with a whole tail after the last run (its homes kept
- * when they hold need already: a run reached the last slot, one of blocks that share a key, or
- * of many keys at the end): 0, or -ENOMEM (unchanged).
- */
-static int packed_grow(struct block_slots *t, size_t need)
-{
-	size_t homes = t->homes, old_n = t->n, chunks = (old_n + PACKED_CHUNK - 1) / PACKED_CHUNK;
-	size_t one = 0, *carry = chunks > 1 ? calloc(chunks, sizeof(*carry)) : &one;
-	size_t n, end;
-	int err = -ENOMEM;
-
-	if (!carry)
-		return -ENOMEM;
-	if (!homes)
-		homes = PACKED_MIN_HOMES;
-	while (!packed_fit(homes, need))
-		if ((homes = packed_next(homes)) > UINT32_MAX)
-			goto out;
-	end = packed_plan(t, homes, carry);
-	n = packed_slots(homes);
-	if (end + (n - homes) > n)
-		n = end + (n - homes);
-	if (n > UINT32_MAX ||
-	    mt_slots_resize(&t->slot, &t->mapped, old_n * sizeof(struct packed_block),
-			    n * sizeof(struct packed_block)))
-		goto out;
-	t->homes = homes;
-	t->n = n;
-	if (old_n)
-		packed_move(t, carry, old_n);
-	err = 0;
-out:
-	if (carry != &one)
-		free(carry);
-	return err;
-}
-
-static int packed_reserve(struct block_slots *t, size_t need)
-{
-	if (t->slot && packed_fit(t->homes, need))
-		return 0;
-	return packed_grow(t, need);
-}
-
-static void packed_free(struct block_slots *t)
-{
-	mt_slots_free(t->slot, t->mapped);
-	*t = (struct block_slots){0};
 }
 
 static bool wide_empty(const void *e)
@@ -437,7 +212,7 @@ static inline struct block packed_at(const struct mt_images *im, uint32_t space,
 static struct block packed_unpack(const struct mt_images *im, uint32_t space,
 				  const struct packed_block *e)
 {
-	return packed_at(im, space, e, packed_key_addr(e->key, im->cls[e->cls].high));
+	return packed_at(im, space, e, img_packed_key_addr(e->key, im->cls[e->cls].high));
 }
 
 static struct block wide_unpack(const struct wide_block *e, uint32_t space)
@@ -466,7 +241,7 @@ static int put_packed(struct mt_images *im, struct space *sp, const struct block
 
 	if (b->size > UINT32_MAX)
 		return -E2BIG;
-	if (packed_reserve(&sp->packed, sp->packed.used + 1) || class_get(im, &k, &c))
+	if (img_packed_reserve(&sp->packed, sp->packed.used + 1) || class_get(im, &k, &c))
 		return -ENOMEM;
 	e = packed_find(im, &sp->packed, key, k.high, &found);
 	if (found) {
@@ -478,8 +253,9 @@ static int put_packed(struct mt_images *im, struct space *sp, const struct block
 			take_wide(im, b->space, b->addr, &old);
 		/* A run that could pass the tail: the tail grows (rare), and the run is found
 		 * again. */
-		while (packed_insert(&sp->packed, e, (struct packed_block){.key = key, .cls = c})) {
-			if (packed_grow(&sp->packed, sp->packed.used + 1))
+		while (img_packed_insert(&sp->packed, e,
+					 (struct packed_block){.key = key, .cls = c})) {
+			if (img_packed_grow(&sp->packed, sp->packed.used + 1))
 				return -ENOMEM;
 			e = packed_find(im, &sp->packed, key, k.high, &found);
 		}
@@ -593,7 +369,7 @@ bool img_block_take(struct mt_images *im, uint32_t space, uint64_t addr, struct 
 		if (found) {
 			*out = packed_at(im, space, e, addr);
 			class_put(im, e->cls);
-			packed_erase(&sp->packed, e);
+			img_packed_erase(&sp->packed, e);
 			block_gone(im, sp, out);
 			return true;
 		}
@@ -694,7 +470,7 @@ struct mt_released img_space_release(struct mt_images *im, uint32_t space)
 			charge(im, &b, false);
 	}
 	im->ending = false;
-	packed_free(&sp->packed);
+	img_packed_free(&sp->packed);
 	mt_hashtab_free(&sp->wide);
 	sp->blocks = sp->bytes = 0;
 	return r;
@@ -727,7 +503,7 @@ void img_each_block(const struct mt_images *im, void (*fn)(void *arg, const stru
 void img_table_free(struct mt_images *im)
 {
 	for (size_t s = 0; s < im->n_spaces; s++) {
-		packed_free(&im->spaces[s].packed);
+		img_packed_free(&im->spaces[s].packed);
 		mt_hashtab_free(&im->spaces[s].wide);
 	}
 	free(im->cls);

@@ -25,7 +25,7 @@ struct block {
 /*
  * The packed blocks of a space (images_blocks.c): slots in the order of their key, a block's
  * home at the same fraction of the homes as its key of the keys, and its probe run ending in the
- * tail rather than wrapping, so that the table grows in place by a quarter or less at a time.
+ * tail rather than wrapping, so that the table grows in place by half or less at a time.
  */
 struct block_slots {
 	void *slot;    /* struct packed_block; NULL until the first block */
@@ -34,6 +34,50 @@ struct block_slots {
 	size_t used;   /* blocks in them */
 	size_t mapped; /* bytes of slot when it is a mapping of its own, else 0 */
 };
+
+struct packed_block {
+	uint32_t key; /* packed_key of the address */
+	uint32_t cls; /* its class in im->cls; 0: an empty slot */
+};
+
+/*
+ * A packed block's key: its address's low 32 bits, with its high 32 bits folded in, mixed (for a
+ * given high half a bijection, so the slot keeps the key and not the bits), then its class's high
+ * 32 bits. The slots are in the order of the keys, and a key's home is at the same fraction of
+ * the homes as the key is of 2^32: growing the homes moves every block forward, none back, which
+ * lets the table grow in place by any step. The high half folded in spreads blocks at the same
+ * offset of many 4 GiB ranges over the table instead of one run. The mixer's multipliers are
+ * those of the published 32-bit "lowbias32".
+ */
+static inline uint32_t high_fold(uint32_t high)
+{
+	return high * 0x9e3779b1U;
+}
+
+static inline uint32_t packed_key(uint64_t addr)
+{
+	uint32_t x = (uint32_t)addr ^ high_fold((uint32_t)(addr >> 32));
+
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+static inline size_t packed_home(const struct block_slots *t, uint32_t key)
+{
+	return (size_t)(((uint64_t)key * t->homes) >> 32);
+}
+
+/* The ordered slots' upkeep (images_slots.c). */
+uint64_t img_packed_key_addr(uint32_t key, uint32_t high);
+int img_packed_insert(struct block_slots *t, struct packed_block *e, struct packed_block b);
+void img_packed_erase(struct block_slots *t, struct packed_block *e);
+int img_packed_grow(struct block_slots *t, size_t need);
+int img_packed_reserve(struct block_slots *t, size_t need);
+void img_packed_free(struct block_slots *t);
 
 /*
  * An address space's live blocks (images_blocks.c): packed, 8 bytes a slot, those whose size
